@@ -1,0 +1,517 @@
+//===- KilnOps.cpp - kiln dialect ops: verifiers, inference, folders -----===//
+#include "kiln/Dialect/KilnDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+using namespace mlir;
+using namespace kiln;
+
+#include "kiln/Dialect/KilnDialect.cpp.inc"
+
+void KilnDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "kiln/Dialect/KilnOps.cpp.inc"
+      >();
+}
+
+Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
+  if (auto elements = dyn_cast<ElementsAttr>(value))
+    if (elements.getType() == type)
+      return ConstantOp::create(builder, loc, type, elements);
+  return nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Shape helpers
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t>> kiln::broadcastShapes(ArrayRef<int64_t> a,
+                                                          ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return std::nullopt;
+    result[i] = da == 1 ? db : da;
+  }
+  return result;
+}
+
+int64_t kiln::windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                               int64_t dilation, int64_t padBegin,
+                               int64_t padEnd, bool ceilMode) {
+  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  if (span < 0)
+    return 0;
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // As in PyTorch and the ONNX reference: the last window must start inside
+  // the input or its begin padding.
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
+}
+
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+static LogicalResult emitInferError(std::optional<Location> loc,
+                                    const Twine &message) {
+  if (loc)
+    return emitError(*loc, message);
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getValue().getType());
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+// Unary, clip and softmax ops get inferReturnTypes from
+// SameOperandsAndResultType.
+
+LogicalResult ClipOp::verify() {
+  if (getMin().convertToFloat() > getMax().convertToFloat())
+    return emitOpError("min ") << getMin().convertToFloat()
+                               << " is greater than max "
+                               << getMax().convertToFloat();
+  return success();
+}
+
+static LogicalResult inferBroadcast(std::optional<Location> loc, Value lhs,
+                                    Value rhs, SmallVectorImpl<Type> &types) {
+  auto lhsType = tensorType(lhs), rhsType = tensorType(rhs);
+  if (lhsType.getElementType() != rhsType.getElementType())
+    return emitInferError(loc, "operands have different element types");
+  auto shape = broadcastShapes(lhsType.getShape(), rhsType.getShape());
+  if (!shape)
+    return emitInferError(loc, "shapes do not broadcast");
+  types.push_back(RankedTensorType::get(*shape, lhsType.getElementType()));
+  return success();
+}
+
+#define KILN_BROADCAST_INFER(OP)                                               \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc, \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types);    \
+  }
+KILN_BROADCAST_INFER(AddOp)
+KILN_BROADCAST_INFER(SubOp)
+KILN_BROADCAST_INFER(MulOp)
+KILN_BROADCAST_INFER(DivOp)
+KILN_BROADCAST_INFER(PowOp)
+KILN_BROADCAST_INFER(MaxOp)
+KILN_BROADCAST_INFER(MinOp)
+#undef KILN_BROADCAST_INFER
+
+//===----------------------------------------------------------------------===//
+// MatMul / Gemm
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto lhsType = tensorType(adaptor.getLhs());
+  auto rhsType = tensorType(adaptor.getRhs());
+  if (lhsType.getElementType() != rhsType.getElementType())
+    return emitInferError(loc, "operands have different element types");
+  SmallVector<int64_t> lhs(lhsType.getShape()), rhs(rhsType.getShape());
+  if (lhs.empty() || rhs.empty())
+    return emitInferError(loc, "matmul operands must have rank >= 1");
+  bool lhsVector = lhs.size() == 1, rhsVector = rhs.size() == 1;
+  if (lhsVector)
+    lhs.insert(lhs.begin(), 1);
+  if (rhsVector)
+    rhs.push_back(1);
+  int64_t m = lhs[lhs.size() - 2], k = lhs.back();
+  int64_t k2 = rhs[rhs.size() - 2], n = rhs.back();
+  if (k != k2)
+    return emitInferError(loc, "contraction sizes differ: " + Twine(k) +
+                                   " vs " + Twine(k2));
+  auto batch = broadcastShapes(ArrayRef<int64_t>(lhs).drop_back(2),
+                               ArrayRef<int64_t>(rhs).drop_back(2));
+  if (!batch)
+    return emitInferError(loc, "batch dims do not broadcast");
+  SmallVector<int64_t> shape(*batch);
+  if (!lhsVector)
+    shape.push_back(m);
+  if (!rhsVector)
+    shape.push_back(n);
+  types.push_back(RankedTensorType::get(shape, lhsType.getElementType()));
+  return success();
+}
+
+LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto aType = tensorType(adaptor.getA()), bType = tensorType(adaptor.getB());
+  if (aType.getRank() != 2 || bType.getRank() != 2)
+    return emitInferError(loc, "gemm operands A and B must be 2-D");
+  int64_t m = aType.getDimSize(adaptor.getTransA() ? 1 : 0);
+  int64_t n = bType.getDimSize(adaptor.getTransB() ? 0 : 1);
+  types.push_back(RankedTensorType::get({m, n}, aType.getElementType()));
+  return success();
+}
+
+LogicalResult GemmOp::verify() {
+  int64_t k = getA().getType().getDimSize(getTransA() ? 0 : 1);
+  int64_t k2 = getB().getType().getDimSize(getTransB() ? 1 : 0);
+  if (k != k2)
+    return emitOpError("contraction sizes differ: ") << k << " vs " << k2;
+  if (getC()) {
+    auto cShape = tensorType(getC()).getShape();
+    auto shape = broadcastShapes(cShape, getType().getShape());
+    if (!shape || ArrayRef<int64_t>(*shape) != getType().getShape())
+      return emitOpError("C does not broadcast to the result shape");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Conv and pooling
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyWindowAttrs(function_ref<InFlightDiagnostic()> emit,
+                                       int64_t spatialRank,
+                                       ArrayRef<int64_t> strides,
+                                       ArrayRef<int64_t> dilations,
+                                       ArrayRef<int64_t> pads) {
+  if ((int64_t)strides.size() != spatialRank ||
+      (int64_t)dilations.size() != spatialRank ||
+      (int64_t)pads.size() != 2 * spatialRank)
+    return emit() << "expects " << spatialRank << " strides and dilations and "
+                  << 2 * spatialRank << " pads";
+  for (int64_t s : strides)
+    if (s <= 0)
+      return emit() << "strides must be positive";
+  for (int64_t d : dilations)
+    if (d <= 0)
+      return emit() << "dilations must be positive";
+  for (int64_t p : pads)
+    if (p < 0)
+      return emit() << "pads must be non-negative";
+  return success();
+}
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  auto inType = tensorType(adaptor.getInput());
+  auto wType = tensorType(adaptor.getWeight());
+  int64_t spatial = inType.getRank() - 2;
+  if (spatial < 1 || wType.getRank() != inType.getRank())
+    return emitInferError(loc, "conv expects input and weight of equal rank >= 3");
+  auto strides = adaptor.getStrides(), dilations = adaptor.getDilations();
+  auto pads = adaptor.getPads();
+  if ((int64_t)strides.size() != spatial ||
+      (int64_t)dilations.size() != spatial ||
+      (int64_t)pads.size() != 2 * spatial)
+    return emitInferError(loc, "conv window attributes have the wrong length");
+  SmallVector<int64_t> shape = {inType.getDimSize(0), wType.getDimSize(0)};
+  for (int64_t i = 0; i < spatial; ++i)
+    shape.push_back(windowOutputSize(inType.getDimSize(i + 2),
+                                     wType.getDimSize(i + 2), strides[i],
+                                     dilations[i], pads[i], pads[i + spatial],
+                                     /*ceilMode=*/false));
+  types.push_back(RankedTensorType::get(shape, inType.getElementType()));
+  return success();
+}
+
+LogicalResult ConvOp::verify() {
+  auto inType = getInput().getType(), wType = getWeight().getType();
+  int64_t spatial = inType.getRank() - 2;
+  if (failed(verifyWindowAttrs([&] { return emitOpError(); }, spatial,
+                               getStrides(), getDilations(), getPads())))
+    return failure();
+  int64_t group = getGroup();
+  if (group <= 0 || inType.getDimSize(1) % group != 0 ||
+      wType.getDimSize(0) % group != 0)
+    return emitOpError("group ") << group
+                                 << " does not divide the channel counts";
+  if (wType.getDimSize(1) * group != inType.getDimSize(1))
+    return emitOpError("weight has ")
+           << wType.getDimSize(1) << " input channels per group, input has "
+           << inType.getDimSize(1) << " channels in " << group << " groups";
+  if (getBias() && (tensorType(getBias()).getRank() != 1 ||
+                    tensorType(getBias()).getDimSize(0) != wType.getDimSize(0)))
+    return emitOpError("bias must be 1-D with one value per output channel");
+  return success();
+}
+
+template <typename PoolOp>
+static LogicalResult inferPool(std::optional<Location> loc,
+                               typename PoolOp::Adaptor adaptor,
+                               SmallVectorImpl<Type> &types) {
+  auto inType = tensorType(adaptor.getInput());
+  int64_t spatial = inType.getRank() - 2;
+  auto kernel = adaptor.getKernelShape(), strides = adaptor.getStrides();
+  auto pads = adaptor.getPads(), dilations = adaptor.getDilations();
+  if (spatial < 1 || (int64_t)kernel.size() != spatial ||
+      (int64_t)strides.size() != spatial ||
+      (int64_t)dilations.size() != spatial ||
+      (int64_t)pads.size() != 2 * spatial)
+    return emitInferError(loc, "pool window attributes have the wrong length");
+  SmallVector<int64_t> shape(inType.getShape().take_front(2));
+  for (int64_t i = 0; i < spatial; ++i)
+    shape.push_back(windowOutputSize(inType.getDimSize(i + 2), kernel[i],
+                                     strides[i], dilations[i], pads[i],
+                                     pads[i + spatial], adaptor.getCeilMode()));
+  types.push_back(RankedTensorType::get(shape, inType.getElementType()));
+  return success();
+}
+
+template <typename PoolOp> static LogicalResult verifyPool(PoolOp op) {
+  int64_t spatial = op.getInput().getType().getRank() - 2;
+  if ((int64_t)op.getKernelShape().size() != spatial)
+    return op.emitOpError("expects ") << spatial << " kernel dims";
+  for (int64_t k : op.getKernelShape())
+    if (k <= 0)
+      return op.emitOpError("kernel dims must be positive");
+  return verifyWindowAttrs([&] { return op.emitOpError(); }, spatial,
+                           op.getStrides(), op.getDilations(), op.getPads());
+}
+
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return inferPool<MaxPoolOp>(loc, adaptor, types);
+}
+LogicalResult MaxPoolOp::verify() { return verifyPool(*this); }
+LogicalResult AveragePoolOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  return inferPool<AveragePoolOp>(loc, adaptor, types);
+}
+LogicalResult AveragePoolOp::verify() { return verifyPool(*this); }
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto inType = getInput().getType(), outType = getType();
+  if (inType.getElementType() != outType.getElementType())
+    return emitOpError("changes the element type");
+  if (inType.getNumElements() != outType.getNumElements())
+    return emitOpError("changes the element count from ")
+           << inType.getNumElements() << " to " << outType.getNumElements();
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // reshape(reshape(x)) == reshape(x).
+  if (auto producer = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(producer.getInput());
+    return getResult();
+  }
+  if (auto value = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+    return value.reshape(getType());
+  return {};
+}
+
+static LogicalResult verifyPermutation(ArrayRef<int64_t> perm, int64_t rank,
+                                       function_ref<InFlightDiagnostic()> emit) {
+  if ((int64_t)perm.size() != rank)
+    return emit() << "perm has " << perm.size() << " entries for rank " << rank;
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t p : perm)
+    if (p < 0 || p >= rank || !seen.insert(p).second)
+      return emit() << "perm is not a permutation of 0.." << rank - 1;
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto inType = tensorType(adaptor.getInput());
+  auto perm = adaptor.getPerm();
+  if ((int64_t)perm.size() != inType.getRank())
+    return emitInferError(loc, "perm length differs from the rank");
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= inType.getRank())
+      return emitInferError(loc, "perm entry out of range");
+    shape.push_back(inType.getDimSize(p));
+  }
+  types.push_back(RankedTensorType::get(shape, inType.getElementType()));
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  return verifyPermutation(getPerm(), getInput().getType().getRank(),
+                           [&] { return emitOpError(); });
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  if (llvm::equal(getPerm(), llvm::seq<int64_t>(0, getPerm().size())))
+    return getInput();
+  return {};
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  if (adaptor.getInputs().empty())
+    return emitInferError(loc, "concat needs at least one input");
+  auto first = tensorType(adaptor.getInputs().front());
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= first.getRank())
+    return emitInferError(loc, "concat axis out of range");
+  SmallVector<int64_t> shape(first.getShape());
+  shape[axis] = 0;
+  for (Value input : adaptor.getInputs())
+    shape[axis] += tensorType(input).getDimSize(axis);
+  types.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  auto first = tensorType(getInputs().front());
+  for (Value input : getInputs()) {
+    auto type = tensorType(input);
+    if (type.getElementType() != first.getElementType() ||
+        type.getRank() != first.getRank())
+      return emitOpError("inputs differ in element type or rank");
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != getAxis() && type.getDimSize(d) != first.getDimSize(d))
+        return emitOpError("inputs differ in dim ") << d << " off the axis";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  if (getAxis() < 0 || getAxis() >= getInput().getType().getRank())
+    return emitOpError("axis ") << getAxis() << " out of range";
+  return success();
+}
+LogicalResult LogSoftmaxOp::verify() {
+  if (getAxis() < 0 || getAxis() >= getInput().getType().getRank())
+    return emitOpError("axis ") << getAxis() << " out of range";
+  return success();
+}
+
+template <typename ReduceOp>
+static LogicalResult inferReduce(std::optional<Location> loc,
+                                 typename ReduceOp::Adaptor adaptor,
+                                 SmallVectorImpl<Type> &types) {
+  auto inType = tensorType(adaptor.getInput());
+  auto axes = adaptor.getAxes();
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < inType.getRank(); ++d) {
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(inType.getDimSize(d));
+    else if (adaptor.getKeepdims())
+      shape.push_back(1);
+  }
+  for (int64_t a : axes)
+    if (a < 0 || a >= inType.getRank())
+      return emitInferError(loc, "reduction axis out of range");
+  types.push_back(RankedTensorType::get(shape, inType.getElementType()));
+  return success();
+}
+
+template <typename ReduceOp> static LogicalResult verifyReduce(ReduceOp op) {
+  auto axes = op.getAxes();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < 0 || axes[i] >= op.getInput().getType().getRank())
+      return op.emitOpError("axis ") << axes[i] << " out of range";
+    if (i > 0 && axes[i] <= axes[i - 1])
+      return op.emitOpError("axes must be sorted and unique");
+  }
+  return success();
+}
+
+#define KILN_REDUCE(OP)                                                        \
+  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc, \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return inferReduce<OP>(loc, adaptor, types);                               \
+  }                                                                            \
+  LogicalResult OP::verify() { return verifyReduce(*this); }
+KILN_REDUCE(ReduceSumOp)
+KILN_REDUCE(ReduceMeanOp)
+KILN_REDUCE(ReduceMaxOp)
+KILN_REDUCE(ReduceMinOp)
+KILN_REDUCE(ReduceProdOp)
+KILN_REDUCE(ReduceSumSquareOp)
+KILN_REDUCE(ReduceL1Op)
+KILN_REDUCE(ReduceL2Op)
+KILN_REDUCE(ReduceLogSumOp)
+KILN_REDUCE(ReduceLogSumExpOp)
+#undef KILN_REDUCE
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+void DispatchRegionOp::build(OpBuilder &builder, OperationState &state,
+                             TypeRange resultTypes, ValueRange inputs) {
+  state.addOperands(inputs);
+  state.addTypes(resultTypes);
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  for (Value input : inputs)
+    block->addArgument(input.getType(), input.getLoc());
+}
+
+LogicalResult DispatchRegionOp::verify() {
+  Block &block = getBody().front();
+  if (block.getNumArguments() != getInputs().size())
+    return emitOpError("region has ")
+           << block.getNumArguments() << " arguments for "
+           << getInputs().size() << " inputs";
+  for (auto [arg, input] : llvm::zip(block.getArguments(), getInputs()))
+    if (arg.getType() != input.getType())
+      return emitOpError("region argument types differ from the inputs");
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return emitOpError("region must end in kiln.yield");
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yielded types differ from the results");
+  return success();
+}
+
+LogicalResult
+DispatchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto kernel = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(
+      getOperation(), getKernelAttr());
+  if (!kernel)
+    return emitOpError("kernel ") << getKernel() << " is not a function";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "kiln/Dialect/KilnOps.cpp.inc"

@@ -1,0 +1,368 @@
+//===- KilnOps.td - kiln op definitions ---------------------*- tablegen -*-===//
+#ifndef KILN_OPS_TD
+#define KILN_OPS_TD
+
+include "KilnDialect.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/CallInterfaces.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+def Kiln_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I1, I8, I32, I64, UI8]>;
+def Kiln_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def Kiln_ConstantOp : Kiln_Op<"constant",
+    [ConstantLike, Pure, InferTypeOpAdaptor]> {
+  let summary = "A constant tensor (weights, shapes)";
+  let description = [{
+    Weights are stored as `dense_resource` blobs so that the IR stays small and
+    printable; small tensors may be plain dense attributes.
+
+    ```mlir
+    %w = kiln.constant dense_resource<fc1.weight> : tensor<64x784xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class Kiln_UnaryOp<string mnemonic, string doc, list<Trait> traits = []>
+    : Kiln_Op<mnemonic, traits # [Pure, SameOperandsAndResultType,
+                                  InferTypeOpInterface]> {
+  let summary = doc;
+  let description = "Elementwise " # doc # [{.
+
+    ```mlir
+    %y = kiln.}] # mnemonic # [{ %x : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Kiln_ReluOp : Kiln_UnaryOp<"relu", "max(x, 0)">;
+def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def Kiln_TanhOp : Kiln_UnaryOp<"tanh", "hyperbolic tangent">;
+def Kiln_ExpOp : Kiln_UnaryOp<"exp", "exponential">;
+def Kiln_LogOp : Kiln_UnaryOp<"log", "natural logarithm">;
+def Kiln_NegOp : Kiln_UnaryOp<"neg", "negation">;
+def Kiln_AbsOp : Kiln_UnaryOp<"abs", "absolute value">;
+def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", "square root">;
+def Kiln_ReciprocalOp : Kiln_UnaryOp<"reciprocal", "1 / x">;
+def Kiln_FloorOp : Kiln_UnaryOp<"floor", "round toward -inf">;
+def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "round toward +inf">;
+def Kiln_ErfOp : Kiln_UnaryOp<"erf", "error function">;
+def Kiln_SinOp : Kiln_UnaryOp<"sin", "sine">;
+def Kiln_CosOp : Kiln_UnaryOp<"cos", "cosine">;
+def Kiln_SoftplusOp : Kiln_UnaryOp<"softplus", "log(1 + exp(x))">;
+
+class Kiln_ParamUnaryOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = doc;
+  let description = "Elementwise " # doc # ".";
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$alpha);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+def Kiln_LeakyReluOp : Kiln_ParamUnaryOp<"leaky_relu", "x < 0 ? alpha * x : x">;
+def Kiln_EluOp : Kiln_ParamUnaryOp<"elu", "x < 0 ? alpha * (exp(x) - 1) : x">;
+
+def Kiln_ClipOp : Kiln_Op<"clip",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "min(max(x, min), max) with constant bounds";
+  let description = [{
+    ```mlir
+    %y = kiln.clip %x {min = 0.0 : f32, max = 6.0 : f32} : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$min, F32Attr:$max);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+class Kiln_BinaryOp<string mnemonic, string doc, list<Trait> traits = []>
+    : Kiln_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor]> {
+  let summary = doc # " with numpy broadcasting";
+  let description = "Elementwise " # doc # [{ of two tensors of one element
+    type; shapes broadcast as in numpy (and ONNX).
+
+    ```mlir
+    %z = kiln.}] # mnemonic # [{ %x, %y : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$rhs);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+}
+
+def Kiln_AddOp : Kiln_BinaryOp<"add", "x + y", [Commutative]>;
+def Kiln_SubOp : Kiln_BinaryOp<"sub", "x - y">;
+def Kiln_MulOp : Kiln_BinaryOp<"mul", "x * y", [Commutative]>;
+def Kiln_DivOp : Kiln_BinaryOp<"div", "x / y">;
+def Kiln_PowOp : Kiln_BinaryOp<"pow", "x ^ y">;
+def Kiln_MaxOp : Kiln_BinaryOp<"max", "max(x, y)", [Commutative]>;
+def Kiln_MinOp : Kiln_BinaryOp<"min", "min(x, y)", [Commutative]>;
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and convolution
+//===----------------------------------------------------------------------===//
+
+def Kiln_MatMulOp : Kiln_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
+  let summary = "numpy matmul: batched, broadcasting, 1-D operands promoted";
+  let description = [{
+    ```mlir
+    %c = kiln.matmul %a, %b : tensor<2x4x8xf32>, tensor<8x16xf32> -> tensor<2x4x16xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$rhs);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+}
+
+def Kiln_GemmOp : Kiln_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "alpha * op(A) * op(B) + beta * C";
+  let description = [{
+    ONNX Gemm: A and B are 2-D, op() optionally transposes, C (optional)
+    broadcasts to the M x N result.
+
+    ```mlir
+    %y = kiln.gemm %a, %b, %c {transB = true} : (tensor<1x784xf32>, tensor<64x784xf32>, tensor<64xf32>) -> tensor<1x64xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$a, Kiln_FloatTensor:$b,
+                   Optional<Kiln_FloatTensor>:$c,
+                   DefaultValuedAttr<F32Attr, "1.0">:$alpha,
+                   DefaultValuedAttr<F32Attr, "1.0">:$beta,
+                   DefaultValuedAttr<BoolAttr, "false">:$transA,
+                   DefaultValuedAttr<BoolAttr, "false">:$transB);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_ConvOp : Kiln_Op<"conv", [Pure, InferTypeOpAdaptor]> {
+  let summary = "N-D convolution, NCHW / FCHW, with groups";
+  let description = [{
+    ONNX Conv with explicit padding. `pads` holds the begin pads of every
+    spatial dim followed by the end pads.
+
+    ```mlir
+    %y = kiln.conv %x, %w, %b {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>,
+           dilations = array<i64: 1, 1>, group = 1 : i64}
+         : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$weight,
+                   Optional<Kiln_FloatTensor>:$bias,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$dilations, I64Attr:$group);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+class Kiln_PoolOp<string mnemonic, string doc, dag extraArgs>
+    : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = doc;
+  let description = doc # [{ over windows of the spatial dims of an NC... tensor.
+    `pads` holds begin pads then end pads; `ceil_mode` rounds the output size up.
+
+    ```mlir
+    %y = kiln.}] # mnemonic # [{ %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>,
+           pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false}
+         : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+    ```
+  }];
+  let arguments = !con((ins Kiln_FloatTensor:$input,
+                       DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                       BoolAttr:$ceil_mode), extraArgs);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+def Kiln_MaxPoolOp : Kiln_PoolOp<"max_pool", "Max pooling", (ins)>;
+def Kiln_AveragePoolOp : Kiln_PoolOp<"average_pool", "Average pooling",
+    (ins BoolAttr:$count_include_pad)>;
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure]> {
+  let summary = "Reinterpret a tensor with a new static shape";
+  let description = [{
+    Row-major data is unchanged; only the shape is. The importer resolves ONNX's
+    0 and -1 entries, Flatten, Squeeze and Unsqueeze into the result type.
+
+    ```mlir
+    %y = kiln.reshape %x : tensor<1x16x4x4xf32> -> tensor<1x256xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Permute dimensions";
+  let description = [{
+    Result dim i is input dim perm[i].
+
+    ```mlir
+    %y = kiln.transpose %x {perm = array<i64: 1, 0>} : tensor<4x8xf32> -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Concatenate tensors along an axis";
+  let description = [{
+    ```mlir
+    %y = kiln.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and reductions
+//===----------------------------------------------------------------------===//
+
+class Kiln_SoftmaxLikeOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = doc # " along one axis";
+  let description = doc # [{ along `axis` (non-negative). The importer turns the
+    flattening semantics of opsets before 13 into reshapes around this op.
+
+    ```mlir
+    %y = kiln.}] # mnemonic # [{ %x {axis = 1 : i64} : tensor<2x10xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+def Kiln_SoftmaxOp : Kiln_SoftmaxLikeOp<"softmax", "Softmax">;
+def Kiln_LogSoftmaxOp : Kiln_SoftmaxLikeOp<"log_softmax", "Log of softmax">;
+
+class Kiln_ReduceOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = doc # " over a set of axes";
+  let description = doc # [{ over the sorted, non-negative `axes`; with
+    `keepdims` the reduced dims stay as size 1.
+
+    ```mlir
+    %y = kiln.}] # mnemonic # [{ %x {axes = array<i64: 1>, keepdims = true} : tensor<2x10xf32> -> tensor<2x1xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, DenseI64ArrayAttr:$axes,
+                   BoolAttr:$keepdims);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "Sum">;
+def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", "Mean">;
+def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "Maximum">;
+def Kiln_ReduceMinOp : Kiln_ReduceOp<"reduce_min", "Minimum">;
+def Kiln_ReduceProdOp : Kiln_ReduceOp<"reduce_prod", "Product">;
+def Kiln_ReduceSumSquareOp : Kiln_ReduceOp<"reduce_sum_square", "Sum of squares">;
+def Kiln_ReduceL1Op : Kiln_ReduceOp<"reduce_l1", "Sum of absolute values">;
+def Kiln_ReduceL2Op : Kiln_ReduceOp<"reduce_l2", "Euclidean norm">;
+def Kiln_ReduceLogSumOp : Kiln_ReduceOp<"reduce_log_sum", "Log of the sum">;
+def Kiln_ReduceLogSumExpOp : Kiln_ReduceOp<"reduce_log_sum_exp", "Log of the sum of exponentials">;
+
+//===----------------------------------------------------------------------===//
+// Dispatch: regions that become one kernel, and calls of outlined kernels
+//===----------------------------------------------------------------------===//
+
+def Kiln_DispatchRegionOp : Kiln_Op<"dispatch_region",
+    [SingleBlock, IsolatedFromAbove]> {
+  let summary = "A group of ops that becomes exactly one kernel";
+  let description = [{
+    The region's arguments are the tensors the kernel reads; `kiln.yield`
+    names the tensors it writes. The region is isolated from above so that
+    outlining it into a kernel function is a move, not an analysis.
+
+    ```mlir
+    %y = kiln.dispatch_region(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+    ^bb0(%a: tensor<4xf32>):
+      %r = kiln.relu %a : tensor<4xf32>
+      kiln.yield %r : tensor<4xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_Tensor>:$inputs);
+  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, results) $body
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::mlir::TypeRange":$resultTypes,
+                                 "::mlir::ValueRange":$inputs)>];
+}
+
+def Kiln_YieldOp : Kiln_Op<"yield",
+    [Pure, Terminator, HasParent<"DispatchRegionOp">, ReturnLike]> {
+  let summary = "Returns the results of a dispatch region";
+  let description = [{
+    ```mlir
+    kiln.yield %r : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+def Kiln_DispatchOp : Kiln_Op<"dispatch",
+    [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Runs an outlined kernel over a grid of workgroups";
+  let description = [{
+    `kernel` names a function in the nested kernels module; it reads the
+    operands and writes the results. `workgroups` is the grid size the runtime
+    launches; `nodes` lists the ONNX nodes the kernel computes.
+
+    ```mlir
+    %y = kiln.dispatch @kernels::@dispatch_0(%x) {workgroups = 4 : i64}
+           : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins SymbolRefAttr:$kernel, Variadic<Kiln_Tensor>:$inputs,
+                   DefaultValuedAttr<I64Attr, "1">:$workgroups);
+  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let assemblyFormat = [{
+    $kernel `(` $inputs `)` attr-dict `:` functional-type($inputs, results)
+  }];
+}
+
+#endif // KILN_OPS_TD

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything Kiln needs on a fresh Debian 12 machine, idempotently:
+# the apt packages (LLVM/MLIR 22, libonnx, FlatBuffers, GoogleTest, linkers)
+# and a Python venv (.venv) with onnx, numpy and onnxruntime for the test
+# model generators and the benchmark comparison.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+apt_packages=(
+  build-essential cmake ninja-build ccache mold
+  llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22 clang-22
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
+  flatbuffers-compiler libflatbuffers-dev
+  libgtest-dev
+  python3-venv zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev
+)
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python: Debian's /usr/bin/python3 (the venv must not come from pyenv, whose
+# python differs between machines).
+venv="$root/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  /usr/bin/python3 -m venv "$venv"
+fi
+if ! "$venv/bin/python" -c "import onnx, numpy, onnxruntime" 2>/dev/null; then
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
+fi
+echo "setup: ok"

@@ -1,0 +1,17 @@
+//===- kiln-opt.cpp - the kiln dialect and passes for lit tests -----------===//
+#include "kiln/Dialect/KilnDialect.h"
+
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<kiln::KilnDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
+}
