@@ -1,5 +1,6 @@
 //===- kiln-opt.cpp - the kiln dialect and passes for lit tests -----------===//
 #include "kiln/Dialect/KilnDialect.h"
+#include "kiln/Passes/Passes.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -8,6 +9,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  kiln::registerKilnPasses();
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);

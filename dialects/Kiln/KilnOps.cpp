@@ -4,6 +4,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 
@@ -506,9 +507,10 @@ LogicalResult DispatchRegionOp::verify() {
 
 LogicalResult
 DispatchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto kernel = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(
-      getOperation(), getKernelAttr());
-  if (!kernel)
+  // A func.func until lowering to LLVM, an llvm.func after.
+  Operation *kernel =
+      symbolTable.lookupNearestSymbolFrom(getOperation(), getKernelAttr());
+  if (!kernel || !isa<FunctionOpInterface>(kernel))
     return emitOpError("kernel ") << getKernel() << " is not a function";
   return success();
 }

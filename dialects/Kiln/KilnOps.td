@@ -349,16 +349,15 @@ def Kiln_DispatchOp : Kiln_Op<"dispatch",
   let summary = "Runs an outlined kernel over a grid of workgroups";
   let description = [{
     `kernel` names a function in the nested kernels module; it reads the
-    operands and writes the results. `workgroups` is the grid size the runtime
-    launches; `nodes` lists the ONNX nodes the kernel computes.
+    operands and writes the results. The kernel function carries its grid
+    size (`kiln.workgroups`) and the ONNX nodes it computes (`kiln.nodes`).
 
     ```mlir
-    %y = kiln.dispatch @kernels::@dispatch_0(%x) {workgroups = 4 : i64}
+    %y = kiln.dispatch @kernels::@dispatch_0(%x)
            : (tensor<4x8xf32>) -> tensor<4x8xf32>
     ```
   }];
-  let arguments = (ins SymbolRefAttr:$kernel, Variadic<Kiln_Tensor>:$inputs,
-                   DefaultValuedAttr<I64Attr, "1">:$workgroups);
+  let arguments = (ins SymbolRefAttr:$kernel, Variadic<Kiln_Tensor>:$inputs);
   let results = (outs Variadic<Kiln_Tensor>:$results);
   let assemblyFormat = [{
     $kernel `(` $inputs `)` attr-dict `:` functional-type($inputs, results)

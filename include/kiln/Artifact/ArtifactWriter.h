@@ -1,0 +1,31 @@
+//===- ArtifactWriter.h - the .kiln artifact ---------------------*- C++ -*-===//
+#ifndef KILN_ARTIFACT_ARTIFACTWRITER_H
+#define KILN_ARTIFACT_ARTIFACTWRITER_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace kiln {
+
+/// Statistics of the artifact's memory plan, for reports.
+struct ArtifactSummary {
+  size_t numDispatches = 0;
+  uint64_t arenaBytes = 0;
+  uint64_t weightBytes = 0;
+  /// Bytes the arena would need if no two buffers shared memory.
+  uint64_t unplannedArenaBytes = 0;
+};
+
+/// Serializes a fully lowered module — `@main` holding kiln.constant,
+/// kiln.reshape and kiln.dispatch ops, and the kernels module already
+/// compiled to `kernelObject` — into the FlatBuffers artifact. Arena buffers
+/// are placed by liveness so that buffers with disjoint lifetimes share bytes.
+mlir::FailureOr<std::string> writeArtifact(mlir::ModuleOp module,
+                                           llvm::StringRef target,
+                                           llvm::StringRef kernelObject,
+                                           ArtifactSummary *summary = nullptr);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,56 @@
+//===- OnnxImporter.h - ONNX model → kiln dialect -----------------*- C++ -*-===//
+#ifndef KILN_IMPORT_ONNXIMPORTER_H
+#define KILN_IMPORT_ONNXIMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+struct ImportOptions {
+  /// Concrete shapes for graph inputs, by name; they replace symbolic dims.
+  std::map<std::string, std::vector<int64_t>> inputShapes;
+};
+
+/// A node the importer cannot turn into kiln ops, and why.
+struct UnsupportedNode {
+  std::string opType;
+  std::string nodeName;
+  std::string reason;
+};
+
+struct ImportResult {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// Every node that could not be imported. When non-empty, `module` is null.
+  std::vector<UnsupportedNode> unsupported;
+};
+
+/// Imports an ONNX model file into a module holding `func.func @main` with
+/// kiln ops. File-level problems (unreadable, not ONNX, symbolic input dims
+/// without a shape) are emitted as diagnostics and return failure; per-node
+/// problems are all collected into `ImportResult::unsupported`.
+mlir::FailureOr<ImportResult> importOnnxFile(mlir::MLIRContext &context,
+                                             llvm::StringRef path,
+                                             const ImportOptions &options);
+
+/// One row of the importer's op table, for `kiln-compile --list-ops`.
+struct SupportedOp {
+  std::string opType;
+  int minOpset;
+  int maxOpset;
+  std::string notes;
+};
+std::vector<SupportedOp> getSupportedOps();
+
+/// Prints the unsupported nodes grouped by op type, with counts and names.
+void printUnsupportedReport(llvm::raw_ostream &os,
+                            const std::vector<UnsupportedNode> &unsupported);
+
+} // namespace kiln
+
+#endif

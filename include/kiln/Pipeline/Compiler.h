@@ -1,0 +1,44 @@
+//===- Compiler.h - ONNX file → IR text or .kiln artifact -------*- C++ -*-===//
+#ifndef KILN_PIPELINE_COMPILER_H
+#define KILN_PIPELINE_COMPILER_H
+
+#include "kiln/Artifact/ArtifactWriter.h"
+#include "kiln/Import/OnnxImporter.h"
+#include "kiln/Pipeline/Pipeline.h"
+
+#include <functional>
+
+namespace kiln {
+
+struct CompileRequest {
+  std::string modelPath;
+  ImportOptions import;
+  CompileOptions compile;
+  /// The last phase to run; for any phase but Artifact the result is IR text.
+  Phase stopAfter = Phase::Artifact;
+  /// Lets the caller add instrumentation (IR printing, timing) to the pass
+  /// manager before it runs.
+  std::function<void(mlir::PassManager &)> configurePassManager;
+};
+
+struct CompileResult {
+  /// The artifact bytes, or the IR text of the phase compilation stopped at.
+  std::string output;
+  std::vector<UnsupportedNode> unsupported;
+  ArtifactSummary summary;
+};
+
+/// Runs the whole compiler. Errors are reported as diagnostics on `context`;
+/// unsupported nodes are returned in `CompileResult::unsupported` with a
+/// failure status.
+mlir::LogicalResult compileModel(mlir::MLIRContext &context,
+                                 const CompileRequest &request,
+                                 CompileResult &result);
+
+/// Parses "name=1x3x224x224" (an empty dim list means a scalar).
+mlir::LogicalResult parseInputShape(llvm::StringRef spec, ImportOptions &options,
+                                    std::string &error);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,35 @@
+//===- Pipeline.h - the compiler's phases and their passes ------*- C++ -*-===//
+#ifndef KILN_PIPELINE_PIPELINE_H
+#define KILN_PIPELINE_PIPELINE_H
+
+#include "mlir/Pass/PassManager.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln {
+
+/// DESIGN.md's phases, in order. Compilation can stop after any of them.
+enum class Phase { Graph, Fused, Tiled, Kernels, Artifact };
+
+std::optional<Phase> parsePhase(llvm::StringRef name);
+llvm::StringRef phaseName(Phase phase);
+
+struct CompileOptions {
+  std::string target = "cpu";
+  /// LLVM CPU name for the CPU target; "native" means this machine's.
+  std::string cpu = "native";
+  int64_t maxWorkgroups = 64;
+};
+
+/// Registers every dialect and extension the pipeline needs on `registry`.
+void registerCompilerDialects(mlir::DialectRegistry &registry);
+
+/// Adds the passes of every phase up to and including `last` (the artifact
+/// phase itself is serialization, not passes).
+mlir::LogicalResult buildPipeline(mlir::OpPassManager &pm, Phase last,
+                                  const CompileOptions &options);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,303 @@
+//===- ArtifactWriter.cpp - the .kiln artifact ----------------------------===//
+#include "kiln/Artifact/ArtifactWriter.h"
+
+#include "kiln/Dialect/KilnDialect.h"
+#include "kiln/artifact_generated.h"
+#include "kiln/artifact_version.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+FailureOr<fb::DType> dtypeOf(Type type) {
+  if (type.isF32())
+    return fb::DType_F32;
+  if (type.isF16())
+    return fb::DType_F16;
+  if (type.isBF16())
+    return fb::DType_BF16;
+  if (type.isF64())
+    return fb::DType_F64;
+  if (type.isInteger(1))
+    return fb::DType_Bool;
+  if (type.isInteger(8))
+    return type.isUnsignedInteger() ? fb::DType_U8 : fb::DType_I8;
+  if (type.isInteger(32))
+    return fb::DType_I32;
+  if (type.isInteger(64))
+    return fb::DType_I64;
+  return failure();
+}
+
+uint64_t byteSize(RankedTensorType type) {
+  uint64_t width = type.getElementType().isInteger(1)
+                       ? 1
+                       : llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  return uint64_t(type.getNumElements()) * width;
+}
+
+/// A buffer of the plan; arena buffers also carry their lifetime, in
+/// schedule steps (-1: before the first dispatch; INT64_MAX: past the end).
+struct PlannedBuffer {
+  fb::BufferKind kind = fb::BufferKind_Arena;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  int64_t firstStep = 0;
+  int64_t lastStep = 0;
+};
+
+/// Places arena buffers first-fit in order of definition, letting buffers
+/// whose lifetimes do not overlap share bytes.
+uint64_t planArena(std::vector<PlannedBuffer> &buffers) {
+  std::vector<size_t> placed;
+  uint64_t arenaSize = 0;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    PlannedBuffer &buffer = buffers[i];
+    if (buffer.kind != fb::BufferKind_Arena)
+      continue;
+    uint64_t size = llvm::alignTo(std::max<uint64_t>(buffer.size, 1),
+                                  KILN_ARTIFACT_ALIGNMENT);
+    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    for (size_t j : placed) {
+      const PlannedBuffer &other = buffers[j];
+      if (other.firstStep <= buffer.lastStep &&
+          buffer.firstStep <= other.lastStep)
+        busy.push_back({other.offset,
+                        other.offset + llvm::alignTo(std::max<uint64_t>(
+                                                         other.size, 1),
+                                                     KILN_ARTIFACT_ALIGNMENT)});
+    }
+    llvm::sort(busy);
+    uint64_t offset = 0;
+    for (auto [begin, end] : busy) {
+      if (offset + size <= begin)
+        break;
+      offset = std::max(offset, end);
+    }
+    buffer.offset = offset;
+    arenaSize = std::max(arenaSize, offset + size);
+    placed.push_back(i);
+  }
+  return arenaSize;
+}
+
+/// The raw little-endian bytes of a constant, expanding splats.
+FailureOr<std::vector<char>> constantBytes(ConstantOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  uint64_t size = byteSize(type);
+  std::vector<char> bytes;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != size)
+      return failure();
+    bytes.assign(blob->getData().begin(), blob->getData().end());
+    return bytes;
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense)
+    return failure();
+  if (type.getElementType().isInteger(1)) {
+    for (bool v : dense.getValues<bool>())
+      bytes.push_back(v ? 1 : 0);
+    return bytes;
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    for (int64_t i = 0; i < type.getNumElements(); ++i)
+      bytes.insert(bytes.end(), raw.begin(), raw.end());
+  } else {
+    bytes.assign(raw.begin(), raw.end());
+  }
+  if (bytes.size() != size)
+    return failure();
+  return bytes;
+}
+
+class Writer {
+public:
+  Writer(ModuleOp module, ModuleOp kernels) : module(module), kernels(kernels) {}
+
+  FailureOr<std::string> write(func::FuncOp main, StringRef target,
+                               StringRef kernelObject,
+                               ArtifactSummary *summary);
+
+private:
+  size_t newBuffer(fb::BufferKind kind, uint64_t size, int64_t firstStep) {
+    buffers.push_back({kind, 0, size, firstStep, firstStep});
+    return buffers.size() - 1;
+  }
+  void use(Value v, int64_t step) {
+    PlannedBuffer &buffer = buffers[bufferOf.lookup(v)];
+    buffer.lastStep = std::max(buffer.lastStep, step);
+  }
+  LogicalResult addConstant(ConstantOp op);
+  LogicalResult addDispatch(DispatchOp op, int64_t step);
+
+  ModuleOp module, kernels;
+  flatbuffers::FlatBufferBuilder fbb{1 << 16};
+  std::vector<PlannedBuffer> buffers;
+  DenseMap<Value, size_t> bufferOf;
+  std::vector<char> weights;
+  std::vector<flatbuffers::Offset<fb::Dispatch>> dispatches;
+};
+
+LogicalResult Writer::addConstant(ConstantOp op) {
+  auto bytes = constantBytes(op);
+  if (failed(bytes))
+    return op.emitError("cannot serialize this constant");
+  uint64_t offset = llvm::alignTo(weights.size(), KILN_ARTIFACT_ALIGNMENT);
+  weights.resize(offset);
+  weights.insert(weights.end(), bytes->begin(), bytes->end());
+  size_t index = newBuffer(fb::BufferKind_Weight, bytes->size(), -1);
+  buffers[index].offset = offset;
+  bufferOf[op.getResult()] = index;
+  return success();
+}
+
+LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
+  StringRef name = op.getKernel().getLeafReference().getValue();
+  auto kernel = kernels.lookupSymbol<LLVM::LLVMFuncOp>(name);
+  if (!kernel)
+    return op.emitError("kernel '") << name << "' was not compiled";
+  std::vector<uint32_t> bindings;
+  for (Value input : op.getInputs()) {
+    use(input, step);
+    bindings.push_back(bufferOf.lookup(input));
+  }
+  for (Value result : op.getResults()) {
+    size_t index = newBuffer(fb::BufferKind_Arena,
+                             byteSize(cast<RankedTensorType>(result.getType())),
+                             step);
+    bufferOf[result] = index;
+    bindings.push_back(index);
+  }
+  std::vector<std::string> nodes;
+  if (auto names = kernel->getAttrOfType<ArrayAttr>("kiln.nodes"))
+    for (auto n : names.getAsValueRange<StringAttr>())
+      nodes.push_back(n.str());
+  uint32_t workgroups = 1;
+  if (auto grid = kernel->getAttrOfType<IntegerAttr>("kiln.workgroups"))
+    workgroups = grid.getInt();
+  auto nodeOffsets = fbb.CreateVectorOfStrings(nodes);
+  auto kernelName = fbb.CreateString(name.str());
+  auto bindingVector = fbb.CreateVector(bindings);
+  dispatches.push_back(fb::CreateDispatch(fbb, kernelName, bindingVector,
+                                         workgroups, nodeOffsets, 0));
+  return success();
+}
+
+FailureOr<std::string> Writer::write(func::FuncOp main, StringRef target,
+                                     StringRef kernelObject,
+                                     ArtifactSummary *summary) {
+  for (BlockArgument arg : main.getArguments())
+    bufferOf[arg] = newBuffer(
+        fb::BufferKind_Arena, byteSize(cast<RankedTensorType>(arg.getType())),
+        -1);
+  int64_t step = 0;
+  func::ReturnOp ret;
+  for (Operation &op : main.getBody().front()) {
+    if (auto constant = dyn_cast<ConstantOp>(op)) {
+      if (failed(addConstant(constant)))
+        return failure();
+    } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+      bufferOf[reshape.getResult()] = bufferOf.lookup(reshape.getInput());
+    } else if (auto dispatch = dyn_cast<DispatchOp>(op)) {
+      if (failed(addDispatch(dispatch, step++)))
+        return failure();
+    } else if (auto r = dyn_cast<func::ReturnOp>(op)) {
+      ret = r;
+    } else {
+      return op.emitError("cannot be scheduled: not a dispatch, constant or "
+                          "reshape (was it lowered?)");
+    }
+  }
+  // Graph inputs and outputs live for the whole run.
+  for (BlockArgument arg : main.getArguments())
+    use(arg, INT64_MAX);
+  for (Value v : ret.getOperands())
+    use(v, INT64_MAX);
+
+  uint64_t unplanned = 0;
+  for (const PlannedBuffer &b : buffers)
+    if (b.kind == fb::BufferKind_Arena)
+      unplanned += llvm::alignTo(std::max<uint64_t>(b.size, 1),
+                                 KILN_ARTIFACT_ALIGNMENT);
+  uint64_t arenaSize = planArena(buffers);
+
+  auto tensorInfo = [&](Value v, StringRef name)
+      -> FailureOr<flatbuffers::Offset<fb::TensorInfo>> {
+    auto type = cast<RankedTensorType>(v.getType());
+    auto dtype = dtypeOf(type.getElementType());
+    if (failed(dtype))
+      return failure();
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    return fb::CreateTensorInfoDirect(fbb, name.str().c_str(), *dtype, &shape,
+                                      bufferOf.lookup(v));
+  };
+  std::vector<flatbuffers::Offset<fb::TensorInfo>> inputs, outputs;
+  for (auto [i, arg] : llvm::enumerate(main.getArguments())) {
+    auto name = main.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    auto info = tensorInfo(arg, name ? name.getValue()
+                                     : StringRef("input_" + std::to_string(i)));
+    if (failed(info))
+      return main.emitError("input ") << i << " has an unsupported dtype";
+    inputs.push_back(*info);
+  }
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto name = main.getResultAttrOfType<StringAttr>(i, "kiln.name");
+    auto info = tensorInfo(v, name ? name.getValue()
+                                   : StringRef("output_" + std::to_string(i)));
+    if (failed(info))
+      return main.emitError("output ") << i << " has an unsupported dtype";
+    outputs.push_back(*info);
+  }
+  std::vector<flatbuffers::Offset<fb::Buffer>> bufferTables;
+  for (const PlannedBuffer &b : buffers)
+    bufferTables.push_back(fb::CreateBuffer(fbb, b.kind, b.offset, b.size));
+
+  fbb.ForceVectorAlignment(weights.size(), 1, KILN_ARTIFACT_ALIGNMENT);
+  auto weightVector = fbb.CreateVector(
+      reinterpret_cast<const uint8_t *>(weights.data()), weights.size());
+  fbb.ForceVectorAlignment(kernelObject.size(), 1, KILN_ARTIFACT_ALIGNMENT);
+  auto objectVector = fbb.CreateVector(
+      reinterpret_cast<const uint8_t *>(kernelObject.data()),
+      kernelObject.size());
+  auto model = fb::CreateModel(
+      fbb, KILN_SCHEMA_VERSION, fbb.CreateString("kiln 0.1"),
+      fbb.CreateString(target.str()), objectVector, weightVector, arenaSize,
+      fbb.CreateVector(bufferTables), fbb.CreateVector(inputs),
+      fbb.CreateVector(outputs), fbb.CreateVector(dispatches));
+  fb::FinishModelBuffer(fbb, model);
+
+  if (summary) {
+    summary->numDispatches = dispatches.size();
+    summary->arenaBytes = arenaSize;
+    summary->weightBytes = weights.size();
+    summary->unplannedArenaBytes = unplanned;
+  }
+  return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
+                     fbb.GetSize());
+}
+
+} // namespace
+
+FailureOr<std::string> kiln::writeArtifact(ModuleOp module, StringRef target,
+                                           StringRef kernelObject,
+                                           ArtifactSummary *summary) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  ModuleOp kernels;
+  for (auto nested : module.getOps<ModuleOp>())
+    if (nested.getSymName() == "kernels")
+      kernels = nested;
+  if (!main || !kernels)
+    return module.emitError("expected @main and a kernels module");
+  Writer writer(module, kernels);
+  return writer.write(main, target, kernelObject, summary);
+}

@@ -1,0 +1,512 @@
+//===- OnnxImporter.cpp - ONNX ModelProto → kiln dialect ------------------===//
+//
+// The importer walks the ONNX graph in order (ONNX requires topological
+// order), turns initializers and Constant nodes into kiln.constant ops, and
+// hands every node to the handler registered for its op type in
+// OnnxOpHandlers.cpp. Handlers are opset-aware; result shapes come from the
+// kiln ops' own type inference, never from ONNX's shape inference, so models
+// at opsets newer than libonnx knows import the same way.
+//
+// Per-node failures do not stop the import: every unsupported node is
+// collected so that the user sees the whole list at once.
+//
+//===----------------------------------------------------------------------===//
+#include "OnnxImporterImpl.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+FailureOr<Type> onnx_import::elementTypeFor(MLIRContext *ctx, int onnxType) {
+  Builder b(ctx);
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT:
+    return Type(b.getF32Type());
+  case onnx::TensorProto::FLOAT16:
+    return Type(b.getF16Type());
+  case onnx::TensorProto::BFLOAT16:
+    return Type(b.getBF16Type());
+  case onnx::TensorProto::DOUBLE:
+    return Type(b.getF64Type());
+  case onnx::TensorProto::INT8:
+    return Type(b.getIntegerType(8));
+  case onnx::TensorProto::UINT8:
+    return Type(b.getIntegerType(8, /*isSigned=*/false));
+  case onnx::TensorProto::INT32:
+    return Type(b.getIntegerType(32));
+  case onnx::TensorProto::INT64:
+    return Type(b.getIntegerType(64));
+  case onnx::TensorProto::BOOL:
+    return Type(b.getIntegerType(1));
+  default:
+    return failure();
+  }
+}
+
+std::string onnx_import::dtypeName(int onnxType) {
+  const auto *desc = onnx::TensorProto::DataType_descriptor();
+  if (const auto *value = desc->FindValueByNumber(onnxType))
+    return llvm::StringRef(value->name()).lower();
+  return "dtype#" + std::to_string(onnxType);
+}
+
+static size_t bytesPerElement(int onnxType) {
+  switch (onnxType) {
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::INT64:
+    return 8;
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::INT32:
+    return 4;
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+    return 2;
+  default:
+    return 1;
+  }
+}
+
+LogicalResult onnx_import::readTensorBytes(const onnx::TensorProto &tensor,
+                                     ConstTensor &out, std::string &error) {
+  out.onnxType = tensor.data_type();
+  out.shape.assign(tensor.dims().begin(), tensor.dims().end());
+  int64_t count = 1;
+  for (int64_t d : out.shape) {
+    if (d < 0 || (d > 0 && count > (int64_t(1) << 40) / d)) {
+      error = "tensor '" + tensor.name() + "' has an invalid or huge shape";
+      return failure();
+    }
+    count *= d;
+  }
+  size_t width = bytesPerElement(out.onnxType);
+  size_t bytes = size_t(count) * width;
+  if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
+    error = "tensor '" + tensor.name() +
+            "' stores its data in an external file (not supported yet)";
+    return failure();
+  }
+  out.bytes.resize(bytes);
+  auto copyFrom = [&](const auto &field, auto convert) -> LogicalResult {
+    if ((int64_t)field.size() != count) {
+      error = "tensor '" + tensor.name() + "' has " +
+              std::to_string(field.size()) + " values for " +
+              std::to_string(count) + " elements";
+      return failure();
+    }
+    for (int64_t i = 0; i < count; ++i)
+      convert(field.Get(i), out.bytes.data() + i * width);
+    return success();
+  };
+  if (tensor.has_raw_data()) {
+    if (tensor.raw_data().size() != bytes) {
+      error = "tensor '" + tensor.name() + "' has " +
+              std::to_string(tensor.raw_data().size()) +
+              " bytes of raw data, its shape needs " + std::to_string(bytes);
+      return failure();
+    }
+    memcpy(out.bytes.data(), tensor.raw_data().data(), bytes);
+    return success();
+  }
+  switch (out.onnxType) {
+  case onnx::TensorProto::FLOAT:
+    return copyFrom(tensor.float_data(),
+                    [](float v, char *p) { memcpy(p, &v, 4); });
+  case onnx::TensorProto::DOUBLE:
+    return copyFrom(tensor.double_data(),
+                    [](double v, char *p) { memcpy(p, &v, 8); });
+  case onnx::TensorProto::INT64:
+    return copyFrom(tensor.int64_data(),
+                    [](int64_t v, char *p) { memcpy(p, &v, 8); });
+  case onnx::TensorProto::INT32:
+    return copyFrom(tensor.int32_data(),
+                    [](int32_t v, char *p) { memcpy(p, &v, 4); });
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+    return copyFrom(tensor.int32_data(), [](int32_t v, char *p) {
+      uint16_t h = uint16_t(v);
+      memcpy(p, &h, 2);
+    });
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::BOOL:
+    return copyFrom(tensor.int32_data(),
+                    [](int32_t v, char *p) { *p = char(v); });
+  default:
+    error = "tensor '" + tensor.name() + "' has unsupported dtype " +
+            dtypeName(out.onnxType);
+    return failure();
+  }
+}
+
+std::vector<int64_t> ConstTensor::asInts() const {
+  std::vector<int64_t> values;
+  size_t width = bytesPerElement(onnxType);
+  for (size_t i = 0; i + width <= bytes.size(); i += width) {
+    if (onnxType == onnx::TensorProto::INT64) {
+      int64_t v;
+      memcpy(&v, bytes.data() + i, 8);
+      values.push_back(v);
+    } else if (onnxType == onnx::TensorProto::INT32) {
+      int32_t v;
+      memcpy(&v, bytes.data() + i, 4);
+      values.push_back(v);
+    }
+  }
+  return values;
+}
+
+std::optional<float> ConstTensor::asScalarFloat() const {
+  if (bytes.size() != bytesPerElement(onnxType))
+    return std::nullopt;
+  if (onnxType == onnx::TensorProto::FLOAT) {
+    float v;
+    memcpy(&v, bytes.data(), 4);
+    return v;
+  }
+  if (onnxType == onnx::TensorProto::DOUBLE) {
+    double v;
+    memcpy(&v, bytes.data(), 8);
+    return float(v);
+  }
+  return std::nullopt;
+}
+
+/// Small tensors become plain dense attributes (foldable, readable); larger
+/// ones (weights) become dense_resource blobs so the IR stays small.
+static ElementsAttr makeElementsAttr(RankedTensorType type,
+                                     const ConstTensor &tensor,
+                                     StringRef blobName) {
+  constexpr int64_t kInlineElementLimit = 16;
+  ArrayRef<char> raw(tensor.bytes.data(), tensor.bytes.size());
+  if (type.getNumElements() <= kInlineElementLimit) {
+    if (type.getElementType().isInteger(1)) {
+      SmallVector<bool> bits;
+      for (char c : raw)
+        bits.push_back(c != 0);
+      return DenseElementsAttr::get(type, bits);
+    }
+    return DenseElementsAttr::getFromRawBuffer(type, raw);
+  }
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      raw, alignof(std::max_align_t));
+  return DenseResourceElementsAttr::get(type, blobName, std::move(blob));
+}
+
+//===----------------------------------------------------------------------===//
+// GraphImporter
+//===----------------------------------------------------------------------===//
+
+GraphImporter::GraphImporter(MLIRContext &context, const onnx::ModelProto &model,
+                             StringRef fileName)
+    : context(context), model(model), builder(&context),
+      fileName(fileName.str()) {
+  for (const auto &opset : model.opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+      defaultOpset = opset.version();
+}
+
+Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
+                                     int index) const {
+  std::string name = node.name();
+  if (name.empty())
+    name = node.op_type() + "_" + std::to_string(index);
+  return NameLoc::get(StringAttr::get(&context, name),
+                      FileLineColLoc::get(&context, fileName, 0, 0));
+}
+
+Value GraphImporter::createConstant(StringRef name, const ConstTensor &tensor,
+                                    Location loc, std::string &error) {
+  auto elementType = elementTypeFor(&context, tensor.onnxType);
+  if (failed(elementType)) {
+    error = "constant '" + name.str() + "' has unsupported dtype " +
+            dtypeName(tensor.onnxType);
+    return nullptr;
+  }
+  auto type = RankedTensorType::get(tensor.shape, *elementType);
+  std::string blobName = name.str();
+  for (char &c : blobName)
+    if (!llvm::isAlnum(c) && c != '_' && c != '.')
+      c = '_';
+  if (blobName.empty() || llvm::isDigit(blobName[0]))
+    blobName = "w_" + blobName;
+  auto value = makeElementsAttr(type, tensor, blobName);
+  constants[name.str()] = tensor;
+  return ConstantOp::create(builder, loc, value).getResult();
+}
+
+LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
+                                              const ImportOptions &options,
+                                              RankedTensorType &type) {
+  const auto &name = info.name();
+  if (!info.type().has_tensor_type()) {
+    emitError(UnknownLoc::get(&context))
+        << "graph input '" << name << "' is not a tensor";
+    return failure();
+  }
+  const auto &tensorType = info.type().tensor_type();
+  auto elementType = elementTypeFor(&context, tensorType.elem_type());
+  if (failed(elementType)) {
+    emitError(UnknownLoc::get(&context))
+        << "graph input '" << name << "' has unsupported dtype "
+        << dtypeName(tensorType.elem_type());
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  auto given = options.inputShapes.find(name);
+  if (given != options.inputShapes.end()) {
+    shape.assign(given->second.begin(), given->second.end());
+    if (tensorType.has_shape() &&
+        tensorType.shape().dim_size() != (int)shape.size()) {
+      emitError(UnknownLoc::get(&context))
+          << "--input-shape for '" << name << "' has rank " << shape.size()
+          << " but the model declares rank " << tensorType.shape().dim_size();
+      return failure();
+    }
+    for (int i = 0; tensorType.has_shape() && i < (int)shape.size(); ++i) {
+      const auto &dim = tensorType.shape().dim(i);
+      if (dim.has_dim_value() && dim.dim_value() != shape[i]) {
+        emitError(UnknownLoc::get(&context))
+            << "--input-shape for '" << name << "' sets dim " << i << " to "
+            << shape[i] << " but the model fixes it to " << dim.dim_value();
+        return failure();
+      }
+    }
+  } else {
+    if (!tensorType.has_shape()) {
+      emitError(UnknownLoc::get(&context))
+          << "graph input '" << name
+          << "' has no shape; pass --input-shape " << name << "=DxDx...";
+      return failure();
+    }
+    for (const auto &dim : tensorType.shape().dim()) {
+      if (!dim.has_dim_value() || dim.dim_value() < 0) {
+        emitError(UnknownLoc::get(&context))
+            << "graph input '" << name << "' has symbolic dim '"
+            << dim.dim_param() << "'; pass --input-shape " << name
+            << "=DxDx... to make it concrete";
+        return failure();
+      }
+      shape.push_back(dim.dim_value());
+    }
+  }
+  for (int64_t d : shape)
+    if (d < 0) {
+      emitError(UnknownLoc::get(&context))
+          << "graph input '" << name << "' has a negative dim";
+      return failure();
+    }
+  type = RankedTensorType::get(shape, *elementType);
+  return success();
+}
+
+void GraphImporter::markUnsupported(const onnx::NodeProto &node, int index,
+                                    const std::string &reason) {
+  std::string name = node.name();
+  if (name.empty())
+    name = node.op_type() + "_" + std::to_string(index);
+  unsupported.push_back({node.op_type(), name, reason});
+  for (const auto &output : node.output())
+    poisoned.insert(output);
+}
+
+void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
+  for (const auto &input : node.input())
+    if (poisoned.count(input)) {
+      // Its producer is already reported; this node's support is unknown.
+      for (const auto &output : node.output())
+        poisoned.insert(output);
+      return;
+    }
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    markUnsupported(node, index, "domain '" + node.domain() + "' not supported");
+    return;
+  }
+  const OpHandler *handler = findHandler(node.op_type());
+  if (!handler) {
+    markUnsupported(node, index, "op not supported");
+    return;
+  }
+  if (defaultOpset < handler->minOpset || defaultOpset > handler->maxOpset) {
+    markUnsupported(node, index,
+                    "opset " + std::to_string(defaultOpset) +
+                        " not supported (supported: " +
+                        std::to_string(handler->minOpset) + "-" +
+                        std::to_string(handler->maxOpset) + ")");
+    return;
+  }
+  NodeContext ctx(*this, node, nodeLocation(node, index));
+  std::string reason;
+  // Type inference and verifiers report through diagnostics; keep the first
+  // message as the reason instead of printing it.
+  {
+    ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
+      if (reason.empty())
+        reason = diag.str();
+      return success();
+    });
+    if (succeeded(handler->import(ctx)) && ctx.allOutputsSet())
+      return;
+  }
+  if (!ctx.error().empty())
+    reason = ctx.error();
+  if (reason.empty())
+    reason = "could not be imported";
+  markUnsupported(node, index, reason);
+}
+
+FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
+  const onnx::GraphProto &graph = model.graph();
+  auto module = ModuleOp::create(UnknownLoc::get(&context));
+  builder.setInsertionPointToEnd(module.getBody());
+
+  // Graph inputs that are not initializers become function arguments.
+  std::set<std::string> initializerNames;
+  for (const auto &init : graph.initializer())
+    initializerNames.insert(init.name());
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const auto &input : graph.input()) {
+    if (initializerNames.count(input.name()))
+      continue;
+    RankedTensorType type;
+    if (failed(resolveInputType(input, options, type))) {
+      module.erase();
+      return failure();
+    }
+    argTypes.push_back(type);
+    argNames.push_back(input.name());
+  }
+  for (const auto &given : options.inputShapes)
+    if (!llvm::is_contained(argNames, given.first)) {
+      emitError(UnknownLoc::get(&context))
+          << "--input-shape names '" << given.first
+          << "', which is not an input of the model (inputs: "
+          << llvm::join(argNames, ", ") << ")";
+      module.erase();
+      return failure();
+    }
+
+  auto func = func::FuncOp::create(builder, UnknownLoc::get(&context), "main",
+                                   builder.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    values[name] = entry->getArgument(i);
+    func.setArgAttr(i, "kiln.name", builder.getStringAttr(name));
+  }
+
+  for (const auto &init : graph.initializer()) {
+    ConstTensor tensor;
+    std::string error;
+    Location loc = NameLoc::get(builder.getStringAttr(init.name()));
+    Value value;
+    if (succeeded(readTensorBytes(init, tensor, error)))
+      value = createConstant(init.name(), tensor, loc, error);
+    if (!value) {
+      emitError(loc) << error;
+      module.erase();
+      return failure();
+    }
+    values[init.name()] = value;
+  }
+
+  for (int i = 0; i < graph.node_size(); ++i)
+    importNode(graph.node(i), i);
+
+  ImportResult result;
+  result.unsupported = unsupported;
+  if (!unsupported.empty()) {
+    module.erase();
+    return result;
+  }
+
+  SmallVector<Value> results;
+  for (const auto &output : graph.output()) {
+    auto it = values.find(output.name());
+    if (it == values.end()) {
+      emitError(func.getLoc())
+          << "graph output '" << output.name() << "' is never produced";
+      module.erase();
+      return failure();
+    }
+    results.push_back(it->second);
+  }
+  func::ReturnOp::create(builder, func.getLoc(), results);
+  func.setType(builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "kiln.name", builder.getStringAttr(output.name()));
+
+  if (failed(verify(module))) {
+    module.erase();
+    return failure();
+  }
+  result.module = module;
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+FailureOr<ImportResult> kiln::importOnnxFile(MLIRContext &context,
+                                             StringRef path,
+                                             const ImportOptions &options) {
+  auto loc = FileLineColLoc::get(&context, path, 0, 0);
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file) {
+    emitError(loc) << "cannot read '" << path
+                   << "': " << file.getError().message();
+    return failure();
+  }
+  onnx::ModelProto model;
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>((*file)->getBufferStart()),
+      (int)(*file)->getBufferSize());
+  stream.SetRecursionLimit(64);
+  if ((*file)->getBufferSize() > (size_t(1) << 31) - 1 ||
+      !model.ParseFromCodedStream(&stream) ||
+      !stream.ConsumedEntireMessage()) {
+    emitError(loc) << "'" << path
+                   << "' is not a valid ONNX model (protobuf parse failed; "
+                      "truncated or not an ONNX file?)";
+    return failure();
+  }
+  if (!model.has_graph() || model.opset_import_size() == 0) {
+    emitError(loc) << "'" << path
+                   << "' is not a valid ONNX model (no graph or no opset)";
+    return failure();
+  }
+  context.loadDialect<KilnDialect, func::FuncDialect>();
+  GraphImporter importer(context, model, path);
+  return importer.run(options);
+}
+
+void kiln::printUnsupportedReport(
+    llvm::raw_ostream &os, const std::vector<UnsupportedNode> &unsupported) {
+  std::map<std::string, std::vector<const UnsupportedNode *>> byOp;
+  for (const auto &node : unsupported)
+    byOp[node.opType].push_back(&node);
+  os << unsupported.size() << " unsupported node"
+     << (unsupported.size() == 1 ? "" : "s") << " in " << byOp.size()
+     << " op type" << (byOp.size() == 1 ? "" : "s") << ":\n";
+  for (const auto &[op, nodes] : byOp) {
+    os << "  " << op << " (" << nodes.size() << "):\n";
+    for (const auto *node : nodes)
+      os << "    " << node->nodeName << ": " << node->reason << "\n";
+  }
+}

@@ -1,0 +1,140 @@
+//===- OnnxImporterImpl.h - importer internals shared by its files -*- C++ -*-===//
+#ifndef KILN_LIB_IMPORT_ONNXIMPORTERIMPL_H
+#define KILN_LIB_IMPORT_ONNXIMPORTERIMPL_H
+
+#include "kiln/Dialect/KilnDialect.h"
+#include "kiln/Import/OnnxImporter.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <set>
+
+namespace kiln::onnx_import {
+
+mlir::FailureOr<mlir::Type> elementTypeFor(mlir::MLIRContext *ctx, int onnxType);
+std::string dtypeName(int onnxType);
+
+/// A tensor whose value is known at import time (initializer or Constant).
+struct ConstTensor {
+  int onnxType = 0;
+  std::vector<int64_t> shape;
+  std::vector<char> bytes;
+  std::vector<int64_t> asInts() const;
+  std::optional<float> asScalarFloat() const;
+};
+
+/// Reads a TensorProto's payload into little-endian bytes of its dtype.
+mlir::LogicalResult readTensorBytes(const onnx::TensorProto &tensor,
+                                    ConstTensor &out, std::string &error);
+
+class NodeContext;
+
+/// How one ONNX op type is imported, for which opsets.
+struct OpHandler {
+  const char *opType;
+  int minOpset;
+  int maxOpset;
+  const char *notes;
+  mlir::LogicalResult (*import)(NodeContext &);
+};
+const OpHandler *findHandler(llvm::StringRef opType);
+llvm::ArrayRef<OpHandler> allHandlers();
+
+class GraphImporter {
+public:
+  GraphImporter(mlir::MLIRContext &context, const onnx::ModelProto &model,
+                llvm::StringRef fileName);
+  mlir::FailureOr<ImportResult> run(const ImportOptions &options);
+
+  mlir::MLIRContext &context;
+  const onnx::ModelProto &model;
+  mlir::OpBuilder builder;
+  std::string fileName;
+  int64_t defaultOpset = 0;
+  std::map<std::string, mlir::Value> values;
+  std::map<std::string, ConstTensor> constants;
+
+  mlir::Value createConstant(llvm::StringRef name, const ConstTensor &tensor,
+                             mlir::Location loc, std::string &error);
+
+private:
+  mlir::LogicalResult resolveInputType(const onnx::ValueInfoProto &info,
+                                       const ImportOptions &options,
+                                       mlir::RankedTensorType &type);
+  mlir::Location nodeLocation(const onnx::NodeProto &node, int index) const;
+  void importNode(const onnx::NodeProto &node, int index);
+  void markUnsupported(const onnx::NodeProto &node, int index,
+                       const std::string &reason);
+
+  std::vector<UnsupportedNode> unsupported;
+  std::set<std::string> poisoned;
+};
+
+/// What a handler sees of one node: its inputs, attributes, constants, and a
+/// place to put its outputs.
+class NodeContext {
+public:
+  NodeContext(GraphImporter &importer, const onnx::NodeProto &node,
+              mlir::Location loc)
+      : importer(importer), node(node), loc(loc) {}
+
+  mlir::OpBuilder &b() { return importer.builder; }
+  mlir::Location getLoc() const { return loc; }
+  int64_t opset() const { return importer.defaultOpset; }
+  const onnx::NodeProto &proto() const { return node; }
+
+  size_t numInputs() const { return node.input_size(); }
+  bool hasInput(size_t i) const {
+    return i < (size_t)node.input_size() && !node.input(i).empty();
+  }
+  /// The value of input `i`; null (with an error set) when absent.
+  mlir::Value input(size_t i);
+  /// The import-time value of input `i` when it is a constant.
+  const ConstTensor *constInput(size_t i) const;
+  /// Input `i` as a list of integers (shapes, axes); fails when not constant.
+  mlir::FailureOr<std::vector<int64_t>> constInts(size_t i);
+
+  const onnx::AttributeProto *attr(llvm::StringRef name) const;
+  int64_t intAttr(llvm::StringRef name, int64_t dflt) const;
+  float floatAttr(llvm::StringRef name, float dflt) const;
+  std::string stringAttr(llvm::StringRef name, llvm::StringRef dflt) const;
+  std::optional<std::vector<int64_t>> intsAttr(llvm::StringRef name) const;
+
+  void setOutput(size_t i, mlir::Value value);
+  bool allOutputsSet() const;
+
+  /// Records why the node cannot be imported; returns failure.
+  mlir::LogicalResult fail(const llvm::Twine &reason);
+  const std::string &error() const { return errorMessage; }
+
+  /// Fails unless every given value has element type f32.
+  mlir::LogicalResult requireF32(mlir::ValueRange values);
+
+  /// Creates an op whose result types come from its own type inference; a
+  /// shape error becomes a failure instead of an abort.
+  template <typename OpTy>
+  mlir::FailureOr<mlir::Value>
+  create(mlir::ValueRange operands,
+         llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+    return createInferred(OpTy::getOperationName(), operands, attrs);
+  }
+
+  GraphImporter &importer;
+
+private:
+  mlir::FailureOr<mlir::Value>
+  createInferred(llvm::StringRef opName, mlir::ValueRange operands,
+                 llvm::ArrayRef<mlir::NamedAttribute> attrs);
+
+  const onnx::NodeProto &node;
+  mlir::Location loc;
+  std::string errorMessage;
+};
+
+} // namespace kiln::onnx_import
+
+#endif

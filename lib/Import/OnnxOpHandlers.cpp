@@ -1,0 +1,806 @@
+//===- OnnxOpHandlers.cpp - one import function per ONNX op type ----------===//
+//
+// Each handler knows the semantics of its op across opsets (attributes that
+// became inputs, changed defaults, flattening Softmax before opset 13) and
+// builds kiln ops. The table at the bottom is the single source of truth for
+// what is supported; `kiln-compile --list-ops` prints it.
+//
+//===----------------------------------------------------------------------===//
+#include "OnnxImporterImpl.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+//===----------------------------------------------------------------------===//
+// NodeContext
+//===----------------------------------------------------------------------===//
+
+Value NodeContext::input(size_t i) {
+  if (!hasInput(i)) {
+    fail("input " + Twine(i) + " is missing");
+    return nullptr;
+  }
+  auto it = importer.values.find(node.input(i));
+  if (it == importer.values.end()) {
+    fail("input '" + node.input(i) + "' is not defined before this node");
+    return nullptr;
+  }
+  return it->second;
+}
+
+const ConstTensor *NodeContext::constInput(size_t i) const {
+  if (!hasInput(i))
+    return nullptr;
+  auto it = importer.constants.find(node.input(i));
+  return it == importer.constants.end() ? nullptr : &it->second;
+}
+
+FailureOr<std::vector<int64_t>> NodeContext::constInts(size_t i) {
+  const ConstTensor *tensor = constInput(i);
+  if (!tensor) {
+    fail("input " + Twine(i) + " ('" + (hasInput(i) ? node.input(i) : "") +
+         "') must be a constant: shapes computed at run time are not "
+         "supported yet");
+    return failure();
+  }
+  if (tensor->onnxType != onnx::TensorProto::INT64 &&
+      tensor->onnxType != onnx::TensorProto::INT32) {
+    fail("input " + Twine(i) + " must be an integer tensor");
+    return failure();
+  }
+  return tensor->asInts();
+}
+
+const onnx::AttributeProto *NodeContext::attr(StringRef name) const {
+  for (const auto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t NodeContext::intAttr(StringRef name, int64_t dflt) const {
+  const auto *a = attr(name);
+  return a ? a->i() : dflt;
+}
+
+float NodeContext::floatAttr(StringRef name, float dflt) const {
+  const auto *a = attr(name);
+  return a ? a->f() : dflt;
+}
+
+std::string NodeContext::stringAttr(StringRef name, StringRef dflt) const {
+  const auto *a = attr(name);
+  return a ? a->s() : dflt.str();
+}
+
+std::optional<std::vector<int64_t>>
+NodeContext::intsAttr(StringRef name) const {
+  const auto *a = attr(name);
+  if (!a)
+    return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+void NodeContext::setOutput(size_t i, Value value) {
+  if (i < (size_t)node.output_size() && !node.output(i).empty())
+    importer.values[node.output(i)] = value;
+}
+
+bool NodeContext::allOutputsSet() const {
+  for (const auto &output : node.output())
+    if (!output.empty() && !importer.values.count(output)) {
+      return false;
+    }
+  return true;
+}
+
+LogicalResult NodeContext::fail(const Twine &reason) {
+  if (errorMessage.empty())
+    errorMessage = reason.str();
+  return failure();
+}
+
+LogicalResult NodeContext::requireF32(ValueRange values) {
+  for (Value v : values) {
+    Type t = cast<ShapedType>(v.getType()).getElementType();
+    if (!t.isF32()) {
+      std::string name;
+      llvm::raw_string_ostream os(name);
+      os << t;
+      return fail("dtype " + name + " not supported yet (float32 only)");
+    }
+  }
+  return success();
+}
+
+FailureOr<Value> NodeContext::createInferred(StringRef opName,
+                                             ValueRange operands,
+                                             ArrayRef<NamedAttribute> attrs) {
+  OperationState state(loc, opName);
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  // A placeholder result type; the op's own inference replaces it below.
+  state.addTypes(operands.front().getType());
+  Operation *op = b().create(state);
+  auto infer = cast<InferTypeOpInterface>(op);
+  SmallVector<Type> types;
+  if (failed(infer.inferReturnTypes(
+          op->getContext(), loc, op->getOperands(), op->getRawDictionaryAttrs(),
+          op->getPropertiesStorage(), op->getRegions(), types)) ||
+      types.size() != 1) {
+    op->erase();
+    return fail("shape inference failed");
+  }
+  op->getResult(0).setType(types[0]);
+  if (failed(mlir::verify(op))) {
+    op->erase();
+    return fail("invalid attributes or operand shapes");
+  }
+  return op->getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+static int64_t rankOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
+}
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// Normalizes possibly negative axes against `rank`; fails when out of range.
+static FailureOr<SmallVector<int64_t>>
+normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> result;
+  for (int64_t a : axes) {
+    int64_t axis = a < 0 ? a + rank : a;
+    if (axis < 0 || axis >= rank) {
+      (void)ctx.fail("axis " + Twine(a) + " out of range for rank " +
+                     Twine(rank));
+      return failure();
+    }
+    if (!llvm::is_contained(result, axis))
+      result.push_back(axis);
+  }
+  llvm::sort(result);
+  return result;
+}
+
+static Value reshapeTo(NodeContext &ctx, Value v, ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(v.getType()).getElementType());
+  if (type == v.getType())
+    return v;
+  return ReshapeOp::create(ctx.b(), ctx.getLoc(), type, v);
+}
+
+static LogicalResult setResult(NodeContext &ctx, FailureOr<Value> value) {
+  if (failed(value))
+    return failure();
+  ctx.setOutput(0, *value);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy> static LogicalResult importUnary(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireF32(x)))
+    return failure();
+  return setResult(ctx, ctx.create<OpTy>(x));
+}
+
+template <typename OpTy>
+static LogicalResult importAlphaUnary(NodeContext &ctx, float dflt) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireF32(x)))
+    return failure();
+  auto alpha = ctx.b().getNamedAttr(
+      "alpha", ctx.b().getF32FloatAttr(ctx.floatAttr("alpha", dflt)));
+  return setResult(ctx, ctx.create<OpTy>(x, {alpha}));
+}
+
+static LogicalResult importIdentity(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  ctx.setOutput(0, x);
+  return success();
+}
+
+static LogicalResult importClip(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireF32(x)))
+    return failure();
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+  if (ctx.opset() < 11) {
+    lo = ctx.floatAttr("min", lo);
+    hi = ctx.floatAttr("max", hi);
+  } else {
+    for (size_t i : {1, 2}) {
+      if (!ctx.hasInput(i))
+        continue;
+      const ConstTensor *bound = ctx.constInput(i);
+      std::optional<float> v = bound ? bound->asScalarFloat() : std::nullopt;
+      if (!v)
+        return ctx.fail("Clip bounds must be constant scalars");
+      (i == 1 ? lo : hi) = *v;
+    }
+  }
+  auto &b = ctx.b();
+  return setResult(ctx, ctx.create<ClipOp>(
+                            x, {b.getNamedAttr("min", b.getF32FloatAttr(lo)),
+                                b.getNamedAttr("max", b.getF32FloatAttr(hi))}));
+}
+
+template <typename OpTy> static LogicalResult importBinary(NodeContext &ctx) {
+  if (ctx.opset() < 7 && ctx.attr("broadcast"))
+    return ctx.fail("legacy broadcast attribute (opset < 7) not supported");
+  Value lhs = ctx.input(0), rhs = ctx.input(1);
+  if (!lhs || !rhs || failed(ctx.requireF32({lhs, rhs})))
+    return failure();
+  return setResult(ctx, ctx.create<OpTy>(ValueRange{lhs, rhs}));
+}
+
+/// Max, Min, Sum, Mean: variadic, folded pairwise left to right.
+template <typename OpTy>
+static LogicalResult importVariadic(NodeContext &ctx, bool mean) {
+  Value acc = ctx.input(0);
+  if (!acc || failed(ctx.requireF32(acc)))
+    return failure();
+  for (size_t i = 1; i < ctx.numInputs(); ++i) {
+    Value next = ctx.input(i);
+    if (!next || failed(ctx.requireF32(next)))
+      return failure();
+    auto combined = ctx.create<OpTy>(ValueRange{acc, next});
+    if (failed(combined))
+      return failure();
+    acc = *combined;
+  }
+  if (mean && ctx.numInputs() > 1) {
+    auto scalarType = RankedTensorType::get({}, ctx.b().getF32Type());
+    auto n = DenseElementsAttr::get(scalarType, float(ctx.numInputs()));
+    Value count = ConstantOp::create(ctx.b(), ctx.getLoc(), n);
+    auto divided = ctx.create<DivOp>(ValueRange{acc, count});
+    if (failed(divided))
+      return failure();
+    acc = *divided;
+  }
+  ctx.setOutput(0, acc);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MatMul, Gemm, Conv, pooling
+//===----------------------------------------------------------------------===//
+
+static LogicalResult importMatMul(NodeContext &ctx) {
+  Value a = ctx.input(0), b = ctx.input(1);
+  if (!a || !b || failed(ctx.requireF32({a, b})))
+    return failure();
+  return setResult(ctx, ctx.create<MatMulOp>(ValueRange{a, b}));
+}
+
+static LogicalResult importGemm(NodeContext &ctx) {
+  Value a = ctx.input(0), b = ctx.input(1);
+  if (!a || !b)
+    return failure();
+  SmallVector<Value> operands = {a, b};
+  if (ctx.hasInput(2)) {
+    Value c = ctx.input(2);
+    if (!c)
+      return failure();
+    operands.push_back(c);
+  }
+  if (failed(ctx.requireF32(operands)))
+    return failure();
+  auto &bld = ctx.b();
+  return setResult(
+      ctx,
+      ctx.create<GemmOp>(
+          operands,
+          {bld.getNamedAttr("alpha",
+                            bld.getF32FloatAttr(ctx.floatAttr("alpha", 1.0f))),
+           bld.getNamedAttr("beta",
+                            bld.getF32FloatAttr(ctx.floatAttr("beta", 1.0f))),
+           bld.getNamedAttr("transA",
+                            bld.getBoolAttr(ctx.intAttr("transA", 0) != 0)),
+           bld.getNamedAttr("transB",
+                            bld.getBoolAttr(ctx.intAttr("transB", 0) != 0))}));
+}
+
+/// Window attributes shared by Conv and the pools, with auto_pad resolved to
+/// explicit pads.
+struct Window {
+  SmallVector<int64_t> kernel, strides, dilations, pads;
+};
+
+static FailureOr<Window> readWindow(NodeContext &ctx, Value input,
+                                    ArrayRef<int64_t> kernel, bool ceilMode) {
+  int64_t spatial = rankOf(input) - 2;
+  if (spatial < 1)
+    return ctx.fail("input must have rank >= 3"), failure();
+  Window w;
+  w.kernel.assign(kernel.begin(), kernel.end());
+  auto orDefault = [&](StringRef name, int64_t count, int64_t value) {
+    auto given = ctx.intsAttr(name);
+    return given ? SmallVector<int64_t>(given->begin(), given->end())
+                 : SmallVector<int64_t>(count, value);
+  };
+  w.strides = orDefault("strides", spatial, 1);
+  w.dilations = orDefault("dilations", spatial, 1);
+  w.pads = orDefault("pads", 2 * spatial, 0);
+  if ((int64_t)w.kernel.size() != spatial ||
+      (int64_t)w.strides.size() != spatial ||
+      (int64_t)w.dilations.size() != spatial ||
+      (int64_t)w.pads.size() != 2 * spatial)
+    return ctx.fail("kernel_shape/strides/dilations/pads lengths do not match "
+                    "the input rank"),
+           failure();
+  std::string autoPad = ctx.stringAttr("auto_pad", "NOTSET");
+  if (autoPad == "VALID") {
+    std::fill(w.pads.begin(), w.pads.end(), 0);
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t in = shapeOf(input)[i + 2];
+      int64_t out = (in + w.strides[i] - 1) / w.strides[i];
+      int64_t total = std::max<int64_t>(
+          0, (out - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 -
+                 in);
+      int64_t small = total / 2, large = total - small;
+      w.pads[i] = autoPad == "SAME_UPPER" ? small : large;
+      w.pads[i + spatial] = autoPad == "SAME_UPPER" ? large : small;
+    }
+  } else if (autoPad != "NOTSET") {
+    return ctx.fail("auto_pad '" + autoPad + "' is not valid"), failure();
+  }
+  (void)ceilMode;
+  return w;
+}
+
+static LogicalResult importConv(NodeContext &ctx) {
+  Value x = ctx.input(0), w = ctx.input(1);
+  if (!x || !w)
+    return failure();
+  SmallVector<Value> operands = {x, w};
+  if (ctx.hasInput(2)) {
+    Value bias = ctx.input(2);
+    if (!bias)
+      return failure();
+    operands.push_back(bias);
+  }
+  if (failed(ctx.requireF32(operands)))
+    return failure();
+  if (rankOf(w) != rankOf(x) || rankOf(x) < 3)
+    return ctx.fail("input and weight must have equal rank >= 3");
+  auto kernel = ctx.intsAttr("kernel_shape");
+  SmallVector<int64_t> kernelShape(shapeOf(w).drop_front(2));
+  if (kernel && ArrayRef<int64_t>(*kernel) != ArrayRef<int64_t>(kernelShape))
+    return ctx.fail("kernel_shape attribute differs from the weight shape");
+  auto window = readWindow(ctx, x, kernelShape, false);
+  if (failed(window))
+    return failure();
+  auto &b = ctx.b();
+  return setResult(
+      ctx, ctx.create<ConvOp>(
+               operands,
+               {b.getNamedAttr("pads", b.getDenseI64ArrayAttr(window->pads)),
+                b.getNamedAttr("strides",
+                               b.getDenseI64ArrayAttr(window->strides)),
+                b.getNamedAttr("dilations",
+                               b.getDenseI64ArrayAttr(window->dilations)),
+                b.getNamedAttr("group",
+                               b.getI64IntegerAttr(ctx.intAttr("group", 1)))}));
+}
+
+template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireF32(x)))
+    return failure();
+  if (ctx.proto().output_size() > 1 && !ctx.proto().output(1).empty())
+    return ctx.fail("the Indices output is not supported yet");
+  if (ctx.intAttr("storage_order", 0) != 0)
+    return ctx.fail("storage_order=1 is not supported");
+  auto kernel = ctx.intsAttr("kernel_shape");
+  if (!kernel)
+    return ctx.fail("kernel_shape is required");
+  bool ceilMode = ctx.intAttr("ceil_mode", 0) != 0;
+  auto window = readWindow(ctx, x, *kernel, ceilMode);
+  if (failed(window))
+    return failure();
+  auto &b = ctx.b();
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("kernel_shape", b.getDenseI64ArrayAttr(window->kernel)),
+      b.getNamedAttr("strides", b.getDenseI64ArrayAttr(window->strides)),
+      b.getNamedAttr("pads", b.getDenseI64ArrayAttr(window->pads)),
+      b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(window->dilations)),
+      b.getNamedAttr("ceil_mode", b.getBoolAttr(ceilMode))};
+  if constexpr (std::is_same_v<OpTy, AveragePoolOp>) {
+    if (ctx.attr("dilations") && ctx.opset() < 19)
+      return ctx.fail("dilations on AveragePool need opset 19");
+    attrs.push_back(b.getNamedAttr(
+        "count_include_pad",
+        b.getBoolAttr(ctx.intAttr("count_include_pad", 0) != 0)));
+  }
+  return setResult(ctx, ctx.create<OpTy>(x, attrs));
+}
+
+/// GlobalAveragePool/GlobalMaxPool are reductions over the spatial dims.
+template <typename ReduceTy>
+static LogicalResult importGlobalPool(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireF32(x)))
+    return failure();
+  if (rankOf(x) < 3)
+    return ctx.fail("input must have rank >= 3");
+  auto axes = llvm::to_vector(llvm::seq<int64_t>(2, rankOf(x)));
+  auto &b = ctx.b();
+  return setResult(ctx, ctx.create<ReduceTy>(
+                            x, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr(axes)),
+                                b.getNamedAttr("keepdims", b.getBoolAttr(true))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+static LogicalResult importReshape(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  std::vector<int64_t> target;
+  if (ctx.opset() < 5) {
+    auto shape = ctx.intsAttr("shape");
+    if (!shape)
+      return ctx.fail("shape attribute is required");
+    target = *shape;
+  } else {
+    auto shape = ctx.constInts(1);
+    if (failed(shape))
+      return failure();
+    target = *shape;
+  }
+  bool allowZero = ctx.intAttr("allowzero", 0) != 0;
+  auto inShape = shapeOf(x);
+  int64_t known = 1, inferred = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == 0 && !allowZero) {
+      if (i >= inShape.size())
+        return ctx.fail("shape entry 0 at index " + Twine(i) +
+                        " has no input dim to copy");
+      target[i] = inShape[i];
+    }
+    if (target[i] == -1) {
+      if (inferred >= 0)
+        return ctx.fail("shape has more than one -1");
+      inferred = i;
+      continue;
+    }
+    if (target[i] < 0)
+      return ctx.fail("shape entry " + Twine(target[i]) + " is invalid");
+    known *= target[i];
+  }
+  int64_t total = cast<RankedTensorType>(x.getType()).getNumElements();
+  if (inferred >= 0) {
+    if (known == 0 || total % known != 0)
+      return ctx.fail("cannot infer the -1 dim of the shape");
+    target[inferred] = total / known;
+  } else if (known != total) {
+    return ctx.fail("shape has " + Twine(known) + " elements, input has " +
+                    Twine(total));
+  }
+  ctx.setOutput(0, reshapeTo(ctx, x, target));
+  return success();
+}
+
+static LogicalResult importFlatten(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  int64_t rank = rankOf(x);
+  int64_t axis = ctx.intAttr("axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank)
+    return ctx.fail("axis out of range");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) *= shapeOf(x)[d];
+  ctx.setOutput(0, reshapeTo(ctx, x, {outer, inner}));
+  return success();
+}
+
+static FailureOr<std::vector<int64_t>> axesAttrOrInput(NodeContext &ctx,
+                                                       int inputSinceOpset) {
+  if (ctx.opset() >= inputSinceOpset) {
+    if (!ctx.hasInput(1))
+      return std::vector<int64_t>{};
+    return ctx.constInts(1);
+  }
+  return ctx.intsAttr("axes").value_or(std::vector<int64_t>{});
+}
+
+static LogicalResult importSqueeze(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  auto axes = axesAttrOrInput(ctx, 13);
+  if (failed(axes))
+    return failure();
+  auto normalized = normalizeAxes(ctx, *axes, rankOf(x));
+  if (failed(normalized))
+    return failure();
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rankOf(x); ++d) {
+    bool listed = llvm::is_contained(*normalized, d);
+    if (listed && shapeOf(x)[d] != 1)
+      return ctx.fail("cannot squeeze dim " + Twine(d) + " of size " +
+                      Twine(shapeOf(x)[d]));
+    if (!(listed || (axes->empty() && shapeOf(x)[d] == 1)))
+      shape.push_back(shapeOf(x)[d]);
+  }
+  ctx.setOutput(0, reshapeTo(ctx, x, shape));
+  return success();
+}
+
+static LogicalResult importUnsqueeze(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  auto axes = axesAttrOrInput(ctx, 13);
+  if (failed(axes))
+    return failure();
+  int64_t outRank = rankOf(x) + axes->size();
+  auto normalized = normalizeAxes(ctx, *axes, outRank);
+  if (failed(normalized))
+    return failure();
+  if (normalized->size() != axes->size())
+    return ctx.fail("axes repeat");
+  SmallVector<int64_t> shape;
+  auto inShape = shapeOf(x);
+  size_t next = 0;
+  for (int64_t d = 0; d < outRank; ++d)
+    shape.push_back(llvm::is_contained(*normalized, d) ? 1 : inShape[next++]);
+  ctx.setOutput(0, reshapeTo(ctx, x, shape));
+  return success();
+}
+
+static LogicalResult importTranspose(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  SmallVector<int64_t> perm;
+  if (auto given = ctx.intsAttr("perm"))
+    perm.assign(given->begin(), given->end());
+  else
+    for (int64_t d = rankOf(x) - 1; d >= 0; --d)
+      perm.push_back(d);
+  auto &b = ctx.b();
+  return setResult(ctx, ctx.create<TransposeOp>(
+                            x, {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))}));
+}
+
+static LogicalResult importConcat(NodeContext &ctx) {
+  SmallVector<Value> inputs;
+  for (size_t i = 0; i < ctx.numInputs(); ++i) {
+    Value v = ctx.input(i);
+    if (!v)
+      return failure();
+    inputs.push_back(v);
+  }
+  if (inputs.empty())
+    return ctx.fail("Concat needs at least one input");
+  int64_t rank = rankOf(inputs.front());
+  int64_t axis = ctx.intAttr("axis", ctx.opset() < 4 ? 1 : 0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return ctx.fail("axis out of range");
+  auto &b = ctx.b();
+  return setResult(ctx, ctx.create<ConcatOp>(
+                            inputs, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and reductions
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy> static LogicalResult importSoftmax(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireF32(x)))
+    return failure();
+  int64_t rank = rankOf(x);
+  auto &b = ctx.b();
+  if (ctx.opset() >= 13) {
+    int64_t axis = ctx.intAttr("axis", -1);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank)
+      return ctx.fail("axis out of range");
+    return setResult(ctx, ctx.create<OpTy>(
+                              x, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+  }
+  // Before opset 13 the input is coerced to 2-D at `axis` and normalized
+  // over the second dim.
+  int64_t axis = ctx.intAttr("axis", 1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank)
+    return ctx.fail("axis out of range");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) *= shapeOf(x)[d];
+  Value flat = reshapeTo(ctx, x, {outer, inner});
+  auto result = ctx.create<OpTy>(
+      flat, {b.getNamedAttr("axis", b.getI64IntegerAttr(1))});
+  if (failed(result))
+    return failure();
+  ctx.setOutput(0, reshapeTo(ctx, *result, shapeOf(x)));
+  return success();
+}
+
+template <typename OpTy>
+static LogicalResult importReduce(NodeContext &ctx, int axesInputSince) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireF32(x)))
+    return failure();
+  auto axes = axesAttrOrInput(ctx, axesInputSince);
+  if (failed(axes))
+    return failure();
+  int64_t rank = rankOf(x);
+  bool noopWhenEmpty = ctx.intAttr("noop_with_empty_axes", 0) != 0;
+  if (axes->empty() && noopWhenEmpty) {
+    ctx.setOutput(0, x);
+    return success();
+  }
+  SmallVector<int64_t> normalized;
+  if (axes->empty()) {
+    normalized = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  } else {
+    auto n = normalizeAxes(ctx, *axes, rank);
+    if (failed(n))
+      return failure();
+    normalized = *n;
+  }
+  auto &b = ctx.b();
+  bool keepdims = ctx.intAttr("keepdims", 1) != 0;
+  return setResult(
+      ctx, ctx.create<OpTy>(
+               x, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr(normalized)),
+                   b.getNamedAttr("keepdims", b.getBoolAttr(keepdims))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+static LogicalResult importConstant(NodeContext &ctx) {
+  ConstTensor tensor;
+  const auto &node = ctx.proto();
+  if (node.attribute_size() != 1)
+    return ctx.fail("Constant needs exactly one value attribute");
+  const auto &a = node.attribute(0);
+  auto scalarOrList = [&](int type, auto values, bool scalar) {
+    using T = typename decltype(values)::value_type;
+    tensor.onnxType = type;
+    if (!scalar)
+      tensor.shape = {(int64_t)values.size()};
+    tensor.bytes.resize(values.size() * sizeof(T));
+    memcpy(tensor.bytes.data(), values.data(), tensor.bytes.size());
+  };
+  if (a.name() == "value") {
+    std::string error;
+    if (failed(readTensorBytes(a.t(), tensor, error)))
+      return ctx.fail(error);
+  } else if (a.name() == "value_float") {
+    scalarOrList(onnx::TensorProto::FLOAT, std::vector<float>{a.f()}, true);
+  } else if (a.name() == "value_floats") {
+    scalarOrList(onnx::TensorProto::FLOAT,
+                 std::vector<float>(a.floats().begin(), a.floats().end()), false);
+  } else if (a.name() == "value_int") {
+    scalarOrList(onnx::TensorProto::INT64, std::vector<int64_t>{a.i()}, true);
+  } else if (a.name() == "value_ints") {
+    scalarOrList(onnx::TensorProto::INT64,
+                 std::vector<int64_t>(a.ints().begin(), a.ints().end()), false);
+  } else {
+    return ctx.fail("Constant attribute '" + a.name() + "' is not supported");
+  }
+  std::string error;
+  Value value =
+      ctx.importer.createConstant(node.output(0), tensor, ctx.getLoc(), error);
+  if (!value)
+    return ctx.fail(error);
+  ctx.setOutput(0, value);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The table
+//===----------------------------------------------------------------------===//
+
+constexpr int kMaxOpset = 21;
+
+static const OpHandler kHandlers[] = {
+    // clang-format off
+    {"Abs", 6, kMaxOpset, "", importUnary<AbsOp>},
+    {"Add", 7, kMaxOpset, "numpy broadcasting", importBinary<AddOp>},
+    {"AveragePool", 7, kMaxOpset, "1-D/2-D/3-D; ceil_mode; count_include_pad", importPool<AveragePoolOp>},
+    {"Ceil", 6, kMaxOpset, "", importUnary<CeilOp>},
+    {"Clip", 6, kMaxOpset, "bounds must be constants", importClip},
+    {"Concat", 4, kMaxOpset, "", importConcat},
+    {"Constant", 1, kMaxOpset, "value, value_float(s), value_int(s)", importConstant},
+    {"Conv", 1, kMaxOpset, "1-D/2-D/3-D; groups, dilations, auto_pad", importConv},
+    {"Cos", 7, kMaxOpset, "", importUnary<CosOp>},
+    {"Div", 7, kMaxOpset, "numpy broadcasting", importBinary<DivOp>},
+    {"Elu", 6, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<EluOp>(c, 1.0f); }},
+    {"Erf", 9, kMaxOpset, "", importUnary<ErfOp>},
+    {"Exp", 6, kMaxOpset, "", importUnary<ExpOp>},
+    {"Flatten", 1, kMaxOpset, "", importFlatten},
+    {"Floor", 6, kMaxOpset, "", importUnary<FloorOp>},
+    {"Gemm", 7, kMaxOpset, "alpha, beta, transA, transB; optional C", importGemm},
+    {"GlobalAveragePool", 1, kMaxOpset, "", importGlobalPool<ReduceMeanOp>},
+    {"GlobalMaxPool", 1, kMaxOpset, "", importGlobalPool<ReduceMaxOp>},
+    {"Identity", 1, kMaxOpset, "tensors only", importIdentity},
+    {"LeakyRelu", 6, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<LeakyReluOp>(c, 0.01f); }},
+    {"Log", 6, kMaxOpset, "", importUnary<LogOp>},
+    {"LogSoftmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<LogSoftmaxOp>},
+    {"MatMul", 1, kMaxOpset, "batched, broadcasting, 1-D operands", importMatMul},
+    {"Max", 8, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<MaxOp>(c, false); }},
+    {"MaxPool", 8, kMaxOpset, "1-D/2-D/3-D; no Indices output", importPool<MaxPoolOp>},
+    {"Mean", 8, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, true); }},
+    {"Min", 8, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<MinOp>(c, false); }},
+    {"Mul", 7, kMaxOpset, "numpy broadcasting", importBinary<MulOp>},
+    {"Neg", 6, kMaxOpset, "", importUnary<NegOp>},
+    {"Pow", 7, kMaxOpset, "float32 exponent", importBinary<PowOp>},
+    {"Reciprocal", 6, kMaxOpset, "", importUnary<ReciprocalOp>},
+    {"ReduceL1", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceL1Op>(c, 18); }},
+    {"ReduceL2", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceL2Op>(c, 18); }},
+    {"ReduceLogSum", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceLogSumOp>(c, 18); }},
+    {"ReduceLogSumExp", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceLogSumExpOp>(c, 18); }},
+    {"ReduceMax", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceMaxOp>(c, 18); }},
+    {"ReduceMean", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceMeanOp>(c, 18); }},
+    {"ReduceMin", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceMinOp>(c, 18); }},
+    {"ReduceProd", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceProdOp>(c, 18); }},
+    {"ReduceSum", 1, kMaxOpset, "axes input from opset 13", [](NodeContext &c) { return importReduce<ReduceSumOp>(c, 13); }},
+    {"ReduceSumSquare", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceSumSquareOp>(c, 18); }},
+    {"Relu", 6, kMaxOpset, "", importUnary<ReluOp>},
+    {"Reshape", 1, kMaxOpset, "constant shape; 0, -1, allowzero", importReshape},
+    {"Sigmoid", 6, kMaxOpset, "", importUnary<SigmoidOp>},
+    {"Sin", 7, kMaxOpset, "", importUnary<SinOp>},
+    {"Softmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<SoftmaxOp>},
+    {"Softplus", 1, kMaxOpset, "", importUnary<SoftplusOp>},
+    {"Sqrt", 6, kMaxOpset, "", importUnary<SqrtOp>},
+    {"Squeeze", 1, kMaxOpset, "axes input from opset 13", importSqueeze},
+    {"Sub", 7, kMaxOpset, "numpy broadcasting", importBinary<SubOp>},
+    {"Sum", 8, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, false); }},
+    {"Tanh", 6, kMaxOpset, "", importUnary<TanhOp>},
+    {"Transpose", 1, kMaxOpset, "", importTranspose},
+    {"Unsqueeze", 1, kMaxOpset, "axes input from opset 13", importUnsqueeze},
+    // clang-format on
+};
+
+const OpHandler *onnx_import::findHandler(StringRef opType) {
+  for (const auto &handler : kHandlers)
+    if (opType == handler.opType)
+      return &handler;
+  return nullptr;
+}
+
+ArrayRef<OpHandler> onnx_import::allHandlers() { return kHandlers; }
+
+std::vector<SupportedOp> kiln::getSupportedOps() {
+  std::vector<SupportedOp> ops;
+  for (const auto &h : kHandlers)
+    ops.push_back({h.opType, h.minOpset, h.maxOpset, h.notes});
+  return ops;
+}

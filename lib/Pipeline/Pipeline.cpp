@@ -1,0 +1,107 @@
+//===- Pipeline.cpp - the compiler's phases and their passes --------------===//
+#include "kiln/Pipeline/Pipeline.h"
+
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <mutex>
+
+using namespace mlir;
+using namespace kiln;
+
+std::optional<Phase> kiln::parsePhase(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<Phase>>(name)
+      .Case("graph", Phase::Graph)
+      .Case("fused", Phase::Fused)
+      .Case("tiled", Phase::Tiled)
+      .Case("kernels", Phase::Kernels)
+      .Case("artifact", Phase::Artifact)
+      .Default(std::nullopt);
+}
+
+llvm::StringRef kiln::phaseName(Phase phase) {
+  switch (phase) {
+  case Phase::Graph:
+    return "graph";
+  case Phase::Fused:
+    return "fused";
+  case Phase::Tiled:
+    return "tiled";
+  case Phase::Kernels:
+    return "kernels";
+  case Phase::Artifact:
+    return "artifact";
+  }
+  llvm_unreachable("unknown phase");
+}
+
+void kiln::registerCompilerDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<KilnDialect>();
+}
+
+/// The passes of each phase as textual pipelines on the top-level module, so
+/// that `--mlir-print-ir-after-all` and a lit test can name every step.
+static std::string phasePipeline(Phase phase, const CompileOptions &options) {
+  switch (phase) {
+  case Phase::Graph:
+    return "func.func(canonicalize,cse)";
+  case Phase::Fused:
+    return "func.func(kiln-form-dispatch-regions,canonicalize)";
+  case Phase::Tiled:
+    return "kiln-outline-dispatches,"
+           "builtin.module(kiln-convert-to-linalg,canonicalize,cse,"
+           "func.func(kiln-tile-and-distribute{max-workgroups=" +
+           std::to_string(options.maxWorkgroups) +
+           "}),canonicalize,cse)";
+  case Phase::Kernels:
+    return "builtin.module("
+           "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+           "one-shot-bufferize,canonicalize,"
+           "func.func(kiln-map-forall-to-workgroups,kiln-expand-memref-copies),"
+           "buffer-deallocation-pipeline,"
+           "func.func(scf-forall-to-for,convert-linalg-to-loops),"
+           "lower-affine,expand-strided-metadata,finalize-memref-to-llvm,"
+           "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
+           "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+           "reconcile-unrealized-casts,kiln-add-cpu-kernel-abi,canonicalize)";
+  case Phase::Artifact:
+    return "";
+  }
+  llvm_unreachable("unknown phase");
+}
+
+LogicalResult kiln::buildPipeline(OpPassManager &pm, Phase last,
+                                  const CompileOptions &options) {
+  // The textual pipelines below name passes through the global registry.
+  static std::once_flag registered;
+  std::call_once(registered, [] {
+    registerAllPasses();
+    registerKilnPasses();
+  });
+  if (options.target != "cpu") {
+    llvm::errs() << "error: target '" << options.target
+                 << "' is not supported yet (supported: cpu)\n";
+    return failure();
+  }
+  for (Phase phase : {Phase::Graph, Phase::Fused, Phase::Tiled,
+                      Phase::Kernels}) {
+    if (phase > last)
+      break;
+    std::string pipeline = phasePipeline(phase, options);
+    std::string error;
+    llvm::raw_string_ostream errorStream(error);
+    if (failed(parsePassPipeline(pipeline, pm, errorStream))) {
+      llvm::errs() << "internal error: bad pipeline for phase "
+                   << phaseName(phase) << ": " << error << "\n";
+      return failure();
+    }
+  }
+  return success();
+}

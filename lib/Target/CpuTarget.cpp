@@ -1,0 +1,135 @@
+//===- CpuTarget.cpp - LLVM-dialect kernels → x86-64 shared object --------===//
+#include "kiln/Target/CpuTarget.h"
+
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+#ifndef KILN_LLD_PATH
+#define KILN_LLD_PATH "/usr/lib/llvm-22/bin/ld.lld"
+#endif
+
+using namespace mlir;
+using namespace kiln;
+
+static std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const CpuTargetOptions &options, std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  std::string cpu = options.cpu;
+  std::string features;
+  if (cpu == "native") {
+    cpu = llvm::sys::getHostCPUName().str();
+    llvm::SubtargetFeatures featureSet;
+    for (auto &feature : llvm::sys::getHostCPUFeatures())
+      featureSet.AddFeature(feature.first(), feature.second);
+    features = featureSet.getString();
+  }
+  llvm::TargetOptions targetOptions;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, cpu, features, targetOptions, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
+}
+
+static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder builder(&machine, tuning);
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3)
+      .run(module, mam);
+}
+
+/// A temporary file path that is removed when this object goes away.
+struct TempFile {
+  llvm::SmallString<128> path;
+  ~TempFile() {
+    if (!path.empty())
+      llvm::sys::fs::remove(path);
+  }
+};
+
+FailureOr<std::string>
+kiln::buildCpuKernelObject(ModuleOp kernels, const CpuTargetOptions &options) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  kernels->getContext()->appendDialectRegistry(registry);
+
+  std::string error;
+  auto machine = createTargetMachine(options, error);
+  if (!machine)
+    return kernels.emitError("cannot create the CPU target machine for '")
+           << options.cpu << "': " << error;
+
+  llvm::LLVMContext llvmContext;
+  auto llvmModule = translateModuleToLLVMIR(kernels, llvmContext, "kernels");
+  if (!llvmModule)
+    return kernels.emitError("cannot translate the kernels to LLVM IR");
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+  optimize(*llvmModule, *machine);
+
+  llvm::SmallVector<char, 0> object;
+  {
+    llvm::raw_svector_ostream stream(object);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, stream, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return kernels.emitError("the CPU target cannot emit object files");
+    codegen.run(*llvmModule);
+  }
+
+  TempFile objectFile, sharedFile;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", fd,
+                                         objectFile.path) ||
+      llvm::sys::fs::createTemporaryFile("kiln-kernels", "so",
+                                         sharedFile.path))
+    return kernels.emitError("cannot create temporary files for linking");
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out.write(object.data(), object.size());
+  }
+  llvm::SmallVector<llvm::StringRef> args = {
+      KILN_LLD_PATH, "-shared", "--hash-style=gnu", "-O2", "-o",
+      sharedFile.path, objectFile.path};
+  // Math functions (expf, erff, ...) resolve against libm at load time.
+  if (llvm::sys::fs::exists("/usr/lib/x86_64-linux-gnu/libm.so"))
+    args.append({"-L/usr/lib/x86_64-linux-gnu", "-lm"});
+  std::string linkError;
+  int rc = llvm::sys::ExecuteAndWait(KILN_LLD_PATH, args, std::nullopt, {}, 0,
+                                     0, &linkError);
+  if (rc != 0)
+    return kernels.emitError("linking the kernel object with ")
+           << KILN_LLD_PATH << " failed (exit " << rc << "): " << linkError;
+  auto shared = llvm::MemoryBuffer::getFile(sharedFile.path, false, false);
+  if (!shared)
+    return kernels.emitError("cannot read the linked kernel object");
+  return (*shared)->getBuffer().str();
+}

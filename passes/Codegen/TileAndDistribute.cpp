@@ -1,0 +1,97 @@
+//===- TileAndDistribute.cpp - tile a kernel into workgroups --------------===//
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_TILEANDDISTRIBUTE
+#include "kiln/Passes/CodegenPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The tileable op whose result the kernel writes, looking through reshapes.
+TilingInterface findRoot(func::FuncOp func) {
+  TilingInterface root;
+  func.walk([&](bufferization::MaterializeInDestinationOp write) {
+    Value v = write.getSource();
+    while (Operation *def = v.getDefiningOp()) {
+      if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def))
+        v = collapse.getSrc();
+      else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def))
+        v = expand.getSrc();
+      else
+        break;
+    }
+    if (!root)
+      root = v.getDefiningOp<TilingInterface>();
+  });
+  return root;
+}
+
+struct TileAndDistributePass
+    : public kiln::impl::TileAndDistributeBase<TileAndDistributePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!func->hasAttr("kiln.kernel"))
+      return;
+    int64_t workgroups = 1;
+    if (TilingInterface root = findRoot(func))
+      workgroups = tile(root);
+    func->setAttr("kiln.workgroups",
+                  IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                   workgroups));
+  }
+
+  /// Tiles `root` along one parallel loop and fuses its producers; returns
+  /// the number of tiles (the grid size).
+  int64_t tile(TilingInterface root) {
+    OpBuilder builder(root);
+    SmallVector<Range> domain = root.getIterationDomain(builder);
+    SmallVector<utils::IteratorType> iterators = root.getLoopIteratorTypes();
+    int64_t total = 1, dim = -1, extent = 0;
+    for (auto [i, range] : llvm::enumerate(domain)) {
+      std::optional<int64_t> size = getConstantIntValue(range.size);
+      if (!size)
+        return 1;
+      total *= std::max<int64_t>(*size, 1);
+      if (dim < 0 && iterators[i] == utils::IteratorType::parallel &&
+          *size > 1) {
+        dim = i;
+        extent = *size;
+      }
+    }
+    if (dim < 0)
+      return 1;
+    int64_t wanted = std::min<int64_t>(
+        {maxWorkgroups, extent,
+         std::max<int64_t>(1, total / std::max<int64_t>(1, minWorkPerWorkgroup))});
+    int64_t tileSize = (extent + wanted - 1) / wanted;
+    int64_t tiles = (extent + tileSize - 1) / tileSize;
+    if (tiles <= 1)
+      return 1;
+
+    SmallVector<OpFoldResult> tileSizes(domain.size(), builder.getIndexAttr(0));
+    tileSizes[dim] = builder.getIndexAttr(tileSize);
+    scf::SCFTileAndFuseOptions options;
+    options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+        .setTileSizes(tileSizes);
+    IRRewriter rewriter(&getContext());
+    rewriter.setInsertionPoint(root);
+    FailureOr<scf::SCFTileAndFuseResult> result =
+        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
+    if (failed(result))
+      return 1;
+    for (auto [original, replacement] : result->replacements)
+      rewriter.replaceAllUsesWith(original, replacement);
+    return tiles;
+  }
+};
+
+} // namespace

@@ -1,0 +1,24 @@
+//===- Passes.td - fusion passes ----------------------------*- tablegen -*-===//
+#ifndef KILN_PASSES_FUSION_TD
+#define KILN_PASSES_FUSION_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FormDispatchRegions : Pass<"kiln-form-dispatch-regions", "mlir::func::FuncOp"> {
+  let summary = "Groups kiln ops into kiln.dispatch_region ops, one per kernel";
+  let description = [{
+    Every compute op gets a region of its own. Elementwise consumers whose
+    only producer-side input comes from a region's single-use result join
+    that region, so a chain such as conv → add → relu is one kernel. Constants
+    and reshapes stay outside: weights are buffers, and reshapes of contiguous
+    data are aliases, not kernels. Small constants (≤ 16 elements) are cloned
+    into the regions that use them, so they become immediates.
+  }];
+  let options = [
+    Option<"fuseElementwise", "fuse-elementwise", "bool", "true",
+           "Fuse elementwise consumers into their producer's region">
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+#endif

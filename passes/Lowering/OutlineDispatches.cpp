@@ -1,0 +1,134 @@
+//===- OutlineDispatches.cpp - dispatch regions → kernel functions --------===//
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_OUTLINEDISPATCHES
+#include "kiln/Passes/LoweringPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The ONNX node names an op (or a fused group of ops) came from.
+void collectNodeNames(Location loc, SmallVectorImpl<std::string> &names) {
+  if (auto named = dyn_cast<NameLoc>(loc)) {
+    if (!llvm::is_contained(names, named.getName().str()))
+      names.push_back(named.getName().str());
+    return;
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      collectNodeNames(inner, names);
+}
+
+std::string kernelName(size_t index, ArrayRef<std::string> nodes) {
+  std::string name = "dispatch_" + std::to_string(index);
+  if (!nodes.empty()) {
+    std::string node = nodes.front().substr(0, 40);
+    for (char &c : node)
+      if (!llvm::isAlnum(c))
+        c = '_';
+    name += "_" + node;
+  }
+  return name;
+}
+
+MemRefType memrefFor(Type tensorType) {
+  auto tensor = cast<RankedTensorType>(tensorType);
+  return MemRefType::get(tensor.getShape(), tensor.getElementType());
+}
+
+struct OutlineDispatchesPass
+    : public kiln::impl::OutlineDispatchesBase<OutlineDispatchesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto kernels = getOrCreateKernelsModule(module);
+    SymbolTable symbols(kernels);
+    SmallVector<DispatchRegionOp> regions;
+    module.walk([&](DispatchRegionOp region) { regions.push_back(region); });
+    size_t index = 0;
+    for (DispatchRegionOp region : regions)
+      outline(region, kernels, symbols, index++);
+  }
+
+  ModuleOp getOrCreateKernelsModule(ModuleOp module) {
+    for (auto nested : module.getOps<ModuleOp>())
+      if (nested.getSymName() == "kernels")
+        return nested;
+    OpBuilder builder(module.getBodyRegion());
+    builder.setInsertionPointToEnd(module.getBody());
+    auto kernels = ModuleOp::create(builder, module.getLoc(), "kernels");
+    kernels->setAttr("kiln.target", builder.getStringAttr("cpu"));
+    return kernels;
+  }
+
+  void outline(DispatchRegionOp region, ModuleOp kernels, SymbolTable &symbols,
+               size_t index) {
+    MLIRContext *ctx = &getContext();
+    OpBuilder builder(ctx);
+    Location loc = region.getLoc();
+
+    SmallVector<std::string> nodes;
+    collectNodeNames(loc, nodes);
+    SmallVector<Type> argTypes, abiTypes;
+    for (Type t : region.getInputs().getTypes())
+      argTypes.push_back(memrefFor(t));
+    for (Type t : region.getResultTypes())
+      argTypes.push_back(memrefFor(t));
+    abiTypes = argTypes;
+    argTypes.push_back(builder.getIndexType()); // workgroup id
+    argTypes.push_back(builder.getIndexType()); // workgroup count
+
+    builder.setInsertionPointToEnd(kernels.getBody());
+    auto func = func::FuncOp::create(builder, loc, kernelName(index, nodes),
+                                     builder.getFunctionType(argTypes, {}));
+    symbols.insert(func);
+    func->setAttr("kiln.kernel", builder.getUnitAttr());
+    func->setAttr("kiln.nodes", builder.getStrArrayAttr(SmallVector<StringRef>(
+                                    nodes.begin(), nodes.end())));
+    SmallVector<Attribute> abi;
+    for (Type t : abiTypes)
+      abi.push_back(TypeAttr::get(t));
+    func->setAttr("kiln.abi", builder.getArrayAttr(abi));
+
+    Block *entry = func.addEntryBlock();
+    builder.setInsertionPointToStart(entry);
+    IRMapping mapping;
+    Block &body = region.getBody().front();
+    for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+      Value tensor = bufferization::ToTensorOp::create(
+          builder, loc, arg.getType(), entry->getArgument(i),
+          /*restrict=*/true, /*writable=*/false);
+      mapping.map(arg, tensor);
+    }
+    for (Operation &op : body.without_terminator())
+      builder.clone(op, mapping);
+    auto yield = cast<YieldOp>(body.getTerminator());
+    size_t numInputs = region.getInputs().size();
+    for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+      auto write = bufferization::MaterializeInDestinationOp::create(
+          builder, loc, TypeRange(), mapping.lookup(value),
+          entry->getArgument(numInputs + i));
+      write.setRestrict(true);
+      write.setWritable(true);
+    }
+    func::ReturnOp::create(builder, loc);
+
+    OpBuilder host(region);
+    auto callee = SymbolRefAttr::get(
+        StringAttr::get(ctx, "kernels"),
+        {FlatSymbolRefAttr::get(func.getSymNameAttr())});
+    auto dispatch = DispatchOp::create(host, loc, region.getResultTypes(),
+                                       callee, region.getInputs());
+    region.replaceAllUsesWith(dispatch.getResults());
+    region.erase();
+  }
+};
+
+} // namespace

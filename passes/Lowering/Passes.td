@@ -1,0 +1,35 @@
+//===- Passes.td - lowering passes --------------------------*- tablegen -*-===//
+#ifndef KILN_PASSES_LOWERING_TD
+#define KILN_PASSES_LOWERING_TD
+
+include "mlir/Pass/PassBase.td"
+
+def OutlineDispatches : Pass<"kiln-outline-dispatches", "mlir::ModuleOp"> {
+  let summary = "Moves each kiln.dispatch_region into a kernel function";
+  let description = [{
+    Each region of `@main` becomes `func.func @dispatch_<i>_<node>` in a nested
+    `module @kernels`, taking one memref per input and per result followed by
+    the workgroup id and count (`index`). The body reads its inputs through
+    `bufferization.to_tensor` and writes its results with
+    `bufferization.materialize_in_destination`, so one-shot bufferization can
+    write them in place. The region is replaced by `kiln.dispatch`. The kernel
+    records the ONNX nodes it computes in `kiln.nodes`.
+  }];
+  let dependentDialects = ["kiln::KilnDialect", "mlir::bufferization::BufferizationDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def ConvertKilnToLinalg : Pass<"kiln-convert-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lowers kiln compute ops to linalg, tensor and arith on tensors";
+  let description = [{
+    Elementwise ops become `linalg.generic` with broadcasting indexing maps;
+    MatMul/Gemm/Conv/pooling become `linalg.generic` contractions over padded
+    inputs (`tensor.pad`); reductions and softmax become reduction generics.
+    Every kiln compute op is illegal afterwards, so an op without a lowering
+    is reported by name.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+#endif

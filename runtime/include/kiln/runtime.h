@@ -1,0 +1,153 @@
+/*
+ * Kiln runtime C API.
+ *
+ * A model (kiln_model) is a loaded, verified .kiln artifact. It is read-only
+ * after kiln_model_open* returns and may be shared by any number of sessions
+ * on any threads. A session (kiln_session) owns one arena and one thread pool;
+ * use one session per thread at a time.
+ *
+ * Every function that can fail returns a kiln_status; on failure,
+ * kiln_last_error() returns a message for the calling thread that names the
+ * offending input, buffer, kernel or file. No function throws or aborts.
+ */
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln/artifact_version.h"
+
+#if defined(_WIN32)
+#define KILN_API
+#else
+#define KILN_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum kiln_status {
+  KILN_OK = 0,
+  KILN_ERROR_INVALID_ARGUMENT = 1, /* null pointer, bad index, bad options */
+  KILN_ERROR_IO = 2,               /* cannot open or read a file */
+  KILN_ERROR_INVALID_ARTIFACT = 3, /* not a Kiln artifact, fails checks */
+  KILN_ERROR_VERSION_MISMATCH = 4, /* schema_version != KILN_SCHEMA_VERSION */
+  KILN_ERROR_NOT_FOUND = 5,        /* no input/output with that name */
+  KILN_ERROR_DTYPE_MISMATCH = 6,
+  KILN_ERROR_SHAPE_MISMATCH = 7,
+  KILN_ERROR_SIZE_MISMATCH = 8, /* byte count differs from the tensor's */
+  KILN_ERROR_MISSING_INPUT = 9, /* run before every input was set */
+  KILN_ERROR_UNSUPPORTED_DEVICE = 10,
+  KILN_ERROR_KERNEL_LOAD = 11, /* dlopen failed or a kernel is missing */
+  KILN_ERROR_OUT_OF_MEMORY = 12,
+  KILN_ERROR_INTERNAL = 13
+} kiln_status;
+
+/* Values match kiln.fb.DType in the artifact schema. */
+typedef enum kiln_dtype {
+  KILN_DTYPE_F32 = 0,
+  KILN_DTYPE_F16 = 1,
+  KILN_DTYPE_BF16 = 2,
+  KILN_DTYPE_F64 = 3,
+  KILN_DTYPE_I8 = 4,
+  KILN_DTYPE_U8 = 5,
+  KILN_DTYPE_I32 = 6,
+  KILN_DTYPE_I64 = 7,
+  KILN_DTYPE_BOOL = 8
+} kiln_dtype;
+
+typedef struct kiln_model kiln_model;
+typedef struct kiln_session kiln_session;
+
+/* Describes a model input or output. Pointers live as long as the model. */
+typedef struct kiln_tensor_info {
+  const char *name;
+  kiln_dtype dtype;
+  int32_t rank;
+  const int64_t *shape;
+  size_t bytes; /* product(shape) * kiln_dtype_size(dtype) */
+} kiln_tensor_info;
+
+/* Describes one dispatch. Pointers live as long as the model. */
+typedef struct kiln_dispatch_info {
+  const char *kernel;
+  uint32_t workgroups;
+  int32_t node_count;
+  const char *const *nodes; /* ONNX node names this kernel computes */
+  uint64_t flops;           /* 0 when unknown */
+} kiln_dispatch_info;
+
+typedef struct kiln_session_options {
+  int32_t num_threads; /* 0: one thread per core */
+} kiln_session_options;
+
+/* ---- Errors and dtypes ---- */
+KILN_API const char *kiln_last_error(void);
+KILN_API const char *kiln_status_string(kiln_status status);
+KILN_API const char *kiln_dtype_name(kiln_dtype dtype); /* "f32", ... */
+KILN_API size_t kiln_dtype_size(kiln_dtype dtype);      /* 0 if invalid */
+
+/* ---- Models ---- */
+KILN_API kiln_status kiln_model_open(const char *path, kiln_model **model);
+/* Copies `size` bytes from `data`; the caller may free them afterwards. */
+KILN_API kiln_status kiln_model_open_memory(const void *data, size_t size,
+                                            kiln_model **model);
+/* Sessions keep the model alive; closing it with sessions open is safe. */
+KILN_API void kiln_model_close(kiln_model *model);
+
+KILN_API int32_t kiln_model_input_count(const kiln_model *model);
+KILN_API int32_t kiln_model_output_count(const kiln_model *model);
+KILN_API kiln_status kiln_model_input_info(const kiln_model *model,
+                                           int32_t index,
+                                           kiln_tensor_info *info);
+KILN_API kiln_status kiln_model_output_info(const kiln_model *model,
+                                            int32_t index,
+                                            kiln_tensor_info *info);
+KILN_API int32_t kiln_model_dispatch_count(const kiln_model *model);
+KILN_API kiln_status kiln_model_dispatch_info(const kiln_model *model,
+                                              int32_t index,
+                                              kiln_dispatch_info *info);
+KILN_API const char *kiln_model_producer(const kiln_model *model);
+KILN_API const char *kiln_model_target(const kiln_model *model);
+
+/* ---- Sessions ---- */
+/* device: "cpu" (NULL means "cpu"); options may be NULL. */
+KILN_API kiln_status kiln_session_create(kiln_model *model, const char *device,
+                                         const kiln_session_options *options,
+                                         kiln_session **session);
+KILN_API void kiln_session_destroy(kiln_session *session);
+
+/* Copies `bytes` bytes of `data` into the input's buffer after checking the
+ * name, dtype, shape and size against the model. Inputs stay set across
+ * runs. */
+KILN_API kiln_status kiln_session_set_input(kiln_session *session,
+                                            const char *name, kiln_dtype dtype,
+                                            const int64_t *shape, int32_t rank,
+                                            const void *data, size_t bytes);
+KILN_API kiln_status kiln_session_run(kiln_session *session);
+/* Runs and writes each dispatch's wall time in milliseconds to
+ * dispatch_ms[0 .. kiln_model_dispatch_count()); `capacity` is the length of
+ * dispatch_ms and must be at least the dispatch count. */
+KILN_API kiln_status kiln_session_run_profiled(kiln_session *session,
+                                               double *dispatch_ms,
+                                               int32_t capacity);
+
+/* Copy an output out after a run; `bytes` must equal the output's size. */
+KILN_API kiln_status kiln_session_get_output(kiln_session *session,
+                                             const char *name, void *data,
+                                             size_t bytes);
+KILN_API kiln_status kiln_session_get_output_at(kiln_session *session,
+                                                int32_t index, void *data,
+                                                size_t bytes);
+KILN_API kiln_status kiln_session_output_info(const kiln_session *session,
+                                              int32_t index,
+                                              kiln_tensor_info *info);
+KILN_API int32_t kiln_session_num_threads(const kiln_session *session);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_H */

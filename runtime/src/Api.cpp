@@ -1,0 +1,376 @@
+//===- Api.cpp - The C API ------------------------------------------------===//
+//
+// Thin wrappers: check handles, call into Model/Session, and turn every C++
+// exception into a status so that none crosses the C boundary.
+//
+//===----------------------------------------------------------------------===//
+#include "Internal.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <new>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace kiln;
+
+struct kiln_model {
+  std::shared_ptr<const Model> impl;
+};
+
+struct kiln_session {
+  std::unique_ptr<Session> impl;
+};
+
+namespace {
+
+thread_local std::string lastError;
+
+template <typename Fn> kiln_status guarded(Fn &&fn) noexcept {
+  try {
+    return fn();
+  } catch (const std::bad_alloc &) {
+    return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception &e) {
+    return fail(KILN_ERROR_INTERNAL,
+                std::string("internal error: ") + e.what());
+  } catch (...) {
+    return fail(KILN_ERROR_INTERNAL, "internal error: unknown exception");
+  }
+}
+
+kiln_status nullArg(const char *what) {
+  return fail(KILN_ERROR_INVALID_ARGUMENT, std::string(what) + " is null");
+}
+
+kiln_status openBytes(AlignedBytes bytes, size_t size, kiln_model **out) {
+  auto model = std::make_shared<Model>();
+  if (kiln_status s = model->load(std::move(bytes), size))
+    return s;
+  *out = new kiln_model{std::move(model)};
+  return KILN_OK;
+}
+
+kiln_status readFile(const char *path, kiln_model **out) {
+  auto ioError = [&](const char *what) {
+    return fail(KILN_ERROR_IO, std::string("cannot ") + what + " '" + path +
+                                   "': " + std::strerror(errno));
+  };
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return ioError("open");
+  struct stat st;
+  bool statOk = ::fstat(fd, &st) == 0;
+  if (!statOk || !S_ISREG(st.st_mode)) {
+    if (statOk) // not a regular file: say what it is
+      errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    kiln_status s = ioError("read");
+    ::close(fd);
+    return s;
+  }
+  // The artifact must sit in 64-byte-aligned memory so that its weights do.
+  size_t size = size_t(st.st_size);
+  AlignedBytes bytes = allocateAligned(size);
+  if (!bytes) {
+    ::close(fd);
+    return fail(KILN_ERROR_OUT_OF_MEMORY,
+                std::string("cannot allocate memory for '") + path + "'");
+  }
+  for (size_t done = 0; done < size;) {
+    ssize_t n = ::read(fd, bytes.get() + done, size - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      if (n == 0)
+        errno = EIO; // the file shrank while we read it
+      kiln_status s = ioError("read");
+      ::close(fd);
+      return s;
+    }
+    done += size_t(n);
+  }
+  ::close(fd);
+  kiln_status s = openBytes(std::move(bytes), size, out);
+  if (s != KILN_OK)
+    fail(s, std::string(path) + ": " + lastError);
+  return s;
+}
+
+int outputIndex(const Model &m, int32_t index) {
+  return index >= 0 && size_t(index) < m.outputs().size() ? index : -1;
+}
+
+void fillInfo(const TensorDesc &t, kiln_tensor_info *info) {
+  info->name = t.name.c_str();
+  info->dtype = t.dtype;
+  info->rank = int32_t(t.shape.size());
+  info->shape = t.shape.data();
+  info->bytes = size_t(t.bytes);
+}
+
+kiln_status tensorInfo(const Model *model, int32_t index, bool isInput,
+                       kiln_tensor_info *info) {
+  if (!model || !info)
+    return nullArg(!model ? "model" : "info");
+  const auto &list = isInput ? model->inputs() : model->outputs();
+  if (index < 0 || size_t(index) >= list.size())
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                std::string(isInput ? "input" : "output") + " index " +
+                    std::to_string(index) + " out of range [0, " +
+                    std::to_string(list.size()) + ")");
+  fillInfo(list[index], info);
+  return KILN_OK;
+}
+
+} // namespace
+
+//===-- Helpers declared in Internal.h ------------------------------------===//
+
+kiln_status kiln::fail(kiln_status code, std::string message) {
+  try {
+    lastError = std::move(message);
+  } catch (...) {
+    // Keep the status even if the message cannot be stored.
+  }
+  return code;
+}
+
+void FreeDeleter::operator()(void *p) const { std::free(p); }
+
+AlignedBytes kiln::allocateAligned(uint64_t size) {
+  // aligned_alloc needs a multiple of the alignment; never allocate zero.
+  // Callers fill every byte, so nothing is zeroed here.
+  uint64_t rounded =
+      (std::max<uint64_t>(size, 1) + KILN_ARTIFACT_ALIGNMENT - 1) &
+      ~uint64_t(KILN_ARTIFACT_ALIGNMENT - 1);
+  if (rounded < size || rounded > SIZE_MAX)
+    return nullptr;
+  void *p = std::aligned_alloc(KILN_ARTIFACT_ALIGNMENT, size_t(rounded));
+  return AlignedBytes(static_cast<uint8_t *>(p));
+}
+
+std::string kiln::quoteList(const std::vector<std::string> &names) {
+  if (names.empty())
+    return "(none)";
+  std::string s;
+  for (const std::string &n : names)
+    s += (s.empty() ? "'" : ", '") + n + "'";
+  return s;
+}
+
+//===-- C API -------------------------------------------------------------===//
+
+const char *kiln_last_error(void) { return lastError.c_str(); }
+
+const char *kiln_status_string(kiln_status status) {
+  switch (status) {
+  case KILN_OK:
+    return "ok";
+  case KILN_ERROR_INVALID_ARGUMENT:
+    return "invalid argument";
+  case KILN_ERROR_IO:
+    return "I/O error";
+  case KILN_ERROR_INVALID_ARTIFACT:
+    return "invalid artifact";
+  case KILN_ERROR_VERSION_MISMATCH:
+    return "schema version mismatch";
+  case KILN_ERROR_NOT_FOUND:
+    return "not found";
+  case KILN_ERROR_DTYPE_MISMATCH:
+    return "dtype mismatch";
+  case KILN_ERROR_SHAPE_MISMATCH:
+    return "shape mismatch";
+  case KILN_ERROR_SIZE_MISMATCH:
+    return "size mismatch";
+  case KILN_ERROR_MISSING_INPUT:
+    return "missing input";
+  case KILN_ERROR_UNSUPPORTED_DEVICE:
+    return "unsupported device";
+  case KILN_ERROR_KERNEL_LOAD:
+    return "kernel load error";
+  case KILN_ERROR_OUT_OF_MEMORY:
+    return "out of memory";
+  case KILN_ERROR_INTERNAL:
+    return "internal error";
+  }
+  return "unknown status";
+}
+
+const char *kiln_dtype_name(kiln_dtype dtype) {
+  static const char *const names[] = {"f32", "f16", "bf16", "f64", "i8",
+                                      "u8",  "i32", "i64",  "bool"};
+  unsigned i = unsigned(dtype);
+  return i < sizeof(names) / sizeof(names[0]) ? names[i] : "invalid";
+}
+
+size_t kiln_dtype_size(kiln_dtype dtype) {
+  static const size_t sizes[] = {4, 2, 2, 8, 1, 1, 4, 8, 1};
+  unsigned i = unsigned(dtype);
+  return i < sizeof(sizes) / sizeof(sizes[0]) ? sizes[i] : 0;
+}
+
+kiln_status kiln_model_open(const char *path, kiln_model **model) {
+  if (!path || !model)
+    return nullArg(!path ? "path" : "model");
+  *model = nullptr;
+  return guarded([&] { return readFile(path, model); });
+}
+
+kiln_status kiln_model_open_memory(const void *data, size_t size,
+                                   kiln_model **model) {
+  if (!data || !model)
+    return nullArg(!data ? "data" : "model");
+  *model = nullptr;
+  return guarded([&] {
+    AlignedBytes bytes = allocateAligned(size);
+    if (!bytes)
+      return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
+    std::memcpy(bytes.get(), data, size);
+    return openBytes(std::move(bytes), size, model);
+  });
+}
+
+void kiln_model_close(kiln_model *model) { delete model; }
+
+int32_t kiln_model_input_count(const kiln_model *model) {
+  return model ? int32_t(model->impl->inputs().size()) : 0;
+}
+
+int32_t kiln_model_output_count(const kiln_model *model) {
+  return model ? int32_t(model->impl->outputs().size()) : 0;
+}
+
+kiln_status kiln_model_input_info(const kiln_model *model, int32_t index,
+                                  kiln_tensor_info *info) {
+  return tensorInfo(model ? model->impl.get() : nullptr, index,
+                    /*isInput=*/true, info);
+}
+
+kiln_status kiln_model_output_info(const kiln_model *model, int32_t index,
+                                   kiln_tensor_info *info) {
+  return tensorInfo(model ? model->impl.get() : nullptr, index,
+                    /*isInput=*/false, info);
+}
+
+int32_t kiln_model_dispatch_count(const kiln_model *model) {
+  return model ? int32_t(model->impl->dispatches().size()) : 0;
+}
+
+kiln_status kiln_model_dispatch_info(const kiln_model *model, int32_t index,
+                                     kiln_dispatch_info *info) {
+  if (!model || !info)
+    return nullArg(!model ? "model" : "info");
+  const auto &list = model->impl->dispatches();
+  if (index < 0 || size_t(index) >= list.size())
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "dispatch index " + std::to_string(index) +
+                    " out of range [0, " + std::to_string(list.size()) + ")");
+  const DispatchDesc &d = list[index];
+  info->kernel = d.kernel.c_str();
+  info->workgroups = d.workgroups;
+  info->node_count = int32_t(d.nodePtrs.size());
+  info->nodes = d.nodePtrs.data();
+  info->flops = d.flops;
+  return KILN_OK;
+}
+
+const char *kiln_model_producer(const kiln_model *model) {
+  return model ? model->impl->producer().c_str() : "";
+}
+
+const char *kiln_model_target(const kiln_model *model) {
+  return model ? model->impl->target().c_str() : "";
+}
+
+kiln_status kiln_session_create(kiln_model *model, const char *device,
+                                const kiln_session_options *options,
+                                kiln_session **session) {
+  if (!model || !session)
+    return nullArg(!model ? "model" : "session");
+  *session = nullptr;
+  return guarded([&] {
+    auto impl = std::make_unique<Session>(model->impl);
+    if (kiln_status s = impl->init(device ? device : "cpu",
+                                   options ? options->num_threads : 0))
+      return s;
+    *session = new kiln_session{std::move(impl)};
+    return KILN_OK;
+  });
+}
+
+void kiln_session_destroy(kiln_session *session) { delete session; }
+
+kiln_status kiln_session_set_input(kiln_session *session, const char *name,
+                                   kiln_dtype dtype, const int64_t *shape,
+                                   int32_t rank, const void *data,
+                                   size_t bytes) {
+  if (!session || !name)
+    return nullArg(!session ? "session" : "name");
+  return guarded([&] {
+    return session->impl->setInput(name, dtype, shape, rank, data, bytes);
+  });
+}
+
+kiln_status kiln_session_run(kiln_session *session) {
+  if (!session)
+    return nullArg("session");
+  return guarded([&] { return session->impl->run(nullptr); });
+}
+
+kiln_status kiln_session_run_profiled(kiln_session *session,
+                                      double *dispatch_ms, int32_t capacity) {
+  if (!session || !dispatch_ms)
+    return nullArg(!session ? "session" : "dispatch_ms");
+  size_t needed = session->impl->model().dispatches().size();
+  if (capacity < 0 || size_t(capacity) < needed)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "dispatch_ms holds " + std::to_string(capacity) +
+                    " entries but the model has " + std::to_string(needed) +
+                    " dispatches");
+  return guarded([&] { return session->impl->run(dispatch_ms); });
+}
+
+kiln_status kiln_session_get_output(kiln_session *session, const char *name,
+                                    void *data, size_t bytes) {
+  if (!session || !name)
+    return nullArg(!session ? "session" : "name");
+  return guarded([&] {
+    const Model &m = session->impl->model();
+    int index = m.findOutput(name);
+    if (index < 0) {
+      std::vector<std::string> names;
+      for (const TensorDesc &t : m.outputs())
+        names.push_back(t.name);
+      return fail(KILN_ERROR_NOT_FOUND, std::string("model has no output "
+                                                    "named '") +
+                                            name + "'; outputs are " +
+                                            quoteList(names));
+    }
+    return session->impl->getOutput(index, data, bytes);
+  });
+}
+
+kiln_status kiln_session_get_output_at(kiln_session *session, int32_t index,
+                                       void *data, size_t bytes) {
+  if (!session)
+    return nullArg("session");
+  return guarded([&] {
+    if (outputIndex(session->impl->model(), index) < 0)
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  "output index " + std::to_string(index) + " out of range");
+    return session->impl->getOutput(index, data, bytes);
+  });
+}
+
+kiln_status kiln_session_output_info(const kiln_session *session, int32_t index,
+                                     kiln_tensor_info *info) {
+  return tensorInfo(session ? &session->impl->model() : nullptr, index,
+                    /*isInput=*/false, info);
+}
+
+int32_t kiln_session_num_threads(const kiln_session *session) {
+  return session ? session->impl->numThreads() : 0;
+}

@@ -1,0 +1,132 @@
+//===- KernelObject.cpp - Load the kernel shared object from memory -------===//
+//
+// The artifact embeds the CPU kernels as an ELF shared object. dlopen needs a
+// path, so the bytes go to an anonymous memfd opened as /proc/self/fd/N, or,
+// where memfd_create is unavailable, to a temporary file unlinked right away.
+//
+//===----------------------------------------------------------------------===//
+#include "Internal.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <mutex>
+#include <set>
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace kiln;
+
+namespace {
+
+bool writeAll(int fd, const uint8_t *bytes, size_t size) {
+  while (size > 0) {
+    ssize_t n = ::write(fd, bytes, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    bytes += n;
+    size -= size_t(n);
+  }
+  return true;
+}
+
+// glibc finds an already-loaded object by its path string before it opens the
+// file, so a reused path could hand back another model's kernels. Every live
+// handle is recorded here to detect that and fall back to a unique path.
+std::mutex liveMutex;
+std::set<void *> liveHandles;
+
+bool claimHandle(void *handle) {
+  std::lock_guard<std::mutex> lock(liveMutex);
+  return liveHandles.insert(handle).second;
+}
+
+void releaseHandle(void *handle) {
+  std::lock_guard<std::mutex> lock(liveMutex);
+  liveHandles.erase(handle);
+}
+
+std::string dlerrorText() {
+  const char *e = dlerror();
+  return e ? e : "unknown dlopen error";
+}
+
+} // namespace
+
+KernelObject::~KernelObject() {
+  if (handle) {
+    releaseHandle(handle);
+    dlclose(handle);
+  }
+  if (memfd >= 0)
+    ::close(memfd);
+}
+
+kiln_status KernelObject::load(const uint8_t *bytes, size_t size) {
+  std::string memfdError;
+#ifdef MFD_CLOEXEC
+  int mfd = memfd_create("kiln-kernels", MFD_CLOEXEC);
+  if (mfd < 0) {
+    memfdError = std::string("memfd_create: ") + std::strerror(errno);
+  } else if (!writeAll(mfd, bytes, size)) {
+    memfdError = std::string("writing memfd: ") + std::strerror(errno);
+    ::close(mfd);
+  } else {
+    std::string path = "/proc/self/fd/" + std::to_string(mfd);
+    void *h = nullptr;
+    if (access(path.c_str(), R_OK) != 0) {
+      // No /proc (e.g. some containers): use the temporary file below.
+      memfdError = path + ": " + std::strerror(errno);
+    } else if (!(h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))) {
+      // A bad object fails the same way from a file; do not retry.
+      std::string err = dlerrorText();
+      ::close(mfd);
+      return fail(KILN_ERROR_KERNEL_LOAD,
+                  "cannot load the artifact's kernel object: " + err);
+    }
+    if (!h) {
+      ::close(mfd);
+    } else if (!claimHandle(h)) {
+      dlclose(h);
+      ::close(mfd);
+      memfdError = "path " + path + " aliases a loaded object";
+    } else {
+      handle = h;
+      memfd = mfd;
+      return KILN_OK;
+    }
+  }
+#endif
+
+  // Fallback: a temporary file with a unique name.
+  const char *tmpdir = std::getenv("TMPDIR");
+  std::string tmpl =
+      std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/kiln-kernels-XXXXXX";
+  std::vector<char> name(tmpl.begin(), tmpl.end());
+  name.push_back('\0');
+  int fd = mkstemp(name.data());
+  if (fd < 0)
+    return fail(KILN_ERROR_KERNEL_LOAD,
+                "cannot write the kernel object: mkstemp(" + tmpl + "): " +
+                    std::strerror(errno) + " (memfd: " + memfdError + ")");
+  bool written = writeAll(fd, bytes, size);
+  int writeErrno = errno;
+  ::close(fd);
+  void *h = written ? dlopen(name.data(), RTLD_NOW | RTLD_LOCAL) : nullptr;
+  std::string err = written ? (h ? "" : dlerrorText())
+                            : std::string("write: ") + strerror(writeErrno);
+  ::unlink(name.data());
+  if (!h)
+    return fail(KILN_ERROR_KERNEL_LOAD,
+                "cannot load the artifact's kernel object: " + err);
+  claimHandle(h);
+  handle = h;
+  return KILN_OK;
+}
+
+KernelObject::KernelFn KernelObject::lookup(const char *symbol) const {
+  return reinterpret_cast<KernelFn>(dlsym(handle, symbol));
+}

@@ -1,0 +1,224 @@
+//===- Model.cpp - Read and validate a .kiln artifact ---------------------===//
+//
+// Nothing in an artifact is trusted: the FlatBuffers verifier checks the
+// structure, and then every buffer range, index and tensor size is checked
+// here so that execution never needs another bounds check.
+//
+//===----------------------------------------------------------------------===//
+#include "Internal.h"
+
+#include "kiln/artifact_generated.h"
+
+#include <limits>
+#include <set>
+
+using namespace kiln;
+
+static_assert(KILN_DTYPE_F32 == int(fb::DType_F32) &&
+                  KILN_DTYPE_F16 == int(fb::DType_F16) &&
+                  KILN_DTYPE_BF16 == int(fb::DType_BF16) &&
+                  KILN_DTYPE_F64 == int(fb::DType_F64) &&
+                  KILN_DTYPE_I8 == int(fb::DType_I8) &&
+                  KILN_DTYPE_U8 == int(fb::DType_U8) &&
+                  KILN_DTYPE_I32 == int(fb::DType_I32) &&
+                  KILN_DTYPE_I64 == int(fb::DType_I64) &&
+                  KILN_DTYPE_BOOL == int(fb::DType_Bool),
+              "kiln_dtype must mirror kiln.fb.DType");
+
+namespace {
+
+/// a * b, or false on uint64 overflow.
+bool mulChecked(uint64_t a, uint64_t b, uint64_t &out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+
+std::string str(const flatbuffers::String *s) {
+  return s ? s->str() : std::string();
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+} // namespace
+
+kiln_status Model::verify(const uint8_t *data, size_t size) {
+  // Identifier first: "not a Kiln artifact" is more useful than a verifier
+  // failure when someone passes an .onnx file.
+  if (size < 8 || !fb::ModelBufferHasIdentifier(data))
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                "not a Kiln artifact: missing the 'KILN' file identifier (" +
+                    std::to_string(size) + " bytes)");
+  flatbuffers::Verifier::Options opts;
+  opts.max_tables = 1u << 30; // large models have many small tables
+  flatbuffers::Verifier verifier(data, size, opts);
+  if (!fb::VerifyModelBuffer(verifier))
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                "Kiln artifact failed FlatBuffers verification (corrupt, "
+                "truncated or missing required fields)");
+  uint32_t version = fb::GetModel(data)->schema_version();
+  if (version != KILN_SCHEMA_VERSION)
+    return fail(KILN_ERROR_VERSION_MISMATCH,
+                "artifact schema_version " + std::to_string(version) +
+                    " does not match this runtime's " +
+                    std::to_string(KILN_SCHEMA_VERSION) +
+                    "; recompile the model with a matching kiln-compile");
+  return KILN_OK;
+}
+
+kiln_status Model::readBuffers(const fb::Model &m, uint64_t weightsSize) {
+  for (uint32_t i = 0; i < m.buffers()->size(); ++i) {
+    const fb::Buffer *b = m.buffers()->Get(i);
+    bool isWeight = b->kind() == fb::BufferKind_Weight;
+    if (!isWeight && b->kind() != fb::BufferKind_Arena)
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  "buffer " + std::to_string(i) + " has unknown kind " +
+                      std::to_string(int(b->kind())));
+    uint64_t limit = isWeight ? weightsSize : arenaSize_;
+    uint64_t end;
+    if (__builtin_add_overflow(b->offset(), b->size(), &end) || end > limit)
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  "buffer " + std::to_string(i) + " [offset " +
+                      std::to_string(b->offset()) + ", size " +
+                      std::to_string(b->size()) + "] is out of range of the " +
+                      (isWeight ? "weights (" : "arena (") +
+                      std::to_string(limit) + " bytes)");
+    buffers_.push_back({isWeight, b->offset(), b->size()});
+  }
+  return KILN_OK;
+}
+
+kiln_status Model::readTensors(const fb::Model &m, bool isInput) {
+  const char *what = isInput ? "input" : "output";
+  auto *list = isInput ? m.inputs() : m.outputs();
+  std::vector<TensorDesc> &out = isInput ? inputs_ : outputs_;
+  std::set<std::string> seen;
+  for (uint32_t i = 0; i < list->size(); ++i) {
+    const fb::TensorInfo *t = list->Get(i);
+    TensorDesc d;
+    d.name = t->name()->str();
+    d.shape.assign(t->shape()->begin(), t->shape()->end());
+    d.buffer = t->buffer();
+    std::string label = std::string(what) + " '" + d.name + "'";
+    if (!seen.insert(d.name).second)
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  "duplicate " + label + " in the artifact");
+    // Check the raw value: an out-of-range enum value is itself UB.
+    int rawDtype = int(t->dtype());
+    if (rawDtype < fb::DType_MIN || rawDtype > fb::DType_MAX)
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  label + " has unknown dtype " + std::to_string(rawDtype));
+    d.dtype = kiln_dtype(rawDtype);
+    uint64_t bytes = kiln_dtype_size(d.dtype);
+    for (int64_t dim : d.shape)
+      if (dim < 0 || !mulChecked(bytes, uint64_t(dim), bytes))
+        return fail(KILN_ERROR_INVALID_ARTIFACT,
+                    label + " has an invalid or too large shape " +
+                        shapeString(d.shape));
+    d.bytes = bytes;
+    if (d.buffer >= buffers_.size())
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  label + " names buffer " + std::to_string(d.buffer) +
+                      " but the artifact has " +
+                      std::to_string(buffers_.size()) + " buffers");
+    const BufferDesc &buf = buffers_[d.buffer];
+    if (bytes > buf.size)
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  label + " needs " + std::to_string(bytes) +
+                      " bytes but its " + "buffer " + std::to_string(d.buffer) +
+                      " holds " + std::to_string(buf.size));
+    if (isInput && buf.isWeight)
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  label + " is bound to read-only weight buffer " +
+                      std::to_string(d.buffer));
+    out.push_back(std::move(d));
+  }
+  return KILN_OK;
+}
+
+kiln_status Model::readDispatches(const fb::Model &m) {
+  for (uint32_t i = 0; i < m.dispatches()->size(); ++i) {
+    const fb::Dispatch *fd = m.dispatches()->Get(i);
+    DispatchDesc d;
+    d.kernel = fd->kernel()->str();
+    d.workgroups = fd->workgroups();
+    d.flops = fd->flops();
+    if (fd->nodes())
+      for (const flatbuffers::String *n : *fd->nodes())
+        d.nodes.push_back(str(n));
+    std::string label = "dispatch " + std::to_string(i) + " (kernel '" +
+                        d.kernel + "', ONNX nodes " + quoteList(d.nodes) + ")";
+    for (uint32_t b : *fd->bindings()) {
+      if (b >= buffers_.size())
+        return fail(KILN_ERROR_INVALID_ARTIFACT,
+                    label + " binds buffer " + std::to_string(b) +
+                        " but the artifact has " +
+                        std::to_string(buffers_.size()) + " buffers");
+      d.bindings.push_back(b);
+    }
+    d.fn = kernels_.lookup(d.kernel.c_str());
+    if (!d.fn)
+      return fail(KILN_ERROR_KERNEL_LOAD,
+                  "kernel symbol not found in the kernel object: " + label);
+    dispatches_.push_back(std::move(d));
+  }
+  // Pointers into the strings are taken once the vectors stop moving.
+  for (DispatchDesc &d : dispatches_)
+    for (const std::string &n : d.nodes)
+      d.nodePtrs.push_back(n.c_str());
+  return KILN_OK;
+}
+
+kiln_status Model::load(AlignedBytes bytes, size_t size) {
+  bytes_ = std::move(bytes);
+  const uint8_t *data = bytes_.get();
+  if (kiln_status s = verify(data, size))
+    return s;
+  const fb::Model &m = *fb::GetModel(data);
+  producer_ = str(m.producer());
+  target_ = str(m.target());
+  arenaSize_ = m.arena_size();
+  if (target_ != "cpu")
+    return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
+                "artifact target '" + target_ +
+                    "' is not supported by this runtime build yet (only "
+                    "'cpu')");
+
+  uint64_t weightsSize = m.weights() ? m.weights()->size() : 0;
+  weights_ = m.weights() ? m.weights()->data() : nullptr;
+  if (weightsSize > 0 && uintptr_t(weights_) % KILN_ARTIFACT_ALIGNMENT != 0)
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                "artifact weights are not 64-byte aligned (offset " +
+                    std::to_string(weights_ - data) +
+                    "); the writer must call "
+                    "ForceVectorAlignment(size, 1, 64) before creating them");
+  if (kiln_status s = readBuffers(m, weightsSize))
+    return s;
+  if (kiln_status s = readTensors(m, /*isInput=*/true))
+    return s;
+  if (kiln_status s = readTensors(m, /*isInput=*/false))
+    return s;
+  // A model without dispatches (e.g. an identity) needs no kernel object.
+  if (m.dispatches()->size() > 0)
+    if (kiln_status s =
+            kernels_.load(m.kernel_object()->data(), m.kernel_object()->size()))
+      return s;
+  return readDispatches(m);
+}
+
+int Model::findInput(const std::string &name) const {
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (inputs_[i].name == name)
+      return int(i);
+  return -1;
+}
+
+int Model::findOutput(const std::string &name) const {
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    if (outputs_[i].name == name)
+      return int(i);
+  return -1;
+}

@@ -1,0 +1,161 @@
+//===- Session.cpp - Execute a model's dispatch schedule on the CPU -------===//
+#include "Internal.h"
+#include "ThreadPool.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <sys/mman.h>
+#include <thread>
+
+using namespace kiln;
+
+namespace {
+
+std::string shapeString(const int64_t *shape, size_t rank) {
+  std::string s = "[";
+  for (size_t i = 0; i < rank; ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::vector<std::string> inputNames(const Model &m) {
+  std::vector<std::string> names;
+  for (const TensorDesc &t : m.inputs())
+    names.push_back(t.name);
+  return names;
+}
+
+} // namespace
+
+ArenaMemory::~ArenaMemory() {
+  if (data)
+    ::munmap(data, size);
+}
+
+bool ArenaMemory::allocate(uint64_t bytes) {
+  size = size_t(std::max<uint64_t>(bytes, 1));
+  if (bytes > SIZE_MAX / 2)
+    return false;
+  void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return false;
+  data = static_cast<uint8_t *>(p);
+  return true;
+}
+
+Session::Session(std::shared_ptr<const Model> model)
+    : model_(std::move(model)), inputSet_(model_->inputs().size(), false) {}
+
+Session::~Session() = default;
+
+int Session::numThreads() const { return pool_ ? int(pool_->size()) : 0; }
+
+kiln_status Session::init(const std::string &device, int numThreads) {
+  if (device == "cuda" || device == "rocm")
+    return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
+                "device '" + device +
+                    "' is not supported by this runtime build yet");
+  if (device != "cpu")
+    return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
+                "unknown device '" + device + "' (expected 'cpu')");
+  if (numThreads < 0)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "num_threads must be >= 0, got " + std::to_string(numThreads));
+  if (numThreads == 0)
+    numThreads = int(std::max(1u, std::thread::hardware_concurrency()));
+  if (!arena_.allocate(model_->arenaSize()))
+    return fail(KILN_ERROR_OUT_OF_MEMORY,
+                "cannot allocate the " + std::to_string(model_->arenaSize()) +
+                    "-byte arena");
+  pool_ = std::make_unique<ThreadPool>(unsigned(numThreads));
+  return KILN_OK;
+}
+
+void *Session::bufferData(uint32_t index) const {
+  const BufferDesc &b = model_->buffers()[index];
+  // Kernels never write weight buffers; the cast only serves the ABI.
+  const uint8_t *base = b.isWeight ? model_->weights() : arena_.get();
+  return const_cast<uint8_t *>(base + b.offset);
+}
+
+kiln_status Session::setInput(const char *name, kiln_dtype dtype,
+                              const int64_t *shape, int32_t rank,
+                              const void *data, size_t bytes) {
+  int index = model_->findInput(name);
+  if (index < 0)
+    return fail(KILN_ERROR_NOT_FOUND,
+                std::string("model has no input named '") + name +
+                    "'; inputs are " + quoteList(inputNames(*model_)));
+  const TensorDesc &t = model_->inputs()[index];
+  std::string label = "input '" + t.name + "'";
+  if (dtype != t.dtype)
+    return fail(KILN_ERROR_DTYPE_MISMATCH,
+                label + " expects dtype " + kiln_dtype_name(t.dtype) +
+                    ", got " + kiln_dtype_name(dtype));
+  if (rank < 0 || (rank > 0 && !shape))
+    return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": invalid shape");
+  if (size_t(rank) != t.shape.size() ||
+      !std::equal(t.shape.begin(), t.shape.end(), shape))
+    return fail(KILN_ERROR_SHAPE_MISMATCH,
+                label + " expects shape " +
+                    shapeString(t.shape.data(), t.shape.size()) + ", got " +
+                    shapeString(shape, size_t(rank)));
+  if (bytes != t.bytes)
+    return fail(KILN_ERROR_SIZE_MISMATCH,
+                label + " expects " + std::to_string(t.bytes) + " bytes, got " +
+                    std::to_string(bytes));
+  if (bytes > 0 && !data)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
+  if (bytes > 0)
+    std::memcpy(bufferData(t.buffer), data, bytes);
+  inputSet_[index] = true;
+  return KILN_OK;
+}
+
+kiln_status Session::run(double *dispatchMs) {
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < inputSet_.size(); ++i)
+    if (!inputSet_[i])
+      missing.push_back(model_->inputs()[i].name);
+  if (!missing.empty())
+    return fail(KILN_ERROR_MISSING_INPUT,
+                "inputs not set before run: " + quoteList(missing));
+
+  std::vector<void *> bindings;
+  for (size_t i = 0; i < model_->dispatches().size(); ++i) {
+    const DispatchDesc &d = model_->dispatches()[i];
+    bindings.clear();
+    for (uint32_t b : d.bindings)
+      bindings.push_back(bufferData(b));
+    void **args = bindings.data();
+    auto fn = d.fn;
+    int64_t count = d.workgroups;
+    auto start = std::chrono::steady_clock::now();
+    pool_->parallelFor(count, [=](int64_t id) { fn(args, id, count); });
+    if (dispatchMs)
+      dispatchMs[i] = std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+  }
+  hasRun_ = true;
+  return KILN_OK;
+}
+
+kiln_status Session::getOutput(int index, void *data, size_t bytes) {
+  const TensorDesc &t = model_->outputs()[index];
+  std::string label = "output '" + t.name + "'";
+  if (!hasRun_)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                label + " requested before the session ran");
+  if (bytes != t.bytes)
+    return fail(KILN_ERROR_SIZE_MISMATCH,
+                label + " has " + std::to_string(t.bytes) +
+                    " bytes, the destination " + std::to_string(bytes));
+  if (bytes > 0 && !data)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
+  if (bytes > 0)
+    std::memcpy(data, bufferData(t.buffer), bytes);
+  return KILN_OK;
+}

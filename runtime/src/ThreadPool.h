@@ -1,0 +1,44 @@
+//===- ThreadPool.h - Workgroup thread pool ---------------------*- C++ -*-===//
+#ifndef KILN_RUNTIME_THREADPOOL_H
+#define KILN_RUNTIME_THREADPOOL_H
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kiln {
+
+/// A fixed pool that runs the ids of one dispatch at a time. The calling
+/// thread takes part, so a pool of N threads owns N-1 workers.
+class ThreadPool {
+public:
+  explicit ThreadPool(unsigned numThreads);
+  ~ThreadPool();
+
+  unsigned size() const { return unsigned(workers.size()) + 1; }
+
+  /// Calls fn(i) for every i in [0, count) and returns once all calls are done.
+  void parallelFor(int64_t count, const std::function<void(int64_t)> &fn);
+
+private:
+  void workerLoop();
+  void runItems();
+
+  std::vector<std::thread> workers;
+  std::mutex mu;
+  std::condition_variable wake, done;
+  const std::function<void(int64_t)> *job = nullptr;
+  int64_t jobCount = 0;
+  std::atomic<int64_t> next{0};
+  uint64_t generation = 0; // bumped per job so workers see each one once
+  unsigned pending = 0;    // workers still inside the current job
+  bool stopping = false;
+};
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_THREADPOOL_H

@@ -1,0 +1,41 @@
+//===- MakeTestArtifact.cpp - Files for the kiln-run/kiln-bench tests -----===//
+//
+// Writes DIR/model.kiln (y = (x + 1) * w, see TestArtifact.h) with inputs and
+// expected outputs in both tensor formats, for the tool tests in ctest.
+//
+//===----------------------------------------------------------------------===//
+#include "TestArtifact.h"
+#include "common/TensorFile.h"
+
+#include <cstdio>
+
+using namespace kiln_test;
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    return 2;
+  }
+  std::string dir = argv[1];
+  std::vector<uint8_t> model = ArtifactSpec().build();
+  std::ofstream(dir + "/model.kiln", std::ios::binary)
+      .write(reinterpret_cast<const char *>(model.data()),
+             std::streamsize(model.size()));
+
+  kiln::Tensor x{"x", KILN_DTYPE_F32, {N}, std::vector<uint8_t>(kTensorBytes)};
+  kiln::Tensor y = x, wrong = x;
+  y.name = wrong.name = "y";
+  for (int64_t i = 0; i < N; ++i) {
+    x.set(i, double(i) / 8 - 3);
+    y.set(i, (float(x.at(i)) + 1.0f) * (float(i) * 0.5f));
+    wrong.set(i, y.at(i) + (i == 77 ? 1.0 : 0.0));
+  }
+  std::string error;
+  bool ok = kiln::writeNpy(dir + "/x.npy", x, error) &&
+            kiln::writeTensorProto(dir + "/x.pb", x, error) &&
+            kiln::writeTensorProto(dir + "/y.pb", y, error) &&
+            kiln::writeNpy(dir + "/y_wrong.npy", wrong, error);
+  if (!ok)
+    std::fprintf(stderr, "%s\n", error.c_str());
+  return ok ? 0 : 1;
+}

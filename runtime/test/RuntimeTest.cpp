@@ -1,0 +1,469 @@
+//===- RuntimeTest.cpp - Kiln runtime unit tests --------------------------===//
+//
+// Builds artifacts with the FlatBuffers builder around a hand-written kernel
+// library (test_kernels.c) so the runtime is tested without the compiler.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/runtime.h"
+#include "TestArtifact.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+using namespace kiln_test;
+
+namespace {
+
+std::string lastError() { return kiln_last_error(); }
+
+kiln_status open(const ArtifactSpec &spec, kiln_model **model) {
+  std::vector<uint8_t> bytes = spec.build();
+  return kiln_model_open_memory(bytes.data(), bytes.size(), model);
+}
+
+/// Opens a model that must load, and a session on it.
+struct Loaded {
+  kiln_model *model = nullptr;
+  kiln_session *session = nullptr;
+
+  explicit Loaded(const ArtifactSpec &spec = ArtifactSpec(), int threads = 4) {
+    EXPECT_EQ(open(spec, &model), KILN_OK) << lastError();
+    kiln_session_options opts{threads};
+    if (model)
+      EXPECT_EQ(kiln_session_create(model, "cpu", &opts, &session), KILN_OK)
+          << lastError();
+  }
+  ~Loaded() {
+    kiln_session_destroy(session);
+    kiln_model_close(model);
+  }
+};
+
+std::vector<float> iota(float start) {
+  std::vector<float> v(N);
+  for (int64_t i = 0; i < N; ++i)
+    v[i] = start + float(i);
+  return v;
+}
+
+kiln_status setX(kiln_session *s, const std::vector<float> &x) {
+  const int64_t shape[] = {N};
+  return kiln_session_set_input(s, "x", KILN_DTYPE_F32, shape, 1, x.data(),
+                                x.size() * sizeof(float));
+}
+
+void expectY(kiln_session *s, const std::vector<float> &x) {
+  std::vector<float> y(N);
+  ASSERT_EQ(kiln_session_get_output(s, "y", y.data(), kTensorBytes), KILN_OK)
+      << lastError();
+  for (int64_t i = 0; i < N; ++i)
+    ASSERT_EQ(y[i], (x[i] + 1.0f) * (float(i) * 0.5f)) << "at " << i;
+}
+
+/// Expects opening `spec` to fail with `code` and a message containing
+/// every string in `needles`.
+void expectOpenError(const ArtifactSpec &spec, kiln_status code,
+                     std::vector<std::string> needles) {
+  kiln_model *model = nullptr;
+  EXPECT_EQ(open(spec, &model), code) << lastError();
+  EXPECT_EQ(model, nullptr);
+  for (const std::string &n : needles)
+    EXPECT_NE(lastError().find(n), std::string::npos)
+        << "'" << n << "' not in: " << lastError();
+  kiln_model_close(model);
+}
+
+bool contains(const std::string &s, const std::string &n) {
+  return s.find(n) != std::string::npos;
+}
+
+} // namespace
+
+TEST(Runtime, RunsWithSeveralThreads) {
+  for (int threads : {1, 2, 4, 8}) {
+    Loaded l(ArtifactSpec(), threads);
+    ASSERT_NE(l.session, nullptr);
+    EXPECT_EQ(kiln_session_num_threads(l.session), threads);
+    for (float start : {0.0f, -100.0f}) {
+      std::vector<float> x = iota(start);
+      ASSERT_EQ(setX(l.session, x), KILN_OK) << lastError();
+      ASSERT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
+      expectY(l.session, x);
+    }
+  }
+}
+
+TEST(Runtime, EveryWorkgroupRunsOnce) {
+  ArtifactSpec spec;
+  spec.arenaSize = 4000;
+  spec.buffers = {{fb::BufferKind_Arena, 0, 4000}};
+  spec.inputs.clear();
+  spec.outputs = {{"hits", fb::DType_I32, {1000}, 0}};
+  spec.dispatches = {{"count_ids", {0}, 1000, {"n"}}};
+  Loaded l(spec, 3);
+  ASSERT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
+  std::vector<int32_t> hits(1000);
+  ASSERT_EQ(kiln_session_get_output_at(l.session, 0, hits.data(), 4000),
+            KILN_OK);
+  for (int i = 0; i < 1000; ++i)
+    ASSERT_EQ(hits[i], 1) << "workgroup " << i;
+}
+
+TEST(Runtime, ModelInfo) {
+  Loaded l;
+  ASSERT_EQ(kiln_model_input_count(l.model), 1);
+  ASSERT_EQ(kiln_model_output_count(l.model), 1);
+  kiln_tensor_info info;
+  ASSERT_EQ(kiln_model_input_info(l.model, 0, &info), KILN_OK);
+  EXPECT_STREQ(info.name, "x");
+  EXPECT_EQ(info.dtype, KILN_DTYPE_F32);
+  ASSERT_EQ(info.rank, 1);
+  EXPECT_EQ(info.shape[0], N);
+  EXPECT_EQ(info.bytes, kTensorBytes);
+  EXPECT_EQ(kiln_model_output_info(l.model, 1, &info),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(kiln_model_producer(l.model), "kiln-test");
+  ASSERT_EQ(kiln_model_dispatch_count(l.model), 2);
+  kiln_dispatch_info d;
+  ASSERT_EQ(kiln_model_dispatch_info(l.model, 1, &d), KILN_OK);
+  EXPECT_STREQ(d.kernel, "scale");
+  EXPECT_EQ(d.workgroups, 5u);
+  ASSERT_EQ(d.node_count, 2);
+  EXPECT_STREQ(d.nodes[0], "Mul_1");
+  EXPECT_STREQ(d.nodes[1], "Identity_2");
+}
+
+TEST(Runtime, ProfiledRunTimesEachDispatch) {
+  Loaded l;
+  std::vector<float> x = iota(1);
+  ASSERT_EQ(setX(l.session, x), KILN_OK);
+  std::vector<double> ms(2, -1.0);
+  EXPECT_EQ(kiln_session_run_profiled(l.session, ms.data(), 1),
+            KILN_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(kiln_session_run_profiled(l.session, ms.data(), 2), KILN_OK)
+      << lastError();
+  for (double t : ms)
+    EXPECT_GE(t, 0.0);
+  expectY(l.session, x);
+}
+
+TEST(Runtime, SessionsOnOneModelFromTwoThreads) {
+  kiln_model *model = nullptr;
+  ASSERT_EQ(open(ArtifactSpec(), &model), KILN_OK) << lastError();
+  auto work = [model](float start) {
+    kiln_session *s = nullptr;
+    kiln_session_options opts{2};
+    ASSERT_EQ(kiln_session_create(model, "cpu", &opts, &s), KILN_OK);
+    for (int iter = 0; iter < 50; ++iter) {
+      std::vector<float> x = iota(start + float(iter));
+      ASSERT_EQ(setX(s, x), KILN_OK);
+      ASSERT_EQ(kiln_session_run(s), KILN_OK);
+      expectY(s, x);
+    }
+    kiln_session_destroy(s);
+  };
+  std::thread a(work, 0.0f), b(work, 5000.0f);
+  a.join();
+  b.join();
+  kiln_model_close(model);
+}
+
+TEST(Runtime, SessionOutlivesClosedModel) {
+  kiln_model *model = nullptr;
+  ASSERT_EQ(open(ArtifactSpec(), &model), KILN_OK);
+  kiln_session *s = nullptr;
+  ASSERT_EQ(kiln_session_create(model, nullptr, nullptr, &s), KILN_OK);
+  kiln_model_close(model);
+  std::vector<float> x = iota(3);
+  ASSERT_EQ(setX(s, x), KILN_OK);
+  ASSERT_EQ(kiln_session_run(s), KILN_OK);
+  expectY(s, x);
+  kiln_session_destroy(s);
+}
+
+TEST(Runtime, OutputsMayAliasInputsAndWeights) {
+  // An identity model: no kernels, outputs read the input and a weight.
+  ArtifactSpec spec;
+  spec.kernelObject.clear();
+  spec.dispatches.clear();
+  spec.outputs = {{"same", fb::DType_F32, {N}, 0},
+                  {"const", fb::DType_F32, {N}, 3}};
+  Loaded l(spec);
+  std::vector<float> x = iota(7), out(N);
+  ASSERT_EQ(setX(l.session, x), KILN_OK);
+  ASSERT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
+  ASSERT_EQ(
+      kiln_session_get_output(l.session, "same", out.data(), kTensorBytes),
+      KILN_OK);
+  EXPECT_EQ(out, x);
+  ASSERT_EQ(
+      kiln_session_get_output(l.session, "const", out.data(), kTensorBytes),
+      KILN_OK);
+  EXPECT_EQ(out[10], 5.0f);
+}
+
+TEST(Runtime, OpensFromFile) {
+  std::string path = ::testing::TempDir() + "/kiln_runtime_test.kiln";
+  std::vector<uint8_t> bytes = ArtifactSpec().build();
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  kiln_model *model = nullptr;
+  ASSERT_EQ(kiln_model_open(path.c_str(), &model), KILN_OK) << lastError();
+  kiln_model_close(model);
+  std::remove(path.c_str());
+}
+
+//===-- Errors at set_input / run / get_output ----------------------------===//
+
+TEST(RuntimeErrors, WrongInputName) {
+  Loaded l;
+  const int64_t shape[] = {N};
+  std::vector<float> x(N);
+  EXPECT_EQ(kiln_session_set_input(l.session, "bogus", KILN_DTYPE_F32, shape, 1,
+                                   x.data(), kTensorBytes),
+            KILN_ERROR_NOT_FOUND);
+  EXPECT_TRUE(contains(lastError(), "'bogus'")) << lastError();
+  EXPECT_TRUE(contains(lastError(), "inputs are 'x'")) << lastError();
+}
+
+TEST(RuntimeErrors, WrongDtype) {
+  Loaded l;
+  const int64_t shape[] = {N};
+  std::vector<int32_t> x(N);
+  EXPECT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_I32, shape, 1,
+                                   x.data(), kTensorBytes),
+            KILN_ERROR_DTYPE_MISMATCH);
+  EXPECT_TRUE(contains(lastError(), "input 'x' expects dtype f32, got i32"))
+      << lastError();
+}
+
+TEST(RuntimeErrors, WrongShape) {
+  Loaded l;
+  const int64_t shape[] = {2, N / 2};
+  std::vector<float> x(N);
+  EXPECT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_F32, shape, 2,
+                                   x.data(), kTensorBytes),
+            KILN_ERROR_SHAPE_MISMATCH);
+  EXPECT_TRUE(contains(lastError(), "expects shape [1024], got [2,512]"))
+      << lastError();
+}
+
+TEST(RuntimeErrors, WrongByteCount) {
+  Loaded l;
+  const int64_t shape[] = {N};
+  std::vector<float> x(N);
+  EXPECT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_F32, shape, 1,
+                                   x.data(), kTensorBytes - 4),
+            KILN_ERROR_SIZE_MISMATCH);
+  EXPECT_TRUE(contains(lastError(), "expects 4096 bytes, got 4092"))
+      << lastError();
+  ASSERT_EQ(setX(l.session, x), KILN_OK);
+  ASSERT_EQ(kiln_session_run(l.session), KILN_OK);
+  EXPECT_EQ(kiln_session_get_output(l.session, "y", x.data(), 8),
+            KILN_ERROR_SIZE_MISMATCH);
+  EXPECT_TRUE(contains(lastError(), "output 'y'")) << lastError();
+  EXPECT_EQ(kiln_session_get_output(l.session, "z", x.data(), kTensorBytes),
+            KILN_ERROR_NOT_FOUND);
+  EXPECT_TRUE(contains(lastError(), "outputs are 'y'")) << lastError();
+}
+
+TEST(RuntimeErrors, MissingInput) {
+  ArtifactSpec spec;
+  spec.arenaSize = 4 * kTensorBytes;
+  spec.buffers.push_back(
+      {fb::BufferKind_Arena, 3 * kTensorBytes, kTensorBytes});
+  spec.inputs.push_back({"unused", fb::DType_F32, {N}, 4});
+  Loaded l(spec);
+  ASSERT_EQ(setX(l.session, iota(0)), KILN_OK);
+  EXPECT_EQ(kiln_session_run(l.session), KILN_ERROR_MISSING_INPUT);
+  EXPECT_TRUE(contains(lastError(), "inputs not set before run: 'unused'"))
+      << lastError();
+  std::vector<float> y(N);
+  EXPECT_NE(kiln_session_get_output(l.session, "y", y.data(), kTensorBytes),
+            KILN_OK);
+}
+
+TEST(RuntimeErrors, UnsupportedDevices) {
+  kiln_model *model = nullptr;
+  ASSERT_EQ(open(ArtifactSpec(), &model), KILN_OK);
+  kiln_session *s = nullptr;
+  for (const char *dev : {"cuda", "rocm"}) {
+    EXPECT_EQ(kiln_session_create(model, dev, nullptr, &s),
+              KILN_ERROR_UNSUPPORTED_DEVICE);
+    EXPECT_TRUE(contains(lastError(),
+                         std::string("device '") + dev + "' is not supported"))
+        << lastError();
+  }
+  EXPECT_EQ(kiln_session_create(model, "tpu", nullptr, &s),
+            KILN_ERROR_UNSUPPORTED_DEVICE);
+  kiln_session_options bad{-1};
+  EXPECT_EQ(kiln_session_create(model, "cpu", &bad, &s),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(s, nullptr);
+  kiln_model_close(model);
+}
+
+//===-- Errors at load ----------------------------------------------------===//
+
+TEST(LoadErrors, MissingFile) {
+  kiln_model *model = nullptr;
+  EXPECT_EQ(kiln_model_open("/nonexistent/m.kiln", &model), KILN_ERROR_IO);
+  EXPECT_TRUE(contains(lastError(), "'/nonexistent/m.kiln'")) << lastError();
+  EXPECT_TRUE(contains(lastError(), "No such file")) << lastError();
+  EXPECT_EQ(kiln_model_open("/", &model), KILN_ERROR_IO);
+  EXPECT_TRUE(contains(lastError(), "Is a directory")) << lastError();
+}
+
+TEST(LoadErrors, NotAnArtifact) {
+  const char text[] = "ir_version: 8 -- an ONNX model, say";
+  kiln_model *model = nullptr;
+  EXPECT_EQ(kiln_model_open_memory(text, sizeof(text), &model),
+            KILN_ERROR_INVALID_ARTIFACT);
+  EXPECT_TRUE(contains(lastError(), "not a Kiln artifact")) << lastError();
+  EXPECT_EQ(kiln_model_open_memory(text, 3, &model),
+            KILN_ERROR_INVALID_ARTIFACT);
+}
+
+TEST(LoadErrors, TruncatedArtifactsAreRejected) {
+  std::vector<uint8_t> bytes = ArtifactSpec().build();
+  for (size_t len = 0; len < bytes.size(); len += 61) {
+    kiln_model *model = nullptr;
+    EXPECT_NE(kiln_model_open_memory(bytes.data(), len, &model), KILN_OK)
+        << "length " << len;
+    kiln_model_close(model);
+  }
+}
+
+TEST(LoadErrors, CorruptedBytesNeverCrash) {
+  // No kernel object here: dlopen of a corrupted ELF is not what is tested.
+  ArtifactSpec spec;
+  spec.kernelObject.clear();
+  spec.dispatches.clear();
+  spec.weights.resize(64);
+  spec.buffers = {{fb::BufferKind_Arena, 0, kTensorBytes}};
+  spec.arenaSize = kTensorBytes;
+  spec.outputs = {{"y", fb::DType_F32, {N}, 0}};
+  std::vector<uint8_t> good = spec.build();
+  int rejected = 0;
+  for (size_t i = 0; i < good.size(); ++i) {
+    for (uint8_t flip : {0x01, 0x80, 0xff}) {
+      std::vector<uint8_t> bad = good;
+      bad[i] ^= flip;
+      kiln_model *model = nullptr;
+      kiln_status s = kiln_model_open_memory(bad.data(), bad.size(), &model);
+      rejected += s != KILN_OK;
+      if (s == KILN_OK) {
+        // Whatever loaded must still run safely.
+        kiln_session *session = nullptr;
+        if (kiln_session_create(model, "cpu", nullptr, &session) == KILN_OK) {
+          kiln_session_run(session);
+          kiln_session_destroy(session);
+        }
+      }
+      kiln_model_close(model);
+    }
+  }
+  EXPECT_GT(rejected, 0);
+}
+
+TEST(LoadErrors, WrongSchemaVersion) {
+  ArtifactSpec spec;
+  spec.version = KILN_SCHEMA_VERSION + 1;
+  expectOpenError(spec, KILN_ERROR_VERSION_MISMATCH,
+                  {"schema_version " + std::to_string(KILN_SCHEMA_VERSION + 1),
+                   "runtime's " + std::to_string(KILN_SCHEMA_VERSION)});
+}
+
+TEST(LoadErrors, UnsupportedTarget) {
+  ArtifactSpec spec;
+  spec.target = "cuda";
+  expectOpenError(spec, KILN_ERROR_UNSUPPORTED_DEVICE, {"target 'cuda'"});
+}
+
+TEST(LoadErrors, ArenaBufferOutOfRange) {
+  ArtifactSpec spec;
+  spec.buffers[2].offset = 2 * kTensorBytes + 4;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"buffer 2", "out of range of the arena (12288 bytes)"});
+}
+
+TEST(LoadErrors, WeightBufferOutOfRange) {
+  ArtifactSpec spec;
+  spec.buffers[3].size = kTensorBytes + 1;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"buffer 3", "out of range of the weights (4096 bytes)"});
+}
+
+TEST(LoadErrors, BufferRangeOverflow) {
+  ArtifactSpec spec;
+  spec.buffers[1].offset = UINT64_MAX - 2;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT, {"buffer 1"});
+}
+
+TEST(LoadErrors, TensorBufferIndexOutOfRange) {
+  ArtifactSpec spec;
+  spec.outputs[0].buffer = 9;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"output 'y' names buffer 9", "4 buffers"});
+}
+
+TEST(LoadErrors, TensorLargerThanBuffer) {
+  ArtifactSpec spec;
+  spec.inputs[0].shape = {N + 1};
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"input 'x' needs 4100 bytes", "holds 4096"});
+}
+
+TEST(LoadErrors, TensorSizeOverflow) {
+  ArtifactSpec spec;
+  spec.inputs[0].shape = {INT64_MAX / 2, 4};
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT, {"input 'x'", "shape"});
+  spec.inputs[0].shape = {-1};
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT, {"input 'x'", "[-1]"});
+}
+
+TEST(LoadErrors, InputInWeightBuffer) {
+  ArtifactSpec spec;
+  spec.inputs[0].buffer = 3;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"input 'x'", "read-only weight buffer 3"});
+}
+
+TEST(LoadErrors, DuplicateNames) {
+  ArtifactSpec spec;
+  spec.outputs.push_back(spec.outputs[0]);
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT, {"duplicate output 'y'"});
+}
+
+TEST(LoadErrors, BindingOutOfRange) {
+  ArtifactSpec spec;
+  spec.dispatches[1].bindings[1] = 4;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"dispatch 1", "'scale'", "binds buffer 4"});
+}
+
+TEST(LoadErrors, MissingKernelSymbol) {
+  ArtifactSpec spec;
+  spec.dispatches[0].kernel = "no_such_kernel";
+  expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
+                  {"kernel symbol not found", "'no_such_kernel'", "'Add_0'"});
+}
+
+TEST(LoadErrors, KernelObjectNotLoadable) {
+  ArtifactSpec spec;
+  spec.kernelObject = {'n', 'o', 't', ' ', 'e', 'l', 'f'};
+  expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
+                  {"cannot load the artifact's kernel object"});
+}
+
+TEST(Runtime, KernelsLoadFromAnInMemoryFile) {
+  Loaded l;
+  std::ifstream maps("/proc/self/maps");
+  std::string text((std::istreambuf_iterator<char>(maps)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_TRUE(contains(text, "/memfd:kiln-kernels")) << "no memfd mapping";
+}

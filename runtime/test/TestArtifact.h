@@ -1,0 +1,106 @@
+//===- TestArtifact.h - Build .kiln artifacts for tests ---------*- C++ -*-===//
+//
+// A whole artifact as plain structs, editable field by field before build(),
+// around the hand-written kernels of test_kernels.c.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_RUNTIME_TEST_TESTARTIFACT_H
+#define KILN_RUNTIME_TEST_TESTARTIFACT_H
+
+#include "kiln/artifact_generated.h"
+#include "kiln/artifact_version.h"
+
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace kiln_test {
+
+namespace fb = kiln::fb;
+
+constexpr int64_t N = 1024; // KERNEL_ELEMS in test_kernels.c
+constexpr uint64_t kTensorBytes = N * sizeof(float);
+
+inline std::vector<uint8_t> readBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+struct TensorSpec {
+  std::string name;
+  fb::DType dtype;
+  std::vector<int64_t> shape;
+  uint32_t buffer;
+};
+
+struct DispatchSpec {
+  std::string kernel;
+  std::vector<uint32_t> bindings;
+  uint32_t workgroups;
+  std::vector<std::string> nodes;
+};
+
+struct BufferSpec {
+  fb::BufferKind kind;
+  uint64_t offset, size;
+};
+
+/// A whole artifact, editable field by field before build().
+/// The default is y = (x + 1) * w with x, y: f32[1024] and w = i * 0.5.
+struct ArtifactSpec {
+  uint32_t version = KILN_SCHEMA_VERSION;
+  std::string target = "cpu";
+  std::vector<uint8_t> kernelObject = readBytes(KILN_TEST_KERNELS);
+  std::vector<uint8_t> weights;
+  uint64_t arenaSize = 3 * kTensorBytes;
+  std::vector<BufferSpec> buffers = {
+      {fb::BufferKind_Arena, 0, kTensorBytes},                // 0: x
+      {fb::BufferKind_Arena, kTensorBytes, kTensorBytes},     // 1: x + 1
+      {fb::BufferKind_Arena, 2 * kTensorBytes, kTensorBytes}, // 2: y
+      {fb::BufferKind_Weight, 0, kTensorBytes}};              // 3: w
+  std::vector<TensorSpec> inputs = {{"x", fb::DType_F32, {N}, 0}};
+  std::vector<TensorSpec> outputs = {{"y", fb::DType_F32, {N}, 2}};
+  std::vector<DispatchSpec> dispatches = {
+      {"add_one", {0, 1}, 7, {"Add_0"}},
+      {"scale", {1, 3, 2}, 5, {"Mul_1", "Identity_2"}}};
+
+  ArtifactSpec() {
+    weights.resize(kTensorBytes);
+    auto *w = reinterpret_cast<float *>(weights.data());
+    for (int64_t i = 0; i < N; ++i)
+      w[i] = float(i) * 0.5f;
+  }
+
+  std::vector<uint8_t> build() const {
+    flatbuffers::FlatBufferBuilder b;
+    auto tensors = [&](const std::vector<TensorSpec> &list) {
+      std::vector<flatbuffers::Offset<fb::TensorInfo>> out;
+      for (const TensorSpec &t : list)
+        out.push_back(fb::CreateTensorInfoDirect(b, t.name.c_str(), t.dtype,
+                                                 &t.shape, t.buffer));
+      return out;
+    };
+    std::vector<flatbuffers::Offset<fb::Buffer>> bufs;
+    for (const BufferSpec &s : buffers)
+      bufs.push_back(fb::CreateBuffer(b, s.kind, s.offset, s.size));
+    std::vector<flatbuffers::Offset<fb::Dispatch>> disps;
+    for (const DispatchSpec &d : dispatches) {
+      std::vector<flatbuffers::Offset<flatbuffers::String>> nodes;
+      for (const std::string &n : d.nodes)
+        nodes.push_back(b.CreateString(n));
+      disps.push_back(fb::CreateDispatchDirect(b, d.kernel.c_str(), &d.bindings,
+                                               d.workgroups, &nodes, 0));
+    }
+    auto ins = tensors(inputs), outs = tensors(outputs);
+    auto root = fb::CreateModelDirect(b, version, "kiln-test", target.c_str(),
+                                      &kernelObject, &weights, arenaSize, &bufs,
+                                      &ins, &outs, &disps);
+    fb::FinishModelBuffer(b, root);
+    return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+  }
+};
+
+} // namespace kiln_test
+
+#endif // KILN_RUNTIME_TEST_TESTARTIFACT_H

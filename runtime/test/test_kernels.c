@@ -1,0 +1,37 @@
+/* Hand-written kernels that follow the Kiln CPU kernel ABI, used by the
+ * runtime tests in place of compiler output. Each float kernel splits
+ * KERNEL_ELEMS elements evenly over the workgroups. */
+#include <stdint.h>
+
+#define KERNEL_ELEMS 1024
+
+static void range(int64_t id, int64_t count, int64_t *begin, int64_t *end) {
+  int64_t chunk = (KERNEL_ELEMS + count - 1) / count;
+  *begin = id * chunk;
+  *end = *begin + chunk < KERNEL_ELEMS ? *begin + chunk : KERNEL_ELEMS;
+}
+
+/* out[i] = in[i] + 1 */
+void add_one(void **b, int64_t id, int64_t count) {
+  const float *in = b[0];
+  float *out = b[1];
+  int64_t i, e;
+  for (range(id, count, &i, &e); i < e; ++i)
+    out[i] = in[i] + 1.0f;
+}
+
+/* out[i] = in[i] * w[i], w being a weight buffer */
+void scale(void **b, int64_t id, int64_t count) {
+  const float *in = b[0], *w = b[1];
+  float *out = b[2];
+  int64_t i, e;
+  for (range(id, count, &i, &e); i < e; ++i)
+    out[i] = in[i] * w[i];
+}
+
+/* Records which workgroup ids ran: hits[id] += 1 (ints). */
+void count_ids(void **b, int64_t id, int64_t count) {
+  int32_t *hits = b[0];
+  (void)count;
+  __atomic_fetch_add(&hits[id], 1, __ATOMIC_RELAXED);
+}

@@ -1,0 +1,511 @@
+#!/usr/bin/env python3
+"""(Re)generate Kiln's small ONNX test models and their reference data.
+
+Run from anywhere with the project venv:
+
+    .venv/bin/python scripts/make_test_models.py
+
+Writes (all deterministic; fixed seeds):
+  A. End-to-end models in the ONNX backend-test layout
+     (<dir>/model.onnx + <dir>/test_data_set_K/{input,output}_J.pb),
+     references computed with onnxruntime on the CPU execution provider:
+       test/models/mlp/            opset 13
+       test/models/small_cnn/      opset 13
+       test/models/cnn_symbolic/   opset 17, batch dim "N", 2 data sets
+       examples/tiny_cnn/          opset 13, the bundled example
+  B. Importer test models (no data) in test/Import/models/*.onnx.
+
+Only onnx.helper / numpy / onnxruntime are used (no torch).
+
+IR versions: every model gets the smallest IR version its opset allows
+(opset 11 -> IR 6, 13 -> 7, 17/18 -> 8, 21 -> 10), so that models with opset <= 17
+load with the system libonnx 1.12 (which knows IR <= 8 and opsets <= 17).
+"""
+
+import os
+import shutil
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+try:
+    import onnxruntime as ort
+except ImportError:  # pragma: no cover
+    ort = None
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+E2E_DIR = os.path.join(ROOT, "test", "models")
+IMPORT_DIR = os.path.join(ROOT, "test", "Import", "models")
+EXAMPLES_DIR = os.path.join(ROOT, "examples")
+
+F32 = TensorProto.FLOAT
+I64 = TensorProto.INT64
+I32 = TensorProto.INT32
+
+IR_FOR_OPSET = {11: 6, 13: 7, 17: 8, 18: 8, 21: 10}
+
+written = []  # (path, description) for the summary
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def vi(name, shape, dtype=F32):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def init(name, array):
+    return numpy_helper.from_array(np.ascontiguousarray(array), name=name)
+
+
+def weights(rng, shape, fan_in):
+    """He-style normal init, float32."""
+    return (rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)).astype(np.float32)
+
+
+def bias(rng, n):
+    return (rng.standard_normal(n) * 0.05).astype(np.float32)
+
+
+def make_model(graph, opset, name):
+    model = helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", opset)],
+        ir_version=IR_FOR_OPSET[opset],
+        producer_name="kiln-make_test_models",
+        producer_version="1",
+    )
+    model.graph.name = name
+    return model
+
+
+def check(model):
+    # full_check=True also runs strict shape inference, which verifies that the
+    # declared output shapes agree with the ops.
+    onnx.checker.check_model(model, full_check=True)
+
+
+def save_model(model, path, desc):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+    written.append((path, desc))
+
+
+def run_ort(model, feeds):
+    sess = ort.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    names = [o.name for o in sess.get_outputs()]
+    return names, sess.run(names, feeds)
+
+
+def write_pb(path, array, name):
+    t = numpy_helper.from_array(np.ascontiguousarray(array), name=name)
+    with open(path, "wb") as f:
+        f.write(t.SerializeToString())
+
+
+def shape_str(value_info):
+    dims = []
+    for d in value_info.type.tensor_type.shape.dim:
+        dims.append(d.dim_param if d.HasField("dim_param") else str(d.dim_value))
+    dt = TensorProto.DataType.Name(value_info.type.tensor_type.elem_type).lower()
+    return "%s %s[%s]" % (value_info.name, dt, ",".join(dims))
+
+
+def io_desc(model):
+    ins = ", ".join(shape_str(v) for v in model.graph.input)
+    outs = ", ".join(shape_str(v) for v in model.graph.output)
+    return "opset %d, in: %s -> out: %s" % (model.opset_import[0].version, ins, outs)
+
+
+def write_e2e(model, out_dir, input_sets):
+    """model.onnx + one test_data_set_K per entry of input_sets (list of dicts)."""
+    if os.path.isdir(out_dir):
+        shutil.rmtree(out_dir)
+    os.makedirs(out_dir)
+    check(model)
+    save_model(model, os.path.join(out_dir, "model.onnx"), io_desc(model))
+    in_names = [v.name for v in model.graph.input]
+    for k, feeds in enumerate(input_sets):
+        ds = os.path.join(out_dir, "test_data_set_%d" % k)
+        os.makedirs(ds)
+        out_names, outs = run_ort(model, feeds)
+        assert out_names == [v.name for v in model.graph.output]
+        for j, n in enumerate(in_names):
+            p = os.path.join(ds, "input_%d.pb" % j)
+            write_pb(p, feeds[n], n)
+            written.append((p, "%s %s" % (n, list(feeds[n].shape))))
+        for j, (n, o) in enumerate(zip(out_names, outs)):
+            assert np.all(np.isfinite(o)), (out_dir, n)
+            p = os.path.join(ds, "output_%d.pb" % j)
+            write_pb(p, o, n)
+            written.append((p, "%s %s" % (n, list(o.shape))))
+
+
+# --------------------------------------------------------------------------- A. end-to-end
+
+
+def build_mlp():
+    rng = np.random.default_rng(1001)
+    # fc1 and fc3 use transB=1 (PyTorch-export style, W is [out,in]);
+    # fc2 uses transB=0 (W is [in,out]) so both layouts are covered.
+    inits = [
+        init("fc1.weight", weights(rng, (128, 784), 784)),
+        init("fc1.bias", bias(rng, 128)),
+        init("fc2.weight", weights(rng, (128, 64), 128)),
+        init("fc2.bias", bias(rng, 64)),
+        init("fc3.weight", weights(rng, (10, 64), 64)),
+        init("fc3.bias", bias(rng, 10)),
+    ]
+    nodes = [
+        helper.make_node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["fc1_out"], name="fc1", transB=1),
+        helper.make_node("Relu", ["fc1_out"], ["relu1_out"], name="relu1"),
+        helper.make_node("Gemm", ["relu1_out", "fc2.weight", "fc2.bias"], ["fc2_out"], name="fc2"),
+        helper.make_node("Relu", ["fc2_out"], ["relu2_out"], name="relu2"),
+        helper.make_node("Gemm", ["relu2_out", "fc3.weight", "fc3.bias"], ["fc3_out"], name="fc3", transB=1),
+        helper.make_node("Softmax", ["fc3_out"], ["probs"], name="softmax", axis=1),
+    ]
+    g = helper.make_graph(nodes, "mlp", [vi("x", [2, 784])], [vi("probs", [2, 10])], inits)
+    model = make_model(g, 13, "mlp")
+    x = rng.random((2, 784), dtype=np.float32)
+    return model, [{"x": x}]
+
+
+def cnn_graph(rng, name, in_shape, out_batch, hw, use_reshape):
+    """Shared structure of small_cnn / cnn_symbolic.
+
+    image -> conv1(8,3x3,p1) -> relu1 -> pool1(max 2x2 s2)
+          -> conv2(16,3x3,p1) -> relu2 -> pool2(avg 2x2 s2)
+          -> transpose(HW swap) ; concat([pool2, transpose], axis=1)  (32 ch)
+          -> conv3(16,1x1) -> mul(0.5 scalar) -> sigmoid -> gap
+          -> reshape([1,-1]) or flatten -> fc(16->10)
+    """
+    c_in = in_shape[1]
+    inits = [
+        init("conv1.weight", weights(rng, (8, c_in, 3, 3), c_in * 9)),
+        init("conv1.bias", bias(rng, 8)),
+        init("conv2.weight", weights(rng, (16, 8, 3, 3), 8 * 9)),
+        init("conv2.bias", bias(rng, 16)),
+        init("conv3.weight", weights(rng, (16, 32, 1, 1), 32)),
+        init("conv3.bias", bias(rng, 16)),
+        init("scale", np.array(0.5, dtype=np.float32)),  # rank-0 scalar
+        init("fc.weight", weights(rng, (10, 16), 16)),
+        init("fc.bias", bias(rng, 10)),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["image", "conv1.weight", "conv1.bias"], ["conv1_out"], name="conv1",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["conv1_out"], ["relu1_out"], name="relu1"),
+        helper.make_node("MaxPool", ["relu1_out"], ["pool1_out"], name="pool1",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["pool1_out", "conv2.weight", "conv2.bias"], ["conv2_out"], name="conv2",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1]),
+        helper.make_node("Relu", ["conv2_out"], ["relu2_out"], name="relu2"),
+        helper.make_node("AveragePool", ["relu2_out"], ["pool2_out"], name="pool2",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Transpose", ["pool2_out"], ["transpose_out"], name="transpose",
+                         perm=[0, 1, 3, 2]),
+        helper.make_node("Concat", ["pool2_out", "transpose_out"], ["concat_out"], name="concat", axis=1),
+        helper.make_node("Conv", ["concat_out", "conv3.weight", "conv3.bias"], ["conv3_out"], name="conv3",
+                         kernel_shape=[1, 1]),
+        helper.make_node("Mul", ["conv3_out", "scale"], ["mul_out"], name="mul_scale"),
+        helper.make_node("Sigmoid", ["mul_out"], ["sigmoid_out"], name="sigmoid"),
+        helper.make_node("GlobalAveragePool", ["sigmoid_out"], ["gap_out"], name="gap"),
+    ]
+    if use_reshape:
+        inits.append(init("reshape.shape", np.array([1, -1], dtype=np.int64)))
+        nodes.append(helper.make_node("Reshape", ["gap_out", "reshape.shape"], ["flat"], name="reshape"))
+    else:
+        nodes.append(helper.make_node("Flatten", ["gap_out"], ["flat"], name="flatten", axis=1))
+    nodes.append(helper.make_node("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"], name="fc", transB=1))
+    assert hw % 4 == 0
+    return helper.make_graph(nodes, name, [vi("image", in_shape)], [vi("logits", [out_batch, 10])], inits)
+
+
+def build_small_cnn():
+    rng = np.random.default_rng(1002)
+    g = cnn_graph(rng, "small_cnn", [1, 3, 32, 32], 1, 32, use_reshape=True)
+    model = make_model(g, 13, "small_cnn")
+    x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    return model, [{"image": x}]
+
+
+def build_cnn_symbolic():
+    rng = np.random.default_rng(1003)
+    # Reshape([1,-1]) would fold the batch away, so this variant uses Flatten.
+    g = cnn_graph(rng, "cnn_symbolic", ["N", 3, 16, 16], "N", 16, use_reshape=False)
+    model = make_model(g, 17, "cnn_symbolic")
+    x2 = rng.standard_normal((2, 3, 16, 16)).astype(np.float32)
+    x3 = rng.standard_normal((3, 3, 16, 16)).astype(np.float32)
+    return model, [{"image": x2}, {"image": x3}]
+
+
+def draw_seven():
+    """A deterministic 28x28 hand-drawn-looking '7', values in [0,1], MNIST-like
+    (white digit on black, roughly normalized)."""
+    img = np.zeros((28, 28), dtype=np.float32)
+    # top bar, rows 6..8, cols 7..21
+    img[6:9, 7:22] = 1.0
+    # diagonal stroke from (8,21) down-left to (23,11), 3 px thick
+    for r in range(8, 24):
+        c = int(round(21 - (r - 8) * (10.0 / 15.0)))
+        img[r, max(c - 1, 0):c + 2] = 1.0
+    # soften edges a little (3x3 box blur mixed with the original)
+    pad = np.pad(img, 1)
+    blur = sum(pad[i:i + 28, j:j + 28] for i in range(3) for j in range(3)) / 9.0
+    img = np.clip(0.6 * img + 0.4 * blur, 0.0, 1.0).astype(np.float32)
+    return img.reshape(1, 1, 28, 28)
+
+
+def build_tiny_cnn():
+    rng = np.random.default_rng(1004)
+    inits = [
+        init("conv1.weight", weights(rng, (4, 1, 3, 3), 9)),
+        init("conv1.bias", bias(rng, 4)),
+        init("conv2.weight", weights(rng, (8, 4, 3, 3), 36)),
+        init("conv2.bias", bias(rng, 8)),
+        init("fc1.weight", weights(rng, (32, 392), 392)),
+        init("fc1.bias", bias(rng, 32)),
+        init("fc2.weight", weights(rng, (10, 32), 32)),
+        init("fc2.bias", bias(rng, 10)),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["input", "conv1.weight", "conv1.bias"], ["conv1_out"], name="conv1",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["conv1_out"], ["relu1_out"], name="relu1"),
+        helper.make_node("MaxPool", ["relu1_out"], ["pool1_out"], name="pool1",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Conv", ["pool1_out", "conv2.weight", "conv2.bias"], ["conv2_out"], name="conv2",
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["conv2_out"], ["relu2_out"], name="relu2"),
+        helper.make_node("MaxPool", ["relu2_out"], ["pool2_out"], name="pool2",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Flatten", ["pool2_out"], ["flat"], name="flatten", axis=1),
+        helper.make_node("Gemm", ["flat", "fc1.weight", "fc1.bias"], ["fc1_out"], name="fc1", transB=1),
+        helper.make_node("Relu", ["fc1_out"], ["relu3_out"], name="relu3"),
+        helper.make_node("Gemm", ["relu3_out", "fc2.weight", "fc2.bias"], ["fc2_out"], name="fc2", transB=1),
+        helper.make_node("Softmax", ["fc2_out"], ["probabilities"], name="softmax", axis=1),
+    ]
+    g = helper.make_graph(nodes, "tiny_cnn", [vi("input", [1, 1, 28, 28])],
+                          [vi("probabilities", [1, 10])], inits)
+    model = make_model(g, 13, "tiny_cnn")
+    return model, [{"input": draw_seven()}]
+
+
+# --------------------------------------------------------------------------- B. importer models
+
+
+def imp(name, nodes, inputs, outputs, inits=(), opset=13, validate=True, ort_check=True):
+    g = helper.make_graph(nodes, name, inputs, outputs, list(inits))
+    model = make_model(g, opset, name)
+    if validate:
+        check(model)
+    if ort_check and ort is not None:
+        # Sanity: onnxruntime agrees with the declared output shapes.
+        rng = np.random.default_rng(7)
+        feeds = {}
+        for v in model.graph.input:
+            dims = [d.dim_value if d.HasField("dim_value") else 3 for d in v.type.tensor_type.shape.dim]
+            np_t = helper.tensor_dtype_to_np_dtype(v.type.tensor_type.elem_type)
+            if np.issubdtype(np_t, np.integer):
+                feeds[v.name] = rng.integers(-10, 10, size=dims).astype(np_t)
+            else:
+                feeds[v.name] = rng.standard_normal(dims).astype(np_t)
+        _, outs = run_ort(model, feeds)
+        for v, o in zip(model.graph.output, outs):
+            want = [d.dim_value if d.HasField("dim_value") else 3 for d in v.type.tensor_type.shape.dim]
+            assert list(o.shape) == want, (name, v.name, o.shape, want)
+    save_model(model, os.path.join(IMPORT_DIR, name + ".onnx"), io_desc(model))
+    return model
+
+
+def n(op, ins, outs, name, **attrs):
+    return helper.make_node(op, ins, outs, name=name, **attrs)
+
+
+def build_import_models():
+    if os.path.isdir(IMPORT_DIR):
+        for f in os.listdir(IMPORT_DIR):
+            if f.endswith(".onnx"):
+                os.remove(os.path.join(IMPORT_DIR, f))
+    os.makedirs(IMPORT_DIR, exist_ok=True)
+    rng = np.random.default_rng(2001)
+
+    imp("add_broadcast", [n("Add", ["a", "b"], ["y"], "add")],
+        [vi("a", [2, 3, 4]), vi("b", [4])], [vi("y", [2, 3, 4])])
+
+    imp("sub_mul_div",
+        [n("Sub", ["a", "b"], ["t0"], "sub"),
+         n("Mul", ["t0", "c"], ["t1"], "mul"),
+         n("Div", ["t1", "b"], ["y"], "div")],
+        [vi("a", [2, 3]), vi("b", [2, 3]), vi("c", [2, 3])], [vi("y", [2, 3])])
+
+    imp("relu_sigmoid_tanh_exp",
+        [n("Relu", ["x"], ["t0"], "relu"),
+         n("Sigmoid", ["t0"], ["t1"], "sigmoid"),
+         n("Tanh", ["t1"], ["t2"], "tanh"),
+         n("Exp", ["t2"], ["y"], "exp")],
+        [vi("x", [2, 3, 4])], [vi("y", [2, 3, 4])])
+
+    imp("matmul_batched", [n("MatMul", ["a", "b"], ["y"], "matmul")],
+        [vi("a", [2, 3, 4]), vi("b", [4, 5])], [vi("y", [2, 3, 5])])
+
+    imp("matmul_vector", [n("MatMul", ["a", "b"], ["y"], "matmul")],
+        [vi("a", [4]), vi("b", [4, 5])], [vi("y", [5])])
+
+    imp("gemm_transb_bias",
+        [n("Gemm", ["a", "w", "c"], ["y"], "gemm", alpha=0.5, beta=2.0, transB=1)],
+        [vi("a", [3, 4])], [vi("y", [3, 5])],
+        [init("w", rng.standard_normal((5, 4)).astype(np.float32)),
+         init("c", rng.standard_normal(5).astype(np.float32))])
+
+    # X [1,4,9,9], W [6,2,3,3], group 2, strides 2, pads [h_begin=1,w_begin=0,h_end=1,w_end=0]
+    # -> H = (9+1+1-3)/2+1 = 5, W = (9-3)/2+1 = 4
+    imp("conv_pads_strides_group",
+        [n("Conv", ["x", "w", "b"], ["y"], "conv", group=2, strides=[2, 2], pads=[1, 0, 1, 0],
+           dilations=[1, 1], kernel_shape=[3, 3])],
+        [vi("x", [1, 4, 9, 9])], [vi("y", [1, 6, 5, 4])],
+        [init("w", rng.standard_normal((6, 2, 3, 3)).astype(np.float32)),
+         init("b", rng.standard_normal(6).astype(np.float32))])
+
+    # 8x8, k3, s2, SAME_UPPER -> out 4, total pad 1 -> begin 0, end 1
+    imp("conv_auto_pad_same_upper",
+        [n("Conv", ["x", "w"], ["y"], "conv", auto_pad="SAME_UPPER", strides=[2, 2], kernel_shape=[3, 3])],
+        [vi("x", [1, 3, 8, 8])], [vi("y", [1, 4, 4, 4])],
+        [init("w", rng.standard_normal((4, 3, 3, 3)).astype(np.float32))])
+
+    # 7x7, k2, s2, ceil -> 4
+    imp("maxpool_ceil",
+        [n("MaxPool", ["x"], ["y"], "maxpool", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)],
+        [vi("x", [1, 2, 7, 7])], [vi("y", [1, 2, 4, 4])])
+
+    imp("averagepool_pads",
+        [n("AveragePool", ["x"], ["y"], "avgpool", kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+           count_include_pad=0)],
+        [vi("x", [1, 2, 6, 6])], [vi("y", [1, 2, 6, 6])])
+
+    imp("global_average_pool", [n("GlobalAveragePool", ["x"], ["y"], "gap")],
+        [vi("x", [1, 3, 5, 5])], [vi("y", [1, 3, 1, 1])])
+
+    imp("reshape_zero_minus_one", [n("Reshape", ["x", "shape"], ["y"], "reshape")],
+        [vi("x", [2, 3, 4])], [vi("y", [2, 12])],
+        [init("shape", np.array([0, -1], dtype=np.int64))])
+
+    imp("flatten_axis2", [n("Flatten", ["x"], ["y"], "flatten", axis=2)],
+        [vi("x", [2, 3, 4, 5])], [vi("y", [6, 20])])
+
+    imp("transpose_default_perm", [n("Transpose", ["x"], ["y"], "transpose")],
+        [vi("x", [2, 3, 4])], [vi("y", [4, 3, 2])])
+
+    imp("concat_axis_neg1", [n("Concat", ["a", "b"], ["y"], "concat", axis=-1)],
+        [vi("a", [2, 3]), vi("b", [2, 5])], [vi("y", [2, 8])])
+
+    imp("softmax_opset11", [n("Softmax", ["x"], ["y"], "softmax", axis=1)],
+        [vi("x", [2, 3, 4])], [vi("y", [2, 3, 4])], opset=11)
+
+    imp("softmax_opset13", [n("Softmax", ["x"], ["y"], "softmax", axis=1)],
+        [vi("x", [2, 3, 4])], [vi("y", [2, 3, 4])], opset=13)
+
+    imp("reduce_mean_axes_attr_opset13",
+        [n("ReduceMean", ["x"], ["y"], "reduce_mean", axes=[1], keepdims=1)],
+        [vi("x", [2, 3, 4])], [vi("y", [2, 1, 4])], opset=13)
+
+    # ReduceSum-13 takes axes as an input (here an initializer), keepdims default 1
+    imp("reduce_sum_axes_input_opset13",
+        [n("ReduceSum", ["x", "axes"], ["y"], "reduce_sum")],
+        [vi("x", [2, 3, 4])], [vi("y", [2, 3, 1])],
+        [init("axes", np.array([-1], dtype=np.int64))], opset=13)
+
+    imp("reduce_max_axes_input_opset18",
+        [n("ReduceMax", ["x", "axes"], ["y"], "reduce_max", keepdims=0)],
+        [vi("x", [2, 3, 4])], [vi("y", [2, 4])],
+        [init("axes", np.array([1], dtype=np.int64))], opset=18)
+
+    imp("reduce_mean_noop_empty_axes_opset18",
+        [n("ReduceMean", ["x"], ["y"], "reduce_mean", noop_with_empty_axes=0)],
+        [vi("x", [2, 3, 4])], [vi("y", [1, 1, 1])], opset=18)
+
+    # [3,4] -Unsqueeze[0,-1]-> [1,3,4,1] -Squeeze[-1]-> [1,3,4]
+    imp("unsqueeze_squeeze_opset13",
+        [n("Unsqueeze", ["x", "unsqueeze_axes"], ["t0"], "unsqueeze"),
+         n("Squeeze", ["t0", "squeeze_axes"], ["y"], "squeeze")],
+        [vi("x", [3, 4])], [vi("y", [1, 3, 4])],
+        [init("unsqueeze_axes", np.array([0, -1], dtype=np.int64)),
+         init("squeeze_axes", np.array([-1], dtype=np.int64))], opset=13)
+
+    imp("constant_node",
+        [n("Constant", [], ["c"], "const",
+           value=numpy_helper.from_array(np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32), name="c_value")),
+         n("Add", ["x", "c"], ["y"], "add")],
+        [vi("x", [2, 4])], [vi("y", [2, 4])])
+
+    imp("symbolic_batch", [n("Relu", ["x"], ["y"], "relu")],
+        [vi("x", ["N", 8])], [vi("y", ["N", 8])])
+
+    imp("opset21_model",
+        [n("Add", ["a", "b"], ["t0"], "add"), n("Relu", ["t0"], ["y"], "relu")],
+        [vi("a", [2, 3]), vi("b", [2, 3])], [vi("y", [2, 3])], opset=21)
+
+    # Valid ONNX, but with ops Kiln does not support (3x Hardmax, 2x LpNormalization,
+    # 1x Det) mixed with supported ones (Relu, Add).
+    imp("unsupported_ops",
+        [n("Relu", ["x"], ["r"], "relu"),
+         n("Hardmax", ["r"], ["h1"], "hardmax1", axis=-1),
+         n("Hardmax", ["x"], ["h2"], "hardmax2", axis=1),
+         n("Add", ["h1", "h2"], ["s"], "add"),
+         n("Hardmax", ["s"], ["h3"], "hardmax3", axis=-1),
+         n("LpNormalization", ["h3"], ["l1"], "lpnorm1", axis=-1, p=2),
+         n("LpNormalization", ["l1"], ["l2"], "lpnorm2", axis=1, p=1),
+         n("Det", ["l2"], ["y"], "det")],
+        [vi("x", [2, 3, 3])], [vi("y", [2])])
+
+    imp("int_add", [n("Add", ["a", "b"], ["y"], "add")],
+        [vi("a", [2, 3], I32), vi("b", [2, 3], I32)], [vi("y", [2, 3], I32)])
+
+    # Broken files.
+    with open(os.path.join(E2E_DIR, "mlp", "model.onnx"), "rb") as f:
+        head = f.read(40)
+    p = os.path.join(IMPORT_DIR, "truncated.onnx")
+    with open(p, "wb") as f:
+        f.write(head)
+    written.append((p, "first 40 bytes of test/models/mlp/model.onnx (invalid)"))
+    p = os.path.join(IMPORT_DIR, "not_onnx.onnx")
+    with open(p, "wb") as f:
+        f.write(b"this is not an onnx model\n")
+    written.append((p, "plain text (invalid)"))
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main():
+    if ort is None:
+        sys.exit("onnxruntime is required (use the project venv: .venv/bin/python)")
+    np.random.seed(0)  # nothing should use the global RNG, but be safe
+
+    for build, out_dir in [
+        (build_mlp, os.path.join(E2E_DIR, "mlp")),
+        (build_small_cnn, os.path.join(E2E_DIR, "small_cnn")),
+        (build_cnn_symbolic, os.path.join(E2E_DIR, "cnn_symbolic")),
+        (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),
+    ]:
+        model, input_sets = build()
+        write_e2e(model, out_dir, input_sets)
+
+    build_import_models()
+
+    total = 0
+    print("make_test_models.py wrote %d files:" % len(written))
+    for path, desc in written:
+        size = os.path.getsize(path)
+        total += size
+        print("  %-62s %8d B  %s" % (os.path.relpath(path, ROOT), size, desc))
+    print("total: %.1f KiB" % (total / 1024.0))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+//===- kiln-bench.cpp - Time a compiled .kiln model -----------------------===//
+#include "common/TensorFile.h"
+#include "common/ToolSupport.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+#include <random>
+
+using namespace kiln;
+
+namespace {
+
+const char kUsage[] =
+    "usage: kiln-bench MODEL.kiln [options]\n"
+    "\n"
+    "Times a compiled model: median/min/mean over the repeats, then each\n"
+    "kernel's median time, slowest first.\n"
+    "\n"
+    "  --input [NAME=]@FILE  input from a .pb or .npy file (repeatable);\n"
+    "                        inputs not given are random in [-1, 1)\n"
+    "  --warmup W            untimed runs first (default 5)\n"
+    "  --repeats R           timed runs (default 20)\n"
+    "  --device NAME         cpu (default)\n"
+    "  --threads N           worker threads; 0 = one per core (default)\n"
+    "  --help                show this help\n";
+
+struct Options {
+  std::string model, device = "cpu";
+  std::vector<std::string> inputs;
+  int warmup = 5, repeats = 20, threads = 0;
+  bool help = false;
+};
+
+bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
+  ArgReader args(argc, argv);
+  std::string v;
+  while (!args.done() && error.empty()) {
+    if (args.flag("--help") || args.flag("-h"))
+      o.help = true;
+    else if (args.option("--input", v, error))
+      o.inputs.push_back(v);
+    else if (args.option("--device", v, error))
+      o.device = v;
+    else if (args.option("--threads", v, error))
+      parseInt(v, "--threads", o.threads, error);
+    else if (args.option("--warmup", v, error))
+      parseInt(v, "--warmup", o.warmup, error);
+    else if (args.option("--repeats", v, error))
+      parseInt(v, "--repeats", o.repeats, error);
+    else if (args.peek().size() > 1 && args.peek()[0] == '-')
+      error = "unknown option '" + args.peek() + "' (see --help)";
+    else if (o.model.empty())
+      o.model = args.take();
+    else
+      error = "unexpected argument '" + args.peek() + "'";
+  }
+  if (error.empty() && o.repeats < 1)
+    error = "--repeats must be at least 1";
+  if (error.empty() && o.model.empty() && !o.help)
+    error = "no model given (see --help)";
+  return error.empty();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+bool setInputs(const Options &o, const LoadedModel &m, std::string &error) {
+  std::vector<Tensor> given;
+  std::vector<bool> bound;
+  if (!readTensorSpecs(o.inputs, inputNames(m.model), given, bound, error))
+    return false;
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (int32_t i = 0; i < kiln_model_input_count(m.model); ++i) {
+    if (!bound[i]) {
+      kiln_tensor_info info;
+      kiln_model_input_info(m.model, i, &info);
+      given[i] = tensorFor(info);
+      for (int64_t e = 0; e < given[i].numElements(); ++e)
+        given[i].set(e, dist(rng));
+    }
+    if (!setInput(m.session, given[i], error))
+      return false;
+  }
+  return true;
+}
+
+void printKernelTable(const kiln_model *model,
+                      const std::vector<std::vector<double>> &perDispatch) {
+  struct Row {
+    int32_t index;
+    double ms;
+  };
+  std::vector<Row> rows;
+  double total = 0;
+  for (size_t d = 0; d < perDispatch.size(); ++d) {
+    rows.push_back({int32_t(d), median(perDispatch[d])});
+    total += rows.back().ms;
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row &a, const Row &b) {
+    return a.ms != b.ms ? a.ms > b.ms : a.index < b.index;
+  });
+  std::printf("\n%-32s %10s %12s %7s  %s\n", "kernel", "workgroups",
+              "median ms", "%", "ONNX nodes");
+  for (const Row &r : rows) {
+    kiln_dispatch_info info;
+    kiln_model_dispatch_info(model, r.index, &info);
+    std::string nodes;
+    for (int32_t n = 0; n < info.node_count; ++n)
+      nodes += (n ? ", " : "") + std::string(info.nodes[n]);
+    std::printf("%-32s %10u %12.4f %6.1f%%  %s\n", info.kernel, info.workgroups,
+                r.ms, total > 0 ? 100.0 * r.ms / total : 0.0, nodes.c_str());
+  }
+}
+
+int bench(const Options &o, std::string &error) {
+  LoadedModel m;
+  if (!openModel(o.model, o.device, o.threads, m, error) ||
+      !setInputs(o, m, error))
+    return 1;
+  for (int i = 0; i < o.warmup; ++i)
+    if (kiln_session_run(m.session) != KILN_OK) {
+      error = kiln_last_error();
+      return 1;
+    }
+  size_t numDispatches = size_t(kiln_model_dispatch_count(m.model));
+  std::vector<double> totals, times(std::max<size_t>(numDispatches, 1));
+  std::vector<std::vector<double>> perDispatch(numDispatches);
+  for (int i = 0; i < o.repeats; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (kiln_session_run_profiled(m.session, times.data(),
+                                  int32_t(times.size())) != KILN_OK) {
+      error = kiln_last_error();
+      return 1;
+    }
+    totals.push_back(std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - start)
+                         .count());
+    for (size_t d = 0; d < numDispatches; ++d)
+      perDispatch[d].push_back(times[d]);
+  }
+  double mean = std::accumulate(totals.begin(), totals.end(), 0.0) /
+                double(totals.size());
+  std::printf("model: %s (%zu dispatches, %d threads, %d repeats)\n",
+              o.model.c_str(), numDispatches,
+              kiln_session_num_threads(m.session), o.repeats);
+  std::printf("median: %.4f ms\nmin: %.4f ms\nmean: %.4f ms\n", median(totals),
+              *std::min_element(totals.begin(), totals.end()), mean);
+  printKernelTable(m.model, perDispatch);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  std::string error;
+  if (!parseArgs(argc, argv, o, error)) {
+    std::fprintf(stderr, "kiln-bench: error: %s\n", error.c_str());
+    return 2;
+  }
+  if (o.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  int rc = bench(o, error);
+  if (rc != 0)
+    std::fprintf(stderr, "kiln-bench: error: %s\n", error.c_str());
+  return rc;
+}

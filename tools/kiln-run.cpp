@@ -1,0 +1,173 @@
+//===- kiln-run.cpp - Run a compiled .kiln model on tensor files ----------===//
+#include "common/TensorFile.h"
+#include "common/ToolSupport.h"
+
+#include <cstdio>
+#include <sys/stat.h>
+
+using namespace kiln;
+
+namespace {
+
+const char kUsage[] =
+    "usage: kiln-run MODEL.kiln [options]\n"
+    "\n"
+    "Runs a compiled model once and prints its outputs.\n"
+    "\n"
+    "  --input [NAME=]@FILE     input tensor from an ONNX TensorProto .pb or "
+    "a\n"
+    "                           .npy file; without NAME= it binds the next\n"
+    "                           unbound input in model order (repeatable)\n"
+    "  --expected [NAME=]@FILE  expected output to compare against; exits 1 "
+    "on\n"
+    "                           a mismatch (repeatable)\n"
+    "  --rtol R, --atol A       tolerances, |got - want| <= A + R*|want|\n"
+    "                           (defaults: rtol 1e-4, atol 1e-5)\n"
+    "  --output-dir DIR         write each output to DIR/NAME.npy\n"
+    "  --device NAME            cpu (default)\n"
+    "  --threads N              worker threads; 0 = one per core (default)\n"
+    "  --print                  print every output value\n"
+    "  --help                   show this help\n";
+
+struct Options {
+  std::string model, outputDir, device = "cpu";
+  std::vector<std::string> inputs, expected;
+  double rtol = 1e-4, atol = 1e-5;
+  int threads = 0;
+  bool printAll = false, help = false;
+};
+
+bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
+  ArgReader args(argc, argv);
+  std::string v;
+  while (!args.done() && error.empty()) {
+    if (args.flag("--help") || args.flag("-h"))
+      o.help = true;
+    else if (args.flag("--print"))
+      o.printAll = true;
+    else if (args.option("--input", v, error))
+      o.inputs.push_back(v);
+    else if (args.option("--expected", v, error))
+      o.expected.push_back(v);
+    else if (args.option("--output-dir", v, error))
+      o.outputDir = v;
+    else if (args.option("--device", v, error))
+      o.device = v;
+    else if (args.option("--threads", v, error))
+      parseInt(v, "--threads", o.threads, error);
+    else if (args.option("--rtol", v, error))
+      parseDouble(v, "--rtol", o.rtol, error);
+    else if (args.option("--atol", v, error))
+      parseDouble(v, "--atol", o.atol, error);
+    else if (args.peek().size() > 1 && args.peek()[0] == '-')
+      error = "unknown option '" + args.peek() + "' (see --help)";
+    else if (o.model.empty())
+      o.model = args.take();
+    else
+      error = "unexpected argument '" + args.peek() + "'";
+  }
+  if (error.empty() && o.model.empty() && !o.help)
+    error = "no model given (see --help)";
+  return error.empty();
+}
+
+void printValues(const Tensor &t, bool all) {
+  int64_t n = t.numElements(), shown = all ? n : std::min<int64_t>(n, 8);
+  std::printf("  [");
+  for (int64_t i = 0; i < shown; ++i)
+    std::printf("%s%.6g", i ? ", " : "", t.at(i));
+  std::printf("%s]\n", shown < n ? ", ..." : "");
+}
+
+std::string fileNameFor(std::string name) {
+  for (char &c : name)
+    if (c == '/' || c == '\\' || c == ':')
+      c = '_';
+  return name.empty() ? "output" : name;
+}
+
+/// Compares outputs against the expected files; returns false on mismatch.
+bool checkExpected(const Options &o, const std::vector<Tensor> &outputs,
+                   const std::vector<Tensor> &expected,
+                   const std::vector<bool> &given) {
+  bool allOk = true;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!given[i])
+      continue;
+    CompareResult r = compareTensors(outputs[i], expected[i], o.rtol, o.atol);
+    allOk &= r.ok;
+    if (!r.error.empty()) {
+      std::printf("%s: MISMATCH: %s\n", outputs[i].name.c_str(),
+                  r.error.c_str());
+      continue;
+    }
+    std::printf("%s: max abs err %.3g, max rel err %.3g: %s",
+                outputs[i].name.c_str(), r.maxAbsErr, r.maxRelErr,
+                r.ok ? "OK\n" : "MISMATCH");
+    if (!r.ok)
+      std::printf(" (first at index %lld: got %.8g, expected %.8g)\n",
+                  (long long)r.firstBadIndex, outputs[i].at(r.firstBadIndex),
+                  expected[i].at(r.firstBadIndex));
+  }
+  return allOk;
+}
+
+int run(const Options &o, std::string &error) {
+  LoadedModel m;
+  if (!openModel(o.model, o.device, o.threads, m, error))
+    return 1;
+  std::vector<Tensor> inputs, expected;
+  std::vector<bool> bound, given;
+  if (!readTensorSpecs(o.inputs, inputNames(m.model), inputs, bound, error) ||
+      !readTensorSpecs(o.expected, outputNames(m.model), expected, given,
+                       error))
+    return 1;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (bound[i] && !setInput(m.session, inputs[i], error))
+      return 1;
+  if (kiln_session_run(m.session) != KILN_OK) {
+    error = kiln_last_error();
+    return 1;
+  }
+
+  std::vector<Tensor> outputs;
+  for (int32_t i = 0; i < kiln_model_output_count(m.model); ++i) {
+    kiln_tensor_info info;
+    kiln_model_output_info(m.model, i, &info);
+    Tensor t = tensorFor(info);
+    if (kiln_session_get_output_at(m.session, i, t.bytes.data(),
+                                   t.bytes.size()) != KILN_OK) {
+      error = kiln_last_error();
+      return 1;
+    }
+    std::printf("%s: %s %s\n", t.name.c_str(), kiln_dtype_name(t.dtype),
+                formatShape(t.shape).c_str());
+    printValues(t, o.printAll);
+    if (!o.outputDir.empty() &&
+        !writeNpy(o.outputDir + "/" + fileNameFor(t.name) + ".npy", t, error))
+      return 1;
+    outputs.push_back(std::move(t));
+  }
+  return checkExpected(o, outputs, expected, given) ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  std::string error;
+  if (!parseArgs(argc, argv, o, error)) {
+    std::fprintf(stderr, "kiln-run: error: %s\n", error.c_str());
+    return 2;
+  }
+  if (o.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (!o.outputDir.empty())
+    ::mkdir(o.outputDir.c_str(), 0777); // an existing directory is fine
+  int rc = run(o, error);
+  if (!error.empty())
+    std::fprintf(stderr, "kiln-run: error: %s\n", error.c_str());
+  return rc;
+}
