@@ -67,7 +67,7 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            "func.func(kiln-map-forall-to-workgroups,kiln-expand-memref-copies),"
            "buffer-deallocation-pipeline,"
            "func.func(scf-forall-to-for,convert-linalg-to-loops),"
-           "lower-affine,expand-strided-metadata,finalize-memref-to-llvm,"
+           "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
            "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
            "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
            "reconcile-unrealized-casts,kiln-add-cpu-kernel-abi,canonicalize)";
