@@ -1,0 +1,469 @@
+//===- kiln-onnx-test.cpp - run ONNX backend-test directories end to end --===//
+//
+// Each test directory holds model.onnx and test_data_set_N/{input,output}_K.pb.
+// A test is compiled once per distinct set of input shapes found in its data
+// sets, run on the chosen device, and every output compared with the
+// reference. Each test runs in a forked child so that a crash or a hang is a
+// failure of that test, not of the run.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Pipeline/Compiler.h"
+#include "kiln/runtime.h"
+
+#include "common/TensorFile.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <fstream>
+#include <map>
+#include <poll.h>
+#include <set>
+#include <thread>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace kiln;
+namespace cl = llvm::cl;
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+
+static cl::list<std::string> inputDirs(cl::Positional, cl::desc("<dir>..."),
+                                       cl::OneOrMore);
+static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
+                                   cl::init("cpu"));
+static cl::opt<std::string> device("device",
+                                   cl::desc("Runtime device (default: cpu)"),
+                                   cl::init("cpu"));
+static cl::opt<std::string> xfailFile("xfail-file",
+                                      cl::desc("Tests expected to fail, one "
+                                               "per line: name  # reason"));
+static cl::opt<double> relTolerance("rtol", cl::desc("Relative tolerance"),
+                            cl::init(1e-3));
+static cl::opt<double> absTolerance("atol", cl::desc("Absolute tolerance"),
+                            cl::init(1e-7));
+static cl::opt<bool> compileOnly("compile-only",
+                                 cl::desc("Only compile, into --artifact-dir"));
+static cl::opt<bool> runOnly("run-only",
+                             cl::desc("Only run artifacts from --artifact-dir"));
+static cl::opt<std::string> artifactDir("artifact-dir",
+                                        cl::desc("Where artifacts are written "
+                                                 "or read"));
+static cl::opt<std::string> filter("filter",
+                                   cl::desc("Only tests whose name matches "
+                                            "this regex"));
+static cl::opt<unsigned> jobs("j", cl::desc("Tests run at once (default: "
+                                            "number of cores)"),
+                              cl::init(0));
+static cl::opt<unsigned> timeoutSeconds("timeout",
+                                        cl::desc("Seconds per test"),
+                                        cl::init(120));
+
+namespace {
+
+enum class Outcome { Pass, Fail, Skip };
+
+struct TestCase {
+  std::string name;
+  std::string dir;
+};
+
+struct DataSet {
+  std::vector<Tensor> inputs, outputs;
+};
+
+/// Test directories under each argument: the argument itself when it holds
+/// model.onnx, else its immediate subdirectories that do.
+std::vector<TestCase> findTests() {
+  std::vector<TestCase> tests;
+  llvm::Regex pattern(filter);
+  auto consider = [&](llvm::StringRef dir) {
+    if (!fs::exists(dir + "/model.onnx"))
+      return false;
+    std::string name = path::filename(dir).str();
+    if (filter.empty() || pattern.match(name))
+      tests.push_back({name, dir.str()});
+    return true;
+  };
+  for (const std::string &root : inputDirs) {
+    if (consider(root))
+      continue;
+    std::error_code ec;
+    std::vector<std::string> children;
+    for (fs::directory_iterator it(root, ec), end; it != end && !ec;
+         it.increment(ec))
+      children.push_back(it->path());
+    if (ec) {
+      llvm::errs() << "error: cannot read directory '" << root
+                   << "': " << ec.message() << "\n";
+      std::exit(2);
+    }
+    llvm::sort(children);
+    for (const std::string &child : children)
+      consider(child);
+  }
+  return tests;
+}
+
+bool readDataSets(const TestCase &test, std::vector<DataSet> &sets,
+                  std::string &error) {
+  for (int n = 0;; ++n) {
+    std::string dir = test.dir + "/test_data_set_" + std::to_string(n);
+    if (!fs::is_directory(dir))
+      break;
+    DataSet set;
+    for (const char *kind : {"input", "output"})
+      for (int k = 0;; ++k) {
+        std::string file = dir + "/" + kind + "_" + std::to_string(k) + ".pb";
+        if (!fs::exists(file))
+          break;
+        Tensor t;
+        if (!readTensorProto(file, t, error))
+          return false;
+        (std::string(kind) == "input" ? set.inputs : set.outputs)
+            .push_back(std::move(t));
+      }
+    sets.push_back(std::move(set));
+  }
+  if (sets.empty())
+    error = "no test_data_set_N directories";
+  return !sets.empty();
+}
+
+/// Graph inputs that are not initializers, in order.
+bool graphInputNames(const std::string &model, std::vector<std::string> &names,
+                     std::string &error) {
+  std::ifstream in(model, std::ios::binary);
+  onnx::ModelProto proto;
+  if (!in || !proto.ParseFromIstream(&in)) {
+    error = "cannot parse " + model;
+    return false;
+  }
+  std::set<std::string> initializers;
+  for (const auto &init : proto.graph().initializer())
+    initializers.insert(init.name());
+  for (const auto &input : proto.graph().input())
+    if (!initializers.count(input.name()))
+      names.push_back(input.name());
+  return true;
+}
+
+std::string shapeKey(const DataSet &set) {
+  std::string key;
+  for (const Tensor &t : set.inputs)
+    key += formatShape(t.shape) + ";";
+  return key;
+}
+
+/// Groups data sets by input shapes; returns the group of each data set.
+std::vector<size_t> groupByShape(const std::vector<DataSet> &sets,
+                                 size_t &numGroups) {
+  std::map<std::string, size_t> groups;
+  std::vector<size_t> groupOf;
+  for (const DataSet &set : sets)
+    groupOf.push_back(
+        groups.emplace(shapeKey(set), groups.size()).first->second);
+  numGroups = groups.size();
+  return groupOf;
+}
+
+struct Result {
+  Outcome outcome;
+  std::string message;
+};
+
+Result compileGroup(const TestCase &test, const DataSet &set,
+                    const std::vector<std::string> &names,
+                    std::string &artifact) {
+  CompileRequest request;
+  request.modelPath = test.dir + "/model.onnx";
+  request.compile.target = target;
+  for (size_t i = 0; i < set.inputs.size() && i < names.size(); ++i)
+    request.import.inputShapes[names[i]] = set.inputs[i].shape;
+  mlir::MLIRContext context;
+  context.disableMultithreading();
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler capture(&context, [&](mlir::Diagnostic &d) {
+    if (diagnostics.empty())
+      diagnostics = d.str();
+    return mlir::success();
+  });
+  CompileResult result;
+  if (mlir::failed(compileModel(context, request, result))) {
+    if (!result.unsupported.empty()) {
+      const UnsupportedNode &first = result.unsupported.front();
+      return {Outcome::Skip, "unsupported: " + first.opType + " (" +
+                                 first.nodeName + "): " + first.reason};
+    }
+    return {Outcome::Fail, "compile: " + diagnostics};
+  }
+  artifact = std::move(result.output);
+  return {Outcome::Pass, ""};
+}
+
+Result runDataSet(const std::string &artifact, const DataSet &set) {
+  kiln_model *model = nullptr;
+  if (kiln_model_open_memory(artifact.data(), artifact.size(), &model) !=
+      KILN_OK)
+    return {Outcome::Fail, std::string("load: ") + kiln_last_error()};
+  kiln_session_options options = {jobs == 1 ? 0 : 1};
+  kiln_session *session = nullptr;
+  Result result = {Outcome::Pass, ""};
+  auto fail = [&](const std::string &what) {
+    result = {Outcome::Fail, what + ": " + kiln_last_error()};
+  };
+  if (kiln_session_create(model, device.c_str(), &options, &session) !=
+      KILN_OK) {
+    fail("session");
+    kiln_model_close(model);
+    return result;
+  }
+  int32_t numInputs = kiln_model_input_count(model);
+  for (int32_t i = 0; i < numInputs && result.outcome == Outcome::Pass; ++i) {
+    kiln_tensor_info info;
+    kiln_model_input_info(model, i, &info);
+    const Tensor &t = set.inputs.at(i);
+    if (kiln_session_set_input(session, info.name, t.dtype, t.shape.data(),
+                               (int32_t)t.shape.size(), t.bytes.data(),
+                               t.bytes.size()) != KILN_OK)
+      fail("input " + std::string(info.name));
+  }
+  if (result.outcome == Outcome::Pass && kiln_session_run(session) != KILN_OK)
+    fail("run");
+  int32_t numOutputs = kiln_model_output_count(model);
+  for (int32_t i = 0; i < numOutputs && i < (int32_t)set.outputs.size() &&
+                      result.outcome == Outcome::Pass;
+       ++i) {
+    kiln_tensor_info info;
+    kiln_session_output_info(session, i, &info);
+    Tensor actual;
+    actual.dtype = info.dtype;
+    actual.shape.assign(info.shape, info.shape + info.rank);
+    actual.bytes.resize(info.bytes);
+    if (kiln_session_get_output_at(session, i, actual.bytes.data(),
+                                   actual.bytes.size()) != KILN_OK) {
+      fail("output " + std::string(info.name));
+      break;
+    }
+    CompareResult cmp = compareTensors(actual, set.outputs[i], relTolerance, absTolerance);
+    if (!cmp.ok) {
+      std::string message;
+      llvm::raw_string_ostream os(message);
+      os << "output " << info.name << ": ";
+      if (!cmp.error.empty())
+        os << cmp.error;
+      else
+        os << "max abs err " << llvm::format("%.3g", cmp.maxAbsErr)
+           << ", max rel err " << llvm::format("%.3g", cmp.maxRelErr)
+           << " (first bad element " << cmp.firstBadIndex << ")";
+      result = {Outcome::Fail, message};
+    }
+  }
+  kiln_session_destroy(session);
+  kiln_model_close(model);
+  return result;
+}
+
+std::string artifactPath(const TestCase &test, size_t group) {
+  return artifactDir + "/" + test.name + ".shape" + std::to_string(group) +
+         ".kiln";
+}
+
+/// Compiles and/or runs one test; called in a child process.
+Result runTest(const TestCase &test) {
+  std::vector<DataSet> sets;
+  std::vector<std::string> names;
+  std::string error;
+  if (!readDataSets(test, sets, error) ||
+      !graphInputNames(test.dir + "/model.onnx", names, error))
+    return {Outcome::Fail, error};
+  size_t numGroups;
+  std::vector<size_t> groupOf = groupByShape(sets, numGroups);
+  std::vector<std::string> artifacts(numGroups);
+  for (size_t g = 0; g < numGroups; ++g) {
+    size_t first = std::find(groupOf.begin(), groupOf.end(), g) - groupOf.begin();
+    if (runOnly) {
+      auto file = llvm::MemoryBuffer::getFile(artifactPath(test, g), false,
+                                              false);
+      if (!file)
+        return {Outcome::Skip, "no artifact (not compiled)"};
+      artifacts[g] = (*file)->getBuffer().str();
+      continue;
+    }
+    Result compiled = compileGroup(test, sets[first], names, artifacts[g]);
+    if (compiled.outcome != Outcome::Pass)
+      return compiled;
+    if (compileOnly) {
+      std::ofstream out(artifactPath(test, g), std::ios::binary);
+      out.write(artifacts[g].data(), artifacts[g].size());
+      if (!out)
+        return {Outcome::Fail, "cannot write " + artifactPath(test, g)};
+    }
+  }
+  if (compileOnly)
+    return {Outcome::Pass, ""};
+  for (size_t n = 0; n < sets.size(); ++n) {
+    Result ran = runDataSet(artifacts[groupOf[n]], sets[n]);
+    if (ran.outcome != Outcome::Pass) {
+      ran.message = "data set " + std::to_string(n) + ": " + ran.message;
+      return ran;
+    }
+  }
+  return {Outcome::Pass, ""};
+}
+
+struct Child {
+  pid_t pid;
+  int fd;
+  size_t test;
+  std::string output;
+  time_t started;
+};
+
+/// Runs every test in forked children, at most `jobs` at once.
+std::vector<Result> runAll(const std::vector<TestCase> &tests) {
+  std::vector<Result> results(tests.size(), {Outcome::Fail, "not run"});
+  std::vector<Child> running;
+  size_t next = 0;
+  unsigned maxJobs = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+  while (next < tests.size() || !running.empty()) {
+    while (next < tests.size() && running.size() < maxJobs) {
+      int fds[2];
+      if (pipe(fds) != 0) {
+        perror("pipe");
+        std::exit(2);
+      }
+      pid_t pid = fork();
+      if (pid == 0) {
+        close(fds[0]);
+        Result r = runTest(tests[next]);
+        std::string line = std::to_string(int(r.outcome)) + " " + r.message;
+        (void)!write(fds[1], line.data(), line.size());
+        _exit(0);
+      }
+      close(fds[1]);
+      running.push_back({pid, fds[0], next, "", time(nullptr)});
+      ++next;
+    }
+    std::vector<pollfd> polls;
+    for (const Child &c : running)
+      polls.push_back({c.fd, POLLIN, 0});
+    poll(polls.data(), polls.size(), 200);
+    for (size_t i = 0; i < running.size();) {
+      Child &c = running[i];
+      bool done = false;
+      if (polls[i].revents & (POLLIN | POLLHUP)) {
+        char buffer[4096];
+        ssize_t n = read(c.fd, buffer, sizeof(buffer));
+        if (n > 0)
+          c.output.append(buffer, n);
+        else
+          done = true;
+      }
+      if (!done && time(nullptr) - c.started > (time_t)timeoutSeconds) {
+        kill(c.pid, SIGKILL);
+        c.output = "1 timed out after " + std::to_string(timeoutSeconds) + " s";
+        done = true;
+      }
+      if (!done) {
+        ++i;
+        continue;
+      }
+      int status = 0;
+      waitpid(c.pid, &status, 0);
+      close(c.fd);
+      Result &r = results[c.test];
+      if (WIFSIGNALED(status) && c.output.empty())
+        r = {Outcome::Fail, "crashed with signal " +
+                                std::to_string(WTERMSIG(status))};
+      else if (c.output.empty())
+        r = {Outcome::Fail, "exited without a result"};
+      else
+        r = {Outcome(c.output[0] - '0'), c.output.substr(2)};
+      polls.erase(polls.begin() + i);
+      running.erase(running.begin() + i);
+    }
+  }
+  return results;
+}
+
+std::map<std::string, std::string> readXfails() {
+  std::map<std::string, std::string> xfails;
+  if (xfailFile.empty())
+    return xfails;
+  std::ifstream in(xfailFile);
+  if (!in) {
+    llvm::errs() << "error: cannot read --xfail-file '" << xfailFile << "'\n";
+    std::exit(2);
+  }
+  std::string line;
+  while (std::getline(in, line)) {
+    llvm::StringRef text = llvm::StringRef(line).trim();
+    if (text.empty() || text.starts_with("#"))
+      continue;
+    auto [name, reason] = text.split('#');
+    xfails[name.trim().str()] = reason.trim().str();
+  }
+  return xfails;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv, "Kiln ONNX backend-test runner\n");
+  if ((compileOnly || runOnly) && artifactDir.empty()) {
+    llvm::errs() << "error: --compile-only and --run-only need --artifact-dir\n";
+    return 2;
+  }
+  if (compileOnly && runOnly) {
+    llvm::errs() << "error: --compile-only and --run-only exclude each other\n";
+    return 2;
+  }
+  if (compileOnly)
+    fs::create_directories(artifactDir);
+  auto xfails = readXfails();
+  std::vector<TestCase> tests = findTests();
+  std::vector<Result> results = runAll(tests);
+
+  unsigned passed = 0, failed = 0, skipped = 0, expected = 0;
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const Result &r = results[i];
+    bool listed = xfails.count(tests[i].name);
+    llvm::StringRef tag;
+    switch (r.outcome) {
+    case Outcome::Pass:
+      tag = listed ? "XPASS" : "PASS";
+      listed ? ++failed : ++passed;
+      break;
+    case Outcome::Fail:
+      tag = listed ? "XFAIL" : "FAIL";
+      listed ? (++skipped, ++expected) : ++failed;
+      break;
+    case Outcome::Skip:
+      tag = "SKIP";
+      ++skipped;
+      break;
+    }
+    llvm::outs() << tag << " " << tests[i].name;
+    if (!r.message.empty())
+      llvm::outs() << ": " << r.message;
+    if (tag == "XPASS")
+      llvm::outs() << " (listed in " << xfailFile << ": remove it)";
+    llvm::outs() << "\n";
+  }
+  if (expected)
+    llvm::outs() << expected << " of the skipped are expected failures\n";
+  llvm::outs() << passed << " passed, " << failed << " failed, " << skipped
+               << " skipped\n";
+  return failed ? 1 : 0;
+}
