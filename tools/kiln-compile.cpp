@@ -31,6 +31,10 @@ static cl::opt<std::string> cpu("cpu",
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Concrete shape of a graph input: name=1x3x224x224"));
+static cl::list<std::string>
+    frozenInputs("freeze-input",
+                 cl::desc("Fix a graph input's value at compile time: "
+                          "name=@value.pb (TensorProto)"));
 static cl::opt<bool> check("check",
                            cl::desc("Only list the nodes Kiln cannot import; "
                                     "exit 1 if there are any"));
@@ -91,6 +95,16 @@ int main(int argc, char **argv) {
       llvm::errs() << "error: " << error << "\n";
       return 2;
     }
+  }
+
+  for (const std::string &spec : frozenInputs) {
+    size_t at = spec.find("=@");
+    if (at == std::string::npos || at == 0) {
+      llvm::errs() << "error: --freeze-input expects name=@file.pb, got '"
+                   << spec << "'\n";
+      return 2;
+    }
+    request.import.frozenInputs[spec.substr(0, at)] = spec.substr(at + 2);
   }
 
   MLIRContext context;

@@ -80,6 +80,7 @@ struct TestCase {
 
 struct DataSet {
   std::vector<Tensor> inputs, outputs;
+  std::vector<std::string> inputFiles;
 };
 
 /// Test directories under each argument: the argument itself when it holds
@@ -130,8 +131,12 @@ bool readDataSets(const TestCase &test, std::vector<DataSet> &sets,
         Tensor t;
         if (!readTensorProto(file, t, error))
           return false;
-        (std::string(kind) == "input" ? set.inputs : set.outputs)
-            .push_back(std::move(t));
+        if (std::string(kind) == "input") {
+          set.inputs.push_back(std::move(t));
+          set.inputFiles.push_back(file);
+        } else {
+          set.outputs.push_back(std::move(t));
+        }
       }
     sets.push_back(std::move(set));
   }
@@ -182,14 +187,22 @@ struct Result {
   std::string message;
 };
 
-Result compileGroup(const TestCase &test, const DataSet &set,
-                    const std::vector<std::string> &names,
-                    std::string &artifact) {
+/// Compiles the model for the input shapes of `set`, with the inputs named
+/// in `frozen` fixed to their values in `set`.
+Result compileFor(const TestCase &test, const DataSet &set,
+                  const std::vector<std::string> &names,
+                  const std::set<std::string> &frozen,
+                  std::vector<UnsupportedNode> &unsupported,
+                  std::string &artifact) {
   CompileRequest request;
   request.modelPath = test.dir + "/model.onnx";
   request.compile.target = target;
-  for (size_t i = 0; i < set.inputs.size() && i < names.size(); ++i)
-    request.import.inputShapes[names[i]] = set.inputs[i].shape;
+  for (size_t i = 0; i < set.inputs.size() && i < names.size(); ++i) {
+    if (frozen.count(names[i]))
+      request.import.frozenInputs[names[i]] = set.inputFiles[i];
+    else
+      request.import.inputShapes[names[i]] = set.inputs[i].shape;
+  }
   mlir::MLIRContext context;
   context.disableMultithreading();
   std::string diagnostics;
@@ -201,6 +214,7 @@ Result compileGroup(const TestCase &test, const DataSet &set,
   CompileResult result;
   if (mlir::failed(compileModel(context, request, result))) {
     if (!result.unsupported.empty()) {
+      unsupported = result.unsupported;
       const UnsupportedNode &first = result.unsupported.front();
       return {Outcome::Skip, "unsupported: " + first.opType + " (" +
                                  first.nodeName + "): " + first.reason};
@@ -211,7 +225,8 @@ Result compileGroup(const TestCase &test, const DataSet &set,
   return {Outcome::Pass, ""};
 }
 
-Result runDataSet(const std::string &artifact, const DataSet &set) {
+Result runDataSet(const std::string &artifact, const DataSet &set,
+                  const std::vector<std::string> &names) {
   kiln_model *model = nullptr;
   if (kiln_model_open_memory(artifact.data(), artifact.size(), &model) !=
       KILN_OK)
@@ -232,7 +247,13 @@ Result runDataSet(const std::string &artifact, const DataSet &set) {
   for (int32_t i = 0; i < numInputs && result.outcome == Outcome::Pass; ++i) {
     kiln_tensor_info info;
     kiln_model_input_info(model, i, &info);
-    const Tensor &t = set.inputs.at(i);
+    // Inputs bind by name: frozen inputs are not inputs of the artifact.
+    auto it = std::find(names.begin(), names.end(), info.name);
+    if (it == names.end() || size_t(it - names.begin()) >= set.inputs.size()) {
+      result = {Outcome::Fail, "no data for input " + std::string(info.name)};
+      break;
+    }
+    const Tensor &t = set.inputs[it - names.begin()];
     if (kiln_session_set_input(session, info.name, t.dtype, t.shape.data(),
                                (int32_t)t.shape.size(), t.bytes.data(),
                                t.bytes.size()) != KILN_OK)
@@ -274,9 +295,56 @@ Result runDataSet(const std::string &artifact, const DataSet &set) {
   return result;
 }
 
-std::string artifactPath(const TestCase &test, size_t group) {
-  return artifactDir + "/" + test.name + ".shape" + std::to_string(group) +
-         ".kiln";
+/// Needs every unsupported node only a graph input fixed at compile time?
+/// Then those inputs are frozen (the data set's values become constants).
+bool inputsToFreeze(const std::vector<UnsupportedNode> &unsupported,
+                    const std::vector<std::string> &names,
+                    std::set<std::string> &frozen) {
+  for (const UnsupportedNode &node : unsupported) {
+    if (node.needsConstant.empty() ||
+        !llvm::is_contained(names, node.needsConstant))
+      return false;
+    frozen.insert(node.needsConstant);
+  }
+  return !frozen.empty();
+}
+
+std::string artifactName(const TestCase &test, size_t index) {
+  return test.name + "." + std::to_string(index) + ".kiln";
+}
+
+/// Compiles one artifact per distinct input-shape set (per data set when
+/// inputs are frozen); `artifactOf[n]` names data set n's artifact.
+Result compileTest(const TestCase &test, const std::vector<DataSet> &sets,
+                   const std::vector<std::string> &names,
+                   std::map<std::string, std::string> &artifacts,
+                   std::vector<std::string> &artifactOf) {
+  size_t numGroups;
+  std::vector<size_t> groupOf = groupByShape(sets, numGroups);
+  std::set<std::string> frozen;
+  artifactOf.assign(sets.size(), "");
+  for (size_t n = 0; n < sets.size(); ++n) {
+    size_t first = std::find(groupOf.begin(), groupOf.end(), groupOf[n]) -
+                   groupOf.begin();
+    if (frozen.empty() && first != n) {
+      artifactOf[n] = artifactOf[first];
+      continue;
+    }
+    std::vector<UnsupportedNode> unsupported;
+    std::string artifact;
+    Result compiled =
+        compileFor(test, sets[n], names, frozen, unsupported, artifact);
+    if (compiled.outcome == Outcome::Skip && frozen.empty() &&
+        inputsToFreeze(unsupported, names, frozen)) {
+      unsupported.clear();
+      compiled = compileFor(test, sets[n], names, frozen, unsupported, artifact);
+    }
+    if (compiled.outcome != Outcome::Pass)
+      return compiled;
+    artifactOf[n] = artifactName(test, n);
+    artifacts[artifactOf[n]] = std::move(artifact);
+  }
+  return {Outcome::Pass, ""};
 }
 
 /// Compiles and/or runs one test; called in a child process.
@@ -284,36 +352,48 @@ Result runTest(const TestCase &test) {
   std::vector<DataSet> sets;
   std::vector<std::string> names;
   std::string error;
-  if (!readDataSets(test, sets, error) ||
-      !graphInputNames(test.dir + "/model.onnx", names, error))
+  if (!graphInputNames(test.dir + "/model.onnx", names, error))
     return {Outcome::Fail, error};
-  size_t numGroups;
-  std::vector<size_t> groupOf = groupByShape(sets, numGroups);
-  std::vector<std::string> artifacts(numGroups);
-  for (size_t g = 0; g < numGroups; ++g) {
-    size_t first = std::find(groupOf.begin(), groupOf.end(), g) - groupOf.begin();
-    if (runOnly) {
-      auto file = llvm::MemoryBuffer::getFile(artifactPath(test, g), false,
+  // Sequences, optionals, strings and 16/32/64-bit unsigned data have no
+  // Kiln dtype: such tests cannot run, whatever their ops.
+  if (!readDataSets(test, sets, error))
+    return {Outcome::Skip, "unsupported test data: " + error};
+  std::map<std::string, std::string> artifacts;
+  std::vector<std::string> artifactOf;
+  std::string manifest = artifactDir + "/" + test.name + ".manifest";
+  if (runOnly) {
+    std::ifstream in(manifest);
+    std::string line;
+    while (std::getline(in, line))
+      artifactOf.push_back(line);
+    if (artifactOf.size() != sets.size())
+      return {Outcome::Skip, "not compiled (no manifest)"};
+    for (const std::string &name : artifactOf) {
+      auto file = llvm::MemoryBuffer::getFile(artifactDir + "/" + name, false,
                                               false);
       if (!file)
-        return {Outcome::Skip, "no artifact (not compiled)"};
-      artifacts[g] = (*file)->getBuffer().str();
-      continue;
+        return {Outcome::Fail, "cannot read artifact " + name};
+      artifacts[name] = (*file)->getBuffer().str();
     }
-    Result compiled = compileGroup(test, sets[first], names, artifacts[g]);
+  } else {
+    Result compiled = compileTest(test, sets, names, artifacts, artifactOf);
     if (compiled.outcome != Outcome::Pass)
       return compiled;
-    if (compileOnly) {
-      std::ofstream out(artifactPath(test, g), std::ios::binary);
-      out.write(artifacts[g].data(), artifacts[g].size());
-      if (!out)
-        return {Outcome::Fail, "cannot write " + artifactPath(test, g)};
-    }
   }
-  if (compileOnly)
+  if (compileOnly) {
+    for (const auto &[name, bytes] : artifacts) {
+      std::ofstream out(artifactDir + "/" + name, std::ios::binary);
+      out.write(bytes.data(), bytes.size());
+      if (!out)
+        return {Outcome::Fail, "cannot write " + artifactDir + "/" + name};
+    }
+    std::ofstream out(manifest);
+    for (const std::string &name : artifactOf)
+      out << name << "\n";
     return {Outcome::Pass, ""};
+  }
   for (size_t n = 0; n < sets.size(); ++n) {
-    Result ran = runDataSet(artifacts[groupOf[n]], sets[n]);
+    Result ran = runDataSet(artifacts[artifactOf[n]], sets[n], names);
     if (ran.outcome != Outcome::Pass) {
       ran.message = "data set " + std::to_string(n) + ": " + ran.message;
       return ran;

@@ -313,12 +313,38 @@ LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
   return success();
 }
 
+LogicalResult GraphImporter::freezeInput(const onnx::ValueInfoProto &input,
+                                         const std::string &file,
+                                         Location loc) {
+  auto buffer = llvm::MemoryBuffer::getFile(file, false, false);
+  onnx::TensorProto proto;
+  if (!buffer || !proto.ParseFromArray((*buffer)->getBufferStart(),
+                                       (int)(*buffer)->getBufferSize()))
+    return emitError(loc) << "cannot read the value of frozen input '"
+                          << input.name() << "' from '" << file << "'";
+  ConstTensor tensor;
+  std::string error;
+  if (failed(readTensorBytes(proto, tensor, error)))
+    return emitError(loc) << error;
+  const auto &declared = input.type().tensor_type();
+  if (declared.elem_type() != tensor.onnxType)
+    return emitError(loc) << "frozen input '" << input.name() << "' is "
+                          << dtypeName(tensor.onnxType) << ", the model says "
+                          << dtypeName(declared.elem_type());
+  Value value = createConstant(input.name(), tensor, loc, error);
+  if (!value)
+    return emitError(loc) << error;
+  values[input.name()] = value;
+  return success();
+}
+
 void GraphImporter::markUnsupported(const onnx::NodeProto &node, int index,
-                                    const std::string &reason) {
+                                    const std::string &reason,
+                                    const std::string &needsConstant) {
   std::string name = node.name();
   if (name.empty())
     name = node.op_type() + "_" + std::to_string(index);
-  unsupported.push_back({node.op_type(), name, reason});
+  unsupported.push_back({node.op_type(), name, reason, needsConstant});
   for (const auto &output : node.output())
     poisoned.insert(output);
 }
@@ -365,7 +391,7 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
     reason = ctx.error();
   if (reason.empty())
     reason = "could not be imported";
-  markUnsupported(node, index, reason);
+  markUnsupported(node, index, reason, ctx.needsConstant());
 }
 
 FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
@@ -379,9 +405,14 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
     initializerNames.insert(init.name());
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
+  std::vector<const onnx::ValueInfoProto *> frozen;
   for (const auto &input : graph.input()) {
     if (initializerNames.count(input.name()))
       continue;
+    if (options.frozenInputs.count(input.name())) {
+      frozen.push_back(&input);
+      continue;
+    }
     RankedTensorType type;
     if (failed(resolveInputType(input, options, type))) {
       module.erase();
@@ -390,6 +421,16 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
     argTypes.push_back(type);
     argNames.push_back(input.name());
   }
+  for (const auto &given : options.frozenInputs)
+    if (llvm::none_of(graph.input(), [&](const onnx::ValueInfoProto &input) {
+          return input.name() == given.first;
+        })) {
+      emitError(UnknownLoc::get(&context))
+          << "--freeze-input names '" << given.first
+          << "', which is not an input of the model";
+      module.erase();
+      return failure();
+    }
   for (const auto &given : options.inputShapes)
     if (!llvm::is_contained(argNames, given.first)) {
       emitError(UnknownLoc::get(&context))
@@ -407,6 +448,15 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
   for (auto [i, name] : llvm::enumerate(argNames)) {
     values[name] = entry->getArgument(i);
     func.setArgAttr(i, "kiln.name", builder.getStringAttr(name));
+  }
+
+  for (const onnx::ValueInfoProto *input : frozen) {
+    Location loc = NameLoc::get(builder.getStringAttr(input->name()));
+    if (failed(freezeInput(*input, options.frozenInputs.at(input->name()),
+                           loc))) {
+      module.erase();
+      return failure();
+    }
   }
 
   for (const auto &init : graph.initializer()) {

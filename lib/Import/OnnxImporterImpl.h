@@ -65,10 +65,13 @@ private:
   mlir::LogicalResult resolveInputType(const onnx::ValueInfoProto &info,
                                        const ImportOptions &options,
                                        mlir::RankedTensorType &type);
+  mlir::LogicalResult freezeInput(const onnx::ValueInfoProto &input,
+                                  const std::string &file, mlir::Location loc);
   mlir::Location nodeLocation(const onnx::NodeProto &node, int index) const;
   void importNode(const onnx::NodeProto &node, int index);
   void markUnsupported(const onnx::NodeProto &node, int index,
-                       const std::string &reason);
+                       const std::string &reason,
+                       const std::string &needsConstant = "");
 
   std::vector<UnsupportedNode> unsupported;
   std::set<std::string> poisoned;
@@ -109,7 +112,10 @@ public:
 
   /// Records why the node cannot be imported; returns failure.
   mlir::LogicalResult fail(const llvm::Twine &reason);
+  /// Fails because input `i` is not a compile-time constant.
+  mlir::LogicalResult failNotConstant(size_t i, const llvm::Twine &reason);
   const std::string &error() const { return errorMessage; }
+  const std::string &needsConstant() const { return nonConstantInput; }
 
   /// Fails unless every given value has element type f32.
   mlir::LogicalResult requireF32(mlir::ValueRange values);
@@ -133,6 +139,7 @@ private:
   const onnx::NodeProto &node;
   mlir::Location loc;
   std::string errorMessage;
+  std::string nonConstantInput;
 };
 
 } // namespace kiln::onnx_import

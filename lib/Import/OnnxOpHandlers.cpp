@@ -43,9 +43,8 @@ const ConstTensor *NodeContext::constInput(size_t i) const {
 FailureOr<std::vector<int64_t>> NodeContext::constInts(size_t i) {
   const ConstTensor *tensor = constInput(i);
   if (!tensor) {
-    fail("input " + Twine(i) + " ('" + (hasInput(i) ? node.input(i) : "") +
-         "') must be a constant: shapes computed at run time are not "
-         "supported yet");
+    (void)failNotConstant(i, "must be a constant: shapes computed at run "
+                             "time are not supported yet");
     return failure();
   }
   if (tensor->onnxType != onnx::TensorProto::INT64 &&
@@ -103,6 +102,14 @@ LogicalResult NodeContext::fail(const Twine &reason) {
   if (errorMessage.empty())
     errorMessage = reason.str();
   return failure();
+}
+
+LogicalResult NodeContext::failNotConstant(size_t i, const Twine &reason) {
+  std::string name = hasInput(i) ? node.input(i) : "";
+  if (nonConstantInput.empty())
+    nonConstantInput = name;
+  return fail("input " + Twine(i) + " ('" + name + "') " + reason +
+              " (freeze it with --freeze-input " + name + "=@value.pb)");
 }
 
 LogicalResult NodeContext::requireF32(ValueRange values) {
@@ -232,8 +239,10 @@ static LogicalResult importClip(NodeContext &ctx) {
         continue;
       const ConstTensor *bound = ctx.constInput(i);
       std::optional<float> v = bound ? bound->asScalarFloat() : std::nullopt;
+      if (!bound)
+        return ctx.failNotConstant(i, "must be a constant");
       if (!v)
-        return ctx.fail("Clip bounds must be constant scalars");
+        return ctx.fail("Clip bounds must be float scalars");
       (i == 1 ? lo : hi) = *v;
     }
   }

@@ -15,6 +15,10 @@ namespace kiln {
 struct ImportOptions {
   /// Concrete shapes for graph inputs, by name; they replace symbolic dims.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Graph inputs whose values are fixed at compile time (TensorProto .pb
+  /// files, by input name). They become constants and leave the model's
+  /// inputs, e.g. to bind a Reshape's shape that a model takes as input.
+  std::map<std::string, std::string> frozenInputs;
 };
 
 /// A node the importer cannot turn into kiln ops, and why.
@@ -22,6 +26,9 @@ struct UnsupportedNode {
   std::string opType;
   std::string nodeName;
   std::string reason;
+  /// When the node only needs one of its inputs to be known at compile time,
+  /// that input's name (freezing it would make the node supported).
+  std::string needsConstant;
 };
 
 struct ImportResult {
