@@ -334,8 +334,11 @@ Result compileTest(const TestCase &test, const std::vector<DataSet> &sets,
     std::string artifact;
     Result compiled =
         compileFor(test, sets[n], names, frozen, unsupported, artifact);
-    if (compiled.outcome == Outcome::Skip && frozen.empty() &&
-        inputsToFreeze(unsupported, names, frozen)) {
+    // Each retry freezes the inputs the remaining nodes asked for.
+    for (size_t before = frozen.size();
+         compiled.outcome == Outcome::Skip &&
+         inputsToFreeze(unsupported, names, frozen) && frozen.size() > before;
+         before = frozen.size()) {
       unsupported.clear();
       compiled = compileFor(test, sets[n], names, frozen, unsupported, artifact);
     }

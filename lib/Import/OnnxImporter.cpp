@@ -349,31 +349,37 @@ void GraphImporter::markUnsupported(const onnx::NodeProto &node, int index,
     poisoned.insert(output);
 }
 
+/// Why an op type cannot be imported at all, or "" when it has a handler.
+std::string GraphImporter::opTypeProblem(const onnx::NodeProto &node) const {
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return "domain '" + node.domain() + "' not supported";
+  const OpHandler *handler = findHandler(node.op_type());
+  if (!handler)
+    return "op not supported";
+  if (defaultOpset < handler->minOpset || defaultOpset > handler->maxOpset)
+    return "opset " + std::to_string(defaultOpset) +
+           " not supported (supported: " + std::to_string(handler->minOpset) +
+           "-" + std::to_string(handler->maxOpset) + ")";
+  return "";
+}
+
 void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
+  std::string problem = opTypeProblem(node);
   for (const auto &input : node.input())
     if (poisoned.count(input)) {
-      // Its producer is already reported; this node's support is unknown.
+      // Downstream of an unsupported node the shapes are unknown, so only
+      // the op type itself can be checked.
+      if (!problem.empty())
+        markUnsupported(node, index, problem);
       for (const auto &output : node.output())
         poisoned.insert(output);
       return;
     }
-  if (!node.domain().empty() && node.domain() != "ai.onnx") {
-    markUnsupported(node, index, "domain '" + node.domain() + "' not supported");
+  if (!problem.empty()) {
+    markUnsupported(node, index, problem);
     return;
   }
   const OpHandler *handler = findHandler(node.op_type());
-  if (!handler) {
-    markUnsupported(node, index, "op not supported");
-    return;
-  }
-  if (defaultOpset < handler->minOpset || defaultOpset > handler->maxOpset) {
-    markUnsupported(node, index,
-                    "opset " + std::to_string(defaultOpset) +
-                        " not supported (supported: " +
-                        std::to_string(handler->minOpset) + "-" +
-                        std::to_string(handler->maxOpset) + ")");
-    return;
-  }
   NodeContext ctx(*this, node, nodeLocation(node, index));
   std::string reason;
   // Type inference and verifiers report through diagnostics; keep the first
@@ -403,6 +409,20 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
   std::set<std::string> initializerNames;
   for (const auto &init : graph.initializer())
     initializerNames.insert(init.name());
+  std::set<std::string> inputNames;
+  for (const auto &input : graph.input())
+    if (!initializerNames.count(input.name()))
+      inputNames.insert(input.name());
+  for (const auto &given : options.inputShapes)
+    if (!inputNames.count(given.first)) {
+      emitError(UnknownLoc::get(&context))
+          << "--input-shape names '" << given.first
+          << "', which is not an input of the model (inputs: "
+          << llvm::join(inputNames, ", ") << ")";
+      module.erase();
+      return failure();
+    }
+
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
   std::vector<const onnx::ValueInfoProto *> frozen;
@@ -431,16 +451,6 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
       module.erase();
       return failure();
     }
-  for (const auto &given : options.inputShapes)
-    if (!llvm::is_contained(argNames, given.first)) {
-      emitError(UnknownLoc::get(&context))
-          << "--input-shape names '" << given.first
-          << "', which is not an input of the model (inputs: "
-          << llvm::join(argNames, ", ") << ")";
-      module.erase();
-      return failure();
-    }
-
   auto func = func::FuncOp::create(builder, UnknownLoc::get(&context), "main",
                                    builder.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();

@@ -69,6 +69,7 @@ private:
                                   const std::string &file, mlir::Location loc);
   mlir::Location nodeLocation(const onnx::NodeProto &node, int index) const;
   void importNode(const onnx::NodeProto &node, int index);
+  std::string opTypeProblem(const onnx::NodeProto &node) const;
   void markUnsupported(const onnx::NodeProto &node, int index,
                        const std::string &reason,
                        const std::string &needsConstant = "");

@@ -1,0 +1,145 @@
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics
+// Each verifier error, one per case.
+
+func.func @broadcast_mismatch(%x: tensor<2x3xf32>, %y: tensor<4xf32>) {
+  // expected-error @+2 {{shapes do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.add %x, %y : tensor<2x3xf32>, tensor<4xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @wrong_result_type(%x: tensor<2x3xf32>, %y: tensor<3xf32>) {
+  // expected-error @+2 {{inferred type(s) 'tensor<2x3xf32>' are incompatible with return type(s) of operation 'tensor<3x3xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.add %x, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_contraction(%a: tensor<2x4xf32>, %b: tensor<5x3xf32>) {
+  // expected-error @+2 {{contraction sizes differ: 4 vs 5}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = kiln.matmul %a, %b : tensor<2x4xf32>, tensor<5x3xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_contraction(%a: tensor<2x4xf32>, %b: tensor<5x3xf32>) {
+  // expected-error @+1 {{contraction sizes differ: 4 vs 5}}
+  %0 = kiln.gemm %a, %b : (tensor<2x4xf32>, tensor<5x3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_bias(%a: tensor<2x4xf32>, %b: tensor<4x3xf32>, %c: tensor<2xf32>) {
+  // expected-error @+1 {{C does not broadcast to the result shape}}
+  %0 = kiln.gemm %a, %b, %c : (tensor<2x4xf32>, tensor<4x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) {
+  // expected-error @+1 {{weight has 4 input channels per group, input has 4 channels in 2 groups}}
+  %0 = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_strides(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) {
+  // expected-error @+1 {{expects 2 strides and dilations and 4 pads}}
+  %0 = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @pool_kernel(%x: tensor<1x4x8x8xf32>) {
+  // expected-error @+1 {{kernel dims must be positive}}
+  %0 = kiln.max_pool %x {kernel_shape = array<i64: 0, 2>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false} : tensor<1x4x8x8xf32> -> tensor<1x4x9x7xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{changes the element count from 6 to 8}}
+  %0 = kiln.reshape %x : tensor<2x3xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_perm(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{perm is not a permutation of 0..1}}
+  %0 = kiln.transpose %x {perm = array<i64: 0, 0>} : tensor<2x3xf32> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dims(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
+  // expected-error @+1 {{inputs differ in dim 0 off the axis}}
+  %0 = kiln.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_axis(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{axis 2 out of range}}
+  %0 = kiln.softmax %x {axis = 2 : i64} : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axes(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{axes must be sorted and unique}}
+  %0 = kiln.reduce_sum %x {axes = array<i64: 1, 0>, keepdims = true} : tensor<2x3xf32> -> tensor<1x1xf32>
+  return
+}
+
+// -----
+
+func.func @clip_bounds(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{min 6.000000e+00 is greater than max 0.000000e+00}}
+  %0 = kiln.clip %x {min = 6.0 : f32, max = 0.0 : f32} : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @float_only(%x: tensor<2x3xi32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of}}
+  %0 = kiln.relu %x : tensor<2x3xi32>
+  return
+}
+
+// -----
+
+func.func @region_yield(%x: tensor<4xf32>) {
+  // expected-error @+1 {{yielded types differ from the results}}
+  %0 = kiln.dispatch_region(%x) : (tensor<4xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    kiln.yield %a : tensor<4xf32>
+  }
+  return
+}
+
+// -----
+
+module {
+  func.func @missing_kernel(%x: tensor<4xf32>) {
+    // expected-error @+1 {{kernel @kernels::@nope is not a function}}
+    %0 = kiln.dispatch @kernels::@nope(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    return
+  }
+  module @kernels {}
+}

@@ -1,0 +1,57 @@
+// RUN: kiln-opt %s --split-input-file | kiln-opt | FileCheck %s
+// Every op prints in a form that parses back to the same op.
+
+// CHECK-LABEL: func.func @elementwise
+func.func @elementwise(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
+  // CHECK: kiln.relu %{{.*}} : tensor<2x3xf32>
+  %0 = kiln.relu %x : tensor<2x3xf32>
+  // CHECK: kiln.add %{{.*}}, %{{.*}} : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %1 = kiln.add %0, %y : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: kiln.clip %{{.*}} {max = 6.000000e+00 : f32, min = 0.000000e+00 : f32}
+  %2 = kiln.clip %1 {min = 0.0 : f32, max = 6.0 : f32} : tensor<2x3xf32>
+  // CHECK: kiln.leaky_relu %{{.*}} {alpha = 1.000000e-01 : f32}
+  %3 = kiln.leaky_relu %2 {alpha = 0.1 : f32} : tensor<2x3xf32>
+  return %3 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @linear
+func.func @linear(%a: tensor<2x4x8xf32>, %b: tensor<8x16xf32>, %w: tensor<16x8xf32>, %c: tensor<16xf32>) -> (tensor<2x4x16xf32>, tensor<4x16xf32>) {
+  // CHECK: kiln.matmul %{{.*}}, %{{.*}} : tensor<2x4x8xf32>, tensor<8x16xf32> -> tensor<2x4x16xf32>
+  %0 = kiln.matmul %a, %b : tensor<2x4x8xf32>, tensor<8x16xf32> -> tensor<2x4x16xf32>
+  %flat = kiln.reshape %a : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  %half = kiln.reduce_mean %flat {axes = array<i64: 0>, keepdims = false} : tensor<8x8xf32> -> tensor<8xf32>
+  %row = kiln.reshape %half : tensor<8xf32> -> tensor<1x8xf32>
+  %rows = kiln.concat %row, %row, %row, %row {axis = 0 : i64} : (tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> tensor<4x8xf32>
+  // CHECK: kiln.gemm %{{.*}}, %{{.*}}, %{{.*}} {alpha = 5.000000e-01 : f32, transB = true}
+  %1 = kiln.gemm %rows, %w, %c {alpha = 0.5 : f32, transB = true} : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %0, %1 : tensor<2x4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @windows
+func.func @windows(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<6xf32>) -> (tensor<1x6x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>) {
+  // CHECK: kiln.conv %{{.*}}, %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+  %0 = kiln.conv %x, %w, %b {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x4x4xf32>
+  // CHECK: kiln.max_pool
+  %1 = kiln.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false} : tensor<1x4x8x8xf32> -> tensor<1x4x4x4xf32>
+  // CHECK: kiln.average_pool {{.*}}count_include_pad = false
+  %2 = kiln.average_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  return %0, %1, %2 : tensor<1x6x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x8x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dispatch_region
+func.func @dispatch_region(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: kiln.dispatch_region(%{{.*}}) : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: kiln.yield %{{.*}} : tensor<4xf32>
+  %0 = kiln.dispatch_region(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %r = kiln.relu %a : tensor<4xf32>
+    kiln.yield %r : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}

@@ -1,0 +1,16 @@
+# Lit configuration for Kiln: dialect, importer, pass and target tests.
+import os
+import lit.formats
+
+config.name = "Kiln"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["models", "lit.cfg.py", "lit.site.cfg.py.in", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_obj_root)
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%models", os.path.join(config.kiln_source_dir, "test", "models")))
+config.substitutions.append(("%import_models", os.path.join(config.kiln_source_dir, "test", "Import", "models")))
+config.substitutions.append(("%examples", os.path.join(config.kiln_source_dir, "examples")))
