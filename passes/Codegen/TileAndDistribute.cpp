@@ -3,6 +3,7 @@
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_TILEANDDISTRIBUTE
@@ -42,8 +43,12 @@ struct TileAndDistributePass
     if (!func->hasAttr("kiln.kernel"))
       return;
     int64_t workgroups = 1;
-    if (TilingInterface root = findRoot(func))
+    if (TilingInterface root = findRoot(func)) {
       workgroups = tile(root);
+      // Tiling leaves the untiled ops and unused slices behind; the greedy
+      // driver with no patterns erases dead ops.
+      (void)applyPatternsGreedily(func, RewritePatternSet(&getContext()));
+    }
     func->setAttr("kiln.workgroups",
                   IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                    workgroups));

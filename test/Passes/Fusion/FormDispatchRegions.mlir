@@ -1,0 +1,53 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-form-dispatch-regions))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-form-dispatch-regions{fuse-elementwise=false}))' | FileCheck %s --check-prefix=NOFUSE
+
+// A MatMul with its bias, scale and activation is one kernel. Weights stay
+// region inputs (buffers); a scalar constant becomes an immediate.
+// CHECK-LABEL: func.func @matmul_epilogue
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>)
+// CHECK: %[[W:.+]] = kiln.constant dense_resource<w> : tensor<8x32xf32>
+// CHECK: %[[B:.+]] = kiln.constant dense_resource<b> : tensor<32xf32>
+// CHECK: %[[R:.+]] = kiln.dispatch_region(%[[X]], %[[W]], %[[B]]) : (tensor<4x8xf32>, tensor<8x32xf32>, tensor<32xf32>) -> tensor<4x32xf32> {
+// CHECK-NEXT: ^bb0(%[[A0:.+]]: tensor<4x8xf32>, %[[A1:.+]]: tensor<8x32xf32>, %[[A2:.+]]: tensor<32xf32>):
+// CHECK-NEXT: %[[S:.+]] = kiln.constant dense<5.000000e-01> : tensor<f32>
+// CHECK-NEXT: %[[M:.+]] = kiln.matmul %[[A0]], %[[A1]]
+// CHECK-NEXT: %[[P:.+]] = kiln.add %[[M]], %[[A2]]
+// CHECK-NEXT: %[[Q:.+]] = kiln.mul %[[P]], %[[S]]
+// CHECK-NEXT: %[[T:.+]] = kiln.relu %[[Q]]
+// CHECK-NEXT: kiln.yield %[[T]] : tensor<4x32xf32>
+// CHECK: return %[[R]]
+// NOFUSE-LABEL: func.func @matmul_epilogue
+// NOFUSE-COUNT-4: kiln.dispatch_region
+func.func @matmul_epilogue(%x: tensor<4x8xf32>) -> tensor<4x32xf32> {
+  %w = kiln.constant dense_resource<w> : tensor<8x32xf32>
+  %b = kiln.constant dense_resource<b> : tensor<32xf32>
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %0 = kiln.matmul %x, %w : tensor<4x8xf32>, tensor<8x32xf32> -> tensor<4x32xf32>
+  %1 = kiln.add %0, %b : tensor<4x32xf32>, tensor<32xf32> -> tensor<4x32xf32>
+  %2 = kiln.mul %1, %s : tensor<4x32xf32>, tensor<f32> -> tensor<4x32xf32>
+  %3 = kiln.relu %2 : tensor<4x32xf32>
+  return %3 : tensor<4x32xf32>
+}
+
+// -----
+
+// A producer with two users is not fused into either (that would compute it
+// twice); reshapes stay outside regions because they are aliases.
+// CHECK-LABEL: func.func @shared_producer
+// CHECK: %[[E:.+]] = kiln.dispatch_region
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.exp
+// CHECK-NEXT: kiln.yield
+// CHECK: kiln.dispatch_region(%[[E]])
+// CHECK: kiln.relu
+// CHECK: kiln.dispatch_region(%[[E]])
+// CHECK: kiln.neg
+// CHECK: kiln.reshape
+// CHECK-NOT: kiln.dispatch_region
+func.func @shared_producer(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<2x2xf32>) {
+  %0 = kiln.exp %x : tensor<4xf32>
+  %1 = kiln.relu %0 : tensor<4xf32>
+  %2 = kiln.neg %0 : tensor<4xf32>
+  %3 = kiln.reshape %2 : tensor<4xf32> -> tensor<2x2xf32>
+  return %1, %3 : tensor<4xf32>, tensor<2x2xf32>
+}

@@ -1,0 +1,79 @@
+// RUN: kiln-opt %s --kiln-convert-to-linalg | FileCheck %s
+
+// CHECK-DAG: #[[ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[CONV_IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 * 2 + d5, d3 * 2 + d6)>
+// CHECK-DAG: #[[CONV_W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+
+// Broadcasting reads the smaller operand through a projected map.
+// CHECK-LABEL: func.func @add_broadcast
+// CHECK: linalg.generic {indexing_maps = [#[[ID2]], #[[ROW]], #[[ID2]]], iterator_types = ["parallel", "parallel"]}
+// CHECK: arith.addf
+func.func @add_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> attributes {kiln.kernel} {
+  %0 = kiln.add %a, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// Gemm: beta*C initialises the accumulator, alpha scales each product.
+// CHECK-LABEL: func.func @gemm
+// CHECK: %[[INIT:.+]] = linalg.generic {{.*}} ins(%arg2 : tensor<16xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]} ins(%arg0, %arg1 : tensor<4x8xf32>, tensor<16x8xf32>) outs(%[[INIT]] : tensor<4x16xf32>)
+// CHECK: arith.constant 5.000000e-01
+func.func @gemm(%a: tensor<4x8xf32>, %b: tensor<16x8xf32>, %c: tensor<16xf32>) -> tensor<4x16xf32> attributes {kiln.kernel} {
+  %0 = kiln.gemm %a, %b, %c {alpha = 0.5 : f32, transB = true} : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// Conv: the input is padded once, then a 7-loop contraction with strides.
+// CHECK-LABEL: func.func @conv
+// CHECK: %[[PAD:.+]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: %[[ZERO:.+]] = linalg.fill
+// CHECK: linalg.generic {indexing_maps = [#[[CONV_IN]], #[[CONV_W]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[PAD]], %arg1 : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%[[ZERO]]
+func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> attributes {kiln.kernel} {
+  %0 = kiln.conv %x, %w {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// ceil_mode windows that run past the input read -inf padding.
+// CHECK-LABEL: func.func @max_pool
+// CHECK: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: tensor.pad %arg0 low[0, 0, 0, 0] high[0, 0, 1, 1]
+// CHECK: tensor.yield %[[NEG_INF]]
+// CHECK: tensor.empty() : tensor<2x2xf32>
+// CHECK: arith.maximumf
+func.func @max_pool(%x: tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32> attributes {kiln.kernel} {
+  %0 = kiln.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = true} : tensor<1x2x7x7xf32> -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// Mean: a sum over the reduced dim, then a division by its size.
+// CHECK-LABEL: func.func @reduce_mean
+// CHECK: iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: arith.addf
+// CHECK: arith.constant 3.000000e+00 : f32
+// CHECK: arith.divf
+func.func @reduce_mean(%x: tensor<2x3x4xf32>) -> tensor<2x4xf32> attributes {kiln.kernel} {
+  %0 = kiln.reduce_mean %x {axes = array<i64: 1>, keepdims = false} : tensor<2x3x4xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// Softmax: row max, row sum of exp(x - max), then exp(x - max) / sum.
+// CHECK-LABEL: func.func @softmax
+// CHECK: %[[MAX:.+]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x10xf32>) outs(%{{.+}} : tensor<2xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[SUM:.+]] = linalg.generic {{.*}} ins(%arg0, %[[MAX]] : tensor<2x10xf32>, tensor<2xf32>) outs(%{{.+}} : tensor<2xf32>)
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}} ins(%arg0, %[[MAX]], %[[SUM]] : {{.*}}) outs(%{{.+}} : tensor<2x10xf32>)
+// CHECK: arith.divf
+func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> attributes {kiln.kernel} {
+  %0 = kiln.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
+  return %0 : tensor<2x10xf32>
+}
+
+// Functions that are not kernels keep their kiln ops.
+// CHECK-LABEL: func.func @host_side
+// CHECK-NEXT: kiln.relu
+func.func @host_side(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = kiln.relu %x : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
