@@ -34,6 +34,20 @@ TilingInterface findRoot(func::FuncOp func) {
   return root;
 }
 
+/// Iteration-space points of every tileable op of the kernel: the work that
+/// the producers fused into the root's tiles add to it.
+int64_t kernelWork(func::FuncOp func) {
+  int64_t total = 0;
+  func.walk([&](TilingInterface op) {
+    OpBuilder builder(op);
+    int64_t points = 1;
+    for (Range range : op.getIterationDomain(builder))
+      points *= std::max<int64_t>(getConstantIntValue(range.size).value_or(1), 1);
+    total += points;
+  });
+  return total;
+}
+
 struct TileAndDistributePass
     : public kiln::impl::TileAndDistributeBase<TileAndDistributePass> {
   using Base::Base;
@@ -60,18 +74,18 @@ struct TileAndDistributePass
     OpBuilder builder(root);
     SmallVector<Range> domain = root.getIterationDomain(builder);
     SmallVector<utils::IteratorType> iterators = root.getLoopIteratorTypes();
-    int64_t total = 1, dim = -1, extent = 0;
+    int64_t dim = -1, extent = 0;
     for (auto [i, range] : llvm::enumerate(domain)) {
       std::optional<int64_t> size = getConstantIntValue(range.size);
       if (!size)
         return 1;
-      total *= std::max<int64_t>(*size, 1);
       if (dim < 0 && iterators[i] == utils::IteratorType::parallel &&
           *size > 1) {
         dim = i;
         extent = *size;
       }
     }
+    int64_t total = kernelWork(root->getParentOfType<func::FuncOp>());
     if (dim < 0)
       return 1;
     int64_t wanted = std::min<int64_t>(

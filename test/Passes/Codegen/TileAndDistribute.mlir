@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{min-work-per-workgroup=128}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{min-work-per-workgroup=256}))' | FileCheck %s
 
 // The root (the op the kernel writes) is tiled along its first parallel loop
 // into an scf.forall; its producer is fused into the loop body.
