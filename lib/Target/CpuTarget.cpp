@@ -4,7 +4,9 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Operator.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -47,7 +49,20 @@ createTargetMachine(const CpuTargetOptions &options, std::string &error) {
       llvm::CodeGenOptLevel::Aggressive));
 }
 
+/// Lets LLVM reassociate and contract floating-point math, so that
+/// reductions (dot products, sums) vectorize and multiply-adds fuse. NaN and
+/// infinity semantics are kept: max/min and masking rely on them.
+static void allowReassociation(llvm::Module &module) {
+  for (llvm::Function &function : module)
+    for (llvm::Instruction &inst : llvm::instructions(function))
+      if (llvm::isa<llvm::FPMathOperator>(inst)) {
+        inst.setHasAllowReassoc(true);
+        inst.setHasAllowContract(true);
+      }
+}
+
 static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
+  allowReassociation(module);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;

@@ -202,9 +202,10 @@ struct MatMulLowering : public OpRewritePattern<MatMulOp> {
     int64_t lhsBatch = lhsVector ? 0 : lhsShape.size() - 2;
     int64_t rhsBatch = rhsVector ? 0 : rhsShape.size() - 2;
     int64_t batch = std::max(lhsBatch, rhsBatch);
-    // Loop dims: batch..., m?, n?, k.
+    // Loop dims: batch..., m?, k, n?. With n innermost, the inner loop walks
+    // contiguous rows of B and of the result, which LLVM vectorizes.
     int64_t numDims = batch + (lhsVector ? 0 : 1) + (rhsVector ? 0 : 1) + 1;
-    int64_t mDim = batch, nDim = batch + (lhsVector ? 0 : 1), kDim = numDims - 1;
+    int64_t mDim = batch, kDim = batch + (lhsVector ? 0 : 1), nDim = kDim + 1;
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
     auto batchExprs = [&](ArrayRef<int64_t> shape, int64_t own) {
       SmallVector<AffineExpr> exprs;
@@ -235,8 +236,8 @@ struct MatMulLowering : public OpRewritePattern<MatMulOp> {
     SmallVector<AffineMap> maps = {AffineMap::get(numDims, 0, lhsExprs, ctx),
                                    AffineMap::get(numDims, 0, rhsExprs, ctx),
                                    AffineMap::get(numDims, 0, outExprs, ctx)};
-    SmallVector<IteratorType> iterators(numDims - 1, IteratorType::parallel);
-    iterators.push_back(IteratorType::reduction);
+    SmallVector<IteratorType> iterators(numDims, IteratorType::parallel);
+    iterators[kDim] = IteratorType::reduction;
     Value init = filledTensor(rewriter, loc, resultType, 0.0);
     auto generic = linalg::GenericOp::create(
         rewriter, loc, resultType, ValueRange{op.getLhs(), op.getRhs()}, init,
@@ -272,8 +273,12 @@ struct GemmLowering : public OpRewritePattern<GemmOp> {
     } else {
       init = filledTensor(rewriter, loc, resultType, 0.0);
     }
-    AffineExpr m = getAffineDimExpr(0, ctx), n = getAffineDimExpr(1, ctx),
-               k = getAffineDimExpr(2, ctx);
+    // Loop order (m, k, n) when B is [K, N], so the inner loop walks rows of
+    // B and of the result; (m, n, k) when B is [N, K], a contiguous dot.
+    bool kInner = op.getTransB();
+    AffineExpr m = getAffineDimExpr(0, ctx),
+               n = getAffineDimExpr(kInner ? 1 : 2, ctx),
+               k = getAffineDimExpr(kInner ? 2 : 1, ctx);
     SmallVector<AffineMap> maps = {
         AffineMap::get(3, 0, op.getTransA() ? ArrayRef<AffineExpr>{k, m}
                                             : ArrayRef<AffineExpr>{m, k},
@@ -283,7 +288,8 @@ struct GemmLowering : public OpRewritePattern<GemmOp> {
                        ctx),
         AffineMap::get(3, 0, {m, n}, ctx)};
     SmallVector<IteratorType> iterators = {
-        IteratorType::parallel, IteratorType::parallel, IteratorType::reduction};
+        IteratorType::parallel, IteratorType::parallel, IteratorType::parallel};
+    iterators[kInner ? 2 : 1] = IteratorType::reduction;
     std::optional<double> scale;
     if (alpha != 1.0)
       scale = alpha;
@@ -398,7 +404,8 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
     }
     auto accType = RankedTensorType::get(outShape, elementType);
 
-    // Loop dims: n, [g], f, o_1..o_s, c, k_1..k_s.
+    // Loop dims: n, [g], f, o_1..o_s, c, k_1..k_s: each output element
+    // accumulates in a register over its whole window.
     int64_t g = grouped ? 1 : -1;
     int64_t f = grouped ? 2 : 1;
     int64_t o = f + 1, c = o + spatial, k = c + 1;

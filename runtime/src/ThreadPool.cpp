@@ -1,7 +1,31 @@
 //===- ThreadPool.cpp - Workgroup thread pool -----------------------------===//
 #include "ThreadPool.h"
 
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define KILN_CPU_RELAX() _mm_pause()
+#else
+#define KILN_CPU_RELAX() std::this_thread::yield()
+#endif
+
 using namespace kiln;
+
+// How long a thread spins for the next event before it sleeps. Dispatches of
+// one model follow each other within microseconds.
+static constexpr std::chrono::microseconds kSpinTime(200);
+
+template <typename Predicate> static bool spinUntil(Predicate ready) {
+  auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+  for (unsigned i = 0;; ++i) {
+    if (ready())
+      return true;
+    KILN_CPU_RELAX();
+    if ((i & 255) == 255 && std::chrono::steady_clock::now() > deadline)
+      return false;
+  }
+}
 
 ThreadPool::ThreadPool(unsigned numThreads) {
   for (unsigned i = 1; i < numThreads; ++i)
@@ -11,7 +35,7 @@ ThreadPool::ThreadPool(unsigned numThreads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu);
-    stopping = true;
+    stopping.store(true);
   }
   wake.notify_all();
   for (std::thread &t : workers)
@@ -25,25 +49,33 @@ void ThreadPool::runItems() {
     (*job)(i);
 }
 
+bool ThreadPool::waitForJob(uint64_t seen) {
+  auto ready = [&] {
+    return stopping.load(std::memory_order_relaxed) ||
+           generation.load(std::memory_order_acquire) != seen;
+  };
+  if (!spinUntil(ready)) {
+    std::unique_lock<std::mutex> lock(mu);
+    wake.wait(lock, ready);
+  }
+  return !stopping.load();
+}
+
 void ThreadPool::workerLoop() {
   uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mu);
-  for (;;) {
-    wake.wait(lock, [&] { return stopping || generation != seen; });
-    if (stopping)
-      return;
-    seen = generation;
-    lock.unlock();
+  while (waitForJob(seen)) {
+    seen = generation.load(std::memory_order_acquire);
     runItems();
-    lock.lock();
-    if (--pending == 0)
+    if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      // Under the lock, so a caller about to sleep cannot miss it.
+      std::lock_guard<std::mutex> lock(mu);
       done.notify_one();
+    }
   }
 }
 
 void ThreadPool::parallelFor(int64_t count,
                              const std::function<void(int64_t)> &fn) {
-  // Waking workers costs more than a single workgroup usually does.
   if (workers.empty() || count <= 1) {
     for (int64_t i = 0; i < count; ++i)
       fn(i);
@@ -54,12 +86,15 @@ void ThreadPool::parallelFor(int64_t count,
     job = &fn;
     jobCount = count;
     next.store(0, std::memory_order_relaxed);
-    pending = unsigned(workers.size());
-    ++generation;
+    pending.store(unsigned(workers.size()), std::memory_order_relaxed);
+    generation.fetch_add(1, std::memory_order_release);
   }
   wake.notify_all();
   runItems();
-  std::unique_lock<std::mutex> lock(mu);
-  done.wait(lock, [&] { return pending == 0; });
+  auto finished = [&] { return pending.load(std::memory_order_acquire) == 0; };
+  if (!spinUntil(finished)) {
+    std::unique_lock<std::mutex> lock(mu);
+    done.wait(lock, finished);
+  }
   job = nullptr;
 }

@@ -27,6 +27,9 @@ public:
 private:
   void workerLoop();
   void runItems();
+  /// Waits for a job newer than `seen`; spins briefly first, because waking
+  /// a sleeping thread costs more than most workgroups take.
+  bool waitForJob(uint64_t seen);
 
   std::vector<std::thread> workers;
   std::mutex mu;
@@ -34,9 +37,10 @@ private:
   const std::function<void(int64_t)> *job = nullptr;
   int64_t jobCount = 0;
   std::atomic<int64_t> next{0};
-  uint64_t generation = 0; // bumped per job so workers see each one once
-  unsigned pending = 0;    // workers still inside the current job
-  bool stopping = false;
+  // Bumped (release) after a job is published, so workers see each job once.
+  std::atomic<uint64_t> generation{0};
+  std::atomic<unsigned> pending{0}; // workers still inside the current job
+  std::atomic<bool> stopping{false};
 };
 
 } // namespace kiln

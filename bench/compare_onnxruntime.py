@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Compile time and latency of Kiln beside onnxruntime, on this machine's CPU.
+
+For each model: times `kiln-compile`, runs `kiln-bench` (median over repeats
+after warm-up) and onnxruntime's CPU provider with the same thread count and
+the same random inputs' shapes, and prints a Markdown table.
+
+Usage: .venv/bin/python bench/compare_onnxruntime.py [--threads N] [--repeats R] MODEL.onnx...
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "bin")
+
+
+def static_inputs(model_path):
+    model = onnx.load(model_path)
+    inits = {i.name for i in model.graph.initializer}
+    inputs = {}
+    for inp in model.graph.input:
+        if inp.name in inits:
+            continue
+        dims = [d.dim_value if d.HasField("dim_value") else 1
+                for d in inp.type.tensor_type.shape.dim]
+        inputs[inp.name] = np.random.default_rng(0).uniform(
+            -1, 1, dims).astype(np.float32)
+    return inputs
+
+
+def kiln(model_path, threads, repeats, workdir):
+    artifact = os.path.join(workdir, "model.kiln")
+    start = time.perf_counter()
+    subprocess.run([os.path.join(BIN, "kiln-compile"), model_path, "-o", artifact],
+                   check=True)
+    compile_s = time.perf_counter() - start
+    out = subprocess.run([os.path.join(BIN, "kiln-bench"), artifact,
+                          "--threads", str(threads), "--repeats", str(repeats),
+                          "--warmup", "10"],
+                         check=True, capture_output=True, text=True).stdout
+    median = float(re.search(r"median: ([0-9.]+) ms", out).group(1))
+    kernels = int(re.search(r"\((\d+) dispatches", out).group(1))
+    return compile_s, median, kernels
+
+
+def onnxruntime(model_path, threads, repeats):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(model_path, options,
+                                   providers=["CPUExecutionProvider"])
+    feeds = static_inputs(model_path)
+    for _ in range(10):
+        session.run(None, feeds)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        session.run(None, feeds)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--repeats", type=int, default=100)
+    parser.add_argument("models", nargs="+")
+    args = parser.parse_args()
+    print(f"threads: {args.threads}, repeats: {args.repeats}, "
+          f"onnxruntime {ort.__version__}")
+    print()
+    print("| model | ONNX nodes | Kiln kernels | Kiln compile (s) | Kiln median (ms) "
+          "| onnxruntime median (ms) | Kiln / ORT |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for model_path in args.models:
+        nodes = len(onnx.load(model_path).graph.node)
+        with tempfile.TemporaryDirectory() as workdir:
+            compile_s, kiln_ms, kernels = kiln(model_path, args.threads,
+                                               args.repeats, workdir)
+        ort_ms = onnxruntime(model_path, args.threads, args.repeats)
+        name = os.path.relpath(model_path, ROOT)
+        print(f"| {name} | {nodes} | {kernels} | {compile_s:.2f} | {kiln_ms:.4f} "
+              f"| {ort_ms:.4f} | {kiln_ms / ort_ms:.2f} |")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
