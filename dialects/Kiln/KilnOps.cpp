@@ -60,6 +60,18 @@ int64_t kiln::windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
   return out;
 }
 
+bool kiln::isElementwise(Operation *op) {
+  return isa<ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, NegOp, AbsOp, SignOp,
+             SqrtOp, ReciprocalOp, FloorOp, CeilOp, RoundOp, ErfOp, SinOp,
+             CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp,
+             AcoshOp, AtanhOp, SoftplusOp, SoftsignOp, MishOp, GeluOp,
+             GeluTanhOp, LeakyReluOp, EluOp, CeluOp, ThresholdedReluOp,
+             HardSigmoidOp, SeluOp, ClipOp, IsNaNOp, NotOp, CastOp, AddOp,
+             SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, PReluOp, EqualOp,
+             LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp, OrOp,
+             XorOp, WhereOp, ExpandOp>(op);
+}
+
 static RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
@@ -125,6 +137,74 @@ KILN_BROADCAST_INFER(PowOp)
 KILN_BROADCAST_INFER(MaxOp)
 KILN_BROADCAST_INFER(MinOp)
 #undef KILN_BROADCAST_INFER
+
+#define KILN_BROADCAST_BOOL_INFER(OP)                                          \
+  LogicalResult OP::inferReturnTypes(MLIRContext *ctx,                         \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    if (failed(inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types))) \
+      return failure();                                                        \
+    types[0] = cast<RankedTensorType>(types[0]).clone(IntegerType::get(ctx, 1)); \
+    return success();                                                          \
+  }
+KILN_BROADCAST_BOOL_INFER(EqualOp)
+KILN_BROADCAST_BOOL_INFER(LessOp)
+KILN_BROADCAST_BOOL_INFER(LessEqualOp)
+KILN_BROADCAST_BOOL_INFER(GreaterOp)
+KILN_BROADCAST_BOOL_INFER(GreaterEqualOp)
+KILN_BROADCAST_BOOL_INFER(AndOp)
+KILN_BROADCAST_BOOL_INFER(OrOp)
+KILN_BROADCAST_BOOL_INFER(XorOp)
+#undef KILN_BROADCAST_BOOL_INFER
+
+LogicalResult ModOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &types) {
+  return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types);
+}
+LogicalResult PReluOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types);
+}
+
+LogicalResult IsNaNOp::inferReturnTypes(MLIRContext *ctx,
+                                        std::optional<Location>,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  types.push_back(tensorType(adaptor.getInput()).clone(IntegerType::get(ctx, 1)));
+  return success();
+}
+
+LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  auto lhsType = tensorType(adaptor.getLhs()), rhsType = tensorType(adaptor.getRhs());
+  if (lhsType.getElementType() != rhsType.getElementType())
+    return emitInferError(loc, "x and y have different element types");
+  auto shape = broadcastShapes(lhsType.getShape(), rhsType.getShape());
+  if (shape)
+    shape = broadcastShapes(*shape, tensorType(adaptor.getCondition()).getShape());
+  if (!shape)
+    return emitInferError(loc, "shapes do not broadcast");
+  types.push_back(RankedTensorType::get(*shape, lhsType.getElementType()));
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  if (getInput().getType().getShape() != getType().getShape())
+    return emitOpError("changes the shape");
+  return success();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
 
 //===----------------------------------------------------------------------===//
 // MatMul / Gemm
@@ -408,9 +488,129 @@ LogicalResult ConcatOp::verify() {
   return success();
 }
 
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  auto inType = tensorType(adaptor.getInput());
+  auto indices = tensorType(adaptor.getIndices()).getShape();
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= inType.getRank())
+    return emitInferError(loc, "gather axis out of range");
+  SmallVector<int64_t> shape(inType.getShape().take_front(axis));
+  shape.append(indices.begin(), indices.end());
+  llvm::append_range(shape, inType.getShape().drop_front(axis + 1));
+  types.push_back(RankedTensorType::get(shape, inType.getElementType()));
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  if (getAxis() < 0 || getAxis() >= getInput().getType().getRank())
+    return emitOpError("axis ") << getAxis() << " out of range";
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  auto inType = getInput().getType();
+  auto outType = getType();
+  int64_t rank = inType.getRank();
+  if (outType.getRank() != rank || (int64_t)getStarts().size() != rank ||
+      (int64_t)getSteps().size() != rank)
+    return emitOpError("needs one start and one step per dim");
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t start = getStarts()[d], step = getSteps()[d];
+    int64_t size = outType.getDimSize(d);
+    if (step == 0)
+      return emitOpError("step of dim ") << d << " is zero";
+    if (size == 0)
+      continue;
+    int64_t last = start + (size - 1) * step;
+    if (start < 0 || start >= inType.getDimSize(d) || last < 0 ||
+        last >= inType.getDimSize(d))
+      return emitOpError("dim ") << d << " reads outside the input";
+  }
+  if (inType.getElementType() != outType.getElementType())
+    return emitOpError("changes the element type");
+  return success();
+}
+
+LogicalResult ExpandOp::verify() {
+  auto shape = broadcastShapes(getInput().getType().getShape(),
+                               getType().getShape());
+  if (!shape || ArrayRef<int64_t>(*shape) != getType().getShape())
+    return emitOpError("input does not broadcast to the result shape");
+  return success();
+}
+
+LogicalResult TileOp::verify() {
+  auto in = getInput().getType().getShape(), out = getType().getShape();
+  if (in.size() != out.size())
+    return emitOpError("changes the rank");
+  for (size_t d = 0; d < in.size(); ++d)
+    if ((in[d] == 0 && out[d] != 0) || (in[d] != 0 && out[d] % in[d] != 0))
+      return emitOpError("dim ") << d << " is not a multiple of the input's";
+  return success();
+}
+
+LogicalResult PadOp::verify() {
+  auto in = getInput().getType().getShape(), out = getType().getShape();
+  int64_t rank = in.size();
+  if ((int64_t)getPads().size() != 2 * rank || (int64_t)out.size() != rank)
+    return emitOpError("needs a begin and an end pad per dim");
+  for (int64_t d = 0; d < rank; ++d) {
+    if (getPads()[d] < 0 || getPads()[d + rank] < 0)
+      return emitOpError("pads must be non-negative");
+    if (in[d] + getPads()[d] + getPads()[d + rank] != out[d])
+      return emitOpError("result dim ") << d << " is not the padded size";
+  }
+  if (getMode() != "constant" && getMode() != "edge" && getMode() != "reflect")
+    return emitOpError("mode must be constant, edge or reflect");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Softmax and reductions
 //===----------------------------------------------------------------------===//
+
+template <typename ArgOp>
+static LogicalResult inferArgReduce(MLIRContext *ctx, std::optional<Location> loc,
+                                    typename ArgOp::Adaptor adaptor,
+                                    SmallVectorImpl<Type> &types) {
+  auto inType = tensorType(adaptor.getInput());
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= inType.getRank())
+    return emitInferError(loc, "axis out of range");
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < inType.getRank(); ++d)
+    if (d != axis)
+      shape.push_back(inType.getDimSize(d));
+    else if (adaptor.getKeepdims())
+      shape.push_back(1);
+  types.push_back(RankedTensorType::get(shape, IntegerType::get(ctx, 64)));
+  return success();
+}
+LogicalResult ArgMaxOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return inferArgReduce<ArgMaxOp>(ctx, loc, adaptor, types);
+}
+LogicalResult ArgMinOp::inferReturnTypes(MLIRContext *ctx,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return inferArgReduce<ArgMinOp>(ctx, loc, adaptor, types);
+}
+LogicalResult ArgMaxOp::verify() {
+  if (getAxis() < 0 || getAxis() >= getInput().getType().getRank())
+    return emitOpError("axis ") << getAxis() << " out of range";
+  return success();
+}
+LogicalResult ArgMinOp::verify() {
+  if (getAxis() < 0 || getAxis() >= getInput().getType().getRank())
+    return emitOpError("axis ") << getAxis() << " out of range";
+  return success();
+}
 
 LogicalResult SoftmaxOp::verify() {
   if (getAxis() < 0 || getAxis() >= getInput().getType().getRank())

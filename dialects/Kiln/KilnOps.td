@@ -10,8 +10,12 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/CallInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 
-def Kiln_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I1, I8, I32, I64, UI8]>;
+def Kiln_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I1, I8, I16, I32, I64, UI8]>;
 def Kiln_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
+// Element types arithmetic works on: floats and signless integers.
+def Kiln_NumericTensor : RankedTensorOf<[F32, F16, BF16, F64, I8, I16, I32, I64]>;
+def Kiln_BoolTensor : RankedTensorOf<[I1]>;
+def Kiln_IndexTensor : RankedTensorOf<[I32, I64]>;
 
 //===----------------------------------------------------------------------===//
 // Constants
@@ -58,8 +62,6 @@ def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Kiln_TanhOp : Kiln_UnaryOp<"tanh", "hyperbolic tangent">;
 def Kiln_ExpOp : Kiln_UnaryOp<"exp", "exponential">;
 def Kiln_LogOp : Kiln_UnaryOp<"log", "natural logarithm">;
-def Kiln_NegOp : Kiln_UnaryOp<"neg", "negation">;
-def Kiln_AbsOp : Kiln_UnaryOp<"abs", "absolute value">;
 def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", "square root">;
 def Kiln_ReciprocalOp : Kiln_UnaryOp<"reciprocal", "1 / x">;
 def Kiln_FloorOp : Kiln_UnaryOp<"floor", "round toward -inf">;
@@ -68,6 +70,79 @@ def Kiln_ErfOp : Kiln_UnaryOp<"erf", "error function">;
 def Kiln_SinOp : Kiln_UnaryOp<"sin", "sine">;
 def Kiln_CosOp : Kiln_UnaryOp<"cos", "cosine">;
 def Kiln_SoftplusOp : Kiln_UnaryOp<"softplus", "log(1 + exp(x))">;
+def Kiln_TanOp : Kiln_UnaryOp<"tan", "tangent">;
+def Kiln_AsinOp : Kiln_UnaryOp<"asin", "arcsine">;
+def Kiln_AcosOp : Kiln_UnaryOp<"acos", "arccosine">;
+def Kiln_AtanOp : Kiln_UnaryOp<"atan", "arctangent">;
+def Kiln_SinhOp : Kiln_UnaryOp<"sinh", "hyperbolic sine">;
+def Kiln_CoshOp : Kiln_UnaryOp<"cosh", "hyperbolic cosine">;
+def Kiln_AsinhOp : Kiln_UnaryOp<"asinh", "inverse hyperbolic sine">;
+def Kiln_AcoshOp : Kiln_UnaryOp<"acosh", "inverse hyperbolic cosine">;
+def Kiln_AtanhOp : Kiln_UnaryOp<"atanh", "inverse hyperbolic tangent">;
+def Kiln_RoundOp : Kiln_UnaryOp<"round", "round half to even">;
+def Kiln_SoftsignOp : Kiln_UnaryOp<"softsign", "x / (1 + |x|)">;
+def Kiln_MishOp : Kiln_UnaryOp<"mish", "x * tanh(softplus(x))">;
+def Kiln_GeluOp : Kiln_UnaryOp<"gelu", "x * Phi(x), exact (erf)">;
+def Kiln_GeluTanhOp : Kiln_UnaryOp<"gelu_tanh", "GELU with the tanh approximation">;
+
+// Unary ops on floats and integers.
+class Kiln_NumericUnaryOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = doc;
+  let description = "Elementwise " # doc # [{ of a float or integer tensor.
+
+    ```mlir
+    %y = kiln.}] # mnemonic # [{ %x : tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$input);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+def Kiln_SignOp : Kiln_NumericUnaryOp<"sign", "sign (-1, 0, 1)">;
+def Kiln_NegOp : Kiln_NumericUnaryOp<"neg", "negation">;
+def Kiln_AbsOp : Kiln_NumericUnaryOp<"abs", "absolute value">;
+
+def Kiln_NotOp : Kiln_Op<"not", [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "Logical not";
+  let description = [{
+    ```mlir
+    %y = kiln.not %x : tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins Kiln_BoolTensor:$input);
+  let results = (outs Kiln_BoolTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Kiln_IsNaNOp : Kiln_Op<"is_nan", [Pure, InferTypeOpAdaptor]> {
+  let summary = "x != x";
+  let description = [{
+    ```mlir
+    %y = kiln.is_nan %x : tensor<4xf32> -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input);
+  let results = (outs Kiln_BoolTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def Kiln_CastOp : Kiln_Op<"cast", [Pure]> {
+  let summary = "Convert elements to another type";
+  let description = [{
+    ONNX Cast: floats round to nearest even when narrowing, float to integer
+    truncates toward zero, anything to bool is `x != 0`.
+
+    ```mlir
+    %y = kiln.cast %x : tensor<4xi64> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
 
 class Kiln_ParamUnaryOp<string mnemonic, string doc>
     : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
@@ -79,6 +154,22 @@ class Kiln_ParamUnaryOp<string mnemonic, string doc>
 }
 def Kiln_LeakyReluOp : Kiln_ParamUnaryOp<"leaky_relu", "x < 0 ? alpha * x : x">;
 def Kiln_EluOp : Kiln_ParamUnaryOp<"elu", "x < 0 ? alpha * (exp(x) - 1) : x">;
+def Kiln_CeluOp : Kiln_ParamUnaryOp<"celu", "max(0, x) + min(0, alpha * (exp(x / alpha) - 1))">;
+def Kiln_ThresholdedReluOp : Kiln_ParamUnaryOp<"thresholded_relu", "x > alpha ? x : 0">;
+
+class Kiln_TwoParamUnaryOp<string mnemonic, string doc, string a, string b>
+    : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = doc;
+  let description = "Elementwise " # doc # ".";
+  let arguments = (ins Kiln_FloatTensor:$input, F32Attr:$alpha, F32Attr:$beta);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+def Kiln_HardSigmoidOp : Kiln_TwoParamUnaryOp<"hard_sigmoid",
+    "max(0, min(1, alpha * x + beta))", "alpha", "beta">;
+// Selu: gamma * (x > 0 ? x : alpha * (exp(x) - 1)); beta holds gamma.
+def Kiln_SeluOp : Kiln_TwoParamUnaryOp<"selu",
+    "beta * (x > 0 ? x : alpha * (exp(x) - 1)) (beta is ONNX's gamma)", "alpha", "beta">;
 
 def Kiln_ClipOp : Kiln_Op<"clip",
     [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
@@ -104,8 +195,8 @@ class Kiln_BinaryOp<string mnemonic, string doc, list<Trait> traits = []>
     %z = kiln.}] # mnemonic # [{ %x, %y : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$rhs);
-  let results = (outs Kiln_FloatTensor:$result);
+  let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs);
+  let results = (outs Kiln_NumericTensor:$result);
   let assemblyFormat =
       "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
 }
@@ -117,6 +208,62 @@ def Kiln_DivOp : Kiln_BinaryOp<"div", "x / y">;
 def Kiln_PowOp : Kiln_BinaryOp<"pow", "x ^ y">;
 def Kiln_MaxOp : Kiln_BinaryOp<"max", "max(x, y)", [Commutative]>;
 def Kiln_MinOp : Kiln_BinaryOp<"min", "min(x, y)", [Commutative]>;
+// Integer modulo takes the divisor's sign (Python); float modulo is fmod.
+def Kiln_ModOp : Kiln_BinaryOp<"mod", "x mod y (sign of y for integers, fmod for floats)">;
+def Kiln_PReluOp : Kiln_BinaryOp<"prelu", "x < 0 ? x * slope : x">;
+
+class Kiln_CompareOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = doc # " with numpy broadcasting";
+  let description = [{Compares two tensors of one element type elementwise;
+    the result is a tensor of i1.
+
+    ```mlir
+    %z = kiln.}] # mnemonic # [{ %x, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
+  let results = (outs Kiln_BoolTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+}
+def Kiln_EqualOp : Kiln_CompareOp<"equal", "x == y">;
+def Kiln_LessOp : Kiln_CompareOp<"less", "x < y">;
+def Kiln_LessEqualOp : Kiln_CompareOp<"less_equal", "x <= y">;
+def Kiln_GreaterOp : Kiln_CompareOp<"greater", "x > y">;
+def Kiln_GreaterEqualOp : Kiln_CompareOp<"greater_equal", "x >= y">;
+
+class Kiln_LogicOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor, Commutative]> {
+  let summary = doc # " with numpy broadcasting";
+  let description = [{
+    ```mlir
+    %z = kiln.}] # mnemonic # [{ %x, %y : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins Kiln_BoolTensor:$lhs, Kiln_BoolTensor:$rhs);
+  let results = (outs Kiln_BoolTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
+}
+def Kiln_AndOp : Kiln_LogicOp<"and", "x and y">;
+def Kiln_OrOp : Kiln_LogicOp<"or", "x or y">;
+def Kiln_XorOp : Kiln_LogicOp<"xor", "x xor y">;
+
+def Kiln_WhereOp : Kiln_Op<"where", [Pure, InferTypeOpAdaptor]> {
+  let summary = "cond ? x : y with numpy broadcasting of all three";
+  let description = [{
+    ```mlir
+    %z = kiln.where %c, %x, %y : tensor<4xi1>, tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_BoolTensor:$condition, Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $lhs `,` $rhs attr-dict `:` type($condition) `,` type($lhs) `,`
+    type($rhs) `->` type($result)
+  }];
+}
 
 //===----------------------------------------------------------------------===//
 // Linear algebra and convolution
@@ -251,6 +398,84 @@ def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
+def Kiln_GatherOp : Kiln_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Take slices of `input` along `axis` at `indices`";
+  let description = [{
+    ONNX Gather: the result's shape is input[:axis] + indices + input[axis+1:].
+    Negative indices count from the end; out-of-range indices are clamped.
+
+    ```mlir
+    %y = kiln.gather %table, %ids {axis = 0 : i64} : (tensor<100x32xf32>, tensor<2x8xi64>) -> tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, Kiln_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Kiln_SliceOp : Kiln_Op<"slice", [Pure]> {
+  let summary = "Strided slice with static starts and steps";
+  let description = [{
+    Result element i of each dim d reads input element starts[d] + i * steps[d];
+    steps may be negative. The result type gives the sizes.
+
+    ```mlir
+    %y = kiln.slice %x {starts = array<i64: 0, 7>, steps = array<i64: 1, -2>} : tensor<4x8xf32> -> tensor<4x4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$starts,
+                   DenseI64ArrayAttr:$steps);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
+  let summary = "Broadcast to the result shape";
+  let description = [{
+    ```mlir
+    %y = kiln.expand %x : tensor<1x8xf32> -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_TileOp : Kiln_Op<"tile", [Pure]> {
+  let summary = "Repeat the input along each dim";
+  let description = [{
+    The result's dims are multiples of the input's; element i reads i mod n.
+
+    ```mlir
+    %y = kiln.tile %x : tensor<2x3xf32> -> tensor<4x9xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kiln_PadOp : Kiln_Op<"pad", [Pure]> {
+  let summary = "Pad with a constant, by edge or by reflection";
+  let description = [{
+    `pads` holds the begin pads of every dim followed by the end pads (all
+    non-negative: the importer turns negative pads into a slice).
+
+    ```mlir
+    %y = kiln.pad %x {pads = array<i64: 0, 1, 0, 1>, mode = "constant", value = 0.0 : f64} : tensor<2x3xf32> -> tensor<2x5xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$pads, StrAttr:$mode,
+                   F64Attr:$value);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Softmax and reductions
 //===----------------------------------------------------------------------===//
@@ -299,6 +524,25 @@ def Kiln_ReduceL1Op : Kiln_ReduceOp<"reduce_l1", "Sum of absolute values">;
 def Kiln_ReduceL2Op : Kiln_ReduceOp<"reduce_l2", "Euclidean norm">;
 def Kiln_ReduceLogSumOp : Kiln_ReduceOp<"reduce_log_sum", "Log of the sum">;
 def Kiln_ReduceLogSumExpOp : Kiln_ReduceOp<"reduce_log_sum_exp", "Log of the sum of exponentials">;
+
+class Kiln_ArgReduceOp<string mnemonic, string doc>
+    : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = "Index of the " # doc # " along an axis";
+  let description = [{Returns int64 indices; ties go to the first index, or
+    the last with `select_last_index`.
+
+    ```mlir
+    %i = kiln.}] # mnemonic # [{ %x {axis = 1 : i64, keepdims = false, select_last_index = false} : tensor<2x10xf32> -> tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$input, I64Attr:$axis, BoolAttr:$keepdims,
+                   BoolAttr:$select_last_index);
+  let results = (outs RankedTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+def Kiln_ArgMaxOp : Kiln_ArgReduceOp<"arg_max", "maximum">;
+def Kiln_ArgMinOp : Kiln_ArgReduceOp<"arg_min", "minimum">;
 
 //===----------------------------------------------------------------------===//
 // Dispatch: regions that become one kernel, and calls of outlined kernels

@@ -21,13 +21,6 @@ bool staysOnHost(Operation *op) {
   return isa<ConstantOp, ReshapeOp, DispatchRegionOp, func::ReturnOp>(op);
 }
 
-bool isElementwise(Operation *op) {
-  return isa<ReluOp, SigmoidOp, TanhOp, ExpOp, LogOp, NegOp, AbsOp, SqrtOp,
-             ReciprocalOp, FloorOp, CeilOp, ErfOp, SinOp, CosOp, SoftplusOp,
-             LeakyReluOp, EluOp, ClipOp, AddOp, SubOp, MulOp, DivOp, PowOp,
-             MaxOp, MinOp>(op);
-}
-
 /// A constant small enough to clone into each kernel as an immediate.
 bool isInlinableConstant(Value v) {
   auto constant = v.getDefiningOp<ConstantOp>();
@@ -54,7 +47,7 @@ struct FormDispatchRegionsPass
       if (staysOnHost(&op))
         continue;
       std::optional<size_t> target;
-      if (fuseElementwise && isElementwise(&op))
+      if (fuseElementwise && kiln::isElementwise(&op))
         target = findProducerGroup(&op, groupOf, groups);
       if (target) {
         groups[*target].push_back(&op);

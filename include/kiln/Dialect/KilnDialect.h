@@ -24,6 +24,10 @@ namespace kiln {
 std::optional<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
 
+/// True for kiln ops that compute each result element from the operand
+/// elements at the same (broadcast) position.
+bool isElementwise(mlir::Operation *op);
+
 /// Output size of one spatial dim of a window op (conv or pool).
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t dilation, int64_t padBegin, int64_t padEnd,

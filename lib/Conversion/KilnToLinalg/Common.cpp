@@ -1,0 +1,139 @@
+//===- Common.cpp - helpers shared by the kiln → linalg patterns -----------===//
+#include "Common.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lowering;
+
+Value kiln::lowering::scalarConst(OpBuilder &b, Location loc, Type type,
+                                  double value) {
+  if (isa<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+  return arith::ConstantOp::create(b, loc,
+                                   b.getIntegerAttr(type, int64_t(value)));
+}
+
+Value kiln::lowering::lowestValue(OpBuilder &b, Location loc, Type type,
+                                  bool highest) {
+  if (isa<FloatType>(type))
+    return scalarConst(b, loc, type, highest ? INFINITY : -INFINITY);
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt value = highest ? APInt::getSignedMaxValue(width)
+                        : APInt::getSignedMinValue(width);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+}
+
+Value kiln::lowering::emptyTensor(OpBuilder &b, Location loc,
+                                  RankedTensorType type) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                 type.getElementType());
+}
+
+Value kiln::lowering::filledTensor(OpBuilder &b, Location loc,
+                                   RankedTensorType type, Value scalar) {
+  Value init = emptyTensor(b, loc, type);
+  return linalg::FillOp::create(b, loc, scalar, init).getResult(0);
+}
+
+Value kiln::lowering::filledTensor(OpBuilder &b, Location loc,
+                                   RankedTensorType type, double value) {
+  return filledTensor(b, loc, type,
+                      scalarConst(b, loc, type.getElementType(), value));
+}
+
+AffineMap kiln::lowering::broadcastMap(ArrayRef<int64_t> in,
+                                       ArrayRef<int64_t> out,
+                                       MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  size_t offset = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i)
+    exprs.push_back(in[i] == 1 && out[i + offset] != 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : getAffineDimExpr(i + offset, ctx));
+  return AffineMap::get(out.size(), 0, exprs, ctx);
+}
+
+Value kiln::lowering::buildElementwise(OpBuilder &b, Location loc,
+                                       ValueRange inputs,
+                                       RankedTensorType resultType,
+                                       BodyFn body) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs)
+    maps.push_back(broadcastMap(tensorTypeOf(input).getShape(),
+                                resultType.getShape(), ctx));
+  maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
+  SmallVector<IteratorType> iterators(resultType.getRank(),
+                                      IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, resultType, inputs, emptyTensor(b, loc, resultType), maps,
+      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value result = body(nb, nloc, args.drop_back());
+        linalg::YieldOp::create(nb, nloc, result);
+      });
+  return generic.getResult(0);
+}
+
+AffineMap kiln::lowering::reductionOutMap(int64_t rank, ArrayRef<int64_t> axes,
+                                          bool keepdims, MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!llvm::is_contained(axes, i))
+      exprs.push_back(getAffineDimExpr(i, ctx));
+    else if (keepdims)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+  }
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+
+/// Pads the spatial dims (2..) of `input`; `extraEnd` adds to the end pads.
+Value kiln::lowering::padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> pads,
+                 ArrayRef<int64_t> extraEnd, double padValue) {
+  auto type = tensorTypeOf(input);
+  int64_t spatial = type.getRank() - 2;
+  SmallVector<int64_t> low(2, 0), high(2, 0);
+  bool any = false;
+  for (int64_t i = 0; i < spatial; ++i) {
+    low.push_back(pads[i]);
+    high.push_back(pads[i + spatial] + extraEnd[i]);
+    any |= low.back() != 0 || high.back() != 0;
+  }
+  if (!any)
+    return input;
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t i = 0; i < spatial; ++i)
+    shape[i + 2] += low[i + 2] + high[i + 2];
+  auto paddedType = RankedTensorType::get(shape, type.getElementType());
+  Value value = scalarConst(b, loc, type.getElementType(), padValue);
+  SmallVector<OpFoldResult> lowSizes, highSizes;
+  for (auto [l, h] : llvm::zip(low, high)) {
+    lowSizes.push_back(b.getIndexAttr(l));
+    highSizes.push_back(b.getIndexAttr(h));
+  }
+  return tensor::PadOp::create(b, loc, paddedType, input, lowSizes, highSizes,
+                               value)
+      .getResult();
+}
+
+/// Expressions o_i * stride_i + k_i * dilation_i for each spatial dim.
+SmallVector<AffineExpr> kiln::lowering::windowExprs(MLIRContext *ctx, int64_t firstO,
+                                    int64_t firstK, ArrayRef<int64_t> strides,
+                                    ArrayRef<int64_t> dilations) {
+  SmallVector<AffineExpr> exprs;
+  for (size_t i = 0; i < strides.size(); ++i)
+    exprs.push_back(getAffineDimExpr(firstO + i, ctx) * strides[i] +
+                    getAffineDimExpr(firstK + i, ctx) * dilations[i]);
+  return exprs;
+}
+
+SmallVector<AffineExpr> kiln::lowering::dimRange(MLIRContext *ctx, int64_t first, int64_t count) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < count; ++i)
+    exprs.push_back(getAffineDimExpr(first + i, ctx));
+  return exprs;
+}
+

@@ -1,0 +1,75 @@
+//===- Common.h - helpers shared by the kiln → linalg patterns ---*- C++ -*-===//
+#ifndef KILN_LIB_CONVERSION_KILNTOLINALG_COMMON_H
+#define KILN_LIB_CONVERSION_KILNTOLINALG_COMMON_H
+
+#include "kiln/Conversion/KilnToLinalg.h"
+#include "kiln/Dialect/KilnDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace kiln::lowering {
+
+using mlir::utils::IteratorType;
+using BodyFn =
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                   mlir::ValueRange)>;
+
+inline mlir::RankedTensorType tensorTypeOf(mlir::Value v) {
+  return llvm::cast<mlir::RankedTensorType>(v.getType());
+}
+
+/// A scalar constant of a float or integer type.
+mlir::Value scalarConst(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
+                        double value);
+/// The most negative (or positive) value of a type: -inf for floats.
+mlir::Value lowestValue(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
+                        bool highest = false);
+mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type);
+mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type, double value);
+mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type, mlir::Value scalar);
+
+/// The map reading an operand of shape `in` inside a loop nest over `out`,
+/// with numpy broadcasting (dims aligned right, size-1 dims stay at 0).
+mlir::AffineMap broadcastMap(llvm::ArrayRef<int64_t> in,
+                             llvm::ArrayRef<int64_t> out,
+                             mlir::MLIRContext *ctx);
+
+/// A parallel generic over `resultType` reading `inputs` with broadcasting.
+mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::ValueRange inputs,
+                             mlir::RankedTensorType resultType, BodyFn body);
+
+/// The accumulator map of a reduction over `axes` of a rank-`rank` input.
+mlir::AffineMap reductionOutMap(int64_t rank, llvm::ArrayRef<int64_t> axes,
+                                bool keepdims, mlir::MLIRContext *ctx);
+
+/// Pads the spatial dims (2..) of `input`; `extraEnd` adds to the end pads.
+mlir::Value padSpatial(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value input, llvm::ArrayRef<int64_t> pads,
+                       llvm::ArrayRef<int64_t> extraEnd, double padValue);
+/// Expressions o_i * stride_i + k_i * dilation_i for each spatial dim.
+llvm::SmallVector<mlir::AffineExpr> windowExprs(mlir::MLIRContext *ctx,
+                                                int64_t firstO, int64_t firstK,
+                                                llvm::ArrayRef<int64_t> strides,
+                                                llvm::ArrayRef<int64_t> dilations);
+/// Dim expressions d_first .. d_{first+count-1}.
+llvm::SmallVector<mlir::AffineExpr> dimRange(mlir::MLIRContext *ctx,
+                                             int64_t first, int64_t count);
+
+void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
+void populateContractionPatterns(mlir::RewritePatternSet &patterns);
+void populatePoolingPatterns(mlir::RewritePatternSet &patterns);
+void populateReductionPatterns(mlir::RewritePatternSet &patterns);
+void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
+
+} // namespace kiln::lowering
+
+#endif

@@ -1,0 +1,269 @@
+//===- Contraction.cpp - MatMul, Gemm and Conv as linalg contractions ===//
+#include "Common.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lowering;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+/// acc + lhs * rhs (* alpha).
+void multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args,
+                        std::optional<double> alpha) {
+  Value product = arith::MulFOp::create(b, loc, args[0], args[1]);
+  if (alpha)
+    product = arith::MulFOp::create(
+        b, loc, scalarConst(b, loc, product.getType(), *alpha), product);
+  linalg::YieldOp::create(b, loc,
+                          arith::AddFOp::create(b, loc, args[2], product).getResult());
+}
+
+struct MatMulLowering : public OpRewritePattern<MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatMulOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    Location loc = op.getLoc();
+    auto lhsShape = tensorTypeOf(op.getLhs()).getShape();
+    auto rhsShape = tensorTypeOf(op.getRhs()).getShape();
+    auto resultType = op.getType();
+    bool lhsVector = lhsShape.size() == 1, rhsVector = rhsShape.size() == 1;
+    int64_t lhsBatch = lhsVector ? 0 : lhsShape.size() - 2;
+    int64_t rhsBatch = rhsVector ? 0 : rhsShape.size() - 2;
+    int64_t batch = std::max(lhsBatch, rhsBatch);
+    // Loop dims: batch..., m?, k, n?. With n innermost, the inner loop walks
+    // contiguous rows of B and of the result, which LLVM vectorizes.
+    int64_t numDims = batch + (lhsVector ? 0 : 1) + (rhsVector ? 0 : 1) + 1;
+    int64_t mDim = batch, kDim = batch + (lhsVector ? 0 : 1), nDim = kDim + 1;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    auto batchExprs = [&](ArrayRef<int64_t> shape, int64_t own) {
+      SmallVector<AffineExpr> exprs;
+      ArrayRef<int64_t> outBatch = resultType.getShape().take_front(batch);
+      for (int64_t i = 0; i < own; ++i) {
+        int64_t dim = i + batch - own;
+        exprs.push_back(shape[i] == 1 && outBatch[dim] != 1
+                            ? getAffineConstantExpr(0, ctx)
+                            : d(dim));
+      }
+      return exprs;
+    };
+    SmallVector<AffineExpr> lhsExprs = batchExprs(lhsShape, lhsBatch);
+    if (!lhsVector)
+      lhsExprs.push_back(d(mDim));
+    lhsExprs.push_back(d(kDim));
+    SmallVector<AffineExpr> rhsExprs = batchExprs(rhsShape, rhsBatch);
+    rhsExprs.push_back(d(kDim));
+    if (!rhsVector)
+      rhsExprs.push_back(d(nDim));
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t i = 0; i < batch; ++i)
+      outExprs.push_back(d(i));
+    if (!lhsVector)
+      outExprs.push_back(d(mDim));
+    if (!rhsVector)
+      outExprs.push_back(d(nDim));
+    SmallVector<AffineMap> maps = {AffineMap::get(numDims, 0, lhsExprs, ctx),
+                                   AffineMap::get(numDims, 0, rhsExprs, ctx),
+                                   AffineMap::get(numDims, 0, outExprs, ctx)};
+    SmallVector<IteratorType> iterators(numDims, IteratorType::parallel);
+    iterators[kDim] = IteratorType::reduction;
+    Value init = filledTensor(rewriter, loc, resultType, 0.0);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, resultType, ValueRange{op.getLhs(), op.getRhs()}, init,
+        maps, iterators, [](OpBuilder &b, Location l, ValueRange args) {
+          multiplyAccumulate(b, l, args, std::nullopt);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+struct GemmLowering : public OpRewritePattern<GemmOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GemmOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    Location loc = op.getLoc();
+    auto resultType = op.getType();
+    double alpha = op.getAlpha().convertToDouble();
+    double beta = op.getBeta().convertToDouble();
+    // beta * C, broadcast to M x N, is the accumulator's initial value.
+    Value init;
+    if (op.getC() && beta != 0.0) {
+      init = buildElementwise(
+          rewriter, loc, op.getC(), resultType,
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            if (beta == 1.0)
+              return args[0];
+            return arith::MulFOp::create(
+                b, l, scalarConst(b, l, args[0].getType(), beta), args[0]);
+          });
+    } else {
+      init = filledTensor(rewriter, loc, resultType, 0.0);
+    }
+    // Loop order (m, k, n) when B is [K, N], so the inner loop walks rows of
+    // B and of the result; (m, n, k) when B is [N, K], a contiguous dot.
+    bool kInner = op.getTransB();
+    AffineExpr m = getAffineDimExpr(0, ctx),
+               n = getAffineDimExpr(kInner ? 1 : 2, ctx),
+               k = getAffineDimExpr(kInner ? 2 : 1, ctx);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(3, 0, op.getTransA() ? ArrayRef<AffineExpr>{k, m}
+                                            : ArrayRef<AffineExpr>{m, k},
+                       ctx),
+        AffineMap::get(3, 0, op.getTransB() ? ArrayRef<AffineExpr>{n, k}
+                                            : ArrayRef<AffineExpr>{k, n},
+                       ctx),
+        AffineMap::get(3, 0, {m, n}, ctx)};
+    SmallVector<IteratorType> iterators = {
+        IteratorType::parallel, IteratorType::parallel, IteratorType::parallel};
+    iterators[kInner ? 2 : 1] = IteratorType::reduction;
+    std::optional<double> scale;
+    if (alpha != 1.0)
+      scale = alpha;
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, resultType, ValueRange{op.getA(), op.getB()}, init, maps,
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          multiplyAccumulate(b, l, args, scale);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+struct ConvLowering : public OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    Location loc = op.getLoc();
+    auto resultType = op.getType();
+    Type elementType = resultType.getElementType();
+    int64_t spatial = resultType.getRank() - 2;
+    int64_t groups = op.getGroup();
+    auto inShape = tensorTypeOf(op.getInput()).getShape();
+    auto wShape = tensorTypeOf(op.getWeight()).getShape();
+    int64_t channelsPerGroup = inShape[1] / groups;
+    int64_t filtersPerGroup = wShape[0] / groups;
+
+    SmallVector<int64_t> noExtra(spatial, 0);
+    Value input =
+        padSpatial(rewriter, loc, op.getInput(), op.getPads(), noExtra, 0.0);
+    Value weight = op.getWeight();
+
+    // With groups, operate on [N, G, C/G, ...] and [G, F/G, C/G, ...] views.
+    auto expand = [&](Value v, SmallVector<int64_t> shape,
+                      SmallVector<ReassociationIndices> reassoc) -> Value {
+      auto type = RankedTensorType::get(shape, elementType);
+      return tensor::ExpandShapeOp::create(rewriter, loc, type, v, reassoc);
+    };
+    SmallVector<int64_t> outShape(resultType.getShape());
+    bool grouped = groups > 1;
+    if (grouped) {
+      auto paddedShape = tensorTypeOf(input).getShape();
+      SmallVector<int64_t> xShape = {paddedShape[0], groups, channelsPerGroup};
+      SmallVector<int64_t> wgShape = {groups, filtersPerGroup, wShape[1]};
+      SmallVector<ReassociationIndices> reassoc = {{0}, {1, 2}};
+      for (int64_t i = 0; i < spatial; ++i) {
+        xShape.push_back(paddedShape[i + 2]);
+        wgShape.push_back(wShape[i + 2]);
+        reassoc.push_back({i + 3});
+      }
+      SmallVector<ReassociationIndices> wReassoc = {{0, 1}};
+      for (int64_t i = 0; i < spatial + 1; ++i)
+        wReassoc.push_back({i + 2});
+      input = expand(input, xShape, reassoc);
+      weight = expand(weight, wgShape, wReassoc);
+      outShape = {outShape[0], groups, filtersPerGroup};
+      for (int64_t i = 0; i < spatial; ++i)
+        outShape.push_back(resultType.getDimSize(i + 2));
+    }
+    auto accType = RankedTensorType::get(outShape, elementType);
+
+    // Loop dims: n, [g], f, o_1..o_s, c, k_1..k_s: each output element
+    // accumulates in a register over its whole window.
+    int64_t g = grouped ? 1 : -1;
+    int64_t f = grouped ? 2 : 1;
+    int64_t o = f + 1, c = o + spatial, k = c + 1;
+    int64_t numDims = k + spatial;
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> xExprs = {d(0)}, wExprs, outExprs = {d(0)};
+    if (grouped) {
+      xExprs.push_back(d(g));
+      wExprs.push_back(d(g));
+      outExprs.push_back(d(g));
+    }
+    xExprs.push_back(d(c));
+    llvm::append_range(xExprs,
+                       windowExprs(ctx, o, k, op.getStrides(), op.getDilations()));
+    wExprs.push_back(d(f));
+    wExprs.push_back(d(c));
+    llvm::append_range(wExprs, dimRange(ctx, k, spatial));
+    outExprs.push_back(d(f));
+    llvm::append_range(outExprs, dimRange(ctx, o, spatial));
+
+    Value init;
+    if (op.getBias()) {
+      Value bias = op.getBias();
+      if (grouped)
+        bias = expand(bias, {groups, filtersPerGroup}, {{0, 1}});
+      // Bias runs along the filter dim(s) of the accumulator.
+      SmallVector<AffineExpr> biasExprs;
+      if (grouped)
+        biasExprs = {d(1), d(2)};
+      else
+        biasExprs = {d(1)};
+      SmallVector<AffineMap> maps = {
+          AffineMap::get(accType.getRank(), 0, biasExprs, ctx),
+          rewriter.getMultiDimIdentityMap(accType.getRank())};
+      init = linalg::GenericOp::create(
+                 rewriter, loc, accType, bias, emptyTensor(rewriter, loc, accType),
+                 maps,
+                 SmallVector<IteratorType>(accType.getRank(),
+                                           IteratorType::parallel),
+                 [](OpBuilder &b, Location l, ValueRange args) {
+                   linalg::YieldOp::create(b, l, args[0]);
+                 })
+                 .getResult(0);
+    } else {
+      init = filledTensor(rewriter, loc, accType, 0.0);
+    }
+
+    SmallVector<IteratorType> iterators(c, IteratorType::parallel);
+    iterators.append(numDims - c, IteratorType::reduction);
+    SmallVector<AffineMap> maps = {AffineMap::get(numDims, 0, xExprs, ctx),
+                                   AffineMap::get(numDims, 0, wExprs, ctx),
+                                   AffineMap::get(numDims, 0, outExprs, ctx)};
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, accType, ValueRange{input, weight}, init, maps,
+            iterators,
+            [](OpBuilder &b, Location l, ValueRange args) {
+              multiplyAccumulate(b, l, args, std::nullopt);
+            })
+            .getResult(0);
+    if (grouped) {
+      SmallVector<ReassociationIndices> reassoc = {{0}, {1, 2}};
+      for (int64_t i = 0; i < spatial; ++i)
+        reassoc.push_back({i + 3});
+      result = tensor::CollapseShapeOp::create(rewriter, loc, resultType, result,
+                                               reassoc);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+
+} // namespace
+
+void kiln::lowering::populateContractionPatterns(RewritePatternSet &patterns) {
+  patterns.add<MatMulLowering, GemmLowering, ConvLowering>(patterns.getContext());
+}

@@ -1,0 +1,255 @@
+//===- DataMovement.cpp - transpose, concat, reshape, gather, slice, pad --===//
+#include "Common.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lowering;
+
+namespace {
+
+/// A parallel generic over `resultType` that copies `input` read through
+/// `inputMap`.
+Value copyThroughMap(OpBuilder &b, Location loc, Value input, AffineMap inputMap,
+                     RankedTensorType resultType) {
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineMap> maps = {inputMap, b.getMultiDimIdentityMap(rank)};
+  return linalg::GenericOp::create(
+             b, loc, resultType, input, emptyTensor(b, loc, resultType), maps,
+             SmallVector<IteratorType>(rank, IteratorType::parallel),
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, args[0]);
+             })
+      .getResult(0);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement and constants
+//===----------------------------------------------------------------------===//
+
+struct TransposeLowering : public OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    Value init = emptyTensor(rewriter, op.getLoc(), op.getType());
+    auto transpose = linalg::TransposeOp::create(rewriter, op.getLoc(),
+                                                 op.getInput(), init, op.getPerm());
+    rewriter.replaceOp(op, transpose.getResult());
+    return success();
+  }
+};
+
+struct ConcatLowering : public OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value result = emptyTensor(rewriter, loc, op.getType());
+    int64_t rank = op.getType().getRank(), offset = 0;
+    for (Value input : op.getInputs()) {
+      auto shape = tensorTypeOf(input).getShape();
+      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+      offsets[op.getAxis()] = offset;
+      result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
+                                             ValueRange{}, ValueRange{},
+                                             ValueRange{}, offsets, shape,
+                                             strides);
+      offset += shape[op.getAxis()];
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ReshapeLowering : public OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    // Collapse to 1-D, then expand: both are views after bufferization.
+    Location loc = op.getLoc();
+    auto inType = op.getInput().getType();
+    auto flatType = RankedTensorType::get({inType.getNumElements()},
+                                          inType.getElementType());
+    Value flat = op.getInput();
+    if (inType.getRank() != 1)
+      flat = tensor::CollapseShapeOp::create(
+          rewriter, loc, flatType, flat,
+          SmallVector<ReassociationIndices>{
+              llvm::to_vector(llvm::seq<int64_t>(0, inType.getRank()))});
+    Value result = flat;
+    if (op.getType().getRank() != 1)
+      result = tensor::ExpandShapeOp::create(
+          rewriter, loc, op.getType(), flat,
+          SmallVector<ReassociationIndices>{
+              llvm::to_vector(llvm::seq<int64_t>(0, op.getType().getRank()))});
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ConstantLowering : public OpRewritePattern<ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConstantOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, op.getValue());
+    return success();
+  }
+};
+
+
+/// Gather: a parallel generic over the result that reads its index operand
+/// through a projected map and extracts from the input at that index.
+struct GatherLowering : public OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    Location loc = op.getLoc();
+    auto resultType = op.getType();
+    auto inType = op.getInput().getType();
+    int64_t axis = op.getAxis();
+    int64_t indexRank = op.getIndices().getType().getRank();
+    int64_t rank = resultType.getRank();
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(rank, 0, dimRange(ctx, axis, indexRank), ctx),
+        rewriter.getMultiDimIdentityMap(rank)};
+    Value input = op.getInput();
+    int64_t axisSize = inType.getDimSize(axis);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, resultType, op.getIndices(),
+        emptyTensor(rewriter, loc, resultType), maps,
+        SmallVector<IteratorType>(rank, IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          // Negative indices count from the end; others are clamped so that
+          // a bad index cannot read outside the tensor.
+          Value index = arith::IndexCastOp::create(b, l, b.getIndexType(), args[0]);
+          Value size = arith::ConstantIndexOp::create(b, l, axisSize);
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value negative = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                                 index, zero);
+          index = arith::SelectOp::create(
+              b, l, negative, arith::AddIOp::create(b, l, index, size), index);
+          Value last = arith::ConstantIndexOp::create(b, l, axisSize - 1);
+          index = arith::MaxSIOp::create(
+              b, l, zero, arith::MinSIOp::create(b, l, index, last));
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < axis; ++d)
+            coords.push_back(linalg::IndexOp::create(b, l, d));
+          coords.push_back(index);
+          for (int64_t d = axis + indexRank; d < rank; ++d)
+            coords.push_back(linalg::IndexOp::create(b, l, d));
+          Value v = tensor::ExtractOp::create(b, l, input, coords);
+          linalg::YieldOp::create(b, l, v);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// A copy through a strided (possibly reversed) affine map.
+struct SliceLowering : public OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    int64_t rank = op.getType().getRank();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < rank; ++d)
+      exprs.push_back(getAffineDimExpr(d, ctx) * op.getSteps()[d] +
+                      op.getStarts()[d]);
+    rewriter.replaceOp(op, copyThroughMap(rewriter, op.getLoc(), op.getInput(),
+                                          AffineMap::get(rank, 0, exprs, ctx),
+                                          op.getType()));
+    return success();
+  }
+};
+
+/// Tile: element i of each dim reads element i mod n of the input.
+struct TileLowering : public OpRewritePattern<TileOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TileOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    auto inShape = op.getInput().getType().getShape();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d < (int64_t)inShape.size(); ++d)
+      exprs.push_back(getAffineDimExpr(d, ctx) % std::max<int64_t>(inShape[d], 1));
+    rewriter.replaceOp(op, copyThroughMap(rewriter, op.getLoc(), op.getInput(),
+                                          AffineMap::get(inShape.size(), 0,
+                                                         exprs, ctx),
+                                          op.getType()));
+    return success();
+  }
+};
+
+/// Pad: constant mode is tensor.pad; edge and reflect modes compute the
+/// source index of every result element.
+struct PadLowering : public OpRewritePattern<PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PadOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t rank = op.getType().getRank();
+    auto pads = op.getPads();
+    Type elementType = op.getType().getElementType();
+    if (op.getMode() == "constant") {
+      SmallVector<OpFoldResult> low, high;
+      for (int64_t d = 0; d < rank; ++d) {
+        low.push_back(rewriter.getIndexAttr(pads[d]));
+        high.push_back(rewriter.getIndexAttr(pads[d + rank]));
+      }
+      Value value = scalarConst(rewriter, loc, elementType,
+                                op.getValue().convertToDouble());
+      rewriter.replaceOpWithNewOp<tensor::PadOp>(op, op.getType(), op.getInput(),
+                                                 low, high, value);
+      return success();
+    }
+    bool reflect = op.getMode() == "reflect";
+    Value input = op.getInput();
+    auto inShape = op.getInput().getType().getShape();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, op.getType(), ValueRange{},
+        emptyTensor(rewriter, loc, op.getType()),
+        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<IteratorType>(rank, IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d) {
+            Value i = arith::SubIOp::create(
+                b, l, linalg::IndexOp::create(b, l, d),
+                arith::ConstantIndexOp::create(b, l, pads[d]));
+            Value zero = arith::ConstantIndexOp::create(b, l, 0);
+            Value last = arith::ConstantIndexOp::create(b, l, inShape[d] - 1);
+            if (reflect) {
+              // One reflection at each edge: -i before, 2*last - i after.
+              Value negI = arith::SubIOp::create(b, l, zero, i);
+              i = arith::MaxSIOp::create(b, l, i, negI);
+              Value twiceLast = arith::ConstantIndexOp::create(b, l, 2 * (inShape[d] - 1));
+              Value mirrored = arith::SubIOp::create(b, l, twiceLast, i);
+              i = arith::MinSIOp::create(b, l, i, mirrored);
+            }
+            coords.push_back(arith::MaxSIOp::create(
+                b, l, zero, arith::MinSIOp::create(b, l, i, last)));
+          }
+          Value v = tensor::ExtractOp::create(b, l, input, coords);
+          linalg::YieldOp::create(b, l, v);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::lowering::populateDataMovementPatterns(RewritePatternSet &patterns) {
+  patterns.add<TransposeLowering, ConcatLowering, ReshapeLowering,
+               ConstantLowering, GatherLowering, SliceLowering, TileLowering,
+               PadLowering>(patterns.getContext());
+}
+
+void kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
+  populateElementwisePatterns(patterns);
+  populateContractionPatterns(patterns);
+  populatePoolingPatterns(patterns);
+  populateReductionPatterns(patterns);
+  populateDataMovementPatterns(patterns);
+}
