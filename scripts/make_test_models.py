@@ -466,6 +466,10 @@ def build_import_models():
     imp("int_add", [n("Add", ["a", "b"], ["y"], "add")],
         [vi("a", [2, 3], I32), vi("b", [2, 3], I32)], [vi("y", [2, 3], I32)])
 
+    # Unsigned arithmetic is not supported yet: --check must say so.
+    imp("uint8_abs", [n("Abs", ["a"], ["y"], "abs")],
+        [vi("a", [2, 3], TensorProto.UINT8)], [vi("y", [2, 3], TensorProto.UINT8)])
+
     # Broken files.
     with open(os.path.join(E2E_DIR, "mlp", "model.onnx"), "rb") as f:
         head = f.read(40)

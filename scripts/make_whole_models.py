@@ -24,7 +24,8 @@ Opset 21 is not offered: the TorchScript exporter stops at opset 20
 (torch.onnx._constants.ONNX_TORCHSCRIPT_EXPORTER_MAX_OPSET).
 
 --size small (default): same block types, depths and op mix as the real
-networks, but thin (ResNet base width 4, MobileNets width 0.25, BERT/GPT-2
+networks, but thin (ResNet-18 base width 3 / ResNet-50 base width 2 instead of
+64, MobileNetV2 width 0.1 with a 64-channel last conv, MobileNetV3 width 0.15, BERT/GPT-2
 hidden 32 x 2 layers x 2 heads, vocab 100, seq 8) and 32x32 images; written to
 test/whole-models/ (committed, a few MB), plus MANIFEST.md.
 --size full: the real widths (224x224, bert-base / gpt2 dims, seq 128) into
@@ -109,19 +110,19 @@ class ScaledResNet(ResNet):
 def make_resnet18(size):
     if size == "full":
         return torchvision.models.resnet18(weights=None)
-    return ScaledResNet(BasicBlock, [2, 2, 2, 2], base=4, num_classes=10)
+    return ScaledResNet(BasicBlock, [2, 2, 2, 2], base=3, num_classes=10)
 
 
 def make_resnet50(size):
     if size == "full":
         return torchvision.models.resnet50(weights=None)
-    return ScaledResNet(Bottleneck, [3, 4, 6, 3], base=4, num_classes=10)
+    return ScaledResNet(Bottleneck, [3, 4, 6, 3], base=2, num_classes=10)
 
 
 def make_mobilenet_v2(size):
     if size == "full":
         return torchvision.models.mobilenet_v2(weights=None)
-    m = torchvision.models.mobilenet_v2(weights=None, width_mult=0.25, num_classes=10)
+    m = torchvision.models.mobilenet_v2(weights=None, width_mult=0.1, num_classes=10)
     # MobileNetV2 keeps its 1280-channel last conv for width_mult < 1; make it
     # thin too (same Conv-BN-ReLU6 block, same Dropout+Linear classifier).
     cin = m.features[-1][0].in_channels
@@ -137,20 +138,27 @@ def make_mobilenet_v2(size):
 def make_mobilenet_v3_small(size):
     if size == "full":
         return torchvision.models.mobilenet_v3_small(weights=None)
-    return torchvision.models.mobilenet_v3_small(weights=None, width_mult=0.25, num_classes=10)
+    return torchvision.models.mobilenet_v3_small(weights=None, width_mult=0.15, num_classes=10)
 
 
 class HFWrapper(nn.Module):
     """Calls a transformers model with keyword inputs and returns a tuple."""
 
-    def __init__(self, model, input_names, n_outputs):
+    def __init__(self, model, input_names, n_outputs, ones_mask=False):
         super().__init__()
         self.model = model
         self.input_names = input_names
         self.n_outputs = n_outputs
+        self.ones_mask = ones_mask
 
     def forward(self, *args):
-        out = self.model(**dict(zip(self.input_names, args)), return_dict=False)
+        kw = dict(zip(self.input_names, args))
+        if self.ones_mask:
+            # An explicit all-ones mask, as a generation runtime passes it. Without
+            # one, transformers 5 traces its packed-sequence detection (aten::diff),
+            # which the TorchScript exporter cannot export.
+            kw["attention_mask"] = torch.ones_like(kw["input_ids"])
+        out = self.model(**kw, return_dict=False)
         return tuple(out[: self.n_outputs])
 
 
@@ -160,14 +168,13 @@ def make_bert(size):
     if size == "full":  # bert-base-uncased dimensions
         cfg = BertConfig(
             vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-            intermediate_size=3072, max_position_embeddings=512,
+            intermediate_size=3072, max_position_embeddings=512, attn_implementation="eager",
         )
     else:
         cfg = BertConfig(
             vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-            intermediate_size=64, max_position_embeddings=64,
+            intermediate_size=64, max_position_embeddings=64, attn_implementation="eager",
         )
-    cfg._attn_implementation = "eager"
     model = BertModel(cfg, add_pooling_layer=True)
     return HFWrapper(model, ["input_ids", "attention_mask"], 2), cfg
 
@@ -176,13 +183,15 @@ def make_gpt2(size):
     from transformers import GPT2Config, GPT2Model
 
     if size == "full":  # gpt2 (124M) dimensions
-        cfg = GPT2Config(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12)
+        cfg = GPT2Config(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12,
+                         attn_implementation="eager")
     else:
-        cfg = GPT2Config(vocab_size=100, n_positions=64, n_embd=32, n_layer=2, n_head=2)
+        cfg = GPT2Config(vocab_size=100, n_positions=64, n_embd=32, n_layer=2, n_head=2,
+                         bos_token_id=99, eos_token_id=99,
+                         attn_implementation="eager")
     cfg.use_cache = False
-    cfg._attn_implementation = "eager"
     model = GPT2Model(cfg)
-    return HFWrapper(model, ["input_ids"], 1), cfg
+    return HFWrapper(model, ["input_ids"], 1, ones_mask=True), cfg
 
 
 class ConvLSTMAudio(nn.Module):
@@ -431,8 +440,8 @@ def main():
                 os.path.relpath(d, ROOT), row["nodes"], row["params"], human(row["model_bytes"]), max_diff))
             sys.stdout.flush()
 
-    total = dir_size(out)
-    print("total under %s: %s" % (os.path.relpath(out, ROOT), human(total)))
+    total = sum(r["dir_bytes"] for r in rows)  # model dirs only (not README/MANIFEST)
+    print("total of %d model dirs under %s: %s" % (len(rows), os.path.relpath(out, ROOT), human(total)))
     if args.size == "small" and not args.models and len(opsets) == len(OPSETS):
         write_manifest(out, rows, total)
         if total > SMALL_BUDGET_BYTES:
@@ -454,7 +463,7 @@ def write_manifest(out, rows, total):
         "batch dim symbolic (`batch`). Opset 20 stands in for 21: the TorchScript exporter "
         "supports opsets up to 20 only.",
         "",
-        "Total size: %s." % human(total),
+        "Total size of the model directories: %s." % human(total),
         "",
         "## Models",
         "",

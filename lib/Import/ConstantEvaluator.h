@@ -38,11 +38,10 @@ bool canEvaluateConstant(llvm::StringRef opType);
 /// Evaluates one node whose inputs are all constants (absent optional inputs
 /// are nullptr). Returns failure with `error` set when the node's
 /// attributes/inputs are invalid or a dtype is not handled.
-mlir::LogicalResult evaluateConstantNode(const onnx::NodeProto &node,
-                                         int64_t opset,
-                                         llvm::ArrayRef<const ConstTensor *> inputs,
-                                         std::vector<ConstTensor> &outputs,
-                                         std::string &error);
+mlir::LogicalResult
+evaluateConstantNode(const onnx::NodeProto &node, int64_t opset,
+                     llvm::ArrayRef<const ConstTensor *> inputs,
+                     std::vector<ConstTensor> &outputs, std::string &error);
 
 /// The ONNX Shape op needs only the input's static shape, not its value.
 /// `start`/`end` follow opset-15 semantics: negative values count from the

@@ -42,6 +42,19 @@ struct OpHandler {
   mlir::LogicalResult (*import)(NodeContext &);
 };
 const OpHandler *findHandler(llvm::StringRef opType);
+
+// Handlers defined outside OnnxOpHandlers.cpp, by family.
+mlir::LogicalResult importGather(NodeContext &ctx);
+mlir::LogicalResult importSlice(NodeContext &ctx);
+mlir::LogicalResult importSplit(NodeContext &ctx);
+mlir::LogicalResult importExpand(NodeContext &ctx);
+mlir::LogicalResult importTile(NodeContext &ctx);
+mlir::LogicalResult importPad(NodeContext &ctx);
+mlir::LogicalResult importDepthToSpace(NodeContext &ctx);
+mlir::LogicalResult importSpaceToDepth(NodeContext &ctx);
+mlir::LogicalResult importBatchNormalization(NodeContext &ctx);
+mlir::LogicalResult importLayerNormalization(NodeContext &ctx);
+mlir::LogicalResult importInstanceNormalization(NodeContext &ctx);
 llvm::ArrayRef<OpHandler> allHandlers();
 
 class GraphImporter {
@@ -118,8 +131,21 @@ public:
   const std::string &error() const { return errorMessage; }
   const std::string &needsConstant() const { return nonConstantInput; }
 
-  /// Fails unless every given value has element type f32.
-  mlir::LogicalResult requireF32(mlir::ValueRange values);
+  /// Element-type classes a handler accepts.
+  enum DTypeClass : unsigned { Float = 1, Int = 2, Bool = 4, Any = 7 };
+  /// Fails unless every value's element type is in one of `classes`:
+  /// Float is f32 and f64, Int is signless i8..i64, Bool is i1.
+  mlir::LogicalResult requireDtypes(mlir::ValueRange values, unsigned classes);
+  mlir::LogicalResult requireFloat(mlir::ValueRange values) {
+    return requireDtypes(values, Float);
+  }
+  /// Fails unless all values have the same element type.
+  mlir::LogicalResult requireSameDtype(mlir::ValueRange values);
+
+  /// A constant of `type` holding `values` (one value: a splat).
+  mlir::Value constant(mlir::RankedTensorType type, llvm::ArrayRef<double> values);
+  /// A rank-0 constant of `like`'s element type.
+  mlir::Value scalar(mlir::Value like, double value);
 
   /// Creates an op whose result types come from its own type inference; a
   /// shape error becomes a failure instead of an abort.
@@ -142,6 +168,19 @@ private:
   std::string errorMessage;
   std::string nonConstantInput;
 };
+
+// Helpers shared by the handler files.
+int64_t rankOf(mlir::Value v);
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
+/// Normalizes possibly negative axes against `rank`, sorted and unique;
+/// fails (with the node's error set) when one is out of range.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+normalizeAxes(NodeContext &ctx, llvm::ArrayRef<int64_t> axes, int64_t rank);
+/// `v` reshaped to `shape` (no op when it already has that shape).
+mlir::Value reshapeTo(NodeContext &ctx, mlir::Value v,
+                      llvm::ArrayRef<int64_t> shape);
+/// Sets output 0 from a created value; propagates failure.
+mlir::LogicalResult setResult(NodeContext &ctx, mlir::FailureOr<mlir::Value> value);
 
 } // namespace kiln::onnx_import
 

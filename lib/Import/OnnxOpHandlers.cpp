@@ -112,17 +112,52 @@ LogicalResult NodeContext::failNotConstant(size_t i, const Twine &reason) {
               " (freeze it with --freeze-input " + name + "=@value.pb)");
 }
 
-LogicalResult NodeContext::requireF32(ValueRange values) {
+static std::string typeName(Type t) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << t;
+  return name;
+}
+
+LogicalResult NodeContext::requireDtypes(ValueRange values, unsigned classes) {
   for (Value v : values) {
     Type t = cast<ShapedType>(v.getType()).getElementType();
-    if (!t.isF32()) {
-      std::string name;
-      llvm::raw_string_ostream os(name);
-      os << t;
-      return fail("dtype " + name + " not supported yet (float32 only)");
-    }
+    bool ok = ((classes & Float) && (t.isF32() || t.isF64())) ||
+              ((classes & Int) && t.isSignlessInteger() &&
+               t.getIntOrFloatBitWidth() >= 8) ||
+              ((classes & Bool) && t.isInteger(1));
+    if (!ok)
+      return fail("dtype " + typeName(t) + " not supported yet for " +
+                  node.op_type());
   }
   return success();
+}
+
+LogicalResult NodeContext::requireSameDtype(ValueRange values) {
+  for (Value v : values)
+    if (getElementTypeOrSelf(v.getType()) !=
+        getElementTypeOrSelf(values.front().getType()))
+      return fail("inputs have different dtypes (" +
+                  typeName(getElementTypeOrSelf(values.front().getType())) +
+                  " and " + typeName(getElementTypeOrSelf(v.getType())) + ")");
+  return success();
+}
+
+Value NodeContext::constant(RankedTensorType type, ArrayRef<double> values) {
+  Type e = type.getElementType();
+  SmallVector<Attribute> attrs;
+  for (double v : values)
+    attrs.push_back(isa<FloatType>(e) ? (Attribute)b().getFloatAttr(e, v)
+                                      : (Attribute)b().getIntegerAttr(e, int64_t(v)));
+  DenseElementsAttr value = values.size() == 1
+                                ? DenseElementsAttr::get(type, attrs.front())
+                                : DenseElementsAttr::get(type, attrs);
+  return ConstantOp::create(b(), loc, value);
+}
+
+Value NodeContext::scalar(Value like, double value) {
+  return constant(RankedTensorType::get({}, getElementTypeOrSelf(like.getType())),
+                  {value});
 }
 
 FailureOr<Value> NodeContext::createInferred(StringRef opName,
@@ -155,16 +190,16 @@ FailureOr<Value> NodeContext::createInferred(StringRef opName,
 // Helpers
 //===----------------------------------------------------------------------===//
 
-static int64_t rankOf(Value v) {
+int64_t onnx_import::rankOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getRank();
 }
-static ArrayRef<int64_t> shapeOf(Value v) {
+ArrayRef<int64_t> onnx_import::shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 
 /// Normalizes possibly negative axes against `rank`; fails when out of range.
-static FailureOr<SmallVector<int64_t>>
-normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes, int64_t rank) {
+FailureOr<SmallVector<int64_t>>
+onnx_import::normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes, int64_t rank) {
   SmallVector<int64_t> result;
   for (int64_t a : axes) {
     int64_t axis = a < 0 ? a + rank : a;
@@ -180,7 +215,7 @@ normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes, int64_t rank) {
   return result;
 }
 
-static Value reshapeTo(NodeContext &ctx, Value v, ArrayRef<int64_t> shape) {
+Value onnx_import::reshapeTo(NodeContext &ctx, Value v, ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(
       shape, cast<RankedTensorType>(v.getType()).getElementType());
   if (type == v.getType())
@@ -188,7 +223,7 @@ static Value reshapeTo(NodeContext &ctx, Value v, ArrayRef<int64_t> shape) {
   return ReshapeOp::create(ctx.b(), ctx.getLoc(), type, v);
 }
 
-static LogicalResult setResult(NodeContext &ctx, FailureOr<Value> value) {
+LogicalResult onnx_import::setResult(NodeContext &ctx, FailureOr<Value> value) {
   if (failed(value))
     return failure();
   ctx.setOutput(0, *value);
@@ -199,9 +234,10 @@ static LogicalResult setResult(NodeContext &ctx, FailureOr<Value> value) {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy> static LogicalResult importUnary(NodeContext &ctx) {
+template <typename OpTy, unsigned Classes = NodeContext::Float>
+static LogicalResult importUnary(NodeContext &ctx) {
   Value x = ctx.input(0);
-  if (!x || failed(ctx.requireF32(x)))
+  if (!x || failed(ctx.requireDtypes(x, Classes)))
     return failure();
   return setResult(ctx, ctx.create<OpTy>(x));
 }
@@ -209,11 +245,64 @@ template <typename OpTy> static LogicalResult importUnary(NodeContext &ctx) {
 template <typename OpTy>
 static LogicalResult importAlphaUnary(NodeContext &ctx, float dflt) {
   Value x = ctx.input(0);
-  if (!x || failed(ctx.requireF32(x)))
+  if (!x || failed(ctx.requireFloat(x)))
     return failure();
   auto alpha = ctx.b().getNamedAttr(
       "alpha", ctx.b().getF32FloatAttr(ctx.floatAttr("alpha", dflt)));
   return setResult(ctx, ctx.create<OpTy>(x, {alpha}));
+}
+
+/// HardSigmoid, HardSwish and Selu: two float parameters.
+static FailureOr<Value> createTwoParam(NodeContext &ctx, StringRef name,
+                                      Value x, float alpha, float beta) {
+  auto &b = ctx.b();
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("alpha", b.getF32FloatAttr(alpha)),
+      b.getNamedAttr("beta", b.getF32FloatAttr(beta))};
+  if (name == "selu")
+    return ctx.create<SeluOp>(x, attrs);
+  return ctx.create<HardSigmoidOp>(x, attrs);
+}
+
+static LogicalResult importHardSigmoid(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireFloat(x)))
+    return failure();
+  return setResult(ctx, createTwoParam(ctx, "hard_sigmoid", x,
+                                       ctx.floatAttr("alpha", 0.2f),
+                                       ctx.floatAttr("beta", 0.5f)));
+}
+
+/// HardSwish(x) = x * HardSigmoid(x; 1/6, 1/2).
+static LogicalResult importHardSwish(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireFloat(x)))
+    return failure();
+  auto gate = createTwoParam(ctx, "hard_sigmoid", x, 1.0f / 6.0f, 0.5f);
+  if (failed(gate))
+    return failure();
+  return setResult(ctx, ctx.create<MulOp>(ValueRange{x, *gate}));
+}
+
+static LogicalResult importSelu(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireFloat(x)))
+    return failure();
+  return setResult(ctx, createTwoParam(ctx, "selu", x,
+                                       ctx.floatAttr("alpha", 1.67326319217681884765625f),
+                                       ctx.floatAttr("gamma", 1.05070102214813232421875f)));
+}
+
+static LogicalResult importGelu(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireFloat(x)))
+    return failure();
+  std::string approximate = ctx.stringAttr("approximate", "none");
+  if (approximate == "tanh")
+    return setResult(ctx, ctx.create<GeluTanhOp>(x));
+  if (approximate != "none")
+    return ctx.fail("approximate='" + approximate + "' is not valid");
+  return setResult(ctx, ctx.create<GeluOp>(x));
 }
 
 static LogicalResult importIdentity(NodeContext &ctx) {
@@ -226,7 +315,7 @@ static LogicalResult importIdentity(NodeContext &ctx) {
 
 static LogicalResult importClip(NodeContext &ctx) {
   Value x = ctx.input(0);
-  if (!x || failed(ctx.requireF32(x)))
+  if (!x || failed(ctx.requireFloat(x)))
     return failure();
   float lo = -std::numeric_limits<float>::infinity();
   float hi = std::numeric_limits<float>::infinity();
@@ -252,24 +341,116 @@ static LogicalResult importClip(NodeContext &ctx) {
                                 b.getNamedAttr("max", b.getF32FloatAttr(hi))}));
 }
 
-template <typename OpTy> static LogicalResult importBinary(NodeContext &ctx) {
+template <typename OpTy, unsigned Classes = NodeContext::Float | NodeContext::Int>
+static LogicalResult importBinary(NodeContext &ctx) {
   if (ctx.opset() < 7 && ctx.attr("broadcast"))
     return ctx.fail("legacy broadcast attribute (opset < 7) not supported");
   Value lhs = ctx.input(0), rhs = ctx.input(1);
-  if (!lhs || !rhs || failed(ctx.requireF32({lhs, rhs})))
+  if (!lhs || !rhs || failed(ctx.requireDtypes({lhs, rhs}, Classes)) ||
+      failed(ctx.requireSameDtype({lhs, rhs})))
     return failure();
   return setResult(ctx, ctx.create<OpTy>(ValueRange{lhs, rhs}));
+}
+
+/// Pow: a float base; an integer exponent is converted to the base's type.
+static LogicalResult importPow(NodeContext &ctx) {
+  Value base = ctx.input(0), exponent = ctx.input(1);
+  if (!base || !exponent || failed(ctx.requireFloat(base)) ||
+      failed(ctx.requireDtypes(exponent, NodeContext::Float | NodeContext::Int)))
+    return failure();
+  auto baseType = cast<RankedTensorType>(base.getType());
+  auto expType = cast<RankedTensorType>(exponent.getType());
+  if (expType.getElementType() != baseType.getElementType())
+    exponent = CastOp::create(ctx.b(), ctx.getLoc(),
+                              expType.clone(baseType.getElementType()), exponent);
+  return setResult(ctx, ctx.create<PowOp>(ValueRange{base, exponent}));
+}
+
+static LogicalResult importMod(NodeContext &ctx) {
+  Value lhs = ctx.input(0), rhs = ctx.input(1);
+  if (!lhs || !rhs ||
+      failed(ctx.requireDtypes({lhs, rhs}, NodeContext::Float | NodeContext::Int)) ||
+      failed(ctx.requireSameDtype({lhs, rhs})))
+    return failure();
+  bool isFloat = isa<FloatType>(getElementTypeOrSelf(lhs.getType()));
+  bool fmod = ctx.intAttr("fmod", 0) != 0;
+  if (isFloat && !fmod)
+    return ctx.fail("Mod of floats needs fmod=1");
+  if (!isFloat && fmod)
+    return ctx.fail("fmod=1 on integers is not supported yet");
+  return setResult(ctx, ctx.create<ModOp>(ValueRange{lhs, rhs}));
+}
+
+template <typename OpTy, unsigned Classes>
+static LogicalResult importCompare(NodeContext &ctx) {
+  Value lhs = ctx.input(0), rhs = ctx.input(1);
+  if (!lhs || !rhs || failed(ctx.requireDtypes({lhs, rhs}, Classes)) ||
+      failed(ctx.requireSameDtype({lhs, rhs})))
+    return failure();
+  return setResult(ctx, ctx.create<OpTy>(ValueRange{lhs, rhs}));
+}
+
+static LogicalResult importWhere(NodeContext &ctx) {
+  Value c = ctx.input(0), x = ctx.input(1), y = ctx.input(2);
+  if (!c || !x || !y || failed(ctx.requireDtypes(c, NodeContext::Bool)) ||
+      failed(ctx.requireDtypes({x, y}, NodeContext::Any)) ||
+      failed(ctx.requireSameDtype({x, y})))
+    return failure();
+  return setResult(ctx, ctx.create<WhereOp>(ValueRange{c, x, y}));
+}
+
+/// Cast and CastLike; float16 is accepted here (and nowhere else yet) so that
+/// models can convert at their boundaries.
+static LogicalResult castTo(NodeContext &ctx, Value x, Type to) {
+  auto isSupported = [](Type t) {
+    return t.isF16() || t.isF32() || t.isF64() || t.isInteger(1) ||
+           (t.isSignlessInteger() && t.getIntOrFloatBitWidth() >= 8);
+  };
+  Type from = getElementTypeOrSelf(x.getType());
+  if (!isSupported(from) || !isSupported(to)) {
+    std::string fromName, toName;
+    llvm::raw_string_ostream(fromName) << from;
+    llvm::raw_string_ostream(toName) << to;
+    return ctx.fail("Cast from " + fromName + " to " + toName +
+                    " is not supported yet");
+  }
+  auto type = cast<RankedTensorType>(x.getType()).clone(to);
+  ctx.setOutput(0, from == to ? x
+                              : (Value)CastOp::create(ctx.b(), ctx.getLoc(),
+                                                      type, x));
+  return success();
+}
+
+static LogicalResult importCast(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  auto to = elementTypeFor(ctx.b().getContext(), ctx.intAttr("to", 0));
+  if (failed(to))
+    return ctx.fail("Cast to " + dtypeName(ctx.intAttr("to", 0)) +
+                    " is not supported");
+  return castTo(ctx, x, *to);
+}
+
+static LogicalResult importCastLike(NodeContext &ctx) {
+  Value x = ctx.input(0), like = ctx.input(1);
+  if (!x || !like)
+    return failure();
+  return castTo(ctx, x, getElementTypeOrSelf(like.getType()));
 }
 
 /// Max, Min, Sum, Mean: variadic, folded pairwise left to right.
 template <typename OpTy>
 static LogicalResult importVariadic(NodeContext &ctx, bool mean) {
+  unsigned classes = mean ? NodeContext::Float
+                          : NodeContext::Float | NodeContext::Int;
   Value acc = ctx.input(0);
-  if (!acc || failed(ctx.requireF32(acc)))
+  if (!acc || failed(ctx.requireDtypes(acc, classes)))
     return failure();
   for (size_t i = 1; i < ctx.numInputs(); ++i) {
     Value next = ctx.input(i);
-    if (!next || failed(ctx.requireF32(next)))
+    if (!next || failed(ctx.requireDtypes(next, classes)) ||
+        failed(ctx.requireSameDtype({acc, next})))
       return failure();
     auto combined = ctx.create<OpTy>(ValueRange{acc, next});
     if (failed(combined))
@@ -277,10 +458,8 @@ static LogicalResult importVariadic(NodeContext &ctx, bool mean) {
     acc = *combined;
   }
   if (mean && ctx.numInputs() > 1) {
-    auto scalarType = RankedTensorType::get({}, ctx.b().getF32Type());
-    auto n = DenseElementsAttr::get(scalarType, float(ctx.numInputs()));
-    Value count = ConstantOp::create(ctx.b(), ctx.getLoc(), n);
-    auto divided = ctx.create<DivOp>(ValueRange{acc, count});
+    auto divided =
+        ctx.create<DivOp>(ValueRange{acc, ctx.scalar(acc, ctx.numInputs())});
     if (failed(divided))
       return failure();
     acc = *divided;
@@ -289,13 +468,34 @@ static LogicalResult importVariadic(NodeContext &ctx, bool mean) {
   return success();
 }
 
+template <typename OpTy> static LogicalResult importArgReduce(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireDtypes(x, NodeContext::Float | NodeContext::Int)))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  int64_t axis = ctx.intAttr("axis", 0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return ctx.fail("axis out of range");
+  auto &b = ctx.b();
+  return setResult(
+      ctx, ctx.create<OpTy>(
+               x, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
+                   b.getNamedAttr("keepdims",
+                                  b.getBoolAttr(ctx.intAttr("keepdims", 1) != 0)),
+                   b.getNamedAttr("select_last_index",
+                                  b.getBoolAttr(ctx.intAttr("select_last_index",
+                                                            0) != 0))}));
+}
+
 //===----------------------------------------------------------------------===//
 // MatMul, Gemm, Conv, pooling
 //===----------------------------------------------------------------------===//
 
 static LogicalResult importMatMul(NodeContext &ctx) {
   Value a = ctx.input(0), b = ctx.input(1);
-  if (!a || !b || failed(ctx.requireF32({a, b})))
+  if (!a || !b || failed(ctx.requireFloat({a, b})))
     return failure();
   return setResult(ctx, ctx.create<MatMulOp>(ValueRange{a, b}));
 }
@@ -311,7 +511,7 @@ static LogicalResult importGemm(NodeContext &ctx) {
       return failure();
     operands.push_back(c);
   }
-  if (failed(ctx.requireF32(operands)))
+  if (failed(ctx.requireFloat(operands)))
     return failure();
   auto &bld = ctx.b();
   return setResult(
@@ -388,7 +588,7 @@ static LogicalResult importConv(NodeContext &ctx) {
       return failure();
     operands.push_back(bias);
   }
-  if (failed(ctx.requireF32(operands)))
+  if (failed(ctx.requireFloat(operands)))
     return failure();
   if (rankOf(w) != rankOf(x) || rankOf(x) < 3)
     return ctx.fail("input and weight must have equal rank >= 3");
@@ -414,7 +614,7 @@ static LogicalResult importConv(NodeContext &ctx) {
 
 template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
   Value x = ctx.input(0);
-  if (!x || failed(ctx.requireF32(x)))
+  if (!x || failed(ctx.requireFloat(x)))
     return failure();
   if (ctx.proto().output_size() > 1 && !ctx.proto().output(1).empty())
     return ctx.fail("the Indices output is not supported yet");
@@ -448,7 +648,7 @@ template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
 template <typename ReduceTy>
 static LogicalResult importGlobalPool(NodeContext &ctx) {
   Value x = ctx.input(0);
-  if (!x || failed(ctx.requireF32(x)))
+  if (!x || failed(ctx.requireFloat(x)))
     return failure();
   if (rankOf(x) < 3)
     return ctx.fail("input must have rank >= 3");
@@ -626,7 +826,7 @@ static LogicalResult importConcat(NodeContext &ctx) {
 
 template <typename OpTy> static LogicalResult importSoftmax(NodeContext &ctx) {
   Value x = ctx.input(0);
-  if (!x || failed(ctx.requireF32(x)))
+  if (!x || failed(ctx.requireFloat(x)))
     return failure();
   int64_t rank = rankOf(x);
   auto &b = ctx.b();
@@ -661,7 +861,7 @@ template <typename OpTy> static LogicalResult importSoftmax(NodeContext &ctx) {
 template <typename OpTy>
 static LogicalResult importReduce(NodeContext &ctx, int axesInputSince) {
   Value x = ctx.input(0);
-  if (!x || failed(ctx.requireF32(x)))
+  if (!x || failed(ctx.requireFloat(x)))
     return failure();
   auto axes = axesAttrOrInput(ctx, axesInputSince);
   if (failed(axes))
@@ -741,36 +941,75 @@ constexpr int kMaxOpset = 21;
 
 static const OpHandler kHandlers[] = {
     // clang-format off
-    {"Abs", 6, kMaxOpset, "", importUnary<AbsOp>},
-    {"Add", 7, kMaxOpset, "numpy broadcasting", importBinary<AddOp>},
+    {"Abs", 6, kMaxOpset, "float and integer", importUnary<AbsOp, NodeContext::Float | NodeContext::Int>},
+    {"Acos", 7, kMaxOpset, "", importUnary<AcosOp>},
+    {"Acosh", 9, kMaxOpset, "", importUnary<AcoshOp>},
+    {"Add", 7, kMaxOpset, "numpy broadcasting; float and integer", importBinary<AddOp>},
+    {"And", 7, kMaxOpset, "", importCompare<AndOp, NodeContext::Bool>},
+    {"ArgMax", 1, kMaxOpset, "keepdims, select_last_index", importArgReduce<ArgMaxOp>},
+    {"ArgMin", 1, kMaxOpset, "keepdims, select_last_index", importArgReduce<ArgMinOp>},
+    {"Asin", 7, kMaxOpset, "", importUnary<AsinOp>},
+    {"Asinh", 9, kMaxOpset, "", importUnary<AsinhOp>},
+    {"Atan", 7, kMaxOpset, "", importUnary<AtanOp>},
+    {"Atanh", 9, kMaxOpset, "", importUnary<AtanhOp>},
     {"AveragePool", 7, kMaxOpset, "1-D/2-D/3-D; ceil_mode; count_include_pad", importPool<AveragePoolOp>},
+    {"BatchNormalization", 6, kMaxOpset, "inference mode", importBatchNormalization},
+    {"Cast", 6, kMaxOpset, "float16/32/64, int8-64, bool", importCast},
+    {"CastLike", 15, kMaxOpset, "as Cast", importCastLike},
     {"Ceil", 6, kMaxOpset, "", importUnary<CeilOp>},
+    {"Celu", 12, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<CeluOp>(c, 1.0f); }},
     {"Clip", 6, kMaxOpset, "bounds must be constants", importClip},
     {"Concat", 4, kMaxOpset, "", importConcat},
     {"Constant", 1, kMaxOpset, "value, value_float(s), value_int(s)", importConstant},
     {"Conv", 1, kMaxOpset, "1-D/2-D/3-D; groups, dilations, auto_pad", importConv},
     {"Cos", 7, kMaxOpset, "", importUnary<CosOp>},
-    {"Div", 7, kMaxOpset, "numpy broadcasting", importBinary<DivOp>},
+    {"Cosh", 9, kMaxOpset, "", importUnary<CoshOp>},
+    {"DepthToSpace", 1, kMaxOpset, "DCR and CRD", importDepthToSpace},
+    {"Div", 7, kMaxOpset, "numpy broadcasting; float and integer", importBinary<DivOp>},
     {"Elu", 6, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<EluOp>(c, 1.0f); }},
+    {"Equal", 7, kMaxOpset, "", importCompare<EqualOp, NodeContext::Any>},
     {"Erf", 9, kMaxOpset, "", importUnary<ErfOp>},
     {"Exp", 6, kMaxOpset, "", importUnary<ExpOp>},
+    {"Expand", 8, kMaxOpset, "constant shape", importExpand},
     {"Flatten", 1, kMaxOpset, "", importFlatten},
     {"Floor", 6, kMaxOpset, "", importUnary<FloorOp>},
+    {"Gather", 1, kMaxOpset, "any axis; negative indices", importGather},
+    {"Gelu", 20, kMaxOpset, "exact and tanh", importGelu},
     {"Gemm", 7, kMaxOpset, "alpha, beta, transA, transB; optional C", importGemm},
     {"GlobalAveragePool", 1, kMaxOpset, "", importGlobalPool<ReduceMeanOp>},
     {"GlobalMaxPool", 1, kMaxOpset, "", importGlobalPool<ReduceMaxOp>},
+    {"Greater", 7, kMaxOpset, "", importCompare<GreaterOp, NodeContext::Float | NodeContext::Int>},
+    {"GreaterOrEqual", 12, kMaxOpset, "", importCompare<GreaterEqualOp, NodeContext::Float | NodeContext::Int>},
+    {"HardSigmoid", 6, kMaxOpset, "", importHardSigmoid},
+    {"HardSwish", 14, kMaxOpset, "", importHardSwish},
     {"Identity", 1, kMaxOpset, "tensors only", importIdentity},
+    {"InstanceNormalization", 6, kMaxOpset, "", importInstanceNormalization},
+    {"IsNaN", 9, kMaxOpset, "", [](NodeContext &c) {
+       Value x = c.input(0);
+       if (!x || failed(c.requireFloat(x)))
+         return failure();
+       return setResult(c, c.create<IsNaNOp>(x));
+     }},
+    {"LayerNormalization", 17, kMaxOpset, "Y output only", importLayerNormalization},
     {"LeakyRelu", 6, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<LeakyReluOp>(c, 0.01f); }},
+    {"Less", 7, kMaxOpset, "", importCompare<LessOp, NodeContext::Float | NodeContext::Int>},
+    {"LessOrEqual", 12, kMaxOpset, "", importCompare<LessEqualOp, NodeContext::Float | NodeContext::Int>},
     {"Log", 6, kMaxOpset, "", importUnary<LogOp>},
     {"LogSoftmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<LogSoftmaxOp>},
     {"MatMul", 1, kMaxOpset, "batched, broadcasting, 1-D operands", importMatMul},
-    {"Max", 8, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<MaxOp>(c, false); }},
+    {"Max", 8, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MaxOp>(c, false); }},
     {"MaxPool", 8, kMaxOpset, "1-D/2-D/3-D; no Indices output", importPool<MaxPoolOp>},
     {"Mean", 8, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, true); }},
-    {"Min", 8, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<MinOp>(c, false); }},
-    {"Mul", 7, kMaxOpset, "numpy broadcasting", importBinary<MulOp>},
-    {"Neg", 6, kMaxOpset, "", importUnary<NegOp>},
-    {"Pow", 7, kMaxOpset, "float32 exponent", importBinary<PowOp>},
+    {"Min", 8, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MinOp>(c, false); }},
+    {"Mish", 18, kMaxOpset, "", importUnary<MishOp>},
+    {"Mod", 10, kMaxOpset, "integer (sign of divisor) and float fmod", importMod},
+    {"Mul", 7, kMaxOpset, "numpy broadcasting; float and integer", importBinary<MulOp>},
+    {"Neg", 6, kMaxOpset, "float and integer", importUnary<NegOp, NodeContext::Float | NodeContext::Int>},
+    {"Not", 1, kMaxOpset, "", importUnary<NotOp, NodeContext::Bool>},
+    {"Or", 7, kMaxOpset, "", importCompare<OrOp, NodeContext::Bool>},
+    {"Pad", 2, kMaxOpset, "constant, edge, reflect; constant pads", importPad},
+    {"Pow", 7, kMaxOpset, "float base; float or integer exponent", importPow},
+    {"PRelu", 7, kMaxOpset, "slope broadcasts", importBinary<PReluOp, NodeContext::Float>},
     {"Reciprocal", 6, kMaxOpset, "", importUnary<ReciprocalOp>},
     {"ReduceL1", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceL1Op>(c, 18); }},
     {"ReduceL2", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceL2Op>(c, 18); }},
@@ -784,17 +1023,30 @@ static const OpHandler kHandlers[] = {
     {"ReduceSumSquare", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceSumSquareOp>(c, 18); }},
     {"Relu", 6, kMaxOpset, "", importUnary<ReluOp>},
     {"Reshape", 1, kMaxOpset, "constant shape; 0, -1, allowzero", importReshape},
+    {"Round", 11, kMaxOpset, "half to even", importUnary<RoundOp>},
+    {"Selu", 6, kMaxOpset, "", importSelu},
     {"Sigmoid", 6, kMaxOpset, "", importUnary<SigmoidOp>},
+    {"Sign", 9, kMaxOpset, "float and integer", importUnary<SignOp, NodeContext::Float | NodeContext::Int>},
     {"Sin", 7, kMaxOpset, "", importUnary<SinOp>},
+    {"Sinh", 9, kMaxOpset, "", importUnary<SinhOp>},
+    {"Slice", 1, kMaxOpset, "constant starts/ends/axes/steps", importSlice},
     {"Softmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<SoftmaxOp>},
     {"Softplus", 1, kMaxOpset, "", importUnary<SoftplusOp>},
+    {"Softsign", 1, kMaxOpset, "", importUnary<SoftsignOp>},
+    {"SpaceToDepth", 1, kMaxOpset, "", importSpaceToDepth},
+    {"Split", 2, kMaxOpset, "split attr/input, num_outputs", importSplit},
     {"Sqrt", 6, kMaxOpset, "", importUnary<SqrtOp>},
     {"Squeeze", 1, kMaxOpset, "axes input from opset 13", importSqueeze},
-    {"Sub", 7, kMaxOpset, "numpy broadcasting", importBinary<SubOp>},
-    {"Sum", 8, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, false); }},
+    {"Sub", 7, kMaxOpset, "numpy broadcasting; float and integer", importBinary<SubOp>},
+    {"Sum", 8, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<AddOp>(c, false); }},
+    {"Tan", 7, kMaxOpset, "", importUnary<TanOp>},
     {"Tanh", 6, kMaxOpset, "", importUnary<TanhOp>},
+    {"ThresholdedRelu", 10, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<ThresholdedReluOp>(c, 1.0f); }},
+    {"Tile", 6, kMaxOpset, "constant repeats", importTile},
     {"Transpose", 1, kMaxOpset, "", importTranspose},
     {"Unsqueeze", 1, kMaxOpset, "axes input from opset 13", importUnsqueeze},
+    {"Where", 9, kMaxOpset, "", importWhere},
+    {"Xor", 7, kMaxOpset, "", importCompare<XorOp, NodeContext::Bool>},
     // clang-format on
 };
 

@@ -145,20 +145,43 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
   }
 };
 
-/// A copy through a strided (possibly reversed) affine map.
+/// Slices with positive steps are tensor.extract_slice (a view once
+/// bufferized); with a negative step, a generic computes each source index.
+/// A generic cannot read the input through `d * step + start` maps: linalg
+/// would infer its loop bounds from an identity dim of the input.
 struct SliceLowering : public OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SliceOp op,
                                 PatternRewriter &rewriter) const override {
-    MLIRContext *ctx = getContext();
+    Location loc = op.getLoc();
+    auto starts = op.getStarts(), steps = op.getSteps();
+    auto sizes = op.getType().getShape();
+    if (llvm::all_of(steps, [](int64_t s) { return s > 0; })) {
+      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+          op, op.getType(), op.getInput(), ValueRange{}, ValueRange{},
+          ValueRange{}, starts, sizes, steps);
+      return success();
+    }
     int64_t rank = op.getType().getRank();
-    SmallVector<AffineExpr> exprs;
-    for (int64_t d = 0; d < rank; ++d)
-      exprs.push_back(getAffineDimExpr(d, ctx) * op.getSteps()[d] +
-                      op.getStarts()[d]);
-    rewriter.replaceOp(op, copyThroughMap(rewriter, op.getLoc(), op.getInput(),
-                                          AffineMap::get(rank, 0, exprs, ctx),
-                                          op.getType()));
+    Value input = op.getInput();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, op.getType(), ValueRange{},
+        emptyTensor(rewriter, loc, op.getType()),
+        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<IteratorType>(rank, IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d) {
+            Value i = linalg::IndexOp::create(b, l, d);
+            Value scaled = arith::MulIOp::create(
+                b, l, i, arith::ConstantIndexOp::create(b, l, steps[d]));
+            coords.push_back(arith::AddIOp::create(
+                b, l, scaled, arith::ConstantIndexOp::create(b, l, starts[d])));
+          }
+          linalg::YieldOp::create(
+              b, l, tensor::ExtractOp::create(b, l, input, coords).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }
 };

@@ -1,0 +1,147 @@
+//===- OnnxNormOpHandlers.cpp - batch, layer and instance normalization ---===//
+//
+// Normalizations become elementwise and reduction kiln ops, which fusion then
+// groups. Batch normalization with constant statistics folds into one
+// multiply-add per channel, computed here at import time.
+//
+//===----------------------------------------------------------------------===//
+#include "OnnxImporterImpl.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+/// A [C] tensor reshaped to [C, 1, ..., 1] to broadcast against [N, C, ...].
+static Value perChannel(NodeContext &ctx, Value v, int64_t rank) {
+  SmallVector<int64_t> shape = {shapeOf(v).front()};
+  shape.append(rank - 2, 1);
+  return reshapeTo(ctx, v, shape);
+}
+
+/// Chains binary kiln ops, stopping at the first failure.
+template <typename OpTy>
+static FailureOr<Value> apply(NodeContext &ctx, FailureOr<Value> lhs, Value rhs) {
+  if (failed(lhs))
+    return failure();
+  return ctx.create<OpTy>(ValueRange{*lhs, rhs});
+}
+
+static std::optional<std::vector<float>> floatValues(const ConstTensor *t) {
+  if (!t || t->onnxType != onnx::TensorProto::FLOAT)
+    return std::nullopt;
+  std::vector<float> values(t->bytes.size() / 4);
+  memcpy(values.data(), t->bytes.data(), values.size() * 4);
+  return values;
+}
+
+LogicalResult onnx_import::importBatchNormalization(NodeContext &ctx) {
+  for (int i = 1; i < ctx.proto().output_size(); ++i)
+    if (!ctx.proto().output(i).empty())
+      return ctx.fail("training-mode outputs are not supported");
+  if (ctx.intAttr("training_mode", 0) != 0)
+    return ctx.fail("training_mode=1 is not supported");
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireFloat(x)))
+    return failure();
+  int64_t rank = rankOf(x);
+  if (rank < 2)
+    return ctx.fail("input must have rank >= 2");
+  float epsilon = ctx.floatAttr("epsilon", 1e-5f);
+  auto scale = floatValues(ctx.constInput(1)), bias = floatValues(ctx.constInput(2));
+  auto mean = floatValues(ctx.constInput(3)), var = floatValues(ctx.constInput(4));
+  Type elementType = getElementTypeOrSelf(x.getType());
+  if (scale && bias && mean && var && elementType.isF32()) {
+    // y = x * a + b with a = scale / sqrt(var + eps), b = bias - mean * a.
+    size_t channels = scale->size();
+    std::vector<double> a(channels), b(channels);
+    for (size_t c = 0; c < channels; ++c) {
+      a[c] = (*scale)[c] / std::sqrt(double((*var)[c]) + epsilon);
+      b[c] = (*bias)[c] - (*mean)[c] * a[c];
+    }
+    SmallVector<int64_t> shape = {int64_t(channels)};
+    shape.append(rank - 2, 1);
+    auto type = RankedTensorType::get(shape, elementType);
+    return setResult(ctx, apply<AddOp>(ctx,
+                                       apply<MulOp>(ctx, x, ctx.constant(type, a)),
+                                       ctx.constant(type, b)));
+  }
+  Value s = ctx.input(1), bi = ctx.input(2), m = ctx.input(3), v = ctx.input(4);
+  if (!s || !bi || !m || !v || failed(ctx.requireSameDtype({x, s, bi, m, v})))
+    return failure();
+  auto centered = apply<SubOp>(ctx, x, perChannel(ctx, m, rank));
+  auto denominator = apply<AddOp>(ctx, perChannel(ctx, v, rank),
+                                  ctx.scalar(x, epsilon));
+  if (failed(denominator))
+    return failure();
+  auto root = ctx.create<SqrtOp>(*denominator);
+  if (failed(root))
+    return failure();
+  auto normalized = apply<DivOp>(ctx, centered, *root);
+  auto scaled = apply<MulOp>(ctx, normalized, perChannel(ctx, s, rank));
+  return setResult(ctx, apply<AddOp>(ctx, scaled, perChannel(ctx, bi, rank)));
+}
+
+/// (x - mean) / sqrt(var + eps) over `axes`, keeping the reduced dims.
+static FailureOr<Value> normalize(NodeContext &ctx, Value x,
+                                  ArrayRef<int64_t> axes, float epsilon) {
+  auto &b = ctx.b();
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("axes", b.getDenseI64ArrayAttr(axes)),
+      b.getNamedAttr("keepdims", b.getBoolAttr(true))};
+  auto mean = ctx.create<ReduceMeanOp>(x, attrs);
+  if (failed(mean))
+    return failure();
+  auto centered = ctx.create<SubOp>(ValueRange{x, *mean});
+  if (failed(centered))
+    return failure();
+  auto squared = ctx.create<MulOp>(ValueRange{*centered, *centered});
+  if (failed(squared))
+    return failure();
+  auto variance = ctx.create<ReduceMeanOp>(*squared, attrs);
+  auto shifted = apply<AddOp>(ctx, variance, ctx.scalar(x, epsilon));
+  if (failed(shifted))
+    return failure();
+  auto root = ctx.create<SqrtOp>(*shifted);
+  if (failed(root))
+    return failure();
+  return ctx.create<DivOp>(ValueRange{*centered, *root});
+}
+
+LogicalResult onnx_import::importLayerNormalization(NodeContext &ctx) {
+  for (int i = 1; i < ctx.proto().output_size(); ++i)
+    if (!ctx.proto().output(i).empty())
+      return ctx.fail("the Mean and InvStdDev outputs are not supported yet");
+  Value x = ctx.input(0), scale = ctx.input(1);
+  if (!x || !scale || failed(ctx.requireFloat({x, scale})))
+    return failure();
+  int64_t rank = rankOf(x);
+  int64_t axis = ctx.intAttr("axis", -1);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return ctx.fail("axis out of range");
+  auto axes = llvm::to_vector(llvm::seq<int64_t>(axis, rank));
+  auto normalized = normalize(ctx, x, axes, ctx.floatAttr("epsilon", 1e-5f));
+  auto scaled = apply<MulOp>(ctx, normalized, scale);
+  if (!ctx.hasInput(2))
+    return setResult(ctx, scaled);
+  Value bias = ctx.input(2);
+  if (!bias)
+    return failure();
+  return setResult(ctx, apply<AddOp>(ctx, scaled, bias));
+}
+
+LogicalResult onnx_import::importInstanceNormalization(NodeContext &ctx) {
+  Value x = ctx.input(0), scale = ctx.input(1), bias = ctx.input(2);
+  if (!x || !scale || !bias || failed(ctx.requireFloat({x, scale, bias})))
+    return failure();
+  int64_t rank = rankOf(x);
+  if (rank < 3)
+    return ctx.fail("input must have rank >= 3");
+  auto axes = llvm::to_vector(llvm::seq<int64_t>(2, rank));
+  auto normalized = normalize(ctx, x, axes, ctx.floatAttr("epsilon", 1e-5f));
+  auto scaled = apply<MulOp>(ctx, normalized, perChannel(ctx, scale, rank));
+  return setResult(ctx, apply<AddOp>(ctx, scaled, perChannel(ctx, bias, rank)));
+}
