@@ -17,7 +17,8 @@ echo "== lit suites"
 /usr/lib/llvm-22/bin/lit -sv build/test
 
 echo "== whole-model suite (cpu)"
-build/bin/kiln-onnx-test --target=cpu test/models examples
+build/bin/kiln-onnx-test --target=cpu --xfail-file test/whole-models/xfail-cpu.txt \
+  test/models examples test/whole-models
 
 echo "== ONNX backend node suite (cpu)"
 build/bin/kiln-onnx-test --target=cpu --xfail-file test/onnx/xfail-cpu.txt \

@@ -185,6 +185,7 @@ std::vector<size_t> groupByShape(const std::vector<DataSet> &sets,
 struct Result {
   Outcome outcome;
   std::string message;
+  double maxAbsErr = 0; // over every output of every data set that ran
 };
 
 /// Compiles the model for the input shapes of `set`, with the inputs named
@@ -277,6 +278,7 @@ Result runDataSet(const std::string &artifact, const DataSet &set,
       break;
     }
     CompareResult cmp = compareTensors(actual, set.outputs[i], relTolerance, absTolerance);
+    result.maxAbsErr = std::max(result.maxAbsErr, cmp.maxAbsErr);
     if (!cmp.ok) {
       std::string message;
       llvm::raw_string_ostream os(message);
@@ -395,14 +397,19 @@ Result runTest(const TestCase &test) {
       out << name << "\n";
     return {Outcome::Pass, ""};
   }
+  double maxAbsErr = 0;
   for (size_t n = 0; n < sets.size(); ++n) {
     Result ran = runDataSet(artifacts[artifactOf[n]], sets[n], names);
     if (ran.outcome != Outcome::Pass) {
       ran.message = "data set " + std::to_string(n) + ": " + ran.message;
       return ran;
     }
+    maxAbsErr = std::max(maxAbsErr, ran.maxAbsErr);
   }
-  return {Outcome::Pass, ""};
+  std::string message;
+  llvm::raw_string_ostream(message) << "max abs err "
+                                    << llvm::format("%.3g", maxAbsErr);
+  return {Outcome::Pass, message};
 }
 
 struct Child {
