@@ -49,6 +49,11 @@ static cl::opt<bool> listOps("list-ops",
 static cl::opt<int64_t> maxWorkgroups("max-workgroups",
                                       cl::desc("Upper bound on a kernel's grid"),
                                       cl::init(64));
+static cl::opt<std::string>
+    dumpIRDir("dump-ir",
+              cl::desc("Write the IR after import and after every pass to "
+                       "DIR/NN-<pass>.mlir"),
+              cl::value_desc("dir"));
 static cl::opt<bool> summary("summary",
                              cl::desc("Print kernels, arena bytes and compile "
                                       "time after compiling"));
@@ -135,6 +140,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: no output file (-o)\n";
     return 2;
   }
+  request.dumpIRDir = dumpIRDir;
   request.configurePassManager = [](PassManager &pm) {
     (void)applyPassManagerCLOptions(pm);
   };

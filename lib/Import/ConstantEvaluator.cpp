@@ -1737,6 +1737,13 @@ bool canEvaluateConstant(StringRef opType) {
   return findEvaluator(opType) != nullptr;
 }
 
+std::vector<std::string> constantEvaluableOps() {
+  std::vector<std::string> ops;
+  for (const OpEvaluator &e : kEvaluators)
+    ops.push_back(e.opType);
+  return ops;
+}
+
 ConstTensor shapeOf(ArrayRef<int64_t> shape, int64_t start,
                     std::optional<int64_t> end) {
   int64_t rank = shape.size();

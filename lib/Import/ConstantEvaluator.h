@@ -35,6 +35,9 @@ constexpr int64_t kMaxConstantElements = int64_t(1) << 24;
 /// True when `opType` (default ONNX domain) has a constant evaluator.
 bool canEvaluateConstant(llvm::StringRef opType);
 
+/// Every op type with a constant evaluator, for the supported-ops table.
+std::vector<std::string> constantEvaluableOps();
+
 /// Evaluates one node whose inputs are all constants (absent optional inputs
 /// are nullptr). Returns failure with `error` set when the node's
 /// attributes/inputs are invalid or a dtype is not handled.

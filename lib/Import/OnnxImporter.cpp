@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "OnnxImporterImpl.h"
+#include "ConstantEvaluator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -355,12 +356,72 @@ std::string GraphImporter::opTypeProblem(const onnx::NodeProto &node) const {
     return "domain '" + node.domain() + "' not supported";
   const OpHandler *handler = findHandler(node.op_type());
   if (!handler)
-    return "op not supported";
+    return canEvaluateConstant(node.op_type()) ? "" : "op not supported";
   if (defaultOpset < handler->minOpset || defaultOpset > handler->maxOpset)
     return "opset " + std::to_string(defaultOpset) +
            " not supported (supported: " + std::to_string(handler->minOpset) +
            "-" + std::to_string(handler->maxOpset) + ")";
   return "";
+}
+
+/// Nodes whose inputs are all known at import time (shape arithmetic,
+/// constant masks) are computed here and become constants; Shape and Size
+/// need only the input's static shape. Fails when the node must be imported
+/// as a kernel instead; `error` says why when evaluation itself failed.
+LogicalResult GraphImporter::foldConstantNode(const onnx::NodeProto &node,
+                                              int index, std::string &error) {
+  const std::string &op = node.op_type();
+  std::vector<ConstTensor> outputs;
+  if ((op == "Shape" || op == "Size") && node.input_size() == 1 &&
+      values.count(node.input(0))) {
+    auto shape = cast<RankedTensorType>(values[node.input(0)].getType()).getShape();
+    if (op == "Shape") {
+      std::optional<int64_t> end;
+      int64_t start = 0;
+      for (const auto &a : node.attribute()) {
+        if (a.name() == "start")
+          start = a.i();
+        if (a.name() == "end")
+          end = a.i();
+      }
+      outputs.push_back(shapeOf(shape, start, end));
+    } else {
+      ConstTensor size;
+      size.onnxType = onnx::TensorProto::INT64;
+      int64_t count = 1;
+      for (int64_t d : shape)
+        count *= d;
+      size.bytes.resize(8);
+      memcpy(size.bytes.data(), &count, 8);
+      outputs.push_back(size);
+    }
+  } else {
+    if (!canEvaluateConstant(op))
+      return failure();
+    std::vector<const ConstTensor *> inputs;
+    for (const auto &name : node.input()) {
+      if (name.empty()) {
+        inputs.push_back(nullptr);
+        continue;
+      }
+      auto it = constants.find(name);
+      if (it == constants.end())
+        return failure();
+      inputs.push_back(&it->second);
+    }
+    if (failed(evaluateConstantNode(node, defaultOpset, inputs, outputs, error)))
+      return failure();
+  }
+  Location loc = nodeLocation(node, index);
+  for (auto [i, tensor] : llvm::enumerate(outputs)) {
+    if ((int)i >= node.output_size() || node.output(i).empty())
+      continue;
+    Value value = createConstant(node.output(i), tensor, loc, error);
+    if (!value)
+      return failure();
+    values[node.output(i)] = value;
+  }
+  return success();
 }
 
 void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
@@ -379,7 +440,18 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
     markUnsupported(node, index, problem);
     return;
   }
+  std::string foldError;
+  if (succeeded(foldConstantNode(node, index, foldError)))
+    return;
   const OpHandler *handler = findHandler(node.op_type());
+  if (!handler) {
+    markUnsupported(node, index,
+                    foldError.empty()
+                        ? "supported only when its inputs are compile-time "
+                          "constants (a shape subgraph); here they are not"
+                        : foldError);
+    return;
+  }
   NodeContext ctx(*this, node, nodeLocation(node, index));
   std::string reason;
   // Type inference and verifiers report through diagnostics; keep the first

@@ -82,6 +82,8 @@ private:
                                   const std::string &file, mlir::Location loc);
   mlir::Location nodeLocation(const onnx::NodeProto &node, int index) const;
   void importNode(const onnx::NodeProto &node, int index);
+  mlir::LogicalResult foldConstantNode(const onnx::NodeProto &node, int index,
+                                       std::string &error);
   std::string opTypeProblem(const onnx::NodeProto &node) const;
   void markUnsupported(const onnx::NodeProto &node, int index,
                        const std::string &reason,

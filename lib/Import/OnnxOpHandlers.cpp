@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "OnnxImporterImpl.h"
+#include "ConstantEvaluator.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -1063,5 +1064,20 @@ std::vector<SupportedOp> kiln::getSupportedOps() {
   std::vector<SupportedOp> ops;
   for (const auto &h : kHandlers)
     ops.push_back({h.opType, h.minOpset, h.maxOpset, h.notes});
+  // Ops evaluated at import time when their inputs are constants.
+  for (const std::string &op : constantEvaluableOps())
+    if (!findHandler(op))
+      ops.push_back({op, 1, kMaxOpset, "compile-time constants only (shape "
+                                       "arithmetic is folded at import)"});
+  ops.push_back({"Shape", 1, kMaxOpset, "folded from the static shape"});
+  ops.push_back({"Size", 1, kMaxOpset, "folded from the static shape"});
+  llvm::sort(ops, [](const SupportedOp &a, const SupportedOp &b) {
+    return a.opType < b.opType;
+  });
+  ops.erase(std::unique(ops.begin(), ops.end(),
+                        [](const SupportedOp &a, const SupportedOp &b) {
+                          return a.opType == b.opType;
+                        }),
+            ops.end());
   return ops;
 }

@@ -1,10 +1,12 @@
 //===- Compiler.cpp - ONNX file → IR text or .kiln artifact ---------------===//
 #include "kiln/Pipeline/Compiler.h"
 
+#include "kiln/Pipeline/IRDump.h"
 #include "kiln/Target/CpuTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -61,6 +63,17 @@ LogicalResult kiln::compileModel(MLIRContext &context,
   PassManager pm(&context);
   if (request.configurePassManager)
     request.configurePassManager(pm);
+  if (!request.dumpIRDir.empty()) {
+    if (std::error_code ec =
+            llvm::sys::fs::create_directories(request.dumpIRDir)) {
+      llvm::errs() << "error: cannot create '" << request.dumpIRDir
+                   << "': " << ec.message() << "\n";
+      return failure();
+    }
+    if (failed(dumpIR(*module, request.dumpIRDir, "00-import.mlir")))
+      return failure();
+    pm.addInstrumentation(createIRDumpInstrumentation(request.dumpIRDir));
+  }
   if (failed(buildPipeline(pm, request.stopAfter, request.compile)) ||
       failed(pm.run(*module)))
     return failure();

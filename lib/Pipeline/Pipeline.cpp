@@ -47,13 +47,15 @@ void kiln::registerCompilerDialects(DialectRegistry &registry) {
 }
 
 /// The passes of each phase as textual pipelines on the top-level module, so
-/// that `--mlir-print-ir-after-all` and a lit test can name every step.
+/// that `--mlir-print-ir-after-all` and a lit test can name every step. Each
+/// function pass gets its own `func.func(...)` so that it finishes on every
+/// function before the next pass starts (one `--dump-ir` file per pass).
 static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   switch (phase) {
   case Phase::Graph:
-    return "func.func(canonicalize,cse)";
+    return "func.func(canonicalize),func.func(cse)";
   case Phase::Fused:
-    return "func.func(kiln-form-dispatch-regions,canonicalize)";
+    return "func.func(kiln-form-dispatch-regions),func.func(canonicalize)";
   case Phase::Tiled:
     return "kiln-outline-dispatches,"
            "builtin.module(kiln-convert-to-linalg,canonicalize,cse,"
@@ -64,9 +66,10 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
     return "builtin.module("
            "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
            "one-shot-bufferize,canonicalize,"
-           "func.func(kiln-map-forall-to-workgroups,kiln-expand-memref-copies),"
+           "func.func(kiln-map-forall-to-workgroups),"
+           "func.func(kiln-expand-memref-copies),"
            "buffer-deallocation-pipeline,"
-           "func.func(scf-forall-to-for,convert-linalg-to-loops),"
+           "func.func(scf-forall-to-for),func.func(convert-linalg-to-loops),"
            "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
            "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
            "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"

@@ -19,6 +19,8 @@ struct CompileRequest {
   /// Lets the caller add instrumentation (IR printing, timing) to the pass
   /// manager before it runs.
   std::function<void(mlir::PassManager &)> configurePassManager;
+  /// When set, the IR after import and after every pass goes to files here.
+  std::string dumpIRDir;
 };
 
 struct CompileResult {
