@@ -510,6 +510,29 @@ LogicalResult GatherOp::verify() {
   return success();
 }
 
+LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &types) {
+  auto inType = tensorType(adaptor.getInput());
+  auto indexType = tensorType(adaptor.getIndices());
+  if (indexType.getRank() != inType.getRank())
+    return emitInferError(loc, "indices and input ranks differ");
+  types.push_back(indexType.clone(inType.getElementType()));
+  return success();
+}
+
+LogicalResult GatherElementsOp::verify() {
+  auto inType = getInput().getType();
+  auto indexShape = getIndices().getType().getShape();
+  if (getAxis() < 0 || getAxis() >= inType.getRank())
+    return emitOpError("axis ") << getAxis() << " out of range";
+  for (int64_t d = 0; d < inType.getRank(); ++d)
+    if (d != getAxis() && indexShape[d] > inType.getDimSize(d))
+      return emitOpError("indices dim ") << d << " exceeds the input's";
+  return success();
+}
+
 LogicalResult SliceOp::verify() {
   auto inType = getInput().getType();
   auto outType = getType();

@@ -414,6 +414,22 @@ def Kiln_GatherOp : Kiln_Op<"gather", [Pure, InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
+def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Gather single elements along an axis";
+  let description = [{
+    ONNX GatherElements: the result has the indices' shape; element p reads
+    input at p with its `axis` coordinate replaced by indices[p].
+
+    ```mlir
+    %y = kiln.gather_elements %x, %i {axis = 1 : i64} : (tensor<3x4xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, Kiln_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Kiln_SliceOp : Kiln_Op<"slice", [Pure]> {
   let summary = "Strided slice with static starts and steps";
   let description = [{

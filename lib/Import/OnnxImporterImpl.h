@@ -55,6 +55,10 @@ mlir::LogicalResult importSpaceToDepth(NodeContext &ctx);
 mlir::LogicalResult importBatchNormalization(NodeContext &ctx);
 mlir::LogicalResult importLayerNormalization(NodeContext &ctx);
 mlir::LogicalResult importInstanceNormalization(NodeContext &ctx);
+mlir::LogicalResult importLSTM(NodeContext &ctx);
+mlir::LogicalResult importGRU(NodeContext &ctx);
+mlir::LogicalResult importRNN(NodeContext &ctx);
+mlir::LogicalResult importGatherElements(NodeContext &ctx);
 llvm::ArrayRef<OpHandler> allHandlers();
 
 class GraphImporter {

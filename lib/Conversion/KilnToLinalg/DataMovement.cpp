@@ -7,6 +7,22 @@ using namespace kiln::lowering;
 
 namespace {
 
+/// An ONNX index as an `index` value: negative counts from the end, and
+/// out-of-range values are clamped so that a bad index cannot read outside
+/// the tensor.
+Value clampIndex(OpBuilder &b, Location l, Value raw, int64_t size) {
+  Value index = arith::IndexCastOp::create(b, l, b.getIndexType(), raw);
+  Value zero = arith::ConstantIndexOp::create(b, l, 0);
+  Value negative =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::AddIOp::create(
+      b, l, index, arith::ConstantIndexOp::create(b, l, size));
+  index = arith::SelectOp::create(b, l, negative, wrapped, index);
+  Value last = arith::ConstantIndexOp::create(b, l, size - 1);
+  return arith::MaxSIOp::create(b, l, zero,
+                                arith::MinSIOp::create(b, l, index, last));
+}
+
 /// A parallel generic over `resultType` that copies `input` read through
 /// `inputMap`.
 Value copyThroughMap(OpBuilder &b, Location loc, Value input, AffineMap inputMap,
@@ -119,18 +135,7 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
         emptyTensor(rewriter, loc, resultType), maps,
         SmallVector<IteratorType>(rank, IteratorType::parallel),
         [&](OpBuilder &b, Location l, ValueRange args) {
-          // Negative indices count from the end; others are clamped so that
-          // a bad index cannot read outside the tensor.
-          Value index = arith::IndexCastOp::create(b, l, b.getIndexType(), args[0]);
-          Value size = arith::ConstantIndexOp::create(b, l, axisSize);
-          Value zero = arith::ConstantIndexOp::create(b, l, 0);
-          Value negative = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
-                                                 index, zero);
-          index = arith::SelectOp::create(
-              b, l, negative, arith::AddIOp::create(b, l, index, size), index);
-          Value last = arith::ConstantIndexOp::create(b, l, axisSize - 1);
-          index = arith::MaxSIOp::create(
-              b, l, zero, arith::MinSIOp::create(b, l, index, last));
+          Value index = clampIndex(b, l, args[0], axisSize);
           SmallVector<Value> coords;
           for (int64_t d = 0; d < axis; ++d)
             coords.push_back(linalg::IndexOp::create(b, l, d));
@@ -139,6 +144,34 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
             coords.push_back(linalg::IndexOp::create(b, l, d));
           Value v = tensor::ExtractOp::create(b, l, input, coords);
           linalg::YieldOp::create(b, l, v);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// GatherElements: the index operand has the result's shape; each element
+/// replaces its `axis` coordinate by the (normalized, clamped) index.
+struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherElementsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t rank = op.getType().getRank(), axis = op.getAxis();
+    int64_t axisSize = op.getInput().getType().getDimSize(axis);
+    Value input = op.getInput();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, op.getType(), op.getIndices(),
+        emptyTensor(rewriter, loc, op.getType()),
+        SmallVector<AffineMap>(2, rewriter.getMultiDimIdentityMap(rank)),
+        SmallVector<IteratorType>(rank, IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < rank; ++d)
+            coords.push_back(d == axis ? clampIndex(b, l, args[0], axisSize)
+                                       : (Value)linalg::IndexOp::create(b, l, d));
+          linalg::YieldOp::create(
+              b, l, tensor::ExtractOp::create(b, l, input, coords).getResult());
         });
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
@@ -265,7 +298,8 @@ struct PadLowering : public OpRewritePattern<PadOp> {
 
 void kiln::lowering::populateDataMovementPatterns(RewritePatternSet &patterns) {
   patterns.add<TransposeLowering, ConcatLowering, ReshapeLowering,
-               ConstantLowering, GatherLowering, SliceLowering, TileLowering,
+               ConstantLowering, GatherLowering, GatherElementsLowering,
+               SliceLowering, TileLowering,
                PadLowering>(patterns.getContext());
 }
 

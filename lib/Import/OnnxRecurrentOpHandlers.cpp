@@ -1,0 +1,319 @@
+//===- OnnxRecurrentOpHandlers.cpp - LSTM, GRU and RNN --------------------===//
+//
+// With static shapes the sequence length is known, so recurrent ops unroll
+// into one step of kiln ops per time step: the input projection of every
+// step is one Gemm up front, then each step is a Gemm of the hidden state
+// and the gate math, which fusion groups into few kernels per step.
+//
+//===----------------------------------------------------------------------===//
+#include "OnnxImporterImpl.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+namespace {
+
+enum class Cell { LSTM, GRU, RNN };
+
+/// Builds kiln ops for one node, remembering the first failure.
+class Builder {
+public:
+  explicit Builder(NodeContext &ctx) : ctx(ctx) {}
+  bool failed() const { return hasFailed; }
+
+  Value slice(Value x, int64_t axis, int64_t start, int64_t size) {
+    if (!x)
+      return nullptr;
+    SmallVector<int64_t> shape(shapeOf(x)), starts(shape.size(), 0),
+        steps(shape.size(), 1);
+    if (start == 0 && size == shape[axis])
+      return x;
+    starts[axis] = start;
+    shape[axis] = size;
+    auto type = RankedTensorType::get(shape, getElementTypeOrSelf(x.getType()));
+    auto &b = ctx.b();
+    return SliceOp::create(b, ctx.getLoc(), type, x,
+                           b.getDenseI64ArrayAttr(starts),
+                           b.getDenseI64ArrayAttr(steps));
+  }
+  Value reshape(Value x, ArrayRef<int64_t> shape) {
+    return x ? reshapeTo(ctx, x, shape) : nullptr;
+  }
+  template <typename OpTy> Value binary(Value x, Value y) {
+    return x && y ? check(ctx.create<OpTy>(ValueRange{x, y})) : fail();
+  }
+  template <typename OpTy> Value unary(Value x) {
+    return x ? check(ctx.create<OpTy>(x)) : fail();
+  }
+  Value activation(StringRef name, Value x) {
+    if (name == "Sigmoid")
+      return unary<SigmoidOp>(x);
+    if (name == "Tanh")
+      return unary<TanhOp>(x);
+    if (name == "Relu")
+      return unary<ReluOp>(x);
+    hasFailed = true;
+    return nullptr;
+  }
+  /// x * w^T (+ bias).
+  Value linear(Value x, Value w, Value bias) {
+    if (!x || !w)
+      return nullptr;
+    SmallVector<Value> operands = {x, w};
+    if (bias)
+      operands.push_back(bias);
+    auto &b = ctx.b();
+    return check(ctx.create<GemmOp>(
+        operands, {b.getNamedAttr("transB", b.getBoolAttr(true))}));
+  }
+  Value clip(Value x, float limit) {
+    if (!x || limit <= 0)
+      return x;
+    auto &b = ctx.b();
+    return check(ctx.create<ClipOp>(
+        x, {b.getNamedAttr("min", b.getF32FloatAttr(-limit)),
+            b.getNamedAttr("max", b.getF32FloatAttr(limit))}));
+  }
+  Value concat(ArrayRef<Value> parts, int64_t axis) {
+    if (llvm::any_of(parts, [](Value v) { return !v; }))
+      return nullptr;
+    if (parts.size() == 1)
+      return parts.front();
+    auto &b = ctx.b();
+    return check(ctx.create<ConcatOp>(
+        parts, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+  }
+  Value transpose(Value x, ArrayRef<int64_t> perm) {
+    auto &b = ctx.b();
+    if (!x)
+      return fail();
+    return check(ctx.create<TransposeOp>(
+        x, {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))}));
+  }
+
+private:
+  Value fail() {
+    hasFailed = true;
+    return nullptr;
+  }
+  Value check(FailureOr<Value> v) {
+    if (mlir::failed(v)) {
+      hasFailed = true;
+      return nullptr;
+    }
+    return *v;
+  }
+  NodeContext &ctx;
+  bool hasFailed = false;
+};
+
+struct RecurrentSpec {
+  Cell cell;
+  int64_t gates;                       // 4 LSTM, 3 GRU, 1 RNN
+  std::vector<std::string> activations; // per direction, in ONNX order
+};
+
+/// The per-direction weights, sliced out of [D, ...] tensors.
+struct DirectionWeights {
+  Value w, r, wBias, rBias, h0, c0, peephole;
+};
+
+DirectionWeights weightsFor(Builder &bld, NodeContext &ctx, int64_t d,
+                            int64_t gates, int64_t hidden, int64_t batch,
+                            int64_t inputSize) {
+  DirectionWeights dw;
+  dw.w = bld.reshape(bld.slice(ctx.input(1), 0, d, 1), {gates * hidden, inputSize});
+  dw.r = bld.reshape(bld.slice(ctx.input(2), 0, d, 1), {gates * hidden, hidden});
+  if (ctx.hasInput(3)) {
+    Value b = bld.reshape(bld.slice(ctx.input(3), 0, d, 1), {2 * gates * hidden});
+    dw.wBias = bld.slice(b, 0, 0, gates * hidden);
+    dw.rBias = bld.slice(b, 0, gates * hidden, gates * hidden);
+  }
+  if (ctx.hasInput(5))
+    dw.h0 = bld.reshape(bld.slice(ctx.input(5), 0, d, 1), {batch, hidden});
+  if (ctx.hasInput(6))
+    dw.c0 = bld.reshape(bld.slice(ctx.input(6), 0, d, 1), {batch, hidden});
+  if (ctx.hasInput(7))
+    dw.peephole = bld.reshape(bld.slice(ctx.input(7), 0, d, 1), {3 * hidden});
+  return dw;
+}
+
+/// One time step; updates `h` (and `c` for LSTM).
+void step(Builder &bld, NodeContext &ctx, const RecurrentSpec &spec,
+          const DirectionWeights &dw, ArrayRef<std::string> act, Value xt,
+          int64_t hidden, float clipLimit, bool inputForget,
+          bool linearBeforeReset, Value &h, Value &c) {
+  auto gate = [&](Value v, int64_t k) { return bld.slice(v, 1, k * hidden, hidden); };
+  auto peep = [&](int64_t k) { return bld.slice(dw.peephole, 0, k * hidden, hidden); };
+  if (spec.cell == Cell::RNN) {
+    Value pre = bld.clip(bld.binary<AddOp>(xt, bld.linear(h, dw.r, dw.rBias)), clipLimit);
+    h = bld.activation(act[0], pre);
+    return;
+  }
+  if (spec.cell == Cell::LSTM) {
+    Value g = bld.binary<AddOp>(xt, bld.linear(h, dw.r, dw.rBias));
+    Value iPre = gate(g, 0), oPre = gate(g, 1), fPre = gate(g, 2), cPre = gate(g, 3);
+    if (dw.peephole) {
+      iPre = bld.binary<AddOp>(iPre, bld.binary<MulOp>(peep(0), c));
+      fPre = bld.binary<AddOp>(fPre, bld.binary<MulOp>(peep(2), c));
+    }
+    Value i = bld.activation(act[0], bld.clip(iPre, clipLimit));
+    Value f = inputForget
+                  ? bld.binary<SubOp>(ctx.scalar(i, 1.0), i)
+                  : bld.activation(act[0], bld.clip(fPre, clipLimit));
+    Value candidate = bld.activation(act[1], bld.clip(cPre, clipLimit));
+    c = bld.binary<AddOp>(bld.binary<MulOp>(f, c), bld.binary<MulOp>(i, candidate));
+    if (dw.peephole)
+      oPre = bld.binary<AddOp>(oPre, bld.binary<MulOp>(peep(1), c));
+    Value o = bld.activation(act[0], bld.clip(oPre, clipLimit));
+    h = bld.binary<MulOp>(o, bld.activation(act[2], c));
+    return;
+  }
+  // GRU, gates z, r, h.
+  Value rz = bld.slice(dw.r, 0, 0, 2 * hidden);
+  Value rh = bld.slice(dw.r, 0, 2 * hidden, hidden);
+  Value rzBias = dw.rBias ? bld.slice(dw.rBias, 0, 0, 2 * hidden) : nullptr;
+  Value rhBias = dw.rBias ? bld.slice(dw.rBias, 0, 2 * hidden, hidden) : nullptr;
+  Value zr = bld.binary<AddOp>(bld.slice(xt, 1, 0, 2 * hidden),
+                               bld.linear(h, rz, rzBias));
+  Value z = bld.activation(act[0], bld.clip(gate(zr, 0), clipLimit));
+  Value r = bld.activation(act[0], bld.clip(gate(zr, 1), clipLimit));
+  Value recurrent = linearBeforeReset
+                        ? bld.binary<MulOp>(r, bld.linear(h, rh, rhBias))
+                        : bld.linear(bld.binary<MulOp>(r, h), rh, rhBias);
+  Value candidate = bld.activation(
+      act[1], bld.clip(bld.binary<AddOp>(gate(xt, 2), recurrent), clipLimit));
+  // h = (1 - z) * candidate + z * h
+  Value keep = bld.binary<MulOp>(z, h);
+  Value update = bld.binary<MulOp>(bld.binary<SubOp>(ctx.scalar(z, 1.0), z), candidate);
+  h = bld.binary<AddOp>(update, keep);
+}
+
+LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
+  Value x = ctx.input(0), w = ctx.input(1), r = ctx.input(2);
+  if (!x || !w || !r || failed(ctx.requireFloat({x, w, r})))
+    return failure();
+  if (ctx.hasInput(4)) {
+    const ConstTensor *lens = ctx.constInput(4);
+    if (!lens)
+      return ctx.failNotConstant(4, "must be a constant");
+    int64_t seq = shapeOf(x)[ctx.intAttr("layout", 0) ? 1 : 0];
+    for (int64_t len : lens->asInts())
+      if (len != seq)
+        return ctx.fail("sequence_lens shorter than the sequence are not "
+                        "supported yet");
+  }
+  std::string direction = ctx.stringAttr("direction", "forward");
+  int64_t numDirections = direction == "bidirectional" ? 2 : 1;
+  if (direction != "forward" && direction != "reverse" && numDirections != 2)
+    return ctx.fail("direction '" + direction + "' is not valid");
+  bool batchFirst = ctx.intAttr("layout", 0) != 0;
+  if (batchFirst) {
+    Builder pre(ctx);
+    x = pre.transpose(x, {1, 0, 2});
+    if (pre.failed())
+      return failure();
+  }
+  int64_t seq = shapeOf(x)[0], batch = shapeOf(x)[1], inputSize = shapeOf(x)[2];
+  int64_t hidden = ctx.intAttr("hidden_size", shapeOf(r).back());
+  if (shapeOf(r).back() != hidden)
+    return ctx.fail("hidden_size differs from R's shape");
+
+  // Activations: per direction, in ONNX order; defaults per cell type.
+  std::vector<std::string> defaults =
+      spec.cell == Cell::LSTM ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+      : spec.cell == Cell::GRU ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                               : std::vector<std::string>{"Tanh"};
+  std::vector<std::string> activations;
+  if (const auto *a = ctx.attr("activations"))
+    activations.assign(a->strings().begin(), a->strings().end());
+  else
+    for (int64_t d = 0; d < numDirections; ++d)
+      activations.insert(activations.end(), defaults.begin(), defaults.end());
+  if (activations.size() != defaults.size() * numDirections)
+    return ctx.fail("expected " + Twine(defaults.size() * numDirections) +
+                    " activations");
+  for (const std::string &name : activations)
+    if (name != "Sigmoid" && name != "Tanh" && name != "Relu")
+      return ctx.fail("activation '" + name + "' is not supported yet");
+  float clipLimit = ctx.floatAttr("clip", 0.0f);
+  bool inputForget = ctx.intAttr("input_forget", 0) != 0;
+  bool linearBeforeReset = ctx.intAttr("linear_before_reset", 0) != 0;
+
+  Builder bld(ctx);
+  Value zeros = ctx.constant(
+      RankedTensorType::get({batch, hidden}, getElementTypeOrSelf(x.getType())),
+      {0.0});
+  SmallVector<Value> ys, lastH, lastC;
+  for (int64_t d = 0; d < numDirections; ++d) {
+    DirectionWeights dw =
+        weightsFor(bld, ctx, d, spec.gates, hidden, batch, inputSize);
+    ArrayRef<std::string> act =
+        ArrayRef<std::string>(activations).slice(d * defaults.size(), defaults.size());
+    // The input projection of every step at once.
+    Value projected = bld.reshape(
+        bld.linear(bld.reshape(x, {seq * batch, inputSize}), dw.w, dw.wBias),
+        {seq, batch, spec.gates * hidden});
+    Value h = dw.h0 ? dw.h0 : zeros, c = dw.c0 ? dw.c0 : zeros;
+    bool reverse = direction == "reverse" || d == 1;
+    SmallVector<Value> steps(seq);
+    for (int64_t k = 0; k < seq; ++k) {
+      int64_t t = reverse ? seq - 1 - k : k;
+      Value xt = bld.reshape(bld.slice(projected, 0, t, 1),
+                             {batch, spec.gates * hidden});
+      step(bld, ctx, spec, dw, act, xt, hidden, clipLimit, inputForget,
+           linearBeforeReset, h, c);
+      steps[t] = bld.reshape(h, {1, 1, batch, hidden});
+      if (bld.failed())
+        return ctx.fail("could not build the unrolled recurrence");
+    }
+    ys.push_back(bld.concat(steps, 0));
+    lastH.push_back(bld.reshape(h, {1, batch, hidden}));
+    lastC.push_back(bld.reshape(c, {1, batch, hidden}));
+  }
+  Value y = bld.concat(ys, 1), yh = bld.concat(lastH, 0), yc = bld.concat(lastC, 0);
+  if (batchFirst) {
+    y = bld.transpose(y, {2, 0, 1, 3});
+    yh = bld.transpose(yh, {1, 0, 2});
+    yc = bld.transpose(yc, {1, 0, 2});
+  }
+  if (bld.failed())
+    return ctx.fail("could not build the unrolled recurrence");
+  ctx.setOutput(0, y);
+  ctx.setOutput(1, yh);
+  if (spec.cell == Cell::LSTM)
+    ctx.setOutput(2, yc);
+  return success();
+}
+
+} // namespace
+
+LogicalResult onnx_import::importLSTM(NodeContext &ctx) {
+  return importRecurrent(ctx, {Cell::LSTM, 4, {}});
+}
+LogicalResult onnx_import::importGRU(NodeContext &ctx) {
+  return importRecurrent(ctx, {Cell::GRU, 3, {}});
+}
+LogicalResult onnx_import::importRNN(NodeContext &ctx) {
+  return importRecurrent(ctx, {Cell::RNN, 1, {}});
+}
+
+LogicalResult onnx_import::importGatherElements(NodeContext &ctx) {
+  Value data = ctx.input(0), indices = ctx.input(1);
+  if (!data || !indices)
+    return failure();
+  Type indexType = getElementTypeOrSelf(indices.getType());
+  if (!indexType.isInteger(32) && !indexType.isInteger(64))
+    return ctx.fail("indices must be int32 or int64");
+  int64_t rank = rankOf(data);
+  int64_t axis = ctx.intAttr("axis", 0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return ctx.fail("axis out of range");
+  auto &b = ctx.b();
+  return setResult(ctx, ctx.create<GatherElementsOp>(
+                            ValueRange{data, indices},
+                            {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+}
