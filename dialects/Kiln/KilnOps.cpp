@@ -7,6 +7,7 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -70,6 +71,129 @@ bool kiln::isElementwise(Operation *op) {
              SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, PReluOp, EqualOp,
              LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp, OrOp,
              XorOp, WhereOp, ExpandOp>(op);
+}
+
+FailureOr<EinsumSubscripts> kiln::parseEinsumEquation(StringRef equation,
+                                                      ArrayRef<int64_t> ranks,
+                                                      std::string &error) {
+  std::string eq;
+  for (char ch : equation)
+    if (ch != ' ')
+      eq += ch;
+  auto [lhs, rhs] = StringRef(eq).split("->");
+  bool explicitOutput = StringRef(eq).contains("->");
+  SmallVector<StringRef> terms;
+  lhs.split(terms, ',');
+  if (terms.size() != ranks.size()) {
+    error = "the equation has " + std::to_string(terms.size()) +
+            " operands, the op " + std::to_string(ranks.size());
+    return failure();
+  }
+  // Broadcast (`...`) dims get the characters '0', '1', ... counted from the
+  // right, so that they line up across operands.
+  int64_t broadcastRank = 0;
+  auto expand = [&](StringRef term, int64_t rank,
+                    std::string &out) -> LogicalResult {
+    size_t dots = term.find("...");
+    int64_t letters = int64_t(term.size()) - (dots == StringRef::npos ? 0 : 3);
+    int64_t extra = rank - letters;
+    if (dots == StringRef::npos ? extra != 0 : extra < 0) {
+      error = "subscripts '" + term.str() + "' do not match rank " +
+              std::to_string(rank);
+      return failure();
+    }
+    broadcastRank = std::max(broadcastRank, dots == StringRef::npos ? 0 : extra);
+    for (size_t i = 0; i < term.size(); ++i) {
+      if (i == dots) {
+        for (int64_t k = extra - 1; k >= 0; --k)
+          out += char('0' + k);
+        i += 2;
+        continue;
+      }
+      if (!llvm::isAlpha(term[i])) {
+        error = "invalid subscript '" + std::string(1, term[i]) + "'";
+        return failure();
+      }
+      out += term[i];
+    }
+    return success();
+  };
+  EinsumSubscripts result;
+  for (auto [term, rank] : llvm::zip(terms, ranks)) {
+    result.inputs.emplace_back();
+    if (failed(expand(term, rank, result.inputs.back())))
+      return failure();
+  }
+  if (explicitOutput) {
+    if (rhs.contains("...") || broadcastRank == 0) {
+      if (failed(expand(rhs, broadcastRank + int64_t(rhs.size()) -
+                                 (rhs.contains("...") ? 3 : 0),
+                        result.output)))
+        return failure();
+    } else {
+      error = "the output drops the broadcast dims";
+      return failure();
+    }
+  } else {
+    for (int64_t k = broadcastRank - 1; k >= 0; --k)
+      result.output += char('0' + k);
+    std::map<char, int> counts;
+    for (const std::string &in : result.inputs)
+      for (char ch : in)
+        if (llvm::isAlpha(ch))
+          ++counts[ch];
+    for (auto [ch, n] : counts)
+      if (n == 1)
+        result.output += ch;
+  }
+  return result;
+}
+
+FailureOr<std::map<char, int64_t>>
+kiln::einsumDimSizes(const EinsumSubscripts &subscripts,
+                     ArrayRef<ArrayRef<int64_t>> shapes, std::string &error) {
+  std::map<char, int64_t> sizes;
+  for (auto [term, shape] : llvm::zip(subscripts.inputs, shapes))
+    for (auto [ch, dim] : llvm::zip(term, shape)) {
+      auto [it, inserted] = sizes.emplace(ch, dim);
+      if (inserted || it->second == dim || dim == 1)
+        continue;
+      if (it->second == 1) {
+        it->second = dim;
+        continue;
+      }
+      error = "subscript '" + std::string(1, ch) + "' has sizes " +
+              std::to_string(it->second) + " and " + std::to_string(dim);
+      return failure();
+    }
+  for (char ch : subscripts.output)
+    if (!sizes.count(ch)) {
+      error = "output subscript '" + std::string(1, ch) + "' is not an input's";
+      return failure();
+    }
+  return sizes;
+}
+
+LogicalResult EinsumOp::verify() {
+  SmallVector<int64_t> ranks;
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value v : getInputs()) {
+    ranks.push_back(cast<RankedTensorType>(v.getType()).getRank());
+    shapes.push_back(cast<RankedTensorType>(v.getType()).getShape());
+  }
+  std::string error;
+  auto subscripts = parseEinsumEquation(getEquation(), ranks, error);
+  if (failed(subscripts))
+    return emitOpError(error);
+  auto sizes = einsumDimSizes(*subscripts, shapes, error);
+  if (failed(sizes))
+    return emitOpError(error);
+  SmallVector<int64_t> expected;
+  for (char ch : subscripts->output)
+    expected.push_back(sizes->at(ch));
+  if (ArrayRef<int64_t>(expected) != getType().getShape())
+    return emitOpError("result shape does not match the equation");
+  return success();
 }
 
 static RankedTensorType tensorType(Value v) {

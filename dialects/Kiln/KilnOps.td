@@ -282,6 +282,23 @@ def Kiln_MatMulOp : Kiln_Op<"matmul", [Pure, InferTypeOpAdaptor]> {
       "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
 }
 
+def Kiln_EinsumOp : Kiln_Op<"einsum", [Pure]> {
+  let summary = "Einstein summation over its operands";
+  let description = [{
+    One subscript letter per dim of each operand; letters missing from the
+    output are summed over. `...` stands for leading dims that broadcast.
+    The equation is normalized by the importer (explicit `->`).
+
+    ```mlir
+    %c = kiln.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_FloatTensor>:$inputs, StrAttr:$equation);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
+}
+
 def Kiln_GemmOp : Kiln_Op<"gemm", [Pure, InferTypeOpAdaptor]> {
   let summary = "alpha * op(A) * op(B) + beta * C";
   let description = [{

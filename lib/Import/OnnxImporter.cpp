@@ -445,11 +445,20 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
     return;
   const OpHandler *handler = findHandler(node.op_type());
   if (!handler) {
+    // Name the first input that is not known, so it can be frozen.
+    std::string missing;
+    for (const auto &input : node.input())
+      if (!input.empty() && !constants.count(input)) {
+        missing = input;
+        break;
+      }
     markUnsupported(node, index,
                     foldError.empty()
                         ? "supported only when its inputs are compile-time "
-                          "constants (a shape subgraph); here they are not"
-                        : foldError);
+                          "constants (a shape subgraph); input '" +
+                              missing + "' is not"
+                        : foldError,
+                    foldError.empty() ? missing : "");
     return;
   }
   NodeContext ctx(*this, node, nodeLocation(node, index));

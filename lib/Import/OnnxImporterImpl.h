@@ -59,6 +59,14 @@ mlir::LogicalResult importLSTM(NodeContext &ctx);
 mlir::LogicalResult importGRU(NodeContext &ctx);
 mlir::LogicalResult importRNN(NodeContext &ctx);
 mlir::LogicalResult importGatherElements(NodeContext &ctx);
+mlir::LogicalResult importTrilu(NodeContext &ctx);
+mlir::LogicalResult importCumSum(NodeContext &ctx);
+mlir::LogicalResult importHardmax(NodeContext &ctx);
+mlir::LogicalResult importOneHot(NodeContext &ctx);
+mlir::LogicalResult importIsInf(NodeContext &ctx);
+mlir::LogicalResult importShrink(NodeContext &ctx);
+mlir::LogicalResult importDropout(NodeContext &ctx);
+mlir::LogicalResult importEinsum(NodeContext &ctx);
 llvm::ArrayRef<OpHandler> allHandlers();
 
 class GraphImporter {

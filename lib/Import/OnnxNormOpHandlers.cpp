@@ -83,9 +83,14 @@ LogicalResult onnx_import::importBatchNormalization(NodeContext &ctx) {
   return setResult(ctx, apply<AddOp>(ctx, scaled, perChannel(ctx, bi, rank)));
 }
 
-/// (x - mean) / sqrt(var + eps) over `axes`, keeping the reduced dims.
-static FailureOr<Value> normalize(NodeContext &ctx, Value x,
-                                  ArrayRef<int64_t> axes, float epsilon) {
+/// (x - mean) / sqrt(var + eps) over `axes`, keeping the reduced dims; also
+/// gives the mean and 1 / sqrt(var + eps) for LayerNormalization's outputs.
+struct Normalized {
+  Value value, mean, invStdDev;
+};
+
+static FailureOr<Normalized> normalize(NodeContext &ctx, Value x,
+                                       ArrayRef<int64_t> axes, float epsilon) {
   auto &b = ctx.b();
   SmallVector<NamedAttribute> attrs = {
       b.getNamedAttr("axes", b.getDenseI64ArrayAttr(axes)),
@@ -106,13 +111,16 @@ static FailureOr<Value> normalize(NodeContext &ctx, Value x,
   auto root = ctx.create<SqrtOp>(*shifted);
   if (failed(root))
     return failure();
-  return ctx.create<DivOp>(ValueRange{*centered, *root});
+  auto value = ctx.create<DivOp>(ValueRange{*centered, *root});
+  if (failed(value))
+    return failure();
+  Normalized result{*value, *mean, nullptr};
+  if (auto inverse = ctx.create<ReciprocalOp>(*root); succeeded(inverse))
+    result.invStdDev = *inverse;
+  return result;
 }
 
 LogicalResult onnx_import::importLayerNormalization(NodeContext &ctx) {
-  for (int i = 1; i < ctx.proto().output_size(); ++i)
-    if (!ctx.proto().output(i).empty())
-      return ctx.fail("the Mean and InvStdDev outputs are not supported yet");
   Value x = ctx.input(0), scale = ctx.input(1);
   if (!x || !scale || failed(ctx.requireFloat({x, scale})))
     return failure();
@@ -124,13 +132,21 @@ LogicalResult onnx_import::importLayerNormalization(NodeContext &ctx) {
     return ctx.fail("axis out of range");
   auto axes = llvm::to_vector(llvm::seq<int64_t>(axis, rank));
   auto normalized = normalize(ctx, x, axes, ctx.floatAttr("epsilon", 1e-5f));
-  auto scaled = apply<MulOp>(ctx, normalized, scale);
-  if (!ctx.hasInput(2))
-    return setResult(ctx, scaled);
-  Value bias = ctx.input(2);
-  if (!bias)
+  if (failed(normalized))
     return failure();
-  return setResult(ctx, apply<AddOp>(ctx, scaled, bias));
+  auto scaled = ctx.create<MulOp>(ValueRange{normalized->value, scale});
+  if (ctx.hasInput(2)) {
+    Value bias = ctx.input(2);
+    if (!bias)
+      return failure();
+    scaled = apply<AddOp>(ctx, scaled, bias);
+  }
+  if (failed(scaled))
+    return failure();
+  ctx.setOutput(0, *scaled);
+  ctx.setOutput(1, normalized->mean);
+  ctx.setOutput(2, normalized->invStdDev);
+  return success();
 }
 
 LogicalResult onnx_import::importInstanceNormalization(NodeContext &ctx) {
@@ -142,6 +158,8 @@ LogicalResult onnx_import::importInstanceNormalization(NodeContext &ctx) {
     return ctx.fail("input must have rank >= 3");
   auto axes = llvm::to_vector(llvm::seq<int64_t>(2, rank));
   auto normalized = normalize(ctx, x, axes, ctx.floatAttr("epsilon", 1e-5f));
-  auto scaled = apply<MulOp>(ctx, normalized, perChannel(ctx, scale, rank));
+  if (failed(normalized))
+    return failure();
+  auto scaled = apply<MulOp>(ctx, normalized->value, perChannel(ctx, scale, rank));
   return setResult(ctx, apply<AddOp>(ctx, scaled, perChannel(ctx, bias, rank)));
 }

@@ -14,6 +14,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <map>
+
 #include "kiln/Dialect/KilnDialect.h.inc"
 
 #define GET_OP_CLASSES
@@ -23,6 +25,23 @@ namespace kiln {
 /// Numpy/ONNX broadcast of two shapes; std::nullopt when incompatible.
 std::optional<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
+
+/// An einsum equation with `...` expanded: one subscript string per operand
+/// and the output's, each with one character per dim.
+struct EinsumSubscripts {
+  llvm::SmallVector<std::string> inputs;
+  std::string output;
+};
+/// Parses `equation` for operands of the given ranks; an implicit output (no
+/// `->`) is the broadcast dims then the letters used once, sorted.
+mlir::FailureOr<EinsumSubscripts>
+parseEinsumEquation(llvm::StringRef equation, llvm::ArrayRef<int64_t> ranks,
+                    std::string &error);
+/// The size of every subscript letter (size-1 dims broadcast); fails when
+/// two operands disagree.
+mlir::FailureOr<std::map<char, int64_t>>
+einsumDimSizes(const EinsumSubscripts &subscripts,
+               llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes, std::string &error);
 
 /// True for kiln ops that compute each result element from the operand
 /// elements at the same (broadcast) position.

@@ -137,6 +137,65 @@ struct GemmLowering : public OpRewritePattern<GemmOp> {
   }
 };
 
+/// Einsum: one generic whose loops are the output subscripts (parallel) then
+/// the summed ones (reduction); the body multiplies every operand.
+struct EinsumLowering : public OpRewritePattern<EinsumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(EinsumOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    SmallVector<int64_t> ranks;
+    SmallVector<ArrayRef<int64_t>> shapes;
+    for (Value v : op.getInputs()) {
+      ranks.push_back(tensorTypeOf(v).getRank());
+      shapes.push_back(tensorTypeOf(v).getShape());
+    }
+    std::string error;
+    auto subscripts = parseEinsumEquation(op.getEquation(), ranks, error);
+    if (failed(subscripts))
+      return rewriter.notifyMatchFailure(op, error);
+    auto sizes = einsumDimSizes(*subscripts, shapes, error);
+    if (failed(sizes))
+      return rewriter.notifyMatchFailure(op, error);
+    std::string loops = subscripts->output;
+    for (auto [ch, size] : *sizes)
+      if (loops.find(ch) == std::string::npos)
+        loops += ch;
+    auto dimOf = [&](char ch) {
+      return getAffineDimExpr(loops.find(ch), ctx);
+    };
+    SmallVector<AffineMap> maps;
+    for (auto [term, shape] : llvm::zip(subscripts->inputs, shapes)) {
+      SmallVector<AffineExpr> exprs;
+      for (auto [ch, dim] : llvm::zip(term, shape))
+        exprs.push_back(dim == 1 && sizes->at(ch) != 1
+                            ? getAffineConstantExpr(0, ctx)
+                            : dimOf(ch));
+      maps.push_back(AffineMap::get(loops.size(), 0, exprs, ctx));
+    }
+    SmallVector<AffineExpr> outExprs;
+    for (char ch : subscripts->output)
+      outExprs.push_back(dimOf(ch));
+    maps.push_back(AffineMap::get(loops.size(), 0, outExprs, ctx));
+    SmallVector<IteratorType> iterators(loops.size(), IteratorType::reduction);
+    for (size_t i = 0; i < subscripts->output.size(); ++i)
+      iterators[i] = IteratorType::parallel;
+    Value init = filledTensor(rewriter, op.getLoc(), op.getType(), 0.0);
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), op.getType(), op.getInputs(), init, maps,
+        iterators, [](OpBuilder &b, Location l, ValueRange args) {
+          Value product = args[0];
+          for (Value v : args.drop_front().drop_back())
+            product = arith::MulFOp::create(b, l, product, v);
+          linalg::YieldOp::create(
+              b, l, arith::AddFOp::create(b, l, args.back(), product).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 struct ConvLowering : public OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -265,5 +324,6 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
 } // namespace
 
 void kiln::lowering::populateContractionPatterns(RewritePatternSet &patterns) {
-  patterns.add<MatMulLowering, GemmLowering, ConvLowering>(patterns.getContext());
+  patterns.add<MatMulLowering, GemmLowering, EinsumLowering, ConvLowering>(
+      patterns.getContext());
 }
