@@ -67,6 +67,7 @@ mlir::LogicalResult importIsInf(NodeContext &ctx);
 mlir::LogicalResult importShrink(NodeContext &ctx);
 mlir::LogicalResult importDropout(NodeContext &ctx);
 mlir::LogicalResult importEinsum(NodeContext &ctx);
+mlir::LogicalResult importConvTranspose(NodeContext &ctx);
 llvm::ArrayRef<OpHandler> allHandlers();
 
 class GraphImporter {

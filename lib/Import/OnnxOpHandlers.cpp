@@ -963,6 +963,7 @@ static const OpHandler kHandlers[] = {
     {"Concat", 4, kMaxOpset, "", importConcat},
     {"Constant", 1, kMaxOpset, "value, value_float(s), value_int(s)", importConstant},
     {"Conv", 1, kMaxOpset, "1-D/2-D/3-D; groups, dilations, auto_pad", importConv},
+    {"ConvTranspose", 1, kMaxOpset, "1-D/2-D/3-D; groups, output_padding, output_shape, auto_pad", importConvTranspose},
     {"Cos", 7, kMaxOpset, "", importUnary<CosOp>},
     {"Cosh", 9, kMaxOpset, "", importUnary<CoshOp>},
     {"CumSum", 11, kMaxOpset, "float; exclusive, reverse", importCumSum},

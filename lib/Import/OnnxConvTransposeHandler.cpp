@@ -1,0 +1,180 @@
+//===- OnnxConvTransposeHandler.cpp - ConvTranspose as a Conv -------------===//
+//
+// A transposed convolution is a convolution, with stride 1, of the input with
+// (stride - 1) zeros inserted between its elements and (k - 1) * dilation -
+// pad of padding around it, by the kernel flipped in space and with its
+// input and output channels swapped (per group). All of that is reshapes,
+// pads and slices, so the Conv kernel and its fusion are reused.
+//
+//===----------------------------------------------------------------------===//
+#include "OnnxImporterImpl.h"
+
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+namespace {
+
+Value slice(NodeContext &ctx, Value x, ArrayRef<int64_t> starts,
+            ArrayRef<int64_t> sizes, ArrayRef<int64_t> steps) {
+  auto type = RankedTensorType::get(sizes, getElementTypeOrSelf(x.getType()));
+  auto &b = ctx.b();
+  return SliceOp::create(b, ctx.getLoc(), type, x, b.getDenseI64ArrayAttr(starts),
+                         b.getDenseI64ArrayAttr(steps));
+}
+
+/// Pads (zero) or crops each dim by `low`/`high`, which may be negative.
+Value padOrCrop(NodeContext &ctx, Value x, ArrayRef<int64_t> low,
+                ArrayRef<int64_t> high) {
+  int64_t rank = rankOf(x);
+  SmallVector<int64_t> starts, sizes, steps(rank, 1), pads(2 * rank, 0);
+  bool crop = false, pad = false;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t start = std::max<int64_t>(0, -low[d]);
+    int64_t size = shapeOf(x)[d] - start - std::max<int64_t>(0, -high[d]);
+    starts.push_back(start);
+    sizes.push_back(size);
+    crop |= start != 0 || size != shapeOf(x)[d];
+    pads[d] = std::max<int64_t>(0, low[d]);
+    pads[d + rank] = std::max<int64_t>(0, high[d]);
+    pad |= pads[d] != 0 || pads[d + rank] != 0;
+  }
+  if (crop)
+    x = slice(ctx, x, starts, sizes, steps);
+  if (!pad)
+    return x;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d)
+    shape.push_back(shapeOf(x)[d] + pads[d] + pads[d + rank]);
+  auto &b = ctx.b();
+  auto type = RankedTensorType::get(shape, getElementTypeOrSelf(x.getType()));
+  return PadOp::create(b, ctx.getLoc(), type, x, b.getDenseI64ArrayAttr(pads),
+                       b.getStringAttr("constant"), b.getF64FloatAttr(0.0));
+}
+
+/// Inserts `stride - 1` zeros between the elements of dim `dim`:
+/// [.., n, ..] → [.., n, 1, ..] → pad → [.., n, s, ..] → [.., n*s, ..] → crop.
+Value insertZeros(NodeContext &ctx, Value x, int64_t dim, int64_t stride) {
+  if (stride == 1)
+    return x;
+  SmallVector<int64_t> shape(shapeOf(x));
+  int64_t n = shape[dim];
+  SmallVector<int64_t> split(shape);
+  split.insert(split.begin() + dim + 1, 1);
+  Value expanded = reshapeTo(ctx, x, split);
+  SmallVector<int64_t> low(split.size(), 0), high(split.size(), 0);
+  high[dim + 1] = stride - 1;
+  Value padded = padOrCrop(ctx, expanded, low, high);
+  shape[dim] = n * stride;
+  Value merged = reshapeTo(ctx, padded, shape);
+  SmallVector<int64_t> cropLow(shape.size(), 0), cropHigh(shape.size(), 0);
+  cropHigh[dim] = -(stride - 1);
+  return padOrCrop(ctx, merged, cropLow, cropHigh);
+}
+
+} // namespace
+
+LogicalResult onnx_import::importConvTranspose(NodeContext &ctx) {
+  Value x = ctx.input(0), w = ctx.input(1);
+  if (!x || !w || failed(ctx.requireFloat({x, w})))
+    return failure();
+  int64_t rank = rankOf(x), spatial = rank - 2;
+  if (spatial < 1 || rankOf(w) != rank)
+    return ctx.fail("input and weight must have equal rank >= 3");
+  int64_t group = ctx.intAttr("group", 1);
+  int64_t channels = shapeOf(x)[1];
+  if (group <= 0 || channels % group != 0 || shapeOf(w)[0] != channels)
+    return ctx.fail("weight's first dim must be the input channels, "
+                    "divisible by group");
+  int64_t filtersPerGroup = shapeOf(w)[1];
+  auto ints = [&](StringRef name, int64_t count, int64_t dflt) {
+    auto given = ctx.intsAttr(name);
+    return given ? SmallVector<int64_t>(given->begin(), given->end())
+                 : SmallVector<int64_t>(count, dflt);
+  };
+  SmallVector<int64_t> kernel(shapeOf(w).drop_front(2));
+  SmallVector<int64_t> strides = ints("strides", spatial, 1);
+  SmallVector<int64_t> dilations = ints("dilations", spatial, 1);
+  SmallVector<int64_t> pads = ints("pads", 2 * spatial, 0);
+  SmallVector<int64_t> outputPadding = ints("output_padding", spatial, 0);
+  if ((int64_t)strides.size() != spatial || (int64_t)dilations.size() != spatial ||
+      (int64_t)pads.size() != 2 * spatial ||
+      (int64_t)outputPadding.size() != spatial)
+    return ctx.fail("attribute lengths do not match the input rank");
+  std::string autoPad = ctx.stringAttr("auto_pad", "NOTSET");
+  auto outputShape = ctx.intsAttr("output_shape");
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t in = shapeOf(x)[i + 2];
+    int64_t full = strides[i] * (in - 1) + outputPadding[i] +
+                   (kernel[i] - 1) * dilations[i] + 1;
+    std::optional<int64_t> wanted;
+    if (outputShape)
+      wanted = (*outputShape)[outputShape->size() - spatial + i];
+    else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
+      wanted = in * strides[i];
+    if (!wanted)
+      continue;
+    // A negative total (output_shape past the full size) pads the end.
+    int64_t total = full - *wanted;
+    bool upper = autoPad == "SAME_UPPER";
+    // Floor division, as in the ONNX reference, also for negative totals.
+    int64_t half = llvm::divideFloorSigned(total, 2);
+    pads[i] = upper ? half : total - half;
+    pads[i + spatial] = upper ? total - half : half;
+  }
+
+  // The input with zeros between elements and the conv's padding around it.
+  Value input = x;
+  for (int64_t i = 0; i < spatial; ++i)
+    input = insertZeros(ctx, input, i + 2, strides[i]);
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t edge = (kernel[i] - 1) * dilations[i];
+    low[i + 2] = edge - pads[i];
+    high[i + 2] = edge - pads[i + spatial] + outputPadding[i];
+  }
+  input = padOrCrop(ctx, input, low, high);
+
+  // The kernel flipped in space, channels swapped within each group:
+  // [C, F/g, k..] → [g, C/g, F/g, k..] → [g, F/g, C/g, k..] → [F, C/g, k..].
+  SmallVector<int64_t> starts(rank, 0), steps(rank, 1);
+  for (int64_t i = 0; i < spatial; ++i) {
+    starts[i + 2] = kernel[i] - 1;
+    steps[i + 2] = -1;
+  }
+  Value flipped = slice(ctx, w, starts, shapeOf(w), steps);
+  int64_t perGroup = channels / group;
+  SmallVector<int64_t> grouped = {group, perGroup, filtersPerGroup};
+  grouped.append(kernel.begin(), kernel.end());
+  SmallVector<int64_t> perm = {0, 2, 1};
+  for (int64_t i = 0; i < spatial; ++i)
+    perm.push_back(i + 3);
+  auto &b = ctx.b();
+  auto swapped = ctx.create<TransposeOp>(
+      reshapeTo(ctx, flipped, grouped),
+      {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
+  if (failed(swapped))
+    return failure();
+  SmallVector<int64_t> convWeightShape = {group * filtersPerGroup, perGroup};
+  convWeightShape.append(kernel.begin(), kernel.end());
+  Value weight = reshapeTo(ctx, *swapped, convWeightShape);
+
+  SmallVector<Value> operands = {input, weight};
+  if (ctx.hasInput(2)) {
+    Value bias = ctx.input(2);
+    if (!bias)
+      return failure();
+    operands.push_back(bias);
+  }
+  return setResult(
+      ctx, ctx.create<ConvOp>(
+               operands,
+               {b.getNamedAttr("pads", b.getDenseI64ArrayAttr(
+                                           SmallVector<int64_t>(2 * spatial, 0))),
+                b.getNamedAttr("strides", b.getDenseI64ArrayAttr(
+                                              SmallVector<int64_t>(spatial, 1))),
+                b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(dilations)),
+                b.getNamedAttr("group", b.getI64IntegerAttr(group))}));
+}
