@@ -14,3 +14,4 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%models", os.path.join(config.kiln_source_dir, "test", "models")))
 config.substitutions.append(("%import_models", os.path.join(config.kiln_source_dir, "test", "Import", "models")))
 config.substitutions.append(("%examples", os.path.join(config.kiln_source_dir, "examples")))
+config.substitutions.append(("%onnx_node", "/usr/share/libonnx-testdata/data/node"))

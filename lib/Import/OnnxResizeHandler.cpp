@@ -51,9 +51,7 @@ struct AxisResampling {
   std::vector<double> weight;
   std::vector<bool> outside;
 
-  bool anyOutside() const {
-    return llvm::is_contained(outside, true);
-  }
+  bool anyOutside() const { return llvm::is_contained(outside, true); }
   /// One tap whose weight is 1 everywhere: a plain gather.
   bool isGather() const {
     if (taps != 1)
@@ -85,9 +83,8 @@ struct AxisResampling {
 /// number (as the reference uses it), `outDim` the integer output size.
 /// Sets `outside` when tf_crop_and_resize samples outside the input.
 static double originalCoordinate(const ResizeParams &p, double x, double scale,
-                                 int64_t inDim, int64_t outDim,
-                                 double roiStart, double roiEnd,
-                                 bool &outside) {
+                                 int64_t inDim, int64_t outDim, double roiStart,
+                                 double roiEnd, bool &outside) {
   outside = false;
   double in = double(inDim);
   double outWidth = scale * in;
@@ -224,8 +221,9 @@ static AxisResampling planAxis(const ResizeParams &p, int64_t inDim,
           coeffs[k] = 0;
         sum += coeffs[k];
       }
-      for (double &c : coeffs)
-        c /= sum;
+      if (sum != 0)
+        for (double &c : coeffs)
+          c /= sum;
     }
     // Edge padding: clamp, then merge taps that read the same element.
     for (int64_t k = 0; k < n; ++k) {
@@ -299,8 +297,8 @@ static FailureOr<Value> resampleAxis(NodeContext &ctx, Value x, int64_t axis,
       auto gathered = gatherTap(k);
       if (failed(gathered))
         return failure();
-      auto term = ctx.create<MulOp>(
-          ValueRange{*gathered, ctx.constant(weightType, w)});
+      auto term =
+          ctx.create<MulOp>(ValueRange{*gathered, ctx.constant(weightType, w)});
       if (failed(term))
         return failure();
       if (!sum) {
@@ -312,16 +310,12 @@ static FailureOr<Value> resampleAxis(NodeContext &ctx, Value x, int64_t axis,
         return failure();
       sum = *added;
     }
-    if (!sum) // every position extrapolates
-      sum = ctx.constant(
-          RankedTensorType::get(
-              [&] {
-                SmallVector<int64_t> s(shapeOf(x));
-                s[axis] = plan.outDim;
-                return s;
-              }(),
-              elementType),
-          {0.0});
+    if (!sum) {
+      // Every position extrapolates; the where below fills them all.
+      SmallVector<int64_t> shape(shapeOf(x));
+      shape[axis] = plan.outDim;
+      sum = ctx.constant(RankedTensorType::get(shape, elementType), {0.0});
+    }
     result = sum;
   }
   if (failed(result) || !plan.anyOutside())
@@ -341,8 +335,7 @@ static FailureOr<Value> resampleAxis(NodeContext &ctx, Value x, int64_t axis,
 static LogicalResult emitResize(NodeContext &ctx, Value x,
                                 const ResizeParams &params,
                                 ArrayRef<int64_t> outSizes,
-                                ArrayRef<double> scales,
-                                ArrayRef<double> roi) {
+                                ArrayRef<double> scales, ArrayRef<double> roi) {
   int64_t rank = rankOf(x);
   auto inShape = llvm::to_vector(shapeOf(x));
   Value y = x;
@@ -482,8 +475,8 @@ LogicalResult onnx_import::importResize(NodeContext &ctx) {
       return ctx.fail("scales must have one entry per dim");
     SmallVector<int64_t> outSizes;
     for (int64_t d = 0; d < rank; ++d) {
-      if (!((*scales)[d] > 0))
-        return ctx.fail("scales must be positive");
+      if (!((*scales)[d] > 0) || !std::isfinite((*scales)[d]))
+        return ctx.fail("scales must be positive and finite");
       outSizes.push_back(scaledSize(inShape[d], (*scales)[d]));
     }
     return emitResize(ctx, x, params, outSizes, *scales, {});
@@ -494,13 +487,12 @@ LogicalResult onnx_import::importResize(NodeContext &ctx) {
                     "decomposes into gathers)");
   params.coordinateMode =
       ctx.stringAttr("coordinate_transformation_mode", "half_pixel");
-  if (!llvm::is_contained(
-          {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-           "align_corners", "asymmetric", "tf_crop_and_resize",
-           "tf_half_pixel_for_nn"},
-          params.coordinateMode))
-    return ctx.fail("coordinate_transformation_mode '" +
-                    params.coordinateMode + "' is not supported");
+  if (!llvm::is_contained({"half_pixel", "half_pixel_symmetric",
+                           "pytorch_half_pixel", "align_corners", "asymmetric",
+                           "tf_crop_and_resize", "tf_half_pixel_for_nn"},
+                          params.coordinateMode))
+    return ctx.fail("coordinate_transformation_mode '" + params.coordinateMode +
+                    "' is not supported");
   params.nearestMode = ctx.stringAttr("nearest_mode", "round_prefer_floor");
   if (!llvm::is_contained(
           {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
@@ -566,8 +558,8 @@ LogicalResult onnx_import::importResize(NodeContext &ctx) {
       return ctx.fail("scales must have one entry per resized axis");
     for (int64_t i = 0; i < count; ++i) {
       double s = (*scalesIn)[i];
-      if (!(s > 0))
-        return ctx.fail("scales must be positive");
+      if (!(s > 0) || !std::isfinite(s))
+        return ctx.fail("scales must be positive and finite");
       scales[axes[i]] = s;
       outSizes[axes[i]] = scaledSize(inShape[axes[i]], s);
     }
@@ -628,8 +620,8 @@ LogicalResult onnx_import::importUpsample(NodeContext &ctx) {
     return ctx.fail("scales must have one entry per dim");
   SmallVector<int64_t> outSizes;
   for (int64_t d = 0; d < rank; ++d) {
-    if (!(scales[d] > 0))
-      return ctx.fail("scales must be positive");
+    if (!(scales[d] > 0) || !std::isfinite(scales[d]))
+      return ctx.fail("scales must be positive and finite");
     outSizes.push_back(scaledSize(shapeOf(x)[d], scales[d]));
   }
   return emitResize(ctx, x, params, outSizes, scales, {});

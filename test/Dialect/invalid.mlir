@@ -143,3 +143,43 @@ module {
   }
   module @kernels {}
 }
+
+// -----
+
+func.func @slice_bounds(%x: tensor<4xf32>) {
+  // expected-error @+1 {{dim 0 reads outside the input}}
+  %0 = kiln.slice %x {starts = array<i64: 2>, steps = array<i64: 2>} : tensor<4xf32> -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @expand_shape(%x: tensor<3xf32>) {
+  // expected-error @+1 {{input does not broadcast to the result shape}}
+  %0 = kiln.expand %x : tensor<3xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @pad_mode(%x: tensor<3xf32>) {
+  // expected-error @+1 {{mode must be constant, edge or reflect}}
+  %0 = kiln.pad %x {pads = array<i64: 1, 1>, mode = "wrap", value = 0.0 : f64} : tensor<3xf32> -> tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @einsum_sizes(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) {
+  // expected-error @+1 {{subscript 'j' has sizes 3 and 4}}
+  %0 = kiln.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @cast_shape(%x: tensor<3xf32>) {
+  // expected-error @+1 {{changes the shape}}
+  %0 = kiln.cast %x : tensor<3xf32> -> tensor<4xi64>
+  return
+}

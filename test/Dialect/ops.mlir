@@ -55,3 +55,44 @@ func.func @dispatch_region(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @dtypes_and_selection
+func.func @dtypes_and_selection(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xi64>) {
+  // CHECK: kiln.cast %{{.*}} : tensor<4xi64> -> tensor<4xf32>
+  %0 = kiln.cast %i : tensor<4xi64> -> tensor<4xf32>
+  // CHECK: kiln.less %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+  %1 = kiln.less %x, %0 : tensor<4xf32>, tensor<4xf32> -> tensor<4xi1>
+  %2 = kiln.not %1 : tensor<4xi1>
+  %3 = kiln.and %1, %2 : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
+  // CHECK: kiln.where %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xi1>, tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  %4 = kiln.where %3, %x, %0 : tensor<4xi1>, tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+  // CHECK: kiln.mod %{{.*}}, %{{.*}} : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  %5 = kiln.mod %i, %i : tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  %6 = kiln.hard_sigmoid %4 {alpha = 0.2 : f32, beta = 0.5 : f32} : tensor<4xf32>
+  return %6, %5 : tensor<4xf32>, tensor<4xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @data_movement
+func.func @data_movement(%t: tensor<10x4xf32>, %ids: tensor<2x3xi64>, %x: tensor<1x4xf32>) -> (tensor<2x3x4xf32>, tensor<5x4xf32>, tensor<3x4xf32>, tensor<2x8xf32>, tensor<3x6xf32>, tensor<2x3xf32>, tensor<4xi64>) {
+  // CHECK: kiln.gather %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  %0 = kiln.gather %t, %ids {axis = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  // CHECK: kiln.slice %{{.*}} {starts = array<i64: 9, 0>, steps = array<i64: -2, 1>} : tensor<10x4xf32> -> tensor<5x4xf32>
+  %1 = kiln.slice %t {starts = array<i64: 9, 0>, steps = array<i64: -2, 1>} : tensor<10x4xf32> -> tensor<5x4xf32>
+  // CHECK: kiln.expand %{{.*}} : tensor<1x4xf32> -> tensor<3x4xf32>
+  %2 = kiln.expand %x : tensor<1x4xf32> -> tensor<3x4xf32>
+  // CHECK: kiln.tile %{{.*}} : tensor<1x4xf32> -> tensor<2x8xf32>
+  %3 = kiln.tile %x : tensor<1x4xf32> -> tensor<2x8xf32>
+  // CHECK: kiln.pad %{{.*}} {mode = "reflect", pads = array<i64: 1, 1, 1, 1>, value = 0.000000e+00 : f64} : tensor<1x4xf32> -> tensor<3x6xf32>
+  %4 = kiln.pad %x {pads = array<i64: 1, 1, 1, 1>, mode = "reflect", value = 0.0 : f64} : tensor<1x4xf32> -> tensor<3x6xf32>
+  %c = kiln.slice %t {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<10x4xf32> -> tensor<2x4xf32>
+  %d = kiln.slice %t {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<10x4xf32> -> tensor<4x3xf32>
+  // CHECK: kiln.einsum %{{.*}}, %{{.*}} {equation = "ij,jk->ik"} : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %5 = kiln.einsum %c, %d {equation = "ij,jk->ik"} : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  // CHECK: kiln.arg_max %{{.*}} {axis = 0 : i64, keepdims = false, select_last_index = false} : tensor<10x4xf32> -> tensor<4xi64>
+  %6 = kiln.arg_max %t {axis = 0 : i64, keepdims = false, select_last_index = false} : tensor<10x4xf32> -> tensor<4xi64>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<2x3x4xf32>, tensor<5x4xf32>, tensor<3x4xf32>, tensor<2x8xf32>, tensor<3x6xf32>, tensor<2x3xf32>, tensor<4xi64>
+}

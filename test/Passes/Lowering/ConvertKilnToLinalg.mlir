@@ -77,3 +77,43 @@ func.func @host_side(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = kiln.relu %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// Gather reads the index operand through a projected map and extracts from
+// the table at the normalized, clamped index.
+// CHECK-LABEL: func.func @gather
+// CHECK: linalg.generic {{.*}} ins(%arg1 : tensor<3xi64>) outs(%{{.+}} : tensor<3x4xf32>)
+// CHECK: arith.index_cast
+// CHECK: arith.minsi
+// CHECK: tensor.extract %arg0[%{{.+}}, %{{.+}}] : tensor<10x4xf32>
+func.func @gather(%t: tensor<10x4xf32>, %ids: tensor<3xi64>) -> tensor<3x4xf32> attributes {kiln.kernel} {
+  %0 = kiln.gather %t, %ids {axis = 0 : i64} : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}
+
+// Positive steps: a strided view.
+// CHECK-LABEL: func.func @slice
+// CHECK: tensor.extract_slice %arg0[1, 0] [5, 2] [2, 2] : tensor<10x4xf32> to tensor<5x2xf32>
+func.func @slice(%t: tensor<10x4xf32>) -> tensor<5x2xf32> attributes {kiln.kernel} {
+  %0 = kiln.slice %t {starts = array<i64: 1, 0>, steps = array<i64: 2, 2>} : tensor<10x4xf32> -> tensor<5x2xf32>
+  return %0 : tensor<5x2xf32>
+}
+
+// Integer compare and select.
+// CHECK-LABEL: func.func @int_select
+// CHECK: arith.cmpi slt, %{{.+}}, %{{.+}} : i64
+// CHECK: arith.select %{{.+}}, %{{.+}}, %{{.+}} : i64
+func.func @int_select(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi64> attributes {kiln.kernel} {
+  %c = kiln.less %a, %b : tensor<4xi64>, tensor<4xi64> -> tensor<4xi1>
+  %0 = kiln.where %c, %a, %b : tensor<4xi1>, tensor<4xi64>, tensor<4xi64> -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// Einsum: output subscripts parallel, summed ones reduction.
+// CHECK-LABEL: func.func @einsum
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @einsum(%a: tensor<2x4xf32>, %b: tensor<4x3xf32>) -> tensor<2x3xf32> attributes {kiln.kernel} {
+  %0 = kiln.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
