@@ -68,6 +68,8 @@ mlir::LogicalResult importShrink(NodeContext &ctx);
 mlir::LogicalResult importDropout(NodeContext &ctx);
 mlir::LogicalResult importEinsum(NodeContext &ctx);
 mlir::LogicalResult importConvTranspose(NodeContext &ctx);
+mlir::LogicalResult importResize(NodeContext &ctx);
+mlir::LogicalResult importUpsample(NodeContext &ctx);
 llvm::ArrayRef<OpHandler> allHandlers();
 
 class GraphImporter {

@@ -1034,6 +1034,7 @@ static const OpHandler kHandlers[] = {
     {"ReduceSumSquare", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceSumSquareOp>(c, 18); }},
     {"Relu", 6, kMaxOpset, "", importUnary<ReluOp>},
     {"Reshape", 1, kMaxOpset, "constant shape; 0, -1, allowzero", importReshape},
+    {"Resize", 10, kMaxOpset, "nearest, linear, cubic as gathers; constant scales/sizes/roi; no antialias", importResize},
     {"RNN", 7, kMaxOpset, "unrolled; full sequence_lens only", importRNN},
     {"Round", 11, kMaxOpset, "half to even", importUnary<RoundOp>},
     {"Selu", 6, kMaxOpset, "", importSelu},
@@ -1059,6 +1060,7 @@ static const OpHandler kHandlers[] = {
     {"Transpose", 1, kMaxOpset, "", importTranspose},
     {"Trilu", 14, kMaxOpset, "constant k", importTrilu},
     {"Unsqueeze", 1, kMaxOpset, "axes input from opset 13", importUnsqueeze},
+    {"Upsample", 7, 9, "nearest, linear as gathers; constant scales", importUpsample},
     {"Where", 9, kMaxOpset, "", importWhere},
     {"Xor", 7, kMaxOpset, "", importCompare<XorOp, NodeContext::Bool>},
     // clang-format on
