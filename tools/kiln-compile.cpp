@@ -13,7 +13,6 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "mlir/Support/FileUtilities.h"
 
-#include <chrono>
 
 using namespace mlir;
 using namespace kiln;
@@ -54,6 +53,16 @@ static cl::opt<std::string>
               cl::desc("Write the IR after import and after every pass to "
                        "DIR/NN-<pass>.mlir"),
               cl::value_desc("dir"));
+static cl::opt<std::string>
+    reportFile("report",
+               cl::desc("Write a JSON report: per kernel its ONNX nodes, "
+                        "FLOPs, bytes, tiling and arena slots"),
+               cl::value_desc("file.json"));
+static cl::opt<std::string>
+    dumpGraphFile("dump-graph",
+                  cl::desc("Draw the graph with one cluster per kernel "
+                           "(Graphviz DOT)"),
+                  cl::value_desc("file.dot"));
 static cl::opt<bool> summary("summary",
                              cl::desc("Print kernels, arena bytes and compile "
                                       "time after compiling"));
@@ -141,10 +150,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   request.dumpIRDir = dumpIRDir;
+  request.dumpGraphFile = dumpGraphFile;
   request.configurePassManager = [](PassManager &pm) {
     (void)applyPassManagerCLOptions(pm);
   };
-  auto start = std::chrono::steady_clock::now();
   CompileResult result;
   if (failed(compileModel(context, request, result))) {
     if (!result.unsupported.empty()) {
@@ -153,9 +162,6 @@ int main(int argc, char **argv) {
     }
     return 1;
   }
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
   std::string error;
   auto output = openOutputFile(outputFile, &error);
   if (!output) {
@@ -166,11 +172,17 @@ int main(int argc, char **argv) {
   output->os() << result.output;
   output->keep();
   if (summary && *phase == Phase::Artifact)
-    llvm::outs() << "kernels: " << result.summary.numDispatches
-                 << "\narena: " << result.summary.arenaBytes << " bytes ("
-                 << result.summary.unplannedArenaBytes
-                 << " without reuse)\nweights: " << result.summary.weightBytes
-                 << " bytes\ncompile time: " << llvm::format("%.2f", seconds)
-                 << " s\n";
+    printSummary(result, llvm::outs());
+  if (!reportFile.empty()) {
+    std::string reportError;
+    auto report = openOutputFile(reportFile, &reportError);
+    if (!report) {
+      llvm::errs() << "error: cannot write '" << reportFile << "': "
+                   << reportError << "\n";
+      return 1;
+    }
+    writeReportJson(result, inputFile, report->os());
+    report->keep();
+  }
   return 0;
 }

@@ -140,6 +140,11 @@ private:
   LogicalResult addConstant(ConstantOp op);
   LogicalResult addDispatch(DispatchOp op, int64_t step);
 
+public:
+  std::vector<KernelReport> reports;
+  std::vector<std::vector<size_t>> resultBuffers; // per dispatch
+private:
+
   ModuleOp module, kernels;
   flatbuffers::FlatBufferBuilder fbb{1 << 16};
   std::vector<PlannedBuffer> buffers;
@@ -185,11 +190,23 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
   uint32_t workgroups = 1;
   if (auto grid = kernel->getAttrOfType<IntegerAttr>("kiln.workgroups"))
     workgroups = grid.getInt();
+  KernelReport report;
+  report.name = name.str();
+  report.nodes = nodes;
+  report.workgroups = workgroups;
+  if (auto flops = kernel->getAttrOfType<IntegerAttr>("kiln.flops"))
+    report.flops = flops.getInt();
+  if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.tile"))
+    report.tile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
+  for (uint32_t b : bindings)
+    report.bytes += buffers[b].size;
+  reports.push_back(report);
+  resultBuffers.emplace_back(bindings.end() - op.getNumResults(), bindings.end());
   auto nodeOffsets = fbb.CreateVectorOfStrings(nodes);
   auto kernelName = fbb.CreateString(name.str());
   auto bindingVector = fbb.CreateVector(bindings);
   dispatches.push_back(fb::CreateDispatch(fbb, kernelName, bindingVector,
-                                         workgroups, nodeOffsets, 0));
+                                         workgroups, nodeOffsets, report.flops));
   return success();
 }
 
@@ -277,6 +294,11 @@ FailureOr<std::string> Writer::write(func::FuncOp main, StringRef target,
   fb::FinishModelBuffer(fbb, model);
 
   if (summary) {
+    for (auto [report, results] : llvm::zip(reports, resultBuffers)) {
+      for (size_t b : results)
+        report.resultSlots.push_back({buffers[b].offset, buffers[b].size});
+      summary->kernels.push_back(report);
+    }
     summary->numDispatches = dispatches.size();
     summary->arenaBytes = arenaSize;
     summary->weightBytes = weights.size();

@@ -570,6 +570,7 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
 
   ImportResult result;
   result.unsupported = unsupported;
+  result.numNodes = graph.node_size();
   if (!unsupported.empty()) {
     module.erase();
     return result;

@@ -1,12 +1,18 @@
 //===- Compiler.cpp - ONNX file → IR text or .kiln artifact ---------------===//
 #include "kiln/Pipeline/Compiler.h"
 
+#include "kiln/Pipeline/DispatchGraph.h"
 #include "kiln/Pipeline/IRDump.h"
 #include "kiln/Target/CpuTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+
+#include <chrono>
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -43,6 +49,12 @@ static ModuleOp kernelsModule(ModuleOp module) {
   return nullptr;
 }
 
+/// Seconds since `start`.
+static double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 LogicalResult kiln::compileModel(MLIRContext &context,
                                  const CompileRequest &request,
                                  CompileResult &result) {
@@ -51,6 +63,7 @@ LogicalResult kiln::compileModel(MLIRContext &context,
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
 
+  auto start = std::chrono::steady_clock::now();
   auto imported = importOnnxFile(context, request.modelPath, request.import);
   if (failed(imported))
     return failure();
@@ -59,10 +72,10 @@ LogicalResult kiln::compileModel(MLIRContext &context,
     return failure();
   }
   OwningOpRef<ModuleOp> module = std::move(imported->module);
+  result.onnxNodes = imported->numNodes;
+  result.phaseSeconds.push_back({"import", since(start)});
 
-  PassManager pm(&context);
-  if (request.configurePassManager)
-    request.configurePassManager(pm);
+  unsigned dumpCounter = 0;
   if (!request.dumpIRDir.empty()) {
     if (std::error_code ec =
             llvm::sys::fs::create_directories(request.dumpIRDir)) {
@@ -72,17 +85,41 @@ LogicalResult kiln::compileModel(MLIRContext &context,
     }
     if (failed(dumpIR(*module, request.dumpIRDir, "00-import.mlir")))
       return failure();
-    pm.addInstrumentation(createIRDumpInstrumentation(request.dumpIRDir));
   }
-  if (failed(buildPipeline(pm, request.stopAfter, request.compile)) ||
-      failed(pm.run(*module)))
-    return failure();
+  // One pass manager per phase, so each phase is timed on its own.
+  for (Phase phase : {Phase::Graph, Phase::Fused, Phase::Tiled, Phase::Kernels}) {
+    if (phase > request.stopAfter)
+      break;
+    start = std::chrono::steady_clock::now();
+    PassManager pm(&context);
+    if (request.configurePassManager)
+      request.configurePassManager(pm);
+    if (!request.dumpIRDir.empty())
+      pm.addInstrumentation(
+          createIRDumpInstrumentation(request.dumpIRDir, dumpCounter));
+    if (failed(buildPhasePipeline(pm, phase, request.compile)) ||
+        failed(pm.run(*module)))
+      return failure();
+    result.phaseSeconds.push_back({phaseName(phase).str(), since(start)});
+    if (phase == Phase::Fused && !request.dumpGraphFile.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream dot(request.dumpGraphFile, ec);
+      if (ec) {
+        llvm::errs() << "error: cannot write '" << request.dumpGraphFile
+                     << "': " << ec.message() << "\n";
+        return failure();
+      }
+      if (failed(writeDispatchGraph(*module, dot)))
+        return failure();
+    }
+  }
 
   if (request.stopAfter != Phase::Artifact) {
     llvm::raw_string_ostream os(result.output);
     module->print(os);
     return success();
   }
+  start = std::chrono::steady_clock::now();
   CpuTargetOptions cpuOptions;
   cpuOptions.cpu = request.compile.cpu;
   ModuleOp kernels = kernelsModule(*module);
@@ -98,5 +135,75 @@ LogicalResult kiln::compileModel(MLIRContext &context,
   if (failed(artifact))
     return failure();
   result.output = std::move(*artifact);
+  result.phaseSeconds.push_back({"artifact", since(start)});
   return success();
+}
+
+void kiln::writeReportJson(const CompileResult &result, StringRef model,
+                           llvm::raw_ostream &os) {
+  llvm::json::OStream json(os, 2);
+  const ArtifactSummary &s = result.summary;
+  json.object([&] {
+    json.attribute("model", model);
+    json.attribute("onnx_nodes", int64_t(result.onnxNodes));
+    json.attribute("kernels", int64_t(s.kernels.size()));
+    json.attribute("arena_bytes", int64_t(s.arenaBytes));
+    json.attribute("arena_bytes_without_reuse", int64_t(s.unplannedArenaBytes));
+    json.attribute("weight_bytes", int64_t(s.weightBytes));
+    json.attributeObject("compile_seconds", [&] {
+      for (const auto &[phase, seconds] : result.phaseSeconds)
+        json.attribute(phase, seconds);
+    });
+    json.attributeArray("dispatches", [&] {
+      for (const KernelReport &k : s.kernels)
+        json.object([&] {
+          json.attribute("kernel", k.name);
+          json.attributeArray("onnx_nodes", [&] {
+            for (const std::string &n : k.nodes)
+              json.value(n);
+          });
+          json.attribute("flops", int64_t(k.flops));
+          json.attribute("min_bytes", int64_t(k.bytes));
+          json.attribute("workgroups", int64_t(k.workgroups));
+          if (k.tile.size() == 2)
+            json.attributeObject("tile", [&] {
+              json.attribute("loop", k.tile[0]);
+              json.attribute("size", k.tile[1]);
+            });
+          json.attributeArray("arena_slots", [&] {
+            for (auto [offset, size] : k.resultSlots)
+              json.object([&] {
+                json.attribute("offset", int64_t(offset));
+                json.attribute("bytes", int64_t(size));
+              });
+          });
+        });
+    });
+  });
+  os << "\n";
+}
+
+void kiln::printSummary(const CompileResult &result, llvm::raw_ostream &os) {
+  const ArtifactSummary &s = result.summary;
+  os << "ONNX nodes: " << result.onnxNodes << "\nkernels: " << s.kernels.size()
+     << "\narena: " << s.arenaBytes << " bytes (" << s.unplannedArenaBytes
+     << " without reuse)\nweights: " << s.weightBytes << " bytes\n";
+  os << "compile time:";
+  double total = 0;
+  for (const auto &[phase, seconds] : result.phaseSeconds) {
+    os << " " << phase << " " << llvm::format("%.2f", seconds) << " s,";
+    total += seconds;
+  }
+  os << " total " << llvm::format("%.2f", total) << " s\n\n";
+  os << llvm::format("%-36s %10s %12s %11s  %s\n", "kernel", "workgroups",
+                     "MFLOP", "KiB moved", "ONNX nodes");
+  for (const KernelReport &k : s.kernels) {
+    std::string nodes = llvm::join(k.nodes, ", ");
+    if (nodes.size() > 60)
+      nodes = nodes.substr(0, 57) + "...";
+    os << llvm::format("%-36s %10u %12.3f %11.1f  %s\n",
+                       k.name.substr(0, 36).c_str(), k.workgroups,
+                       double(k.flops) / 1e6, double(k.bytes) / 1024.0,
+                       nodes.c_str());
+  }
 }

@@ -27,7 +27,8 @@ namespace {
 
 class IRDumpInstrumentation : public PassInstrumentation {
 public:
-  explicit IRDumpInstrumentation(std::string dir) : dir(std::move(dir)) {}
+  IRDumpInstrumentation(std::string dir, unsigned &count)
+      : dir(std::move(dir)), count(count) {}
 
   void runAfterPass(Pass *pass, Operation *op) override {
     // Adaptors only run nested pipelines; their passes are dumped themselves.
@@ -48,13 +49,13 @@ public:
 
 private:
   std::string dir;
-  unsigned count = 0; // 00 is the imported module
+  unsigned &count; // 00 is the imported module
   Pass *lastPass = nullptr;
 };
 
 } // namespace
 
 std::unique_ptr<PassInstrumentation>
-kiln::createIRDumpInstrumentation(const std::string &dir) {
-  return std::make_unique<IRDumpInstrumentation>(dir);
+kiln::createIRDumpInstrumentation(const std::string &dir, unsigned &counter) {
+  return std::make_unique<IRDumpInstrumentation>(dir, counter);
 }

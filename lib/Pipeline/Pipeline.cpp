@@ -80,8 +80,8 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   llvm_unreachable("unknown phase");
 }
 
-LogicalResult kiln::buildPipeline(OpPassManager &pm, Phase last,
-                                  const CompileOptions &options) {
+LogicalResult kiln::buildPhasePipeline(OpPassManager &pm, Phase phase,
+                                       const CompileOptions &options) {
   // The textual pipelines below name passes through the global registry.
   static std::once_flag registered;
   std::call_once(registered, [] {
@@ -93,18 +93,21 @@ LogicalResult kiln::buildPipeline(OpPassManager &pm, Phase last,
                  << "' is not supported yet (supported: cpu)\n";
     return failure();
   }
-  for (Phase phase : {Phase::Graph, Phase::Fused, Phase::Tiled,
-                      Phase::Kernels}) {
-    if (phase > last)
-      break;
-    std::string pipeline = phasePipeline(phase, options);
-    std::string error;
-    llvm::raw_string_ostream errorStream(error);
-    if (failed(parsePassPipeline(pipeline, pm, errorStream))) {
-      llvm::errs() << "internal error: bad pipeline for phase "
-                   << phaseName(phase) << ": " << error << "\n";
-      return failure();
-    }
+  std::string pipeline = phasePipeline(phase, options);
+  std::string error;
+  llvm::raw_string_ostream errorStream(error);
+  if (!pipeline.empty() && failed(parsePassPipeline(pipeline, pm, errorStream))) {
+    llvm::errs() << "internal error: bad pipeline for phase "
+                 << phaseName(phase) << ": " << error << "\n";
+    return failure();
   }
+  return success();
+}
+
+LogicalResult kiln::buildPipeline(OpPassManager &pm, Phase last,
+                                  const CompileOptions &options) {
+  for (Phase phase : {Phase::Graph, Phase::Fused, Phase::Tiled, Phase::Kernels})
+    if (phase <= last && failed(buildPhasePipeline(pm, phase, options)))
+      return failure();
   return success();
 }

@@ -79,7 +79,7 @@ struct AddCpuKernelAbiPass
         LLVM::LLVMVoidType::get(ctx), {ptrType, i64, i64});
     auto wrapper = LLVM::LLVMFuncOp::create(b, loc, name, wrapperType);
     // The artifact writer reads the kernel's metadata from the exported symbol.
-    for (StringRef attr : {"kiln.nodes", "kiln.workgroups"})
+    for (StringRef attr : {"kiln.nodes", "kiln.workgroups", "kiln.flops", "kiln.tile"})
       if (Attribute value = impl->getAttr(attr))
         wrapper->setAttr(attr, value);
     Block *entry = wrapper.addEntryBlock(b);

@@ -34,6 +34,22 @@ TilingInterface findRoot(func::FuncOp func) {
   return root;
 }
 
+/// Arithmetic operations of the kernel: for every linalg op, its iteration
+/// points times the scalar ops of its body (an estimate for reports).
+int64_t kernelFlops(func::FuncOp func) {
+  int64_t flops = 0;
+  func.walk([&](linalg::LinalgOp op) {
+    int64_t points = 1;
+    for (int64_t size : op.getStaticLoopRanges())
+      points *= std::max<int64_t>(size, 1);
+    int64_t scalarOps = 0;
+    for (Operation &inner : op->getRegion(0).front().without_terminator())
+      scalarOps += isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
+    flops += points * scalarOps;
+  });
+  return flops;
+}
+
 /// Iteration-space points of every tileable op of the kernel: the work that
 /// the producers fused into the root's tiles add to it.
 int64_t kernelWork(func::FuncOp func) {
@@ -57,6 +73,8 @@ struct TileAndDistributePass
     if (!func->hasAttr("kiln.kernel"))
       return;
     int64_t workgroups = 1;
+    func->setAttr("kiln.flops", IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                                 kernelFlops(func)));
     if (TilingInterface root = findRoot(func)) {
       workgroups = tile(root);
       // Tiling leaves the untiled ops and unused slices behind; the greedy
@@ -107,6 +125,9 @@ struct TileAndDistributePass
         scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
     if (failed(result))
       return 1;
+    // For reports: which loop of the root was split, and by how much.
+    root->getParentOfType<func::FuncOp>()->setAttr(
+        "kiln.tile", builder.getDenseI64ArrayAttr({dim, tileSize}));
     for (auto [original, replacement] : result->replacements)
       rewriter.replaceAllUsesWith(original, replacement);
     return tiles;

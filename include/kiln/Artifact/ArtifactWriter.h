@@ -8,8 +8,24 @@
 
 namespace kiln {
 
+/// One kernel of the schedule, for reports.
+struct KernelReport {
+  std::string name;
+  std::vector<std::string> nodes;
+  uint32_t workgroups = 1;
+  uint64_t flops = 0;
+  /// Bytes of every buffer the kernel reads or writes: the least it moves.
+  uint64_t bytes = 0;
+  /// Which loop of the kernel's root op was split into workgroups, and the
+  /// tile size; empty when the kernel runs as one workgroup.
+  std::vector<int64_t> tile;
+  /// Arena placement of the kernel's results (offset, size).
+  std::vector<std::pair<uint64_t, uint64_t>> resultSlots;
+};
+
 /// Statistics of the artifact's memory plan, for reports.
 struct ArtifactSummary {
+  std::vector<KernelReport> kernels;
   size_t numDispatches = 0;
   uint64_t arenaBytes = 0;
   uint64_t weightBytes = 0;

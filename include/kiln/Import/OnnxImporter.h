@@ -35,6 +35,8 @@ struct ImportResult {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   /// Every node that could not be imported. When non-empty, `module` is null.
   std::vector<UnsupportedNode> unsupported;
+  /// Nodes in the ONNX graph.
+  size_t numNodes = 0;
 };
 
 /// Imports an ONNX model file into a module holding `func.func @main` with

@@ -21,6 +21,8 @@ struct CompileRequest {
   std::function<void(mlir::PassManager &)> configurePassManager;
   /// When set, the IR after import and after every pass goes to files here.
   std::string dumpIRDir;
+  /// When set, the graph with its dispatch regions is drawn here (DOT).
+  std::string dumpGraphFile;
 };
 
 struct CompileResult {
@@ -28,7 +30,18 @@ struct CompileResult {
   std::string output;
   std::vector<UnsupportedNode> unsupported;
   ArtifactSummary summary;
+  /// ONNX nodes in the model's graph.
+  size_t onnxNodes = 0;
+  /// Wall time of import, each phase that ran, and code generation.
+  std::vector<std::pair<std::string, double>> phaseSeconds;
 };
+
+/// Writes the result's summary as JSON: per kernel its ONNX nodes, FLOPs,
+/// bytes, tiling and arena slots; totals; compile time per phase.
+void writeReportJson(const CompileResult &result, llvm::StringRef model,
+                     llvm::raw_ostream &os);
+/// The same as a short table for `kiln-compile --summary`.
+void printSummary(const CompileResult &result, llvm::raw_ostream &os);
 
 /// Runs the whole compiler. Errors are reported as diagnostics on `context`;
 /// unsupported nodes are returned in `CompileResult::unsupported` with a

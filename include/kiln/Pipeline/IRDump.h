@@ -12,8 +12,10 @@ namespace kiln {
 /// Writes the whole module to `dir`/NN-<pass>.mlir after every pass, in the
 /// order the passes ran (a pass that runs on several functions writes one
 /// file). Weights are elided so the files stay small.
+/// `counter` numbers the files; it outlives the instrumentation so that
+/// several pass managers (one per phase) continue one sequence.
 std::unique_ptr<mlir::PassInstrumentation>
-createIRDumpInstrumentation(const std::string &dir);
+createIRDumpInstrumentation(const std::string &dir, unsigned &counter);
 
 /// Writes `op` to `dir`/`name` the same way; for the imported module.
 mlir::LogicalResult dumpIR(mlir::Operation *op, const std::string &dir,

@@ -25,8 +25,12 @@ struct CompileOptions {
 /// Registers every dialect and extension the pipeline needs on `registry`.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 
-/// Adds the passes of every phase up to and including `last` (the artifact
-/// phase itself is serialization, not passes).
+/// Adds the passes of one phase (the artifact phase has none: it is
+/// serialization).
+mlir::LogicalResult buildPhasePipeline(mlir::OpPassManager &pm, Phase phase,
+                                       const CompileOptions &options);
+
+/// Adds the passes of every phase up to and including `last`.
 mlir::LogicalResult buildPipeline(mlir::OpPassManager &pm, Phase last,
                                   const CompileOptions &options);
 
