@@ -34,6 +34,17 @@ TilingInterface findRoot(func::FuncOp func) {
   return root;
 }
 
+/// Linalg ops can be tiled only when every result is written through a
+/// projected permutation (no constant indices, as keepdims reductions use).
+bool hasTileableResults(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return true;
+  return llvm::all_of(linalgOp.getDpsInitsMutable(), [&](OpOperand &init) {
+    return linalgOp.getMatchingIndexingMap(&init).isProjectedPermutation();
+  });
+}
+
 /// Arithmetic operations of the kernel: for every linalg op, its iteration
 /// points times the scalar ops of its body (an estimate for reports).
 int64_t kernelFlops(func::FuncOp func) {
@@ -104,7 +115,7 @@ struct TileAndDistributePass
       }
     }
     int64_t total = kernelWork(root->getParentOfType<func::FuncOp>());
-    if (dim < 0)
+    if (dim < 0 || !hasTileableResults(root))
       return 1;
     int64_t wanted = std::min<int64_t>(
         {maxWorkgroups, extent,
@@ -119,6 +130,15 @@ struct TileAndDistributePass
     scf::SCFTileAndFuseOptions options;
     options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
         .setTileSizes(tileSizes);
+    // Producers whose results are written through constant indices (a
+    // reduction with keepdims) cannot be tiled; they run before the loop.
+    options.setFusionControlFn(
+        [](tensor::ExtractSliceOp, OpResult producer, bool)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          if (!hasTileableResults(producer.getOwner()))
+            return std::nullopt;
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        });
     IRRewriter rewriter(&getContext());
     rewriter.setInsertionPoint(root);
     FailureOr<scf::SCFTileAndFuseResult> result =
