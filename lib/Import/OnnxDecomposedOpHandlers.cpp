@@ -298,3 +298,125 @@ LogicalResult onnx_import::importEinsum(NodeContext &ctx) {
                                     ctx.b().getStringAttr(equation)));
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Negative log likelihood of `input` [N, C, d...] (log-probabilities) at
+/// the class indices `target` [N, d...], with optional class weights and an
+/// ignored index, reduced as ONNX's `reduction` says.
+FailureOr<Value> negativeLogLikelihood(NodeContext &ctx, Value input,
+                                       Value target, Value weight) {
+  auto &b = ctx.b();
+  auto i64 = b.getIntegerType(64);
+  if (getElementTypeOrSelf(target.getType()) != i64)
+    target = CastOp::create(b, ctx.getLoc(),
+                            cast<RankedTensorType>(target.getType()).clone(i64),
+                            target);
+  const auto *ignoreAttr = ctx.attr("ignore_index");
+  Value keep; // i1 [N, d...]: false where target == ignore_index
+  Value safeTarget = target;
+  if (ignoreAttr) {
+    auto ignored = ctx.create<EqualOp>(
+        ValueRange{target, ctx.scalar(target, double(ignoreAttr->i()))});
+    if (failed(ignored))
+      return failure();
+    auto kept = ctx.create<NotOp>(*ignored);
+    if (failed(kept))
+      return failure();
+    keep = *kept;
+    auto safe = where(ctx, keep, target, ctx.scalar(target, 0));
+    if (failed(safe))
+      return failure();
+    safeTarget = *safe;
+  }
+  // input[n, target[n, d...], d...]
+  SmallVector<int64_t> indexShape(shapeOf(safeTarget));
+  indexShape.insert(indexShape.begin() + 1, 1);
+  auto picked = ctx.create<GatherElementsOp>(
+      ValueRange{input, reshapeTo(ctx, safeTarget, indexShape)},
+      {b.getNamedAttr("axis", b.getI64IntegerAttr(1))});
+  if (failed(picked))
+    return failure();
+  auto loss = ctx.create<NegOp>(reshapeTo(ctx, *picked, shapeOf(safeTarget)));
+  if (failed(loss))
+    return failure();
+  // The weight of each element: weight[target], 0 where ignored.
+  Value elementWeight;
+  if (weight) {
+    auto gathered = ctx.create<GatherOp>(
+        ValueRange{weight, safeTarget},
+        {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+    if (failed(gathered))
+      return failure();
+    elementWeight = *gathered;
+  }
+  if (keep) {
+    Value one = elementWeight ? elementWeight : ctx.scalar(*loss, 1.0);
+    auto masked = where(ctx, keep, one, ctx.scalar(*loss, 0.0));
+    if (failed(masked))
+      return failure();
+    elementWeight = *masked;
+  }
+  if (elementWeight) {
+    loss = ctx.create<MulOp>(ValueRange{*loss, elementWeight});
+    if (failed(loss))
+      return failure();
+  }
+  std::string reduction = ctx.stringAttr("reduction", "mean");
+  if (reduction == "none")
+    return loss;
+  auto all = llvm::to_vector(llvm::seq<int64_t>(0, rankOf(*loss)));
+  SmallVector<NamedAttribute> sumAttrs = {
+      b.getNamedAttr("axes", b.getDenseI64ArrayAttr(all)),
+      b.getNamedAttr("keepdims", b.getBoolAttr(false))};
+  auto total = ctx.create<ReduceSumOp>(*loss, sumAttrs);
+  if (failed(total) || reduction == "sum")
+    return total;
+  if (reduction != "mean")
+    return ctx.fail("reduction '" + reduction + "' is not valid"), failure();
+  if (!elementWeight)
+    return ctx.create<ReduceMeanOp>(*loss, sumAttrs);
+  auto weightSum = ctx.create<ReduceSumOp>(elementWeight, sumAttrs);
+  if (failed(weightSum))
+    return failure();
+  return ctx.create<DivOp>(ValueRange{*total, *weightSum});
+}
+
+} // namespace
+
+LogicalResult onnx_import::importNegativeLogLikelihoodLoss(NodeContext &ctx) {
+  Value input = ctx.input(0), target = ctx.input(1);
+  if (!input || !target || failed(ctx.requireFloat(input)) ||
+      failed(ctx.requireDtypes(target, NodeContext::Int)))
+    return failure();
+  if (rankOf(input) < 2)
+    return ctx.fail("input must have rank >= 2");
+  Value weight = ctx.hasInput(2) ? ctx.input(2) : nullptr;
+  return setResult(ctx, negativeLogLikelihood(ctx, input, target, weight));
+}
+
+/// SoftmaxCrossEntropyLoss = NegativeLogLikelihoodLoss(LogSoftmax(scores)).
+LogicalResult onnx_import::importSoftmaxCrossEntropyLoss(NodeContext &ctx) {
+  Value scores = ctx.input(0), labels = ctx.input(1);
+  if (!scores || !labels || failed(ctx.requireFloat(scores)) ||
+      failed(ctx.requireDtypes(labels, NodeContext::Int)))
+    return failure();
+  if (rankOf(scores) < 2)
+    return ctx.fail("scores must have rank >= 2");
+  auto &b = ctx.b();
+  auto logProb = ctx.create<LogSoftmaxOp>(
+      scores, {b.getNamedAttr("axis", b.getI64IntegerAttr(1))});
+  if (failed(logProb))
+    return failure();
+  Value weight = ctx.hasInput(2) ? ctx.input(2) : nullptr;
+  auto loss = negativeLogLikelihood(ctx, *logProb, labels, weight);
+  if (failed(loss))
+    return failure();
+  ctx.setOutput(0, *loss);
+  ctx.setOutput(1, *logProb);
+  return success();
+}

@@ -67,6 +67,8 @@ mlir::LogicalResult importIsInf(NodeContext &ctx);
 mlir::LogicalResult importShrink(NodeContext &ctx);
 mlir::LogicalResult importDropout(NodeContext &ctx);
 mlir::LogicalResult importEinsum(NodeContext &ctx);
+mlir::LogicalResult importNegativeLogLikelihoodLoss(NodeContext &ctx);
+mlir::LogicalResult importSoftmaxCrossEntropyLoss(NodeContext &ctx);
 mlir::LogicalResult importConvTranspose(NodeContext &ctx);
 mlir::LogicalResult importResize(NodeContext &ctx);
 mlir::LogicalResult importUpsample(NodeContext &ctx);
