@@ -420,3 +420,83 @@ LogicalResult onnx_import::importSoftmaxCrossEntropyLoss(NodeContext &ctx) {
   ctx.setOutput(1, *logProb);
   return success();
 }
+
+/// EyeLike depends only on the input's static shape: a constant.
+LogicalResult onnx_import::importEyeLike(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  if (rankOf(x) != 2)
+    return ctx.fail("input must be 2-D");
+  Type type = getElementTypeOrSelf(x.getType());
+  if (const auto *dtype = ctx.attr("dtype")) {
+    auto given = elementTypeFor(ctx.b().getContext(), dtype->i());
+    if (failed(given))
+      return ctx.fail("dtype " + dtypeName(dtype->i()) + " is not supported");
+    type = *given;
+  }
+  if (!type.isIntOrFloat() || (isa<IntegerType>(type) && !type.isSignlessInteger()))
+    return ctx.fail("dtype is not supported yet");
+  int64_t k = ctx.intAttr("k", 0), rows = shapeOf(x)[0], cols = shapeOf(x)[1];
+  std::vector<double> values(rows * cols, 0.0);
+  for (int64_t i = 0; i < rows; ++i)
+    if (i + k >= 0 && i + k < cols)
+      values[i * cols + i + k] = 1.0;
+  if (type.isInteger(1)) {
+    SmallVector<bool> bits;
+    for (double v : values)
+      bits.push_back(v != 0);
+    auto boolType = RankedTensorType::get({rows, cols}, type);
+    ctx.setOutput(0, ConstantOp::create(ctx.b(), ctx.getLoc(),
+                                        DenseElementsAttr::get(boolType, bits)));
+    return success();
+  }
+  ctx.setOutput(0, ctx.constant(RankedTensorType::get({rows, cols}, type), values));
+  return success();
+}
+
+/// LRN: x / (bias + alpha / size * sum of squares over a window of
+/// channels) ^ beta. The channel window sum is an average pool (which
+/// counts padding) over [N, 1, C, H*W], times the window size.
+LogicalResult onnx_import::importLRN(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireFloat(x)))
+    return failure();
+  if (rankOf(x) < 3)
+    return ctx.fail("input must have rank >= 3");
+  int64_t size = ctx.intAttr("size", 0);
+  if (size <= 0)
+    return ctx.fail("size must be positive");
+  double alpha = ctx.floatAttr("alpha", 1e-4f), beta = ctx.floatAttr("beta", 0.75f);
+  double bias = ctx.floatAttr("bias", 1.0f);
+  auto shape = shapeOf(x);
+  int64_t n = shape[0], c = shape[1], rest = 1;
+  for (int64_t d : shape.drop_front(2))
+    rest *= d;
+  auto squared = ctx.create<MulOp>(ValueRange{x, x});
+  if (failed(squared))
+    return failure();
+  auto &b = ctx.b();
+  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  auto averaged = ctx.create<AveragePoolOp>(
+      reshapeTo(ctx, *squared, {n, 1, c, rest}),
+      {b.getNamedAttr("kernel_shape", b.getDenseI64ArrayAttr({size, 1})),
+       b.getNamedAttr("strides", b.getDenseI64ArrayAttr({1, 1})),
+       b.getNamedAttr("pads", b.getDenseI64ArrayAttr({before, 0, after, 0})),
+       b.getNamedAttr("dilations", b.getDenseI64ArrayAttr({1, 1})),
+       b.getNamedAttr("ceil_mode", b.getBoolAttr(false)),
+       b.getNamedAttr("count_include_pad", b.getBoolAttr(true))});
+  if (failed(averaged))
+    return failure();
+  Value windowSum = reshapeTo(ctx, *averaged, shape);
+  auto scaled = ctx.create<MulOp>(ValueRange{windowSum, ctx.scalar(x, alpha)});
+  if (failed(scaled))
+    return failure();
+  auto shifted = ctx.create<AddOp>(ValueRange{*scaled, ctx.scalar(x, bias)});
+  if (failed(shifted))
+    return failure();
+  auto denominator = ctx.create<PowOp>(ValueRange{*shifted, ctx.scalar(x, beta)});
+  if (failed(denominator))
+    return failure();
+  return setResult(ctx, ctx.create<DivOp>(ValueRange{x, *denominator}));
+}

@@ -69,6 +69,8 @@ mlir::LogicalResult importDropout(NodeContext &ctx);
 mlir::LogicalResult importEinsum(NodeContext &ctx);
 mlir::LogicalResult importNegativeLogLikelihoodLoss(NodeContext &ctx);
 mlir::LogicalResult importSoftmaxCrossEntropyLoss(NodeContext &ctx);
+mlir::LogicalResult importEyeLike(NodeContext &ctx);
+mlir::LogicalResult importLRN(NodeContext &ctx);
 mlir::LogicalResult importConvTranspose(NodeContext &ctx);
 mlir::LogicalResult importResize(NodeContext &ctx);
 mlir::LogicalResult importUpsample(NodeContext &ctx);

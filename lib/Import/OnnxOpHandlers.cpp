@@ -314,10 +314,34 @@ static LogicalResult importIdentity(NodeContext &ctx) {
   return success();
 }
 
+/// Integer Clip: max and min with the (constant or input) bounds.
+static LogicalResult importIntegerClip(NodeContext &ctx, Value x) {
+  Value result = x;
+  for (size_t i : {1, 2}) {
+    if (!ctx.hasInput(i))
+      continue;
+    Value bound = ctx.input(i);
+    if (!bound || failed(ctx.requireSameDtype({x, bound})))
+      return failure();
+    auto clipped = i == 1 ? ctx.create<MaxOp>(ValueRange{result, bound})
+                          : ctx.create<MinOp>(ValueRange{result, bound});
+    if (failed(clipped))
+      return failure();
+    result = *clipped;
+  }
+  ctx.setOutput(0, result);
+  return success();
+}
+
 static LogicalResult importClip(NodeContext &ctx) {
   Value x = ctx.input(0);
-  if (!x || failed(ctx.requireFloat(x)))
+  if (!x || failed(ctx.requireDtypes(x, NodeContext::Float | NodeContext::Int)))
     return failure();
+  if (!isa<FloatType>(getElementTypeOrSelf(x.getType()))) {
+    if (ctx.opset() < 11)
+      return ctx.fail("integer Clip needs opset 11");
+    return importIntegerClip(ctx, x);
+  }
   float lo = -std::numeric_limits<float>::infinity();
   float hi = std::numeric_limits<float>::infinity();
   if (ctx.opset() < 11) {
@@ -354,17 +378,33 @@ static LogicalResult importBinary(NodeContext &ctx) {
 }
 
 /// Pow: a float base; an integer exponent is converted to the base's type.
+/// An integer base is computed in float64 and converted back (exact for the
+/// values that fit).
 static LogicalResult importPow(NodeContext &ctx) {
   Value base = ctx.input(0), exponent = ctx.input(1);
-  if (!base || !exponent || failed(ctx.requireFloat(base)) ||
-      failed(ctx.requireDtypes(exponent, NodeContext::Float | NodeContext::Int)))
+  unsigned numeric = NodeContext::Float | NodeContext::Int;
+  if (!base || !exponent || failed(ctx.requireDtypes({base, exponent}, numeric)))
     return failure();
-  auto baseType = cast<RankedTensorType>(base.getType());
-  auto expType = cast<RankedTensorType>(exponent.getType());
-  if (expType.getElementType() != baseType.getElementType())
-    exponent = CastOp::create(ctx.b(), ctx.getLoc(),
-                              expType.clone(baseType.getElementType()), exponent);
-  return setResult(ctx, ctx.create<PowOp>(ValueRange{base, exponent}));
+  auto &b = ctx.b();
+  auto castTo = [&](Value v, Type t) -> Value {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getElementType() == t)
+      return v;
+    return CastOp::create(b, ctx.getLoc(), type.clone(t), v);
+  };
+  Type baseType = getElementTypeOrSelf(base.getType());
+  Type computeType = isa<FloatType>(baseType) ? baseType : b.getF64Type();
+  auto power = ctx.create<PowOp>(
+      ValueRange{castTo(base, computeType), castTo(exponent, computeType)});
+  if (failed(power))
+    return failure();
+  if (computeType == baseType)
+    return setResult(ctx, power);
+  auto rounded = ctx.create<RoundOp>(*power);
+  if (failed(rounded))
+    return failure();
+  ctx.setOutput(0, castTo(*rounded, baseType));
+  return success();
 }
 
 static LogicalResult importMod(NodeContext &ctx) {
@@ -959,7 +999,7 @@ static const OpHandler kHandlers[] = {
     {"CastLike", 15, kMaxOpset, "as Cast", importCastLike},
     {"Ceil", 6, kMaxOpset, "", importUnary<CeilOp>},
     {"Celu", 12, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<CeluOp>(c, 1.0f); }},
-    {"Clip", 6, kMaxOpset, "bounds must be constants", importClip},
+    {"Clip", 6, kMaxOpset, "float bounds must be constants; integer bounds any", importClip},
     {"Concat", 4, kMaxOpset, "", importConcat},
     {"Constant", 1, kMaxOpset, "value, value_float(s), value_int(s)", importConstant},
     {"Conv", 1, kMaxOpset, "1-D/2-D/3-D; groups, dilations, auto_pad", importConv},
@@ -976,6 +1016,7 @@ static const OpHandler kHandlers[] = {
     {"Erf", 9, kMaxOpset, "", importUnary<ErfOp>},
     {"Exp", 6, kMaxOpset, "", importUnary<ExpOp>},
     {"Expand", 8, kMaxOpset, "constant shape", importExpand},
+    {"EyeLike", 9, kMaxOpset, "a constant from the static shape", importEyeLike},
     {"Flatten", 1, kMaxOpset, "", importFlatten},
     {"Floor", 6, kMaxOpset, "", importUnary<FloorOp>},
     {"Gather", 1, kMaxOpset, "any axis; negative indices", importGather},
@@ -1000,6 +1041,7 @@ static const OpHandler kHandlers[] = {
        return setResult(c, c.create<IsNaNOp>(x));
      }},
     {"LayerNormalization", 17, kMaxOpset, "Y, Mean and InvStdDev", importLayerNormalization},
+    {"LRN", 1, kMaxOpset, "", importLRN},
     {"LSTM", 7, kMaxOpset, "unrolled; peepholes, clip, layout; full sequence_lens only", importLSTM},
     {"LeakyRelu", 6, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<LeakyReluOp>(c, 0.01f); }},
     {"Less", 7, kMaxOpset, "", importCompare<LessOp, NodeContext::Float | NodeContext::Int>},
@@ -1020,7 +1062,7 @@ static const OpHandler kHandlers[] = {
     {"OneHot", 9, kMaxOpset, "constant depth", importOneHot},
     {"Or", 7, kMaxOpset, "", importCompare<OrOp, NodeContext::Bool>},
     {"Pad", 2, kMaxOpset, "constant, edge, reflect; constant pads", importPad},
-    {"Pow", 7, kMaxOpset, "float base; float or integer exponent", importPow},
+    {"Pow", 7, kMaxOpset, "float or integer base and exponent", importPow},
     {"PRelu", 7, kMaxOpset, "slope broadcasts", importBinary<PReluOp, NodeContext::Float>},
     {"Reciprocal", 6, kMaxOpset, "", importUnary<ReciprocalOp>},
     {"ReduceL1", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceL1Op>(c, 18); }},
