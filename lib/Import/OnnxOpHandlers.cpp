@@ -366,15 +366,45 @@ static LogicalResult importClip(NodeContext &ctx) {
                                 b.getNamedAttr("max", b.getF32FloatAttr(hi))}));
 }
 
+/// Before opset 7, `broadcast=1` broadcasts the second operand with its dims
+/// aligned at `axis` of the first (default: the trailing dims). Reshaping it
+/// with unit dims turns that into numpy broadcasting.
+static Value legacyBroadcast(NodeContext &ctx, Value lhs, Value rhs) {
+  if (ctx.opset() >= 7 || ctx.intAttr("broadcast", 0) == 0)
+    return rhs;
+  int64_t lhsRank = rankOf(lhs), rhsRank = rankOf(rhs);
+  int64_t axis = ctx.intAttr("axis", lhsRank - rhsRank);
+  if (axis < 0 || axis + rhsRank > lhsRank)
+    return rhs;
+  SmallVector<int64_t> shape(shapeOf(rhs));
+  shape.append(lhsRank - axis - rhsRank, 1);
+  return reshapeTo(ctx, rhs, shape);
+}
+
 template <typename OpTy, unsigned Classes = NodeContext::Float | NodeContext::Int>
 static LogicalResult importBinary(NodeContext &ctx) {
-  if (ctx.opset() < 7 && ctx.attr("broadcast"))
-    return ctx.fail("legacy broadcast attribute (opset < 7) not supported");
   Value lhs = ctx.input(0), rhs = ctx.input(1);
+  if (lhs && rhs)
+    rhs = legacyBroadcast(ctx, lhs, rhs);
   if (!lhs || !rhs || failed(ctx.requireDtypes({lhs, rhs}, Classes)) ||
       failed(ctx.requireSameDtype({lhs, rhs})))
     return failure();
   return setResult(ctx, ctx.create<OpTy>(ValueRange{lhs, rhs}));
+}
+
+/// PRelu: before opset 7 a 1-D slope runs along the channel dim (dim 1).
+static LogicalResult importPRelu(NodeContext &ctx) {
+  Value x = ctx.input(0), slope = ctx.input(1);
+  if (!x || !slope || failed(ctx.requireFloat({x, slope})) ||
+      failed(ctx.requireSameDtype({x, slope})))
+    return failure();
+  if (ctx.opset() < 7 && rankOf(slope) == 1 && rankOf(x) > 2 &&
+      shapeOf(slope)[0] == shapeOf(x)[1]) {
+    SmallVector<int64_t> shape = {shapeOf(slope)[0]};
+    shape.append(rankOf(x) - 2, 1);
+    slope = reshapeTo(ctx, slope, shape);
+  }
+  return setResult(ctx, ctx.create<PReluOp>(ValueRange{x, slope}));
 }
 
 /// Pow: a float base; an integer exponent is converted to the base's type.
@@ -385,6 +415,7 @@ static LogicalResult importPow(NodeContext &ctx) {
   unsigned numeric = NodeContext::Float | NodeContext::Int;
   if (!base || !exponent || failed(ctx.requireDtypes({base, exponent}, numeric)))
     return failure();
+  exponent = legacyBroadcast(ctx, base, exponent);
   auto &b = ctx.b();
   auto castTo = [&](Value v, Type t) -> Value {
     auto type = cast<RankedTensorType>(v.getType());
@@ -985,7 +1016,7 @@ static const OpHandler kHandlers[] = {
     {"Abs", 6, kMaxOpset, "float and integer", importUnary<AbsOp, NodeContext::Float | NodeContext::Int>},
     {"Acos", 7, kMaxOpset, "", importUnary<AcosOp>},
     {"Acosh", 9, kMaxOpset, "", importUnary<AcoshOp>},
-    {"Add", 7, kMaxOpset, "numpy broadcasting; float and integer", importBinary<AddOp>},
+    {"Add", 1, kMaxOpset, "numpy broadcasting (legacy broadcast before 7); float and integer", importBinary<AddOp>},
     {"And", 7, kMaxOpset, "", importCompare<AndOp, NodeContext::Bool>},
     {"ArgMax", 1, kMaxOpset, "keepdims, select_last_index", importArgReduce<ArgMaxOp>},
     {"ArgMin", 1, kMaxOpset, "keepdims, select_last_index", importArgReduce<ArgMinOp>},
@@ -993,7 +1024,7 @@ static const OpHandler kHandlers[] = {
     {"Asinh", 9, kMaxOpset, "", importUnary<AsinhOp>},
     {"Atan", 7, kMaxOpset, "", importUnary<AtanOp>},
     {"Atanh", 9, kMaxOpset, "", importUnary<AtanhOp>},
-    {"AveragePool", 7, kMaxOpset, "1-D/2-D/3-D; ceil_mode; count_include_pad", importPool<AveragePoolOp>},
+    {"AveragePool", 1, kMaxOpset, "1-D/2-D/3-D; ceil_mode; count_include_pad", importPool<AveragePoolOp>},
     {"BatchNormalization", 6, kMaxOpset, "inference mode", importBatchNormalization},
     {"Cast", 6, kMaxOpset, "float16/32/64, int8-64, bool", importCast},
     {"CastLike", 15, kMaxOpset, "as Cast", importCastLike},
@@ -1008,7 +1039,7 @@ static const OpHandler kHandlers[] = {
     {"Cosh", 9, kMaxOpset, "", importUnary<CoshOp>},
     {"CumSum", 11, kMaxOpset, "float; exclusive, reverse", importCumSum},
     {"DepthToSpace", 1, kMaxOpset, "DCR and CRD", importDepthToSpace},
-    {"Div", 7, kMaxOpset, "numpy broadcasting; float and integer", importBinary<DivOp>},
+    {"Div", 1, kMaxOpset, "numpy broadcasting; float and integer", importBinary<DivOp>},
     {"Dropout", 1, kMaxOpset, "inference mode (identity)", importDropout},
     {"Einsum", 12, kMaxOpset, "float; broadcasting ...", importEinsum},
     {"Elu", 6, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<EluOp>(c, 1.0f); }},
@@ -1022,7 +1053,7 @@ static const OpHandler kHandlers[] = {
     {"Gather", 1, kMaxOpset, "any axis; negative indices", importGather},
     {"GatherElements", 11, kMaxOpset, "negative indices", importGatherElements},
     {"Gelu", 20, kMaxOpset, "exact and tanh", importGelu},
-    {"Gemm", 7, kMaxOpset, "alpha, beta, transA, transB; optional C", importGemm},
+    {"Gemm", 1, kMaxOpset, "alpha, beta, transA, transB; optional C", importGemm},
     {"GlobalAveragePool", 1, kMaxOpset, "", importGlobalPool<ReduceMeanOp>},
     {"GlobalMaxPool", 1, kMaxOpset, "", importGlobalPool<ReduceMaxOp>},
     {"Greater", 7, kMaxOpset, "", importCompare<GreaterOp, NodeContext::Float | NodeContext::Int>},
@@ -1049,21 +1080,21 @@ static const OpHandler kHandlers[] = {
     {"Log", 6, kMaxOpset, "", importUnary<LogOp>},
     {"LogSoftmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<LogSoftmaxOp>},
     {"MatMul", 1, kMaxOpset, "batched, broadcasting, 1-D operands", importMatMul},
-    {"Max", 8, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MaxOp>(c, false); }},
-    {"MaxPool", 8, kMaxOpset, "1-D/2-D/3-D; no Indices output", importPool<MaxPoolOp>},
-    {"Mean", 8, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, true); }},
-    {"Min", 8, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MinOp>(c, false); }},
+    {"Max", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MaxOp>(c, false); }},
+    {"MaxPool", 1, kMaxOpset, "1-D/2-D/3-D; no Indices output", importPool<MaxPoolOp>},
+    {"Mean", 6, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, true); }},
+    {"Min", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MinOp>(c, false); }},
     {"Mish", 18, kMaxOpset, "", importUnary<MishOp>},
     {"Mod", 10, kMaxOpset, "integer (sign of divisor) and float fmod", importMod},
-    {"Mul", 7, kMaxOpset, "numpy broadcasting; float and integer", importBinary<MulOp>},
+    {"Mul", 1, kMaxOpset, "numpy broadcasting; float and integer", importBinary<MulOp>},
     {"NegativeLogLikelihoodLoss", 12, kMaxOpset, "weights, ignore_index, reductions", importNegativeLogLikelihoodLoss},
     {"Neg", 6, kMaxOpset, "float and integer", importUnary<NegOp, NodeContext::Float | NodeContext::Int>},
     {"Not", 1, kMaxOpset, "", importUnary<NotOp, NodeContext::Bool>},
     {"OneHot", 9, kMaxOpset, "constant depth", importOneHot},
     {"Or", 7, kMaxOpset, "", importCompare<OrOp, NodeContext::Bool>},
     {"Pad", 2, kMaxOpset, "constant, edge, reflect; constant pads", importPad},
-    {"Pow", 7, kMaxOpset, "float or integer base and exponent", importPow},
-    {"PRelu", 7, kMaxOpset, "slope broadcasts", importBinary<PReluOp, NodeContext::Float>},
+    {"Pow", 1, kMaxOpset, "float or integer base and exponent", importPow},
+    {"PRelu", 6, kMaxOpset, "slope broadcasts (along channels before opset 7)", importPRelu},
     {"Reciprocal", 6, kMaxOpset, "", importUnary<ReciprocalOp>},
     {"ReduceL1", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceL1Op>(c, 18); }},
     {"ReduceL2", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceL2Op>(c, 18); }},
@@ -1095,8 +1126,8 @@ static const OpHandler kHandlers[] = {
     {"Split", 2, kMaxOpset, "split attr/input, num_outputs", importSplit},
     {"Sqrt", 6, kMaxOpset, "", importUnary<SqrtOp>},
     {"Squeeze", 1, kMaxOpset, "axes input from opset 13", importSqueeze},
-    {"Sub", 7, kMaxOpset, "numpy broadcasting; float and integer", importBinary<SubOp>},
-    {"Sum", 8, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<AddOp>(c, false); }},
+    {"Sub", 1, kMaxOpset, "numpy broadcasting; float and integer", importBinary<SubOp>},
+    {"Sum", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<AddOp>(c, false); }},
     {"Tan", 7, kMaxOpset, "", importUnary<TanOp>},
     {"Tanh", 6, kMaxOpset, "", importUnary<TanhOp>},
     {"ThresholdedRelu", 10, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<ThresholdedReluOp>(c, 1.0f); }},
