@@ -55,7 +55,8 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   case Phase::Graph:
     return "func.func(canonicalize),func.func(cse)";
   case Phase::Fused:
-    return "func.func(kiln-form-dispatch-regions),func.func(canonicalize)";
+    return "func.func(kiln-split-conv-padding),"
+           "func.func(kiln-form-dispatch-regions),func.func(canonicalize)";
   case Phase::Tiled:
     return "kiln-outline-dispatches,"
            "builtin.module(kiln-convert-to-linalg,canonicalize,cse,"

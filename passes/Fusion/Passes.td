@@ -21,4 +21,15 @@ def FormDispatchRegions : Pass<"kiln-form-dispatch-regions", "mlir::func::FuncOp
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def SplitConvPadding : Pass<"kiln-split-conv-padding", "mlir::func::FuncOp"> {
+  let summary = "Moves a convolution's zero padding into its own kiln.pad";
+  let description = [{
+    A padded convolution pads its whole input inside the kernel, and every
+    workgroup of the kernel would do it again. As a separate `kiln.pad` the
+    padding becomes its own (tiled) kernel that runs once, and the
+    convolution reads a padded buffer with no bounds logic.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 #endif

@@ -246,27 +246,40 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
     }
     auto accType = RankedTensorType::get(outShape, elementType);
 
-    // Loop dims: n, [g], f, o_1..o_s, c, k_1..k_s: each output element
-    // accumulates in a register over its whole window.
-    int64_t g = grouped ? 1 : -1;
-    int64_t f = grouped ? 2 : 1;
-    int64_t o = f + 1, c = o + spatial, k = c + 1;
-    int64_t numDims = k + spatial;
+    // Loop dims: n, [g], f, o_1..o_{s-1}, c, k_1..k_s, o_s. The last output
+    // dim is innermost: the inner loop walks a contiguous output row and a
+    // (strided) input row for one weight, which LLVM vectorizes, and the
+    // output row stays in cache across the whole window.
+    int64_t next = 0;
+    int64_t nDim = next++;
+    int64_t g = grouped ? next++ : -1;
+    int64_t f = next++;
+    SmallVector<int64_t> oDims(spatial), kDims(spatial);
+    for (int64_t i = 0; i + 1 < spatial; ++i)
+      oDims[i] = next++;
+    int64_t c = next++;
+    for (int64_t i = 0; i < spatial; ++i)
+      kDims[i] = next++;
+    oDims[spatial - 1] = next++;
+    int64_t numDims = next;
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-    SmallVector<AffineExpr> xExprs = {d(0)}, wExprs, outExprs = {d(0)};
+    SmallVector<AffineExpr> xExprs = {d(nDim)}, wExprs, outExprs = {d(nDim)};
     if (grouped) {
       xExprs.push_back(d(g));
       wExprs.push_back(d(g));
       outExprs.push_back(d(g));
     }
     xExprs.push_back(d(c));
-    llvm::append_range(xExprs,
-                       windowExprs(ctx, o, k, op.getStrides(), op.getDilations()));
+    for (int64_t i = 0; i < spatial; ++i)
+      xExprs.push_back(d(oDims[i]) * op.getStrides()[i] +
+                       d(kDims[i]) * op.getDilations()[i]);
     wExprs.push_back(d(f));
     wExprs.push_back(d(c));
-    llvm::append_range(wExprs, dimRange(ctx, k, spatial));
+    for (int64_t i = 0; i < spatial; ++i)
+      wExprs.push_back(d(kDims[i]));
     outExprs.push_back(d(f));
-    llvm::append_range(outExprs, dimRange(ctx, o, spatial));
+    for (int64_t i = 0; i < spatial; ++i)
+      outExprs.push_back(d(oDims[i]));
 
     Value init;
     if (op.getBias()) {
@@ -295,8 +308,10 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
       init = filledTensor(rewriter, loc, accType, 0.0);
     }
 
-    SmallVector<IteratorType> iterators(c, IteratorType::parallel);
-    iterators.append(numDims - c, IteratorType::reduction);
+    SmallVector<IteratorType> iterators(numDims, IteratorType::parallel);
+    iterators[c] = IteratorType::reduction;
+    for (int64_t kDim : kDims)
+      iterators[kDim] = IteratorType::reduction;
     SmallVector<AffineMap> maps = {AffineMap::get(numDims, 0, xExprs, ctx),
                                    AffineMap::get(numDims, 0, wExprs, ctx),
                                    AffineMap::get(numDims, 0, outExprs, ctx)};

@@ -2,8 +2,8 @@
 
 // CHECK-DAG: #[[ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
-// CHECK-DAG: #[[CONV_IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 * 2 + d5, d3 * 2 + d6)>
-// CHECK-DAG: #[[CONV_W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d4, d5, d6)>
+// CHECK-DAG: #[[CONV_IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d2 * 2 + d4, d6 * 2 + d5)>
+// CHECK-DAG: #[[CONV_W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d3, d4, d5)>
 
 // Broadcasting reads the smaller operand through a projected map.
 // CHECK-LABEL: func.func @add_broadcast
@@ -24,11 +24,12 @@ func.func @gemm(%a: tensor<4x8xf32>, %b: tensor<16x8xf32>, %c: tensor<16xf32>) -
   return %0 : tensor<4x16xf32>
 }
 
-// Conv: the input is padded once, then a 7-loop contraction with strides.
+// Conv: the input is padded once, then a 7-loop contraction with strides
+// whose innermost loop walks an output row.
 // CHECK-LABEL: func.func @conv
 // CHECK: %[[PAD:.+]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: %[[ZERO:.+]] = linalg.fill
-// CHECK: linalg.generic {indexing_maps = [#[[CONV_IN]], #[[CONV_W]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[PAD]], %arg1 : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%[[ZERO]]
+// CHECK: linalg.generic {indexing_maps = [#[[CONV_IN]], #[[CONV_W]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%[[PAD]], %arg1 : tensor<1x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%[[ZERO]]
 func.func @conv(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32> attributes {kiln.kernel} {
   %0 = kiln.conv %x, %w {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
   return %0 : tensor<1x4x4x4xf32>

@@ -1,0 +1,58 @@
+//===- SplitConvPadding.cpp - a convolution's padding as its own op -------===//
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_SPLITCONVPADDING
+#include "kiln/Passes/FusionPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+struct SplitPadding : public OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> pads = conv.getPads();
+    if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+      return failure();
+    auto inType = conv.getInput().getType();
+    int64_t rank = inType.getRank(), spatial = rank - 2;
+    // kiln.pad wants begin pads of every dim, then end pads.
+    SmallVector<int64_t> padAll(2 * rank, 0);
+    SmallVector<int64_t> shape(inType.getShape());
+    for (int64_t i = 0; i < spatial; ++i) {
+      padAll[i + 2] = pads[i];
+      padAll[rank + i + 2] = pads[i + spatial];
+      shape[i + 2] += pads[i] + pads[i + spatial];
+    }
+    auto paddedType = RankedTensorType::get(shape, inType.getElementType());
+    Value padded = PadOp::create(rewriter, conv.getLoc(), paddedType,
+                                 conv.getInput(),
+                                 rewriter.getDenseI64ArrayAttr(padAll),
+                                 rewriter.getStringAttr("constant"),
+                                 rewriter.getF64FloatAttr(0.0));
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getInputMutable().assign(padded);
+      conv.setPads(SmallVector<int64_t>(2 * spatial, 0));
+    });
+    return success();
+  }
+};
+
+struct SplitConvPaddingPass
+    : public kiln::impl::SplitConvPaddingBase<SplitConvPaddingPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<SplitPadding>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
