@@ -196,6 +196,65 @@ struct EinsumLowering : public OpRewritePattern<EinsumOp> {
   }
 };
 
+/// The bias of a conv broadcast over its [N, F, ...] result, or zeros.
+Value convInit(OpBuilder &b, Location loc, ConvOp op) {
+  auto resultType = op.getType();
+  if (!op.getBias())
+    return filledTensor(b, loc, resultType, 0.0);
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank, 0, getAffineDimExpr(1, b.getContext())),
+      b.getMultiDimIdentityMap(rank)};
+  return linalg::GenericOp::create(
+             b, loc, resultType, op.getBias(), emptyTensor(b, loc, resultType),
+             maps, SmallVector<IteratorType>(rank, IteratorType::parallel),
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, args[0]);
+             })
+      .getResult(0);
+}
+
+/// Depthwise convolution (one input and one output channel per group) as a
+/// rank-preserving generic: loops n, c, o_1..o_{s-1}, k_1..k_s, o_s. Unlike
+/// the general grouped form it needs no reshapes, so tiling can fuse it
+/// with its consumers.
+Value lowerDepthwise(OpBuilder &b, ConvOp op, Value paddedInput) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = op.getLoc();
+  int64_t spatial = op.getType().getRank() - 2;
+  int64_t next = 0;
+  int64_t nDim = next++, cDim = next++;
+  SmallVector<int64_t> oDims(spatial), kDims(spatial);
+  for (int64_t i = 0; i + 1 < spatial; ++i)
+    oDims[i] = next++;
+  for (int64_t i = 0; i < spatial; ++i)
+    kDims[i] = next++;
+  oDims[spatial - 1] = next++;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> xExprs = {d(nDim), d(cDim)};
+  SmallVector<AffineExpr> wExprs = {d(cDim), getAffineConstantExpr(0, ctx)};
+  SmallVector<AffineExpr> outExprs = {d(nDim), d(cDim)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    xExprs.push_back(d(oDims[i]) * op.getStrides()[i] +
+                     d(kDims[i]) * op.getDilations()[i]);
+    wExprs.push_back(d(kDims[i]));
+    outExprs.push_back(d(oDims[i]));
+  }
+  SmallVector<IteratorType> iterators(next, IteratorType::parallel);
+  for (int64_t k : kDims)
+    iterators[k] = IteratorType::reduction;
+  SmallVector<AffineMap> maps = {AffineMap::get(next, 0, xExprs, ctx),
+                                 AffineMap::get(next, 0, wExprs, ctx),
+                                 AffineMap::get(next, 0, outExprs, ctx)};
+  return linalg::GenericOp::create(
+             b, loc, op.getType(), ValueRange{paddedInput, op.getWeight()},
+             convInit(b, loc, op), maps, iterators,
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               multiplyAccumulate(nb, l, args, std::nullopt);
+             })
+      .getResult(0);
+}
+
 struct ConvLowering : public OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -215,6 +274,10 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
     SmallVector<int64_t> noExtra(spatial, 0);
     Value input =
         padSpatial(rewriter, loc, op.getInput(), op.getPads(), noExtra, 0.0);
+    if (groups > 1 && channelsPerGroup == 1 && filtersPerGroup == 1) {
+      rewriter.replaceOp(op, lowerDepthwise(rewriter, op, input));
+      return success();
+    }
     Value weight = op.getWeight();
 
     // With groups, operate on [N, G, C/G, ...] and [G, F/G, C/G, ...] views.

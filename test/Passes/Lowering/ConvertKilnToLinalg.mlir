@@ -4,6 +4,7 @@
 // CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-DAG: #[[CONV_IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d2 * 2 + d4, d6 * 2 + d5)>
 // CHECK-DAG: #[[CONV_W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d3, d4, d5)>
+// CHECK-DAG: #[[DW_W:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, 0, d3, d4)>
 
 // Broadcasting reads the smaller operand through a projected map.
 // CHECK-LABEL: func.func @add_broadcast
@@ -117,4 +118,15 @@ func.func @int_select(%a: tensor<4xi64>, %b: tensor<4xi64>) -> tensor<4xi64> att
 func.func @einsum(%a: tensor<2x4xf32>, %b: tensor<4x3xf32>) -> tensor<2x3xf32> attributes {kiln.kernel} {
   %0 = kiln.einsum %a, %b {equation = "ij,jk->ik"} : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
+}
+
+// Depthwise convolution: no group reshapes, the channel is one loop, the
+// weight is read at [c, 0, kh, kw].
+// CHECK-LABEL: func.func @depthwise
+// CHECK-NOT: tensor.expand_shape
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[DW_W]], #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "parallel"]}
+// CHECK-NOT: tensor.collapse_shape
+func.func @depthwise(%x: tensor<1x8x6x6xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32> attributes {kiln.kernel} {
+  %0 = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 8 : i64} : (tensor<1x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
+  return %0 : tensor<1x8x4x4xf32>
 }
