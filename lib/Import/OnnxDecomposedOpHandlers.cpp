@@ -256,8 +256,15 @@ LogicalResult onnx_import::importDropout(NodeContext &ctx) {
     const ConstTensor *training = ctx.constInput(2);
     if (!training)
       return ctx.failNotConstant(2, "must be a constant");
-    if (!training->bytes.empty() && training->bytes[0] != 0)
-      return ctx.fail("training_mode=true is not supported");
+    // Training with ratio 0 drops nothing: still the identity.
+    bool inTraining = !training->bytes.empty() && training->bytes[0] != 0;
+    const ConstTensor *ratio = ctx.hasInput(1) ? ctx.constInput(1) : nullptr;
+    if (inTraining && ctx.hasInput(1) && !ratio)
+      return ctx.failNotConstant(1, "must be a constant in training mode");
+    std::optional<float> r = ratio ? ratio->asScalarFloat() : std::nullopt;
+    if (inTraining && (!r || *r != 0))
+      return ctx.fail("inTrainingmode=true with a non-zero ratio is not "
+                      "supported (random masks)");
   }
   ctx.setOutput(0, x);
   if (ctx.proto().output_size() > 1 && !ctx.proto().output(1).empty()) {
@@ -499,4 +506,105 @@ LogicalResult onnx_import::importLRN(NodeContext &ctx) {
   if (failed(denominator))
     return failure();
   return setResult(ctx, ctx.create<DivOp>(ValueRange{x, *denominator}));
+}
+
+/// GatherND (batch_dims = 0): the last index dim of size k addresses the
+/// first k data dims; their linear offset indexes the data flattened to
+/// [prod(first k dims), rest...], which a Gather along axis 0 reads.
+LogicalResult onnx_import::importGatherND(NodeContext &ctx) {
+  Value data = ctx.input(0), indices = ctx.input(1);
+  if (!data || !indices ||
+      failed(ctx.requireDtypes(indices, NodeContext::Int)))
+    return failure();
+  if (ctx.intAttr("batch_dims", 0) != 0)
+    return ctx.fail("batch_dims > 0 is not supported yet");
+  auto dataShape = shapeOf(data);
+  auto indexShape = shapeOf(indices);
+  int64_t k = indexShape.back();
+  if (indexShape.empty() || k < 1 || k > (int64_t)dataShape.size())
+    return ctx.fail("the last indices dim must be in [1, data rank]");
+  auto &b = ctx.b();
+  auto i64 = b.getIntegerType(64);
+  Value idx = indices;
+  if (getElementTypeOrSelf(idx.getType()) != i64)
+    idx = CastOp::create(b, ctx.getLoc(),
+                         cast<RankedTensorType>(idx.getType()).clone(i64), idx);
+  SmallVector<int64_t> outer(indexShape.drop_back());
+  int64_t rank = indexShape.size();
+  Value linear;
+  int64_t stride = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    SmallVector<int64_t> starts(rank, 0), steps(rank, 1), sizes(indexShape);
+    starts[rank - 1] = j;
+    sizes[rank - 1] = 1;
+    Value component = reshapeTo(
+        ctx,
+        SliceOp::create(b, ctx.getLoc(), RankedTensorType::get(sizes, i64), idx,
+                        b.getDenseI64ArrayAttr(starts),
+                        b.getDenseI64ArrayAttr(steps)),
+        outer);
+    // Negative indices count from the end of their dim.
+    auto negative = ctx.create<LessOp>(ValueRange{component, ctx.scalar(component, 0)});
+    auto wrapped = ctx.create<AddOp>(
+        ValueRange{component, ctx.scalar(component, double(dataShape[j]))});
+    if (failed(negative) || failed(wrapped))
+      return failure();
+    auto normalized = where(ctx, *negative, *wrapped, component);
+    auto scaled = ctx.create<MulOp>(
+        ValueRange{*normalized, ctx.scalar(component, double(stride))});
+    if (failed(normalized) || failed(scaled))
+      return failure();
+    if (!linear) {
+      linear = *scaled;
+    } else {
+      auto sum = ctx.create<AddOp>(ValueRange{linear, *scaled});
+      if (failed(sum))
+        return failure();
+      linear = *sum;
+    }
+    stride *= dataShape[j];
+  }
+  SmallVector<int64_t> flatShape = {stride};
+  flatShape.append(dataShape.begin() + k, dataShape.end());
+  Value flat = reshapeTo(ctx, data, flatShape);
+  return setResult(ctx, ctx.create<GatherOp>(
+                            ValueRange{flat, linear},
+                            {b.getNamedAttr("axis", b.getI64IntegerAttr(0))}));
+}
+
+/// MeanVarianceNormalization: (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9)
+/// over `axes`, as ONNX's function body defines it.
+LogicalResult onnx_import::importMeanVarianceNormalization(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireFloat(x)))
+    return failure();
+  int64_t rank = rankOf(x);
+  std::vector<int64_t> axes =
+      ctx.intsAttr("axes").value_or(std::vector<int64_t>{0, 2, 3});
+  auto normalized = normalizeAxes(ctx, axes, rank);
+  if (failed(normalized))
+    return failure();
+  auto &b = ctx.b();
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("axes", b.getDenseI64ArrayAttr(*normalized)),
+      b.getNamedAttr("keepdims", b.getBoolAttr(true))};
+  auto mean = ctx.create<ReduceMeanOp>(x, attrs);
+  auto squared = ctx.create<MulOp>(ValueRange{x, x});
+  if (failed(mean) || failed(squared))
+    return failure();
+  auto meanOfSquares = ctx.create<ReduceMeanOp>(*squared, attrs);
+  auto squaredMean = ctx.create<MulOp>(ValueRange{*mean, *mean});
+  if (failed(meanOfSquares) || failed(squaredMean))
+    return failure();
+  auto variance = ctx.create<SubOp>(ValueRange{*meanOfSquares, *squaredMean});
+  if (failed(variance))
+    return failure();
+  auto deviation = ctx.create<SqrtOp>(*variance);
+  if (failed(deviation))
+    return failure();
+  auto denominator = ctx.create<AddOp>(ValueRange{*deviation, ctx.scalar(x, 1e-9)});
+  auto centered = ctx.create<SubOp>(ValueRange{x, *mean});
+  if (failed(denominator) || failed(centered))
+    return failure();
+  return setResult(ctx, ctx.create<DivOp>(ValueRange{*centered, *denominator}));
 }

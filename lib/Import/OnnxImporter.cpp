@@ -351,7 +351,24 @@ void GraphImporter::markUnsupported(const onnx::NodeProto &node, int index,
 }
 
 /// Why an op type cannot be imported at all, or "" when it has a handler.
+/// The optimizers of the training preview domain, imported by name.
+static const OpHandler *findTrainingHandler(const onnx::NodeProto &node) {
+  static const OpHandler handlers[] = {
+      {"Adagrad", 1, 1, "", importAdagrad},
+      {"Momentum", 1, 1, "", importMomentum},
+      {"Adam", 1, 1, "", importAdam},
+  };
+  if (node.domain() != "ai.onnx.preview.training")
+    return nullptr;
+  for (const OpHandler &h : handlers)
+    if (node.op_type() == h.opType)
+      return &h;
+  return nullptr;
+}
+
 std::string GraphImporter::opTypeProblem(const onnx::NodeProto &node) const {
+  if (findTrainingHandler(node))
+    return "";
   if (!node.domain().empty() && node.domain() != "ai.onnx")
     return "domain '" + node.domain() + "' not supported";
   const OpHandler *handler = findHandler(node.op_type());
@@ -443,7 +460,9 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   std::string foldError;
   if (succeeded(foldConstantNode(node, index, foldError)))
     return;
-  const OpHandler *handler = findHandler(node.op_type());
+  const OpHandler *handler = findTrainingHandler(node);
+  if (!handler)
+    handler = findHandler(node.op_type());
   if (!handler) {
     // Name the first input that is not known, so it can be frozen.
     std::string missing;

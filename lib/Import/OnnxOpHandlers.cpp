@@ -1052,6 +1052,7 @@ static const OpHandler kHandlers[] = {
     {"Floor", 6, kMaxOpset, "", importUnary<FloorOp>},
     {"Gather", 1, kMaxOpset, "any axis; negative indices", importGather},
     {"GatherElements", 11, kMaxOpset, "negative indices", importGatherElements},
+    {"GatherND", 11, kMaxOpset, "batch_dims 0", importGatherND},
     {"Gelu", 20, kMaxOpset, "exact and tanh", importGelu},
     {"Gemm", 1, kMaxOpset, "alpha, beta, transA, transB; optional C", importGemm},
     {"GlobalAveragePool", 1, kMaxOpset, "", importGlobalPool<ReduceMeanOp>},
@@ -1083,6 +1084,7 @@ static const OpHandler kHandlers[] = {
     {"Max", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MaxOp>(c, false); }},
     {"MaxPool", 1, kMaxOpset, "1-D/2-D/3-D; no Indices output", importPool<MaxPoolOp>},
     {"Mean", 6, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, true); }},
+    {"MeanVarianceNormalization", 9, kMaxOpset, "", importMeanVarianceNormalization},
     {"Min", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MinOp>(c, false); }},
     {"Mish", 18, kMaxOpset, "", importUnary<MishOp>},
     {"Mod", 10, kMaxOpset, "integer (sign of divisor) and float fmod", importMod},
@@ -1160,6 +1162,8 @@ std::vector<SupportedOp> kiln::getSupportedOps() {
       ops.push_back({op, 1, kMaxOpset, "compile-time constants only (shape "
                                        "arithmetic is folded at import)"});
   ops.push_back({"Shape", 1, kMaxOpset, "folded from the static shape"});
+  for (const char *op : {"Adagrad", "Adam", "Momentum"})
+    ops.push_back({op, 1, 1, "domain ai.onnx.preview.training (opset 1)"});
   ops.push_back({"Size", 1, kMaxOpset, "folded from the static shape"});
   llvm::sort(ops, [](const SupportedOp &a, const SupportedOp &b) {
     return a.opType < b.opType;
