@@ -263,7 +263,7 @@ LogicalResult onnx_import::importDropout(NodeContext &ctx) {
       return ctx.failNotConstant(1, "must be a constant in training mode");
     std::optional<float> r = ratio ? ratio->asScalarFloat() : std::nullopt;
     if (inTraining && (!r || *r != 0))
-      return ctx.fail("inTrainingmode=true with a non-zero ratio is not "
+      return ctx.fail("training_mode=true with a non-zero ratio is not "
                       "supported (random masks)");
   }
   ctx.setOutput(0, x);
@@ -607,4 +607,38 @@ LogicalResult onnx_import::importMeanVarianceNormalization(NodeContext &ctx) {
   if (failed(denominator) || failed(centered))
     return failure();
   return setResult(ctx, ctx.create<DivOp>(ValueRange{*centered, *denominator}));
+}
+
+/// HannWindow, HammingWindow, BlackmanWindow: a constant of the (constant)
+/// size, sum_k (-1)^k a_k cos(2 pi k n / N') with N' = N (periodic) or N - 1.
+static LogicalResult importWindow(NodeContext &ctx, ArrayRef<double> a) {
+  const ConstTensor *sizeTensor = ctx.constInput(0);
+  if (!sizeTensor)
+    return ctx.failNotConstant(0, "must be a constant");
+  std::vector<int64_t> sizes = sizeTensor->asInts();
+  if (sizes.size() != 1 || sizes[0] < 0)
+    return ctx.fail("size must be a non-negative integer scalar");
+  auto type = elementTypeFor(ctx.b().getContext(), ctx.intAttr("output_datatype", 1));
+  if (failed(type) || !isa<FloatType>(*type))
+    return ctx.fail("output_datatype must be a float type");
+  int64_t n = sizes[0];
+  double period = ctx.intAttr("periodic", 1) != 0 ? double(n) : double(n - 1);
+  std::vector<double> values(n);
+  for (int64_t i = 0; i < n; ++i) {
+    double sign = 1.0;
+    for (size_t k = 0; k < a.size(); ++k, sign = -sign)
+      values[i] += sign * a[k] * std::cos(2.0 * M_PI * double(k) * double(i) / period);
+  }
+  ctx.setOutput(0, ctx.constant(RankedTensorType::get({n}, *type), values));
+  return success();
+}
+
+LogicalResult onnx_import::importHannWindow(NodeContext &ctx) {
+  return importWindow(ctx, {0.5, 0.5});
+}
+LogicalResult onnx_import::importHammingWindow(NodeContext &ctx) {
+  return importWindow(ctx, {25.0 / 46.0, 21.0 / 46.0});
+}
+LogicalResult onnx_import::importBlackmanWindow(NodeContext &ctx) {
+  return importWindow(ctx, {0.42, 0.5, 0.08});
 }

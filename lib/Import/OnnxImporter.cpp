@@ -441,6 +441,35 @@ LogicalResult GraphImporter::foldConstantNode(const onnx::NodeProto &node,
   return success();
 }
 
+/// The first graph input (not an initializer) that `value` is computed
+/// from: the input to freeze to make `value` a compile-time constant.
+std::string GraphImporter::graphInputBehind(const std::string &value) const {
+  const onnx::GraphProto &graph = model.graph();
+  std::map<std::string, const onnx::NodeProto *> producer;
+  for (const auto &node : graph.node())
+    for (const auto &output : node.output())
+      producer[output] = &node;
+  std::set<std::string> inputs;
+  for (const auto &input : graph.input())
+    inputs.insert(input.name());
+  std::vector<std::string> work = {value};
+  std::set<std::string> seen;
+  while (!work.empty()) {
+    std::string name = work.back();
+    work.pop_back();
+    if (name.empty() || constants.count(name) || !seen.insert(name).second)
+      continue;
+    if (inputs.count(name))
+      return name;
+    auto it = producer.find(name);
+    if (it == producer.end())
+      continue;
+    for (const auto &input : it->second->input())
+      work.push_back(input);
+  }
+  return value;
+}
+
 void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   std::string problem = opTypeProblem(node);
   for (const auto &input : node.input())
@@ -477,7 +506,7 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
                           "constants (a shape subgraph); input '" +
                               missing + "' is not"
                         : foldError,
-                    foldError.empty() ? missing : "");
+                    foldError.empty() ? graphInputBehind(missing) : "");
     return;
   }
   NodeContext ctx(*this, node, nodeLocation(node, index));

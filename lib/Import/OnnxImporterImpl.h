@@ -73,6 +73,9 @@ mlir::LogicalResult importEyeLike(NodeContext &ctx);
 mlir::LogicalResult importLRN(NodeContext &ctx);
 mlir::LogicalResult importGatherND(NodeContext &ctx);
 mlir::LogicalResult importAdagrad(NodeContext &ctx);
+mlir::LogicalResult importHannWindow(NodeContext &ctx);
+mlir::LogicalResult importHammingWindow(NodeContext &ctx);
+mlir::LogicalResult importBlackmanWindow(NodeContext &ctx);
 mlir::LogicalResult importMomentum(NodeContext &ctx);
 mlir::LogicalResult importAdam(NodeContext &ctx);
 mlir::LogicalResult importMeanVarianceNormalization(NodeContext &ctx);
@@ -109,6 +112,7 @@ private:
   mlir::LogicalResult foldConstantNode(const onnx::NodeProto &node, int index,
                                        std::string &error);
   std::string opTypeProblem(const onnx::NodeProto &node) const;
+  std::string graphInputBehind(const std::string &value) const;
   void markUnsupported(const onnx::NodeProto &node, int index,
                        const std::string &reason,
                        const std::string &needsConstant = "");
