@@ -657,6 +657,21 @@ LogicalResult GatherElementsOp::verify() {
   return success();
 }
 
+LogicalResult ScatterElementsOp::verify() {
+  auto inType = getInput().getType();
+  if (getType() != inType)
+    return emitOpError("result type differs from the input's");
+  if (getIndices().getType().getShape() != getUpdates().getType().getShape())
+    return emitOpError("indices and updates have different shapes");
+  if (getIndices().getType().getRank() != inType.getRank())
+    return emitOpError("indices rank differs from the input's");
+  if (getAxis() < 0 || getAxis() >= inType.getRank())
+    return emitOpError("axis ") << getAxis() << " out of range";
+  if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, getReduction()))
+    return emitOpError("reduction must be none, add, mul, max or min");
+  return success();
+}
+
 LogicalResult SliceOp::verify() {
   auto inType = getInput().getType();
   auto outType = getType();

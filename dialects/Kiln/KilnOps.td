@@ -447,6 +447,25 @@ def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Pure, InferTypeOpAdaptor
   let hasVerifier = 1;
 }
 
+def Kiln_ScatterElementsOp : Kiln_Op<"scatter_elements", [Pure]> {
+  let summary = "Write updates into a copy of the input at indices along an axis";
+  let description = [{
+    ONNX ScatterElements: update element q goes to the input position q with
+    its `axis` coordinate replaced by indices[q]; `reduction` is none, add,
+    mul, max or min. Later updates win for `none`.
+
+    ```mlir
+    %y = kiln.scatter_elements %x, %i, %u {axis = 1 : i64, reduction = "none"}
+           : (tensor<3x4xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, Kiln_IndexTensor:$indices,
+                   Kiln_Tensor:$updates, I64Attr:$axis, StrAttr:$reduction);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Kiln_SliceOp : Kiln_Op<"slice", [Pure]> {
   let summary = "Strided slice with static starts and steps";
   let description = [{

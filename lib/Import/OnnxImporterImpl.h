@@ -59,6 +59,7 @@ mlir::LogicalResult importLSTM(NodeContext &ctx);
 mlir::LogicalResult importGRU(NodeContext &ctx);
 mlir::LogicalResult importRNN(NodeContext &ctx);
 mlir::LogicalResult importGatherElements(NodeContext &ctx);
+mlir::LogicalResult importScatterElements(NodeContext &ctx);
 mlir::LogicalResult importTrilu(NodeContext &ctx);
 mlir::LogicalResult importCumSum(NodeContext &ctx);
 mlir::LogicalResult importHardmax(NodeContext &ctx);

@@ -1116,6 +1116,8 @@ static const OpHandler kHandlers[] = {
     {"Resize", 10, kMaxOpset, "nearest, linear, cubic as gathers; constant scales/sizes/roi; no antialias", importResize},
     {"RNN", 7, kMaxOpset, "unrolled; full sequence_lens only", importRNN},
     {"Round", 11, kMaxOpset, "half to even", importUnary<RoundOp>},
+    {"Scatter", 9, 10, "as ScatterElements", importScatterElements},
+    {"ScatterElements", 11, kMaxOpset, "reductions add/mul/max/min (O(n*m) kernel)", importScatterElements},
     {"Selu", 6, kMaxOpset, "", importSelu},
     {"Shrink", 9, kMaxOpset, "", importShrink},
     {"Sigmoid", 6, kMaxOpset, "", importUnary<SigmoidOp>},

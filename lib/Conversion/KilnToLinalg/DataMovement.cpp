@@ -178,6 +178,62 @@ struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
   }
 };
 
+/// ScatterElements as a generic over (result position p, update position q):
+/// p takes update q when q addresses it. Quadratic in size, which is fine
+/// for the index-sized tensors it is used on; later updates win.
+struct ScatterElementsLowering : public OpRewritePattern<ScatterElementsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScatterElementsOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    int64_t rank = op.getType().getRank(), axis = op.getAxis();
+    int64_t axisSize = op.getType().getDimSize(axis);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(2 * rank, 0, dimRange(ctx, rank, rank), ctx),
+        AffineMap::get(2 * rank, 0, dimRange(ctx, rank, rank), ctx),
+        AffineMap::get(2 * rank, 0, dimRange(ctx, 0, rank), ctx)};
+    SmallVector<IteratorType> iterators(rank, IteratorType::parallel);
+    iterators.append(rank, IteratorType::reduction);
+    StringRef reduction = op.getReduction();
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), op.getType(),
+        ValueRange{op.getIndices(), op.getUpdates()}, op.getInput(), maps,
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Value target = clampIndex(b, l, args[0], axisSize);
+          Value hit = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                            target,
+                                            linalg::IndexOp::create(b, l, axis));
+          for (int64_t d = 0; d < rank; ++d) {
+            if (d == axis)
+              continue;
+            Value same = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::eq, linalg::IndexOp::create(b, l, d),
+                linalg::IndexOp::create(b, l, rank + d));
+            hit = arith::AndIOp::create(b, l, hit, same);
+          }
+          Value acc = args[2], update = args[1];
+          bool isFloat = isa<FloatType>(acc.getType());
+          Value combined = update;
+          if (reduction == "add")
+            combined = isFloat ? (Value)arith::AddFOp::create(b, l, acc, update)
+                               : (Value)arith::AddIOp::create(b, l, acc, update);
+          else if (reduction == "mul")
+            combined = isFloat ? (Value)arith::MulFOp::create(b, l, acc, update)
+                               : (Value)arith::MulIOp::create(b, l, acc, update);
+          else if (reduction == "max")
+            combined = isFloat ? (Value)arith::MaximumFOp::create(b, l, acc, update)
+                               : (Value)arith::MaxSIOp::create(b, l, acc, update);
+          else if (reduction == "min")
+            combined = isFloat ? (Value)arith::MinimumFOp::create(b, l, acc, update)
+                               : (Value)arith::MinSIOp::create(b, l, acc, update);
+          linalg::YieldOp::create(
+              b, l, arith::SelectOp::create(b, l, hit, combined, acc).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 /// Slices with positive steps are tensor.extract_slice (a view once
 /// bufferized); with a negative step, a generic computes each source index.
 /// A generic cannot read the input through `d * step + start` maps: linalg
@@ -299,6 +355,7 @@ struct PadLowering : public OpRewritePattern<PadOp> {
 void kiln::lowering::populateDataMovementPatterns(RewritePatternSet &patterns) {
   patterns.add<TransposeLowering, ConcatLowering, ReshapeLowering,
                ConstantLowering, GatherLowering, GatherElementsLowering,
+               ScatterElementsLowering,
                SliceLowering, TileLowering,
                PadLowering>(patterns.getContext());
 }
