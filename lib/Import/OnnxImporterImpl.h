@@ -170,6 +170,12 @@ public:
   mlir::LogicalResult requireFloat(mlir::ValueRange values) {
     return requireDtypes(values, Float);
   }
+  /// The `axis` attribute (default `dflt`) normalized against `rank`; fails
+  /// when out of range.
+  mlir::FailureOr<int64_t> axisAttr(int64_t dflt, int64_t rank);
+  /// Fails unless `indices` holds int32 or int64.
+  mlir::LogicalResult requireIndices(mlir::Value indices);
+
   /// Fails unless all values have the same element type.
   mlir::LogicalResult requireSameDtype(mlir::ValueRange values);
 

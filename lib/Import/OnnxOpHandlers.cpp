@@ -134,6 +134,23 @@ LogicalResult NodeContext::requireDtypes(ValueRange values, unsigned classes) {
   return success();
 }
 
+FailureOr<int64_t> NodeContext::axisAttr(int64_t dflt, int64_t rank) {
+  int64_t axis = intAttr("axis", dflt);
+  int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (normalized < 0 || normalized >= rank) {
+    (void)fail("axis " + Twine(axis) + " out of range for rank " + Twine(rank));
+    return failure();
+  }
+  return normalized;
+}
+
+LogicalResult NodeContext::requireIndices(Value indices) {
+  Type t = getElementTypeOrSelf(indices.getType());
+  if (!t.isInteger(32) && !t.isInteger(64))
+    return fail("indices must be int32 or int64");
+  return success();
+}
+
 LogicalResult NodeContext::requireSameDtype(ValueRange values) {
   for (Value v : values)
     if (getElementTypeOrSelf(v.getType()) !=
@@ -544,16 +561,13 @@ template <typename OpTy> static LogicalResult importArgReduce(NodeContext &ctx) 
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireDtypes(x, NodeContext::Float | NodeContext::Int)))
     return failure();
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  int64_t axis = ctx.intAttr("axis", 0);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
-    return ctx.fail("axis out of range");
+  auto axis = ctx.axisAttr(0, rankOf(x));
+  if (failed(axis))
+    return failure();
   auto &b = ctx.b();
   return setResult(
       ctx, ctx.create<OpTy>(
-               x, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
+               x, {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis)),
                    b.getNamedAttr("keepdims",
                                   b.getBoolAttr(ctx.intAttr("keepdims", 1) != 0)),
                    b.getNamedAttr("select_last_index",

@@ -303,43 +303,30 @@ LogicalResult onnx_import::importRNN(NodeContext &ctx) {
 
 LogicalResult onnx_import::importGatherElements(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
-  if (!data || !indices)
+  if (!data || !indices || failed(ctx.requireIndices(indices)))
     return failure();
-  Type indexType = getElementTypeOrSelf(indices.getType());
-  if (!indexType.isInteger(32) && !indexType.isInteger(64))
-    return ctx.fail("indices must be int32 or int64");
-  int64_t rank = rankOf(data);
-  int64_t axis = ctx.intAttr("axis", 0);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
-    return ctx.fail("axis out of range");
+  auto axis = ctx.axisAttr(0, rankOf(data));
+  if (failed(axis))
+    return failure();
   auto &b = ctx.b();
   return setResult(ctx, ctx.create<GatherElementsOp>(
                             ValueRange{data, indices},
-                            {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+                            {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
 }
 
 LogicalResult onnx_import::importScatterElements(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
-  if (!data || !indices || !updates ||
-      failed(ctx.requireDtypes(indices, NodeContext::Int)) ||
+  if (!data || !indices || !updates || failed(ctx.requireIndices(indices)) ||
       failed(ctx.requireSameDtype({data, updates})))
     return failure();
-  Type indexType = getElementTypeOrSelf(indices.getType());
-  if (!indexType.isInteger(32) && !indexType.isInteger(64))
-    return ctx.fail("indices must be int32 or int64");
-  int64_t rank = rankOf(data);
-  int64_t axis = ctx.intAttr("axis", 0);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
-    return ctx.fail("axis out of range");
+  auto axis = ctx.axisAttr(0, rankOf(data));
+  if (failed(axis))
+    return failure();
   std::string reduction = ctx.stringAttr("reduction", "none");
   auto &b = ctx.b();
   auto scatter = ScatterElementsOp::create(
       b, ctx.getLoc(), data.getType(), data, indices, updates,
-      b.getI64IntegerAttr(axis), b.getStringAttr(reduction));
+      b.getI64IntegerAttr(*axis), b.getStringAttr(reduction));
   if (failed(mlir::verify(scatter))) {
     scatter.erase();
     return ctx.fail("invalid ScatterElements (shapes, axis or reduction)");

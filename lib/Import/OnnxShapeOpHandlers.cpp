@@ -27,21 +27,15 @@ intsAttrOrInput(NodeContext &ctx, StringRef attr, size_t input,
 
 LogicalResult onnx_import::importGather(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
-  if (!data || !indices)
+  if (!data || !indices || failed(ctx.requireIndices(indices)))
     return failure();
-  Type indexType = getElementTypeOrSelf(indices.getType());
-  if (!indexType.isInteger(32) && !indexType.isInteger(64))
-    return ctx.fail("indices must be int32 or int64");
-  int64_t rank = rankOf(data);
-  int64_t axis = ctx.intAttr("axis", 0);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
-    return ctx.fail("axis out of range");
+  auto axis = ctx.axisAttr(0, rankOf(data));
+  if (failed(axis))
+    return failure();
   auto &b = ctx.b();
   return setResult(ctx, ctx.create<GatherOp>(
                             ValueRange{data, indices},
-                            {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+                            {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
 }
 
 /// One dim of an ONNX slice, resolved to (start, size, step).
@@ -128,11 +122,10 @@ LogicalResult onnx_import::importSplit(NodeContext &ctx) {
   if (!x)
     return failure();
   int64_t rank = rankOf(x);
-  int64_t axis = ctx.intAttr("axis", 0);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
-    return ctx.fail("axis out of range");
+  auto axisOrFailure = ctx.axisAttr(0, rank);
+  if (failed(axisOrFailure))
+    return failure();
+  int64_t axis = *axisOrFailure;
   int64_t dim = shapeOf(x)[axis];
   size_t outputs = ctx.proto().output_size();
   auto given = intsAttrOrInput(ctx, "split", 1, 13);

@@ -183,3 +183,46 @@ func.func @cast_shape(%x: tensor<3xf32>) {
   %0 = kiln.cast %x : tensor<3xf32> -> tensor<4xi64>
   return
 }
+
+// -----
+
+func.func @gather_axis(%x: tensor<4x3xf32>, %i: tensor<2xi64>) {
+  // expected-error @+1 {{axis 2 out of range}}
+  %0 = kiln.gather %x, %i {axis = 2 : i64} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_reduction(%x: tensor<4xf32>, %i: tensor<2xi64>, %u: tensor<2xf32>) {
+  // expected-error @+1 {{reduction must be none, add, mul, max or min}}
+  %0 = kiln.scatter_elements %x, %i, %u {axis = 0 : i64, reduction = "avg"} : (tensor<4xf32>, tensor<2xi64>, tensor<2xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @tile_multiple(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{dim 1 is not a multiple of the input's}}
+  %0 = kiln.tile %x : tensor<2x3xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @gather_elements_dims(%x: tensor<2x3xf32>, %i: tensor<4x1xi64>) {
+  // expected-error @+1 {{indices dim 0 exceeds the input's}}
+  %0 = kiln.gather_elements %x, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<4x1xi64>) -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @region_arguments(%x: tensor<4xf32>) {
+  // expected-error @+1 {{region has 0 arguments for 1 inputs}}
+  %0 = "kiln.dispatch_region"(%x) ({
+    %c = kiln.constant dense<1.0> : tensor<4xf32>
+    kiln.yield %c : tensor<4xf32>
+  }) : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}

@@ -42,6 +42,28 @@ Value copyThroughMap(OpBuilder &b, Location loc, Value input, AffineMap inputMap
 // Data movement and constants
 //===----------------------------------------------------------------------===//
 
+/// A parallel generic over `resultType` whose elements are `source` read at
+/// the coordinates `coords` builds from the loop indices and the elements of
+/// `inputs` (read through `inputMaps`): gathers, reversed slices, pads.
+using CoordsFn =
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
+Value readAtCoords(OpBuilder &b, Location loc, RankedTensorType resultType,
+                   Value source, ValueRange inputs,
+                   ArrayRef<AffineMap> inputMaps, CoordsFn coords) {
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineMap> maps(inputMaps.begin(), inputMaps.end());
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  return linalg::GenericOp::create(
+             b, loc, resultType, inputs, emptyTensor(b, loc, resultType), maps,
+             SmallVector<IteratorType>(rank, IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               SmallVector<Value> at = coords(nb, l, args.drop_back());
+               linalg::YieldOp::create(
+                   nb, l, tensor::ExtractOp::create(nb, l, source, at).getResult());
+             })
+      .getResult(0);
+}
+
 struct TransposeLowering : public OpRewritePattern<TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(TransposeOp op,
@@ -119,33 +141,24 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
   LogicalResult matchAndRewrite(GatherOp op,
                                 PatternRewriter &rewriter) const override {
     MLIRContext *ctx = getContext();
-    Location loc = op.getLoc();
-    auto resultType = op.getType();
-    auto inType = op.getInput().getType();
     int64_t axis = op.getAxis();
     int64_t indexRank = op.getIndices().getType().getRank();
-    int64_t rank = resultType.getRank();
-    SmallVector<AffineMap> maps = {
-        AffineMap::get(rank, 0, dimRange(ctx, axis, indexRank), ctx),
-        rewriter.getMultiDimIdentityMap(rank)};
-    Value input = op.getInput();
-    int64_t axisSize = inType.getDimSize(axis);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, resultType, op.getIndices(),
-        emptyTensor(rewriter, loc, resultType), maps,
-        SmallVector<IteratorType>(rank, IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value index = clampIndex(b, l, args[0], axisSize);
-          SmallVector<Value> coords;
-          for (int64_t d = 0; d < axis; ++d)
-            coords.push_back(linalg::IndexOp::create(b, l, d));
-          coords.push_back(index);
-          for (int64_t d = axis + indexRank; d < rank; ++d)
-            coords.push_back(linalg::IndexOp::create(b, l, d));
-          Value v = tensor::ExtractOp::create(b, l, input, coords);
-          linalg::YieldOp::create(b, l, v);
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
+    int64_t rank = op.getType().getRank();
+    int64_t axisSize = op.getInput().getType().getDimSize(axis);
+    AffineMap indexMap =
+        AffineMap::get(rank, 0, dimRange(ctx, axis, indexRank), ctx);
+    rewriter.replaceOp(
+        op, readAtCoords(rewriter, op.getLoc(), op.getType(), op.getInput(),
+                         op.getIndices(), indexMap,
+                         [&](OpBuilder &b, Location l, ValueRange args) {
+                           SmallVector<Value> coords;
+                           for (int64_t d = 0; d < axis; ++d)
+                             coords.push_back(linalg::IndexOp::create(b, l, d));
+                           coords.push_back(clampIndex(b, l, args[0], axisSize));
+                           for (int64_t d = axis + indexRank; d < rank; ++d)
+                             coords.push_back(linalg::IndexOp::create(b, l, d));
+                           return coords;
+                         }));
     return success();
   }
 };
@@ -156,24 +169,19 @@ struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GatherElementsOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
     int64_t rank = op.getType().getRank(), axis = op.getAxis();
     int64_t axisSize = op.getInput().getType().getDimSize(axis);
-    Value input = op.getInput();
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, op.getType(), op.getIndices(),
-        emptyTensor(rewriter, loc, op.getType()),
-        SmallVector<AffineMap>(2, rewriter.getMultiDimIdentityMap(rank)),
-        SmallVector<IteratorType>(rank, IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          SmallVector<Value> coords;
-          for (int64_t d = 0; d < rank; ++d)
-            coords.push_back(d == axis ? clampIndex(b, l, args[0], axisSize)
-                                       : (Value)linalg::IndexOp::create(b, l, d));
-          linalg::YieldOp::create(
-              b, l, tensor::ExtractOp::create(b, l, input, coords).getResult());
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(
+        op, readAtCoords(rewriter, op.getLoc(), op.getType(), op.getInput(),
+                         op.getIndices(), rewriter.getMultiDimIdentityMap(rank),
+                         [&](OpBuilder &b, Location l, ValueRange args) {
+                           SmallVector<Value> coords;
+                           for (int64_t d = 0; d < rank; ++d)
+                             coords.push_back(
+                                 d == axis ? clampIndex(b, l, args[0], axisSize)
+                                           : (Value)linalg::IndexOp::create(b, l, d));
+                           return coords;
+                         }));
     return success();
   }
 };
@@ -252,25 +260,21 @@ struct SliceLowering : public OpRewritePattern<SliceOp> {
       return success();
     }
     int64_t rank = op.getType().getRank();
-    Value input = op.getInput();
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, op.getType(), ValueRange{},
-        emptyTensor(rewriter, loc, op.getType()),
-        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
-        SmallVector<IteratorType>(rank, IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange) {
-          SmallVector<Value> coords;
-          for (int64_t d = 0; d < rank; ++d) {
-            Value i = linalg::IndexOp::create(b, l, d);
-            Value scaled = arith::MulIOp::create(
-                b, l, i, arith::ConstantIndexOp::create(b, l, steps[d]));
-            coords.push_back(arith::AddIOp::create(
-                b, l, scaled, arith::ConstantIndexOp::create(b, l, starts[d])));
-          }
-          linalg::YieldOp::create(
-              b, l, tensor::ExtractOp::create(b, l, input, coords).getResult());
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(
+        op, readAtCoords(rewriter, loc, op.getType(), op.getInput(), {}, {},
+                         [&](OpBuilder &b, Location l, ValueRange) {
+                           SmallVector<Value> coords;
+                           for (int64_t d = 0; d < rank; ++d) {
+                             Value i = linalg::IndexOp::create(b, l, d);
+                             Value scaled = arith::MulIOp::create(
+                                 b, l, i,
+                                 arith::ConstantIndexOp::create(b, l, steps[d]));
+                             coords.push_back(arith::AddIOp::create(
+                                 b, l, scaled,
+                                 arith::ConstantIndexOp::create(b, l, starts[d])));
+                           }
+                           return coords;
+                         }));
     return success();
   }
 };
@@ -316,36 +320,34 @@ struct PadLowering : public OpRewritePattern<PadOp> {
       return success();
     }
     bool reflect = op.getMode() == "reflect";
-    Value input = op.getInput();
     auto inShape = op.getInput().getType().getShape();
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, op.getType(), ValueRange{},
-        emptyTensor(rewriter, loc, op.getType()),
-        SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
-        SmallVector<IteratorType>(rank, IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange) {
-          SmallVector<Value> coords;
-          for (int64_t d = 0; d < rank; ++d) {
-            Value i = arith::SubIOp::create(
-                b, l, linalg::IndexOp::create(b, l, d),
-                arith::ConstantIndexOp::create(b, l, pads[d]));
-            Value zero = arith::ConstantIndexOp::create(b, l, 0);
-            Value last = arith::ConstantIndexOp::create(b, l, inShape[d] - 1);
-            if (reflect) {
-              // One reflection at each edge: -i before, 2*last - i after.
-              Value negI = arith::SubIOp::create(b, l, zero, i);
-              i = arith::MaxSIOp::create(b, l, i, negI);
-              Value twiceLast = arith::ConstantIndexOp::create(b, l, 2 * (inShape[d] - 1));
-              Value mirrored = arith::SubIOp::create(b, l, twiceLast, i);
-              i = arith::MinSIOp::create(b, l, i, mirrored);
-            }
-            coords.push_back(arith::MaxSIOp::create(
-                b, l, zero, arith::MinSIOp::create(b, l, i, last)));
-          }
-          Value v = tensor::ExtractOp::create(b, l, input, coords);
-          linalg::YieldOp::create(b, l, v);
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(
+        op, readAtCoords(
+                rewriter, loc, op.getType(), op.getInput(), {}, {},
+                [&](OpBuilder &b, Location l, ValueRange) {
+                  SmallVector<Value> coords;
+                  for (int64_t d = 0; d < rank; ++d) {
+                    Value i = arith::SubIOp::create(
+                        b, l, linalg::IndexOp::create(b, l, d),
+                        arith::ConstantIndexOp::create(b, l, pads[d]));
+                    Value zero = arith::ConstantIndexOp::create(b, l, 0);
+                    Value last =
+                        arith::ConstantIndexOp::create(b, l, inShape[d] - 1);
+                    if (reflect) {
+                      // One reflection at each edge: -i before, 2*last - i
+                      // after.
+                      i = arith::MaxSIOp::create(
+                          b, l, i, arith::SubIOp::create(b, l, zero, i));
+                      Value twiceLast = arith::ConstantIndexOp::create(
+                          b, l, 2 * (inShape[d] - 1));
+                      i = arith::MinSIOp::create(
+                          b, l, i, arith::SubIOp::create(b, l, twiceLast, i));
+                    }
+                    coords.push_back(arith::MaxSIOp::create(
+                        b, l, zero, arith::MinSIOp::create(b, l, i, last)));
+                  }
+                  return coords;
+                }));
     return success();
   }
 };
