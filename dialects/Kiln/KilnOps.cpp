@@ -672,6 +672,24 @@ LogicalResult ScatterElementsOp::verify() {
   return success();
 }
 
+LogicalResult ScatterNDOp::verify() {
+  auto in = getInput().getType().getShape();
+  auto idx = getIndices().getType().getShape();
+  auto upd = getUpdates().getType().getShape();
+  if (getType() != getInput().getType())
+    return emitOpError("result type differs from the input's");
+  if (idx.empty() || idx.back() < 1 || idx.back() > (int64_t)in.size())
+    return emitOpError("the last indices dim must be in [1, input rank]");
+  int64_t k = idx.back();
+  SmallVector<int64_t> expected(idx.drop_back());
+  expected.append(in.begin() + k, in.end());
+  if (ArrayRef<int64_t>(expected) != upd)
+    return emitOpError("updates must have shape indices[:-1] + input[k:]");
+  if (!llvm::is_contained({"none", "add", "mul", "max", "min"}, getReduction()))
+    return emitOpError("reduction must be none, add, mul, max or min");
+  return success();
+}
+
 LogicalResult SliceOp::verify() {
   auto inType = getInput().getType();
   auto outType = getType();

@@ -466,6 +466,25 @@ def Kiln_ScatterElementsOp : Kiln_Op<"scatter_elements", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_ScatterNDOp : Kiln_Op<"scatter_nd", [Pure]> {
+  let summary = "Write update slices into a copy of the input at index tuples";
+  let description = [{
+    ONNX ScatterND: the last dim (k) of `indices` addresses the first k dims
+    of the input; each update slice goes there. `reduction` is none, add,
+    mul, max or min.
+
+    ```mlir
+    %y = kiln.scatter_nd %x, %i, %u {reduction = "none"}
+           : (tensor<8xf32>, tensor<4x1xi64>, tensor<4xf32>) -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, Kiln_IndexTensor:$indices,
+                   Kiln_Tensor:$updates, StrAttr:$reduction);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$input `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Kiln_SliceOp : Kiln_Op<"slice", [Pure]> {
   let summary = "Strided slice with static starts and steps";
   let description = [{

@@ -642,3 +642,70 @@ LogicalResult onnx_import::importHammingWindow(NodeContext &ctx) {
 LogicalResult onnx_import::importBlackmanWindow(NodeContext &ctx) {
   return importWindow(ctx, {0.42, 0.5, 0.08});
 }
+
+/// TopK with a constant k: k rounds of ArgMax (ArgMin for the smallest),
+/// each masking out the element it took. Ties go to the lower index, as in
+/// ONNX; the result is sorted.
+LogicalResult onnx_import::importTopK(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireFloat(x)))
+    return failure();
+  int64_t rank = rankOf(x);
+  auto axisOrFailure = ctx.axisAttr(-1, rank);
+  if (failed(axisOrFailure))
+    return failure();
+  int64_t axis = *axisOrFailure;
+  int64_t k = ctx.intAttr("k", -1);
+  if (ctx.opset() >= 10) {
+    auto given = ctx.constInts(1);
+    if (failed(given))
+      return failure();
+    k = given->empty() ? -1 : given->front();
+  }
+  int64_t n = shapeOf(x)[axis];
+  if (k < 1 || k > n)
+    return ctx.fail("k must be in [1, " + Twine(n) + "]");
+  bool largest = ctx.intAttr("largest", 1) != 0;
+  auto &b = ctx.b();
+  SmallVector<NamedAttribute> argAttrs = {
+      b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
+      b.getNamedAttr("keepdims", b.getBoolAttr(true)),
+      b.getNamedAttr("select_last_index", b.getBoolAttr(false))};
+  Value excluded = ctx.scalar(x, largest ? -INFINITY : INFINITY);
+  Value positions = ramp(ctx, n, axis, rank);
+  SmallVector<Value> values, indices;
+  Value remaining = x;
+  for (int64_t round = 0; round < k; ++round) {
+    auto best = largest ? ctx.create<ArgMaxOp>(remaining, argAttrs)
+                        : ctx.create<ArgMinOp>(remaining, argAttrs);
+    if (failed(best))
+      return failure();
+    auto value = ctx.create<GatherElementsOp>(
+        ValueRange{x, *best}, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))});
+    if (failed(value))
+      return failure();
+    values.push_back(*value);
+    indices.push_back(*best);
+    if (round + 1 == k)
+      break;
+    auto taken = ctx.create<EqualOp>(ValueRange{positions, *best});
+    if (failed(taken))
+      return failure();
+    auto masked = where(ctx, *taken, excluded, remaining);
+    if (failed(masked))
+      return failure();
+    remaining = *masked;
+  }
+  auto joinAlongAxis = [&](ArrayRef<Value> parts) -> FailureOr<Value> {
+    if (parts.size() == 1)
+      return parts.front();
+    return ctx.create<ConcatOp>(parts,
+                                {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))});
+  };
+  auto topValues = joinAlongAxis(values), topIndices = joinAlongAxis(indices);
+  if (failed(topValues) || failed(topIndices))
+    return failure();
+  ctx.setOutput(0, *topValues);
+  ctx.setOutput(1, *topIndices);
+  return success();
+}

@@ -334,3 +334,20 @@ LogicalResult onnx_import::importScatterElements(NodeContext &ctx) {
   ctx.setOutput(0, scatter);
   return success();
 }
+
+LogicalResult onnx_import::importScatterND(NodeContext &ctx) {
+  Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
+  if (!data || !indices || !updates || failed(ctx.requireIndices(indices)) ||
+      failed(ctx.requireSameDtype({data, updates})))
+    return failure();
+  auto &b = ctx.b();
+  auto scatter = ScatterNDOp::create(
+      b, ctx.getLoc(), data.getType(), data, indices, updates,
+      b.getStringAttr(ctx.stringAttr("reduction", "none")));
+  if (failed(mlir::verify(scatter))) {
+    scatter.erase();
+    return ctx.fail("invalid ScatterND (shapes or reduction)");
+  }
+  ctx.setOutput(0, scatter);
+  return success();
+}

@@ -186,6 +186,79 @@ struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
   }
 };
 
+/// How a scatter combines the value already there with an update.
+Value scatterCombine(OpBuilder &b, Location l, StringRef reduction, Value acc,
+                     Value update) {
+  bool isFloat = isa<FloatType>(acc.getType());
+  if (reduction == "add")
+    return isFloat ? (Value)arith::AddFOp::create(b, l, acc, update)
+                   : (Value)arith::AddIOp::create(b, l, acc, update);
+  if (reduction == "mul")
+    return isFloat ? (Value)arith::MulFOp::create(b, l, acc, update)
+                   : (Value)arith::MulIOp::create(b, l, acc, update);
+  if (reduction == "max")
+    return isFloat ? (Value)arith::MaximumFOp::create(b, l, acc, update)
+                   : (Value)arith::MaxSIOp::create(b, l, acc, update);
+  if (reduction == "min")
+    return isFloat ? (Value)arith::MinimumFOp::create(b, l, acc, update)
+                   : (Value)arith::MinSIOp::create(b, l, acc, update);
+  return update;
+}
+
+/// ScatterND as a generic over (result position p, update position q): p
+/// takes update q when the index tuple of q's slice addresses p's leading k
+/// coordinates and their trailing coordinates agree.
+struct ScatterNDLowering : public OpRewritePattern<ScatterNDOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScatterNDOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    auto inShape = op.getType().getShape();
+    int64_t rank = inShape.size();
+    int64_t updateRank = op.getUpdates().getType().getRank();
+    int64_t k = op.getIndices().getType().getShape().back();
+    int64_t outer = updateRank - (rank - k); // index tuples' dims
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(rank + updateRank, 0, dimRange(ctx, rank, updateRank), ctx),
+        AffineMap::get(rank + updateRank, 0, dimRange(ctx, 0, rank), ctx)};
+    SmallVector<IteratorType> iterators(rank, IteratorType::parallel);
+    iterators.append(updateRank, IteratorType::reduction);
+    Value indices = op.getIndices();
+    StringRef reduction = op.getReduction();
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), op.getType(), op.getUpdates(), op.getInput(),
+        maps, iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Value hit = arith::ConstantIntOp::create(b, l, 1, 1);
+          SmallVector<Value> at;
+          for (int64_t d = 0; d < outer; ++d)
+            at.push_back(linalg::IndexOp::create(b, l, rank + d));
+          at.push_back(Value());
+          for (int64_t j = 0; j < k; ++j) {
+            at.back() = arith::ConstantIndexOp::create(b, l, j);
+            Value raw = tensor::ExtractOp::create(b, l, indices, at);
+            Value target = clampIndex(b, l, raw, inShape[j]);
+            hit = arith::AndIOp::create(
+                b, l, hit,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, target,
+                                      linalg::IndexOp::create(b, l, j)));
+          }
+          for (int64_t t = 0; t < rank - k; ++t)
+            hit = arith::AndIOp::create(
+                b, l, hit,
+                arith::CmpIOp::create(
+                    b, l, arith::CmpIPredicate::eq,
+                    linalg::IndexOp::create(b, l, k + t),
+                    linalg::IndexOp::create(b, l, rank + outer + t)));
+          Value acc = args[1];
+          Value combined = scatterCombine(b, l, reduction, acc, args[0]);
+          linalg::YieldOp::create(
+              b, l, arith::SelectOp::create(b, l, hit, combined, acc).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 /// ScatterElements as a generic over (result position p, update position q):
 /// p takes update q when q addresses it. Quadratic in size, which is fine
 /// for the index-sized tensors it is used on; later updates win.
@@ -219,21 +292,8 @@ struct ScatterElementsLowering : public OpRewritePattern<ScatterElementsOp> {
                 linalg::IndexOp::create(b, l, rank + d));
             hit = arith::AndIOp::create(b, l, hit, same);
           }
-          Value acc = args[2], update = args[1];
-          bool isFloat = isa<FloatType>(acc.getType());
-          Value combined = update;
-          if (reduction == "add")
-            combined = isFloat ? (Value)arith::AddFOp::create(b, l, acc, update)
-                               : (Value)arith::AddIOp::create(b, l, acc, update);
-          else if (reduction == "mul")
-            combined = isFloat ? (Value)arith::MulFOp::create(b, l, acc, update)
-                               : (Value)arith::MulIOp::create(b, l, acc, update);
-          else if (reduction == "max")
-            combined = isFloat ? (Value)arith::MaximumFOp::create(b, l, acc, update)
-                               : (Value)arith::MaxSIOp::create(b, l, acc, update);
-          else if (reduction == "min")
-            combined = isFloat ? (Value)arith::MinimumFOp::create(b, l, acc, update)
-                               : (Value)arith::MinSIOp::create(b, l, acc, update);
+          Value acc = args[2];
+          Value combined = scatterCombine(b, l, reduction, acc, args[1]);
           linalg::YieldOp::create(
               b, l, arith::SelectOp::create(b, l, hit, combined, acc).getResult());
         });
@@ -357,7 +417,7 @@ struct PadLowering : public OpRewritePattern<PadOp> {
 void kiln::lowering::populateDataMovementPatterns(RewritePatternSet &patterns) {
   patterns.add<TransposeLowering, ConcatLowering, ReshapeLowering,
                ConstantLowering, GatherLowering, GatherElementsLowering,
-               ScatterElementsLowering,
+               ScatterElementsLowering, ScatterNDLowering,
                SliceLowering, TileLowering,
                PadLowering>(patterns.getContext());
 }
