@@ -621,7 +621,7 @@ struct Window {
 };
 
 static FailureOr<Window> readWindow(NodeContext &ctx, Value input,
-                                    ArrayRef<int64_t> kernel, bool ceilMode) {
+                                    ArrayRef<int64_t> kernel) {
   int64_t spatial = rankOf(input) - 2;
   if (spatial < 1)
     return ctx.fail("input must have rank >= 3"), failure();
@@ -659,7 +659,6 @@ static FailureOr<Window> readWindow(NodeContext &ctx, Value input,
   } else if (autoPad != "NOTSET") {
     return ctx.fail("auto_pad '" + autoPad + "' is not valid"), failure();
   }
-  (void)ceilMode;
   return w;
 }
 
@@ -682,7 +681,7 @@ static LogicalResult importConv(NodeContext &ctx) {
   SmallVector<int64_t> kernelShape(shapeOf(w).drop_front(2));
   if (kernel && ArrayRef<int64_t>(*kernel) != ArrayRef<int64_t>(kernelShape))
     return ctx.fail("kernel_shape attribute differs from the weight shape");
-  auto window = readWindow(ctx, x, kernelShape, false);
+  auto window = readWindow(ctx, x, kernelShape);
   if (failed(window))
     return failure();
   auto &b = ctx.b();
@@ -710,7 +709,7 @@ template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
   if (!kernel)
     return ctx.fail("kernel_shape is required");
   bool ceilMode = ctx.intAttr("ceil_mode", 0) != 0;
-  auto window = readWindow(ctx, x, *kernel, ceilMode);
+  auto window = readWindow(ctx, x, *kernel);
   if (failed(window))
     return failure();
   auto &b = ctx.b();

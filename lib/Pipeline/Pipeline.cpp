@@ -104,11 +104,3 @@ LogicalResult kiln::buildPhasePipeline(OpPassManager &pm, Phase phase,
   }
   return success();
 }
-
-LogicalResult kiln::buildPipeline(OpPassManager &pm, Phase last,
-                                  const CompileOptions &options) {
-  for (Phase phase : {Phase::Graph, Phase::Fused, Phase::Tiled, Phase::Kernels})
-    if (phase <= last && failed(buildPhasePipeline(pm, phase, options)))
-      return failure();
-  return success();
-}

@@ -30,10 +30,6 @@ void registerCompilerDialects(mlir::DialectRegistry &registry);
 mlir::LogicalResult buildPhasePipeline(mlir::OpPassManager &pm, Phase phase,
                                        const CompileOptions &options);
 
-/// Adds the passes of every phase up to and including `last`.
-mlir::LogicalResult buildPipeline(mlir::OpPassManager &pm, Phase last,
-                                  const CompileOptions &options);
-
 } // namespace kiln
 
 #endif
