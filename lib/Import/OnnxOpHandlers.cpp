@@ -270,25 +270,24 @@ static LogicalResult importAlphaUnary(NodeContext &ctx, float dflt) {
   return setResult(ctx, ctx.create<OpTy>(x, {alpha}));
 }
 
-/// HardSigmoid, HardSwish and Selu: two float parameters.
-static FailureOr<Value> createTwoParam(NodeContext &ctx, StringRef name,
-                                      Value x, float alpha, float beta) {
+/// HardSigmoid and Selu carry two float parameters as `alpha` and `beta`.
+template <typename OpTy>
+static FailureOr<Value> createTwoParam(NodeContext &ctx, Value x, float alpha,
+                                      float beta) {
   auto &b = ctx.b();
-  SmallVector<NamedAttribute> attrs = {
-      b.getNamedAttr("alpha", b.getF32FloatAttr(alpha)),
-      b.getNamedAttr("beta", b.getF32FloatAttr(beta))};
-  if (name == "selu")
-    return ctx.create<SeluOp>(x, attrs);
-  return ctx.create<HardSigmoidOp>(x, attrs);
+  return ctx.create<OpTy>(x, {b.getNamedAttr("alpha", b.getF32FloatAttr(alpha)),
+                              b.getNamedAttr("beta", b.getF32FloatAttr(beta))});
 }
 
-static LogicalResult importHardSigmoid(NodeContext &ctx) {
+/// `betaName` is the ONNX attribute stored as `beta` (Selu calls it gamma).
+template <typename OpTy>
+static LogicalResult importTwoParam(NodeContext &ctx, float alpha,
+                                    StringRef betaName, float beta) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireFloat(x)))
     return failure();
-  return setResult(ctx, createTwoParam(ctx, "hard_sigmoid", x,
-                                       ctx.floatAttr("alpha", 0.2f),
-                                       ctx.floatAttr("beta", 0.5f)));
+  return setResult(ctx, createTwoParam<OpTy>(ctx, x, ctx.floatAttr("alpha", alpha),
+                                             ctx.floatAttr(betaName, beta)));
 }
 
 /// HardSwish(x) = x * HardSigmoid(x; 1/6, 1/2).
@@ -296,19 +295,10 @@ static LogicalResult importHardSwish(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireFloat(x)))
     return failure();
-  auto gate = createTwoParam(ctx, "hard_sigmoid", x, 1.0f / 6.0f, 0.5f);
+  auto gate = createTwoParam<HardSigmoidOp>(ctx, x, 1.0f / 6.0f, 0.5f);
   if (failed(gate))
     return failure();
   return setResult(ctx, ctx.create<MulOp>(ValueRange{x, *gate}));
-}
-
-static LogicalResult importSelu(NodeContext &ctx) {
-  Value x = ctx.input(0);
-  if (!x || failed(ctx.requireFloat(x)))
-    return failure();
-  return setResult(ctx, createTwoParam(ctx, "selu", x,
-                                       ctx.floatAttr("alpha", 1.67326319217681884765625f),
-                                       ctx.floatAttr("gamma", 1.05070102214813232421875f)));
 }
 
 static LogicalResult importGelu(NodeContext &ctx) {
@@ -1077,7 +1067,7 @@ static const OpHandler kHandlers[] = {
     {"Hardmax", 13, kMaxOpset, "", importHardmax},
     {"HammingWindow", 17, kMaxOpset, "constant size", importHammingWindow},
     {"HannWindow", 17, kMaxOpset, "constant size", importHannWindow},
-    {"HardSigmoid", 6, kMaxOpset, "", importHardSigmoid},
+    {"HardSigmoid", 6, kMaxOpset, "", [](NodeContext &c) { return importTwoParam<HardSigmoidOp>(c, 0.2f, "beta", 0.5f); }},
     {"HardSwish", 14, kMaxOpset, "", importHardSwish},
     {"Identity", 1, kMaxOpset, "tensors only", importIdentity},
     {"InstanceNormalization", 6, kMaxOpset, "", importInstanceNormalization},
@@ -1132,7 +1122,7 @@ static const OpHandler kHandlers[] = {
     {"Scatter", 9, 10, "as ScatterElements", importScatterElements},
     {"ScatterElements", 11, kMaxOpset, "reductions add/mul/max/min (O(n*m) kernel)", importScatterElements},
     {"ScatterND", 11, kMaxOpset, "reductions add/mul/max/min (O(n*m) kernel)", importScatterND},
-    {"Selu", 6, kMaxOpset, "", importSelu},
+    {"Selu", 6, kMaxOpset, "", [](NodeContext &c) { return importTwoParam<SeluOp>(c, 1.67326319217681884765625f, "gamma", 1.05070102214813232421875f); }},
     {"Shrink", 9, kMaxOpset, "", importShrink},
     {"Sigmoid", 6, kMaxOpset, "", importUnary<SigmoidOp>},
     {"Sign", 9, kMaxOpset, "float and integer", importUnary<SignOp, NodeContext::Float | NodeContext::Int>},
