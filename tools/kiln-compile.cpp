@@ -21,8 +21,21 @@ namespace cl = llvm::cl;
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"));
-static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
-                                   cl::init("cpu"));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Target: cpu, or cuda[:CHIPS] with CHIPS a comma list of "
+                    "sm_80, sm_86, sm_89, sm_90, sm_90a (default sm_90)"),
+           cl::init("cpu"));
+static cl::opt<std::string> cudaToolkit(
+    "cuda-toolkit",
+    cl::desc("CUDA toolkit folder for ptxas and libdevice (default: "
+             "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
+    cl::init(""));
+static cl::opt<bool> splatWeights(
+    "splat-weights",
+    cl::desc("Benchmark artifact: leave float32 weights of 64+ elements out "
+             "and let the runtime fill them with 0.01 (outputs are then "
+             "meaningless; a large model's artifact stays small)"));
 static cl::opt<std::string> cpu("cpu",
                                 cl::desc("LLVM CPU for --target=cpu (default: "
                                          "native, this machine's CPU)"),
@@ -109,6 +122,8 @@ int main(int argc, char **argv) {
   request.modelPath = inputFile;
   request.compile.target = target;
   request.compile.cpu = cpu;
+  request.compile.cudaToolkit = cudaToolkit;
+  request.compile.splatWeights = splatWeights;
   request.compile.maxWorkgroups = maxWorkgroups;
   request.stopAfter = *phase;
   for (const std::string &spec : inputShapes) {

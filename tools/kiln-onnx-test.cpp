@@ -40,10 +40,11 @@ namespace path = llvm::sys::path;
 
 static cl::list<std::string> inputDirs(cl::Positional, cl::desc("<dir>..."),
                                        cl::OneOrMore);
-static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
-                                   cl::init("cpu"));
+static cl::opt<std::string>
+    target("target", cl::desc("Target: cpu, or cuda[:sm_80,sm_90,...]"),
+           cl::init("cpu"));
 static cl::opt<std::string> device("device",
-                                   cl::desc("Runtime device (default: cpu)"),
+                                   cl::desc("Runtime device: cpu (default) or cuda"),
                                    cl::init("cpu"));
 static cl::opt<std::string> xfailFile("xfail-file",
                                       cl::desc("Tests expected to fail, one "

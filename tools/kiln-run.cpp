@@ -24,7 +24,7 @@ const char kUsage[] =
     "  --rtol R, --atol A       tolerances, |got - want| <= A + R*|want|\n"
     "                           (defaults: rtol 1e-4, atol 1e-5)\n"
     "  --output-dir DIR         write each output to DIR/NAME.npy\n"
-    "  --device NAME            cpu (default)\n"
+    "  --device NAME            cpu (default) or cuda\n"
     "  --threads N              worker threads; 0 = one per core (default)\n"
     "  --print                  print every output value\n"
     "  --help                   show this help\n";

@@ -9,6 +9,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -51,6 +52,7 @@ struct PlannedBuffer {
   uint64_t size = 0;
   int64_t firstStep = 0;
   int64_t lastStep = 0;
+  uint32_t splatBits = 0;
 };
 
 /// Places arena buffers first-fit in order of definition, letting buffers
@@ -124,8 +126,8 @@ class Writer {
 public:
   Writer(ModuleOp module, ModuleOp kernels) : module(module), kernels(kernels) {}
 
-  FailureOr<std::string> write(func::FuncOp main, StringRef target,
-                               StringRef kernelObject,
+  FailureOr<std::string> write(func::FuncOp main,
+                               const ArtifactContents &contents,
                                ArtifactSummary *summary);
 
 private:
@@ -151,9 +153,28 @@ private:
   DenseMap<Value, size_t> bufferOf;
   std::vector<char> weights;
   std::vector<flatbuffers::Offset<fb::Dispatch>> dispatches;
+public:
+  bool splatWeights = false;
+  uint64_t splatSize = 0;
 };
 
+/// The weights a benchmark artifact leaves out: float32 tensors large
+/// enough to matter.
+static bool isSplatCandidate(ConstantOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  return type.getElementType().isF32() && type.getNumElements() >= 64;
+}
+
 LogicalResult Writer::addConstant(ConstantOp op) {
+  if (splatWeights && isSplatCandidate(op)) {
+    uint64_t size = byteSize(cast<RankedTensorType>(op.getType()));
+    size_t index = newBuffer(fb::BufferKind_Splat, size, -1);
+    buffers[index].offset = splatSize;
+    buffers[index].splatBits = llvm::bit_cast<uint32_t>(0.01f);
+    splatSize = llvm::alignTo(splatSize + size, KILN_ARTIFACT_ALIGNMENT);
+    bufferOf[op.getResult()] = index;
+    return success();
+  }
   auto bytes = constantBytes(op);
   if (failed(bytes))
     return op.emitError("cannot serialize this constant");
@@ -168,7 +189,8 @@ LogicalResult Writer::addConstant(ConstantOp op) {
 
 LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
   StringRef name = op.getKernel().getLeafReference().getValue();
-  auto kernel = kernels.lookupSymbol<LLVM::LLVMFuncOp>(name);
+  // An LLVM function (cpu) or the declaration a GPU kernel leaves behind.
+  Operation *kernel = kernels.lookupSymbol(name);
   if (!kernel)
     return op.emitError("kernel '") << name << "' was not compiled";
   std::vector<uint32_t> bindings;
@@ -190,10 +212,14 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
   uint32_t workgroups = 1;
   if (auto grid = kernel->getAttrOfType<IntegerAttr>("kiln.workgroups"))
     workgroups = grid.getInt();
+  uint32_t threads = 1;
+  if (auto block = kernel->getAttrOfType<IntegerAttr>("kiln.threads"))
+    threads = block.getInt();
   KernelReport report;
   report.name = name.str();
   report.nodes = nodes;
   report.workgroups = workgroups;
+  report.threads = threads;
   if (auto flops = kernel->getAttrOfType<IntegerAttr>("kiln.flops"))
     report.flops = flops.getInt();
   if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.tile"))
@@ -206,13 +232,16 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
   auto kernelName = fbb.CreateString(name.str());
   auto bindingVector = fbb.CreateVector(bindings);
   dispatches.push_back(fb::CreateDispatch(fbb, kernelName, bindingVector,
-                                         workgroups, nodeOffsets, report.flops));
+                                         workgroups, nodeOffsets, report.flops,
+                                         threads));
   return success();
 }
 
-FailureOr<std::string> Writer::write(func::FuncOp main, StringRef target,
-                                     StringRef kernelObject,
+FailureOr<std::string> Writer::write(func::FuncOp main,
+                                     const ArtifactContents &contents,
                                      ArtifactSummary *summary) {
+  const std::string &target = contents.target;
+  const std::string &kernelObject = contents.kernelObject;
   for (BlockArgument arg : main.getArguments())
     bufferOf[arg] = newBuffer(
         fb::BufferKind_Arena, byteSize(cast<RankedTensorType>(arg.getType())),
@@ -277,7 +306,8 @@ FailureOr<std::string> Writer::write(func::FuncOp main, StringRef target,
   }
   std::vector<flatbuffers::Offset<fb::Buffer>> bufferTables;
   for (const PlannedBuffer &b : buffers)
-    bufferTables.push_back(fb::CreateBuffer(fbb, b.kind, b.offset, b.size));
+    bufferTables.push_back(
+        fb::CreateBuffer(fbb, b.kind, b.offset, b.size, b.splatBits));
 
   fbb.ForceVectorAlignment(weights.size(), 1, KILN_ARTIFACT_ALIGNMENT);
   auto weightVector = fbb.CreateVector(
@@ -286,11 +316,21 @@ FailureOr<std::string> Writer::write(func::FuncOp main, StringRef target,
   auto objectVector = fbb.CreateVector(
       reinterpret_cast<const uint8_t *>(kernelObject.data()),
       kernelObject.size());
+  std::vector<flatbuffers::Offset<fb::GpuImage>> imageTables;
+  for (const GpuImage &image : contents.gpuImages) {
+    fbb.ForceVectorAlignment(image.data.size(), 1, KILN_ARTIFACT_ALIGNMENT);
+    auto data = fbb.CreateVector(
+        reinterpret_cast<const uint8_t *>(image.data.data()), image.data.size());
+    imageTables.push_back(fb::CreateGpuImage(fbb, fbb.CreateString(image.chip),
+                                             fbb.CreateString(image.format),
+                                             data));
+  }
   auto model = fb::CreateModel(
       fbb, KILN_SCHEMA_VERSION, fbb.CreateString("kiln 0.1"),
-      fbb.CreateString(target.str()), objectVector, weightVector, arenaSize,
+      fbb.CreateString(target), objectVector, weightVector, arenaSize,
       fbb.CreateVector(bufferTables), fbb.CreateVector(inputs),
-      fbb.CreateVector(outputs), fbb.CreateVector(dispatches));
+      fbb.CreateVector(outputs), fbb.CreateVector(dispatches),
+      fbb.CreateVector(imageTables), splatSize);
   fb::FinishModelBuffer(fbb, model);
 
   if (summary) {
@@ -310,8 +350,8 @@ FailureOr<std::string> Writer::write(func::FuncOp main, StringRef target,
 
 } // namespace
 
-FailureOr<std::string> kiln::writeArtifact(ModuleOp module, StringRef target,
-                                           StringRef kernelObject,
+FailureOr<std::string> kiln::writeArtifact(ModuleOp module,
+                                           const ArtifactContents &contents,
                                            ArtifactSummary *summary) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   ModuleOp kernels;
@@ -321,5 +361,6 @@ FailureOr<std::string> kiln::writeArtifact(ModuleOp module, StringRef target,
   if (!main || !kernels)
     return module.emitError("expected @main and a kernels module");
   Writer writer(module, kernels);
-  return writer.write(main, target, kernelObject, summary);
+  writer.splatWeights = contents.splatWeights;
+  return writer.write(main, contents, summary);
 }

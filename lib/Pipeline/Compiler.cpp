@@ -4,6 +4,7 @@
 #include "kiln/Pipeline/DispatchGraph.h"
 #include "kiln/Pipeline/IRDump.h"
 #include "kiln/Target/CpuTarget.h"
+#include "kiln/Target/CudaTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -120,18 +121,30 @@ LogicalResult kiln::compileModel(MLIRContext &context,
     return success();
   }
   start = std::chrono::steady_clock::now();
-  CpuTargetOptions cpuOptions;
-  cpuOptions.cpu = request.compile.cpu;
   ModuleOp kernels = kernelsModule(*module);
-  std::string kernelObject;
-  if (kernels) {
+  ArtifactContents contents;
+  contents.target = request.compile.target;
+  contents.splatWeights = request.compile.splatWeights;
+  if (kernels && isCudaTarget(request.compile.target)) {
+    std::string toolkit = findCudaToolkit(request.compile.cudaToolkit);
+    if (toolkit.empty() && !request.compile.cudaToolkit.empty()) {
+      llvm::errs() << "error: --cuda-toolkit=" << request.compile.cudaToolkit
+                   << " holds no bin/ptxas and nvvm/libdevice/libdevice.10.bc\n";
+      return failure();
+    }
+    auto built = buildCudaImages(kernels, toolkit);
+    if (failed(built))
+      return failure();
+    contents.gpuImages = std::move(*built);
+  } else if (kernels) {
+    CpuTargetOptions cpuOptions;
+    cpuOptions.cpu = request.compile.cpu;
     auto object = buildCpuKernelObject(kernels, cpuOptions);
     if (failed(object))
       return failure();
-    kernelObject = std::move(*object);
+    contents.kernelObject = std::move(*object);
   }
-  auto artifact = writeArtifact(*module, request.compile.target, kernelObject,
-                                &result.summary);
+  auto artifact = writeArtifact(*module, contents, &result.summary);
   if (failed(artifact))
     return failure();
   result.output = std::move(*artifact);
@@ -165,6 +178,7 @@ void kiln::writeReportJson(const CompileResult &result, StringRef model,
           json.attribute("flops", int64_t(k.flops));
           json.attribute("min_bytes", int64_t(k.bytes));
           json.attribute("workgroups", int64_t(k.workgroups));
+          json.attribute("threads", int64_t(k.threads));
           if (k.tile.size() == 2)
             json.attributeObject("tile", [&] {
               json.attribute("loop", k.tile[0]);
@@ -195,14 +209,21 @@ void kiln::printSummary(const CompileResult &result, llvm::raw_ostream &os) {
     total += seconds;
   }
   os << " total " << llvm::format("%.2f", total) << " s\n\n";
-  os << llvm::format("%-36s %10s %12s %11s  %s\n", "kernel", "workgroups",
-                     "MFLOP", "KiB moved", "ONNX nodes");
+  // GPU kernels launch blocks of threads; CPU ones run workgroups.
+  bool gpu = llvm::any_of(s.kernels,
+                          [](const KernelReport &k) { return k.threads > 1; });
+  os << llvm::format("%-36s %12s %12s %11s  %s\n", "kernel",
+                     gpu ? "blocks x thr" : "workgroups", "MFLOP", "KiB moved",
+                     "ONNX nodes");
   for (const KernelReport &k : s.kernels) {
     std::string nodes = llvm::join(k.nodes, ", ");
     if (nodes.size() > 60)
       nodes = nodes.substr(0, 57) + "...";
-    os << llvm::format("%-36s %10u %12.3f %11.1f  %s\n",
-                       k.name.substr(0, 36).c_str(), k.workgroups,
+    std::string grid = std::to_string(k.workgroups);
+    if (gpu)
+      grid += " x " + std::to_string(k.threads);
+    os << llvm::format("%-36s %12s %12.3f %11.1f  %s\n",
+                       k.name.substr(0, 36).c_str(), grid.c_str(),
                        double(k.flops) / 1e6, double(k.bytes) / 1024.0,
                        nodes.c_str());
   }

@@ -2,10 +2,12 @@
 #include "kiln/Pipeline/Pipeline.h"
 
 #include "kiln/Passes/Passes.h"
+#include "kiln/Target/CudaTarget.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -43,7 +45,45 @@ llvm::StringRef kiln::phaseName(Phase phase) {
 void kiln::registerCompilerDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // Serializing GPU modules translates them to LLVM IR in-process.
+  registerAllToLLVMIRTranslations(registry);
   registry.insert<KilnDialect>();
+}
+
+static const char *kBufferize =
+    "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+    "one-shot-bufferize,canonicalize,";
+
+static std::string cpuKernelsPipeline() {
+  return std::string("builtin.module(") + kBufferize +
+         "func.func(kiln-map-forall-to-workgroups),"
+         "func.func(kiln-expand-memref-copies),"
+         "buffer-deallocation-pipeline,"
+         "func.func(scf-forall-to-for),func.func(convert-linalg-to-loops),"
+         "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+         "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
+         "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
+         "reconcile-unrealized-casts,kiln-add-cpu-kernel-abi,canonicalize)";
+}
+
+/// Bufferized kernels become gpu.funcs of one gpu.module, lowered to NVVM
+/// with one target per chip; serialization (ptxas) is the artifact step.
+static std::string cudaKernelsPipeline(const CompileOptions &options) {
+  std::string error;
+  std::string pipeline = std::string("builtin.module(") + kBufferize +
+                         "func.func(kiln-expand-memref-copies),"
+                         "func.func(kiln-promote-temporaries-to-stack),"
+                         "buffer-deallocation-pipeline,"
+                         "func.func(convert-linalg-to-loops),"
+                         "kiln-map-kernels-to-gpu,"
+                         "gpu.module(expand-strided-metadata,lower-affine,"
+                         "convert-scf-to-cf,"
+                         "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}),";
+  // sm_90 needs PTX 8.0; the same ISA version serves every chip we support.
+  FailureOr<CudaTargetSpec> spec = parseCudaTarget(options.target, error);
+  for (const std::string &chip : spec->chips)
+    pipeline += "nvvm-attach-target{chip=" + chip + " features=+ptx80 O=3},";
+  return pipeline + "reconcile-unrealized-casts,canonicalize)";
 }
 
 /// The passes of each phase as textual pipelines on the top-level module, so
@@ -51,6 +91,7 @@ void kiln::registerCompilerDialects(DialectRegistry &registry) {
 /// function pass gets its own `func.func(...)` so that it finishes on every
 /// function before the next pass starts (one `--dump-ir` file per pass).
 static std::string phasePipeline(Phase phase, const CompileOptions &options) {
+  bool cuda = isCudaTarget(options.target);
   switch (phase) {
   case Phase::Graph:
     return "func.func(canonicalize),func.func(cse)";
@@ -62,19 +103,9 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            "builtin.module(kiln-convert-to-linalg,canonicalize,cse,"
            "func.func(kiln-tile-and-distribute{max-workgroups=" +
            std::to_string(options.maxWorkgroups) +
-           "}),canonicalize,cse)";
+           (cuda ? " gpu=true" : "") + "}),canonicalize,cse)";
   case Phase::Kernels:
-    return "builtin.module("
-           "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
-           "one-shot-bufferize,canonicalize,"
-           "func.func(kiln-map-forall-to-workgroups),"
-           "func.func(kiln-expand-memref-copies),"
-           "buffer-deallocation-pipeline,"
-           "func.func(scf-forall-to-for),func.func(convert-linalg-to-loops),"
-           "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
-           "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
-           "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-           "reconcile-unrealized-casts,kiln-add-cpu-kernel-abi,canonicalize)";
+    return cuda ? cudaKernelsPipeline(options) : cpuKernelsPipeline();
   case Phase::Artifact:
     return "";
   }
@@ -89,13 +120,18 @@ LogicalResult kiln::buildPhasePipeline(OpPassManager &pm, Phase phase,
     registerAllPasses();
     registerKilnPasses();
   });
-  if (options.target != "cpu") {
-    llvm::errs() << "error: target '" << options.target
-                 << "' is not supported yet (supported: cpu)\n";
+  std::string error;
+  if (isCudaTarget(options.target)) {
+    if (failed(parseCudaTarget(options.target, error))) {
+      llvm::errs() << "error: " << error << "\n";
+      return failure();
+    }
+  } else if (options.target != "cpu") {
+    llvm::errs() << "error: unknown target '" << options.target
+                 << "' (supported: cpu, cuda, cuda:sm_80,sm_90,...)\n";
     return failure();
   }
   std::string pipeline = phasePipeline(phase, options);
-  std::string error;
   llvm::raw_string_ostream errorStream(error);
   if (!pipeline.empty() && failed(parsePassPipeline(pipeline, pm, errorStream))) {
     llvm::errs() << "internal error: bad pipeline for phase "

@@ -75,6 +75,33 @@ int64_t kernelWork(func::FuncOp func) {
   return total;
 }
 
+/// Tiles `root` into an scf.forall with `tileSizes` (0: untiled) and fuses
+/// its producers into the loop.
+LogicalResult tileAndFuse(TilingInterface root,
+                          ArrayRef<OpFoldResult> tileSizes) {
+  scf::SCFTileAndFuseOptions options;
+  options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
+      .setTileSizes(tileSizes);
+  // Producers whose results are written through constant indices (a
+  // reduction with keepdims) cannot be tiled; they run before the loop.
+  options.setFusionControlFn(
+      [](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (!hasTileableResults(producer.getOwner()))
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  IRRewriter rewriter(root->getContext());
+  rewriter.setInsertionPoint(root);
+  FailureOr<scf::SCFTileAndFuseResult> result =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
+  if (failed(result))
+    return failure();
+  for (auto [original, replacement] : result->replacements)
+    rewriter.replaceAllUsesWith(original, replacement);
+  return success();
+}
+
 struct TileAndDistributePass
     : public kiln::impl::TileAndDistributeBase<TileAndDistributePass> {
   using Base::Base;
@@ -117,6 +144,8 @@ struct TileAndDistributePass
     int64_t total = kernelWork(root->getParentOfType<func::FuncOp>());
     if (dim < 0 || !hasTileableResults(root))
       return 1;
+    if (gpu)
+      return tileForThreads(root, domain, iterators);
     int64_t wanted = std::min<int64_t>(
         {maxWorkgroups, extent,
          std::max<int64_t>(1, total / std::max<int64_t>(1, minWorkPerWorkgroup))});
@@ -127,30 +156,60 @@ struct TileAndDistributePass
 
     SmallVector<OpFoldResult> tileSizes(domain.size(), builder.getIndexAttr(0));
     tileSizes[dim] = builder.getIndexAttr(tileSize);
-    scf::SCFTileAndFuseOptions options;
-    options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
-        .setTileSizes(tileSizes);
-    // Producers whose results are written through constant indices (a
-    // reduction with keepdims) cannot be tiled; they run before the loop.
-    options.setFusionControlFn(
-        [](tensor::ExtractSliceOp, OpResult producer, bool)
-            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-          if (!hasTileableResults(producer.getOwner()))
-            return std::nullopt;
-          return scf::SCFTileAndFuseOptions::ControlFnResult{};
-        });
-    IRRewriter rewriter(&getContext());
-    rewriter.setInsertionPoint(root);
-    FailureOr<scf::SCFTileAndFuseResult> result =
-        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
-    if (failed(result))
+    if (failed(tileAndFuse(root, tileSizes)))
       return 1;
     // For reports: which loop of the root was split, and by how much.
     root->getParentOfType<func::FuncOp>()->setAttr(
         "kiln.tile", builder.getDenseI64ArrayAttr({dim, tileSize}));
-    for (auto [original, replacement] : result->replacements)
-      rewriter.replaceAllUsesWith(original, replacement);
     return tiles;
+  }
+
+  /// GPU tiling: one forall iteration per thread. Every parallel loop of the
+  /// root gets tile size 1, so that neighbouring threads write neighbouring
+  /// elements (coalesced stores). When a producer fused into the kernel
+  /// reduces (softmax, normalizations), the innermost parallel loop stays
+  /// whole: a thread then computes a whole row and each row's reduction runs
+  /// once instead of once per element.
+  int64_t tileForThreads(TilingInterface root, ArrayRef<Range> domain,
+                         ArrayRef<utils::IteratorType> iterators) {
+    OpBuilder builder(root);
+    // A reduction whose result is smaller than the root's (a row statistic
+    // broadcast back over the row); a contraction producing the root's
+    // whole input, like a conv under its ReLU, does not count.
+    int64_t rootElements = 1;
+    for (Range range : domain)
+      rootElements *= *getConstantIntValue(range.size);
+    for (auto [i, type] : llvm::enumerate(iterators))
+      if (type != utils::IteratorType::parallel)
+        rootElements /= std::max<int64_t>(1, *getConstantIntValue(domain[i].size));
+    bool producerReduces = false;
+    root->getParentOfType<func::FuncOp>().walk([&](linalg::LinalgOp op) {
+      if (op.getOperation() == root.getOperation() ||
+          op.getNumReductionLoops() == 0)
+        return;
+      for (Value init : op.getDpsInits())
+        if (auto type = dyn_cast<ShapedType>(init.getType()))
+          if (type.hasStaticShape() && type.getNumElements() < rootElements)
+            producerReduces = true;
+    });
+    int64_t innermost = -1;
+    for (auto [i, type] : llvm::enumerate(iterators))
+      if (type == utils::IteratorType::parallel)
+        innermost = i;
+    SmallVector<OpFoldResult> tileSizes(domain.size(), builder.getIndexAttr(0));
+    int64_t threads = 1;
+    for (auto [i, range] : llvm::enumerate(domain)) {
+      if (iterators[i] != utils::IteratorType::parallel ||
+          (producerReduces && int64_t(i) == innermost))
+        continue;
+      tileSizes[i] = builder.getIndexAttr(1);
+      threads *= *getConstantIntValue(range.size);
+    }
+    if (threads <= 1)
+      return 1;
+    if (failed(tileAndFuse(root, tileSizes)))
+      return 1;
+    return threads;
   }
 };
 

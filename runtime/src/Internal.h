@@ -79,9 +79,12 @@ struct TensorDesc {
 };
 
 struct BufferDesc {
-  bool isWeight;
+  enum Kind { Arena, Weight, Splat };
+  Kind kind;
   uint64_t offset;
   uint64_t size;
+  uint32_t splatBits; // kind Splat: the value repeated over its bytes
+  bool isWeight() const { return kind != Arena; }
 };
 
 struct DispatchDesc {
@@ -92,6 +95,15 @@ struct DispatchDesc {
   std::vector<std::string> nodes;
   std::vector<const char *> nodePtrs; // for kiln_dispatch_info
   uint64_t flops;
+  uint32_t threads; // per block, GPU targets
+};
+
+/// Device code for one GPU chip; the bytes live in the artifact.
+struct GpuImageDesc {
+  std::string chip;   // "sm_90"
+  std::string format; // "cubin" or "ptx"
+  const uint8_t *data;
+  size_t size;
 };
 
 /// A loaded and fully validated artifact. Immutable after load().
@@ -104,6 +116,12 @@ public:
   const std::string &target() const { return target_; }
   uint64_t arenaSize() const { return arenaSize_; }
   const uint8_t *weights() const { return weights_; }
+  uint64_t weightsSize() const { return weightsSize_; }
+  /// Bytes of the area holding splat weights (benchmark artifacts).
+  uint64_t splatSize() const { return splatSize_; }
+  /// True for artifacts compiled for an NVIDIA GPU ("cuda:...").
+  bool isCuda() const { return target_.rfind("cuda", 0) == 0; }
+  const std::vector<GpuImageDesc> &gpuImages() const { return gpuImages_; }
   const std::vector<BufferDesc> &buffers() const { return buffers_; }
   const std::vector<TensorDesc> &inputs() const { return inputs_; }
   const std::vector<TensorDesc> &outputs() const { return outputs_; }
@@ -118,11 +136,15 @@ private:
   kiln_status readBuffers(const fb::Model &m, uint64_t weightsSize);
   kiln_status readTensors(const fb::Model &m, bool isInput);
   kiln_status readDispatches(const fb::Model &m);
+  kiln_status readGpuImages(const fb::Model &m);
 
   AlignedBytes bytes_;
   std::string producer_, target_;
   uint64_t arenaSize_ = 0;
   const uint8_t *weights_ = nullptr;
+  uint64_t weightsSize_ = 0;
+  uint64_t splatSize_ = 0;
+  std::vector<GpuImageDesc> gpuImages_;
   std::vector<BufferDesc> buffers_;
   std::vector<TensorDesc> inputs_, outputs_;
   std::vector<DispatchDesc> dispatches_;
@@ -130,6 +152,7 @@ private:
 };
 
 class ThreadPool;
+class CudaExecutor;
 
 /// One execution context: an arena, a thread pool and input bookkeeping.
 class Session {
@@ -151,7 +174,9 @@ private:
 
   std::shared_ptr<const Model> model_;
   ArenaMemory arena_;
+  AlignedBytes splat_; // filled splat weights, when the model has any
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<CudaExecutor> cuda_; // set for device "cuda"
   std::vector<bool> inputSet_;
   bool hasRun_ = false;
 };

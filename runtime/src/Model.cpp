@@ -72,21 +72,39 @@ kiln_status Model::verify(const uint8_t *data, size_t size) {
 kiln_status Model::readBuffers(const fb::Model &m, uint64_t weightsSize) {
   for (uint32_t i = 0; i < m.buffers()->size(); ++i) {
     const fb::Buffer *b = m.buffers()->Get(i);
-    bool isWeight = b->kind() == fb::BufferKind_Weight;
-    if (!isWeight && b->kind() != fb::BufferKind_Arena)
+    BufferDesc d{BufferDesc::Arena, b->offset(), b->size(), b->splat_bits()};
+    uint64_t limit = arenaSize_;
+    const char *area = "arena";
+    switch (b->kind()) {
+    case fb::BufferKind_Arena:
+      break;
+    case fb::BufferKind_Weight:
+      d.kind = BufferDesc::Weight;
+      limit = weightsSize;
+      area = "weights";
+      break;
+    case fb::BufferKind_Splat:
+      d.kind = BufferDesc::Splat;
+      limit = splatSize_;
+      area = "splat area";
+      break;
+    default:
       return fail(KILN_ERROR_INVALID_ARTIFACT,
                   "buffer " + std::to_string(i) + " has unknown kind " +
                       std::to_string(int(b->kind())));
-    uint64_t limit = isWeight ? weightsSize : arenaSize_;
+    }
     uint64_t end;
     if (__builtin_add_overflow(b->offset(), b->size(), &end) || end > limit)
       return fail(KILN_ERROR_INVALID_ARTIFACT,
                   "buffer " + std::to_string(i) + " [offset " +
                       std::to_string(b->offset()) + ", size " +
                       std::to_string(b->size()) + "] is out of range of the " +
-                      (isWeight ? "weights (" : "arena (") +
-                      std::to_string(limit) + " bytes)");
-    buffers_.push_back({isWeight, b->offset(), b->size()});
+                      area + " (" + std::to_string(limit) + " bytes)");
+    if (d.kind == BufferDesc::Splat && (d.offset % 4 || d.size % 4))
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  "splat buffer " + std::to_string(i) +
+                      " is not a whole number of 32-bit words");
+    buffers_.push_back(d);
   }
   return KILN_OK;
 }
@@ -130,7 +148,7 @@ kiln_status Model::readTensors(const fb::Model &m, bool isInput) {
                   label + " needs " + std::to_string(bytes) +
                       " bytes but its " + "buffer " + std::to_string(d.buffer) +
                       " holds " + std::to_string(buf.size));
-    if (isInput && buf.isWeight)
+    if (isInput && buf.isWeight())
       return fail(KILN_ERROR_INVALID_ARTIFACT,
                   label + " is bound to read-only weight buffer " +
                       std::to_string(d.buffer));
@@ -145,6 +163,7 @@ kiln_status Model::readDispatches(const fb::Model &m) {
     DispatchDesc d;
     d.kernel = fd->kernel()->str();
     d.workgroups = fd->workgroups();
+    d.threads = fd->threads();
     d.flops = fd->flops();
     if (fd->nodes())
       for (const flatbuffers::String *n : *fd->nodes())
@@ -159,10 +178,20 @@ kiln_status Model::readDispatches(const fb::Model &m) {
                         std::to_string(buffers_.size()) + " buffers");
       d.bindings.push_back(b);
     }
-    d.fn = kernels_.lookup(d.kernel.c_str());
-    if (!d.fn)
-      return fail(KILN_ERROR_KERNEL_LOAD,
-                  "kernel symbol not found in the kernel object: " + label);
+    if (isCuda()) {
+      // A CUDA block holds at most 1024 threads; a grid at least one block.
+      d.fn = nullptr;
+      if (d.threads == 0 || d.threads > 1024 || d.workgroups == 0)
+        return fail(KILN_ERROR_INVALID_ARTIFACT,
+                    label + " has an invalid launch shape: " +
+                        std::to_string(d.workgroups) + " blocks of " +
+                        std::to_string(d.threads) + " threads");
+    } else {
+      d.fn = kernels_.lookup(d.kernel.c_str());
+      if (!d.fn)
+        return fail(KILN_ERROR_KERNEL_LOAD,
+                    "kernel symbol not found in the kernel object: " + label);
+    }
     dispatches_.push_back(std::move(d));
   }
   // Pointers into the strings are taken once the vectors stop moving.
@@ -181,13 +210,13 @@ kiln_status Model::load(AlignedBytes bytes, size_t size) {
   producer_ = str(m.producer());
   target_ = str(m.target());
   arenaSize_ = m.arena_size();
-  if (target_ != "cpu")
+  if (target_ != "cpu" && !isCuda())
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
                 "artifact target '" + target_ +
-                    "' is not supported by this runtime build yet (only "
-                    "'cpu')");
-
+                    "' is not supported by this runtime (cpu, cuda)");
   uint64_t weightsSize = m.weights() ? m.weights()->size() : 0;
+  weightsSize_ = weightsSize;
+  splatSize_ = m.splat_size();
   weights_ = m.weights() ? m.weights()->data() : nullptr;
   if (weightsSize > 0 && uintptr_t(weights_) % KILN_ARTIFACT_ALIGNMENT != 0)
     return fail(KILN_ERROR_INVALID_ARTIFACT,
@@ -201,12 +230,34 @@ kiln_status Model::load(AlignedBytes bytes, size_t size) {
     return s;
   if (kiln_status s = readTensors(m, /*isInput=*/false))
     return s;
+  if (isCuda()) {
+    if (kiln_status s = readGpuImages(m))
+      return s;
+    return readDispatches(m);
+  }
   // A model without dispatches (e.g. an identity) needs no kernel object.
   if (m.dispatches()->size() > 0)
     if (kiln_status s =
             kernels_.load(m.kernel_object()->data(), m.kernel_object()->size()))
       return s;
   return readDispatches(m);
+}
+
+kiln_status Model::readGpuImages(const fb::Model &m) {
+  if (m.gpu_images())
+    for (const fb::GpuImage *image : *m.gpu_images()) {
+      GpuImageDesc d{image->chip()->str(), image->format()->str(),
+                     image->data()->data(), image->data()->size()};
+      if (d.format != "cubin" && d.format != "ptx")
+        return fail(KILN_ERROR_INVALID_ARTIFACT,
+                    "GPU image for " + d.chip + " has unknown format '" +
+                        d.format + "'");
+      gpuImages_.push_back(std::move(d));
+    }
+  if (gpuImages_.empty() && m.dispatches()->size() > 0)
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                "artifact for target '" + target_ + "' holds no GPU image");
+  return KILN_OK;
 }
 
 int Model::findInput(const std::string &name) const {

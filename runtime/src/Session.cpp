@@ -1,6 +1,7 @@
 //===- Session.cpp - Execute a model's dispatch schedule on the CPU -------===//
 #include "Internal.h"
 #include "ThreadPool.h"
+#include "CudaExecutor.h"
 
 #include <algorithm>
 #include <chrono>
@@ -53,13 +54,22 @@ Session::~Session() = default;
 int Session::numThreads() const { return pool_ ? int(pool_->size()) : 0; }
 
 kiln_status Session::init(const std::string &device, int numThreads) {
-  if (device == "cuda" || device == "rocm")
+  if (device == "rocm")
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
-                "device '" + device +
-                    "' is not supported by this runtime build yet");
-  if (device != "cpu")
+                "device 'rocm' is not supported by this runtime build yet");
+  if (device != "cpu" && device != "cuda")
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
-                "unknown device '" + device + "' (expected 'cpu')");
+                "unknown device '" + device + "' (expected 'cpu' or 'cuda')");
+  if ((device == "cuda") != model_->isCuda())
+    return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
+                "the artifact was compiled for target '" + model_->target() +
+                    "' and cannot run on device '" + device +
+                    "'; recompile with --target=" +
+                    (device == "cuda" ? "cuda" : "cpu"));
+  if (device == "cuda") {
+    cuda_ = std::make_unique<CudaExecutor>(*model_);
+    return cuda_->init();
+  }
   if (numThreads < 0)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 "num_threads must be >= 0, got " + std::to_string(numThreads));
@@ -69,6 +79,17 @@ kiln_status Session::init(const std::string &device, int numThreads) {
     return fail(KILN_ERROR_OUT_OF_MEMORY,
                 "cannot allocate the " + std::to_string(model_->arenaSize()) +
                     "-byte arena");
+  if (model_->splatSize() > 0) {
+    splat_ = allocateAligned(model_->splatSize());
+    if (!splat_)
+      return fail(KILN_ERROR_OUT_OF_MEMORY,
+                  "cannot allocate the " + std::to_string(model_->splatSize()) +
+                      "-byte splat weight area");
+    for (const BufferDesc &b : model_->buffers())
+      if (b.kind == BufferDesc::Splat)
+        std::fill_n(reinterpret_cast<uint32_t *>(splat_.get() + b.offset),
+                    b.size / 4, b.splatBits);
+  }
   pool_ = std::make_unique<ThreadPool>(unsigned(numThreads));
   return KILN_OK;
 }
@@ -76,7 +97,9 @@ kiln_status Session::init(const std::string &device, int numThreads) {
 void *Session::bufferData(uint32_t index) const {
   const BufferDesc &b = model_->buffers()[index];
   // Kernels never write weight buffers; the cast only serves the ABI.
-  const uint8_t *base = b.isWeight ? model_->weights() : arena_.get();
+  const uint8_t *base = b.kind == BufferDesc::Weight  ? model_->weights()
+                        : b.kind == BufferDesc::Splat ? splat_.get()
+                                                      : arena_.get();
   return const_cast<uint8_t *>(base + b.offset);
 }
 
@@ -108,7 +131,9 @@ kiln_status Session::setInput(const char *name, kiln_dtype dtype,
                     std::to_string(bytes));
   if (bytes > 0 && !data)
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
-  if (bytes > 0)
+  if (bytes > 0 && cuda_)
+    cuda_->stageInput(index, data, bytes);
+  else if (bytes > 0)
     std::memcpy(bufferData(t.buffer), data, bytes);
   inputSet_[index] = true;
   return KILN_OK;
@@ -123,6 +148,12 @@ kiln_status Session::run(double *dispatchMs) {
     return fail(KILN_ERROR_MISSING_INPUT,
                 "inputs not set before run: " + quoteList(missing));
 
+  if (cuda_) {
+    if (kiln_status s = cuda_->run(dispatchMs))
+      return s;
+    hasRun_ = true;
+    return KILN_OK;
+  }
   std::vector<void *> bindings;
   for (size_t i = 0; i < model_->dispatches().size(); ++i) {
     const DispatchDesc &d = model_->dispatches()[i];
@@ -155,7 +186,9 @@ kiln_status Session::getOutput(int index, void *data, size_t bytes) {
                     " bytes, the destination " + std::to_string(bytes));
   if (bytes > 0 && !data)
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
-  if (bytes > 0)
+  if (bytes > 0 && cuda_)
+    cuda_->readOutput(index, data, bytes);
+  else if (bytes > 0)
     std::memcpy(data, bufferData(t.buffer), bytes);
   return KILN_OK;
 }

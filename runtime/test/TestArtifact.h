@@ -44,6 +44,12 @@ struct DispatchSpec {
 struct BufferSpec {
   fb::BufferKind kind;
   uint64_t offset, size;
+  uint32_t splatBits = 0;
+};
+
+struct GpuImageSpec {
+  std::string chip, format;
+  std::vector<uint8_t> data;
 };
 
 /// A whole artifact, editable field by field before build().
@@ -61,6 +67,8 @@ struct ArtifactSpec {
       {fb::BufferKind_Weight, 0, kTensorBytes}};              // 3: w
   std::vector<TensorSpec> inputs = {{"x", fb::DType_F32, {N}, 0}};
   std::vector<TensorSpec> outputs = {{"y", fb::DType_F32, {N}, 2}};
+  std::vector<GpuImageSpec> gpuImages;
+  uint64_t splatSize = 0;
   std::vector<DispatchSpec> dispatches = {
       {"add_one", {0, 1}, 7, {"Add_0"}},
       {"scale", {1, 3, 2}, 5, {"Mul_1", "Identity_2"}}};
@@ -83,7 +91,7 @@ struct ArtifactSpec {
     };
     std::vector<flatbuffers::Offset<fb::Buffer>> bufs;
     for (const BufferSpec &s : buffers)
-      bufs.push_back(fb::CreateBuffer(b, s.kind, s.offset, s.size));
+      bufs.push_back(fb::CreateBuffer(b, s.kind, s.offset, s.size, s.splatBits));
     std::vector<flatbuffers::Offset<fb::Dispatch>> disps;
     for (const DispatchSpec &d : dispatches) {
       std::vector<flatbuffers::Offset<flatbuffers::String>> nodes;
@@ -92,10 +100,14 @@ struct ArtifactSpec {
       disps.push_back(fb::CreateDispatchDirect(b, d.kernel.c_str(), &d.bindings,
                                                d.workgroups, &nodes, 0));
     }
+    std::vector<flatbuffers::Offset<fb::GpuImage>> images;
+    for (const GpuImageSpec &g : gpuImages)
+      images.push_back(fb::CreateGpuImageDirect(b, g.chip.c_str(),
+                                                g.format.c_str(), &g.data));
     auto ins = tensors(inputs), outs = tensors(outputs);
     auto root = fb::CreateModelDirect(b, version, "kiln-test", target.c_str(),
                                       &kernelObject, &weights, arenaSize, &bufs,
-                                      &ins, &outs, &disps);
+                                      &ins, &outs, &disps, &images, splatSize);
     fb::FinishModelBuffer(b, root);
     return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
   }

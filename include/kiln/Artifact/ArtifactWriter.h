@@ -2,6 +2,8 @@
 #ifndef KILN_ARTIFACT_ARTIFACTWRITER_H
 #define KILN_ARTIFACT_ARTIFACTWRITER_H
 
+#include "kiln/Target/CudaTarget.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
@@ -13,6 +15,8 @@ struct KernelReport {
   std::string name;
   std::vector<std::string> nodes;
   uint32_t workgroups = 1;
+  /// Threads per workgroup (GPU blocks); 1 on the CPU.
+  uint32_t threads = 1;
   uint64_t flops = 0;
   /// Bytes of every buffer the kernel reads or writes: the least it moves.
   uint64_t bytes = 0;
@@ -37,9 +41,22 @@ struct ArtifactSummary {
 /// kiln.reshape and kiln.dispatch ops, and the kernels module already
 /// compiled to `kernelObject` — into the FlatBuffers artifact. Arena buffers
 /// are placed by liveness so that buffers with disjoint lifetimes share bytes.
+/// The compiled code and choices that go into an artifact beside the graph.
+struct ArtifactContents {
+  std::string target;
+  /// CPU: the kernels' shared object. Empty for GPU targets.
+  std::string kernelObject;
+  /// GPU targets: one device image per chip.
+  std::vector<GpuImage> gpuImages;
+  /// Benchmark artifacts: float32 weights of 64 elements or more are left
+  /// out and filled with 0.01 by the runtime (like IREE's splat parameter
+  /// archives), so that a large model's artifact stays small. Results are
+  /// then meaningless; timings are not.
+  bool splatWeights = false;
+};
+
 mlir::FailureOr<std::string> writeArtifact(mlir::ModuleOp module,
-                                           llvm::StringRef target,
-                                           llvm::StringRef kernelObject,
+                                           const ArtifactContents &contents,
                                            ArtifactSummary *summary = nullptr);
 
 } // namespace kiln

@@ -20,6 +20,11 @@ struct CompileOptions {
   /// LLVM CPU name for the CPU target; "native" means this machine's.
   std::string cpu = "native";
   int64_t maxWorkgroups = 64;
+  /// For cuda targets: the toolkit folder given on the command line (empty:
+  /// look in $CUDA_HOME, $CUDA_PATH, /usr/local/cuda).
+  std::string cudaToolkit;
+  /// Leave large float32 weights out of the artifact (benchmarks only).
+  bool splatWeights = false;
 };
 
 /// Registers every dialect and extension the pipeline needs on `registry`.

@@ -1,0 +1,45 @@
+//===- CudaTarget.h - the cuda target: chips, toolkit, device images -*- C++ -*-===//
+#ifndef KILN_TARGET_CUDATARGET_H
+#define KILN_TARGET_CUDATARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// `--target=cuda` (sm_90) or `--target=cuda:sm_80,sm_90`.
+struct CudaTargetSpec {
+  std::vector<std::string> chips;
+};
+
+/// True for "cuda" and "cuda:...".
+bool isCudaTarget(llvm::StringRef target);
+
+/// Parses a cuda target; on failure `error` names the bad chip and the
+/// supported ones.
+mlir::FailureOr<CudaTargetSpec> parseCudaTarget(llvm::StringRef target,
+                                                std::string &error);
+
+/// The CUDA toolkit folder: `explicitPath` when set, else $CUDA_HOME, then
+/// $CUDA_PATH, then /usr/local/cuda. Empty when none of them holds
+/// bin/ptxas and nvvm/libdevice/libdevice.10.bc.
+std::string findCudaToolkit(llvm::StringRef explicitPath);
+
+/// One device image of the artifact.
+struct GpuImage {
+  std::string chip;
+  std::string format; // "cubin" or "ptx"
+  std::string data;
+};
+
+/// Serializes the kernels module's `gpu.module` (NVVM dialect, targets
+/// attached) into one image per chip: a cubin when `toolkit` is set, PTX
+/// for the driver to compile otherwise.
+mlir::FailureOr<std::vector<GpuImage>>
+buildCudaImages(mlir::ModuleOp kernels, llvm::StringRef toolkit);
+
+} // namespace kiln
+
+#endif

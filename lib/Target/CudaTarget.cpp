@@ -1,0 +1,98 @@
+//===- CudaTarget.cpp - the cuda target: chips, toolkit, device images ----===//
+#include "kiln/Target/CudaTarget.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace kiln;
+
+static constexpr llvm::StringLiteral kSupportedChips[] = {
+    "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
+
+bool kiln::isCudaTarget(StringRef target) {
+  return target == "cuda" || target.starts_with("cuda:");
+}
+
+FailureOr<CudaTargetSpec> kiln::parseCudaTarget(StringRef target,
+                                                std::string &error) {
+  CudaTargetSpec spec;
+  StringRef list = target.drop_front(std::min<size_t>(target.size(), 5));
+  if (list.empty()) {
+    spec.chips.push_back("sm_90");
+    return spec;
+  }
+  SmallVector<StringRef> chips;
+  list.split(chips, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef chip : chips) {
+    if (!llvm::is_contained(kSupportedChips, chip)) {
+      error = "unsupported CUDA chip '" + chip.str() + "' in --target=" +
+              target.str() + " (supported: " +
+              llvm::join(llvm::map_range(kSupportedChips,
+                                         [](StringRef c) { return c.str(); }),
+                         ", ") +
+              ")";
+      return failure();
+    }
+    if (!llvm::is_contained(spec.chips, chip.str()))
+      spec.chips.push_back(chip.str());
+  }
+  if (spec.chips.empty()) {
+    error = "--target=" + target.str() + " names no chip";
+    return failure();
+  }
+  return spec;
+}
+
+static bool isToolkit(StringRef dir) {
+  llvm::SmallString<256> ptxas(dir), libdevice(dir);
+  llvm::sys::path::append(ptxas, "bin", "ptxas");
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
+  return llvm::sys::fs::can_execute(ptxas) && llvm::sys::fs::exists(libdevice);
+}
+
+std::string kiln::findCudaToolkit(StringRef explicitPath) {
+  if (!explicitPath.empty())
+    return isToolkit(explicitPath) ? explicitPath.str() : std::string();
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *dir = std::getenv(var))
+      if (isToolkit(dir))
+        return dir;
+  return isToolkit("/usr/local/cuda") ? "/usr/local/cuda" : std::string();
+}
+
+FailureOr<std::vector<GpuImage>> kiln::buildCudaImages(ModuleOp kernels,
+                                                       StringRef toolkit) {
+  PassManager pm(kernels->getContext(), ModuleOp::getOperationName());
+  GpuModuleToBinaryPassOptions options;
+  options.compilationTarget = toolkit.empty() ? "isa" : "bin";
+  options.toolkitPath = toolkit.str();
+  pm.addPass(createGpuModuleToBinaryPass(options));
+  if (failed(pm.run(kernels)))
+    return failure();
+  std::vector<GpuImage> images;
+  for (auto binary : kernels.getOps<gpu::BinaryOp>()) {
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
+      if (!target)
+        return binary.emitError("device image for a non-NVVM target");
+      GpuImage image;
+      image.chip = target.getChip().str();
+      image.format = object.getFormat() == gpu::CompilationTarget::Assembly
+                         ? "ptx"
+                         : "cubin";
+      image.data = object.getObject().getValue().str();
+      images.push_back(std::move(image));
+    }
+  }
+  return images;
+}

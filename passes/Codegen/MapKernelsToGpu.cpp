@@ -1,0 +1,209 @@
+//===- MapKernelsToGpu.cpp - kernels as gpu.func, one thread per iteration ===//
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_MAPKERNELSTOGPU
+#include "kiln/Passes/CodegenPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+constexpr StringLiteral kGpuModuleName = "kiln_kernels";
+
+/// The kernel's forall when it is the only op with side effects at the top
+/// level and has static bounds: then its iterations are independent and can
+/// each be one thread. Null otherwise.
+scf::ForallOp parallelForall(func::FuncOp func) {
+  scf::ForallOp forall;
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    if (auto loop = dyn_cast<scf::ForallOp>(op)) {
+      if (forall)
+        return nullptr;
+      forall = loop;
+    } else if (!isMemoryEffectFree(&op) && !isa<memref::GetGlobalOp>(op)) {
+      return nullptr;
+    }
+  }
+  if (!forall || !forall.getResults().empty())
+    return nullptr;
+  for (auto bounds : {forall.getMixedLowerBound(), forall.getMixedUpperBound(),
+                      forall.getMixedStep()})
+    for (OpFoldResult b : bounds)
+      if (!getConstantIntValue(b))
+        return nullptr;
+  return forall;
+}
+
+/// Iterations of each dim of `forall` (static bounds).
+SmallVector<int64_t> tripCounts(scf::ForallOp forall) {
+  SmallVector<int64_t> counts;
+  for (auto [lb, ub, step] :
+       llvm::zip(forall.getMixedLowerBound(), forall.getMixedUpperBound(),
+                 forall.getMixedStep())) {
+    int64_t l = *getConstantIntValue(lb), u = *getConstantIntValue(ub),
+            s = *getConstantIntValue(step);
+    counts.push_back(u > l ? (u - l + s - 1) / s : 0);
+  }
+  return counts;
+}
+
+struct MapKernelsToGpuPass
+    : public kiln::impl::MapKernelsToGpuBase<MapKernelsToGpuPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp kernels = getOperation();
+    SmallVector<func::FuncOp> funcs;
+    for (auto func : kernels.getOps<func::FuncOp>())
+      if (func->hasAttr("kiln.kernel") && !func.isExternal())
+        funcs.push_back(func);
+    if (funcs.empty())
+      return;
+    kernels->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                     UnitAttr::get(&getContext()));
+    OpBuilder builder(&getContext());
+    builder.setInsertionPointToEnd(kernels.getBody());
+    auto gpuModule =
+        gpu::GPUModuleOp::create(builder, kernels.getLoc(), kGpuModuleName);
+    for (func::FuncOp func : funcs)
+      if (failed(convert(func, gpuModule)))
+        return signalPassFailure();
+    // Constant tables (from bufferized tensor constants) live beside the
+    // kernels that read them, in device global memory.
+    for (auto global :
+         llvm::make_early_inc_range(kernels.getOps<memref::GlobalOp>()))
+      global->moveBefore(gpuModule.getBody(), gpuModule.getBody()->begin());
+  }
+
+  LogicalResult convert(func::FuncOp func, gpu::GPUModuleOp gpuModule) {
+    IRRewriter rewriter(&getContext());
+    scf::ForallOp forall = parallelForall(func);
+    int64_t threads = 1, blocks = 1, total = 1;
+    if (forall) {
+      for (int64_t count : tripCounts(forall))
+        total *= count;
+      threads = std::min<int64_t>(threadsPerBlock,
+                                  std::max<int64_t>(32, (total + 31) / 32 * 32));
+      blocks = std::max<int64_t>(1, (total + threads - 1) / threads);
+    } else {
+      // Serial: every loop runs in the one thread.
+      SmallVector<scf::ForallOp> loops;
+      func.walk([&](scf::ForallOp loop) { loops.push_back(loop); });
+      for (scf::ForallOp loop : loops) {
+        rewriter.setInsertionPoint(loop);
+        (void)scf::forallToForLoop(rewriter, loop);
+      }
+    }
+
+    // The kernel's parameters are its buffers; the CPU ABI's trailing
+    // workgroup id and count have no meaning on the GPU.
+    Block &body = func.getBody().front();
+    SmallVector<Type> buffers;
+    for (BlockArgument arg : body.getArguments())
+      if (isa<MemRefType>(arg.getType()))
+        buffers.push_back(arg.getType());
+    for (BlockArgument arg : llvm::drop_begin(body.getArguments(), buffers.size()))
+      if (!arg.use_empty())
+        return func.emitError("GPU kernel uses its CPU workgroup arguments");
+    body.eraseArguments(buffers.size(), body.getNumArguments() - buffers.size());
+    passEmptyBuffersAsOneElement(rewriter, body, buffers);
+
+    rewriter.setInsertionPointToEnd(gpuModule.getBody());
+    auto gpuFunc = gpu::GPUFuncOp::create(
+        rewriter, func.getLoc(), func.getName(),
+        rewriter.getFunctionType(buffers, {}));
+    gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                     rewriter.getUnitAttr());
+    gpuFunc.setKnownBlockSizeAttr(
+        rewriter.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
+    gpuFunc.getBody().getBlocks().clear();
+    gpuFunc.getBody().takeBody(func.getBody());
+    Block &entry = gpuFunc.getBody().front();
+    Operation *ret = entry.getTerminator();
+    rewriter.setInsertionPoint(ret);
+    rewriter.replaceOpWithNewOp<gpu::ReturnOp>(ret);
+    if (forall && total == 0)
+      rewriter.eraseOp(forall); // an empty iteration space does nothing
+    else if (forall)
+      mapToThreads(rewriter, forall, threads, total);
+
+    // The declaration left behind carries the launch shape for the writer.
+    func.setPrivate();
+    auto i64 = rewriter.getI64Type();
+    func->setAttr("kiln.workgroups", rewriter.getIntegerAttr(i64, blocks));
+    func->setAttr("kiln.threads", rewriter.getIntegerAttr(i64, threads));
+    return success();
+  }
+
+  /// A bare pointer cannot stand for a zero-element memref (the NVVM
+  /// lowering rejects it), so such a parameter becomes memref<1xT> and the
+  /// body sees it through a reinterpret_cast to its real, empty type.
+  static void passEmptyBuffersAsOneElement(IRRewriter &rewriter, Block &body,
+                                           SmallVectorImpl<Type> &buffers) {
+    rewriter.setInsertionPointToStart(&body);
+    for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+      auto type = cast<MemRefType>(arg.getType());
+      if (!type.hasStaticShape() || type.getNumElements() != 0)
+        continue;
+      auto carrier = MemRefType::get({1}, type.getElementType());
+      arg.setType(carrier);
+      buffers[i] = carrier;
+      SmallVector<int64_t> strides(type.getRank(), 1);
+      for (int64_t d = type.getRank() - 2; d >= 0; --d)
+        strides[d] = strides[d + 1] * type.getDimSize(d + 1);
+      auto view = memref::ReinterpretCastOp::create(
+          rewriter, arg.getLoc(), type, arg, /*offset=*/0, type.getShape(),
+          strides);
+      rewriter.replaceAllUsesExcept(arg, view, view);
+    }
+  }
+
+  /// Replaces `forall` by its body, run by the thread whose linear id is
+  /// the iteration's row-major index; ids past `total` skip it.
+  void mapToThreads(IRRewriter &rewriter, scf::ForallOp forall,
+                    int64_t threads, int64_t total) {
+    Location loc = forall.getLoc();
+    rewriter.setInsertionPoint(forall);
+    auto constant = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, v);
+    };
+    Value block = gpu::BlockIdOp::create(rewriter, loc, gpu::Dimension::x);
+    Value thread = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+    Value linear = arith::AddIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(rewriter, loc, block, constant(threads)), thread);
+    Value inRange = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                          linear, constant(total));
+    auto guard = scf::IfOp::create(rewriter, loc, inRange, /*withElse=*/false);
+    rewriter.setInsertionPointToStart(guard.thenBlock());
+
+    SmallVector<int64_t> counts = tripCounts(forall);
+    SmallVector<Value> ivs(counts.size());
+    Value rest = linear;
+    for (int64_t d = int64_t(counts.size()) - 1; d >= 0; --d) {
+      Value index = rest;
+      if (d > 0) {
+        index = arith::RemUIOp::create(rewriter, loc, rest, constant(counts[d]));
+        rest = arith::DivUIOp::create(rewriter, loc, rest, constant(counts[d]));
+      }
+      int64_t lb = *getConstantIntValue(forall.getMixedLowerBound()[d]);
+      int64_t step = *getConstantIntValue(forall.getMixedStep()[d]);
+      ivs[d] = arith::AddIOp::create(
+          rewriter, loc, constant(lb),
+          arith::MulIOp::create(rewriter, loc, index, constant(step)));
+    }
+    Block *body = forall.getBody();
+    rewriter.eraseOp(body->getTerminator());
+    rewriter.inlineBlockBefore(body, guard.thenBlock()->getTerminator(), ivs);
+    rewriter.eraseOp(forall);
+  }
+};
+
+} // namespace

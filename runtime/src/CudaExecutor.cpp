@@ -1,0 +1,308 @@
+//===- CudaExecutor.cpp - run a model's schedule on an NVIDIA GPU ---------===//
+#include "CudaExecutor.h"
+
+#include <cstring>
+
+using namespace kiln;
+
+CudaExecutor::~CudaExecutor() {
+  if (!driver_)
+    return;
+  const cu::Driver &d = *driver_;
+  if (context_)
+    d.ctxSetCurrent(context_);
+  if (stream_)
+    d.streamSynchronize(stream_);
+  if (graph_)
+    d.graphExecDestroy(graph_);
+  if (module_)
+    d.moduleUnload(module_);
+  if (arena_)
+    d.memFree(arena_);
+  if (weights_)
+    d.memFree(weights_);
+  if (splat_)
+    d.memFree(splat_);
+  if (staging_)
+    d.memFreeHost(staging_);
+  if (stream_)
+    d.streamDestroy(stream_);
+  if (context_)
+    d.primaryCtxRelease(device_);
+}
+
+kiln_status CudaExecutor::check(cu::Result result, const std::string &what) {
+  if (result == 0)
+    return KILN_OK;
+  return fail(result == cu::kErrorOutOfMemory ? KILN_ERROR_OUT_OF_MEMORY
+                                              : KILN_ERROR_INTERNAL,
+              what + " failed on " + deviceName_ + ": " +
+                  cu::describe(*driver_, result));
+}
+
+cu::DevicePtr CudaExecutor::devicePointer(const BufferDesc &buffer) const {
+  cu::DevicePtr base = buffer.kind == BufferDesc::Weight  ? weights_
+                       : buffer.kind == BufferDesc::Splat ? splat_
+                                                          : arena_;
+  return base + buffer.offset;
+}
+
+kiln_status CudaExecutor::allocate(cu::DevicePtr &ptr, uint64_t bytes,
+                                   const char *what) {
+  if (cu::Result r = driver_->memAlloc(&ptr, std::max<uint64_t>(bytes, 1))) {
+    size_t free = 0, total = 0;
+    driver_->memGetInfo(&free, &total);
+    return fail(KILN_ERROR_OUT_OF_MEMORY,
+                std::string("not enough device memory on ") + deviceName_ +
+                    " for the " + what + ": asked " + std::to_string(bytes) +
+                    " bytes, " + std::to_string(free) + " free of " +
+                    std::to_string(total) + " (" + cu::describe(*driver_, r) +
+                    ")");
+  }
+  return KILN_OK;
+}
+
+kiln_status CudaExecutor::init() {
+  std::string error;
+  driver_ = cu::loadDriver(error);
+  if (!driver_)
+    return fail(KILN_ERROR_UNSUPPORTED_DEVICE, error);
+  const cu::Driver &d = *driver_;
+  int count = 0;
+  if (d.deviceGetCount(&count) != 0 || count == 0)
+    return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
+                "no CUDA device: the driver loaded but reports no GPU");
+  deviceName_ = "CUDA device 0";
+  if (kiln_status s = check(d.deviceGet(&device_, 0), "cuDeviceGet"))
+    return s;
+  char name[256] = {0};
+  if (d.deviceGetName(name, sizeof(name) - 1, device_) == 0)
+    deviceName_ = std::string(name) + " (CUDA device 0)";
+  if (kiln_status s = check(d.primaryCtxRetain(&context_, device_),
+                            "retaining the primary context"))
+    return s;
+  if (kiln_status s = check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"))
+    return s;
+  if (kiln_status s = check(d.streamCreate(&stream_, cu::kStreamNonBlocking),
+                            "creating a stream"))
+    return s;
+  if (kiln_status s = allocate(arena_, model_.arenaSize(), "arena"))
+    return s;
+  uint64_t weightBytes = model_.weightsSize();
+  if (kiln_status s = allocate(weights_, weightBytes, "weights"))
+    return s;
+  if (weightBytes > 0)
+    if (kiln_status s = check(d.memcpyHtoD(weights_, model_.weights(),
+                                           weightBytes),
+                              "uploading the weights"))
+      return s;
+  if (model_.splatSize() > 0) {
+    if (kiln_status s = allocate(splat_, model_.splatSize(), "splat weights"))
+      return s;
+    for (const BufferDesc &b : model_.buffers())
+      if (b.kind == BufferDesc::Splat)
+        if (kiln_status s = check(d.memsetD32(splat_ + b.offset, b.splatBits,
+                                              b.size / 4),
+                                  "filling splat weights"))
+          return s;
+  }
+  uint64_t stagingBytes = 0;
+  auto slot = [&](const TensorDesc &t) {
+    uint64_t offset = stagingBytes;
+    stagingBytes += (t.bytes + KILN_ARTIFACT_ALIGNMENT - 1) /
+                    KILN_ARTIFACT_ALIGNMENT * KILN_ARTIFACT_ALIGNMENT;
+    return offset;
+  };
+  for (const TensorDesc &t : model_.inputs())
+    inputSlots_.push_back(slot(t));
+  for (const TensorDesc &t : model_.outputs())
+    outputSlots_.push_back(slot(t));
+  void *pinned = nullptr;
+  if (cu::Result r = d.memAllocHost(&pinned, std::max<uint64_t>(stagingBytes, 1)))
+    return fail(KILN_ERROR_OUT_OF_MEMORY,
+                "cannot allocate " + std::to_string(stagingBytes) +
+                    " bytes of pinned host memory for inputs and outputs: " +
+                    cu::describe(d, r));
+  staging_ = static_cast<uint8_t *>(pinned);
+  return loadKernels();
+}
+
+/// The image for this GPU: a cubin for exactly its chip, else PTX for a
+/// chip it can run (the driver compiles PTX forward to newer GPUs).
+kiln_status CudaExecutor::selectImage(const GpuImageDesc *&image) {
+  int major = 0, minor = 0;
+  driver_->deviceGetAttribute(&major, cu::kAttrComputeCapabilityMajor, device_);
+  driver_->deviceGetAttribute(&minor, cu::kAttrComputeCapabilityMinor, device_);
+  int capability = major * 10 + minor;
+  std::string chip = "sm_" + std::to_string(capability);
+  image = nullptr;
+  int bestPtx = -1;
+  std::vector<std::string> available;
+  for (const GpuImageDesc &candidate : model_.gpuImages()) {
+    available.push_back(candidate.chip + " " + candidate.format);
+    if (candidate.format == "cubin" &&
+        (candidate.chip == chip || candidate.chip == chip + "a")) {
+      image = &candidate;
+      return KILN_OK;
+    }
+    int version = std::atoi(candidate.chip.c_str() + 3);
+    if (candidate.format == "ptx" && version <= capability && version > bestPtx) {
+      bestPtx = version;
+      image = &candidate;
+    }
+  }
+  if (image)
+    return KILN_OK;
+  return fail(KILN_ERROR_KERNEL_LOAD,
+              "the artifact has no device code for " + deviceName_ + " (" +
+                  chip + "); it holds " + quoteList(available) +
+                  ": recompile with --target=cuda:" + chip);
+}
+
+kiln_status CudaExecutor::loadKernels() {
+  const std::vector<DispatchDesc> &dispatches = model_.dispatches();
+  if (dispatches.empty())
+    return KILN_OK;
+  const GpuImageDesc *image = nullptr;
+  if (kiln_status s = selectImage(image))
+    return s;
+  // cuModuleLoadData wants PTX NUL-terminated; the image is not.
+  std::string ptx;
+  const void *data = image->data;
+  if (image->format == "ptx") {
+    ptx.assign(reinterpret_cast<const char *>(image->data), image->size);
+    data = ptx.c_str();
+  }
+  if (cu::Result r = driver_->moduleLoadData(&module_, data))
+    return fail(KILN_ERROR_KERNEL_LOAD,
+                "cannot load the " + image->chip + " " + image->format +
+                    " image on " + deviceName_ + ": " +
+                    cu::describe(*driver_, r));
+  for (const DispatchDesc &dispatch : dispatches) {
+    cu::Function fn = nullptr;
+    if (cu::Result r = driver_->moduleGetFunction(&fn, module_,
+                                                  dispatch.kernel.c_str()))
+      return fail(KILN_ERROR_KERNEL_LOAD,
+                  "kernel '" + dispatch.kernel + "' (ONNX nodes " +
+                      quoteList(dispatch.nodes) + ") is not in the " +
+                      image->chip + " image: " + cu::describe(*driver_, r));
+    functions_.push_back(fn);
+    std::vector<cu::DevicePtr> pointers;
+    for (uint32_t b : dispatch.bindings) {
+      const BufferDesc &buffer = model_.buffers()[b];
+      pointers.push_back(devicePointer(buffer));
+    }
+    pointers_.push_back(std::move(pointers));
+  }
+  // Parameter arrays point into pointers_, which no longer moves.
+  for (std::vector<cu::DevicePtr> &pointers : pointers_) {
+    std::vector<void *> params;
+    for (cu::DevicePtr &p : pointers)
+      params.push_back(&p);
+    params_.push_back(std::move(params));
+  }
+  return KILN_OK;
+}
+
+void CudaExecutor::stageInput(int index, const void *data, size_t bytes) {
+  std::memcpy(staging_ + inputSlots_[index], data, bytes);
+}
+
+void CudaExecutor::readOutput(int index, void *data, size_t bytes) const {
+  std::memcpy(data, staging_ + outputSlots_[index], bytes);
+}
+
+kiln_status CudaExecutor::launch(size_t index) {
+  const DispatchDesc &dispatch = model_.dispatches()[index];
+  cu::Result r = driver_->launchKernel(
+      functions_[index], dispatch.workgroups, 1, 1, dispatch.threads, 1, 1, 0,
+      stream_, params_[index].data(), nullptr);
+  if (r != 0)
+    return fail(KILN_ERROR_INTERNAL,
+                "launching kernel '" + dispatch.kernel + "' (ONNX nodes " +
+                    quoteList(dispatch.nodes) + ") failed on " + deviceName_ +
+                    ": " + cu::describe(*driver_, r));
+  return KILN_OK;
+}
+
+kiln_status CudaExecutor::captureGraph() {
+  const cu::Driver &d = *driver_;
+  if (kiln_status s = check(d.streamBeginCapture(stream_,
+                                                 cu::kCaptureModeThreadLocal),
+                            "starting graph capture"))
+    return s;
+  for (size_t i = 0; i < functions_.size(); ++i)
+    if (kiln_status s = launch(i)) {
+      cu::Graph broken = nullptr;
+      d.streamEndCapture(stream_, &broken);
+      if (broken)
+        d.graphDestroy(broken);
+      return s;
+    }
+  cu::Graph graph = nullptr;
+  if (kiln_status s = check(d.streamEndCapture(stream_, &graph),
+                            "ending graph capture"))
+    return s;
+  kiln_status s = check(d.graphInstantiateWithFlags(&graph_, graph, 0),
+                        "instantiating the CUDA graph");
+  d.graphDestroy(graph);
+  return s;
+}
+
+kiln_status CudaExecutor::run(double *dispatchMs) {
+  const cu::Driver &d = *driver_;
+  if (kiln_status s = check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"))
+    return s;
+  for (size_t i = 0; i < model_.inputs().size(); ++i) {
+    const TensorDesc &t = model_.inputs()[i];
+    const BufferDesc &b = model_.buffers()[t.buffer];
+    if (t.bytes > 0)
+      if (kiln_status s = check(d.memcpyHtoDAsync(arena_ + b.offset,
+                                                  staging_ + inputSlots_[i],
+                                                  t.bytes, stream_),
+                                "copying input '" + t.name + "' to the device"))
+        return s;
+  }
+  if (dispatchMs) {
+    std::vector<cu::Event> events(functions_.size() + 1);
+    for (cu::Event &e : events)
+      if (kiln_status s = check(d.eventCreate(&e, 0), "cuEventCreate"))
+        return s;
+    kiln_status status = KILN_OK;
+    d.eventRecord(events[0], stream_);
+    for (size_t i = 0; i < functions_.size() && status == KILN_OK; ++i) {
+      status = launch(i);
+      d.eventRecord(events[i + 1], stream_);
+    }
+    if (status == KILN_OK)
+      status = check(d.eventSynchronize(events.back()), "running the kernels");
+    for (size_t i = 0; i < functions_.size() && status == KILN_OK; ++i) {
+      float ms = 0;
+      d.eventElapsedTime(&ms, events[i], events[i + 1]);
+      dispatchMs[i] = ms;
+    }
+    for (cu::Event e : events)
+      d.eventDestroy(e);
+    if (status)
+      return status;
+  } else if (!functions_.empty()) {
+    if (!graph_)
+      if (kiln_status s = captureGraph())
+        return s;
+    if (kiln_status s = check(d.graphLaunch(graph_, stream_),
+                              "launching the CUDA graph"))
+      return s;
+  }
+  for (size_t i = 0; i < model_.outputs().size(); ++i) {
+    const TensorDesc &t = model_.outputs()[i];
+    const BufferDesc &b = model_.buffers()[t.buffer];
+    cu::DevicePtr src = devicePointer(b);
+    if (t.bytes > 0)
+      if (kiln_status s = check(d.memcpyDtoHAsync(staging_ + outputSlots_[i],
+                                                  src, t.bytes, stream_),
+                                "copying output '" + t.name + "' to the host"))
+        return s;
+  }
+  return check(d.streamSynchronize(stream_),
+               "running the model (a kernel faulted or the copies failed)");
+}

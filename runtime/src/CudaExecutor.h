@@ -1,0 +1,58 @@
+//===- CudaExecutor.h - run a model's schedule on an NVIDIA GPU -*- C++ -*-===//
+#ifndef KILN_RUNTIME_CUDAEXECUTOR_H
+#define KILN_RUNTIME_CUDAEXECUTOR_H
+
+#include "CudaDriver.h"
+#include "Internal.h"
+
+namespace kiln {
+
+/// The device side of one session: the arena and the weights in device
+/// memory, the model's kernels loaded from the image for this GPU, kernel
+/// arguments built once, and the whole schedule captured into a CUDA graph
+/// on the first run and replayed afterwards. Inputs and outputs pass through
+/// one pinned staging buffer.
+class CudaExecutor {
+public:
+  explicit CudaExecutor(const Model &model) : model_(model) {}
+  CudaExecutor(const CudaExecutor &) = delete;
+  CudaExecutor &operator=(const CudaExecutor &) = delete;
+  ~CudaExecutor();
+
+  kiln_status init();
+  /// Copies an input into its staging slot (sizes checked by the caller).
+  void stageInput(int index, const void *data, size_t bytes);
+  /// Uploads the inputs, runs every dispatch, downloads the outputs. With
+  /// `dispatchMs`, kernels are launched one by one between events and each
+  /// one's device time is written there.
+  kiln_status run(double *dispatchMs);
+  void readOutput(int index, void *data, size_t bytes) const;
+
+private:
+  kiln_status check(cu::Result result, const std::string &what);
+  kiln_status allocate(cu::DevicePtr &ptr, uint64_t bytes, const char *what);
+  kiln_status selectImage(const GpuImageDesc *&image);
+  kiln_status loadKernels();
+  kiln_status launch(size_t index);
+  kiln_status captureGraph();
+  cu::DevicePtr devicePointer(const BufferDesc &buffer) const;
+
+  const Model &model_;
+  const cu::Driver *driver_ = nullptr;
+  cu::Device device_ = 0;
+  cu::Context context_ = nullptr;
+  cu::Stream stream_ = nullptr;
+  cu::Module module_ = nullptr;
+  cu::DevicePtr arena_ = 0, weights_ = 0, splat_ = 0;
+  uint8_t *staging_ = nullptr;
+  std::vector<uint64_t> inputSlots_, outputSlots_; // offsets into staging_
+  std::vector<cu::Function> functions_;            // per dispatch
+  std::vector<std::vector<cu::DevicePtr>> pointers_; // per dispatch
+  std::vector<std::vector<void *>> params_;          // -> pointers_
+  cu::GraphExec graph_ = nullptr;
+  std::string deviceName_;
+};
+
+} // namespace kiln
+
+#endif
