@@ -25,12 +25,15 @@ const char kUsage[] =
     "                           (defaults: rtol 1e-4, atol 1e-5)\n"
     "  --output-dir DIR         write each output to DIR/NAME.npy\n"
     "  --device NAME            cpu (default) or cuda\n"
+    "  --ignore-unknown-inputs  skip NAME=@FILE inputs the model does not\n"
+    "                           have (e.g. frozen when it was compiled)\n"
     "  --threads N              worker threads; 0 = one per core (default)\n"
     "  --print                  print every output value\n"
     "  --help                   show this help\n";
 
 struct Options {
   std::string model, outputDir, device = "cpu";
+  bool ignoreUnknownInputs = false;
   std::vector<std::string> inputs, expected;
   double rtol = 1e-4, atol = 1e-5;
   int threads = 0;
@@ -43,6 +46,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
   while (!args.done() && error.empty()) {
     if (args.flag("--help") || args.flag("-h"))
       o.help = true;
+    else if (args.flag("--ignore-unknown-inputs"))
+      o.ignoreUnknownInputs = true;
     else if (args.flag("--print"))
       o.printAll = true;
     else if (args.option("--input", v, error))
@@ -118,7 +123,8 @@ int run(const Options &o, std::string &error) {
     return 1;
   std::vector<Tensor> inputs, expected;
   std::vector<bool> bound, given;
-  if (!readTensorSpecs(o.inputs, inputNames(m.model), inputs, bound, error) ||
+  if (!readTensorSpecs(o.inputs, inputNames(m.model), inputs, bound, error,
+                       o.ignoreUnknownInputs) ||
       !readTensorSpecs(o.expected, outputNames(m.model), expected, given,
                        error))
     return 1;

@@ -103,7 +103,7 @@ static void splitSpec(const std::string &spec, std::string &name,
 bool kiln::readTensorSpecs(const std::vector<std::string> &specs,
                            const std::vector<std::string> &names,
                            std::vector<Tensor> &out, std::vector<bool> &bound,
-                           std::string &error) {
+                           std::string &error, bool ignoreUnknownNames) {
   out.assign(names.size(), Tensor());
   bound.assign(names.size(), false);
   // Named specs first, so that bare ones fill whatever slots remain in order.
@@ -119,6 +119,8 @@ bool kiln::readTensorSpecs(const std::vector<std::string> &specs,
     size_t slot = 0;
     while (slot < names.size() && names[slot] != name)
       ++slot;
+    if (slot == names.size() && ignoreUnknownNames)
+      continue;
     if (slot == names.size()) {
       error = "'" + spec + "': the model has no tensor named '" + name +
               "'; it has " + std::to_string(names.size()) + ":";

@@ -50,11 +50,12 @@ bool openModel(const std::string &path, const std::string &device, int threads,
 
 /// Reads `name=@file` or `@file` specs (a bare `@file` takes the next unnamed
 /// slot in `names` order). `out` gets one tensor per slot; `bound` flags
-/// which slots a spec filled.
+/// which slots a spec filled. With `ignoreUnknownNames`, a named spec the
+/// model has no slot for is skipped instead of being an error.
 bool readTensorSpecs(const std::vector<std::string> &specs,
                      const std::vector<std::string> &names,
                      std::vector<Tensor> &out, std::vector<bool> &bound,
-                     std::string &error);
+                     std::string &error, bool ignoreUnknownNames = false);
 
 std::vector<std::string> inputNames(const kiln_model *model);
 std::vector<std::string> outputNames(const kiln_model *model);

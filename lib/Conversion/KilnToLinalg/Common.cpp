@@ -90,6 +90,40 @@ AffineMap kiln::lowering::reductionOutMap(int64_t rank, ArrayRef<int64_t> axes,
 }
 
 
+RankedTensorType kiln::lowering::withoutAxes(RankedTensorType type,
+                                             ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    if (!llvm::is_contained(axes, i))
+      shape.push_back(type.getDimSize(i));
+  return RankedTensorType::get(shape, type.getElementType());
+}
+
+Value kiln::lowering::expandToKeptDims(OpBuilder &b, Location loc,
+                                       Value reduced, RankedTensorType keptType,
+                                       ArrayRef<int64_t> axes) {
+  if (reduced.getType() == keptType)
+    return reduced;
+  // An elementwise generic rather than tensor.expand_shape: tile-and-fuse
+  // fuses it (and the reduction behind it) into the consumer's tiles.
+  int64_t rank = keptType.getRank();
+  SmallVector<AffineExpr> keptDims;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!llvm::is_contained(axes, i))
+      keptDims.push_back(b.getAffineDimExpr(i));
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank, 0, keptDims, b.getContext()),
+      b.getMultiDimIdentityMap(rank)};
+  SmallVector<IteratorType> iterators(rank, IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, keptType, reduced, emptyTensor(b, loc, keptType), maps,
+             iterators,
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, args[0]);
+             })
+      .getResult(0);
+}
+
 /// Pads the spatial dims (2..) of `input`; `extraEnd` adds to the end pads.
 Value kiln::lowering::padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> pads,
                  ArrayRef<int64_t> extraEnd, double padValue) {

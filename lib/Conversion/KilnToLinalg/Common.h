@@ -51,6 +51,19 @@ mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
 mlir::AffineMap reductionOutMap(int64_t rank, llvm::ArrayRef<int64_t> axes,
                                 bool keepdims, mlir::MLIRContext *ctx);
 
+/// `type` without the dims in `axes`: the shape a reduction computes before
+/// its kept (size-1) dims are put back.
+mlir::RankedTensorType withoutAxes(mlir::RankedTensorType type,
+                                   llvm::ArrayRef<int64_t> axes);
+
+/// Puts back the size-1 dims `axes` of a keepdims reduction. Reductions
+/// write through projected permutations only (never a constant index), so
+/// that every one of them can be tiled and fused.
+mlir::Value expandToKeptDims(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value reduced,
+                             mlir::RankedTensorType keptType,
+                             llvm::ArrayRef<int64_t> axes);
+
 /// Pads the spatial dims (2..) of `input`; `extraEnd` adds to the end pads.
 mlir::Value padSpatial(mlir::OpBuilder &b, mlir::Location loc,
                        mlir::Value input, llvm::ArrayRef<int64_t> pads,

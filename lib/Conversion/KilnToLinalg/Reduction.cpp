@@ -43,9 +43,11 @@ struct ReduceLowering : public OpRewritePattern<ReduceOp> {
     Location loc = op.getLoc();
     Value x = op.getInput();
     auto inType = tensorTypeOf(x);
-    auto resultType = op.getType();
+    auto keptType = op.getType();
     int64_t rank = inType.getRank();
     auto axes = op.getAxes();
+    // Computed without the kept unit dims; expanded back at the end.
+    RankedTensorType resultType = withoutAxes(inType.clone(keptType.getElementType()), axes);
     SmallVector<bool> reduced;
     int64_t count = 1;
     for (int64_t i = 0; i < rank; ++i) {
@@ -54,7 +56,7 @@ struct ReduceLowering : public OpRewritePattern<ReduceOp> {
         count *= inType.getDimSize(i);
     }
     AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
-    AffineMap outMap = reductionOutMap(rank, axes, op.getKeepdims(), ctx);
+    AffineMap outMap = reductionOutMap(rank, axes, /*keepdims=*/false, ctx);
     auto reduce = [&](double init, BodyFn combine, Value input,
                       ArrayRef<Value> extra = {},
                       ArrayRef<AffineMap> extraMaps = {}) {
@@ -129,7 +131,7 @@ struct ReduceLowering : public OpRewritePattern<ReduceOp> {
             return arith::AddFOp::create(b, l, math::LogOp::create(b, l, a[0]), a[1]);
           });
     }
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, expandToKeptDims(rewriter, loc, result, keptType, axes));
     return success();
   }
 };
@@ -206,9 +208,12 @@ struct ArgReduceLowering : public OpRewritePattern<ArgOp> {
     auto inType = op.getInput().getType();
     Type elementType = inType.getElementType();
     int64_t rank = inType.getRank(), axis = op.getAxis();
-    auto indexType = op.getType();
+    auto keptType = op.getType();
+    auto indexType = withoutAxes(keptType, {axis});
+    if (!op.getKeepdims())
+      indexType = keptType;
     auto valueType = indexType.clone(elementType);
-    AffineMap outMap = reductionOutMap(rank, {axis}, op.getKeepdims(), ctx);
+    AffineMap outMap = reductionOutMap(rank, {axis}, /*keepdims=*/false, ctx);
     Value values = filledTensor(rewriter, loc, valueType,
                                 lowestValue(rewriter, loc, elementType, !isMax));
     Value indices = filledTensor(rewriter, loc, indexType, 0.0);
@@ -243,7 +248,9 @@ struct ArgReduceLowering : public OpRewritePattern<ArgOp> {
               ValueRange{arith::SelectOp::create(b, l, better, x, best),
                          arith::SelectOp::create(b, l, better, index, bestIndex)});
         });
-    rewriter.replaceOp(op, generic.getResult(1));
+    rewriter.replaceOp(
+        op, expandToKeptDims(rewriter, loc, generic.getResult(1), keptType,
+                               {axis}));
     return success();
   }
 };
