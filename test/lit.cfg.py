@@ -15,3 +15,12 @@ config.substitutions.append(("%models", os.path.join(config.kiln_source_dir, "te
 config.substitutions.append(("%import_models", os.path.join(config.kiln_source_dir, "test", "Import", "models")))
 config.substitutions.append(("%examples", os.path.join(config.kiln_source_dir, "examples")))
 config.substitutions.append(("%onnx_node", "/usr/share/libonnx-testdata/data/node"))
+
+# GPU tests: "cuda-driver" when this machine can load the CUDA driver (tests
+# that need a GPU REQUIRES it; the no-driver error test is UNSUPPORTED on it).
+import ctypes
+try:
+    ctypes.CDLL("libcuda.so.1")
+    config.available_features.add("cuda-driver")
+except OSError:
+    pass

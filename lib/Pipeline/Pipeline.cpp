@@ -99,7 +99,7 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
     return "func.func(kiln-split-conv-padding),"
            "func.func(kiln-form-dispatch-regions),func.func(canonicalize)";
   case Phase::Tiled:
-    return "kiln-outline-dispatches,"
+    return "kiln-outline-dispatches{target=" + options.target + "},"
            "builtin.module(kiln-convert-to-linalg,canonicalize,cse,"
            "func.func(kiln-tile-and-distribute{max-workgroups=" +
            std::to_string(options.maxWorkgroups) +

@@ -46,6 +46,7 @@ MemRefType memrefFor(Type tensorType) {
 
 struct OutlineDispatchesPass
     : public kiln::impl::OutlineDispatchesBase<OutlineDispatchesPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto kernels = getOrCreateKernelsModule(module);
@@ -64,7 +65,7 @@ struct OutlineDispatchesPass
     OpBuilder builder(module.getBodyRegion());
     builder.setInsertionPointToEnd(module.getBody());
     auto kernels = ModuleOp::create(builder, module.getLoc(), "kernels");
-    kernels->setAttr("kiln.target", builder.getStringAttr("cpu"));
+    kernels->setAttr("kiln.target", builder.getStringAttr(target));
     return kernels;
   }
 

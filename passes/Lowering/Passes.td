@@ -13,8 +13,13 @@ def OutlineDispatches : Pass<"kiln-outline-dispatches", "mlir::ModuleOp"> {
     `bufferization.to_tensor` and writes its results with
     `bufferization.materialize_in_destination`, so one-shot bufferization can
     write them in place. The region is replaced by `kiln.dispatch`. The kernel
-    records the ONNX nodes it computes in `kiln.nodes`.
+    records the ONNX nodes it computes in `kiln.nodes`; the kernels module
+    records the target in `kiln.target`.
   }];
+  let options = [
+    Option<"target", "target", "std::string", "\"cpu\"",
+           "The target the kernels are compiled for (cpu, cuda:<chips>)">
+  ];
   let dependentDialects = ["kiln::KilnDialect", "mlir::bufferization::BufferizationDialect",
                            "mlir::memref::MemRefDialect"];
 }
