@@ -7,10 +7,16 @@ decides its time. Weights are initializers (a splat-weight artifact leaves
 the large ones out); activations are graph inputs.
 
   bench/make_gpu_bench_models.py OUT_DIR
+  bench/make_gpu_bench_models.py --tests OUT_DIR
 
-writes OUT_DIR/<name>.onnx and OUT_DIR/bench-models.json, which records for
-each model its kind (bandwidth or flops), the minimum bytes it must move and
-its FLOPs, and the PyTorch expression gpu-check times beside it.
+The first writes OUT_DIR/<name>.onnx and OUT_DIR/bench-models.json, which
+records for each model its kind (bandwidth or flops), the minimum bytes it
+must move and its FLOPs, and the PyTorch expression gpu-check times beside it.
+
+The second writes the same patterns at test size (rows long enough for the
+GPU's warp-per-row code), with random inputs and onnxruntime's outputs, in
+the ONNX backend-test layout: OUT_DIR/test_gpu_<name>/{model.onnx,
+test_data_set_0/}. gpu-check runs them as the suite "gpu-patterns".
 """
 import json
 import os
@@ -38,12 +44,76 @@ def save(out_dir, name, nodes, inputs, outputs, initializers, opset=17):
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", opset)],
         producer_name="kiln-bench")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
+    model.ir_version = 8 if opset <= 17 else 9
+    # Output shapes come from shape inference, which also checks the model.
+    model = onnx.shape_inference.infer_shapes(model, check_type=True,
+                                              strict_mode=True)
     onnx.save(model, os.path.join(out_dir, name + ".onnx"))
 
 
+def make_pattern_tests(out_dir):
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(1)
+    os.makedirs(out_dir, exist_ok=True)
+
+    def test(name, nodes, inputs, outputs, initializers=(), opset=17,
+             out_type=TensorProto.FLOAT):
+        folder = os.path.join(out_dir, "test_gpu_" + name)
+        os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
+        save(folder, "model", nodes,
+             [tensor_input(n, list(shape)) for n, shape in inputs],
+             [helper.make_tensor_value_info(n, out_type, None) for n in outputs],
+             list(initializers), opset)
+        feeds = {n: rng.standard_normal(shape).astype(np.float32)
+                 for n, shape in inputs}
+        session = ort.InferenceSession(os.path.join(folder, "model.onnx"),
+                                       providers=["CPUExecutionProvider"])
+        results = session.run(outputs, feeds)
+        for k, (n, _) in enumerate(inputs):
+            onnx.save_tensor(numpy_helper.from_array(feeds[n], n), os.path.join(
+                folder, "test_data_set_0", f"input_{k}.pb"))
+        for k, (n, value) in enumerate(zip(outputs, results)):
+            onnx.save_tensor(numpy_helper.from_array(value, n), os.path.join(
+                folder, "test_data_set_0", f"output_{k}.pb"))
+
+    x = [("x", (64, 1000))]
+    test("softmax", [helper.make_node("Softmax", ["x"], ["y"], axis=-1)], x, ["y"])
+    test("log_softmax", [helper.make_node("LogSoftmax", ["x"], ["y"], axis=-1)], x, ["y"])
+    test("layernorm", [helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"],
+                                        axis=-1, epsilon=1e-5)],
+         [("x", (2, 50, 768))], ["y"], [weight("s", [768]), weight("b", [768])])
+    test("reduce_mean_keepdims",
+         [helper.make_node("ReduceMean", ["x"], ["y"], axes=[-1], keepdims=1)], x, ["y"])
+    test("reduce_sum_square", [helper.make_node("ReduceSumSquare", ["x"], ["y"],
+                                                axes=[-1], keepdims=0)], x, ["y"])
+    test("reduce_max", [helper.make_node("ReduceMax", ["x"], ["y"], axes=[-1],
+                                         keepdims=0)], x, ["y"])
+    test("reduce_min_axis0", [helper.make_node("ReduceMin", ["x"], ["y"], axes=[0],
+                                               keepdims=1)], x, ["y"])
+    test("argmax", [helper.make_node("ArgMax", ["x"], ["y"], axis=-1)], x, ["y"],
+         out_type=TensorProto.INT64)
+    test("attention_scores", [
+        helper.make_node("MatMul", ["q", "k"], ["s"]),
+        helper.make_node("Mul", ["s", "scale"], ["t"]),
+        helper.make_node("Add", ["t", "mask"], ["u"]),
+        helper.make_node("Softmax", ["u"], ["y"], axis=-1),
+    ], [("q", (2, 4, 40, 16)), ("k", (2, 4, 16, 40)), ("mask", (2, 1, 1, 40))], ["y"],
+        [numpy_helper.from_array(np.array(0.25, np.float32), "scale")])
+    test("bias_gelu", [
+        helper.make_node("Add", ["x", "b"], ["h"]),
+        helper.make_node("Gelu", ["h"], ["y"]),
+    ], x, ["y"], [weight("b", [1000])], opset=20)
+    test("matmul_bias", [
+        helper.make_node("MatMul", ["x", "w"], ["m"]),
+        helper.make_node("Add", ["m", "b"], ["y"]),
+    ], x, ["y"], [weight("w", [1000, 200]), weight("b", [200])])
+
+
 def main():
+    if sys.argv[1] == "--tests":
+        make_pattern_tests(sys.argv[2])
+        return
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
     f32 = 4

@@ -2,7 +2,9 @@
 # Sets up the machine, builds Kiln and runs every test suite:
 #   runtime unit tests (ctest), lit suites (dialect, importer, passes, target),
 #   the whole-model suite and the ONNX backend suites (pytorch-converted,
-#   pytorch-operator, simple, node) on the CPU.
+#   pytorch-operator, simple, node) on the CPU, and the CUDA compile (NVVM,
+#   then ptxas when a toolkit is installed, else PTX) of the whole-model and
+#   node suites: no GPU is needed for these.
 # The last line is the node suite's "N passed, M failed, K skipped".
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,6 +28,14 @@ build/bin/kiln-onnx-test --target=cpu --xfail-file test/onnx/xfail-cpu.txt \
   /usr/share/libonnx-testdata/data/pytorch-converted \
   /usr/share/libonnx-testdata/data/pytorch-operator \
   /usr/share/libonnx-testdata/data/simple
+
+echo "== CUDA compile of the whole-model and node suites (--target=cuda --compile-only)"
+cuda_artifacts="$(mktemp -d)"
+trap 'rm -rf "$cuda_artifacts"' EXIT
+build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$cuda_artifacts" \
+  test/models examples test/whole-models | tail -1
+build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$cuda_artifacts" \
+  /usr/share/libonnx-testdata/data/node | tail -1
 
 echo "== ONNX backend node suite (cpu)"
 build/bin/kiln-onnx-test --target=cpu --xfail-file test/onnx/xfail-cpu.txt \

@@ -29,7 +29,8 @@ static cl::opt<std::string>
 static cl::opt<std::string> cudaToolkit(
     "cuda-toolkit",
     cl::desc("CUDA toolkit folder for ptxas and libdevice (default: "
-             "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
+             "$CUDA_HOME, $CUDA_PATH, /usr/local/cuda); 'none' emits PTX for "
+             "the driver to compile, with math that needs no libdevice"),
     cl::init(""));
 static cl::opt<bool> splatWeights(
     "splat-weights",

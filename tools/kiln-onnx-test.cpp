@@ -43,6 +43,11 @@ static cl::list<std::string> inputDirs(cl::Positional, cl::desc("<dir>..."),
 static cl::opt<std::string>
     target("target", cl::desc("Target: cpu, or cuda[:sm_80,sm_90,...]"),
            cl::init("cpu"));
+static cl::opt<std::string> cudaToolkit(
+    "cuda-toolkit",
+    cl::desc("For cuda targets: the toolkit folder, or 'none' for PTX with "
+             "no libdevice (default: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
+    cl::init(""));
 static cl::opt<std::string> device("device",
                                    cl::desc("Runtime device: cpu (default) or cuda"),
                                    cl::init("cpu"));
@@ -199,6 +204,7 @@ Result compileFor(const TestCase &test, const DataSet &set,
   CompileRequest request;
   request.modelPath = test.dir + "/model.onnx";
   request.compile.target = target;
+  request.compile.cudaToolkit = cudaToolkit;
   for (size_t i = 0; i < set.inputs.size() && i < names.size(); ++i) {
     if (frozen.count(names[i]))
       request.import.frozenInputs[names[i]] = set.inputFiles[i];

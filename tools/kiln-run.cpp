@@ -3,6 +3,8 @@
 #include "common/ToolSupport.h"
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <sys/stat.h>
 
 using namespace kiln;
@@ -29,6 +31,8 @@ const char kUsage[] =
     "                           have (e.g. frozen when it was compiled)\n"
     "  --threads N              worker threads; 0 = one per core (default)\n"
     "  --print                  print every output value\n"
+    "  --jobs FILE              (alone) run each line of FILE as one set of\n"
+    "                           these options, in one process\n"
     "  --help                   show this help\n";
 
 struct Options {
@@ -159,7 +163,43 @@ int run(const Options &o, std::string &error) {
 
 } // namespace
 
+/// `kiln-run --jobs FILE`: one run per line of FILE (the same options,
+/// separated by spaces), in this one process, so that a test harness pays
+/// for loading the runtime and creating the GPU context once. Each job ends
+/// with a line "job N: exit R" on stdout; its errors are printed before it.
+int runJobs(const char *path) {
+  std::ifstream in(path);
+  if (!in) {
+    std::fprintf(stderr, "kiln-run: error: cannot read job file '%s'\n", path);
+    return 2;
+  }
+  std::string line;
+  int job = 0, failed = 0;
+  while (std::getline(in, line)) {
+    std::istringstream words(line);
+    std::vector<std::string> args = {"kiln-run"};
+    for (std::string w; words >> w;)
+      args.push_back(w);
+    if (args.size() == 1)
+      continue;
+    std::vector<char *> argv;
+    for (std::string &a : args)
+      argv.push_back(a.data());
+    Options o;
+    std::string error;
+    int rc = parseArgs(int(argv.size()), argv.data(), o, error) ? run(o, error) : 2;
+    if (!error.empty())
+      std::printf("kiln-run: error: %s\n", error.c_str());
+    std::printf("job %d: exit %d\n", job++, rc);
+    std::fflush(stdout);
+    failed += rc != 0;
+  }
+  return failed ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 3 && std::string(argv[1]) == "--jobs")
+    return runJobs(argv[2]);
   Options o;
   std::string error;
   if (!parseArgs(argc, argv, o, error)) {

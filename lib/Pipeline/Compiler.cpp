@@ -127,7 +127,8 @@ LogicalResult kiln::compileModel(MLIRContext &context,
   contents.splatWeights = request.compile.splatWeights;
   if (kernels && isCudaTarget(request.compile.target)) {
     std::string toolkit = findCudaToolkit(request.compile.cudaToolkit);
-    if (toolkit.empty() && !request.compile.cudaToolkit.empty()) {
+    if (toolkit.empty() && !request.compile.cudaToolkit.empty() &&
+        request.compile.cudaToolkit != "none") {
       llvm::errs() << "error: --cuda-toolkit=" << request.compile.cudaToolkit
                    << " holds no bin/ptxas and nvvm/libdevice/libdevice.10.bc\n";
       return failure();

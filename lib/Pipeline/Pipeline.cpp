@@ -68,17 +68,24 @@ static std::string cpuKernelsPipeline() {
 
 /// Bufferized kernels become gpu.funcs of one gpu.module, lowered to NVVM
 /// with one target per chip; serialization (ptxas) is the artifact step.
+/// Without a CUDA toolkit, math is approximated so that no libdevice
+/// function is needed.
 static std::string cudaKernelsPipeline(const CompileOptions &options) {
   std::string error;
-  std::string pipeline = std::string("builtin.module(") + kBufferize +
-                         "func.func(kiln-expand-memref-copies),"
-                         "func.func(kiln-promote-temporaries-to-stack),"
-                         "buffer-deallocation-pipeline,"
-                         "func.func(convert-linalg-to-loops),"
-                         "kiln-map-kernels-to-gpu,"
-                         "gpu.module(expand-strided-metadata,lower-affine,"
-                         "convert-scf-to-cf,"
-                         "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}),";
+  bool toolkit = !findCudaToolkit(options.cudaToolkit).empty();
+  std::string pipeline =
+      std::string("builtin.module(") + kBufferize +
+      "func.func(kiln-expand-memref-copies),"
+      "func.func(kiln-promote-temporaries-to-stack),"
+      "buffer-deallocation-pipeline,"
+      "func.func(kiln-distribute-rows-to-lanes),"
+      "func.func(convert-linalg-to-loops),"
+      "kiln-map-kernels-to-gpu,"
+      "gpu.module(expand-strided-metadata,lower-affine," +
+      (toolkit ? "" : "kiln-approximate-math,") +
+      "convert-scf-to-cf,"
+      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}" +
+      (toolkit ? "" : ",kiln-libdevice-to-intrinsics") + "),";
   // sm_90 needs PTX 8.0; the same ISA version serves every chip we support.
   FailureOr<CudaTargetSpec> spec = parseCudaTarget(options.target, error);
   for (const std::string &chip : spec->chips)

@@ -2,6 +2,7 @@
 #include "kiln/Target/CudaTarget.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -60,6 +61,8 @@ static bool isToolkit(StringRef dir) {
 }
 
 std::string kiln::findCudaToolkit(StringRef explicitPath) {
+  if (explicitPath == "none")
+    return "";
   if (!explicitPath.empty())
     return isToolkit(explicitPath) ? explicitPath.str() : std::string();
   for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
@@ -71,6 +74,20 @@ std::string kiln::findCudaToolkit(StringRef explicitPath) {
 
 FailureOr<std::vector<GpuImage>> kiln::buildCudaImages(ModuleOp kernels,
                                                        StringRef toolkit) {
+  // PTX for the driver must not call libdevice, which only a toolkit has.
+  if (toolkit.empty()) {
+    SmallVector<std::string> needed;
+    kernels.walk([&](LLVM::LLVMFuncOp func) {
+      if (func.isExternal() && func.getName().starts_with("__nv_"))
+        needed.push_back(func.getName().str());
+    });
+    if (!needed.empty())
+      return kernels.emitError("no CUDA toolkit found (looked in $CUDA_HOME, "
+                               "$CUDA_PATH, /usr/local/cuda): the kernels "
+                               "need libdevice functions ")
+             << llvm::join(needed, ", ")
+             << "; install the toolkit or pass --cuda-toolkit=DIR";
+  }
   PassManager pm(kernels->getContext(), ModuleOp::getOperationName());
   GpuModuleToBinaryPassOptions options;
   options.compilationTarget = toolkit.empty() ? "isa" : "bin";

@@ -97,4 +97,51 @@ def MapKernelsToGpu : Pass<"kiln-map-kernels-to-gpu", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def DistributeRowsToLanes
+    : Pass<"kiln-distribute-rows-to-lanes", "mlir::func::FuncOp"> {
+  let summary = "Runs each row of a GPU row-reduction kernel on the 32 lanes of a warp";
+  let description = [{
+    For a bufferized kernel whose forall iterations each own one row (GPU
+    tiling keeps the row whole when a fused producer reduces it: softmax,
+    normalizations, reductions over the last dim), rewrites every linalg op
+    of the iteration into a loop over the row in which lane `l` takes
+    elements `l, l + 32, ...`: reads and writes are coalesced. A reduction
+    folds each lane's elements into a partial result and combines the 32
+    partials with `gpu.shuffle xor`, leaving the total in every lane, so the
+    ops after it (which read it per lane) need no shared memory. Marks the
+    kernel `kiln.lanes = 32` for kiln-map-kernels-to-gpu (a warp per
+    iteration). Kernels it cannot prove safe (other access patterns,
+    non-associative reductions, row not the last dim) are left alone.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
+def ApproximateMath : Pass<"kiln-approximate-math"> {
+  let summary = "Rewrites math functions into arithmetic (no libdevice needed)";
+  let description = [{
+    Without a CUDA toolkit there is no libdevice to link, and the NVVM
+    lowering of `math.exp`, `math.erf`, ... would leave calls to `__nv_*`
+    functions that no driver resolves. This pass expands hyperbolic, power
+    and rounding functions and replaces the rest by MLIR's polynomial
+    approximations (computing f16/bf16 in f32), so that the PTX is
+    self-contained. f64 functions have no approximation; the cuda target
+    names any that remain.
+  }];
+  let dependentDialects = ["mlir::math::MathDialect", "mlir::arith::ArithDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
+def LibdeviceToIntrinsics : Pass<"kiln-libdevice-to-intrinsics"> {
+  let summary = "Replaces calls of simple libdevice functions by LLVM intrinsics";
+  let description = [{
+    The NVVM lowering turns `math.floor`, `math.sqrt`, `math.absf`, ... into
+    calls of libdevice's `__nv_floorf`, ... even where PTX has an
+    instruction. Without a toolkit (no libdevice to link) this pass puts the
+    LLVM intrinsics back (`llvm.intr.floor`, ...), which the NVPTX backend
+    emits as single instructions.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif

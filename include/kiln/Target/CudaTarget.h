@@ -24,7 +24,8 @@ mlir::FailureOr<CudaTargetSpec> parseCudaTarget(llvm::StringRef target,
 
 /// The CUDA toolkit folder: `explicitPath` when set, else $CUDA_HOME, then
 /// $CUDA_PATH, then /usr/local/cuda. Empty when none of them holds
-/// bin/ptxas and nvvm/libdevice/libdevice.10.bc.
+/// bin/ptxas and nvvm/libdevice/libdevice.10.bc, or when `explicitPath` is
+/// "none" (compile PTX for the driver, as on a machine without a toolkit).
 std::string findCudaToolkit(llvm::StringRef explicitPath);
 
 /// One device image of the artifact.
