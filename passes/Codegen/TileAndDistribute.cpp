@@ -1,6 +1,7 @@
 //===- TileAndDistribute.cpp - tile a kernel into workgroups --------------===//
 #include "kiln/Passes/Passes.h"
 
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -196,20 +197,121 @@ struct TileAndDistributePass
     for (auto [i, type] : llvm::enumerate(iterators))
       if (type == utils::IteratorType::parallel)
         innermost = i;
+    SmallVector<int64_t> registerTile =
+        producerReduces ? SmallVector<int64_t>(domain.size(), 1)
+                        : registerTileSizes(root, rootElements, domain.size());
     SmallVector<OpFoldResult> tileSizes(domain.size(), builder.getIndexAttr(0));
     int64_t threads = 1;
     for (auto [i, range] : llvm::enumerate(domain)) {
       if (iterators[i] != utils::IteratorType::parallel ||
           (producerReduces && int64_t(i) == innermost))
         continue;
-      tileSizes[i] = builder.getIndexAttr(1);
-      threads *= *getConstantIntValue(range.size);
+      tileSizes[i] = builder.getIndexAttr(registerTile[i]);
+      threads *= *getConstantIntValue(range.size) / registerTile[i];
     }
     if (threads <= 1)
       return 1;
     if (failed(tileAndFuse(root, tileSizes)))
       return 1;
+    if (llvm::any_of(registerTile, [](int64_t t) { return t > 1; }))
+      reductionLoopsFirst(root->getParentOfType<func::FuncOp>());
     return threads;
+  }
+
+  /// Outputs per thread when the kernel computes a contraction (matmul,
+  /// conv), as the root or under an elementwise epilogue: a kRegisterTile x
+  /// kRegisterTile block over the contraction's innermost parallel loop
+  /// that only its first input uses (matmul M, conv output width) and the
+  /// one that only its second input uses (matmul N, conv filters). Each
+  /// element the thread loads then serves kRegisterTile multiply-adds
+  /// instead of one. Loops whose extent kRegisterTile does not divide stay
+  /// at 1. The sizes are returned for the root's loops.
+  static SmallVector<int64_t> registerTileSizes(TilingInterface root,
+                                                int64_t rootElements,
+                                                size_t numLoops) {
+    constexpr int64_t kRegisterTile = 4;
+    auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
+    SmallVector<int64_t> sizes(numLoops, 1);
+    if (!rootOp || rootOp.getNumDpsInits() != 1)
+      return sizes;
+    // The contraction: the root itself, or the one producer that reduces
+    // into a tensor as large as the root's result.
+    linalg::LinalgOp contraction;
+    if (rootOp.getNumReductionLoops() > 0) {
+      contraction = rootOp;
+    } else {
+      int found = 0;
+      root->getParentOfType<func::FuncOp>().walk([&](linalg::LinalgOp op) {
+        if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1)
+          return;
+        auto type = dyn_cast<ShapedType>(op.getDpsInits()[0].getType());
+        if (type && type.hasStaticShape() && type.getNumElements() == rootElements) {
+          contraction = op;
+          ++found;
+        }
+      });
+      if (found != 1)
+        return sizes;
+    }
+    if (contraction.getNumDpsInputs() < 2)
+      return sizes;
+    SmallVector<int64_t> ranges = contraction.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators =
+        contraction.getIteratorTypesArray();
+    AffineMap first =
+        contraction.getMatchingIndexingMap(contraction.getDpsInputOperand(0));
+    AffineMap second =
+        contraction.getMatchingIndexingMap(contraction.getDpsInputOperand(1));
+    AffineMap contractionOut =
+        contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
+    AffineMap rootOut = rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
+    if (contractionOut.getNumResults() != rootOut.getNumResults())
+      return sizes;
+    auto pick = [&](AffineMap uses, AffineMap excludes) {
+      for (int64_t i = int64_t(ranges.size()) - 1; i >= 0; --i)
+        if (iterators[i] == utils::IteratorType::parallel &&
+            uses.isFunctionOfDim(i) && !excludes.isFunctionOfDim(i) &&
+            ranges[i] % kRegisterTile == 0)
+          return i;
+      return int64_t(-1);
+    };
+    for (int64_t loop : {pick(first, second), pick(second, first)}) {
+      if (loop < 0)
+        continue;
+      // The result dim the contraction's loop writes, and the root loop
+      // that writes the same dim.
+      std::optional<unsigned> dim = contractionOut.getResultPosition(
+          getAffineDimExpr(loop, contraction.getContext()));
+      if (!dim)
+        continue;
+      if (auto rootLoop = dyn_cast<AffineDimExpr>(rootOut.getResult(*dim)))
+        sizes[rootLoop.getPosition()] = kRegisterTile;
+    }
+    return sizes;
+  }
+
+  /// In each contraction of the thread's tile, moves the reduction loops
+  /// outside the parallel ones: the loop over K (or channels and window)
+  /// then encloses the whole register tile, whose accumulators LLVM keeps
+  /// in registers once it unrolls the short parallel loops.
+  static void reductionLoopsFirst(func::FuncOp func) {
+    SmallVector<linalg::GenericOp> contractions;
+    func.walk([&](linalg::GenericOp op) {
+      if (op.getNumReductionLoops() > 0 && op->getParentOfType<scf::ForallOp>())
+        contractions.push_back(op);
+    });
+    IRRewriter rewriter(func.getContext());
+    for (linalg::GenericOp op : contractions) {
+      SmallVector<unsigned> order;
+      for (auto [i, type] : llvm::enumerate(op.getIteratorTypesArray()))
+        if (type == utils::IteratorType::reduction)
+          order.push_back(i);
+      for (auto [i, type] : llvm::enumerate(op.getIteratorTypesArray()))
+        if (type == utils::IteratorType::parallel)
+          order.push_back(i);
+      rewriter.setInsertionPoint(op);
+      (void)linalg::interchangeGenericOp(rewriter, op, order);
+    }
   }
 };
 

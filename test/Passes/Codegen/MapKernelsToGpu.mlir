@@ -8,7 +8,7 @@
 // CHECK: func.func private @mapped(memref<4x28xf32>, memref<4x28xf32>, index, index)
 // CHECK-SAME: kiln.threads = 128 : i64, kiln.workgroups = 1 : i64
 // CHECK: gpu.module @kiln_kernels
-// CHECK: gpu.func @mapped(%[[IN:.+]]: memref<4x28xf32>, %[[OUT:.+]]: memref<4x28xf32>) kernel
+// CHECK: gpu.func @mapped(%[[IN:.+]]: memref<4x28xf32> {llvm.align = 64 : i64, llvm.noalias}, %[[OUT:.+]]: memref<4x28xf32> {llvm.align = 64 : i64, llvm.noalias}) kernel
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK-DAG: %[[BID:.+]] = gpu.block_id x
 // CHECK-DAG: %[[TID:.+]] = gpu.thread_id x
@@ -63,7 +63,7 @@ module @kernels {
 // CHECK-LABEL: module @kernels
 // CHECK: gpu.module @kiln_kernels
 // CHECK: memref.global "private" constant @table
-// CHECK: gpu.func @empty(%[[ARG:.+]]: memref<1xf32>, %{{.+}}: memref<4xf32>) kernel
+// CHECK: gpu.func @empty(%[[ARG:.+]]: memref<1xf32> {{{.+}}}, %{{.+}}: memref<4xf32> {{{.+}}}) kernel
 // CHECK: memref.reinterpret_cast %[[ARG]] to offset: [0], sizes: [3, 0], strides: [0, 1]
 // CHECK: memref.get_global @table
 module @kernels {
