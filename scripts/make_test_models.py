@@ -477,6 +477,16 @@ def build_import_models():
     with open(p, "wb") as f:
         f.write(head)
     written.append((p, "first 40 bytes of test/models/mlp/model.onnx (invalid)"))
+    # Shapes the GPU code generator treats specially (test/Target/cuda-ptx.test):
+    # rows long enough for a warp each, a width that vectorizes, a matmul
+    # large enough for register tiles.
+    imp("softmax_rows", [n("Softmax", ["x"], ["y"], "softmax", axis=-1)],
+        [vi("x", [8, 256])], [vi("y", [8, 256])])
+    imp("add_relu_wide",
+        [n("Add", ["a", "b"], ["s"], "add"), n("Relu", ["s"], ["y"], "relu")],
+        [vi("a", [1024, 256]), vi("b", [1024, 256])], [vi("y", [1024, 256])])
+    imp("matmul_large", [n("MatMul", ["a", "b"], ["y"], "matmul")],
+        [vi("a", [512, 128]), vi("b", [128, 512])], [vi("y", [512, 512])])
     p = os.path.join(IMPORT_DIR, "not_onnx.onnx")
     with open(p, "wb") as f:
         f.write(b"this is not an onnx model\n")

@@ -200,6 +200,8 @@ struct TileAndDistributePass
     SmallVector<int64_t> registerTile =
         producerReduces ? SmallVector<int64_t>(domain.size(), 1)
                         : registerTileSizes(root, rootElements, domain.size());
+    if (!producerReduces && innermost >= 0)
+      vectorTile(root, registerTile, domain, innermost);
     keepEnoughThreads(registerTile, rootElements);
     SmallVector<OpFoldResult> tileSizes(domain.size(), builder.getIndexAttr(0));
     int64_t threads = 1;
@@ -289,6 +291,27 @@ struct TileAndDistributePass
         sizes[rootLoop.getPosition()] = kRegisterTile;
     }
     return sizes;
+  }
+
+  /// Elementwise kernels: kVectorWidth neighbouring elements of the
+  /// innermost loop per thread, so that a thread's loads and stores of
+  /// contiguous operands merge into 128-bit accesses (the kernel pointers
+  /// are 64-byte aligned). Only for roots whose loops are all parallel and
+  /// whose innermost extent kVectorWidth divides.
+  static void vectorTile(TilingInterface root, SmallVector<int64_t> &tile,
+                         ArrayRef<Range> domain, int64_t innermost) {
+    constexpr int64_t kVectorWidth = 4;
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
+    if (!linalgOp || linalgOp.getNumReductionLoops() > 0 ||
+        llvm::any_of(tile, [](int64_t t) { return t > 1; }) ||
+        *getConstantIntValue(domain[innermost].size) % kVectorWidth != 0)
+      return;
+    bool kernelReduces = false;
+    root->getParentOfType<func::FuncOp>().walk([&](linalg::LinalgOp op) {
+      kernelReduces |= op.getNumReductionLoops() > 0;
+    });
+    if (!kernelReduces)
+      tile[innermost] = kVectorWidth;
   }
 
   /// Register tiles divide the number of threads; a kernel with too few

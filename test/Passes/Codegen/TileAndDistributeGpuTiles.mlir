@@ -1,0 +1,67 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true min-threads=1}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true}))' | FileCheck %s --check-prefix=FEW
+
+// A matmul under a bias epilogue: each thread computes a 4x4 block of
+// outputs (M from the first operand, N from the second), and the tiled
+// contraction runs its K loop outermost (iterators reduction first).
+// CHECK-LABEL: func.func @matmul_bias
+// CHECK-SAME: kiln.workgroups = 256 : i64
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (64, 64) step (4, 4)
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel"]
+// CHECK-SAME: tensor<4x32xf32>, tensor<32x4xf32>
+// CHECK: arith.addf
+// With too few outputs for both 64x64 / 16 threads and the default 65536
+// threads, the tile shrinks back to one output per thread.
+// FEW-LABEL: func.func @matmul_bias
+// FEW-SAME: kiln.workgroups = 4096 : i64
+// FEW: scf.forall (%{{.+}}, %{{.+}}) in (64, 64)
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_bias(%arg0: memref<64x32xf32>, %arg1: memref<32x64xf32>, %arg2: memref<64xf32>, %arg3: memref<64x64xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<64x32xf32> to tensor<64x32xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<32x64xf32> to tensor<32x64xf32>
+  %b = bufferization.to_tensor %arg2 restrict : memref<64xf32> to tensor<64xf32>
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : tensor<64x32xf32>, tensor<32x64xf32>) outs(%f : tensor<64x64xf32>) {
+  ^bb0(%in: f32, %in2: f32, %acc: f32):
+    %p = arith.mulf %in, %in2 : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  %e2 = tensor.empty() : tensor<64x64xf32>
+  %y = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%mm, %b : tensor<64x64xf32>, tensor<64xf32>) outs(%e2 : tensor<64x64xf32>) {
+  ^bb0(%in: f32, %bb: f32, %out: f32):
+    %s = arith.addf %in, %bb : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  bufferization.materialize_in_destination %y in restrict writable %arg3 : (tensor<64x64xf32>, memref<64x64xf32>) -> ()
+  return
+}
+
+// -----
+
+// Elementwise: four neighbouring elements of the innermost dim per thread
+// (one 128-bit access per operand).
+// CHECK-LABEL: func.func @add
+// CHECK-SAME: kiln.workgroups = 128 : i64
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (8, 64) step (1, 4)
+// FEW-LABEL: func.func @add
+// FEW-SAME: kiln.workgroups = 512 : i64
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @add(%arg0: memref<8x64xf32>, %arg1: memref<8x64xf32>, %arg2: memref<8x64xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %x = bufferization.to_tensor %arg0 restrict : memref<8x64xf32> to tensor<8x64xf32>
+  %y = bufferization.to_tensor %arg1 restrict : memref<8x64xf32> to tensor<8x64xf32>
+  %e = tensor.empty() : tensor<8x64xf32>
+  %s = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x, %y : tensor<8x64xf32>, tensor<8x64xf32>) outs(%e : tensor<8x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<8x64xf32>
+  bufferization.materialize_in_destination %s in restrict writable %arg2 : (tensor<8x64xf32>, memref<8x64xf32>) -> ()
+  return
+}
