@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the machine, builds Kiln and runs every test suite:
-#   runtime unit tests (ctest), lit suites (dialect, importer, passes, target),
+#   runtime unit tests (ctest), the same under ASan+UBSan and 30 s of each
+#   libFuzzer target (scripts/fuzz.sh), lit suites (dialect, importer,
+#   passes, target),
 #   the whole-model suite and the ONNX backend suites (pytorch-converted,
 #   pytorch-operator, simple, node) on the CPU, and the CUDA compile (NVVM,
 #   then ptxas when a toolkit is installed, else PTX) of the whole-model and
@@ -15,6 +17,9 @@ bash scripts/build.sh
 
 echo "== runtime unit tests (ctest)"
 ctest --test-dir build --output-on-failure -j2
+
+echo "== sanitizers and fuzzing (runtime, tensor readers; scripts/fuzz.sh)"
+bash scripts/fuzz.sh 30
 
 echo "== lit suites"
 /usr/lib/llvm-22/bin/lit -sv build/test

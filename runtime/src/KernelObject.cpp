@@ -66,6 +66,14 @@ KernelObject::~KernelObject() {
 }
 
 kiln_status KernelObject::load(const uint8_t *bytes, size_t size) {
+#ifdef KILN_RUNTIME_NO_KERNEL_LOADING
+  // Fuzzing builds: an artifact's kernel object is code, and loading code
+  // the fuzzer made up would only test the dynamic loader.
+  (void)bytes;
+  (void)size;
+  return fail(KILN_ERROR_KERNEL_LOAD,
+              "kernel loading is disabled in this build (fuzzing)");
+#endif
   std::string memfdError;
 #ifdef MFD_CLOEXEC
   int mfd = memfd_create("kiln-kernels", MFD_CLOEXEC);

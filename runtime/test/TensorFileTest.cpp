@@ -170,6 +170,28 @@ TEST(TensorFile, RejectsBadFiles) {
   EXPECT_NE(error.find("expected 12 data bytes"), std::string::npos) << error;
 }
 
+// Found by kiln-fuzz-tensor-file: an empty tensor whose other dims are huge
+// overflowed numElements(); readers that accept such a shape (it holds no
+// bytes) must leave a tensor that is safe to walk.
+TEST(TensorFile, EmptyTensorWithHugeDims) {
+  Tensor t{"t", KILN_DTYPE_F32, {77992277311488, 147455, 0}, {}};
+  EXPECT_EQ(t.numElements(), 0);
+  t.shape = {0, 77992277311488, 147455};
+  EXPECT_EQ(t.numElements(), 0);
+  std::string path = tempPath("huge-empty.pb"), error;
+  onnx::TensorProto tp;
+  tp.set_data_type(onnx::TensorProto::FLOAT);
+  tp.add_dims(77992277311488);
+  tp.add_dims(147455);
+  tp.add_dims(0);
+  writeText(path, tp.SerializeAsString());
+  Tensor read;
+  if (readTensorFile(path, read, error))
+    EXPECT_EQ(read.numElements(), 0);
+  else
+    EXPECT_NE(error.find("invalid shape"), std::string::npos) << error;
+}
+
 TEST(TensorFile, CompareUsesOnnxCriterion) {
   Tensor a = makeTensor(KILN_DTYPE_F32, {4}, 4), e = a;
   for (int i = 0; i < 4; ++i)

@@ -247,9 +247,16 @@ bool typedData(const onnx::TensorProto &tp, Tensor &out) {
 //===-- Tensor ------------------------------------------------------------===//
 
 int64_t Tensor::numElements() const {
+  // A zero dim empties the tensor whatever the others are; checking it
+  // first keeps a huge dim beside it from overflowing the product (found by
+  // kiln-fuzz-tensor-file). Readers reject non-empty shapes whose byte size
+  // overflows, so the product of a read tensor fits.
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end())
+    return 0;
   int64_t n = 1;
   for (int64_t d : shape)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      return 0;
   return n;
 }
 

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Builds the runtime, its tools and the libFuzzer targets with AddressSanitizer
+# and UndefinedBehaviorSanitizer into build-fuzz/, runs the runtime unit tests
+# under the sanitizers, then each fuzz target for SECONDS (default 30) from a
+# seed corpus made from the test suites' files (valid, cut and corrupted).
+# Fails on any sanitizer report, crash, leak or timeout; a finding is left in
+# build-fuzz/findings/ (crash-*, leak-*, timeout-*) for a regression test.
+#   scripts/fuzz.sh          # 30 s per target (the test command)
+#   scripts/fuzz.sh 3600     # a longer run
+set -euo pipefail
+seconds="${1:-30}"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${KILN_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S "$root" -B "$build" \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=/usr/lib/llvm-22/bin/clang \
+    -DCMAKE_CXX_COMPILER=/usr/lib/llvm-22/bin/clang++ \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
+    -DKILN_BUILD_COMPILER=OFF -DKILN_SANITIZE=ON -DKILN_FUZZ=ON >/dev/null
+fi
+ninja -C "$build" >/dev/null
+
+echo "== runtime unit and tool tests under ASan+UBSan"
+ctest --test-dir "$build" --output-on-failure -j2 | tail -3
+
+# Seeds: a valid artifact and tensor files, then cut and corrupted copies.
+corpus="$build/corpus"
+rm -rf "$corpus"
+mkdir -p "$corpus/trusted" "$corpus/artifact" "$corpus/tensor-file" "$corpus/inputs"
+"$build/bin/kiln-make-test-artifact" "$corpus/trusted"
+cp "$corpus/trusted/model.kiln" "$corpus/artifact/"
+cp "$corpus/trusted/"*.npy "$corpus/trusted/"*.pb "$corpus/tensor-file/"
+cp "$root"/test/models/*/test_data_set_0/*.pb "$corpus/tensor-file/" 2>/dev/null || true
+for dir in artifact tensor-file; do
+  for f in "$corpus/$dir"/*; do
+    size=$(stat -c %s "$f")
+    for cut in 1 8 64 $((size / 2)) $((size - 1)); do
+      [ "$cut" -gt 0 ] && [ "$cut" -lt "$size" ] && head -c "$cut" "$f" > "$f.cut$cut"
+    done
+    # Flip one byte at a few offsets (headers, tables, payload).
+    for at in 4 16 $((size / 3)) $((size * 2 / 3)); do
+      [ "$at" -lt "$size" ] || continue
+      cp "$f" "$f.flip$at"
+      printf '\xff' | dd of="$f.flip$at" bs=1 seek="$at" conv=notrunc status=none
+    done
+  done
+done
+head -c 64 /dev/zero > "$corpus/inputs/zeros"
+printf '\x00\x00\x00\x02\x01\x04\x00' > "$corpus/inputs/set-run-get"
+
+mkdir -p "$build/findings"
+export KILN_FUZZ_ARTIFACT="$corpus/trusted/model.kiln"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+for target in artifact tensor-file inputs; do
+  work="$build/work/$target"
+  mkdir -p "$work"
+  echo "== fuzz kiln-fuzz-$target for ${seconds} s"
+  "$build/bin/kiln-fuzz-$target" "$work" "$corpus/$target" \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$build/findings/$target-" -print_final_stats=1 2>&1 |
+    grep -E "^(stat::number_of_executed_units|stat::new_units_added|==[0-9]+==ERROR|SUMMARY)|Done|runtime error" || true
+  # libFuzzer exits non-zero on a finding; pipefail carries it here.
+  if ls "$build/findings/$target-"* >/dev/null 2>&1; then
+    echo "error: kiln-fuzz-$target found a problem: $(ls "$build/findings/$target-"*)"
+    exit 1
+  fi
+done
+echo "fuzzing: no findings"
