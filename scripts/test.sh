@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up the machine, builds Kiln and runs every test suite:
 #   runtime unit tests (ctest), the same under ASan+UBSan and 30 s of each
-#   libFuzzer target (scripts/fuzz.sh), lit suites (dialect, importer,
+#   libFuzzer target (scripts/fuzz.sh), the runtime tests under
+#   ThreadSanitizer (scripts/tsan.sh), lit suites (dialect, importer,
 #   passes, target),
 #   the whole-model suite and the ONNX backend suites (pytorch-converted,
 #   pytorch-operator, simple, node) on the CPU, and the CUDA compile (NVVM,
@@ -20,6 +21,8 @@ ctest --test-dir build --output-on-failure -j2
 
 echo "== sanitizers and fuzzing (runtime, tensor readers; scripts/fuzz.sh)"
 bash scripts/fuzz.sh 30
+echo "== runtime under ThreadSanitizer (scripts/tsan.sh)"
+bash scripts/tsan.sh
 
 echo "== lit suites"
 /usr/lib/llvm-22/bin/lit -sv build/test

@@ -172,6 +172,31 @@ TEST(Runtime, SessionsOnOneModelFromTwoThreads) {
   kiln_model_close(model);
 }
 
+// One model, eight threads with a session each (and two pool threads per
+// session), many runs: every result is the exact serial answer. Also run
+// under ThreadSanitizer by scripts/tsan.sh.
+TEST(Runtime, ManySessionsOnManyThreads) {
+  kiln_model *model = nullptr;
+  ASSERT_EQ(open(ArtifactSpec(), &model), KILN_OK) << lastError();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([model, t] {
+      kiln_session *s = nullptr;
+      kiln_session_options opts{2};
+      ASSERT_EQ(kiln_session_create(model, "cpu", &opts, &s), KILN_OK);
+      for (int iter = 0; iter < 30; ++iter) {
+        std::vector<float> x = iota(float(t * 1000 + iter));
+        ASSERT_EQ(setX(s, x), KILN_OK);
+        ASSERT_EQ(kiln_session_run(s), KILN_OK);
+        expectY(s, x);
+      }
+      kiln_session_destroy(s);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  kiln_model_close(model);
+}
+
 TEST(Runtime, SessionOutlivesClosedModel) {
   kiln_model *model = nullptr;
   ASSERT_EQ(open(ArtifactSpec(), &model), KILN_OK);
