@@ -3,12 +3,16 @@
 # and UndefinedBehaviorSanitizer into build-fuzz/, runs the runtime unit tests
 # under the sanitizers, then each fuzz target for SECONDS (default 30) from a
 # seed corpus made from the test suites' files (valid, cut and corrupted).
+# The ONNX importer's target needs the compiler: it is built in
+# build-fuzz-importer/ (only its own sources instrumented).
 # Fails on any sanitizer report, crash, leak or timeout; a finding is left in
 # build-fuzz/findings/ (crash-*, leak-*, timeout-*) for a regression test.
-#   scripts/fuzz.sh          # 30 s per target (the test command)
-#   scripts/fuzz.sh 3600     # a longer run
+#   scripts/fuzz.sh          # the test command: a fixed seed and a fixed
+#                            # number of runs per target (about 30 s each),
+#                            # so that it finds the same things on every machine
+#   scripts/fuzz.sh 3600     # a longer, random run, keeping its corpus
 set -euo pipefail
-seconds="${1:-30}"
+seconds="${1:-}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${KILN_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 # Configured every time (cheap): the options below are what this build is.
@@ -20,6 +24,15 @@ cmake -G Ninja -S "$root" -B "$build" \
     -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
     -DKILN_BUILD_COMPILER=OFF -DKILN_SANITIZE=address,undefined -DKILN_FUZZ=ON >/dev/null
 ninja -C "$build" >/dev/null
+importer_build="${KILN_FUZZ_IMPORTER_BUILD_DIR:-$root/build-fuzz-importer}"
+cmake -G Ninja -S "$root" -B "$importer_build" \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER=/usr/lib/llvm-22/bin/clang \
+  -DCMAKE_CXX_COMPILER=/usr/lib/llvm-22/bin/clang++ \
+  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+  -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
+  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit -DKILN_FUZZ=ON >/dev/null
+ninja -C "$importer_build" kiln-fuzz-importer >/dev/null
 
 echo "== runtime unit and tool tests under ASan+UBSan"
 ctest --test-dir "$build" --output-on-failure -j2 | tail -3
@@ -27,12 +40,16 @@ ctest --test-dir "$build" --output-on-failure -j2 | tail -3
 # Seeds: a valid artifact and tensor files, then cut and corrupted copies.
 corpus="$build/corpus"
 rm -rf "$corpus"
-mkdir -p "$corpus/trusted" "$corpus/artifact" "$corpus/tensor-file" "$corpus/inputs"
+mkdir -p "$corpus/trusted" "$corpus/artifact" "$corpus/tensor-file" "$corpus/inputs" \
+  "$corpus/importer"
 "$build/bin/kiln-make-test-artifact" "$corpus/trusted"
 cp "$corpus/trusted/model.kiln" "$corpus/artifact/"
 cp "$corpus/trusted/"*.npy "$corpus/trusted/"*.pb "$corpus/tensor-file/"
 cp "$root"/test/models/*/test_data_set_0/*.pb "$corpus/tensor-file/" 2>/dev/null || true
-for dir in artifact tensor-file; do
+for f in "$root"/test/Import/models/*.onnx "$root"/test/models/*/model.onnx; do
+  cp "$f" "$corpus/importer/$(basename "$(dirname "$f")")-$(basename "$f")"
+done
+for dir in artifact tensor-file importer; do
   for f in "$corpus/$dir"/*; do
     size=$(stat -c %s "$f")
     for cut in 1 8 64 $((size / 2)) $((size - 1)); do
@@ -49,19 +66,30 @@ done
 head -c 64 /dev/zero > "$corpus/inputs/zeros"
 printf '\x00\x00\x00\x02\x01\x04\x00' > "$corpus/inputs/set-run-get"
 
+rm -rf "$build/findings"
 mkdir -p "$build/findings"
 export KILN_FUZZ_ARTIFACT="$corpus/trusted/model.kiln"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-for target in artifact tensor-file inputs; do
-  work="$build/work/$target"
-  mkdir -p "$work"
-  echo "== fuzz kiln-fuzz-$target for ${seconds} s"
-  "$build/bin/kiln-fuzz-$target" "$work" "$corpus/$target" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+declare -A test_runs=([artifact]=1200000 [tensor-file]=600000 [inputs]=1300000 [importer]=20000)
+for target in artifact tensor-file inputs importer; do
+  binary="$build/bin/kiln-fuzz-$target"
+  [ "$target" = importer ] && binary="$importer_build/bin/kiln-fuzz-importer"
+  if [ -n "$seconds" ]; then
+    work="$build/work/$target"
+    mkdir -p "$work"
+    budget=(-max_total_time="$seconds")
+    echo "== fuzz kiln-fuzz-$target for ${seconds} s"
+  else
+    work="$(mktemp -d)"
+    budget=(-seed=1 -runs="${test_runs[$target]}" -max_total_time=120)
+    echo "== fuzz kiln-fuzz-$target: ${test_runs[$target]} runs, seed 1"
+  fi
+  "$binary" "$work" "$corpus/$target" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$build/findings/$target-" -print_final_stats=1 2>&1 |
     grep -E "^(stat::number_of_executed_units|stat::new_units_added|==[0-9]+==ERROR|SUMMARY)|Done|runtime error" || true
-  # libFuzzer exits non-zero on a finding; pipefail carries it here.
+  [ -n "$seconds" ] || rm -rf "$work"
+  # libFuzzer exits non-zero on a finding; the finding's file tells.
   if ls "$build/findings/$target-"* >/dev/null 2>&1; then
     echo "error: kiln-fuzz-$target found a problem: $(ls "$build/findings/$target-"*)"
     exit 1

@@ -487,6 +487,11 @@ def build_import_models():
         [vi("a", [1024, 256]), vi("b", [1024, 256])], [vi("y", [1024, 256])])
     imp("matmul_large", [n("MatMul", ["a", "b"], ["y"], "matmul")],
         [vi("a", [512, 128]), vi("b", [128, 512])], [vi("y", [512, 512])])
+    # Found by kiln-fuzz-importer: Concat of a matrix and a scalar crashed
+    # shape inference (test/Import/errors.test expects a clean error).
+    imp("concat_rank_mismatch", [n("Concat", ["a", "b"], ["y"], "concat", axis=0)],
+        [vi("a", [4, 2]), vi("b", [])], [vi("y", [5, 2])],
+        validate=False, ort_check=False)
     p = os.path.join(IMPORT_DIR, "not_onnx.onnx")
     with open(p, "wb") as f:
         f.write(b"this is not an onnx model\n")

@@ -19,8 +19,8 @@ bash scripts/build.sh
 echo "== runtime unit tests (ctest)"
 ctest --test-dir build --output-on-failure -j2
 
-echo "== sanitizers and fuzzing (runtime, tensor readers; scripts/fuzz.sh)"
-bash scripts/fuzz.sh 30
+echo "== sanitizers and fuzzing (artifacts, tensor files, inputs, ONNX importer; scripts/fuzz.sh)"
+bash scripts/fuzz.sh
 echo "== runtime under ThreadSanitizer (scripts/tsan.sh)"
 bash scripts/tsan.sh
 

@@ -592,8 +592,14 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     return emitInferError(loc, "concat axis out of range");
   SmallVector<int64_t> shape(first.getShape());
   shape[axis] = 0;
-  for (Value input : adaptor.getInputs())
-    shape[axis] += tensorType(input).getDimSize(axis);
+  for (Value input : adaptor.getInputs()) {
+    // Checked here, before any dim is read: inference runs before verify().
+    auto type = tensorType(input);
+    if (type.getRank() != first.getRank() ||
+        type.getElementType() != first.getElementType())
+      return emitInferError(loc, "concat inputs differ in rank or element type");
+    shape[axis] += type.getDimSize(axis);
+  }
   types.push_back(RankedTensorType::get(shape, first.getElementType()));
   return success();
 }

@@ -9,6 +9,7 @@
 #include "OnnxImporterImpl.h"
 #include "ConstantEvaluator.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -189,12 +190,22 @@ FailureOr<Value> NodeContext::createInferred(StringRef opName,
   Operation *op = b().create(state);
   auto infer = cast<InferTypeOpInterface>(op);
   SmallVector<Type> types;
-  if (failed(infer.inferReturnTypes(
-          op->getContext(), loc, op->getOperands(), op->getRawDictionaryAttrs(),
-          op->getPropertiesStorage(), op->getRegions(), types)) ||
-      types.size() != 1) {
+  // The op's inference says why it rejects the operands; that reason goes
+  // into the unsupported-node list instead of a separate diagnostic.
+  std::string reason;
+  LogicalResult inferred = failure();
+  {
+    ScopedDiagnosticHandler capture(op->getContext(), [&](Diagnostic &d) {
+      reason = d.str();
+      return success();
+    });
+    inferred = infer.inferReturnTypes(
+        op->getContext(), loc, op->getOperands(), op->getRawDictionaryAttrs(),
+        op->getPropertiesStorage(), op->getRegions(), types);
+  }
+  if (failed(inferred) || types.size() != 1) {
     op->erase();
-    return fail("shape inference failed");
+    return fail("shape inference failed" + (reason.empty() ? "" : ": " + reason));
   }
   op->getResult(0).setType(types[0]);
   if (failed(mlir::verify(op))) {

@@ -1,0 +1,68 @@
+//===- FuzzImporter.cpp - libFuzzer target: the ONNX importer -------------===//
+//
+// Any bytes are imported as an ONNX model (from a memfd, through the path the
+// tools use). The importer must either fail with a diagnostic, list the nodes
+// it cannot import, or produce a module that verifies: IR that does not
+// verify would crash a later pass.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Dialect/KilnDialect.h"
+#include "kiln/Import/OnnxImporter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+
+#include <cstdlib>
+#include <string>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace {
+
+mlir::MLIRContext &context() {
+  static mlir::MLIRContext *ctx = [] {
+    mlir::DialectRegistry registry;
+    mlir::registerAllDialects(registry);
+    mlir::registerAllExtensions(registry);
+    registry.insert<kiln::KilnDialect>();
+    auto *c = new mlir::MLIRContext(registry);
+    c->loadAllAvailableDialects();
+    return c;
+  }();
+  return *ctx;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  int fd = memfd_create("kiln-fuzz-model", MFD_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  if (size > 0 && write(fd, data, size) != ssize_t(size)) {
+    close(fd);
+    return 0;
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  mlir::MLIRContext &ctx = context();
+  bool diagnosed = false;
+  mlir::ScopedDiagnosticHandler quiet(&ctx, [&](mlir::Diagnostic &) {
+    diagnosed = true;
+    return mlir::success();
+  });
+  kiln::ImportOptions options;
+  auto imported = kiln::importOnnxFile(ctx, path, options);
+  close(fd);
+  if (mlir::failed(imported)) {
+    if (!diagnosed)
+      std::abort(); // a failure without a message
+    return 0;
+  }
+  if (imported->unsupported.empty() && imported->module &&
+      mlir::failed(mlir::verify(*imported->module)))
+    std::abort(); // the importer built invalid IR
+  return 0;
+}
