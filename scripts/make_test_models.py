@@ -492,6 +492,10 @@ def build_import_models():
     imp("concat_rank_mismatch", [n("Concat", ["a", "b"], ["y"], "concat", axis=0)],
         [vi("a", [4, 2]), vi("b", [])], [vi("y", [5, 2])],
         validate=False, ort_check=False)
+    # A graph input whose size overflows 64 bits (test/Import/errors.test).
+    imp("huge_input", [n("Relu", ["x"], ["y"], "relu")],
+        [vi("x", [1 << 40, 1 << 40])], [vi("y", [1 << 40, 1 << 40])],
+        validate=False, ort_check=False)
     p = os.path.join(IMPORT_DIR, "not_onnx.onnx")
     with open(p, "wb") as f:
         f.write(b"this is not an onnx model\n")

@@ -44,6 +44,11 @@ static cl::opt<std::string> cpu("cpu",
 static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Concrete shape of a graph input: name=1x3x224x224"));
+static cl::opt<uint64_t> maxTensorBytes(
+    "max-tensor-bytes",
+    cl::desc("Refuse models with a tensor larger than this many bytes "
+             "(default 1 TiB)"),
+    cl::init(uint64_t(1) << 40));
 static cl::list<std::string>
     frozenInputs("freeze-input",
                  cl::desc("Fix a graph input's value at compile time: "
@@ -135,6 +140,7 @@ int main(int argc, char **argv) {
     }
   }
 
+  request.import.maxTensorBytes = maxTensorBytes;
   for (const std::string &spec : frozenInputs) {
     size_t at = spec.find("=@");
     if (at == std::string::npos || at == 0) {

@@ -249,6 +249,35 @@ Value GraphImporter::createConstant(StringRef name, const ConstTensor &tensor,
   return ConstantOp::create(builder, loc, value).getResult();
 }
 
+/// Bytes of a statically shaped tensor, or nullopt when the size overflows
+/// 64 bits.
+static std::optional<uint64_t> tensorBytes(RankedTensorType type) {
+  uint64_t bytes = std::max<uint64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
+  for (int64_t d : type.getShape()) {
+    if (d == 0)
+      return 0;
+    if (ShapedType::isDynamic(d) || __builtin_mul_overflow(bytes, uint64_t(d), &bytes))
+      return std::nullopt;
+  }
+  return bytes;
+}
+
+/// Emits the error for a tensor over `limit` bytes (or overflowing) at
+/// `loc`, naming `what`.
+static LogicalResult checkTensorSize(RankedTensorType type, uint64_t limit,
+                                     Location loc, const Twine &what) {
+  std::optional<uint64_t> bytes = tensorBytes(type);
+  if (bytes && *bytes <= limit)
+    return success();
+  InFlightDiagnostic diag = emitError(loc) << what << " has type " << type;
+  if (bytes)
+    diag << " (" << *bytes << " bytes), more than the " << limit
+         << "-byte limit (--max-tensor-bytes)";
+  else
+    diag << ", whose size overflows 64 bits";
+  return failure();
+}
+
 LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
                                               const ImportOptions &options,
                                               RankedTensorType &type) {
@@ -311,7 +340,9 @@ LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
       return failure();
     }
   type = RankedTensorType::get(shape, *elementType);
-  return success();
+  return checkTensorSize(type, options.maxTensorBytes,
+                         UnknownLoc::get(&context),
+                         "graph input '" + name + "'");
 }
 
 LogicalResult GraphImporter::freezeInput(const onnx::ValueInfoProto &input,
@@ -683,7 +714,22 @@ FailureOr<ImportResult> kiln::importOnnxFile(MLIRContext &context,
   }
   context.loadDialect<KilnDialect, func::FuncDialect>();
   GraphImporter importer(context, model, path);
-  return importer.run(options);
+  FailureOr<ImportResult> result = importer.run(options);
+  if (failed(result) || !result->module)
+    return result;
+  // Every value the model computes must fit: the memory plan and the
+  // runtime add and multiply these sizes.
+  WalkResult sizes = result->module->walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (auto type = dyn_cast<RankedTensorType>(v.getType()))
+        if (failed(checkTensorSize(type, options.maxTensorBytes, op->getLoc(),
+                                   "the result of this node")))
+          return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (sizes.wasInterrupted())
+    return failure();
+  return result;
 }
 
 void kiln::printUnsupportedReport(

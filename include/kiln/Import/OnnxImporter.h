@@ -19,6 +19,10 @@ struct ImportOptions {
   /// files, by input name). They become constants and leave the model's
   /// inputs, e.g. to bind a Reshape's shape that a model takes as input.
   std::map<std::string, std::string> frozenInputs;
+  /// The largest tensor (graph input, weight or intermediate) a model may
+  /// have; larger ones, and shapes whose size overflows 64 bits, are refused
+  /// with the value and this limit named. 1 TiB by default.
+  uint64_t maxTensorBytes = uint64_t(1) << 40;
 };
 
 /// A node the importer cannot turn into kiln ops, and why.
