@@ -323,6 +323,17 @@ def imp(name, nodes, inputs, outputs, inits=(), opset=13, validate=True, ort_che
     return model
 
 
+def short_initializer(name, dims, raw):
+    """A float initializer whose raw data is shorter than its dims claim
+    (onnx.helper refuses to make one)."""
+    t = onnx.TensorProto()
+    t.name = name
+    t.data_type = F32
+    t.dims.extend(dims)
+    t.raw_data = raw
+    return t
+
+
 def n(op, ins, outs, name, **attrs):
     return helper.make_node(op, ins, outs, name=name, **attrs)
 
@@ -495,6 +506,12 @@ def build_import_models():
     # A graph input whose size overflows 64 bits (test/Import/errors.test).
     imp("huge_input", [n("Relu", ["x"], ["y"], "relu")],
         [vi("x", [1 << 40, 1 << 40])], [vi("y", [1 << 40, 1 << 40])],
+        validate=False, ort_check=False)
+    # Found by kiln-fuzz-importer: an initializer whose dims claim 16 GiB but
+    # which holds 4 bytes must be refused before anything is allocated.
+    imp("initializer_short_data", [n("Add", ["x", "w"], ["y"], "add")],
+        [vi("x", [1])], [vi("y", [1 << 30, 4])],
+        [short_initializer("w", [1 << 30, 4], b"\0\0\0\0")],
         validate=False, ort_check=False)
     p = os.path.join(IMPORT_DIR, "not_onnx.onnx")
     with open(p, "wb") as f:

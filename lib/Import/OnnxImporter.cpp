@@ -100,7 +100,9 @@ LogicalResult onnx_import::readTensorBytes(const onnx::TensorProto &tensor,
             "' stores its data in an external file (not supported yet)";
     return failure();
   }
-  out.bytes.resize(bytes);
+  // The data is checked against the shape before anything is allocated: a
+  // small file must not make the importer allocate what its dims claim
+  // (found by kiln-fuzz-importer).
   auto copyFrom = [&](const auto &field, auto convert) -> LogicalResult {
     if ((int64_t)field.size() != count) {
       error = "tensor '" + tensor.name() + "' has " +
@@ -108,6 +110,7 @@ LogicalResult onnx_import::readTensorBytes(const onnx::TensorProto &tensor,
               std::to_string(count) + " elements";
       return failure();
     }
+    out.bytes.resize(bytes);
     for (int64_t i = 0; i < count; ++i)
       convert(field.Get(i), out.bytes.data() + i * width);
     return success();
@@ -119,6 +122,7 @@ LogicalResult onnx_import::readTensorBytes(const onnx::TensorProto &tensor,
               " bytes of raw data, its shape needs " + std::to_string(bytes);
       return failure();
     }
+    out.bytes.resize(bytes);
     memcpy(out.bytes.data(), tensor.raw_data().data(), bytes);
     return success();
   }
