@@ -513,6 +513,12 @@ def build_import_models():
         [vi("x", [1])], [vi("y", [1 << 30, 4])],
         [short_initializer("w", [1 << 30, 4], b"\0\0\0\0")],
         validate=False, ort_check=False)
+    # Found by kiln-fuzz-importer: Reshape's target entries multiplied past
+    # 64 bits (signed overflow) before being compared with the input.
+    imp("reshape_overflow", [n("Reshape", ["x", "shape"], ["y"], "reshape")],
+        [vi("x", [2, 3])], [vi("y", [3103784959, 841830367231])],
+        [init("shape", np.array([3103784959, 841830367231], np.int64))],
+        validate=False, ort_check=False)
     p = os.path.join(IMPORT_DIR, "not_onnx.onnx")
     with open(p, "wb") as f:
         f.write(b"this is not an onnx model\n")

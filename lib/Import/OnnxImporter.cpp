@@ -442,7 +442,10 @@ LogicalResult GraphImporter::foldConstantNode(const onnx::NodeProto &node,
       size.onnxType = onnx::TensorProto::INT64;
       int64_t count = 1;
       for (int64_t d : shape)
-        count *= d;
+        if (__builtin_mul_overflow(count, d, &count)) {
+          error = "Size of a tensor whose element count overflows 64 bits";
+          return failure();
+        }
       size.bytes.resize(8);
       memcpy(size.bytes.data(), &count, 8);
       outputs.push_back(size);

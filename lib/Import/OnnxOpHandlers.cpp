@@ -783,7 +783,9 @@ static LogicalResult importReshape(NodeContext &ctx) {
     }
     if (target[i] < 0)
       return ctx.fail("shape entry " + Twine(target[i]) + " is invalid");
-    known *= target[i];
+    // A product past 64 bits cannot match the input (found by the fuzzer).
+    if (__builtin_mul_overflow(known, target[i], &known))
+      return ctx.fail("shape entries multiply past 64 bits");
   }
   int64_t total = cast<RankedTensorType>(x.getType()).getNumElements();
   if (inferred >= 0) {
