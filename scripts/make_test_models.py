@@ -519,6 +519,12 @@ def build_import_models():
         [vi("x", [2, 3])], [vi("y", [3103784959, 841830367231])],
         [init("shape", np.array([3103784959, 841830367231], np.int64))],
         validate=False, ort_check=False)
+    # Found by kiln-fuzz-importer: a Constant node without an output.
+    imp("constant_no_output",
+        [helper.make_node("Constant", [], [], name="const",
+                          value=numpy_helper.from_array(np.ones(2, np.float32))),
+         n("Relu", ["x"], ["y"], "relu")],
+        [vi("x", [2])], [vi("y", [2])], validate=False, ort_check=False)
     p = os.path.join(IMPORT_DIR, "not_onnx.onnx")
     with open(p, "wb") as f:
         f.write(b"this is not an onnx model\n")

@@ -509,6 +509,12 @@ std::string GraphImporter::graphInputBehind(const std::string &value) const {
 }
 
 void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
+  // Every ONNX op has an output; handlers may rely on output 0 (a node
+  // without one crashed the Constant handler, found by kiln-fuzz-importer).
+  if (node.output_size() == 0 || node.output(0).empty()) {
+    markUnsupported(node, index, "the node has no output");
+    return;
+  }
   std::string problem = opTypeProblem(node);
   for (const auto &input : node.input())
     if (poisoned.count(input)) {

@@ -17,22 +17,27 @@
 #include "mlir/InitAllExtensions.h"
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <sys/mman.h>
 #include <unistd.h>
 
 namespace {
 
+/// A context for the next input. Weights become dense_resource blobs that
+/// the context keeps until it dies, so a fresh one replaces it every 256
+/// inputs (creating one per input would cost most of the fuzzer's time).
 mlir::MLIRContext &context() {
-  static mlir::MLIRContext *ctx = [] {
+  static std::unique_ptr<mlir::MLIRContext> ctx;
+  static unsigned uses = 0;
+  if (!ctx || ++uses % 256 == 0) {
     mlir::DialectRegistry registry;
     mlir::registerAllDialects(registry);
     mlir::registerAllExtensions(registry);
     registry.insert<kiln::KilnDialect>();
-    auto *c = new mlir::MLIRContext(registry);
-    c->loadAllAvailableDialects();
-    return c;
-  }();
+    ctx = std::make_unique<mlir::MLIRContext>(registry);
+    ctx->loadAllAvailableDialects();
+  }
   return *ctx;
 }
 
