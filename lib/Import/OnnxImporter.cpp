@@ -509,9 +509,11 @@ std::string GraphImporter::graphInputBehind(const std::string &value) const {
 }
 
 void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
-  // Every ONNX op has an output; handlers may rely on output 0 (a node
-  // without one crashed the Constant handler, found by kiln-fuzz-importer).
-  if (node.output_size() == 0 || node.output(0).empty()) {
+  // Every ONNX op has an output (optional ones may be left empty, like
+  // LSTM's Y); a node without any crashed the Constant handler (found by
+  // kiln-fuzz-importer).
+  if (llvm::all_of(node.output(),
+                   [](const std::string &name) { return name.empty(); })) {
     markUnsupported(node, index, "the node has no output");
     return;
   }
