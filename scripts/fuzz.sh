@@ -43,7 +43,7 @@ rm -rf "$corpus"
 mkdir -p "$corpus/trusted" "$corpus/artifact" "$corpus/tensor-file" "$corpus/inputs" \
   "$corpus/importer"
 "$build/bin/kiln-make-test-artifact" "$corpus/trusted"
-cp "$corpus/trusted/model.kiln" "$corpus/artifact/"
+cp "$corpus/trusted/model-gpu.kiln" "$corpus/artifact/"
 cp "$corpus/trusted/"*.npy "$corpus/trusted/"*.pb "$corpus/tensor-file/"
 cp "$root"/test/models/*/test_data_set_0/*.pb "$corpus/tensor-file/" 2>/dev/null || true
 for f in "$root"/test/Import/models/*.onnx "$root"/test/models/*/model.onnx; do
@@ -84,6 +84,13 @@ for target in artifact tensor-file inputs importer; do
     work="$(mktemp -d)"
     budget=(-seed=1 -runs="${test_runs[$target]}" -max_total_time=120)
     echo "== fuzz kiln-fuzz-$target: ${test_runs[$target]} runs, seed 1"
+  fi
+  # Inputs that once failed (test/fuzz/regressions/<target>/) run first.
+  regressions=("$root/test/fuzz/regressions/$target"/*)
+  if [ -e "${regressions[0]}" ]; then
+    "$binary" "${regressions[@]}" >/dev/null 2>&1 ||
+      { echo "error: kiln-fuzz-$target fails on a regression input again:";
+        "$binary" "${regressions[@]}" 2>&1 | grep -E "ERROR|runtime error|Running" | head -5; exit 1; }
   fi
   "$binary" "$work" "$corpus/$target" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$build/findings/$target-" -print_final_stats=1 2>&1 |

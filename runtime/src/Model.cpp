@@ -9,6 +9,7 @@
 
 #include "kiln/artifact_generated.h"
 
+#include <cstring>
 #include <limits>
 #include <set>
 
@@ -118,7 +119,13 @@ kiln_status Model::readTensors(const fb::Model &m, bool isInput) {
     const fb::TensorInfo *t = list->Get(i);
     TensorDesc d;
     d.name = t->name()->str();
-    d.shape.assign(t->shape()->begin(), t->shape()->end());
+    // The verifier aligns a vector's length, not its 8-byte elements: a
+    // crafted file can place them off alignment (found by kiln-fuzz-artifact),
+    // so they are copied byte-wise.
+    d.shape.resize(t->shape()->size());
+    if (!d.shape.empty())
+      std::memcpy(d.shape.data(), t->shape()->Data(),
+                  d.shape.size() * sizeof(int64_t));
     d.buffer = t->buffer();
     std::string label = std::string(what) + " '" + d.name + "'";
     if (!seen.insert(d.name).second)

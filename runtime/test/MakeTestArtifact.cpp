@@ -21,6 +21,18 @@ int main(int argc, char **argv) {
   std::ofstream(dir + "/model.kiln", std::ios::binary)
       .write(reinterpret_cast<const char *>(model.data()),
              std::streamsize(model.size()));
+  // The same model for a GPU, with a stand-in PTX image: the same bytes on
+  // every machine (the CPU kernel object embeds build paths), which keeps
+  // scripts/fuzz.sh's fixed-seed runs identical everywhere.
+  ArtifactSpec gpu;
+  gpu.target = "cuda:sm_90";
+  gpu.kernelObject.clear();
+  std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n";
+  gpu.gpuImages.push_back({"sm_90", "ptx", {ptx.begin(), ptx.end()}});
+  std::vector<uint8_t> gpuModel = gpu.build();
+  std::ofstream(dir + "/model-gpu.kiln", std::ios::binary)
+      .write(reinterpret_cast<const char *>(gpuModel.data()),
+             std::streamsize(gpuModel.size()));
 
   kiln::Tensor x{"x", KILN_DTYPE_F32, {N}, std::vector<uint8_t>(kTensorBytes)};
   kiln::Tensor y = x, wrong = x;
