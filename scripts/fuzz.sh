@@ -15,22 +15,13 @@ set -euo pipefail
 seconds="${1:-}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${KILN_FUZZ_BUILD_DIR:-$root/build-fuzz}"
-# Configured every time (cheap): the options below are what this build is.
-cmake -G Ninja -S "$root" -B "$build" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=/usr/lib/llvm-22/bin/clang \
-    -DCMAKE_CXX_COMPILER=/usr/lib/llvm-22/bin/clang++ \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
-    -DKILN_BUILD_COMPILER=OFF -DKILN_SANITIZE=address,undefined -DKILN_FUZZ=ON >/dev/null
+source "$root/scripts/configure.sh"
+# Configured every time (cheap): the options below are what these builds are.
+configure_kiln "$build" RelWithDebInfo \
+  -DKILN_BUILD_COMPILER=OFF -DKILN_SANITIZE=address,undefined -DKILN_FUZZ=ON >/dev/null
 ninja -C "$build" >/dev/null
 importer_build="${KILN_FUZZ_IMPORTER_BUILD_DIR:-$root/build-fuzz-importer}"
-cmake -G Ninja -S "$root" -B "$importer_build" \
-  -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_C_COMPILER=/usr/lib/llvm-22/bin/clang \
-  -DCMAKE_CXX_COMPILER=/usr/lib/llvm-22/bin/clang++ \
-  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-  -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
+configure_kiln "$importer_build" Release \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit -DKILN_FUZZ=ON >/dev/null
 ninja -C "$importer_build" kiln-fuzz-importer >/dev/null
 

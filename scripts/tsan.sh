@@ -5,14 +5,9 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${KILN_TSAN_BUILD_DIR:-$root/build-tsan}"
+source "$root/scripts/configure.sh"
 # Configured every time (cheap): the options below are what this build is.
-cmake -G Ninja -S "$root" -B "$build" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_COMPILER=/usr/lib/llvm-22/bin/clang \
-    -DCMAKE_CXX_COMPILER=/usr/lib/llvm-22/bin/clang++ \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
-    -DKILN_BUILD_COMPILER=OFF -DKILN_SANITIZE=thread >/dev/null
+configure_kiln "$build" RelWithDebInfo -DKILN_BUILD_COMPILER=OFF -DKILN_SANITIZE=thread >/dev/null
 ninja -C "$build" kiln-runtime-tests >/dev/null
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
   "$build/bin/kiln-runtime-tests" --gtest_brief=1

@@ -221,6 +221,21 @@ mlir::Value reshapeTo(NodeContext &ctx, mlir::Value v,
 /// Sets output 0 from a created value; propagates failure.
 mlir::LogicalResult setResult(NodeContext &ctx, mlir::FailureOr<mlir::Value> value);
 
+/// Gather and GatherElements: data, integer indices and an `axis`.
+template <typename OpTy>
+mlir::LogicalResult importIndexedAlongAxis(NodeContext &ctx) {
+  mlir::Value data = ctx.input(0), indices = ctx.input(1);
+  if (!data || !indices || mlir::failed(ctx.requireIndices(indices)))
+    return mlir::failure();
+  auto axis = ctx.axisAttr(0, rankOf(data));
+  if (mlir::failed(axis))
+    return mlir::failure();
+  auto &b = ctx.b();
+  return setResult(ctx, ctx.create<OpTy>(
+                            mlir::ValueRange{data, indices},
+                            {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
+}
+
 } // namespace kiln::onnx_import
 
 #endif

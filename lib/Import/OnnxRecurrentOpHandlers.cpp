@@ -302,16 +302,7 @@ LogicalResult onnx_import::importRNN(NodeContext &ctx) {
 }
 
 LogicalResult onnx_import::importGatherElements(NodeContext &ctx) {
-  Value data = ctx.input(0), indices = ctx.input(1);
-  if (!data || !indices || failed(ctx.requireIndices(indices)))
-    return failure();
-  auto axis = ctx.axisAttr(0, rankOf(data));
-  if (failed(axis))
-    return failure();
-  auto &b = ctx.b();
-  return setResult(ctx, ctx.create<GatherElementsOp>(
-                            ValueRange{data, indices},
-                            {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
+  return importIndexedAlongAxis<GatherElementsOp>(ctx);
 }
 
 LogicalResult onnx_import::importScatterElements(NodeContext &ctx) {

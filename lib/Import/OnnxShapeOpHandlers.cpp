@@ -26,16 +26,7 @@ intsAttrOrInput(NodeContext &ctx, StringRef attr, size_t input,
 }
 
 LogicalResult onnx_import::importGather(NodeContext &ctx) {
-  Value data = ctx.input(0), indices = ctx.input(1);
-  if (!data || !indices || failed(ctx.requireIndices(indices)))
-    return failure();
-  auto axis = ctx.axisAttr(0, rankOf(data));
-  if (failed(axis))
-    return failure();
-  auto &b = ctx.b();
-  return setResult(ctx, ctx.create<GatherOp>(
-                            ValueRange{data, indices},
-                            {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
+  return importIndexedAlongAxis<GatherOp>(ctx);
 }
 
 /// One dim of an ONNX slice, resolved to (start, size, step).

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Import/OnnxImporter.h"
+#include "MemoryFile.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -19,8 +20,6 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <sys/mman.h>
-#include <unistd.h>
 
 namespace {
 
@@ -44,14 +43,9 @@ mlir::MLIRContext &context() {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  int fd = memfd_create("kiln-fuzz-model", MFD_CLOEXEC);
-  if (fd < 0)
+  MemoryFile file(data, size);
+  if (!file.ok())
     return 0;
-  if (size > 0 && write(fd, data, size) != ssize_t(size)) {
-    close(fd);
-    return 0;
-  }
-  std::string path = "/proc/self/fd/" + std::to_string(fd);
   mlir::MLIRContext &ctx = context();
   bool diagnosed = false;
   mlir::ScopedDiagnosticHandler quiet(&ctx, [&](mlir::Diagnostic &) {
@@ -59,8 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return mlir::success();
   });
   kiln::ImportOptions options;
-  auto imported = kiln::importOnnxFile(ctx, path, options);
-  close(fd);
+  auto imported = kiln::importOnnxFile(ctx, file.path(), options);
   if (mlir::failed(imported)) {
     if (!diagnosed)
       std::abort(); // a failure without a message

@@ -4,22 +4,17 @@
 // memfd, through the same path-based readers kiln-run uses).
 //
 //===----------------------------------------------------------------------===//
+#include "MemoryFile.h"
 #include "common/TensorFile.h"
 
 #include <cstdlib>
 #include <string>
-#include <sys/mman.h>
-#include <unistd.h>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  int fd = memfd_create("kiln-fuzz-tensor", MFD_CLOEXEC);
-  if (fd < 0)
+  MemoryFile file(data, size);
+  if (!file.ok())
     return 0;
-  if (size > 0 && write(fd, data, size) != ssize_t(size)) {
-    close(fd);
-    return 0;
-  }
-  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  std::string path = file.path();
   for (bool npy : {false, true}) {
     kiln::Tensor tensor;
     std::string error;
@@ -36,6 +31,5 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (void)tensor.at(i);
     }
   }
-  close(fd);
   return 0;
 }

@@ -1,0 +1,14 @@
+# Sourced by the build scripts (build.sh, fuzz.sh, tsan.sh):
+#   configure_kiln BUILD_DIR BUILD_TYPE [-DOPTION=VALUE ...]
+# configures a Ninja build of Kiln with clang-22, ccache and lld.
+configure_kiln() {
+  local build="$1" type="$2"
+  shift 2
+  cmake -G Ninja -S "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" -B "$build" \
+    -DCMAKE_BUILD_TYPE="$type" \
+    -DCMAKE_C_COMPILER=/usr/lib/llvm-22/bin/clang \
+    -DCMAKE_CXX_COMPILER=/usr/lib/llvm-22/bin/clang++ \
+    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+    -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
+    "$@"
+}
