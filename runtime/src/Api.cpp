@@ -77,7 +77,8 @@ kiln_status readFile(const char *path, kiln_model **out) {
   if (!bytes) {
     ::close(fd);
     return fail(KILN_ERROR_OUT_OF_MEMORY,
-                std::string("cannot allocate memory for '") + path + "'");
+                "cannot allocate " + std::to_string(size) +
+                    " bytes for the artifact '" + path + "'");
   }
   for (size_t done = 0; done < size;) {
     ssize_t n = ::read(fd, bytes.get() + done, size - done);
@@ -227,7 +228,9 @@ kiln_status kiln_model_open_memory(const void *data, size_t size,
   return guarded([&] {
     AlignedBytes bytes = allocateAligned(size);
     if (!bytes)
-      return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
+      return fail(KILN_ERROR_OUT_OF_MEMORY,
+                  "cannot allocate " + std::to_string(size) +
+                      " bytes for the artifact");
     std::memcpy(bytes.get(), data, size);
     return openBytes(std::move(bytes), size, model);
   });

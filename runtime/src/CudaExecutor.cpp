@@ -40,6 +40,14 @@ kiln_status CudaExecutor::check(cu::Result result, const std::string &what) {
                   cu::describe(*driver_, result));
 }
 
+kiln_status CudaExecutor::checkExecution(cu::Result result,
+                                         const std::string &what) {
+  kiln_status status = check(result, what);
+  if (status != KILN_OK)
+    deadReason_ = kiln_last_error();
+  return status;
+}
+
 cu::DevicePtr CudaExecutor::devicePointer(const BufferDesc &buffer) const {
   cu::DevicePtr base = buffer.kind == BufferDesc::Weight  ? weights_
                        : buffer.kind == BufferDesc::Splat ? splat_
@@ -250,6 +258,11 @@ kiln_status CudaExecutor::captureGraph() {
 }
 
 kiln_status CudaExecutor::run(double *dispatchMs) {
+  if (!deadReason_.empty())
+    return fail(KILN_ERROR_INTERNAL,
+                "this CUDA session is unusable after a device fault in an "
+                "earlier run (" + deadReason_ +
+                    "); destroy it and create a new session");
   const cu::Driver &d = *driver_;
   if (kiln_status s = check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"))
     return s;
@@ -264,18 +277,25 @@ kiln_status CudaExecutor::run(double *dispatchMs) {
         return s;
   }
   if (dispatchMs) {
-    std::vector<cu::Event> events(functions_.size() + 1);
-    for (cu::Event &e : events)
-      if (kiln_status s = check(d.eventCreate(&e, 0), "cuEventCreate"))
-        return s;
+    std::vector<cu::Event> events(functions_.size() + 1, nullptr);
     kiln_status status = KILN_OK;
+    for (cu::Event &e : events)
+      if (status == KILN_OK)
+        status = check(d.eventCreate(&e, 0), "cuEventCreate");
+    if (status) {
+      for (cu::Event e : events)
+        if (e)
+          d.eventDestroy(e);
+      return status;
+    }
     d.eventRecord(events[0], stream_);
     for (size_t i = 0; i < functions_.size() && status == KILN_OK; ++i) {
       status = launch(i);
       d.eventRecord(events[i + 1], stream_);
     }
     if (status == KILN_OK)
-      status = check(d.eventSynchronize(events.back()), "running the kernels");
+      status = checkExecution(d.eventSynchronize(events.back()),
+                              "running the kernels");
     for (size_t i = 0; i < functions_.size() && status == KILN_OK; ++i) {
       float ms = 0;
       d.eventElapsedTime(&ms, events[i], events[i + 1]);
@@ -303,6 +323,7 @@ kiln_status CudaExecutor::run(double *dispatchMs) {
                                 "copying output '" + t.name + "' to the host"))
         return s;
   }
-  return check(d.streamSynchronize(stream_),
-               "running the model (a kernel faulted or the copies failed)");
+  return checkExecution(
+      d.streamSynchronize(stream_),
+      "running the model (a kernel faulted or the copies failed)");
 }

@@ -35,6 +35,10 @@ private:
   kiln_status loadKernels();
   kiln_status launch(size_t index);
   kiln_status captureGraph();
+  /// Checks a synchronization: a failure there is a fault in a kernel or a
+  /// copy, after which the device state is unknown (and CUDA's context
+  /// usually dead), so the session refuses further runs with that error.
+  kiln_status checkExecution(cu::Result result, const std::string &what);
   cu::DevicePtr devicePointer(const BufferDesc &buffer) const;
 
   const Model &model_;
@@ -51,6 +55,7 @@ private:
   std::vector<std::vector<void *>> params_;          // -> pointers_
   cu::GraphExec graph_ = nullptr;
   std::string deviceName_;
+  std::string deadReason_; // set once a run faulted on the device
 };
 
 } // namespace kiln

@@ -10,6 +10,7 @@
 #include "kiln/runtime.h"
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -171,6 +172,8 @@ public:
 
 private:
   void *bufferData(uint32_t index) const;
+  /// The error for dispatch `index` having thrown `error` on a worker.
+  kiln_status dispatchFailed(size_t index, std::exception_ptr error) const;
 
   std::shared_ptr<const Model> model_;
   ArenaMemory arena_;

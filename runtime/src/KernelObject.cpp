@@ -49,6 +49,23 @@ void releaseHandle(void *handle) {
   liveHandles.erase(handle);
 }
 
+/// A path to `fd` that no loaded object answers to. glibc hands back an
+/// object already loaded under the same path string without opening the
+/// file, and an object marked NODELETE (any that uses C++ unique symbols)
+/// stays loaded as /proc/self/fd/N after its fd is closed and N reused. So
+/// taken names are skipped by spelling the same file differently.
+std::string unusedFdPath(int fd) {
+  std::string dir = "/proc/self/fd/";
+  for (int attempt = 0; attempt < 64; ++attempt, dir += "./") {
+    std::string path = dir + std::to_string(fd);
+    void *loaded = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    if (!loaded)
+      return path;
+    dlclose(loaded);
+  }
+  return "";
+}
+
 std::string dlerrorText() {
   const char *e = dlerror();
   return e ? e : "unknown dlopen error";
@@ -83,9 +100,12 @@ kiln_status KernelObject::load(const uint8_t *bytes, size_t size) {
     memfdError = std::string("writing memfd: ") + std::strerror(errno);
     ::close(mfd);
   } else {
-    std::string path = "/proc/self/fd/" + std::to_string(mfd);
+    std::string path = unusedFdPath(mfd);
     void *h = nullptr;
-    if (access(path.c_str(), R_OK) != 0) {
+    if (path.empty()) {
+      memfdError = "every spelling of /proc/self/fd/" + std::to_string(mfd) +
+                   " names a loaded object";
+    } else if (access(path.c_str(), R_OK) != 0) {
       // No /proc (e.g. some containers): use the temporary file below.
       memfdError = path + ": " + std::strerror(errno);
     } else if (!(h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))) {

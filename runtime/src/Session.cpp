@@ -148,6 +148,8 @@ kiln_status Session::run(double *dispatchMs) {
     return fail(KILN_ERROR_MISSING_INPUT,
                 "inputs not set before run: " + quoteList(missing));
 
+  // Until this run succeeds, the outputs hold nothing worth reading.
+  hasRun_ = false;
   if (cuda_) {
     if (kiln_status s = cuda_->run(dispatchMs))
       return s;
@@ -164,7 +166,11 @@ kiln_status Session::run(double *dispatchMs) {
     auto fn = d.fn;
     int64_t count = d.workgroups;
     auto start = std::chrono::steady_clock::now();
-    pool_->parallelFor(count, [=](int64_t id) { fn(args, id, count); });
+    try {
+      pool_->parallelFor(count, [=](int64_t id) { fn(args, id, count); });
+    } catch (...) {
+      return dispatchFailed(i, std::current_exception());
+    }
     if (dispatchMs)
       dispatchMs[i] = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
@@ -174,12 +180,34 @@ kiln_status Session::run(double *dispatchMs) {
   return KILN_OK;
 }
 
+kiln_status Session::dispatchFailed(size_t index,
+                                    std::exception_ptr error) const {
+  const DispatchDesc &d = model_->dispatches()[index];
+  std::string what = "unknown exception";
+  kiln_status code = KILN_ERROR_INTERNAL;
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::bad_alloc &) {
+    what = "out of memory";
+    code = KILN_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception &e) {
+    what = e.what();
+  } catch (...) {
+  }
+  // Every dispatch recomputes its outputs from the inputs, which no kernel
+  // writes, so the next run starts clean: the session stays usable.
+  return fail(code,
+              "dispatch " + std::to_string(index) + " (kernel '" + d.kernel +
+                  "', nodes " + quoteList(d.nodes) + ") failed: " + what +
+                  "; its outputs are undefined until a run succeeds");
+}
+
 kiln_status Session::getOutput(int index, void *data, size_t bytes) {
   const TensorDesc &t = model_->outputs()[index];
   std::string label = "output '" + t.name + "'";
   if (!hasRun_)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
-                label + " requested before the session ran");
+                label + " requested before a run of the session succeeded");
   if (bytes != t.bytes)
     return fail(KILN_ERROR_SIZE_MISMATCH,
                 label + " has " + std::to_string(t.bytes) +

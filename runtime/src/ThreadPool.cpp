@@ -28,11 +28,20 @@ template <typename Predicate> static bool spinUntil(Predicate ready) {
 }
 
 ThreadPool::ThreadPool(unsigned numThreads) {
-  for (unsigned i = 1; i < numThreads; ++i)
-    workers.emplace_back([this] { workerLoop(); });
+  try {
+    for (unsigned i = 1; i < numThreads; ++i)
+      workers.emplace_back([this] { workerLoop(); });
+  } catch (...) {
+    // No destructor runs for a half-built pool: stop the workers started so
+    // far (a joinable std::thread would terminate the process).
+    stopWorkers();
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stopWorkers(); }
+
+void ThreadPool::stopWorkers() {
   {
     std::lock_guard<std::mutex> lock(mu);
     stopping.store(true);
@@ -40,13 +49,25 @@ ThreadPool::~ThreadPool() {
   wake.notify_all();
   for (std::thread &t : workers)
     t.join();
+  workers.clear();
 }
 
 void ThreadPool::runItems() {
   // Ids are handed out one at a time so uneven workgroups balance themselves.
   for (int64_t i;
-       (i = next.fetch_add(1, std::memory_order_relaxed)) < jobCount;)
-    (*job)(i);
+       (i = next.fetch_add(1, std::memory_order_relaxed)) < jobCount;) {
+    try {
+      (*job)(i);
+    } catch (...) {
+      // An exception must not escape a worker (std::terminate) nor leave the
+      // caller while workers still use `job`: record it, hand out no more
+      // ids, and let parallelFor rethrow once everyone is done.
+      std::lock_guard<std::mutex> lock(failureMu);
+      if (!failure)
+        failure = std::current_exception();
+      next.store(jobCount, std::memory_order_relaxed);
+    }
+  }
 }
 
 bool ThreadPool::waitForJob(uint64_t seen) {
@@ -78,7 +99,7 @@ void ThreadPool::parallelFor(int64_t count,
                              const std::function<void(int64_t)> &fn) {
   if (workers.empty() || count <= 1) {
     for (int64_t i = 0; i < count; ++i)
-      fn(i);
+      fn(i); // an exception leaves at once: no other thread runs fn
     return;
   }
   {
@@ -97,4 +118,11 @@ void ThreadPool::parallelFor(int64_t count,
     done.wait(lock, finished);
   }
   job = nullptr;
+  std::exception_ptr thrown;
+  {
+    std::lock_guard<std::mutex> lock(failureMu);
+    std::swap(thrown, failure);
+  }
+  if (thrown)
+    std::rethrow_exception(thrown);
 }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -21,10 +22,14 @@ public:
 
   unsigned size() const { return unsigned(workers.size()) + 1; }
 
-  /// Calls fn(i) for every i in [0, count) and returns once all calls are done.
+  /// Calls fn(i) for every i in [0, count) and returns once all calls are
+  /// done. If a call throws, no further ids are handed out, the calls already
+  /// running finish, and the first exception is rethrown here; the pool stays
+  /// usable.
   void parallelFor(int64_t count, const std::function<void(int64_t)> &fn);
 
 private:
+  void stopWorkers();
   void workerLoop();
   void runItems();
   /// Waits for a job newer than `seen`; spins briefly first, because waking
@@ -41,6 +46,8 @@ private:
   std::atomic<uint64_t> generation{0};
   std::atomic<unsigned> pending{0}; // workers still inside the current job
   std::atomic<bool> stopping{false};
+  std::mutex failureMu;
+  std::exception_ptr failure; // the first exception of the current job
 };
 
 } // namespace kiln

@@ -566,6 +566,21 @@ TEST(LoadErrors, KernelObjectNotLoadable) {
                   {"cannot load the artifact's kernel object"});
 }
 
+// The test kernels use C++ and are marked NODELETE, so each closed model's
+// object stays loaded under its old /proc/self/fd path: a new object whose
+// memfd reuses the number must still be loaded, not the old one.
+TEST(LoadErrors, ClosedKernelObjectsAreNeverReused) {
+  for (int i = 0; i < 3; ++i) {
+    kiln_model *model = nullptr;
+    ASSERT_EQ(open(ArtifactSpec(), &model), KILN_OK) << lastError();
+    kiln_model_close(model);
+  }
+  ArtifactSpec spec;
+  spec.kernelObject = {'n', 'o', 't', ' ', 'e', 'l', 'f'};
+  expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
+                  {"cannot load the artifact's kernel object"});
+}
+
 TEST(Runtime, KernelsLoadFromAnInMemoryFile) {
   Loaded l;
   std::ifstream maps("/proc/self/maps");

@@ -1,0 +1,354 @@
+//===- CudaFaultTest.cpp - the CUDA device against a fake driver ----------===//
+//
+// Runs the runtime's CUDA device on FakeCudaDriver.cpp (loaded as
+// libcuda.so.1 before the runtime looks for it), so its whole life —
+// device memory, module load, graph capture and replay, profiling — and
+// every driver failure are tested on machines without a GPU. Kernels do not
+// execute on the fake: these tests check the bookkeeping and the errors,
+// scripts/gpu-check checks the numbers on a real GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/runtime.h"
+#include "TestArtifact.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+#include <thread>
+
+using namespace kiln_test;
+
+namespace {
+
+struct FakeDriver {
+  void (*reset)();
+  void (*fail)(const char *, int, int, int);
+  void (*setMemory)(uint64_t);
+  long (*count)(const char *);
+};
+
+/// Loads the fake by path; the runtime's dlopen("libcuda.so.1") then finds
+/// it by its soname instead of any real driver.
+const FakeDriver *fakeDriver() {
+  static FakeDriver driver = [] {
+    FakeDriver d{};
+    void *handle = ::dlopen(KILN_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_GLOBAL);
+    if (!handle)
+      return d;
+    d.reset = reinterpret_cast<void (*)()>(
+        ::dlsym(handle, "kiln_fake_cuda_reset"));
+    d.fail = reinterpret_cast<void (*)(const char *, int, int, int)>(
+        ::dlsym(handle, "kiln_fake_cuda_fail"));
+    d.setMemory = reinterpret_cast<void (*)(uint64_t)>(
+        ::dlsym(handle, "kiln_fake_cuda_set_memory"));
+    d.count = reinterpret_cast<long (*)(const char *)>(
+        ::dlsym(handle, "kiln_fake_cuda_count"));
+    return d;
+  }();
+  return driver.reset ? &driver : nullptr;
+}
+
+std::string lastError() { return kiln_last_error(); }
+
+bool contains(const std::string &s, const std::string &n) {
+  return s.find(n) != std::string::npos;
+}
+
+/// The default test model for cuda:sm_90, with a PTX image that declares
+/// both of its kernels.
+ArtifactSpec cudaSpec() {
+  ArtifactSpec spec;
+  spec.target = "cuda:sm_90";
+  spec.kernelObject.clear();
+  std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                    ".visible .entry add_one(\n)\n{ ret; }\n"
+                    ".visible .entry scale(\n)\n{ ret; }\n";
+  spec.gpuImages.push_back({"sm_90", "ptx", {ptx.begin(), ptx.end()}});
+  return spec;
+}
+
+class CudaFaults : public ::testing::Test {
+protected:
+  void SetUp() override {
+    fake = fakeDriver();
+    ASSERT_NE(fake, nullptr) << "cannot load the fake driver "
+                             << KILN_FAKE_CUDA_DRIVER << ": " << ::dlerror();
+    fake->reset();
+  }
+  void TearDown() override {
+    kiln_session_destroy(session);
+    kiln_model_close(model);
+    // Whatever happened, the runtime released every driver object.
+    for (const char *what : {"live-allocations", "live-modules", "live-graphs",
+                             "live-events", "live-streams"})
+      EXPECT_EQ(fake->count(what), 0) << what;
+  }
+
+  kiln_status create(const ArtifactSpec &spec = cudaSpec()) {
+    std::vector<uint8_t> bytes = spec.build();
+    kiln_status s = kiln_model_open_memory(bytes.data(), bytes.size(), &model);
+    EXPECT_EQ(s, KILN_OK) << lastError();
+    if (s != KILN_OK)
+      return s;
+    return kiln_session_create(model, "cuda", nullptr, &session);
+  }
+
+  kiln_status setX(const std::vector<float> &x) {
+    const int64_t shape[] = {N};
+    return kiln_session_set_input(session, "x", KILN_DTYPE_F32, shape, 1,
+                                  x.data(), x.size() * sizeof(float));
+  }
+
+  /// Arms `entry` to fail on its nth next call.
+  void failNext(const char *entry, int code, int nth = 1, bool sticky = false) {
+    fake->fail(entry, nth, code, sticky);
+  }
+
+  const FakeDriver *fake = nullptr;
+  kiln_model *model = nullptr;
+  kiln_session *session = nullptr;
+};
+
+constexpr int kInvalidValue = 1, kIllegalAddress = 700, kUnknown = 999;
+
+} // namespace
+
+TEST_F(CudaFaults, CapturesOnceAndReplays) {
+  ASSERT_EQ(create(), KILN_OK) << lastError();
+  ASSERT_EQ(setX(std::vector<float>(N, 1.0f)), KILN_OK);
+  for (int run = 0; run < 3; ++run)
+    ASSERT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+  EXPECT_EQ(fake->count("graph-launches"), 3);
+  EXPECT_EQ(fake->count("launches"), 6);
+  std::vector<double> ms(2, -1);
+  ASSERT_EQ(kiln_session_run_profiled(session, ms.data(), 2), KILN_OK)
+      << lastError();
+  EXPECT_EQ(fake->count("launches"), 8); // launched one by one
+  EXPECT_GT(ms[0], 0.0);
+  std::vector<float> y(N);
+  EXPECT_EQ(kiln_session_get_output(session, "y", y.data(), kTensorBytes),
+            KILN_OK);
+}
+
+TEST_F(CudaFaults, DataRoundTripsThroughDeviceMemory) {
+  ArtifactSpec spec = cudaSpec();
+  spec.dispatches.clear();
+  spec.outputs = {{"same", fb::DType_F32, {N}, 0},
+                  {"const", fb::DType_F32, {N}, 3}};
+  ASSERT_EQ(create(spec), KILN_OK) << lastError();
+  std::vector<float> x(N), out(N);
+  for (int64_t i = 0; i < N; ++i)
+    x[i] = float(i) - 3.0f;
+  ASSERT_EQ(setX(x), KILN_OK);
+  ASSERT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+  ASSERT_EQ(kiln_session_get_output(session, "same", out.data(), kTensorBytes),
+            KILN_OK);
+  EXPECT_EQ(out, x);
+  ASSERT_EQ(kiln_session_get_output(session, "const", out.data(), kTensorBytes),
+            KILN_OK);
+  EXPECT_EQ(out[10], 5.0f); // the weights were uploaded
+}
+
+TEST_F(CudaFaults, OutOfDeviceMemoryNamesTheBytes) {
+  fake->setMemory(8192); // the arena needs 12288
+  EXPECT_EQ(create(), KILN_ERROR_OUT_OF_MEMORY);
+  EXPECT_EQ(session, nullptr);
+  EXPECT_TRUE(contains(lastError(),
+                       "not enough device memory on Fake GPU (CUDA device 0) "
+                       "for the arena: asked 12288 bytes, 8192 free of 8192"))
+      << lastError();
+  kiln_model_close(model);
+  model = nullptr;
+  fake->setMemory(12288 + 100); // the arena fits, the weights do not
+  EXPECT_EQ(create(), KILN_ERROR_OUT_OF_MEMORY);
+  EXPECT_TRUE(contains(lastError(), "for the weights: asked 4096 bytes, 100 "
+                                    "free"))
+      << lastError();
+}
+
+// Every driver call made while a session is created, failing in turn: each
+// is an error naming what failed, and nothing is left allocated.
+TEST_F(CudaFaults, EverySetupFailureIsReported) {
+  struct Case {
+    const char *entry;
+    int nth;
+    const char *message;
+  } cases[] = {
+      {"cuDeviceGet", 1, "cuDeviceGet failed"},
+      {"cuDevicePrimaryCtxRetain", 1, "retaining the primary context failed"},
+      {"cuCtxSetCurrent", 1, "cuCtxSetCurrent failed"},
+      {"cuStreamCreate", 1, "creating a stream failed"},
+      {"cuMemAlloc", 1, "for the arena"},
+      {"cuMemAlloc", 2, "for the weights"},
+      {"cuMemcpyHtoD", 1, "uploading the weights failed"},
+      {"cuMemAllocHost", 1, "bytes of pinned host memory"},
+      {"cuModuleLoadData", 1, "cannot load the sm_90 ptx image"},
+      {"cuModuleGetFunction", 2, "kernel 'scale' (ONNX nodes 'Mul_1', "
+                                 "'Identity_2') is not in the sm_90 image"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string(c.entry) + " #" + std::to_string(c.nth));
+    fake->reset();
+    failNext(c.entry, kUnknown, c.nth);
+    EXPECT_NE(create(), KILN_OK);
+    EXPECT_EQ(session, nullptr);
+    EXPECT_TRUE(contains(lastError(), c.message)) << lastError();
+    kiln_model_close(model);
+    model = nullptr;
+    EXPECT_EQ(fake->count("live-allocations"), 0);
+    EXPECT_EQ(fake->count("live-modules"), 0);
+  }
+  fake->reset();
+  ASSERT_EQ(create(), KILN_OK) << lastError(); // nothing was poisoned
+}
+
+TEST_F(CudaFaults, KernelMissingFromTheImage) {
+  ArtifactSpec spec = cudaSpec();
+  std::string ptx = ".version 8.0\n.target sm_90\n"
+                    ".visible .entry add_one(\n)\n{ ret; }\n";
+  spec.gpuImages[0].data.assign(ptx.begin(), ptx.end());
+  EXPECT_EQ(create(spec), KILN_ERROR_KERNEL_LOAD);
+  EXPECT_TRUE(contains(lastError(), "kernel 'scale' (ONNX nodes 'Mul_1', "
+                                    "'Identity_2') is not in the sm_90 image: "
+                                    "CUDA_ERROR_NOT_FOUND"))
+      << lastError();
+}
+
+TEST_F(CudaFaults, ImageTheDriverRejects) {
+  ArtifactSpec spec = cudaSpec();
+  spec.gpuImages[0].data.assign(64, 'x');
+  EXPECT_EQ(create(spec), KILN_ERROR_KERNEL_LOAD);
+  EXPECT_TRUE(contains(lastError(), "cannot load the sm_90 ptx image on Fake "
+                                    "GPU (CUDA device 0): "
+                                    "CUDA_ERROR_INVALID_IMAGE"))
+      << lastError();
+}
+
+TEST_F(CudaFaults, NoImageForThisChip) {
+  ArtifactSpec spec = cudaSpec();
+  spec.target = "cuda:sm_80";
+  spec.gpuImages[0].chip = "sm_80";
+  spec.gpuImages[0].format = "cubin";
+  spec.gpuImages[0].data.assign({0x7f, 'E', 'L', 'F'});
+  EXPECT_EQ(create(spec), KILN_ERROR_KERNEL_LOAD);
+  EXPECT_TRUE(contains(lastError(), "no device code for Fake GPU (CUDA device "
+                                    "0) (sm_90); it holds 'sm_80 cubin'"))
+      << lastError();
+}
+
+// A launch refused while the graph is captured fails that run only: the
+// broken capture is dropped and the next run captures again.
+TEST_F(CudaFaults, LaunchFailureFailsOneRun) {
+  ASSERT_EQ(create(), KILN_OK) << lastError();
+  ASSERT_EQ(setX(std::vector<float>(N, 2.0f)), KILN_OK);
+  failNext("cuLaunchKernel", kInvalidValue, 2);
+  EXPECT_EQ(kiln_session_run(session), KILN_ERROR_INTERNAL);
+  EXPECT_TRUE(contains(lastError(), "launching kernel 'scale' (ONNX nodes "
+                                    "'Mul_1', 'Identity_2') failed on Fake "
+                                    "GPU (CUDA device 0): "
+                                    "CUDA_ERROR_INVALID_VALUE"))
+      << lastError();
+  std::vector<float> y(N);
+  EXPECT_EQ(kiln_session_get_output(session, "y", y.data(), kTensorBytes),
+            KILN_ERROR_INVALID_ARGUMENT); // no successful run yet
+  EXPECT_EQ(fake->count("live-graphs"), 0);
+  ASSERT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+  EXPECT_EQ(fake->count("graph-launches"), 1);
+  EXPECT_EQ(kiln_session_get_output(session, "y", y.data(), kTensorBytes),
+            KILN_OK);
+}
+
+TEST_F(CudaFaults, GraphLaunchFailureFailsOneRun) {
+  ASSERT_EQ(create(), KILN_OK) << lastError();
+  ASSERT_EQ(setX(std::vector<float>(N, 2.0f)), KILN_OK);
+  failNext("cuGraphLaunch", kInvalidValue);
+  EXPECT_EQ(kiln_session_run(session), KILN_ERROR_INTERNAL);
+  EXPECT_TRUE(contains(lastError(), "launching the CUDA graph failed"))
+      << lastError();
+  EXPECT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+}
+
+// A kernel that faults (an illegal address) poisons the CUDA context: the
+// run fails, later runs on the session say why they refuse, and a new
+// session works once the device does.
+TEST_F(CudaFaults, DeviceFaultKillsTheSession) {
+  ASSERT_EQ(create(), KILN_OK) << lastError();
+  ASSERT_EQ(setX(std::vector<float>(N, 2.0f)), KILN_OK);
+  failNext("cuStreamSynchronize", kIllegalAddress, 1, /*sticky=*/true);
+  EXPECT_EQ(kiln_session_run(session), KILN_ERROR_INTERNAL);
+  EXPECT_TRUE(contains(lastError(), "running the model (a kernel faulted or "
+                                    "the copies failed) failed on Fake GPU "
+                                    "(CUDA device 0): "
+                                    "CUDA_ERROR_ILLEGAL_ADDRESS"))
+      << lastError();
+  for (int retry = 0; retry < 2; ++retry) {
+    EXPECT_EQ(kiln_session_run(session), KILN_ERROR_INTERNAL);
+    EXPECT_TRUE(contains(lastError(), "unusable after a device fault in an "
+                                      "earlier run"))
+        << lastError();
+    EXPECT_TRUE(contains(lastError(), "CUDA_ERROR_ILLEGAL_ADDRESS"))
+        << lastError();
+  }
+  kiln_session_destroy(session);
+  session = nullptr;
+  fake->reset(); // a new process, or a reset device
+  ASSERT_EQ(kiln_session_create(model, "cuda", nullptr, &session), KILN_OK)
+      << lastError();
+  ASSERT_EQ(setX(std::vector<float>(N, 2.0f)), KILN_OK);
+  EXPECT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+}
+
+TEST_F(CudaFaults, ProfiledRunFailuresLeakNoEvents) {
+  ASSERT_EQ(create(), KILN_OK) << lastError();
+  ASSERT_EQ(setX(std::vector<float>(N, 2.0f)), KILN_OK);
+  std::vector<double> ms(2);
+  failNext("cuEventCreate", kUnknown, 2);
+  EXPECT_EQ(kiln_session_run_profiled(session, ms.data(), 2),
+            KILN_ERROR_INTERNAL);
+  EXPECT_TRUE(contains(lastError(), "cuEventCreate failed")) << lastError();
+  EXPECT_EQ(fake->count("live-events"), 0);
+  failNext("cuLaunchKernel", kInvalidValue, 1);
+  EXPECT_EQ(kiln_session_run_profiled(session, ms.data(), 2),
+            KILN_ERROR_INTERNAL);
+  EXPECT_TRUE(contains(lastError(), "launching kernel 'add_one'"))
+      << lastError();
+  EXPECT_EQ(fake->count("live-events"), 0);
+  EXPECT_EQ(kiln_session_run_profiled(session, ms.data(), 2), KILN_OK)
+      << lastError();
+}
+
+TEST_F(CudaFaults, InputCopyFailureNamesTheInput) {
+  ASSERT_EQ(create(), KILN_OK) << lastError();
+  ASSERT_EQ(setX(std::vector<float>(N, 2.0f)), KILN_OK);
+  failNext("cuMemcpyHtoDAsync", kUnknown);
+  EXPECT_EQ(kiln_session_run(session), KILN_ERROR_INTERNAL);
+  EXPECT_TRUE(contains(lastError(), "copying input 'x' to the device failed"))
+      << lastError();
+  EXPECT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+}
+
+// Sessions of one model on several threads, each with its own device
+// arena (also run under ThreadSanitizer by scripts/tsan.sh).
+TEST_F(CudaFaults, SessionsOnSeveralThreads) {
+  ASSERT_EQ(create(), KILN_OK) << lastError();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([this] {
+      kiln_session *s = nullptr;
+      ASSERT_EQ(kiln_session_create(model, "cuda", nullptr, &s), KILN_OK);
+      std::vector<float> x(N, 1.0f), y(N);
+      const int64_t shape[] = {N};
+      for (int iter = 0; iter < 20; ++iter) {
+        ASSERT_EQ(kiln_session_set_input(s, "x", KILN_DTYPE_F32, shape, 1,
+                                         x.data(), kTensorBytes),
+                  KILN_OK);
+        ASSERT_EQ(kiln_session_run(s), KILN_OK);
+        ASSERT_EQ(kiln_session_get_output(s, "y", y.data(), kTensorBytes),
+                  KILN_OK);
+      }
+      kiln_session_destroy(s);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(fake->count("graph-launches"), 80);
+}

@@ -1,0 +1,499 @@
+//===- FakeCudaDriver.cpp - a stand-in libcuda.so.1 for the runtime tests -===//
+//
+// Built as libcuda.so.1 in its own folder; tests that put that folder first
+// on LD_LIBRARY_PATH run the runtime's CUDA device on a machine without a
+// GPU. It implements the driver entry points the runtime resolves, with
+// device memory in host memory, and lets a test make any entry point fail
+// (once or "sticky", like a context that faulted) to check that every
+// driver failure becomes a clear error. Kernels are not executed: a launch
+// is only counted.
+//
+// Control functions for the tests (found with dlsym):
+//   kiln_fake_cuda_reset()                      forget faults and counters
+//   kiln_fake_cuda_fail(entry, nth, code, sticky)
+//       the nth next call of `entry` ("cuMemAlloc") returns `code`; with
+//       `sticky`, so does every call after it, to any entry point
+//   kiln_fake_cuda_set_memory(bytes)           device memory size
+//   kiln_fake_cuda_count(what)                 "launches", "graph-launches",
+//                                              "live-allocations",
+//                                              "live-modules", "live-graphs",
+//                                              "live-events", "live-streams"
+//
+//===----------------------------------------------------------------------===//
+#include "CudaDriver.h"
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+// The opaque handle types the runtime declares. Entry points use the
+// runtime's exact signatures: UBSan checks the type of every indirect call.
+namespace kiln::cu {
+struct CUctx_st {};
+struct CUmod_st {
+  std::string image;
+};
+struct CUfunc_st {
+  std::string name;
+};
+struct CUgraph_st {
+  int launches = 0;
+};
+struct CUgraphExec_st {
+  int launches = 0;
+};
+struct CUstream_st {
+  CUgraph_st *capturing = nullptr; // launches go here while capturing
+};
+struct CUevent_st {};
+} // namespace kiln::cu
+
+namespace {
+
+using namespace kiln::cu;
+
+constexpr Result kSuccess = 0;
+constexpr Result kInvalidValue = 1;
+constexpr Result kOutOfMemory = 2;
+constexpr Result kInvalidImage = 200;
+constexpr Result kNotFound = 500;
+
+
+struct State {
+  std::mutex mu;
+  struct Fault {
+    int countdown;
+    Result code;
+    bool sticky;
+  };
+  std::map<std::string, Fault> faults;
+  Result stickyError = kSuccess;
+  uint64_t memory = uint64_t(1) << 30;
+  uint64_t used = 0;
+  std::map<DevicePtr, uint64_t> allocations;
+  int launches = 0, graphLaunches = 0, liveModules = 0, liveGraphs = 0,
+      liveEvents = 0, liveStreams = 0;
+};
+
+State &state() {
+  static State s;
+  return s;
+}
+
+/// Every entry point starts here: a sticky error, or an armed fault.
+Result enter(const char *entry) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.stickyError)
+    return s.stickyError;
+  auto it = s.faults.find(entry);
+  if (it == s.faults.end() || --it->second.countdown > 0)
+    return kSuccess;
+  State::Fault fault = it->second;
+  s.faults.erase(it);
+  if (fault.sticky)
+    s.stickyError = fault.code;
+  return fault.code;
+}
+
+#define ENTER(name)                                                            \
+  if (Result r = enter(name))                                                  \
+  return r
+
+Result cuInit(unsigned) { return enter("cuInit"); }
+
+Result cuDeviceGetCount(int *count) {
+  ENTER("cuDeviceGetCount");
+  *count = 1;
+  return kSuccess;
+}
+
+Result cuDeviceGet(Device *device, int ordinal) {
+  ENTER("cuDeviceGet");
+  if (ordinal != 0)
+    return kInvalidValue;
+  *device = 0;
+  return kSuccess;
+}
+
+Result cuDeviceGetAttribute(int *value, int attribute, Device) {
+  ENTER("cuDeviceGetAttribute");
+  *value = attribute == 75 ? 9 : attribute == 76 ? 0 : 1; // sm_90
+  return kSuccess;
+}
+
+Result cuDeviceGetName(char *name, int length, Device) {
+  ENTER("cuDeviceGetName");
+  std::strncpy(name, "Fake GPU", size_t(length));
+  return kSuccess;
+}
+
+CUctx_st primaryContext;
+Result cuDevicePrimaryCtxRetain(Context *context, Device) {
+  ENTER("cuDevicePrimaryCtxRetain");
+  *context = &primaryContext;
+  return kSuccess;
+}
+Result cuDevicePrimaryCtxRelease(Device) {
+  return enter("cuDevicePrimaryCtxRelease");
+}
+Result cuCtxSetCurrent(Context) { return enter("cuCtxSetCurrent"); }
+
+Result cuStreamCreate(Stream *stream, unsigned) {
+  ENTER("cuStreamCreate");
+  *stream = new CUstream_st;
+  std::lock_guard<std::mutex> lock(state().mu);
+  ++state().liveStreams;
+  return kSuccess;
+}
+Result cuStreamDestroy(Stream stream) {
+  Result r = enter("cuStreamDestroy");
+  delete stream->capturing;
+  delete stream;
+  std::lock_guard<std::mutex> lock(state().mu);
+  --state().liveStreams;
+  return r;
+}
+Result cuStreamSynchronize(Stream) { return enter("cuStreamSynchronize"); }
+
+Result allocate(DevicePtr *pointer, size_t bytes) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (bytes == 0)
+    return kInvalidValue;
+  if (bytes > s.memory - s.used)
+    return kOutOfMemory;
+  void *p = std::calloc(1, bytes);
+  if (!p)
+    return kOutOfMemory;
+  s.used += bytes;
+  s.allocations[DevicePtr(uintptr_t(p))] = bytes;
+  *pointer = DevicePtr(uintptr_t(p));
+  return kSuccess;
+}
+
+Result release(DevicePtr pointer) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.allocations.find(pointer);
+  if (it == s.allocations.end())
+    return kInvalidValue;
+  s.used -= it->second;
+  s.allocations.erase(it);
+  std::free(reinterpret_cast<void *>(uintptr_t(pointer)));
+  return kSuccess;
+}
+
+Result cuMemAlloc(DevicePtr *pointer, size_t bytes) {
+  ENTER("cuMemAlloc");
+  return allocate(pointer, bytes);
+}
+// Frees even with a sticky error, as the real driver does at teardown, so
+// that the live-allocation count tells whether the runtime released all.
+Result cuMemFree(DevicePtr pointer) {
+  Result r = enter("cuMemFree");
+  Result freed = release(pointer);
+  return r ? r : freed;
+}
+Result cuMemGetInfo(size_t *free, size_t *total) {
+  ENTER("cuMemGetInfo");
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  *free = size_t(s.memory - s.used);
+  *total = size_t(s.memory);
+  return kSuccess;
+}
+Result cuMemAllocHost(void **pointer, size_t bytes) {
+  ENTER("cuMemAllocHost");
+  DevicePtr p = 0;
+  Result r = allocate(&p, bytes);
+  *pointer = reinterpret_cast<void *>(p);
+  return r;
+}
+Result cuMemFreeHost(void *pointer) {
+  Result r = enter("cuMemFreeHost");
+  Result freed = release(DevicePtr(uintptr_t(pointer)));
+  return r ? r : freed;
+}
+Result cuMemcpyHtoD(DevicePtr dst, const void *src, size_t bytes) {
+  ENTER("cuMemcpyHtoD");
+  std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
+  return kSuccess;
+}
+Result cuMemsetD32(DevicePtr dst, unsigned value, size_t count) {
+  ENTER("cuMemsetD32");
+  auto *p = reinterpret_cast<uint32_t *>(dst);
+  for (size_t i = 0; i < count; ++i)
+    p[i] = value;
+  return kSuccess;
+}
+Result cuMemcpyHtoDAsync(DevicePtr dst, const void *src, size_t bytes,
+                         Stream) {
+  ENTER("cuMemcpyHtoDAsync");
+  std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
+  return kSuccess;
+}
+Result cuMemcpyDtoHAsync(void *dst, DevicePtr src, size_t bytes, Stream) {
+  ENTER("cuMemcpyDtoHAsync");
+  std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
+  return kSuccess;
+}
+
+/// Accepts PTX text (".version") and ELF cubins, like the driver.
+Result cuModuleLoadData(Module *module, const void *image) {
+  ENTER("cuModuleLoadData");
+  const char *text = static_cast<const char *>(image);
+  if (std::strncmp(text, ".version", 8) != 0 &&
+      std::strncmp(text, "\x7f" "ELF", 4) != 0)
+    return kInvalidImage;
+  *module = new CUmod_st{text};
+  std::lock_guard<std::mutex> lock(state().mu);
+  ++state().liveModules;
+  return kSuccess;
+}
+Result cuModuleUnload(Module module) {
+  Result r = enter("cuModuleUnload");
+  delete module;
+  std::lock_guard<std::mutex> lock(state().mu);
+  --state().liveModules;
+  return r;
+}
+/// Finds `.entry name` in PTX images; cubins are not inspected.
+Result cuModuleGetFunction(Function *function, Module module,
+                           const char *name) {
+  ENTER("cuModuleGetFunction");
+  if (module->image.rfind(".version", 0) == 0 &&
+      module->image.find(std::string(".entry ") + name + "(") ==
+          std::string::npos)
+    return kNotFound;
+  static std::mutex mu;
+  static std::map<std::string, CUfunc_st> functions; // live as long as us
+  std::lock_guard<std::mutex> lock(mu);
+  *function = &functions.emplace(name, CUfunc_st{name}).first->second;
+  return kSuccess;
+}
+
+Result cuLaunchKernel(Function, unsigned gridX, unsigned, unsigned,
+                      unsigned blockX, unsigned, unsigned, unsigned,
+                      Stream stream, void **params, void **) {
+  ENTER("cuLaunchKernel");
+  if (gridX == 0 || blockX == 0 || blockX > 1024 || !params)
+    return kInvalidValue;
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (stream->capturing)
+    ++stream->capturing->launches;
+  else
+    ++s.launches;
+  return kSuccess;
+}
+
+Result cuStreamBeginCapture(Stream stream, int) {
+  ENTER("cuStreamBeginCapture");
+  if (stream->capturing)
+    return kInvalidValue;
+  stream->capturing = new CUgraph_st;
+  return kSuccess;
+}
+// Ends the capture even when failing, as the driver does, and hands back
+// no graph then.
+Result cuStreamEndCapture(Stream stream, Graph *graph) {
+  Result r = enter("cuStreamEndCapture");
+  if (!stream->capturing)
+    r = kInvalidValue;
+  if (r) {
+    delete stream->capturing;
+    *graph = nullptr;
+  } else {
+    *graph = stream->capturing;
+    std::lock_guard<std::mutex> lock(state().mu);
+    ++state().liveGraphs;
+  }
+  stream->capturing = nullptr;
+  return r;
+}
+Result cuGraphInstantiateWithFlags(GraphExec *exec, Graph graph,
+                                   unsigned long long) {
+  ENTER("cuGraphInstantiateWithFlags");
+  *exec = new CUgraphExec_st{graph->launches};
+  std::lock_guard<std::mutex> lock(state().mu);
+  ++state().liveGraphs;
+  return kSuccess;
+}
+Result cuGraphLaunch(GraphExec exec, Stream) {
+  ENTER("cuGraphLaunch");
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  ++s.graphLaunches;
+  s.launches += exec->launches;
+  return kSuccess;
+}
+template <typename GraphType>
+Result destroyGraph(const char *entry, GraphType *graph) {
+  Result r = enter(entry);
+  delete graph;
+  std::lock_guard<std::mutex> lock(state().mu);
+  --state().liveGraphs;
+  return r;
+}
+Result cuGraphExecDestroy(GraphExec exec) {
+  return destroyGraph("cuGraphExecDestroy", exec);
+}
+Result cuGraphDestroy(Graph graph) {
+  return destroyGraph("cuGraphDestroy", graph);
+}
+
+Result cuEventCreate(Event *event, unsigned) {
+  ENTER("cuEventCreate");
+  *event = new CUevent_st;
+  std::lock_guard<std::mutex> lock(state().mu);
+  ++state().liveEvents;
+  return kSuccess;
+}
+Result cuEventRecord(Event, Stream) { return enter("cuEventRecord"); }
+Result cuEventSynchronize(Event) { return enter("cuEventSynchronize"); }
+Result cuEventElapsedTime(float *ms, Event, Event) {
+  ENTER("cuEventElapsedTime");
+  *ms = 0.001f;
+  return kSuccess;
+}
+Result cuEventDestroy(Event event) {
+  delete event;
+  {
+    std::lock_guard<std::mutex> lock(state().mu);
+    --state().liveEvents;
+  }
+  return enter("cuEventDestroy");
+}
+
+const char *errorName(Result r) {
+  switch (r) {
+  case 0:
+    return "CUDA_SUCCESS";
+  case 1:
+    return "CUDA_ERROR_INVALID_VALUE";
+  case 2:
+    return "CUDA_ERROR_OUT_OF_MEMORY";
+  case 100:
+    return "CUDA_ERROR_NO_DEVICE";
+  case 200:
+    return "CUDA_ERROR_INVALID_IMAGE";
+  case 500:
+    return "CUDA_ERROR_NOT_FOUND";
+  case 700:
+    return "CUDA_ERROR_ILLEGAL_ADDRESS";
+  case 719:
+    return "CUDA_ERROR_LAUNCH_FAILED";
+  }
+  return nullptr;
+}
+Result cuGetErrorName(Result r, const char **name) {
+  *name = errorName(r);
+  return *name ? kSuccess : kInvalidValue;
+}
+Result cuGetErrorString(Result r, const char **text) {
+  *text = errorName(r) ? "fake driver error" : nullptr;
+  return *text ? kSuccess : kInvalidValue;
+}
+
+const std::map<std::string, void *> &entryPoints() {
+  static const std::map<std::string, void *> table = {
+#define ENTRY(name) {#name, reinterpret_cast<void *>(&name)}
+      ENTRY(cuInit),
+      ENTRY(cuDeviceGetCount),
+      ENTRY(cuDeviceGet),
+      ENTRY(cuDeviceGetAttribute),
+      ENTRY(cuDeviceGetName),
+      ENTRY(cuDevicePrimaryCtxRetain),
+      ENTRY(cuDevicePrimaryCtxRelease),
+      ENTRY(cuCtxSetCurrent),
+      ENTRY(cuStreamCreate),
+      ENTRY(cuStreamDestroy),
+      ENTRY(cuStreamSynchronize),
+      ENTRY(cuMemAlloc),
+      ENTRY(cuMemFree),
+      ENTRY(cuMemGetInfo),
+      ENTRY(cuMemAllocHost),
+      ENTRY(cuMemFreeHost),
+      ENTRY(cuMemcpyHtoD),
+      ENTRY(cuMemsetD32),
+      ENTRY(cuMemcpyHtoDAsync),
+      ENTRY(cuMemcpyDtoHAsync),
+      ENTRY(cuModuleLoadData),
+      ENTRY(cuModuleUnload),
+      ENTRY(cuModuleGetFunction),
+      ENTRY(cuLaunchKernel),
+      ENTRY(cuStreamBeginCapture),
+      ENTRY(cuStreamEndCapture),
+      ENTRY(cuGraphInstantiateWithFlags),
+      ENTRY(cuGraphLaunch),
+      ENTRY(cuGraphExecDestroy),
+      ENTRY(cuGraphDestroy),
+      ENTRY(cuEventCreate),
+      ENTRY(cuEventRecord),
+      ENTRY(cuEventSynchronize),
+      ENTRY(cuEventElapsedTime),
+      ENTRY(cuEventDestroy),
+      ENTRY(cuGetErrorName),
+      ENTRY(cuGetErrorString),
+#undef ENTRY
+  };
+  return table;
+}
+
+} // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) Result
+cuGetProcAddress_v2(const char *name, void **pointer, int, uint64_t,
+                    int *status) {
+  auto it = entryPoints().find(name);
+  *pointer = it == entryPoints().end() ? nullptr : it->second;
+  if (status)
+    *status = *pointer ? 0 : 1;
+  return *pointer ? kSuccess : kNotFound;
+}
+
+__attribute__((visibility("default"))) void kiln_fake_cuda_reset() {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.faults.clear();
+  s.stickyError = kSuccess;
+  s.memory = uint64_t(1) << 30;
+  s.launches = s.graphLaunches = 0;
+}
+
+__attribute__((visibility("default"))) void
+kiln_fake_cuda_fail(const char *entry, int nth, int code, int sticky) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.faults[entry] = {nth, code, sticky != 0};
+}
+
+__attribute__((visibility("default"))) void
+kiln_fake_cuda_set_memory(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().memory = bytes;
+}
+
+__attribute__((visibility("default"))) long
+kiln_fake_cuda_count(const char *what) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  std::string w = what;
+  return w == "launches"           ? s.launches
+         : w == "graph-launches"   ? s.graphLaunches
+         : w == "live-allocations" ? long(s.allocations.size())
+         : w == "live-modules"     ? s.liveModules
+         : w == "live-graphs"      ? s.liveGraphs
+         : w == "live-events"      ? s.liveEvents
+         : w == "live-streams"     ? s.liveStreams
+                                   : -1;
+}
+
+} // extern "C"
