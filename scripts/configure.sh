@@ -12,3 +12,13 @@ configure_kiln() {
     -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld \
     "$@"
 }
+
+#   configure_kiln_asan BUILD_DIR
+# configures the build of everything with ASan+UBSan (-O1) and the libFuzzer
+# targets: scripts/asan.sh runs its tests, scripts/fuzz.sh its importer target.
+configure_kiln_asan() {
+  configure_kiln "$1" Release \
+    -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    -DKILN_SANITIZE=address,undefined -DKILN_FUZZ=ON
+}

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# Builds the runtime, its tools and the libFuzzer targets with AddressSanitizer
-# and UndefinedBehaviorSanitizer into build-fuzz/, runs the runtime unit tests
-# under the sanitizers, then each fuzz target for SECONDS (default 30) from a
-# seed corpus made from the test suites' files (valid, cut and corrupted).
-# The ONNX importer's target needs the compiler: it is built in
-# build-fuzz-importer/ (only its own sources instrumented).
+# Runs each libFuzzer target of the sanitized build of everything
+# (build-asan/, ASan+UBSan; see scripts/asan.sh) — the artifact loader, the
+# .npy/.pb readers, the runtime's input binding and the ONNX importer — from
+# a seed corpus made from the test suites' files (valid, cut and corrupted),
+# after replaying test/fuzz/regressions/<target>/.
 # Fails on any sanitizer report, crash, leak or timeout; a finding is left in
-# build-fuzz/findings/ (crash-*, leak-*, timeout-*) for a regression test.
+# build-asan/findings/ (crash-*, leak-*, timeout-*) for a regression test.
 #   scripts/fuzz.sh          # the test command: a fixed seed and a fixed
 #                            # number of runs per target (about 30 s each),
 #                            # so that it finds the same things on every machine
@@ -14,19 +13,11 @@
 set -euo pipefail
 seconds="${1:-}"
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-build="${KILN_FUZZ_BUILD_DIR:-$root/build-fuzz}"
+build="${KILN_ASAN_BUILD_DIR:-$root/build-asan}"
 source "$root/scripts/configure.sh"
-# Configured every time (cheap): the options below are what these builds are.
-configure_kiln "$build" RelWithDebInfo \
-  -DKILN_BUILD_COMPILER=OFF -DKILN_SANITIZE=address,undefined -DKILN_FUZZ=ON >/dev/null
-ninja -C "$build" >/dev/null
-importer_build="${KILN_FUZZ_IMPORTER_BUILD_DIR:-$root/build-fuzz-importer}"
-configure_kiln "$importer_build" Release \
-  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit -DKILN_FUZZ=ON >/dev/null
-ninja -C "$importer_build" kiln-fuzz-importer >/dev/null
-
-echo "== runtime unit and tool tests under ASan+UBSan"
-ctest --test-dir "$build" --output-on-failure -j2 | tail -3
+configure_kiln_asan "$build" >/dev/null
+ninja -C "$build" kiln-fuzz-artifact kiln-fuzz-tensor-file kiln-fuzz-inputs \
+  kiln-fuzz-importer kiln-make-test-artifact >/dev/null
 
 # Seeds: a valid artifact and tensor files, then cut and corrupted copies.
 corpus="$build/corpus"
@@ -65,7 +56,6 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 declare -A test_runs=([artifact]=1200000 [tensor-file]=600000 [inputs]=1300000 [importer]=20000)
 for target in artifact tensor-file inputs importer; do
   binary="$build/bin/kiln-fuzz-$target"
-  [ "$target" = importer ] && binary="$importer_build/bin/kiln-fuzz-importer"
   if [ -n "$seconds" ]; then
     work="$build/work/$target"
     mkdir -p "$work"

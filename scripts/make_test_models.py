@@ -338,6 +338,46 @@ def n(op, ins, outs, name, **attrs):
     return helper.make_node(op, ins, outs, name=name, **attrs)
 
 
+def length_delimited(field, payload):
+    """One protobuf field of wire type 2 (a nested message) as bytes."""
+    def varint(v):
+        out = bytearray()
+        while True:
+            out.append((v & 0x7F) | (0x80 if v > 0x7F else 0))
+            v >>= 7
+            if not v:
+                return bytes(out)
+    return varint(field << 3 | 2) + varint(len(payload)) + payload
+
+
+def nested_ifs_model(depth):
+    """Serialized bytes of a model whose If holds an If in its then-branch,
+    `depth` levels deep, the outermost named if_1. Assembled from bytes:
+    Python's protobuf refuses to build messages nested this deep."""
+    def leaf(out):
+        return helper.make_graph([n("Identity", ["x"], [out], "leaf_" + out)],
+                                 "leaf_" + out, [], [vi(out, [2])])
+    graph = leaf("y%d" % depth).SerializeToString()
+    for level in range(depth, 0, -1):
+        out = "y%d" % (level - 1)
+        node = n("If", ["c"], [out], "if_%d" % level,
+                 else_branch=leaf(out + "_else")).SerializeToString()
+        then_branch = onnx.AttributeProto(
+            name="then_branch", type=onnx.AttributeProto.GRAPH).SerializeToString()
+        then_branch += length_delimited(6, graph)       # AttributeProto.g
+        node += length_delimited(5, then_branch)        # NodeProto.attribute
+        if level > 1:
+            shell = helper.make_graph([], "level_%d" % level, [], [vi(out, [2])])
+        else:
+            shell = helper.make_graph([], "nested_if_%d" % depth,
+                                      [vi("c", [], TensorProto.BOOL), vi("x", [2])],
+                                      [vi(out, [2])])
+        graph = shell.SerializeToString() + length_delimited(1, node)  # .node
+    model = make_model(helper.make_graph([], "empty", [], []), 13, "nested_if_%d" % depth)
+    model.ClearField("graph")
+    return model.SerializeToString() + length_delimited(7, graph)      # .graph
+
+
 def build_import_models():
     if os.path.isdir(IMPORT_DIR):
         for f in os.listdir(IMPORT_DIR):
@@ -519,6 +559,13 @@ def build_import_models():
         [vi("x", [2, 3])], [vi("y", [3103784959, 841830367231])],
         [init("shape", np.array([3103784959, 841830367231], np.int64))],
         validate=False, ort_check=False)
+    # Subgraphs nested past --max-subgraph-depth (16): 17 deep parses and is
+    # refused by the depth check; 40 deep is past the parser's first limit.
+    for depth in (17, 40):
+        p = os.path.join(IMPORT_DIR, "nested_if_%d.onnx" % depth)
+        with open(p, "wb") as f:
+            f.write(nested_ifs_model(depth))
+        written.append((p, "If nested %d deep (c: bool, x: f32[2] -> y0)" % depth))
     # Found by kiln-fuzz-importer: a Constant node without an output.
     imp("constant_no_output",
         [helper.make_node("Constant", [], [], name="const",

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sets up the machine, builds Kiln and runs every test suite:
-#   runtime unit tests (ctest), the same under ASan+UBSan and 30 s of each
-#   libFuzzer target (scripts/fuzz.sh), the runtime tests under
-#   ThreadSanitizer (scripts/tsan.sh), lit suites (dialect, importer,
-#   passes, target),
+#   runtime unit tests (ctest); everything built with ASan+UBSan running the
+#   runtime tests, the importer lit tests and a node-suite subset
+#   (scripts/asan.sh); about 30 s of each libFuzzer target (scripts/fuzz.sh);
+#   the runtime tests under ThreadSanitizer (scripts/tsan.sh); lit suites
+#   (dialect, importer, passes, target),
 #   the whole-model suite and the ONNX backend suites (pytorch-converted,
 #   pytorch-operator, simple, node) on the CPU, and the CUDA compile (NVVM,
 #   then ptxas when a toolkit is installed, else PTX) of the whole-model and
@@ -19,7 +20,9 @@ bash scripts/build.sh
 echo "== runtime unit tests (ctest)"
 ctest --test-dir build --output-on-failure -j2
 
-echo "== sanitizers and fuzzing (artifacts, tensor files, inputs, ONNX importer; scripts/fuzz.sh)"
+echo "== everything under ASan+UBSan (scripts/asan.sh)"
+bash scripts/asan.sh
+echo "== fuzzing (artifacts, tensor files, inputs, ONNX importer; scripts/fuzz.sh)"
 bash scripts/fuzz.sh
 echo "== runtime under ThreadSanitizer (scripts/tsan.sh)"
 bash scripts/tsan.sh

@@ -49,6 +49,11 @@ static cl::opt<uint64_t> maxTensorBytes(
     cl::desc("Refuse models with a tensor larger than this many bytes "
              "(default 1 TiB)"),
     cl::init(uint64_t(1) << 40));
+static cl::opt<unsigned> maxSubgraphDepth(
+    "max-subgraph-depth",
+    cl::desc("Refuse models whose subgraphs (If/Loop/Scan bodies) nest "
+             "deeper than this (default 16, at most 300)"),
+    cl::init(16));
 static cl::list<std::string>
     frozenInputs("freeze-input",
                  cl::desc("Fix a graph input's value at compile time: "
@@ -141,6 +146,12 @@ int main(int argc, char **argv) {
   }
 
   request.import.maxTensorBytes = maxTensorBytes;
+  if (maxSubgraphDepth > 300) {
+    llvm::errs() << "error: --max-subgraph-depth=" << maxSubgraphDepth
+                 << " is more than 300, the deepest Kiln parses safely\n";
+    return 2;
+  }
+  request.import.maxSubgraphDepth = int(maxSubgraphDepth);
   for (const std::string &spec : frozenInputs) {
     size_t at = spec.find("=@");
     if (at == std::string::npos || at == 0) {

@@ -122,8 +122,9 @@ LogicalResult onnx_import::readTensorBytes(const onnx::TensorProto &tensor,
               " bytes of raw data, its shape needs " + std::to_string(bytes);
       return failure();
     }
-    out.bytes.resize(bytes);
-    memcpy(out.bytes.data(), tensor.raw_data().data(), bytes);
+    // An empty tensor has no storage: memcpy must not see its null pointer
+    // (found by the sanitized node suite).
+    out.bytes.assign(tensor.raw_data().begin(), tensor.raw_data().end());
     return success();
   }
   switch (out.onnxType) {
@@ -698,6 +699,73 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
 // Entry points
 //===----------------------------------------------------------------------===//
 
+// Deep enough to parse any model whose subgraph nesting merely exceeds a
+// sane --max-subgraph-depth, shallow enough for the parser's stack use.
+static constexpr int kDiagnosticRecursionLimit = 1024;
+
+static bool parseModel(const llvm::MemoryBuffer &file, int recursionLimit,
+                       onnx::ModelProto &model) {
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>(file.getBufferStart()),
+      int(file.getBufferSize()));
+  stream.SetRecursionLimit(recursionLimit);
+  return model.ParseFromCodedStream(&stream) && stream.ConsumedEntireMessage();
+}
+
+namespace {
+/// The deepest chain of subgraphs (If branches, Loop and Scan bodies) in a
+/// graph, and the outermost node that holds it.
+struct SubgraphNesting {
+  int depth = 0;
+  const onnx::NodeProto *outermostNode = nullptr;
+};
+} // namespace
+
+/// Nesting below `graph`. Recursion is bounded by the parser's limit: a
+/// parsed model is at most that many messages deep.
+static SubgraphNesting measureNesting(const onnx::GraphProto &graph) {
+  SubgraphNesting deepest;
+  for (const onnx::NodeProto &node : graph.node())
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      std::vector<const onnx::GraphProto *> subgraphs;
+      if (attr.has_g())
+        subgraphs.push_back(&attr.g());
+      for (const onnx::GraphProto &g : attr.graphs())
+        subgraphs.push_back(&g);
+      for (const onnx::GraphProto *g : subgraphs) {
+        int depth = 1 + measureNesting(*g).depth;
+        if (depth > deepest.depth)
+          deepest = {depth, &node};
+      }
+    }
+  return deepest;
+}
+
+static LogicalResult checkSubgraphDepth(Location loc,
+                                        const onnx::ModelProto &model,
+                                        int limit) {
+  SubgraphNesting nesting = measureNesting(model.graph());
+  if (nesting.depth <= limit)
+    return success();
+  const onnx::NodeProto &node = *nesting.outermostNode;
+  emitError(loc) << "node '" << node.name() << "' (" << node.op_type()
+                 << ") holds subgraphs nested " << nesting.depth
+                 << " deep, more than the limit of " << limit
+                 << " (--max-subgraph-depth)";
+  return failure();
+}
+
+static FailureOr<ImportResult> reportSubgraphDepth(Location loc,
+                                                   const onnx::ModelProto &model,
+                                                   int limit) {
+  if (failed(checkSubgraphDepth(loc, model, limit)))
+    return failure();
+  // Deep messages without deep subgraphs (e.g. nested sequence types).
+  emitError(loc) << "the model nests protobuf messages deeper than "
+                 << 3 * limit + 16 << " levels";
+  return failure();
+}
+
 FailureOr<ImportResult> kiln::importOnnxFile(MLIRContext &context,
                                              StringRef path,
                                              const ImportOptions &options) {
@@ -710,18 +778,29 @@ FailureOr<ImportResult> kiln::importOnnxFile(MLIRContext &context,
     return failure();
   }
   onnx::ModelProto model;
-  google::protobuf::io::CodedInputStream stream(
-      reinterpret_cast<const uint8_t *>((*file)->getBufferStart()),
-      (int)(*file)->getBufferSize());
-  stream.SetRecursionLimit(64);
-  if ((*file)->getBufferSize() > (size_t(1) << 31) - 1 ||
-      !model.ParseFromCodedStream(&stream) ||
-      !stream.ConsumedEntireMessage()) {
+  if ((*file)->getBufferSize() > (size_t(1) << 31) - 1) {
+    emitError(loc) << "'" << path << "' is " << (*file)->getBufferSize()
+                   << " bytes; ONNX files (protobuf) hold at most 2 GiB "
+                      "(larger models keep their weights in external data, "
+                      "which Kiln does not read yet)";
+    return failure();
+  }
+  // Parsing recurses once per nested message; a subgraph costs three
+  // (node, attribute, graph), tensor types up to eight more.
+  int recursionLimit = 3 * options.maxSubgraphDepth + 16;
+  if (!parseModel(**file, recursionLimit, model)) {
+    // Too deep, or not ONNX at all? A deeper parse (on the failure path
+    // only, still bounded) tells which, so the limit can be named.
+    if (recursionLimit < kDiagnosticRecursionLimit &&
+        parseModel(**file, kDiagnosticRecursionLimit, model))
+      return reportSubgraphDepth(loc, model, options.maxSubgraphDepth);
     emitError(loc) << "'" << path
                    << "' is not a valid ONNX model (protobuf parse failed; "
                       "truncated or not an ONNX file?)";
     return failure();
   }
+  if (failed(checkSubgraphDepth(loc, model, options.maxSubgraphDepth)))
+    return failure();
   if (!model.has_graph() || model.opset_import_size() == 0) {
     emitError(loc) << "'" << path
                    << "' is not a valid ONNX model (no graph or no opset)";

@@ -23,6 +23,10 @@ struct ImportOptions {
   /// have; larger ones, and shapes whose size overflows 64 bits, are refused
   /// with the value and this limit named. 1 TiB by default.
   uint64_t maxTensorBytes = uint64_t(1) << 40;
+  /// The deepest nesting of subgraphs (If branches, Loop/Scan bodies, each
+  /// inside another) a model may have; deeper models are refused before
+  /// anything walks them. Real models nest a handful deep.
+  int maxSubgraphDepth = 16;
 };
 
 /// A node the importer cannot turn into kiln ops, and why.
