@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything Kiln needs on a fresh Debian 12 machine, idempotently:
-# the apt packages (LLVM/MLIR 22, libonnx, FlatBuffers, GoogleTest, linkers)
+# the apt packages (LLVM/MLIR 22, libonnx, FlatBuffers, GoogleTest, linkers,
+# the AMD GPU device libraries for --target=rocm)
 # and a Python venv (.venv) with onnx, numpy and onnxruntime for the test
 # model generators and the benchmark comparison.
 set -euo pipefail
@@ -12,6 +13,7 @@ apt_packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   flatbuffers-compiler libflatbuffers-dev
   libgtest-dev
+  rocm-device-libs
   python3-venv zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev
 )
 

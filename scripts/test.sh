@@ -6,9 +6,10 @@
 #   the runtime tests under ThreadSanitizer (scripts/tsan.sh); lit suites
 #   (dialect, importer, passes, target),
 #   the whole-model suite and the ONNX backend suites (pytorch-converted,
-#   pytorch-operator, simple, node) on the CPU, and the CUDA compile (NVVM,
-#   then ptxas when a toolkit is installed, else PTX) of the whole-model and
-#   node suites: no GPU is needed for these.
+#   pytorch-operator, simple, node) on the CPU, the CUDA compile (NVVM,
+#   then ptxas when a toolkit is installed, else PTX) and the ROCm compile
+#   (hsaco code objects for gfx90a and gfx942) of the whole-model and node
+#   suites: no GPU is needed for these.
 # The last line is the node suite's "N passed, M failed, K skipped".
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -41,11 +42,17 @@ build/bin/kiln-onnx-test --target=cpu --xfail-file test/onnx/xfail-cpu.txt \
   /usr/share/libonnx-testdata/data/simple
 
 echo "== CUDA compile of the whole-model and node suites (--target=cuda --compile-only)"
-cuda_artifacts="$(mktemp -d)"
-trap 'rm -rf "$cuda_artifacts"' EXIT
-build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$cuda_artifacts" \
+gpu_artifacts="$(mktemp -d)"
+trap 'rm -rf "$gpu_artifacts"' EXIT
+build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artifacts" \
   test/models examples test/whole-models | tail -1
-build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$cuda_artifacts" \
+build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artifacts" \
+  /usr/share/libonnx-testdata/data/node | tail -1
+
+echo "== ROCm compile of the whole-model and node suites (--target=rocm:gfx90a,gfx942 --compile-only)"
+build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
+  test/models examples test/whole-models | tail -1
+build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
   /usr/share/libonnx-testdata/data/node | tail -1
 
 echo "== ONNX backend node suite (cpu)"

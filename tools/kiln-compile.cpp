@@ -23,9 +23,16 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"));
 static cl::opt<std::string>
     target("target",
-           cl::desc("Target: cpu, or cuda[:CHIPS] with CHIPS a comma list of "
-                    "sm_80, sm_86, sm_89, sm_90, sm_90a (default sm_90)"),
+           cl::desc("Target: cpu; cuda[:CHIPS] with CHIPS a comma list of "
+                    "sm_80, sm_86, sm_89, sm_90, sm_90a (default sm_90); "
+                    "rocm[:CHIPS] with gfx90a, gfx942 (default gfx942)"),
            cl::init("cpu"));
+static cl::opt<std::string> rocmPath(
+    "rocm-path",
+    cl::desc("For rocm targets: a ROCm install (llvm/bin/ld.lld, "
+             "amdgcn/bitcode) (default: $ROCM_PATH, /opt/rocm, then the "
+             "layout the build assembled from lld-22 and rocm-device-libs)"),
+    cl::init(""));
 static cl::opt<std::string> cudaToolkit(
     "cuda-toolkit",
     cl::desc("CUDA toolkit folder for ptxas and libdevice (default: "
@@ -134,6 +141,7 @@ int main(int argc, char **argv) {
   request.compile.target = target;
   request.compile.cpu = cpu;
   request.compile.cudaToolkit = cudaToolkit;
+  request.compile.rocmPath = rocmPath;
   request.compile.splatWeights = splatWeights;
   request.compile.maxWorkgroups = maxWorkgroups;
   request.stopAfter = *phase;

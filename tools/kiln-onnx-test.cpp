@@ -41,8 +41,15 @@ namespace path = llvm::sys::path;
 static cl::list<std::string> inputDirs(cl::Positional, cl::desc("<dir>..."),
                                        cl::OneOrMore);
 static cl::opt<std::string>
-    target("target", cl::desc("Target: cpu, or cuda[:sm_80,sm_90,...]"),
+    target("target", cl::desc("Target: cpu, cuda[:sm_80,sm_90,...] or "
+                              "rocm[:gfx90a,gfx942]"),
            cl::init("cpu"));
+static cl::opt<std::string> rocmPath(
+    "rocm-path",
+    cl::desc("For rocm targets: a ROCm install (llvm/bin/ld.lld, "
+             "amdgcn/bitcode) (default: $ROCM_PATH, /opt/rocm, then the "
+             "layout the build assembled from lld-22 and rocm-device-libs)"),
+    cl::init(""));
 static cl::opt<std::string> cudaToolkit(
     "cuda-toolkit",
     cl::desc("For cuda targets: the toolkit folder, or 'none' for PTX with "
@@ -205,6 +212,7 @@ Result compileFor(const TestCase &test, const DataSet &set,
   request.modelPath = test.dir + "/model.onnx";
   request.compile.target = target;
   request.compile.cudaToolkit = cudaToolkit;
+  request.compile.rocmPath = rocmPath;
   for (size_t i = 0; i < set.inputs.size() && i < names.size(); ++i) {
     if (frozen.count(names[i]))
       request.import.frozenInputs[names[i]] = set.inputFiles[i];

@@ -5,6 +5,7 @@
 #include "kiln/Pipeline/IRDump.h"
 #include "kiln/Target/CpuTarget.h"
 #include "kiln/Target/CudaTarget.h"
+#include "kiln/Target/RocmTarget.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -134,6 +135,21 @@ LogicalResult kiln::compileModel(MLIRContext &context,
       return failure();
     }
     auto built = buildCudaImages(kernels, toolkit);
+    if (failed(built))
+      return failure();
+    contents.gpuImages = std::move(*built);
+  } else if (kernels && isRocmTarget(request.compile.target)) {
+    std::string searched;
+    std::string toolkit = findRocmToolkit(request.compile.rocmPath, searched);
+    if (toolkit.empty()) {
+      llvm::errs() << "error: no ROCm device libraries found (looked in "
+                   << searched
+                   << " for llvm/bin/ld.lld and amdgcn/bitcode/ocml.bc): "
+                      "install rocm-device-libs and lld-22, or pass "
+                      "--rocm-path=DIR\n";
+      return failure();
+    }
+    auto built = buildRocmImages(kernels, toolkit);
     if (failed(built))
       return failure();
     contents.gpuImages = std::move(*built);

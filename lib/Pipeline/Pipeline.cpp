@@ -3,6 +3,7 @@
 
 #include "kiln/Passes/Passes.h"
 #include "kiln/Target/CudaTarget.h"
+#include "kiln/Target/RocmTarget.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -66,22 +67,29 @@ static std::string cpuKernelsPipeline() {
          "reconcile-unrealized-casts,kiln-add-cpu-kernel-abi,canonicalize)";
 }
 
-/// Bufferized kernels become gpu.funcs of one gpu.module, lowered to NVVM
-/// with one target per chip; serialization (ptxas) is the artifact step.
-/// Without a CUDA toolkit, math is approximated so that no libdevice
-/// function is needed.
+/// What both GPU targets do to tiled kernels: bufferize, keep small
+/// temporaries on the stack, give each row-reduction row to the lanes of a
+/// warp, and make every kernel a gpu.func of one gpu.module.
+static std::string gpuKernelsPrefix() {
+  return std::string("builtin.module(") + kBufferize +
+         "func.func(kiln-expand-memref-copies),"
+         "func.func(kiln-promote-temporaries-to-stack),"
+         "buffer-deallocation-pipeline,"
+         "func.func(kiln-distribute-rows-to-lanes),"
+         "func.func(convert-linalg-to-loops),"
+         "kiln-map-kernels-to-gpu,";
+}
+
+/// The gpu.module lowered to NVVM with one target per chip; serialization
+/// (ptxas) is the artifact step. Without a CUDA toolkit, math is
+/// approximated so that no libdevice function is needed.
 static std::string cudaKernelsPipeline(const CompileOptions &options) {
   std::string error;
   bool toolkit = !findCudaToolkit(options.cudaToolkit).empty();
   std::string pipeline =
-      std::string("builtin.module(") + kBufferize +
-      "func.func(kiln-expand-memref-copies),"
-      "func.func(kiln-promote-temporaries-to-stack),"
-      "buffer-deallocation-pipeline,"
-      "func.func(kiln-distribute-rows-to-lanes),"
-      "func.func(convert-linalg-to-loops),"
-      "kiln-map-kernels-to-gpu,"
-      "gpu.module(expand-strided-metadata,lower-affine," +
+      gpuKernelsPrefix() +
+      "gpu.module(gpu.func(kiln-hoist-static-allocas),"
+      "expand-strided-metadata,lower-affine," +
       (toolkit ? "" : "kiln-approximate-math,") +
       "convert-scf-to-cf,"
       "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}" +
@@ -93,12 +101,35 @@ static std::string cudaKernelsPipeline(const CompileOptions &options) {
   return pipeline + "reconcile-unrealized-casts,canonicalize)";
 }
 
+/// The gpu.module lowered to ROCDL (math through the ROCm device
+/// libraries, linked at serialization) with one target per chip. Code
+/// object v5: what ROCm 6 runtimes load by default.
+static std::string rocmKernelsPipeline(const CompileOptions &options) {
+  std::string error;
+  FailureOr<RocmTargetSpec> spec = parseRocmTarget(options.target, error);
+  std::string pipeline =
+      gpuKernelsPrefix() +
+      "gpu.module(gpu.func(kiln-hoist-static-allocas),"
+      "expand-strided-metadata,lower-affine,convert-scf-to-cf),"
+      // Before the gpu lowering, whose generic math patterns may pick
+      // llvm.intr.tanh & co., which the AMDGPU backend cannot select.
+      "convert-math-to-rocdl{chipset=" + rocmLoweringChip(*spec) + "},"
+      "gpu.module(convert-gpu-to-rocdl{chipset=" +
+      rocmLoweringChip(*spec) +
+      " use-bare-ptr-memref-call-conv=1 runtime=HIP},"
+      "llvm.func(kiln-allocas-to-private-address-space)),";
+  for (const std::string &chip : spec->chips)
+    pipeline += "rocdl-attach-target{chip=" + chip + " abi=500 O=3},";
+  return pipeline + "reconcile-unrealized-casts,canonicalize)";
+}
+
 /// The passes of each phase as textual pipelines on the top-level module, so
 /// that `--mlir-print-ir-after-all` and a lit test can name every step. Each
 /// function pass gets its own `func.func(...)` so that it finishes on every
 /// function before the next pass starts (one `--dump-ir` file per pass).
 static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   bool cuda = isCudaTarget(options.target);
+  bool rocm = isRocmTarget(options.target);
   switch (phase) {
   case Phase::Graph:
     return "func.func(canonicalize),func.func(cse)";
@@ -110,9 +141,11 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            "builtin.module(kiln-convert-to-linalg,canonicalize,cse,"
            "func.func(kiln-tile-and-distribute{max-workgroups=" +
            std::to_string(options.maxWorkgroups) +
-           (cuda ? " gpu=true" : "") + "}),canonicalize,cse)";
+           (cuda || rocm ? " gpu=true" : "") + "}),canonicalize,cse)";
   case Phase::Kernels:
-    return cuda ? cudaKernelsPipeline(options) : cpuKernelsPipeline();
+    return cuda   ? cudaKernelsPipeline(options)
+           : rocm ? rocmKernelsPipeline(options)
+                  : cpuKernelsPipeline();
   case Phase::Artifact:
     return "";
   }
@@ -133,9 +166,15 @@ LogicalResult kiln::buildPhasePipeline(OpPassManager &pm, Phase phase,
       llvm::errs() << "error: " << error << "\n";
       return failure();
     }
+  } else if (isRocmTarget(options.target)) {
+    if (failed(parseRocmTarget(options.target, error))) {
+      llvm::errs() << "error: " << error << "\n";
+      return failure();
+    }
   } else if (options.target != "cpu") {
     llvm::errs() << "error: unknown target '" << options.target
-                 << "' (supported: cpu, cuda, cuda:sm_80,sm_90,...)\n";
+                 << "' (supported: cpu, cuda, cuda:sm_80,sm_90,..., rocm, "
+                    "rocm:gfx90a,gfx942)\n";
     return failure();
   }
   std::string pipeline = phasePipeline(phase, options);

@@ -120,6 +120,40 @@ def DistributeRowsToLanes
                            "mlir::memref::MemRefDialect"];
 }
 
+def HoistStaticAllocas : Pass<"kiln-hoist-static-allocas", "mlir::gpu::GPUFuncOp"> {
+  let summary = "Moves a GPU kernel's fixed-size stack buffers to its entry block";
+  let description = [{
+    Temporaries promoted to the stack sit where their allocation was: inside
+    the bounds guard or a loop of the kernel. There LLVM sees a dynamic stack
+    allocation, which the AMDGPU backend cannot select at all and which
+    NVPTX keeps in local memory (SROA and mem2reg only promote entry-block
+    allocas to registers). Every `memref.alloca` with a static shape moves
+    to the start of the kernel's entry block, also out of inner allocation
+    scopes (loop bodies, `memref.alloca_scope`): no buffer of a scope can be
+    used after the scope ends, so one buffer per thread serves every entry
+    that used a fresh one (the contents of a new alloca are undefined
+    anyway). Each GPU thread has its own stack, so nothing is shared.
+  }];
+}
+
+def AllocasToPrivateAddressSpace
+    : Pass<"kiln-allocas-to-private-address-space", "mlir::LLVM::LLVMFuncOp"> {
+  let summary = "Puts a kernel's stack allocations in the GPU's private address space";
+  let description = [{
+    `memref.alloca` lowers to an `llvm.alloca` in the generic address space
+    (0), which the AMDGPU backend cannot select: its stack lives in the
+    private address space (5, "A5" in the data layout). Each such alloca
+    becomes an alloca in `address-space`, cast back to a generic pointer for
+    its users, as clang emits for AMDGPU; LLVM's address-space inference
+    then turns the accesses into private (scratch or register) ones.
+  }];
+  let options = [
+    Option<"addressSpace", "address-space", "unsigned", "5",
+           "The target's alloca address space">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def ApproximateMath : Pass<"kiln-approximate-math"> {
   let summary = "Rewrites math functions into arithmetic (no libdevice needed)";
   let description = [{

@@ -2,7 +2,7 @@
 #ifndef KILN_ARTIFACT_ARTIFACTWRITER_H
 #define KILN_ARTIFACT_ARTIFACTWRITER_H
 
-#include "kiln/Target/CudaTarget.h"
+#include "kiln/Target/GpuImage.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -23,6 +23,9 @@ struct CompileOptions {
   /// For cuda targets: the toolkit folder given on the command line (empty:
   /// look in $CUDA_HOME, $CUDA_PATH, /usr/local/cuda).
   std::string cudaToolkit;
+  /// For rocm targets: a ROCm install given on the command line (empty:
+  /// $ROCM_PATH, /opt/rocm, then the layout the build assembled).
+  std::string rocmPath;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

@@ -2,6 +2,7 @@
 #ifndef KILN_TARGET_CUDATARGET_H
 #define KILN_TARGET_CUDATARGET_H
 
+#include "kiln/Target/GpuImage.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
@@ -27,13 +28,6 @@ mlir::FailureOr<CudaTargetSpec> parseCudaTarget(llvm::StringRef target,
 /// bin/ptxas and nvvm/libdevice/libdevice.10.bc, or when `explicitPath` is
 /// "none" (compile PTX for the driver, as on a machine without a toolkit).
 std::string findCudaToolkit(llvm::StringRef explicitPath);
-
-/// One device image of the artifact.
-struct GpuImage {
-  std::string chip;
-  std::string format; // "cubin" or "ptx"
-  std::string data;
-};
 
 /// Serializes the kernels module's `gpu.module` (NVVM dialect, targets
 /// attached) into one image per chip: a cubin when `toolkit` is set, PTX

@@ -1,0 +1,127 @@
+//===- RocmTarget.cpp - the rocm target: chips, device libs, hsaco --------===//
+#include "kiln/Target/RocmTarget.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/ROCDLDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace kiln;
+
+// CDNA 2 (MI200) and CDNA 3 (MI300), oldest first.
+static constexpr llvm::StringLiteral kSupportedChips[] = {"gfx90a", "gfx942"};
+
+bool kiln::isRocmTarget(StringRef target) {
+  return target == "rocm" || target.starts_with("rocm:");
+}
+
+FailureOr<RocmTargetSpec> kiln::parseRocmTarget(StringRef target,
+                                                std::string &error) {
+  RocmTargetSpec spec;
+  StringRef list = target.drop_front(std::min<size_t>(target.size(), 5));
+  if (list.empty()) {
+    spec.chips.push_back("gfx942");
+    return spec;
+  }
+  SmallVector<StringRef> chips;
+  list.split(chips, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef chip : chips) {
+    if (!llvm::is_contained(kSupportedChips, chip)) {
+      error = "unsupported ROCm chip '" + chip.str() + "' in --target=" +
+              target.str() + " (supported: " +
+              llvm::join(llvm::map_range(kSupportedChips,
+                                         [](StringRef c) { return c.str(); }),
+                         ", ") +
+              ")";
+      return failure();
+    }
+    if (!llvm::is_contained(spec.chips, chip.str()))
+      spec.chips.push_back(chip.str());
+  }
+  if (spec.chips.empty()) {
+    error = "--target=" + target.str() + " names no chip";
+    return failure();
+  }
+  return spec;
+}
+
+std::string kiln::rocmLoweringChip(const RocmTargetSpec &spec) {
+  for (StringRef chip : kSupportedChips)
+    if (llvm::is_contained(spec.chips, chip.str()))
+      return chip.str();
+  return spec.chips.front();
+}
+
+static bool isRocmLayout(StringRef dir) {
+  llvm::SmallString<256> lld(dir), ocml(dir);
+  llvm::sys::path::append(lld, "llvm", "bin", "ld.lld");
+  llvm::sys::path::append(ocml, "amdgcn", "bitcode", "ocml.bc");
+  return llvm::sys::fs::can_execute(lld) && llvm::sys::fs::exists(ocml);
+}
+
+/// The layout lib/CMakeLists.txt assembles, next to the tools (bin/../lib)
+/// or where the build put it.
+static std::vector<std::string> assembledLayouts() {
+  std::vector<std::string> dirs;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
+  if (!exe.empty()) {
+    llvm::SmallString<256> dir(llvm::sys::path::parent_path(
+        llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(dir, "lib", "kiln", "rocm");
+    dirs.push_back(dir.str().str());
+  }
+  dirs.push_back(KILN_ROCM_LAYOUT_DIR);
+  return dirs;
+}
+
+std::string kiln::findRocmToolkit(StringRef explicitPath,
+                                  std::string &searched) {
+  std::vector<std::string> candidates;
+  if (!explicitPath.empty()) {
+    candidates.push_back(explicitPath.str());
+  } else {
+    if (const char *dir = std::getenv("ROCM_PATH"))
+      candidates.push_back(dir);
+    candidates.push_back("/opt/rocm");
+    for (std::string &dir : assembledLayouts())
+      candidates.push_back(std::move(dir));
+  }
+  for (const std::string &dir : candidates)
+    if (isRocmLayout(dir))
+      return dir;
+  searched = llvm::join(candidates, ", ");
+  return "";
+}
+
+FailureOr<std::vector<GpuImage>> kiln::buildRocmImages(ModuleOp kernels,
+                                                       StringRef toolkit) {
+  PassManager pm(kernels->getContext(), ModuleOp::getOperationName());
+  GpuModuleToBinaryPassOptions options;
+  options.compilationTarget = "bin";
+  options.toolkitPath = toolkit.str();
+  pm.addPass(createGpuModuleToBinaryPass(options));
+  if (failed(pm.run(kernels)))
+    return failure();
+  std::vector<GpuImage> images;
+  for (auto binary : kernels.getOps<gpu::BinaryOp>()) {
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      auto target = dyn_cast<ROCDL::ROCDLTargetAttr>(object.getTarget());
+      if (!target)
+        return binary.emitError("device image for a non-ROCDL target");
+      GpuImage image;
+      image.chip = target.getChip().str();
+      image.format = "hsaco";
+      image.data = object.getObject().getValue().str();
+      images.push_back(std::move(image));
+    }
+  }
+  return images;
+}
