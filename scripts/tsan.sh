@@ -10,7 +10,8 @@ build="${KILN_TSAN_BUILD_DIR:-$root/build-tsan}"
 source "$root/scripts/configure.sh"
 # Configured every time (cheap): the options below are what this build is.
 configure_kiln "$build" RelWithDebInfo -DKILN_BUILD_COMPILER=OFF -DKILN_SANITIZE=thread >/dev/null
-tests=(kiln-runtime-tests kiln-runtime-fault-tests kiln-runtime-cuda-fault-tests)
+tests=(kiln-runtime-tests kiln-runtime-fault-tests kiln-runtime-cuda-fault-tests
+  kiln-runtime-hip-fault-tests)
 ninja -C "$build" "${tests[@]}" >/dev/null
 for test in "${tests[@]}"; do
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \

@@ -24,3 +24,11 @@ try:
     config.available_features.add("cuda-driver")
 except OSError:
     pass
+# "hip-runtime" likewise for AMD GPUs (libamdhip64, as the runtime loads it).
+for hip in ("libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"):
+    try:
+        ctypes.CDLL(hip)
+        config.available_features.add("hip-runtime")
+        break
+    except OSError:
+        pass

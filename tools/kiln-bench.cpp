@@ -22,7 +22,7 @@ const char kUsage[] =
     "                        inputs not given are random in [-1, 1)\n"
     "  --warmup W            untimed runs first (default 5)\n"
     "  --repeats R           timed runs (default 20)\n"
-    "  --device NAME         cpu (default) or cuda\n"
+    "  --device NAME         cpu (default), cuda or rocm\n"
     "  --threads N           worker threads; 0 = one per core (default)\n"
     "  --help                show this help\n";
 

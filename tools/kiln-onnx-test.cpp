@@ -56,7 +56,7 @@ static cl::opt<std::string> cudaToolkit(
              "no libdevice (default: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
     cl::init(""));
 static cl::opt<std::string> device("device",
-                                   cl::desc("Runtime device: cpu (default) or cuda"),
+                                   cl::desc("Runtime device: cpu (default), cuda or rocm"),
                                    cl::init("cpu"));
 static cl::opt<std::string> xfailFile("xfail-file",
                                       cl::desc("Tests expected to fail, one "

@@ -26,7 +26,7 @@ const char kUsage[] =
     "  --rtol R, --atol A       tolerances, |got - want| <= A + R*|want|\n"
     "                           (defaults: rtol 1e-4, atol 1e-5)\n"
     "  --output-dir DIR         write each output to DIR/NAME.npy\n"
-    "  --device NAME            cpu (default) or cuda\n"
+    "  --device NAME            cpu (default), cuda or rocm\n"
     "  --ignore-unknown-inputs  skip NAME=@FILE inputs the model does not\n"
     "                           have (e.g. frozen when it was compiled)\n"
     "  --threads N              worker threads; 0 = one per core (default)\n"

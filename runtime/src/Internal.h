@@ -102,7 +102,7 @@ struct DispatchDesc {
 /// Device code for one GPU chip; the bytes live in the artifact.
 struct GpuImageDesc {
   std::string chip;   // "sm_90"
-  std::string format; // "cubin" or "ptx"
+  std::string format; // "cubin" or "ptx" (cuda), "hsaco" (rocm)
   const uint8_t *data;
   size_t size;
 };
@@ -122,6 +122,9 @@ public:
   uint64_t splatSize() const { return splatSize_; }
   /// True for artifacts compiled for an NVIDIA GPU ("cuda:...").
   bool isCuda() const { return target_.rfind("cuda", 0) == 0; }
+  /// True for artifacts compiled for an AMD GPU ("rocm:...").
+  bool isRocm() const { return target_.rfind("rocm", 0) == 0; }
+  bool isGpu() const { return isCuda() || isRocm(); }
   const std::vector<GpuImageDesc> &gpuImages() const { return gpuImages_; }
   const std::vector<BufferDesc> &buffers() const { return buffers_; }
   const std::vector<TensorDesc> &inputs() const { return inputs_; }
@@ -153,7 +156,7 @@ private:
 };
 
 class ThreadPool;
-class CudaExecutor;
+class GpuExecutor;
 
 /// One execution context: an arena, a thread pool and input bookkeeping.
 class Session {
@@ -179,7 +182,7 @@ private:
   ArenaMemory arena_;
   AlignedBytes splat_; // filled splat weights, when the model has any
   std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<CudaExecutor> cuda_; // set for device "cuda"
+  std::unique_ptr<GpuExecutor> gpu_; // set for devices "cuda" and "rocm"
   std::vector<bool> inputSet_;
   bool hasRun_ = false;
 };

@@ -185,8 +185,8 @@ kiln_status Model::readDispatches(const fb::Model &m) {
                         std::to_string(buffers_.size()) + " buffers");
       d.bindings.push_back(b);
     }
-    if (isCuda()) {
-      // A CUDA block holds at most 1024 threads; a grid at least one block.
+    if (isGpu()) {
+      // A block holds at most 1024 threads; a grid at least one block.
       d.fn = nullptr;
       if (d.threads == 0 || d.threads > 1024 || d.workgroups == 0)
         return fail(KILN_ERROR_INVALID_ARTIFACT,
@@ -217,10 +217,10 @@ kiln_status Model::load(AlignedBytes bytes, size_t size) {
   producer_ = str(m.producer());
   target_ = str(m.target());
   arenaSize_ = m.arena_size();
-  if (target_ != "cpu" && !isCuda())
+  if (target_ != "cpu" && !isGpu())
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
                 "artifact target '" + target_ +
-                    "' is not supported by this runtime (cpu, cuda)");
+                    "' is not supported by this runtime (cpu, cuda, rocm)");
   uint64_t weightsSize = m.weights() ? m.weights()->size() : 0;
   weightsSize_ = weightsSize;
   splatSize_ = m.splat_size();
@@ -237,7 +237,7 @@ kiln_status Model::load(AlignedBytes bytes, size_t size) {
     return s;
   if (kiln_status s = readTensors(m, /*isInput=*/false))
     return s;
-  if (isCuda()) {
+  if (isGpu()) {
     if (kiln_status s = readGpuImages(m))
       return s;
     return readDispatches(m);
@@ -255,10 +255,12 @@ kiln_status Model::readGpuImages(const fb::Model &m) {
     for (const fb::GpuImage *image : *m.gpu_images()) {
       GpuImageDesc d{image->chip()->str(), image->format()->str(),
                      image->data()->data(), image->data()->size()};
-      if (d.format != "cubin" && d.format != "ptx")
+      bool known = isCuda() ? d.format == "cubin" || d.format == "ptx"
+                            : d.format == "hsaco";
+      if (!known)
         return fail(KILN_ERROR_INVALID_ARTIFACT,
                     "GPU image for " + d.chip + " has unknown format '" +
-                        d.format + "'");
+                        d.format + "' for target '" + target_ + "'");
       gpuImages_.push_back(std::move(d));
     }
   if (gpuImages_.empty() && m.dispatches()->size() > 0)

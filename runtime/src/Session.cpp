@@ -1,7 +1,7 @@
 //===- Session.cpp - Execute a model's dispatch schedule on the CPU -------===//
 #include "Internal.h"
 #include "ThreadPool.h"
-#include "CudaExecutor.h"
+#include "GpuExecutor.h"
 
 #include <algorithm>
 #include <chrono>
@@ -54,21 +54,22 @@ Session::~Session() = default;
 int Session::numThreads() const { return pool_ ? int(pool_->size()) : 0; }
 
 kiln_status Session::init(const std::string &device, int numThreads) {
-  if (device == "rocm")
+  if (device != "cpu" && device != "cuda" && device != "rocm")
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
-                "device 'rocm' is not supported by this runtime build yet");
-  if (device != "cpu" && device != "cuda")
-    return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
-                "unknown device '" + device + "' (expected 'cpu' or 'cuda')");
-  if ((device == "cuda") != model_->isCuda())
+                "unknown device '" + device +
+                    "' (expected 'cpu', 'cuda' or 'rocm')");
+  std::string compiledFor = model_->isCuda()   ? "cuda"
+                            : model_->isRocm() ? "rocm"
+                                               : "cpu";
+  if (device != compiledFor)
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
                 "the artifact was compiled for target '" + model_->target() +
                     "' and cannot run on device '" + device +
-                    "'; recompile with --target=" +
-                    (device == "cuda" ? "cuda" : "cpu"));
-  if (device == "cuda") {
-    cuda_ = std::make_unique<CudaExecutor>(*model_);
-    return cuda_->init();
+                    "'; recompile with --target=" + device);
+  if (device != "cpu") {
+    gpu_ = std::make_unique<GpuExecutor>(
+        *model_, device == "cuda" ? GpuApi::Cuda : GpuApi::Hip);
+    return gpu_->init();
   }
   if (numThreads < 0)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
@@ -131,8 +132,8 @@ kiln_status Session::setInput(const char *name, kiln_dtype dtype,
                     std::to_string(bytes));
   if (bytes > 0 && !data)
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
-  if (bytes > 0 && cuda_)
-    cuda_->stageInput(index, data, bytes);
+  if (bytes > 0 && gpu_)
+    gpu_->stageInput(index, data, bytes);
   else if (bytes > 0)
     std::memcpy(bufferData(t.buffer), data, bytes);
   inputSet_[index] = true;
@@ -150,8 +151,8 @@ kiln_status Session::run(double *dispatchMs) {
 
   // Until this run succeeds, the outputs hold nothing worth reading.
   hasRun_ = false;
-  if (cuda_) {
-    if (kiln_status s = cuda_->run(dispatchMs))
+  if (gpu_) {
+    if (kiln_status s = gpu_->run(dispatchMs))
       return s;
     hasRun_ = true;
     return KILN_OK;
@@ -214,8 +215,8 @@ kiln_status Session::getOutput(int index, void *data, size_t bytes) {
                     " bytes, the destination " + std::to_string(bytes));
   if (bytes > 0 && !data)
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
-  if (bytes > 0 && cuda_)
-    cuda_->readOutput(index, data, bytes);
+  if (bytes > 0 && gpu_)
+    gpu_->readOutput(index, data, bytes);
   else if (bytes > 0)
     std::memcpy(data, bufferData(t.buffer), bytes);
   return KILN_OK;

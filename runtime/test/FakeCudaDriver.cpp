@@ -1,8 +1,8 @@
 //===- FakeCudaDriver.cpp - a stand-in libcuda.so.1 for the runtime tests -===//
 //
-// Built as libcuda.so.1 in its own folder; tests that put that folder first
-// on LD_LIBRARY_PATH run the runtime's CUDA device on a machine without a
-// GPU. It implements the driver entry points the runtime resolves, with
+// Built as libcuda.so.1 in its own folder (and, with KILN_FAKE_HIP, as
+// libamdhip64.so in another); tests that load it before the runtime looks
+// for a driver run the runtime's GPU device on a machine without a GPU. It implements the driver entry points the runtime resolves, with
 // device memory in host memory, and lets a test make any entry point fail
 // (once or "sticky", like a context that faulted) to check that every
 // driver failure becomes a clear error. Kernels are not executed: a launch
@@ -458,6 +458,136 @@ cuGetProcAddress_v2(const char *name, void **pointer, int, uint64_t,
     *status = *pointer ? 0 : 1;
   return *pointer ? kSuccess : kNotFound;
 }
+
+#ifdef KILN_FAKE_HIP
+// Built a second time as libamdhip64.so: the HIP names of the same
+// implementations (faults are still armed by their CUDA names). Code
+// objects load only when built for the fake GPU's chip, gfx942, as HIP
+// refuses a code object for another chip.
+#define HIP_EXPORT __attribute__((visibility("default")))
+constexpr Result kNoBinaryForGpu = 209;
+HIP_EXPORT Result hipInit(unsigned flags) { return cuInit(flags); }
+HIP_EXPORT Result hipGetDeviceCount(int *count) {
+  return cuDeviceGetCount(count);
+}
+HIP_EXPORT Result hipDeviceGet(Device *device, int ordinal) {
+  return cuDeviceGet(device, ordinal);
+}
+HIP_EXPORT Result hipDeviceGetAttribute(int *value, int attribute,
+                                        Device device) {
+  return cuDeviceGetAttribute(value, attribute, device);
+}
+HIP_EXPORT Result hipDeviceGetName(char *name, int length, Device device) {
+  return cuDeviceGetName(name, length, device);
+}
+HIP_EXPORT Result hipDevicePrimaryCtxRetain(Context *context, Device device) {
+  return cuDevicePrimaryCtxRetain(context, device);
+}
+HIP_EXPORT Result hipDevicePrimaryCtxRelease(Device device) {
+  return cuDevicePrimaryCtxRelease(device);
+}
+HIP_EXPORT Result hipCtxSetCurrent(Context context) {
+  return cuCtxSetCurrent(context);
+}
+HIP_EXPORT Result hipStreamCreateWithFlags(Stream *stream, unsigned flags) {
+  return cuStreamCreate(stream, flags);
+}
+HIP_EXPORT Result hipStreamDestroy(Stream stream) {
+  return cuStreamDestroy(stream);
+}
+HIP_EXPORT Result hipStreamSynchronize(Stream stream) {
+  return cuStreamSynchronize(stream);
+}
+HIP_EXPORT Result hipMemGetInfo(size_t *free, size_t *total) {
+  return cuMemGetInfo(free, total);
+}
+HIP_EXPORT Result hipMalloc(void **pointer, size_t bytes) {
+  DevicePtr p = 0;
+  Result r = cuMemAlloc(&p, bytes);
+  *pointer = reinterpret_cast<void *>(uintptr_t(p));
+  return r;
+}
+HIP_EXPORT Result hipFree(void *pointer) {
+  return cuMemFree(DevicePtr(uintptr_t(pointer)));
+}
+HIP_EXPORT Result hipHostMalloc(void **pointer, size_t bytes, unsigned) {
+  return cuMemAllocHost(pointer, bytes);
+}
+HIP_EXPORT Result hipHostFree(void *pointer) { return cuMemFreeHost(pointer); }
+HIP_EXPORT Result hipMemcpyHtoD(void *dst, void *src, size_t bytes) {
+  return cuMemcpyHtoD(DevicePtr(uintptr_t(dst)), src, bytes);
+}
+HIP_EXPORT Result hipMemsetD32(void *dst, int value, size_t count) {
+  return cuMemsetD32(DevicePtr(uintptr_t(dst)), unsigned(value), count);
+}
+HIP_EXPORT Result hipMemcpyHtoDAsync(void *dst, void *src, size_t bytes,
+                                     Stream stream) {
+  return cuMemcpyHtoDAsync(DevicePtr(uintptr_t(dst)), src, bytes, stream);
+}
+HIP_EXPORT Result hipMemcpyDtoHAsync(void *dst, void *src, size_t bytes,
+                                     Stream stream) {
+  return cuMemcpyDtoHAsync(dst, DevicePtr(uintptr_t(src)), bytes, stream);
+}
+HIP_EXPORT Result hipModuleLoadData(Module *module, const void *image) {
+  const char *bytes = static_cast<const char *>(image);
+  // The test's code objects are "\x7fELF" and the chip's name.
+  if (std::strncmp(bytes, "\x7f" "ELF", 4) == 0 &&
+      std::strncmp(bytes + 4, "gfx942", 6) != 0)
+    return kNoBinaryForGpu;
+  return cuModuleLoadData(module, image);
+}
+HIP_EXPORT Result hipModuleUnload(Module module) {
+  return cuModuleUnload(module);
+}
+HIP_EXPORT Result hipModuleGetFunction(Function *function, Module module,
+                                       const char *name) {
+  return cuModuleGetFunction(function, module, name);
+}
+HIP_EXPORT Result hipModuleLaunchKernel(Function f, unsigned gx, unsigned gy,
+                                        unsigned gz, unsigned bx, unsigned by,
+                                        unsigned bz, unsigned shared,
+                                        Stream stream, void **params,
+                                        void **extra) {
+  return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream, params,
+                        extra);
+}
+HIP_EXPORT Result hipStreamBeginCapture(Stream stream, int mode) {
+  return cuStreamBeginCapture(stream, mode);
+}
+HIP_EXPORT Result hipStreamEndCapture(Stream stream, Graph *graph) {
+  return cuStreamEndCapture(stream, graph);
+}
+HIP_EXPORT Result hipGraphInstantiateWithFlags(GraphExec *exec, Graph graph,
+                                               unsigned long long flags) {
+  return cuGraphInstantiateWithFlags(exec, graph, flags);
+}
+HIP_EXPORT Result hipGraphLaunch(GraphExec exec, Stream stream) {
+  return cuGraphLaunch(exec, stream);
+}
+HIP_EXPORT Result hipGraphExecDestroy(GraphExec exec) {
+  return cuGraphExecDestroy(exec);
+}
+HIP_EXPORT Result hipGraphDestroy(Graph graph) { return cuGraphDestroy(graph); }
+HIP_EXPORT Result hipEventCreateWithFlags(Event *event, unsigned flags) {
+  return cuEventCreate(event, flags);
+}
+HIP_EXPORT Result hipEventRecord(Event event, Stream stream) {
+  return cuEventRecord(event, stream);
+}
+HIP_EXPORT Result hipEventSynchronize(Event event) {
+  return cuEventSynchronize(event);
+}
+HIP_EXPORT Result hipEventElapsedTime(float *ms, Event start, Event end) {
+  return cuEventElapsedTime(ms, start, end);
+}
+HIP_EXPORT Result hipEventDestroy(Event event) { return cuEventDestroy(event); }
+HIP_EXPORT const char *hipGetErrorName(Result r) {
+  return r == kNoBinaryForGpu ? "hipErrorNoBinaryForGpu" : errorName(r);
+}
+HIP_EXPORT const char *hipGetErrorString(Result r) {
+  return "fake HIP error";
+}
+#endif
 
 __attribute__((visibility("default"))) void kiln_fake_cuda_reset() {
   State &s = state();

@@ -113,10 +113,11 @@ KILN_API const char *kiln_model_producer(const kiln_model *model);
 KILN_API const char *kiln_model_target(const kiln_model *model);
 
 /* ---- Sessions ---- */
-/* device: "cpu" (NULL means "cpu") or "cuda" (the first NVIDIA GPU; the
- * artifact must have been compiled for a cuda target). Without a CUDA driver
- * or device this fails with KILN_ERROR_UNSUPPORTED_DEVICE and says which.
- * options may be NULL; num_threads is ignored on "cuda". */
+/* device: "cpu" (NULL means "cpu"), "cuda" (the first NVIDIA GPU; the
+ * artifact must have been compiled for a cuda target) or "rocm" (the first
+ * AMD GPU, through HIP; a rocm target). Without a driver or device this
+ * fails with KILN_ERROR_UNSUPPORTED_DEVICE and says which. options may be
+ * NULL; num_threads is ignored on GPUs. */
 KILN_API kiln_status kiln_session_create(kiln_model *model, const char *device,
                                          const kiln_session_options *options,
                                          kiln_session **session);

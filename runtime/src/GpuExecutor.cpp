@@ -1,11 +1,12 @@
-//===- CudaExecutor.cpp - run a model's schedule on an NVIDIA GPU ---------===//
-#include "CudaExecutor.h"
+//===- GpuExecutor.cpp - run a model's schedule on a GPU ------------------===//
+#include "GpuExecutor.h"
+#include "HipDriver.h"
 
 #include <cstring>
 
 using namespace kiln;
 
-CudaExecutor::~CudaExecutor() {
+GpuExecutor::~GpuExecutor() {
   if (!driver_)
     return;
   const cu::Driver &d = *driver_;
@@ -31,7 +32,7 @@ CudaExecutor::~CudaExecutor() {
     d.primaryCtxRelease(device_);
 }
 
-kiln_status CudaExecutor::check(cu::Result result, const std::string &what) {
+kiln_status GpuExecutor::check(cu::Result result, const std::string &what) {
   if (result == 0)
     return KILN_OK;
   return fail(result == cu::kErrorOutOfMemory ? KILN_ERROR_OUT_OF_MEMORY
@@ -40,7 +41,7 @@ kiln_status CudaExecutor::check(cu::Result result, const std::string &what) {
                   cu::describe(*driver_, result));
 }
 
-kiln_status CudaExecutor::checkExecution(cu::Result result,
+kiln_status GpuExecutor::checkExecution(cu::Result result,
                                          const std::string &what) {
   kiln_status status = check(result, what);
   if (status != KILN_OK)
@@ -48,14 +49,14 @@ kiln_status CudaExecutor::checkExecution(cu::Result result,
   return status;
 }
 
-cu::DevicePtr CudaExecutor::devicePointer(const BufferDesc &buffer) const {
+cu::DevicePtr GpuExecutor::devicePointer(const BufferDesc &buffer) const {
   cu::DevicePtr base = buffer.kind == BufferDesc::Weight  ? weights_
                        : buffer.kind == BufferDesc::Splat ? splat_
                                                           : arena_;
   return base + buffer.offset;
 }
 
-kiln_status CudaExecutor::allocate(cu::DevicePtr &ptr, uint64_t bytes,
+kiln_status GpuExecutor::allocate(cu::DevicePtr &ptr, uint64_t bytes,
                                    const char *what) {
   if (cu::Result r = driver_->memAlloc(&ptr, std::max<uint64_t>(bytes, 1))) {
     size_t free = 0, total = 0;
@@ -70,22 +71,26 @@ kiln_status CudaExecutor::allocate(cu::DevicePtr &ptr, uint64_t bytes,
   return KILN_OK;
 }
 
-kiln_status CudaExecutor::init() {
+kiln_status GpuExecutor::init() {
   std::string error;
-  driver_ = cu::loadDriver(error);
+  driver_ = api_ == GpuApi::Cuda ? cu::loadDriver(error)
+                                 : hip::loadDriver(error);
   if (!driver_)
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE, error);
   const cu::Driver &d = *driver_;
   int count = 0;
   if (d.deviceGetCount(&count) != 0 || count == 0)
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
-                "no CUDA device: the driver loaded but reports no GPU");
-  deviceName_ = "CUDA device 0";
+                api_ == GpuApi::Cuda
+                    ? "no CUDA device: the driver loaded but reports no GPU"
+                    : "no HIP device: the HIP runtime loaded but reports no "
+                      "GPU");
+  deviceName_ = std::string(apiName()) + " device 0";
   if (kiln_status s = check(d.deviceGet(&device_, 0), "cuDeviceGet"))
     return s;
   char name[256] = {0};
   if (d.deviceGetName(name, sizeof(name) - 1, device_) == 0)
-    deviceName_ = std::string(name) + " (CUDA device 0)";
+    deviceName_ = std::string(name) + " (" + apiName() + " device 0)";
   if (kiln_status s = check(d.primaryCtxRetain(&context_, device_),
                             "retaining the primary context"))
     return s;
@@ -137,7 +142,7 @@ kiln_status CudaExecutor::init() {
 
 /// The image for this GPU: a cubin for exactly its chip, else PTX for a
 /// chip it can run (the driver compiles PTX forward to newer GPUs).
-kiln_status CudaExecutor::selectImage(const GpuImageDesc *&image) {
+kiln_status GpuExecutor::selectImage(const GpuImageDesc *&image) {
   int major = 0, minor = 0;
   driver_->deviceGetAttribute(&major, cu::kAttrComputeCapabilityMajor, device_);
   driver_->deviceGetAttribute(&minor, cu::kAttrComputeCapabilityMinor, device_);
@@ -167,25 +172,54 @@ kiln_status CudaExecutor::selectImage(const GpuImageDesc *&image) {
                   ": recompile with --target=cuda:" + chip);
 }
 
-kiln_status CudaExecutor::loadKernels() {
+kiln_status GpuExecutor::loadModule(const GpuImageDesc *&loaded) {
+  std::vector<const GpuImageDesc *> candidates;
+  if (api_ == GpuApi::Cuda) {
+    const GpuImageDesc *image = nullptr;
+    if (kiln_status s = selectImage(image))
+      return s;
+    candidates.push_back(image);
+  } else {
+    for (const GpuImageDesc &image : model_.gpuImages())
+      candidates.push_back(&image);
+  }
+  std::vector<std::string> available, refusals;
+  for (const GpuImageDesc *image : candidates) {
+    // cuModuleLoadData wants PTX NUL-terminated; the image is not.
+    std::string ptx;
+    const void *data = image->data;
+    if (image->format == "ptx") {
+      ptx.assign(reinterpret_cast<const char *>(image->data), image->size);
+      data = ptx.c_str();
+    }
+    cu::Result r = driver_->moduleLoadData(&module_, data);
+    if (r == 0) {
+      loaded = image;
+      return KILN_OK;
+    }
+    module_ = nullptr;
+    available.push_back(image->chip + " " + image->format);
+    refusals.push_back(cu::describe(*driver_, r));
+  }
+  if (candidates.size() == 1)
+    return fail(KILN_ERROR_KERNEL_LOAD,
+                "cannot load the " + available[0] + " image on " +
+                    deviceName_ + ": " + refusals[0]);
+  return fail(KILN_ERROR_KERNEL_LOAD,
+              "no code object of the artifact loads on " + deviceName_ +
+                  " (it holds " + quoteList(available) + "; the last one: " +
+                  refusals.back() +
+                  "): recompile with --target=rocm:CHIP for this GPU's chip "
+                  "(rocminfo names it)");
+}
+
+kiln_status GpuExecutor::loadKernels() {
   const std::vector<DispatchDesc> &dispatches = model_.dispatches();
   if (dispatches.empty())
     return KILN_OK;
   const GpuImageDesc *image = nullptr;
-  if (kiln_status s = selectImage(image))
+  if (kiln_status s = loadModule(image))
     return s;
-  // cuModuleLoadData wants PTX NUL-terminated; the image is not.
-  std::string ptx;
-  const void *data = image->data;
-  if (image->format == "ptx") {
-    ptx.assign(reinterpret_cast<const char *>(image->data), image->size);
-    data = ptx.c_str();
-  }
-  if (cu::Result r = driver_->moduleLoadData(&module_, data))
-    return fail(KILN_ERROR_KERNEL_LOAD,
-                "cannot load the " + image->chip + " " + image->format +
-                    " image on " + deviceName_ + ": " +
-                    cu::describe(*driver_, r));
   for (const DispatchDesc &dispatch : dispatches) {
     cu::Function fn = nullptr;
     if (cu::Result r = driver_->moduleGetFunction(&fn, module_,
@@ -212,15 +246,15 @@ kiln_status CudaExecutor::loadKernels() {
   return KILN_OK;
 }
 
-void CudaExecutor::stageInput(int index, const void *data, size_t bytes) {
+void GpuExecutor::stageInput(int index, const void *data, size_t bytes) {
   std::memcpy(staging_ + inputSlots_[index], data, bytes);
 }
 
-void CudaExecutor::readOutput(int index, void *data, size_t bytes) const {
+void GpuExecutor::readOutput(int index, void *data, size_t bytes) const {
   std::memcpy(data, staging_ + outputSlots_[index], bytes);
 }
 
-kiln_status CudaExecutor::launch(size_t index) {
+kiln_status GpuExecutor::launch(size_t index) {
   const DispatchDesc &dispatch = model_.dispatches()[index];
   cu::Result r = driver_->launchKernel(
       functions_[index], dispatch.workgroups, 1, 1, dispatch.threads, 1, 1, 0,
@@ -233,7 +267,7 @@ kiln_status CudaExecutor::launch(size_t index) {
   return KILN_OK;
 }
 
-kiln_status CudaExecutor::captureGraph() {
+kiln_status GpuExecutor::captureGraph() {
   const cu::Driver &d = *driver_;
   if (kiln_status s = check(d.streamBeginCapture(stream_,
                                                  cu::kCaptureModeThreadLocal),
@@ -252,16 +286,19 @@ kiln_status CudaExecutor::captureGraph() {
                             "ending graph capture"))
     return s;
   kiln_status s = check(d.graphInstantiateWithFlags(&graph_, graph, 0),
-                        "instantiating the CUDA graph");
+                        std::string("instantiating the ") + apiName() +
+                            " graph");
   d.graphDestroy(graph);
   return s;
 }
 
-kiln_status CudaExecutor::run(double *dispatchMs) {
+kiln_status GpuExecutor::run(double *dispatchMs) {
   if (!deadReason_.empty())
     return fail(KILN_ERROR_INTERNAL,
-                "this CUDA session is unusable after a device fault in an "
-                "earlier run (" + deadReason_ +
+                std::string("this ") + apiName() +
+                    " session is unusable after a device fault in an "
+                    "earlier run (" +
+                    deadReason_ +
                     "); destroy it and create a new session");
   const cu::Driver &d = *driver_;
   if (kiln_status s = check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"))
@@ -310,7 +347,8 @@ kiln_status CudaExecutor::run(double *dispatchMs) {
       if (kiln_status s = captureGraph())
         return s;
     if (kiln_status s = check(d.graphLaunch(graph_, stream_),
-                              "launching the CUDA graph"))
+                              std::string("launching the ") + apiName() +
+                                  " graph"))
       return s;
   }
   for (size_t i = 0; i < model_.outputs().size(); ++i) {

@@ -1,23 +1,28 @@
-//===- CudaExecutor.h - run a model's schedule on an NVIDIA GPU -*- C++ -*-===//
-#ifndef KILN_RUNTIME_CUDAEXECUTOR_H
-#define KILN_RUNTIME_CUDAEXECUTOR_H
+//===- GpuExecutor.h - run a model's schedule on a GPU ----------*- C++ -*-===//
+#ifndef KILN_RUNTIME_GPUEXECUTOR_H
+#define KILN_RUNTIME_GPUEXECUTOR_H
 
 #include "CudaDriver.h"
 #include "Internal.h"
 
 namespace kiln {
 
+/// The GPU APIs a session can drive. Both go through the cu::Driver table:
+/// HIP's module API mirrors the CUDA driver's (HipDriver.h).
+enum class GpuApi { Cuda, Hip };
+
 /// The device side of one session: the arena and the weights in device
 /// memory, the model's kernels loaded from the image for this GPU, kernel
-/// arguments built once, and the whole schedule captured into a CUDA graph
-/// on the first run and replayed afterwards. Inputs and outputs pass through
-/// one pinned staging buffer.
-class CudaExecutor {
+/// arguments built once, and the whole schedule captured into a graph on the
+/// first run and replayed afterwards. Inputs and outputs pass through one
+/// pinned staging buffer. The same code drives NVIDIA GPUs through the CUDA
+/// driver and AMD GPUs through HIP.
+class GpuExecutor {
 public:
-  explicit CudaExecutor(const Model &model) : model_(model) {}
-  CudaExecutor(const CudaExecutor &) = delete;
-  CudaExecutor &operator=(const CudaExecutor &) = delete;
-  ~CudaExecutor();
+  GpuExecutor(const Model &model, GpuApi api) : model_(model), api_(api) {}
+  GpuExecutor(const GpuExecutor &) = delete;
+  GpuExecutor &operator=(const GpuExecutor &) = delete;
+  ~GpuExecutor();
 
   kiln_status init();
   /// Copies an input into its staging slot (sizes checked by the caller).
@@ -31,7 +36,12 @@ public:
 private:
   kiln_status check(cu::Result result, const std::string &what);
   kiln_status allocate(cu::DevicePtr &ptr, uint64_t bytes, const char *what);
+  /// CUDA: the image for this GPU's compute capability.
   kiln_status selectImage(const GpuImageDesc *&image);
+  /// Loads the module: the selected CUDA image, or for HIP the first code
+  /// object the runtime accepts for this GPU (it checks the chip).
+  kiln_status loadModule(const GpuImageDesc *&loaded);
+  const char *apiName() const { return api_ == GpuApi::Cuda ? "CUDA" : "HIP"; }
   kiln_status loadKernels();
   kiln_status launch(size_t index);
   kiln_status captureGraph();
@@ -42,6 +52,7 @@ private:
   cu::DevicePtr devicePointer(const BufferDesc &buffer) const;
 
   const Model &model_;
+  const GpuApi api_;
   const cu::Driver *driver_ = nullptr;
   cu::Device device_ = 0;
   cu::Context context_ = nullptr;
