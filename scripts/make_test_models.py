@@ -244,6 +244,31 @@ def build_cnn_symbolic():
     return model, [{"image": x2}, {"image": x3}]
 
 
+def build_if_folded():
+    """An If whose condition (batch > 1) folds at compile time once the batch
+    is known, as exporters emit for shape checks: set 0 (batch 1) takes the
+    else branch, set 1 (batch 3) the then branch."""
+    rng = np.random.default_rng(1005)
+    then_g = helper.make_graph([helper.make_node("Relu", ["x"], ["t"], name="then_relu")],
+                               "then", [], [vi("t", ["N", 3])])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"], name="else_neg")],
+                               "else", [], [vi("e", ["N", 3])])
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["b"], name="batch", axis=0),
+        helper.make_node("Greater", ["b", "one"], ["cond"], name="is_batched"),
+        helper.make_node("If", ["cond"], ["y"], name="branch",
+                         then_branch=then_g, else_branch=else_g),
+        helper.make_node("Mul", ["y", "two"], ["out"], name="scale"),
+    ]
+    inits = [init("zero", np.array(0, np.int64)), init("one", np.array(1, np.int64)),
+             init("two", np.array(2.0, np.float32))]
+    g = helper.make_graph(nodes, "if_folded", [vi("x", ["N", 3])], [vi("out", ["N", 3])], inits)
+    model = make_model(g, 13, "if_folded")
+    return model, [{"x": rng.standard_normal((1, 3)).astype(np.float32)},
+                   {"x": rng.standard_normal((3, 3)).astype(np.float32)}]
+
+
 def draw_seven():
     """A deterministic 28x28 hand-drawn-looking '7', values in [0,1], MNIST-like
     (white digit on black, roughly normalized)."""
@@ -590,6 +615,7 @@ def main():
         (build_mlp, os.path.join(E2E_DIR, "mlp")),
         (build_small_cnn, os.path.join(E2E_DIR, "small_cnn")),
         (build_cnn_symbolic, os.path.join(E2E_DIR, "cnn_symbolic")),
+        (build_if_folded, os.path.join(E2E_DIR, "if_folded")),
         (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),
     ]:
         model, input_sets = build()

@@ -518,7 +518,8 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
     markUnsupported(node, index, "the node has no output");
     return;
   }
-  std::string problem = opTypeProblem(node);
+  bool isIf = node.op_type() == "If" && node.domain().empty();
+  std::string problem = isIf ? "" : opTypeProblem(node);
   for (const auto &input : node.input())
     if (poisoned.count(input)) {
       // Downstream of an unsupported node the shapes are unknown, so only
@@ -531,6 +532,10 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
     }
   if (!problem.empty()) {
     markUnsupported(node, index, problem);
+    return;
+  }
+  if (isIf) {
+    importFoldedIf(node, index);
     return;
   }
   std::string foldError;
@@ -574,6 +579,86 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   if (reason.empty())
     reason = "could not be imported";
   markUnsupported(node, index, reason, ctx.needsConstant());
+}
+
+void GraphImporter::importFoldedIf(const onnx::NodeProto &node, int index) {
+  const std::string &condName = node.input_size() ? node.input(0) : "";
+  auto cond = constants.find(condName);
+  if (cond == constants.end()) {
+    markUnsupported(node, index,
+                    "condition '" + condName +
+                        "' is not a compile-time constant (an If that "
+                        "depends on input data is not supported yet)",
+                    graphInputBehind(condName));
+    return;
+  }
+  if (cond->second.bytes.empty()) {
+    markUnsupported(node, index, "condition '" + condName + "' is empty");
+    return;
+  }
+  bool taken = llvm::any_of(cond->second.bytes, [](char b) { return b != 0; });
+  const char *branchName = taken ? "then_branch" : "else_branch";
+  const onnx::GraphProto *branch = nullptr;
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (attr.name() == branchName && attr.has_g())
+      branch = &attr.g();
+  if (!branch || branch->output_size() != node.output_size()) {
+    markUnsupported(node, index,
+                    std::string("the ") + branchName +
+                        (branch ? " does not produce one value per output"
+                                : " is missing"));
+    return;
+  }
+  // Names are unique across a model and its subgraphs (SSA); a branch that
+  // redefines an outer name is malformed and would corrupt the value map.
+  auto defines = [&](const std::string &name) {
+    if (values.count(name) || poisoned.count(name)) {
+      markUnsupported(node, index,
+                      std::string("the ") + branchName + " redefines '" +
+                          name + "'");
+      return false;
+    }
+    return true;
+  };
+  for (const onnx::TensorProto &init : branch->initializer()) {
+    if (!defines(init.name()))
+      return;
+    ConstTensor tensor;
+    std::string error;
+    Value value;
+    if (succeeded(readTensorBytes(init, tensor, error)))
+      value = createConstant(init.name(), tensor, nodeLocation(node, index),
+                             error);
+    if (!value) {
+      markUnsupported(node, index, error);
+      return;
+    }
+    values[init.name()] = value;
+  }
+  for (const onnx::NodeProto &inner : branch->node()) {
+    for (const std::string &output : inner.output())
+      if (!output.empty() && !defines(output))
+        return;
+    importNode(inner, index);
+  }
+  for (auto [i, output] : llvm::enumerate(node.output())) {
+    const std::string &produced = branch->output(i).name();
+    if (poisoned.count(produced)) {
+      poisoned.insert(output);
+      continue;
+    }
+    auto value = values.find(produced);
+    if (value == values.end()) {
+      markUnsupported(node, index,
+                      std::string("the ") + branchName + " never produces '" +
+                          produced + "'");
+      return;
+    }
+    values[output] = value->second;
+    auto constant = constants.find(produced);
+    if (constant != constants.end())
+      constants[output] = constant->second;
+  }
 }
 
 FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {

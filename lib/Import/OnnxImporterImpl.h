@@ -112,6 +112,9 @@ private:
                                   const std::string &file, mlir::Location loc);
   mlir::Location nodeLocation(const onnx::NodeProto &node, int index) const;
   void importNode(const onnx::NodeProto &node, int index);
+  /// An If whose condition is a compile-time constant: the taken branch's
+  /// nodes are imported in place and its outputs become the If's.
+  void importFoldedIf(const onnx::NodeProto &node, int index);
   mlir::LogicalResult foldConstantNode(const onnx::NodeProto &node, int index,
                                        std::string &error);
   std::string opTypeProblem(const onnx::NodeProto &node) const;

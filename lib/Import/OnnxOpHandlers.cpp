@@ -1188,6 +1188,9 @@ std::vector<SupportedOp> kiln::getSupportedOps() {
   for (const char *op : {"Adagrad", "Adam", "Momentum"})
     ops.push_back({op, 1, 1, "domain ai.onnx.preview.training (opset 1)"});
   ops.push_back({"Size", 1, kMaxOpset, "folded from the static shape"});
+  ops.push_back({"If", 1, kMaxOpset,
+                 "condition known at compile time: the taken branch is "
+                 "inlined"});
   llvm::sort(ops, [](const SupportedOp &a, const SupportedOp &b) {
     return a.opType < b.opType;
   });
