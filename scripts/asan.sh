@@ -38,6 +38,7 @@ subset+='|erf$|expand_dim_changed|tile$|depthtospace_example|onehot_with_axis'
 subset+='|range_float_type_positive_delta$|argmax_default_axis_example$'
 subset+='|scatter_elements_with_axis|gathernd_example_float32|trilu_lower$|clip_example'
 subset+='|pow$|leakyrelu$|prelu_example|hardswish$|sqrt$|relu$|add_bcast|mul_bcast'
+subset+='|add_uint8|max_uint32|bitshift_right_uint64|if$'
 # Found by this suite: an empty constant (memcpy from a null pointer).
 subset+='|reduce_sum_empty_axes_input_noop_example)'
 [ "${1:-}" = "--all" ] && subset='.'

@@ -70,7 +70,7 @@ bool kiln::isElementwise(Operation *op) {
              HardSigmoidOp, SeluOp, ClipOp, IsNaNOp, NotOp, CastOp, AddOp,
              SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, PReluOp, EqualOp,
              LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp, OrOp,
-             XorOp, WhereOp, ExpandOp>(op);
+             XorOp, WhereOp, ExpandOp, ShiftLeftOp, ShiftRightOp>(op);
 }
 
 FailureOr<EinsumSubscripts> kiln::parseEinsumEquation(StringRef equation,
@@ -285,6 +285,18 @@ KILN_BROADCAST_BOOL_INFER(XorOp)
 LogicalResult ModOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
+  return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types);
+}
+LogicalResult ShiftLeftOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types);
+}
+LogicalResult ShiftRightOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
   return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types);
 }
 LogicalResult PReluOp::inferReturnTypes(MLIRContext *,

@@ -10,10 +10,14 @@ include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/CallInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 
-def Kiln_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I1, I8, I16, I32, I64, UI8]>;
+// Unsigned integers (UI8-UI64) reach only the ops whose importer accepts
+// them (NodeContext::Unsigned): elementwise arithmetic, Min/Max, Mod, Cast.
+def Kiln_Tensor : RankedTensorOf<[F32, F16, BF16, F64, I1, I8, I16, I32, I64,
+                                  UI8, UI16, UI32, UI64]>;
 def Kiln_FloatTensor : RankedTensorOf<[F32, F16, BF16, F64]>;
 // Element types arithmetic works on: floats and signless integers.
-def Kiln_NumericTensor : RankedTensorOf<[F32, F16, BF16, F64, I8, I16, I32, I64]>;
+def Kiln_NumericTensor : RankedTensorOf<[F32, F16, BF16, F64, I8, I16, I32, I64,
+                                         UI8, UI16, UI32, UI64]>;
 def Kiln_BoolTensor : RankedTensorOf<[I1]>;
 def Kiln_IndexTensor : RankedTensorOf<[I32, I64]>;
 
@@ -211,6 +215,10 @@ def Kiln_MinOp : Kiln_BinaryOp<"min", "min(x, y)", [Commutative]>;
 // Integer modulo takes the divisor's sign (Python); float modulo is fmod.
 def Kiln_ModOp : Kiln_BinaryOp<"mod", "x mod y (sign of y for integers, fmod for floats)">;
 def Kiln_PReluOp : Kiln_BinaryOp<"prelu", "x < 0 ? x * slope : x">;
+def Kiln_ShiftLeftOp : Kiln_BinaryOp<"shift_left",
+    "x << y (integers; 0 when y is at least the bit width)">;
+def Kiln_ShiftRightOp : Kiln_BinaryOp<"shift_right",
+    "x >> y (logical for unsigned integers; 0 when y is at least the bit width)">;
 
 class Kiln_CompareOp<string mnemonic, string doc>
     : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {

@@ -28,12 +28,15 @@ FailureOr<fb::DType> dtypeOf(Type type) {
     return fb::DType_F64;
   if (type.isInteger(1))
     return fb::DType_Bool;
+  bool isUnsigned = type.isUnsignedInteger();
   if (type.isInteger(8))
-    return type.isUnsignedInteger() ? fb::DType_U8 : fb::DType_I8;
+    return isUnsigned ? fb::DType_U8 : fb::DType_I8;
+  if (type.isInteger(16))
+    return isUnsigned ? fb::DType_U16 : fb::DType_I16;
   if (type.isInteger(32))
-    return fb::DType_I32;
+    return isUnsigned ? fb::DType_U32 : fb::DType_I32;
   if (type.isInteger(64))
-    return fb::DType_I64;
+    return isUnsigned ? fb::DType_U64 : fb::DType_I64;
   return failure();
 }
 

@@ -51,6 +51,14 @@ FailureOr<Type> onnx_import::elementTypeFor(MLIRContext *ctx, int onnxType) {
     return Type(b.getIntegerType(32));
   case onnx::TensorProto::INT64:
     return Type(b.getIntegerType(64));
+  case onnx::TensorProto::INT16:
+    return Type(b.getIntegerType(16));
+  case onnx::TensorProto::UINT16:
+    return Type(b.getIntegerType(16, /*isSigned=*/false));
+  case onnx::TensorProto::UINT32:
+    return Type(b.getIntegerType(32, /*isSigned=*/false));
+  case onnx::TensorProto::UINT64:
+    return Type(b.getIntegerType(64, /*isSigned=*/false));
   case onnx::TensorProto::BOOL:
     return Type(b.getIntegerType(1));
   default:
@@ -69,12 +77,16 @@ static size_t bytesPerElement(int onnxType) {
   switch (onnxType) {
   case onnx::TensorProto::DOUBLE:
   case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
     return 8;
   case onnx::TensorProto::FLOAT:
   case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
     return 4;
   case onnx::TensorProto::FLOAT16:
   case onnx::TensorProto::BFLOAT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
     return 2;
   default:
     return 1;
@@ -142,10 +154,20 @@ LogicalResult onnx_import::readTensorBytes(const onnx::TensorProto &tensor,
                     [](int32_t v, char *p) { memcpy(p, &v, 4); });
   case onnx::TensorProto::FLOAT16:
   case onnx::TensorProto::BFLOAT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
     return copyFrom(tensor.int32_data(), [](int32_t v, char *p) {
       uint16_t h = uint16_t(v);
       memcpy(p, &h, 2);
     });
+  case onnx::TensorProto::UINT32:
+    return copyFrom(tensor.uint64_data(), [](uint64_t v, char *p) {
+      uint32_t u = uint32_t(v);
+      memcpy(p, &u, 4);
+    });
+  case onnx::TensorProto::UINT64:
+    return copyFrom(tensor.uint64_data(),
+                    [](uint64_t v, char *p) { memcpy(p, &v, 8); });
   case onnx::TensorProto::INT8:
   case onnx::TensorProto::UINT8:
   case onnx::TensorProto::BOOL:

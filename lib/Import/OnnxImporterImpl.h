@@ -168,7 +168,15 @@ public:
   const std::string &needsConstant() const { return nonConstantInput; }
 
   /// Element-type classes a handler accepts.
-  enum DTypeClass : unsigned { Float = 1, Int = 2, Bool = 4, Any = 7 };
+  /// Int: signless (signed) integers of 8-64 bits; Unsigned: uint8-64, for
+  /// the ops whose lowering knows unsigned semantics.
+  enum DTypeClass : unsigned {
+    Float = 1,
+    Int = 2,
+    Bool = 4,
+    Unsigned = 8,
+    Any = 15
+  };
   /// Fails unless every value's element type is in one of `classes`:
   /// Float is f32 and f64, Int is signless i8..i64, Bool is i1.
   mlir::LogicalResult requireDtypes(mlir::ValueRange values, unsigned classes);

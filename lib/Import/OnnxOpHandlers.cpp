@@ -127,6 +127,8 @@ LogicalResult NodeContext::requireDtypes(ValueRange values, unsigned classes) {
     bool ok = ((classes & Float) && (t.isF32() || t.isF64())) ||
               ((classes & Int) && t.isSignlessInteger() &&
                t.getIntOrFloatBitWidth() >= 8) ||
+              ((classes & Unsigned) && t.isUnsignedInteger() &&
+               t.getIntOrFloatBitWidth() >= 8) ||
               ((classes & Bool) && t.isInteger(1));
     if (!ok)
       return fail("dtype " + typeName(t) + " not supported yet for " +
@@ -399,7 +401,9 @@ static Value legacyBroadcast(NodeContext &ctx, Value lhs, Value rhs) {
   return reshapeTo(ctx, rhs, shape);
 }
 
-template <typename OpTy, unsigned Classes = NodeContext::Float | NodeContext::Int>
+template <typename OpTy, unsigned Classes = NodeContext::Float |
+                                            NodeContext::Int |
+                                            NodeContext::Unsigned>
 static LogicalResult importBinary(NodeContext &ctx) {
   Value lhs = ctx.input(0), rhs = ctx.input(1);
   if (lhs && rhs)
@@ -430,7 +434,8 @@ static LogicalResult importPRelu(NodeContext &ctx) {
 /// values that fit).
 static LogicalResult importPow(NodeContext &ctx) {
   Value base = ctx.input(0), exponent = ctx.input(1);
-  unsigned numeric = NodeContext::Float | NodeContext::Int;
+  unsigned numeric =
+      NodeContext::Float | NodeContext::Int | NodeContext::Unsigned;
   if (!base || !exponent || failed(ctx.requireDtypes({base, exponent}, numeric)))
     return failure();
   exponent = legacyBroadcast(ctx, base, exponent);
@@ -456,10 +461,26 @@ static LogicalResult importPow(NodeContext &ctx) {
   return success();
 }
 
+/// BitShift (unsigned integers, as ONNX defines it).
+static LogicalResult importBitShift(NodeContext &ctx) {
+  Value x = ctx.input(0), y = ctx.input(1);
+  if (!x || !y || failed(ctx.requireDtypes({x, y}, NodeContext::Unsigned)) ||
+      failed(ctx.requireSameDtype({x, y})))
+    return failure();
+  std::string direction = ctx.stringAttr("direction", "");
+  if (direction == "LEFT")
+    return setResult(ctx, ctx.create<ShiftLeftOp>(ValueRange{x, y}));
+  if (direction == "RIGHT")
+    return setResult(ctx, ctx.create<ShiftRightOp>(ValueRange{x, y}));
+  return ctx.fail("direction must be LEFT or RIGHT, got '" + direction + "'");
+}
+
 static LogicalResult importMod(NodeContext &ctx) {
   Value lhs = ctx.input(0), rhs = ctx.input(1);
   if (!lhs || !rhs ||
-      failed(ctx.requireDtypes({lhs, rhs}, NodeContext::Float | NodeContext::Int)) ||
+      failed(ctx.requireDtypes({lhs, rhs}, NodeContext::Float |
+                                               NodeContext::Int |
+                                               NodeContext::Unsigned)) ||
       failed(ctx.requireSameDtype({lhs, rhs})))
     return failure();
   bool isFloat = isa<FloatType>(getElementTypeOrSelf(lhs.getType()));
@@ -494,7 +515,7 @@ static LogicalResult importWhere(NodeContext &ctx) {
 static LogicalResult castTo(NodeContext &ctx, Value x, Type to) {
   auto isSupported = [](Type t) {
     return t.isF16() || t.isF32() || t.isF64() || t.isInteger(1) ||
-           (t.isSignlessInteger() && t.getIntOrFloatBitWidth() >= 8);
+           (isa<IntegerType>(t) && t.getIntOrFloatBitWidth() >= 8);
   };
   Type from = getElementTypeOrSelf(x.getType());
   if (!isSupported(from) || !isSupported(to)) {
@@ -533,7 +554,8 @@ static LogicalResult importCastLike(NodeContext &ctx) {
 template <typename OpTy>
 static LogicalResult importVariadic(NodeContext &ctx, bool mean) {
   unsigned classes = mean ? NodeContext::Float
-                          : NodeContext::Float | NodeContext::Int;
+                          : NodeContext::Float | NodeContext::Int |
+                                NodeContext::Unsigned;
   Value acc = ctx.input(0);
   if (!acc || failed(ctx.requireDtypes(acc, classes)))
     return failure();
@@ -1042,8 +1064,9 @@ static const OpHandler kHandlers[] = {
     {"Atanh", 9, kMaxOpset, "", importUnary<AtanhOp>},
     {"AveragePool", 1, kMaxOpset, "1-D/2-D/3-D; ceil_mode; count_include_pad", importPool<AveragePoolOp>},
     {"BatchNormalization", 6, kMaxOpset, "inference mode", importBatchNormalization},
+    {"BitShift", 11, kMaxOpset, "uint8-64; numpy broadcasting", importBitShift},
     {"BlackmanWindow", 17, kMaxOpset, "constant size", importBlackmanWindow},
-    {"Cast", 6, kMaxOpset, "float16/32/64, int8-64, bool", importCast},
+    {"Cast", 6, kMaxOpset, "float16/32/64, int8-64, uint8-64, bool", importCast},
     {"CastLike", 15, kMaxOpset, "as Cast", importCastLike},
     {"Ceil", 6, kMaxOpset, "", importUnary<CeilOp>},
     {"Celu", 12, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<CeluOp>(c, 1.0f); }},

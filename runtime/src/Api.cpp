@@ -202,13 +202,14 @@ const char *kiln_status_string(kiln_status status) {
 
 const char *kiln_dtype_name(kiln_dtype dtype) {
   static const char *const names[] = {"f32", "f16", "bf16", "f64", "i8",
-                                      "u8",  "i32", "i64",  "bool"};
+                                      "u8",  "i32", "i64",  "bool", "i16",
+                                      "u16", "u32", "u64"};
   unsigned i = unsigned(dtype);
   return i < sizeof(names) / sizeof(names[0]) ? names[i] : "invalid";
 }
 
 size_t kiln_dtype_size(kiln_dtype dtype) {
-  static const size_t sizes[] = {4, 2, 2, 8, 1, 1, 4, 8, 1};
+  static const size_t sizes[] = {4, 2, 2, 8, 1, 1, 4, 8, 1, 2, 2, 4, 8};
   unsigned i = unsigned(dtype);
   return i < sizeof(sizes) / sizeof(sizes[0]) ? sizes[i] : 0;
 }

@@ -23,7 +23,11 @@ static_assert(KILN_DTYPE_F32 == int(fb::DType_F32) &&
                   KILN_DTYPE_U8 == int(fb::DType_U8) &&
                   KILN_DTYPE_I32 == int(fb::DType_I32) &&
                   KILN_DTYPE_I64 == int(fb::DType_I64) &&
-                  KILN_DTYPE_BOOL == int(fb::DType_Bool),
+                  KILN_DTYPE_BOOL == int(fb::DType_Bool) &&
+                  KILN_DTYPE_I16 == int(fb::DType_I16) &&
+                  KILN_DTYPE_U16 == int(fb::DType_U16) &&
+                  KILN_DTYPE_U32 == int(fb::DType_U32) &&
+                  KILN_DTYPE_U64 == int(fb::DType_U64),
               "kiln_dtype must mirror kiln.fb.DType");
 
 namespace {

@@ -53,7 +53,8 @@ TEST(TensorFile, NpyRoundTripsEveryDtype) {
   const std::pair<kiln_dtype, size_t> types[] = {
       {KILN_DTYPE_F32, 4}, {KILN_DTYPE_F16, 2}, {KILN_DTYPE_F64, 8},
       {KILN_DTYPE_I8, 1},  {KILN_DTYPE_U8, 1},  {KILN_DTYPE_I32, 4},
-      {KILN_DTYPE_I64, 8}, {KILN_DTYPE_BOOL, 1}};
+      {KILN_DTYPE_I64, 8}, {KILN_DTYPE_BOOL, 1}, {KILN_DTYPE_I16, 2},
+      {KILN_DTYPE_U16, 2}, {KILN_DTYPE_U32, 4}, {KILN_DTYPE_U64, 8}};
   for (auto [dtype, size] : types)
     for (std::vector<int64_t> shape :
          {std::vector<int64_t>{}, {7}, {2, 3, 4}, {0, 3}}) {
@@ -112,6 +113,27 @@ TEST(TensorFile, TensorProtoRawAndTypedFields) {
   writeText(path, tp.SerializeAsString());
   ASSERT_TRUE(readTensorFile(path, back, error)) << error;
   EXPECT_EQ(back.at(0), 0.25);
+
+  // uint32/uint64 live in uint64_data, int16/uint16 in int32_data.
+  tp.Clear();
+  tp.set_data_type(onnx::TensorProto::UINT32);
+  tp.add_dims(2);
+  tp.add_uint64_data(4000000000u);
+  tp.add_uint64_data(7);
+  writeText(path, tp.SerializeAsString());
+  ASSERT_TRUE(readTensorFile(path, back, error)) << error;
+  EXPECT_EQ(back.dtype, KILN_DTYPE_U32);
+  EXPECT_EQ(back.at(0), 4000000000.0);
+  EXPECT_EQ(back.at(1), 7.0);
+
+  tp.Clear();
+  tp.set_data_type(onnx::TensorProto::INT16);
+  tp.add_dims(1);
+  tp.add_int32_data(-300);
+  writeText(path, tp.SerializeAsString());
+  ASSERT_TRUE(readTensorFile(path, back, error)) << error;
+  EXPECT_EQ(back.dtype, KILN_DTYPE_I16);
+  EXPECT_EQ(back.at(0), -300.0);
 }
 
 TEST(TensorFile, Float16Conversions) {

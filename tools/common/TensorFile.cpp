@@ -19,8 +19,8 @@ namespace {
 // Kept here rather than calling the runtime so that tools can link this
 // library without the runtime.
 size_t dtypeSize(kiln_dtype t) {
-  static const size_t sizes[] = {4, 2, 2, 8, 1, 1, 4, 8, 1};
-  return unsigned(t) < 9 ? sizes[t] : 0;
+  static const size_t sizes[] = {4, 2, 2, 8, 1, 1, 4, 8, 1, 2, 2, 4, 8};
+  return unsigned(t) < sizeof(sizes) / sizeof(sizes[0]) ? sizes[t] : 0;
 }
 
 float halfToFloat(uint16_t h) {
@@ -88,7 +88,9 @@ struct NpyType {
 const NpyType kNpyTypes[] = {{"f4", KILN_DTYPE_F32}, {"f2", KILN_DTYPE_F16},
                              {"f8", KILN_DTYPE_F64}, {"i1", KILN_DTYPE_I8},
                              {"u1", KILN_DTYPE_U8},  {"i4", KILN_DTYPE_I32},
-                             {"i8", KILN_DTYPE_I64}, {"b1", KILN_DTYPE_BOOL}};
+                             {"i8", KILN_DTYPE_I64}, {"b1", KILN_DTYPE_BOOL},
+                             {"i2", KILN_DTYPE_I16}, {"u2", KILN_DTYPE_U16},
+                             {"u4", KILN_DTYPE_U32}, {"u8", KILN_DTYPE_U64}};
 
 /// The text after `'key':` in a .npy header dict, or npos.
 size_t findValue(const std::string &header, const std::string &key) {
@@ -189,6 +191,18 @@ bool fromOnnxType(int32_t t, kiln_dtype &out) {
   case TP::BOOL:
     out = KILN_DTYPE_BOOL;
     return true;
+  case TP::INT16:
+    out = KILN_DTYPE_I16;
+    return true;
+  case TP::UINT16:
+    out = KILN_DTYPE_U16;
+    return true;
+  case TP::UINT32:
+    out = KILN_DTYPE_U32;
+    return true;
+  case TP::UINT64:
+    out = KILN_DTYPE_U64;
+    return true;
   default:
     return false;
   }
@@ -198,8 +212,11 @@ int32_t toOnnxType(kiln_dtype t) {
   using TP = onnx::TensorProto;
   static const int32_t types[] = {TP::FLOAT,  TP::FLOAT16, TP::BFLOAT16,
                                   TP::DOUBLE, TP::INT8,    TP::UINT8,
-                                  TP::INT32,  TP::INT64,   TP::BOOL};
-  return unsigned(t) < 9 ? types[t] : TP::UNDEFINED;
+                                  TP::INT32,  TP::INT64,   TP::BOOL,
+                                  TP::INT16,  TP::UINT16,  TP::UINT32,
+                                  TP::UINT64};
+  return unsigned(t) < sizeof(types) / sizeof(types[0]) ? types[t]
+                                                        : TP::UNDEFINED;
 }
 
 /// Copies a typed repeated field into `out.bytes`, narrowing each value to
@@ -236,13 +253,25 @@ bool typedData(const onnx::TensorProto &tp, Tensor &out) {
     return true;
   case KILN_DTYPE_F16:
   case KILN_DTYPE_BF16:
+  case KILN_DTYPE_U16:
     copyField<uint16_t>(tp.int32_data(), out);
+    return true;
+  case KILN_DTYPE_I16:
+    copyField<int16_t>(tp.int32_data(), out);
+    return true;
+  case KILN_DTYPE_U32:
+    copyField<uint32_t>(tp.uint64_data(), out);
+    return true;
+  case KILN_DTYPE_U64:
+    copyField<uint64_t>(tp.uint64_data(), out);
     return true;
   }
   return false;
 }
 
 } // namespace
+
+int32_t kiln::onnxTypeOf(kiln_dtype dtype) { return toOnnxType(dtype); }
 
 //===-- Tensor ------------------------------------------------------------===//
 
@@ -289,6 +318,14 @@ double Tensor::at(int64_t i) const {
     return load(int32_t());
   case KILN_DTYPE_I64:
     return double(load(int64_t()));
+  case KILN_DTYPE_I16:
+    return load(int16_t());
+  case KILN_DTYPE_U16:
+    return load(uint16_t());
+  case KILN_DTYPE_U32:
+    return load(uint32_t());
+  case KILN_DTYPE_U64:
+    return double(load(uint64_t()));
   }
   return 0;
 }
@@ -320,6 +357,14 @@ void Tensor::set(int64_t i, double v) {
     return store(int32_t(std::llround(v)));
   case KILN_DTYPE_I64:
     return store(int64_t(std::llround(v)));
+  case KILN_DTYPE_I16:
+    return store(int16_t(std::lround(v)));
+  case KILN_DTYPE_U16:
+    return store(uint16_t(std::lround(v)));
+  case KILN_DTYPE_U32:
+    return store(uint32_t(std::llround(v)));
+  case KILN_DTYPE_U64:
+    return store(uint64_t(std::llround(v)));
   }
 }
 

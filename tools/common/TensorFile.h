@@ -32,6 +32,8 @@ struct Tensor {
 bool readTensorFile(const std::string &path, Tensor &out, std::string &error);
 bool readNpy(const std::string &path, Tensor &out, std::string &error);
 bool readTensorProto(const std::string &path, Tensor &out, std::string &error);
+/// The ONNX TensorProto data_type of a Kiln dtype (0 when none).
+int32_t onnxTypeOf(kiln_dtype dtype);
 
 bool writeNpy(const std::string &path, const Tensor &t, std::string &error);
 bool writeTensorProto(const std::string &path, const Tensor &t,

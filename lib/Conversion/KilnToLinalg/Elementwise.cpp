@@ -1,7 +1,11 @@
 //===- Elementwise.cpp - unary, binary, compare, logic, select, cast ------===//
 //
 // Every elementwise kiln op becomes one parallel linalg.generic whose body is
-// the scalar computation below, on floats or signless integers.
+// the scalar computation below, on floats or signless integers. arith only
+// takes signless integers, so unsigned operands (ui8 ... ui64) enter the body
+// through a cast to signless and the unsigned forms of division, remainder,
+// min/max, comparisons and conversions are chosen from the original type;
+// the casts vanish when the kernels reach LLVM (which has no signedness).
 //
 //===----------------------------------------------------------------------===//
 #include "Common.h"
@@ -19,12 +23,13 @@ namespace {
 using arith::CmpFPredicate;
 using arith::CmpIPredicate;
 
-/// Scalar builders for one element type: float ops for floats, signed
-/// integer ops for integers.
+/// Scalar builders for one element type: float ops for floats, signed or
+/// (for unsigned tensors) unsigned integer ops for integers.
 struct Scalar {
   OpBuilder &b;
   Location loc;
   Type type;
+  bool isUnsigned = false;
 
   bool isFloat() const { return isa<FloatType>(type); }
   Value c(double v) { return scalarConst(b, loc, type, v); }
@@ -41,16 +46,22 @@ struct Scalar {
                      : (Value)arith::MulIOp::create(b, loc, x, y);
   }
   Value div(Value x, Value y) {
-    return isFloat() ? (Value)arith::DivFOp::create(b, loc, x, y)
-                     : (Value)arith::DivSIOp::create(b, loc, x, y);
+    if (isFloat())
+      return arith::DivFOp::create(b, loc, x, y);
+    return isUnsigned ? (Value)arith::DivUIOp::create(b, loc, x, y)
+                      : (Value)arith::DivSIOp::create(b, loc, x, y);
   }
   Value max(Value x, Value y) {
-    return isFloat() ? (Value)arith::MaximumFOp::create(b, loc, x, y)
-                     : (Value)arith::MaxSIOp::create(b, loc, x, y);
+    if (isFloat())
+      return arith::MaximumFOp::create(b, loc, x, y);
+    return isUnsigned ? (Value)arith::MaxUIOp::create(b, loc, x, y)
+                      : (Value)arith::MaxSIOp::create(b, loc, x, y);
   }
   Value min(Value x, Value y) {
-    return isFloat() ? (Value)arith::MinimumFOp::create(b, loc, x, y)
-                     : (Value)arith::MinSIOp::create(b, loc, x, y);
+    if (isFloat())
+      return arith::MinimumFOp::create(b, loc, x, y);
+    return isUnsigned ? (Value)arith::MinUIOp::create(b, loc, x, y)
+                      : (Value)arith::MinSIOp::create(b, loc, x, y);
   }
   Value neg(Value x) {
     return isFloat() ? (Value)arith::NegFOp::create(b, loc, x) : sub(c(0), x);
@@ -58,7 +69,23 @@ struct Scalar {
   Value cmp(CmpFPredicate fp, CmpIPredicate ip, Value x, Value y) {
     if (isFloat())
       return arith::CmpFOp::create(b, loc, fp, x, y);
+    if (isUnsigned)
+      ip = unsignedPredicate(ip);
     return arith::CmpIOp::create(b, loc, ip, x, y);
+  }
+  static CmpIPredicate unsignedPredicate(CmpIPredicate ip) {
+    switch (ip) {
+    case CmpIPredicate::slt:
+      return CmpIPredicate::ult;
+    case CmpIPredicate::sle:
+      return CmpIPredicate::ule;
+    case CmpIPredicate::sgt:
+      return CmpIPredicate::ugt;
+    case CmpIPredicate::sge:
+      return CmpIPredicate::uge;
+    default:
+      return ip;
+    }
   }
   Value lt(Value x, Value y) {
     return cmp(CmpFPredicate::OLT, CmpIPredicate::slt, x, y);
@@ -84,6 +111,8 @@ Value softplus(Scalar &s, Value x) {
 
 /// Integer modulo with the divisor's sign, as in Python and ONNX Mod.
 Value integerMod(Scalar &s, Value x, Value y) {
+  if (s.isUnsigned)
+    return arith::RemUIOp::create(s.b, s.loc, x, y);
   Value r = arith::RemSIOp::create(s.b, s.loc, x, y);
   Value zero = s.c(0);
   Value nonZero = arith::CmpIOp::create(s.b, s.loc, CmpIPredicate::ne, r, zero);
@@ -94,11 +123,32 @@ Value integerMod(Scalar &s, Value x, Value y) {
   return s.select(adjust, s.add(r, y), r);
 }
 
-/// ONNX Cast between floats, signless integers and bool.
-Value castScalar(OpBuilder &b, Location loc, Value x, Type to) {
+/// x << y or x >> y (logical when unsigned); a shift by the bit width or
+/// more gives 0 (or the sign for a signed right shift), as numpy does,
+/// where LLVM's shifts would be poison.
+Value shift(Scalar &s, Value x, Value y, bool left) {
+  unsigned width = s.type.getIntOrFloatBitWidth();
+  Value inRange = s.cmp(CmpFPredicate::OLT, CmpIPredicate::ult, y,
+                        s.c(double(width)));
+  Value safeY = s.select(inRange, y, s.c(0));
+  Value shifted =
+      left ? (Value)arith::ShLIOp::create(s.b, s.loc, x, safeY)
+      : s.isUnsigned ? (Value)arith::ShRUIOp::create(s.b, s.loc, x, safeY)
+                     : (Value)arith::ShRSIOp::create(s.b, s.loc, x, safeY);
+  Value outOfRange =
+      left || s.isUnsigned
+          ? s.c(0)
+          : (Value)arith::ShRSIOp::create(s.b, s.loc, x, s.c(width - 1));
+  return s.select(inRange, shifted, outOfRange);
+}
+
+/// ONNX Cast between floats, integers and bool. `x` and `to` are floats or
+/// signless integers; the flags say which integers are unsigned.
+Value castScalar(OpBuilder &b, Location loc, Value x, Type to,
+                 bool fromUnsigned, bool toUnsigned) {
   Type from = x.getType();
   if (from == to)
-    return x;
+    return x; // also int8 <-> uint8 and the like: the same bits
   if (to.isInteger(1)) {
     Scalar s{b, loc, from};
     return s.cmp(CmpFPredicate::UNE, CmpIPredicate::ne, x, s.c(0));
@@ -110,8 +160,9 @@ Value castScalar(OpBuilder &b, Location loc, Value x, Type to) {
     return fromBits < toBits ? (Value)arith::ExtFOp::create(b, loc, to, x)
                              : (Value)arith::TruncFOp::create(b, loc, to, x);
   if (fromFloat)
-    return arith::FPToSIOp::create(b, loc, to, x);
-  bool fromBool = from.isInteger(1);
+    return toUnsigned ? (Value)arith::FPToUIOp::create(b, loc, to, x)
+                      : (Value)arith::FPToSIOp::create(b, loc, to, x);
+  bool fromBool = from.isInteger(1) || fromUnsigned;
   if (toFloat)
     return fromBool ? (Value)arith::UIToFPOp::create(b, loc, to, x)
                     : (Value)arith::SIToFPOp::create(b, loc, to, x);
@@ -123,11 +174,32 @@ Value castScalar(OpBuilder &b, Location loc, Value x, Type to) {
 
 double attr(FloatAttr a) { return a.getValue().convertToDouble(); }
 
-/// The scalar computation of one elementwise kiln op.
+bool isUnsignedInteger(Type t) {
+  return isa<IntegerType>(t) && !t.isSignlessInteger();
+}
+
+/// An unsigned integer as the signless integer of its width (same bits).
+Value toSignless(OpBuilder &b, Location loc, Value v) {
+  Type t = v.getType();
+  if (!isUnsignedInteger(t))
+    return v;
+  Type signless = b.getIntegerType(t.getIntOrFloatBitWidth());
+  return UnrealizedConversionCastOp::create(b, loc, signless, v).getResult(0);
+}
+
+/// The reverse of toSignless for a result of element type `to`.
+Value fromSignless(OpBuilder &b, Location loc, Value v, Type to) {
+  if (v.getType() == to || !isUnsignedInteger(to))
+    return v;
+  return UnrealizedConversionCastOp::create(b, loc, to, v).getResult(0);
+}
+
+/// The scalar computation of one elementwise kiln op, on signless `args`;
+/// `unsignedOperands` when the op's integer operands are unsigned.
 Value elementwiseBody(Operation *op, OpBuilder &b, Location loc,
-                      ValueRange args) {
+                      ValueRange args, bool unsignedOperands) {
   Value x = args[0];
-  Scalar s{b, loc, x.getType()};
+  Scalar s{b, loc, x.getType(), unsignedOperands};
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](ReluOp) { return s.max(x, s.c(0)); })
       .Case([&](SigmoidOp) { return sigmoid(s, x); })
@@ -138,6 +210,8 @@ Value elementwiseBody(Operation *op, OpBuilder &b, Location loc,
       .Case([&](AbsOp) -> Value {
         if (s.isFloat())
           return math::AbsFOp::create(b, loc, x);
+        if (s.isUnsigned)
+          return x;
         return math::AbsIOp::create(b, loc, x);
       })
       .Case([&](SignOp) {
@@ -219,7 +293,12 @@ Value elementwiseBody(Operation *op, OpBuilder &b, Location loc,
                                      scalarConst(b, loc, x.getType(), 1));
       })
       .Case([&](CastOp op) {
-        return castScalar(b, loc, x, op.getType().getElementType());
+        Type to = op.getType().getElementType();
+        Type signlessTo = isUnsignedInteger(to)
+                              ? b.getIntegerType(to.getIntOrFloatBitWidth())
+                              : to;
+        return castScalar(b, loc, x, signlessTo, unsignedOperands,
+                          isUnsignedInteger(to));
       })
       .Case([&](ExpandOp) { return x; })
       .Case([&](AddOp) { return s.add(x, args[1]); })
@@ -234,6 +313,8 @@ Value elementwiseBody(Operation *op, OpBuilder &b, Location loc,
           return arith::RemFOp::create(b, loc, x, args[1]);
         return integerMod(s, x, args[1]);
       })
+      .Case([&](ShiftLeftOp) { return shift(s, x, args[1], /*left=*/true); })
+      .Case([&](ShiftRightOp) { return shift(s, x, args[1], /*left=*/false); })
       .Case([&](PReluOp) {
         return s.select(s.lt(x, s.c(0)), s.mul(x, args[1]), x);
       })
@@ -264,10 +345,22 @@ struct ElementwiseLowering : public RewritePattern {
     if (!kiln::isElementwise(op))
       return failure();
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    // The integer operand whose signedness decides (Where's is the second:
+    // its first is the bool condition).
+    Value decider = op->getOperand(isa<WhereOp>(op) ? 1 : 0);
+    bool unsignedOperands =
+        isUnsignedInteger(getElementTypeOrSelf(decider.getType()));
     Value result = buildElementwise(
         rewriter, op->getLoc(), op->getOperands(), resultType,
         [&](OpBuilder &b, Location loc, ValueRange args) {
-          return elementwiseBody(op, b, loc, args);
+          SmallVector<Value> signless;
+          for (Value arg : args)
+            signless.push_back(toSignless(b, loc, arg));
+          Value value =
+              elementwiseBody(op, b, loc, signless, unsignedOperands);
+          return value ? fromSignless(b, loc, value,
+                                      resultType.getElementType())
+                       : value;
         });
     rewriter.replaceOp(op, result);
     return success();

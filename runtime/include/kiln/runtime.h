@@ -55,7 +55,11 @@ typedef enum kiln_dtype {
   KILN_DTYPE_U8 = 5,
   KILN_DTYPE_I32 = 6,
   KILN_DTYPE_I64 = 7,
-  KILN_DTYPE_BOOL = 8
+  KILN_DTYPE_BOOL = 8,
+  KILN_DTYPE_I16 = 9,
+  KILN_DTYPE_U16 = 10,
+  KILN_DTYPE_U32 = 11,
+  KILN_DTYPE_U64 = 12
 } kiln_dtype;
 
 typedef struct kiln_model kiln_model;
