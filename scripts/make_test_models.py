@@ -269,6 +269,35 @@ def build_if_folded():
                    {"x": rng.standard_normal((3, 3)).astype(np.float32)}]
 
 
+def build_f16_mix():
+    """A float16 model (conv, pooling, matmul, softmax, a mean, math):
+    Kiln computes each op in float32 and rounds to float16 between ops."""
+    rng = np.random.default_rng(1006)
+    H = TensorProto.FLOAT16
+    w = (rng.standard_normal((8, 16)) * 0.2).astype(np.float16)
+    b = (rng.standard_normal((16,)) * 0.1).astype(np.float16)
+    cw = (rng.standard_normal((4, 2, 3, 3)) * 0.3).astype(np.float16)
+    nodes = [
+        helper.make_node("Conv", ["img", "cw"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("MaxPool", ["r"], ["pooled"], name="pool", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("MatMul", ["x", "w"], ["m"], name="matmul"),
+        helper.make_node("Add", ["m", "b"], ["a"], name="bias"),
+        helper.make_node("Softmax", ["a"], ["probs"], name="softmax", axis=-1),
+        helper.make_node("Tanh", ["a"], ["t"], name="tanh"),
+        helper.make_node("ReduceMean", ["a"], ["mean"], name="mean", axes=[-1]),
+    ]
+    g = helper.make_graph(
+        nodes, "f16_mix", [vi("x", [4, 8], H), vi("img", [1, 2, 6, 6], H)],
+        [vi("probs", [4, 16], H), vi("t", [4, 16], H), vi("mean", [4, 1], H),
+         vi("pooled", [1, 4, 3, 3], H)],
+        [init("w", w), init("b", b), init("cw", cw)])
+    model = make_model(g, 13, "f16_mix")
+    return model, [{"x": rng.standard_normal((4, 8)).astype(np.float16),
+                    "img": rng.standard_normal((1, 2, 6, 6)).astype(np.float16)}]
+
+
 def draw_seven():
     """A deterministic 28x28 hand-drawn-looking '7', values in [0,1], MNIST-like
     (white digit on black, roughly normalized)."""
@@ -616,6 +645,7 @@ def main():
         (build_small_cnn, os.path.join(E2E_DIR, "small_cnn")),
         (build_cnn_symbolic, os.path.join(E2E_DIR, "cnn_symbolic")),
         (build_if_folded, os.path.join(E2E_DIR, "if_folded")),
+        (build_f16_mix, os.path.join(E2E_DIR, "f16_mix")),
         (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),
     ]:
         model, input_sets = build()

@@ -124,7 +124,7 @@ static std::string typeName(Type t) {
 LogicalResult NodeContext::requireDtypes(ValueRange values, unsigned classes) {
   for (Value v : values) {
     Type t = cast<ShapedType>(v.getType()).getElementType();
-    bool ok = ((classes & Float) && (t.isF32() || t.isF64())) ||
+    bool ok = ((classes & Float) && (t.isF16() || t.isF32() || t.isF64())) ||
               ((classes & Int) && t.isSignlessInteger() &&
                t.getIntOrFloatBitWidth() >= 8) ||
               ((classes & Unsigned) && t.isUnsignedInteger() &&

@@ -132,7 +132,8 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   bool rocm = isRocmTarget(options.target);
   switch (phase) {
   case Phase::Graph:
-    return "func.func(canonicalize),func.func(cse)";
+    return "func.func(canonicalize),func.func(cse),"
+           "func.func(kiln-compute-f16-in-f32)";
   case Phase::Fused:
     return "func.func(kiln-split-conv-padding),"
            "func.func(kiln-form-dispatch-regions),func.func(canonicalize)";

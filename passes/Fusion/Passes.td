@@ -21,6 +21,20 @@ def FormDispatchRegions : Pass<"kiln-form-dispatch-regions", "mlir::func::FuncOp
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def ComputeHalfInSingle : Pass<"kiln-compute-f16-in-f32", "mlir::func::FuncOp"> {
+  let summary = "Computes float16 ops in float32, rounding each result to float16";
+  let description = [{
+    A float16 model keeps float16 tensors between ops, but summing a row,
+    a dot product or a convolution window in float16 loses digits with
+    every term. As onnxruntime does on the CPU, every kiln op with a float16
+    operand or result (other than `kiln.cast` and `kiln.constant`) is
+    rebuilt on float32: its float16 operands are cast up, it computes and
+    accumulates in float32, and each float16 result is rounded back with a
+    cast, so values between ops keep float16 precision.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitConvPadding : Pass<"kiln-split-conv-padding", "mlir::func::FuncOp"> {
   let summary = "Moves a convolution's zero padding into its own kiln.pad";
   let description = [{
