@@ -1,5 +1,6 @@
 //===- CudaTarget.cpp - the cuda target: chips, toolkit, device images ----===//
 #include "kiln/Target/CudaTarget.h"
+#include "kiln/Target/ChipList.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -25,32 +26,11 @@ bool kiln::isCudaTarget(StringRef target) {
 
 FailureOr<CudaTargetSpec> kiln::parseCudaTarget(StringRef target,
                                                 std::string &error) {
-  CudaTargetSpec spec;
-  StringRef list = target.drop_front(std::min<size_t>(target.size(), 5));
-  if (list.empty()) {
-    spec.chips.push_back("sm_90");
-    return spec;
-  }
-  SmallVector<StringRef> chips;
-  list.split(chips, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef chip : chips) {
-    if (!llvm::is_contained(kSupportedChips, chip)) {
-      error = "unsupported CUDA chip '" + chip.str() + "' in --target=" +
-              target.str() + " (supported: " +
-              llvm::join(llvm::map_range(kSupportedChips,
-                                         [](StringRef c) { return c.str(); }),
-                         ", ") +
-              ")";
-      return failure();
-    }
-    if (!llvm::is_contained(spec.chips, chip.str()))
-      spec.chips.push_back(chip.str());
-  }
-  if (spec.chips.empty()) {
-    error = "--target=" + target.str() + " names no chip";
+  FailureOr<std::vector<std::string>> chips = parseChipList(
+      target, "cuda", "CUDA", kSupportedChips, "sm_90", error);
+  if (failed(chips))
     return failure();
-  }
-  return spec;
+  return CudaTargetSpec{std::move(*chips)};
 }
 
 static bool isToolkit(StringRef dir) {

@@ -1,5 +1,6 @@
 //===- RocmTarget.cpp - the rocm target: chips, device libs, hsaco --------===//
 #include "kiln/Target/RocmTarget.h"
+#include "kiln/Target/ChipList.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
@@ -24,32 +25,11 @@ bool kiln::isRocmTarget(StringRef target) {
 
 FailureOr<RocmTargetSpec> kiln::parseRocmTarget(StringRef target,
                                                 std::string &error) {
-  RocmTargetSpec spec;
-  StringRef list = target.drop_front(std::min<size_t>(target.size(), 5));
-  if (list.empty()) {
-    spec.chips.push_back("gfx942");
-    return spec;
-  }
-  SmallVector<StringRef> chips;
-  list.split(chips, ',', -1, /*KeepEmpty=*/false);
-  for (StringRef chip : chips) {
-    if (!llvm::is_contained(kSupportedChips, chip)) {
-      error = "unsupported ROCm chip '" + chip.str() + "' in --target=" +
-              target.str() + " (supported: " +
-              llvm::join(llvm::map_range(kSupportedChips,
-                                         [](StringRef c) { return c.str(); }),
-                         ", ") +
-              ")";
-      return failure();
-    }
-    if (!llvm::is_contained(spec.chips, chip.str()))
-      spec.chips.push_back(chip.str());
-  }
-  if (spec.chips.empty()) {
-    error = "--target=" + target.str() + " names no chip";
+  FailureOr<std::vector<std::string>> chips = parseChipList(
+      target, "rocm", "ROCm", kSupportedChips, "gfx942", error);
+  if (failed(chips))
     return failure();
-  }
-  return spec;
+  return RocmTargetSpec{std::move(*chips)};
 }
 
 std::string kiln::rocmLoweringChip(const RocmTargetSpec &spec) {

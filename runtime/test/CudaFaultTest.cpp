@@ -9,49 +9,22 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/runtime.h"
+#include "FakeDriver.h"
 #include "TestArtifact.h"
 
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
 #include <thread>
 
 using namespace kiln_test;
 
 namespace {
 
-struct FakeDriver {
-  void (*reset)();
-  void (*fail)(const char *, int, int, int);
-  void (*setMemory)(uint64_t);
-  long (*count)(const char *);
-};
-
 /// Loads the fake by path; the runtime's dlopen("libcuda.so.1") then finds
 /// it by its soname instead of any real driver.
 const FakeDriver *fakeDriver() {
-  static FakeDriver driver = [] {
-    FakeDriver d{};
-    void *handle = ::dlopen(KILN_FAKE_CUDA_DRIVER, RTLD_NOW | RTLD_GLOBAL);
-    if (!handle)
-      return d;
-    d.reset = reinterpret_cast<void (*)()>(
-        ::dlsym(handle, "kiln_fake_cuda_reset"));
-    d.fail = reinterpret_cast<void (*)(const char *, int, int, int)>(
-        ::dlsym(handle, "kiln_fake_cuda_fail"));
-    d.setMemory = reinterpret_cast<void (*)(uint64_t)>(
-        ::dlsym(handle, "kiln_fake_cuda_set_memory"));
-    d.count = reinterpret_cast<long (*)(const char *)>(
-        ::dlsym(handle, "kiln_fake_cuda_count"));
-    return d;
-  }();
+  static FakeDriver driver = loadFakeDriver(KILN_FAKE_CUDA_DRIVER);
   return driver.reset ? &driver : nullptr;
-}
-
-std::string lastError() { return kiln_last_error(); }
-
-bool contains(const std::string &s, const std::string &n) {
-  return s.find(n) != std::string::npos;
 }
 
 /// The default test model for cuda:sm_90, with a PTX image that declares
@@ -79,8 +52,7 @@ protected:
     kiln_session_destroy(session);
     kiln_model_close(model);
     // Whatever happened, the runtime released every driver object.
-    for (const char *what : {"live-allocations", "live-modules", "live-graphs",
-                             "live-events", "live-streams"})
+    for (const char *what : kLiveCounts)
       EXPECT_EQ(fake->count(what), 0) << what;
   }
 

@@ -8,46 +8,20 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/runtime.h"
+#include "FakeDriver.h"
 #include "TestArtifact.h"
 
 #include <gtest/gtest.h>
-
-#include <dlfcn.h>
 
 using namespace kiln_test;
 
 namespace {
 
-struct FakeHip {
-  void (*reset)();
-  void (*fail)(const char *, int, int, int);
-  void (*setMemory)(uint64_t);
-  long (*count)(const char *);
-};
-
-const FakeHip *fakeHip() {
-  static FakeHip hip = [] {
-    FakeHip h{};
-    void *handle = ::dlopen(KILN_FAKE_HIP_RUNTIME, RTLD_NOW | RTLD_GLOBAL);
-    if (!handle)
-      return h;
-    h.reset = reinterpret_cast<void (*)()>(
-        ::dlsym(handle, "kiln_fake_cuda_reset"));
-    h.fail = reinterpret_cast<void (*)(const char *, int, int, int)>(
-        ::dlsym(handle, "kiln_fake_cuda_fail"));
-    h.setMemory = reinterpret_cast<void (*)(uint64_t)>(
-        ::dlsym(handle, "kiln_fake_cuda_set_memory"));
-    h.count = reinterpret_cast<long (*)(const char *)>(
-        ::dlsym(handle, "kiln_fake_cuda_count"));
-    return h;
-  }();
+/// Loads the fake by path; the runtime's dlopen("libamdhip64.so") then
+/// finds it by its soname.
+const FakeDriver *fakeHip() {
+  static FakeDriver hip = loadFakeDriver(KILN_FAKE_HIP_RUNTIME);
   return hip.reset ? &hip : nullptr;
-}
-
-std::string lastError() { return kiln_last_error(); }
-
-bool contains(const std::string &s, const std::string &n) {
-  return s.find(n) != std::string::npos;
 }
 
 /// A code object stand-in: the ELF magic and the chip it was built for.
@@ -77,8 +51,7 @@ protected:
   void TearDown() override {
     kiln_session_destroy(session);
     kiln_model_close(model);
-    for (const char *what : {"live-allocations", "live-modules", "live-graphs",
-                             "live-events", "live-streams"})
+    for (const char *what : kLiveCounts)
       EXPECT_EQ(hip->count(what), 0) << what;
   }
 
@@ -97,7 +70,7 @@ protected:
                                   x.data(), x.size() * sizeof(float));
   }
 
-  const FakeHip *hip = nullptr;
+  const FakeDriver *hip = nullptr;
   kiln_model *model = nullptr;
   kiln_session *session = nullptr;
 };
