@@ -58,14 +58,15 @@ def make_pattern_tests(out_dir):
     os.makedirs(out_dir, exist_ok=True)
 
     def test(name, nodes, inputs, outputs, initializers=(), opset=17,
-             out_type=TensorProto.FLOAT):
+             out_type=TensorProto.FLOAT, in_type=TensorProto.FLOAT):
         folder = os.path.join(out_dir, "test_gpu_" + name)
         os.makedirs(os.path.join(folder, "test_data_set_0"), exist_ok=True)
         save(folder, "model", nodes,
-             [tensor_input(n, list(shape)) for n, shape in inputs],
+             [tensor_input(n, list(shape), in_type) for n, shape in inputs],
              [helper.make_tensor_value_info(n, out_type, None) for n in outputs],
              list(initializers), opset)
-        feeds = {n: rng.standard_normal(shape).astype(np.float32)
+        np_type = np.float16 if in_type == TensorProto.FLOAT16 else np.float32
+        feeds = {n: rng.standard_normal(shape).astype(np_type)
                  for n, shape in inputs}
         session = ort.InferenceSession(os.path.join(folder, "model.onnx"),
                                        providers=["CPUExecutionProvider"])
@@ -104,6 +105,21 @@ def make_pattern_tests(out_dir):
         helper.make_node("Add", ["x", "b"], ["h"]),
         helper.make_node("Gelu", ["h"], ["y"]),
     ], x, ["y"], [weight("b", [1000])], opset=20)
+    # float16 matmuls: 16x16 output tiles on tensor cores (mma.sync) or
+    # MFMA; the epilogue runs on each lane's accumulator fragment.
+    f16 = dict(in_type=TensorProto.FLOAT16, out_type=TensorProto.FLOAT16)
+    test("matmul_f16_bias_relu", [
+        helper.make_node("MatMul", ["x", "w"], ["m"]),
+        helper.make_node("Add", ["m", "b"], ["h"]),
+        helper.make_node("Relu", ["h"], ["y"]),
+    ], [("x", (64, 256))], ["y"],
+        [weight("w", [256, 128], np.float16), weight("b", [128], np.float16)], **f16)
+    test("matmul_f16_batched", [helper.make_node("MatMul", ["a", "b"], ["y"])],
+         [("a", (3, 32, 64)), ("b", (3, 64, 48))], ["y"], **f16)
+    test("gemm_f16_transb", [
+        helper.make_node("Gemm", ["x", "w", "c"], ["y"], transB=1, alpha=0.5),
+    ], [("x", (32, 80))], ["y"],
+        [weight("w", [48, 80], np.float16), weight("c", [48], np.float16)], **f16)
     test("matmul_bias", [
         helper.make_node("MatMul", ["x", "w"], ["m"]),
         helper.make_node("Add", ["m", "b"], ["y"]),

@@ -79,6 +79,12 @@ static cl::opt<bool> listOps("list-ops",
 static cl::opt<int64_t> maxWorkgroups("max-workgroups",
                                       cl::desc("Upper bound on a kernel's grid"),
                                       cl::init(64));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Type float32 tensors are kept in between ops: f32 (default), "
+             "f16 or bf16; ops compute and accumulate in float32, "
+             "matmuls on GPUs use tensor cores"),
+    cl::init("f32"));
 static cl::opt<std::string>
     dumpIRDir("dump-ir",
               cl::desc("Write the IR after import and after every pass to "
@@ -144,6 +150,7 @@ int main(int argc, char **argv) {
   request.compile.rocmPath = rocmPath;
   request.compile.splatWeights = splatWeights;
   request.compile.maxWorkgroups = maxWorkgroups;
+  request.compile.precision = precision;
   request.stopAfter = *phase;
   for (const std::string &spec : inputShapes) {
     std::string error;

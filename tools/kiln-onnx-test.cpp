@@ -58,6 +58,11 @@ static cl::opt<std::string> cudaToolkit(
 static cl::opt<std::string> device("device",
                                    cl::desc("Runtime device: cpu (default), cuda or rocm"),
                                    cl::init("cpu"));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Type float32 tensors are kept in: f32 (default), f16, bf16 "
+             "(compare with a matching --rtol/--atol)"),
+    cl::init("f32"));
 static cl::opt<std::string> xfailFile("xfail-file",
                                       cl::desc("Tests expected to fail, one "
                                                "per line: name  # reason"));
@@ -237,6 +242,7 @@ Result compileFor(const TestCase &test, const DataSet &set,
   request.compile.target = target;
   request.compile.cudaToolkit = cudaToolkit;
   request.compile.rocmPath = rocmPath;
+  request.compile.precision = precision;
   for (size_t i = 0; i < set.inputs.size() && i < names.size(); ++i) {
     if (frozen.count(names[i]))
       request.import.frozenInputs[names[i]] = set.inputFiles[i];

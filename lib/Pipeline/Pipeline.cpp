@@ -70,12 +70,17 @@ static std::string cpuKernelsPipeline() {
 /// What both GPU targets do to tiled kernels: bufferize, keep small
 /// temporaries on the stack, give each row-reduction row to the lanes of a
 /// warp, and make every kernel a gpu.func of one gpu.module.
-static std::string gpuKernelsPrefix() {
+static std::string gpuKernelsPrefix(llvm::StringRef matrixArch,
+                                    int64_t lanes) {
   return std::string("builtin.module(") + kBufferize +
          "func.func(kiln-expand-memref-copies),"
          "func.func(kiln-promote-temporaries-to-stack),"
          "buffer-deallocation-pipeline,"
-         "func.func(kiln-distribute-rows-to-lanes),"
+         "func.func(kiln-contract-with-matrix-cores{arch=" +
+         matrixArch.str() +
+         "}),"
+         "func.func(kiln-distribute-rows-to-lanes{lanes=" +
+         std::to_string(lanes) + "}),"
          "func.func(convert-linalg-to-loops),"
          "kiln-map-kernels-to-gpu,";
 }
@@ -87,9 +92,9 @@ static std::string cudaKernelsPipeline(const CompileOptions &options) {
   std::string error;
   bool toolkit = !findCudaToolkit(options.cudaToolkit).empty();
   std::string pipeline =
-      gpuKernelsPrefix() +
+      gpuKernelsPrefix("nvidia", 32) +
       "gpu.module(gpu.func(kiln-hoist-static-allocas),"
-      "expand-strided-metadata,lower-affine," +
+      "expand-strided-metadata,lower-affine,convert-nvgpu-to-nvvm," +
       (toolkit ? "" : "kiln-approximate-math,") +
       "convert-scf-to-cf,"
       "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}" +
@@ -108,9 +113,10 @@ static std::string rocmKernelsPipeline(const CompileOptions &options) {
   std::string error;
   FailureOr<RocmTargetSpec> spec = parseRocmTarget(options.target, error);
   std::string pipeline =
-      gpuKernelsPrefix() +
+      gpuKernelsPrefix("amd", 64) +
       "gpu.module(gpu.func(kiln-hoist-static-allocas),"
-      "expand-strided-metadata,lower-affine,convert-scf-to-cf),"
+      "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
+      "convert-amdgpu-to-rocdl{chipset=" + rocmLoweringChip(*spec) + "}),"
       // Before the gpu lowering, whose generic math patterns may pick
       // llvm.intr.tanh & co., which the AMDGPU backend cannot select.
       "convert-math-to-rocdl{chipset=" + rocmLoweringChip(*spec) + "},"
@@ -132,7 +138,11 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   bool rocm = isRocmTarget(options.target);
   switch (phase) {
   case Phase::Graph:
-    return "func.func(canonicalize),func.func(cse),"
+    return std::string("func.func(canonicalize),func.func(cse),") +
+           (options.precision == "f32"
+                ? ""
+                : "func.func(kiln-demote-precision{precision=" +
+                      options.precision + "}),") +
            "func.func(kiln-compute-f16-in-f32)";
   case Phase::Fused:
     return "func.func(kiln-split-conv-padding),"
@@ -140,9 +150,11 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   case Phase::Tiled:
     return "kiln-outline-dispatches{target=" + options.target + "},"
            "builtin.module(kiln-convert-to-linalg,canonicalize,cse,"
+           "func.func(kiln-fuse-operand-casts),"
            "func.func(kiln-tile-and-distribute{max-workgroups=" +
            std::to_string(options.maxWorkgroups) +
-           (cuda || rocm ? " gpu=true" : "") + "}),canonicalize,cse)";
+           (cuda || rocm ? " gpu=true matrix-tile=16" : "") +
+           "}),canonicalize,cse)";
   case Phase::Kernels:
     return cuda   ? cudaKernelsPipeline(options)
            : rocm ? rocmKernelsPipeline(options)
@@ -176,6 +188,12 @@ LogicalResult kiln::buildPhasePipeline(OpPassManager &pm, Phase phase,
     llvm::errs() << "error: unknown target '" << options.target
                  << "' (supported: cpu, cuda, cuda:sm_80,sm_90,..., rocm, "
                     "rocm:gfx90a,gfx942)\n";
+    return failure();
+  }
+  if (options.precision != "f32" && options.precision != "f16" &&
+      options.precision != "bf16") {
+    llvm::errs() << "error: unknown precision '" << options.precision
+                 << "' (f32, f16, bf16)\n";
     return failure();
   }
   std::string pipeline = phasePipeline(phase, options);

@@ -3,7 +3,8 @@
 // GPU tiling gives a kernel whose fused producers reduce rows (softmax,
 // normalizations) one forall iteration per row. One thread per row reads the
 // row alone and at a stride from its neighbours; a warp per row reads it
-// coalesced, 32 lanes at a time, and combines partial results with shuffles.
+// coalesced, a warp's 32 lanes (a wavefront's 64 on AMD) at a time, and
+// combines partial results with shuffles.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Passes/Passes.h"
@@ -22,8 +23,6 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
-
-constexpr int64_t kWarpSize = 32;
 
 /// The loop of `op` with extent > 1 (its row); -1 when every loop has extent
 /// 1; failure when several loops are longer or a size is dynamic.
@@ -103,8 +102,8 @@ Value applyCombiner(OpBuilder &b, Operation *combine, Value lhs, Value rhs) {
 
 /// True when every op in the forall body is a linalg op this pass can
 /// distribute, or an op that does not touch memory or only allocates it,
-/// and at least one op reduces a row of `kWarpSize` elements or more.
-bool isRowKernel(scf::ForallOp forall) {
+/// and at least one op reduces a row of `lanes` elements or more.
+bool isRowKernel(scf::ForallOp forall, int64_t lanes) {
   bool hasLongReduction = false;
   WalkResult walk = forall.getBody()->walk([&](Operation *op) {
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
@@ -120,7 +119,7 @@ bool isRowKernel(scf::ForallOp forall) {
         if (!reductionCombiner(linalgOp))
           return WalkResult::interrupt();
         hasLongReduction |=
-            linalgOp.getStaticLoopRanges()[*row] >= kWarpSize;
+            linalgOp.getStaticLoopRanges()[*row] >= lanes;
       }
       return WalkResult::skip();
     }
@@ -139,12 +138,14 @@ bool isRowKernel(scf::ForallOp forall) {
 
 struct DistributeRowsToLanesPass
     : public kiln::impl::DistributeRowsToLanesBase<DistributeRowsToLanesPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (!func->hasAttr("kiln.kernel"))
       return;
     SmallVector<scf::ForallOp> loops(func.getBody().getOps<scf::ForallOp>());
-    if (loops.size() != 1 || !isRowKernel(loops.front()))
+    if (loops.size() != 1 || !isRowKernel(loops.front(), lanes))
       return;
     scf::ForallOp forall = loops.front();
     IRRewriter rewriter(&getContext());
@@ -160,7 +161,7 @@ struct DistributeRowsToLanesPass
       distribute(rewriter, op, row, lane);
     }
     func->setAttr("kiln.lanes",
-                  rewriter.getI64IntegerAttr(kWarpSize));
+                  rewriter.getI64IntegerAttr(lanes));
   }
 
   /// Indices of an operand at row position `j` (other loops have extent 1).
@@ -224,7 +225,7 @@ struct DistributeRowsToLanesPass
     rewriter.setInsertionPoint(op);
     Value extent = arith::ConstantIndexOp::create(
         rewriter, loc, op.getStaticLoopRanges()[row]);
-    Value step = arith::ConstantIndexOp::create(rewriter, loc, kWarpSize);
+    Value step = arith::ConstantIndexOp::create(rewriter, loc, lanes);
     bool reduces =
         op.getIteratorTypesArray()[row] == utils::IteratorType::reduction;
     if (!reduces) {
@@ -254,9 +255,9 @@ struct DistributeRowsToLanesPass
     scf::YieldOp::create(rewriter, loc, values.front());
     rewriter.setInsertionPointAfter(loop);
     Value total = loop.getResult(0);
-    for (int64_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+    for (int64_t offset = lanes / 2; offset >= 1; offset /= 2) {
       Value other = gpu::ShuffleOp::create(rewriter, loc, total, offset,
-                                           kWarpSize, gpu::ShuffleMode::XOR)
+                                           lanes, gpu::ShuffleMode::XOR)
                         .getShuffleResult();
       total = applyCombiner(rewriter, combine, total, other);
     }

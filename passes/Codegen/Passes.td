@@ -22,6 +22,11 @@ def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
     Option<"minThreads", "min-threads", "int64_t", "65536",
            "GPU: fewest threads a kernel keeps when outputs are grouped into "
            "register tiles (about two waves of 256-thread blocks on 132 SMs)">,
+    Option<"matrixTile", "matrix-tile", "int64_t", "0",
+           "GPU: output tile (rows and columns) per forall iteration for "
+           "matmul-shaped contractions of 16-bit floats, which "
+           "kiln-contract-with-matrix-cores gives to a warp's matrix "
+           "instructions; 0: none">,
     Option<"gpu", "gpu", "bool", "false",
            "Tile for GPU threads: one forall iteration per output element (or "
            "per row when a fused producer reduces); kiln.workgroups is then "
@@ -29,6 +34,18 @@ def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
   ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::tensor::TensorDialect",
                            "mlir::affine::AffineDialect"];
+}
+
+def FuseOperandCasts : Pass<"kiln-fuse-operand-casts", "mlir::func::FuncOp"> {
+  let summary = "Folds the casts widening 16-bit operands into their consumers' bodies";
+  let description = [{
+    A kernel's `linalg.generic` that only widens (`arith.extf`) its input
+    is fused into each `linalg.generic` that reads it, whose body then loads
+    the 16-bit value and widens it in registers; a matmul becomes
+    `extf(a) * extf(b) + acc` with float32 accumulation. Other producers
+    are left to tiling's producer fusion.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect"];
 }
 
 def MapForallToWorkgroups : Pass<"kiln-map-forall-to-workgroups", "mlir::func::FuncOp"> {
@@ -102,22 +119,51 @@ def MapKernelsToGpu : Pass<"kiln-map-kernels-to-gpu", "mlir::ModuleOp"> {
 
 def DistributeRowsToLanes
     : Pass<"kiln-distribute-rows-to-lanes", "mlir::func::FuncOp"> {
-  let summary = "Runs each row of a GPU row-reduction kernel on the 32 lanes of a warp";
+  let summary = "Runs each row of a GPU row-reduction kernel on the lanes of a warp (wavefront)";
   let description = [{
     For a bufferized kernel whose forall iterations each own one row (GPU
     tiling keeps the row whole when a fused producer reduces it: softmax,
     normalizations, reductions over the last dim), rewrites every linalg op
     of the iteration into a loop over the row in which lane `l` takes
-    elements `l, l + 32, ...`: reads and writes are coalesced. A reduction
-    folds each lane's elements into a partial result and combines the 32
+    elements `l, l + lanes, ...`: reads and writes are coalesced. A reduction
+    folds each lane's elements into a partial result and combines the
     partials with `gpu.shuffle xor`, leaving the total in every lane, so the
     ops after it (which read it per lane) need no shared memory. Marks the
-    kernel `kiln.lanes = 32` for kiln-map-kernels-to-gpu (a warp per
+    kernel `kiln.lanes` for kiln-map-kernels-to-gpu (a warp or wavefront per
     iteration). Kernels it cannot prove safe (other access patterns,
     non-associative reductions, row not the last dim) are left alone.
   }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", "32",
+           "Threads per row: 32 (an NVIDIA warp) or 64 (a CDNA wavefront)">
+  ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect"];
+}
+
+def ContractWithMatrixCores
+    : Pass<"kiln-contract-with-matrix-cores", "mlir::func::FuncOp"> {
+  let summary = "Computes 16x16 tiles of 16-bit matmuls with tensor-core / MFMA instructions";
+  let description = [{
+    For a bufferized GPU kernel whose forall iteration is one 16x16 output
+    tile of a contraction `acc + extf(a) * extf(b)` (f16 or bf16 operands,
+    float32 accumulation; see kiln-tile-and-distribute's matrix-tile), the
+    tile becomes the work of one warp (`arch=nvidia`: 32 lanes, two
+    `nvgpu.mma.sync` m16n8k16 per step of 16 along K) or one wavefront
+    (`arch=amd`: 64 lanes, one `amdgpu.mfma` 16x16x16 per step). Lanes load
+    their fragments straight from global memory. The tile's other ops (the
+    accumulator's fill, the elementwise epilogue) run in each lane only at
+    the output elements its accumulator fragment holds. Sets `kiln.lanes`.
+    Kernels of any other form are left alone.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", "\"nvidia\"",
+           "Matrix instructions: nvidia (mma.sync, sm_80+) or amd (MFMA, CDNA)">
+  ];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::vector::VectorDialect",
+                           "mlir::nvgpu::NVGPUDialect", "mlir::NVVM::NVVMDialect",
+                           "mlir::LLVM::LLVMDialect", "mlir::amdgpu::AMDGPUDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 def HoistStaticAllocas : Pass<"kiln-hoist-static-allocas", "mlir::gpu::GPUFuncOp"> {

@@ -193,6 +193,9 @@ struct TileAndDistributePass
           if (type.hasStaticShape() && type.getNumElements() < rootElements)
             producerReduces = true;
     });
+    if (std::optional<SmallVector<int64_t>> tile =
+            matrixTileSizes(root, domain.size()))
+      return tileMatrix(root, domain, *tile);
     int64_t innermost = -1;
     for (auto [i, type] : llvm::enumerate(iterators))
       if (type == utils::IteratorType::parallel)
@@ -219,6 +222,68 @@ struct TileAndDistributePass
     if (llvm::any_of(registerTile, [](int64_t t) { return t > 1; }))
       reductionLoopsFirst(root->getParentOfType<func::FuncOp>());
     return threads;
+  }
+
+  /// Tile sizes of the root's loops when the kernel is a matmul-shaped
+  /// contraction of 16-bit floats (the root, or its only reducing producer
+  /// under an elementwise epilogue) whose M, N and K `matrixTile` divides:
+  /// one matrixTile x matrixTile output tile per forall iteration, unit
+  /// tiles over the other parallel loops. None otherwise.
+  std::optional<SmallVector<int64_t>> matrixTileSizes(TilingInterface root,
+                                                      size_t numLoops) {
+    auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
+    if (matrixTile <= 0 || !rootOp || rootOp.getNumDpsInits() != 1)
+      return std::nullopt;
+    SmallVector<linalg::LinalgOp> reducing;
+    root->getParentOfType<func::FuncOp>().walk([&](linalg::LinalgOp op) {
+      if (op.getNumReductionLoops() > 0)
+        reducing.push_back(op);
+    });
+    if (reducing.size() != 1)
+      return std::nullopt;
+    linalg::LinalgOp contraction = reducing.front();
+    std::optional<MatrixContractionLoops> loops =
+        matchMatrixContraction(contraction);
+    if (!loops || loops->ranges[loops->m] % matrixTile != 0 ||
+        loops->ranges[loops->n] % matrixTile != 0 ||
+        loops->ranges[loops->k] % matrixTile != 0)
+      return std::nullopt;
+    auto contractionType =
+        dyn_cast<ShapedType>(contraction.getDpsInits()[0].getType());
+    auto rootType = dyn_cast<ShapedType>(rootOp.getDpsInits()[0].getType());
+    if (!contractionType || !rootType ||
+        contractionType.getShape() != rootType.getShape())
+      return std::nullopt;
+    AffineMap rootOut = rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
+    if (!rootOut.isProjectedPermutation() || rootOut.getNumResults() < 2)
+      return std::nullopt;
+    SmallVector<int64_t> sizes(numLoops, 0);
+    for (auto [i, type] : llvm::enumerate(rootOp.getIteratorTypesArray()))
+      if (type == utils::IteratorType::parallel)
+        sizes[i] = 1;
+    unsigned rank = rootOut.getNumResults();
+    for (unsigned r : {rank - 2, rank - 1})
+      sizes[cast<AffineDimExpr>(rootOut.getResult(r)).getPosition()] =
+          matrixTile;
+    return sizes;
+  }
+
+  /// Tiles the root into one forall iteration per output tile of `tile`.
+  int64_t tileMatrix(TilingInterface root, ArrayRef<Range> domain,
+                     ArrayRef<int64_t> tile) {
+    OpBuilder builder(root);
+    SmallVector<OpFoldResult> tileSizes;
+    int64_t tiles = 1;
+    for (auto [size, range] : llvm::zip(tile, domain)) {
+      tileSizes.push_back(builder.getIndexAttr(size));
+      if (size > 0)
+        tiles *= *getConstantIntValue(range.size) / size;
+    }
+    if (failed(tileAndFuse(root, tileSizes)))
+      return 1;
+    root->getParentOfType<func::FuncOp>()->setAttr(
+        "kiln.matrix_tile", builder.getDenseI64ArrayAttr(tile));
+    return tiles;
   }
 
   /// Outputs per thread when the kernel computes a contraction (matmul,

@@ -28,6 +28,30 @@ bool isInlinableConstant(Value v) {
          constant.getType().getNumElements() <= 16;
 }
 
+/// A cast from a 16-bit float type to float32 (see kiln-demote-precision).
+bool isWideningCast(Operation *op) {
+  auto cast = dyn_cast<CastOp>(op);
+  if (!cast)
+    return false;
+  Type from = getElementTypeOrSelf(cast.getInput().getType());
+  Type to = getElementTypeOrSelf(cast.getType());
+  return to.isF32() && (from.isF16() || from.isBF16());
+}
+
+/// Ops that multiply and accumulate: they read widened operands inside
+/// their kernel, accumulating in float32 over 16-bit loads.
+bool isContraction(Operation *op) {
+  return isa<MatMulOp, GemmOp, ConvOp, EinsumOp>(op);
+}
+
+/// A widening cast feeding a contraction is that contraction's prologue,
+/// never an epilogue of the 16-bit producer: the producer's kernel then
+/// stores 16-bit values and the contraction loads them.
+bool isContractionPrologue(Operation *op) {
+  return isWideningCast(op) && op->hasOneUse() &&
+         isContraction(*op->getUsers().begin());
+}
+
 struct FormDispatchRegionsPass
     : public kiln::impl::FormDispatchRegionsBase<FormDispatchRegionsPass> {
   using Base::Base;
@@ -35,7 +59,8 @@ struct FormDispatchRegionsPass
   void runOnOperation() override {
     SmallVector<SmallVector<Operation *>> groups = formGroups();
     for (auto &group : groups)
-      createRegion(group);
+      if (!group.empty())
+        createRegion(group);
   }
 
   /// Chains of ops, in order, where every op but the last has exactly one
@@ -47,17 +72,44 @@ struct FormDispatchRegionsPass
       if (staysOnHost(&op))
         continue;
       std::optional<size_t> target;
-      if (fuseElementwise && kiln::isElementwise(&op))
+      if (fuseElementwise && kiln::isElementwise(&op) &&
+          !isContractionPrologue(&op))
         target = findProducerGroup(&op, groupOf, groups);
       if (target) {
         groups[*target].push_back(&op);
         groupOf[&op] = *target;
-        continue;
+      } else {
+        groupOf[&op] = groups.size();
+        groups.push_back({&op});
       }
-      groupOf[&op] = groups.size();
-      groups.push_back({&op});
+      absorbOperandCasts(&op, groupOf, groups);
     }
     return groups;
+  }
+
+  /// Moves the widening casts that only `op` uses and that are a group of
+  /// their own (a contraction's 16-bit operands, a weight or an input that
+  /// kiln-demote-precision stored in 16 bits) into `op`'s group, just ahead
+  /// of it: the kernel then loads 16-bit values instead of another kernel
+  /// widening them.
+  void absorbOperandCasts(Operation *op, DenseMap<Operation *, size_t> &groupOf,
+                          SmallVectorImpl<SmallVector<Operation *>> &groups) {
+    size_t target = groupOf[op];
+    SmallVector<Operation *> casts;
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || !isWideningCast(producer) || !operand.hasOneUse() ||
+          llvm::is_contained(casts, producer))
+        continue;
+      size_t source = groupOf[producer];
+      if (source == target || groups[source].size() != 1)
+        continue;
+      groups[source].clear();
+      groupOf[producer] = target;
+      casts.push_back(producer);
+    }
+    SmallVector<Operation *> &group = groups[target];
+    group.insert(group.end() - 1, casts.begin(), casts.end());
   }
 
   std::optional<size_t>

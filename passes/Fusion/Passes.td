@@ -35,6 +35,23 @@ def ComputeHalfInSingle : Pass<"kiln-compute-f16-in-f32", "mlir::func::FuncOp"> 
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def DemotePrecision : Pass<"kiln-demote-precision", "mlir::func::FuncOp"> {
+  let summary = "Keeps float32 tensors in float16 or bfloat16 between ops";
+  let description = [{
+    `--precision=f16|bf16`: float32 weights are converted at compile time,
+    inputs are rounded where they enter, and each float32 result is rounded
+    to the 16-bit type. Every consumer widens its operands with a
+    `kiln.cast` of its own, so ops still compute in float32 (a contraction
+    accumulates in float32 over 16-bit operands, as tensor cores do) while
+    kernels move half the bytes. Outputs are widened back to float32.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"f32\"",
+           "Storage type of float32 tensors: f32 (no change), f16 or bf16">
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitConvPadding : Pass<"kiln-split-conv-padding", "mlir::func::FuncOp"> {
   let summary = "Moves a convolution's zero padding into its own kiln.pad";
   let description = [{

@@ -34,6 +34,19 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "kiln/Passes/CodegenPasses.h.inc"
 
+/// The loops of a contraction that matrix instructions can compute
+/// (kiln-contract-with-matrix-cores): `acc + extf(a) * extf(b) [* scale]` over 16-bit
+/// float inputs into float32, the output's last two dims M (a loop only the
+/// first input uses) and N (only the second), one reduction loop K.
+struct MatrixContractionLoops {
+  int64_t m = -1, n = -1, k = -1;
+  llvm::SmallVector<int64_t> ranges; ///< static extent of every loop
+  mlir::Type operandType;            ///< f16 or bf16
+  mlir::Value scale; ///< multiplies each product (Gemm's alpha), or null
+};
+std::optional<MatrixContractionLoops>
+matchMatrixContraction(mlir::linalg::LinalgOp op);
+
 inline void registerKilnPasses() {
   registerFusionPasses();
   registerLoweringPasses();

@@ -26,6 +26,9 @@ struct CompileOptions {
   /// For rocm targets: a ROCm install given on the command line (empty:
   /// $ROCM_PATH, /opt/rocm, then the layout the build assembled).
   std::string rocmPath;
+  /// Storage type of float32 tensors: "f32", "f16" or "bf16"
+  /// (kiln-demote-precision); ops compute and accumulate in float32.
+  std::string precision = "f32";
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-distribute-rows-to-lanes))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-distribute-rows-to-lanes{lanes=64}))' | FileCheck %s --check-prefix=WAVE64
 
 // A forall iteration per row that reduces the row (x - max(x)): each op
 // becomes a loop in which lane l takes elements l, l + 32, ...; the max is
@@ -17,6 +18,12 @@
 // CHECK:   arith.subf
 // CHECK:   memref.store %{{.+}}, %{{.+}}[%c0{{.*}}, %[[K]]]
 // CHECK-NOT: linalg.generic
+// A CDNA wavefront: 64 lanes stride the row, six shuffles combine them.
+// WAVE64-LABEL: func.func @sub_row_max
+// WAVE64-SAME: kiln.lanes = 64 : i64
+// WAVE64: scf.for %{{.+}} = %{{.+}} to %c1000 step %c64
+// WAVE64-COUNT-6: gpu.shuffle  xor %{{.+}}, %{{.+}}, %c64
+// WAVE64-NOT: gpu.shuffle
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 func.func @sub_row_max(%x: memref<64x1000xf32>, %y: memref<64x1000xf32>, %id: index, %count: index) attributes {kiln.kernel} {

@@ -51,3 +51,41 @@ func.func @shared_producer(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<2x2xf32>
   %3 = kiln.reshape %2 : tensor<4xf32> -> tensor<2x2xf32>
   return %1, %3 : tensor<4xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+// --precision=f16 (kiln-demote-precision): a widening cast feeding a
+// contraction is its prologue, so the matmul's kernel loads 16-bit operands
+// (input, weight) and the previous kernel stores 16-bit values; a weight's
+// cast used by an epilogue joins the epilogue. The result's rounding and
+// the widening for the ReLU stay in the producer's kernel.
+// CHECK-LABEL: func.func @demoted_matmul
+// CHECK: %[[XH:.+]] = kiln.dispatch_region(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf16>
+// CHECK: kiln.dispatch_region(%[[XH]], %{{.+}}, %{{.+}}) : (tensor<4x8xf16>, tensor<8x32xf16>, tensor<32xf16>) -> tensor<4x32xf16> {
+// CHECK: kiln.cast %{{.+}} : tensor<4x8xf16> -> tensor<4x8xf32>
+// CHECK-NEXT: kiln.cast %{{.+}} : tensor<8x32xf16> -> tensor<8x32xf32>
+// CHECK-NEXT: kiln.matmul
+// CHECK-NEXT: kiln.cast %{{.+}} : tensor<32xf16> -> tensor<32xf32>
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.cast %{{.+}} : tensor<4x32xf32> -> tensor<4x32xf16>
+// CHECK-NEXT: kiln.cast %{{.+}} : tensor<4x32xf16> -> tensor<4x32xf32>
+// CHECK-NEXT: kiln.relu
+// CHECK-NEXT: kiln.cast %{{.+}} : tensor<4x32xf32> -> tensor<4x32xf16>
+// CHECK-NEXT: kiln.yield
+// CHECK-NOT: kiln.dispatch_region
+// CHECK: return
+func.func @demoted_matmul(%x: tensor<4x8xf32>) -> tensor<4x32xf16> {
+  %w = kiln.constant dense_resource<w> : tensor<8x32xf16>
+  %b = kiln.constant dense_resource<b> : tensor<32xf16>
+  %xh = kiln.cast %x : tensor<4x8xf32> -> tensor<4x8xf16>
+  %xw = kiln.cast %xh : tensor<4x8xf16> -> tensor<4x8xf32>
+  %ww = kiln.cast %w : tensor<8x32xf16> -> tensor<8x32xf32>
+  %0 = kiln.matmul %xw, %ww : tensor<4x8xf32>, tensor<8x32xf32> -> tensor<4x32xf32>
+  %bw = kiln.cast %b : tensor<32xf16> -> tensor<32xf32>
+  %1 = kiln.add %0, %bw : tensor<4x32xf32>, tensor<32xf32> -> tensor<4x32xf32>
+  %2 = kiln.cast %1 : tensor<4x32xf32> -> tensor<4x32xf16>
+  %3 = kiln.cast %2 : tensor<4x32xf16> -> tensor<4x32xf32>
+  %4 = kiln.relu %3 : tensor<4x32xf32>
+  %5 = kiln.cast %4 : tensor<4x32xf32> -> tensor<4x32xf16>
+  return %5 : tensor<4x32xf16>
+}

@@ -1,0 +1,140 @@
+//===- DemotePrecision.cpp - store float32 tensors in 16 bits --------------===//
+//
+// `--precision=f16|bf16` chooses the type a float32 model keeps its tensors
+// in: weights are converted once at compile time, inputs are rounded where
+// they enter, and every float32 value an op produces is rounded to the
+// 16-bit type before it leaves the op. Ops still compute in float32: each
+// consumer widens its 16-bit operands with a cast of its own, which
+// kiln-form-dispatch-regions keeps beside the consumer (a contraction then
+// reads 16-bit operands and accumulates in float32, as tensor cores do), so
+// kernels read and write half the bytes. Outputs are widened back to
+// float32 for the caller.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_DEMOTEPRECISION
+#include "kiln/Passes/FusionPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+bool isFloat32Tensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getElementType().isF32();
+}
+
+/// `value`'s bits in the 16-bit float type `narrow`, rounded to nearest even.
+uint16_t roundTo(const llvm::fltSemantics &narrow, float value) {
+  APFloat f(value);
+  bool losesInfo = false;
+  (void)f.convert(narrow, APFloat::rmNearestTiesToEven, &losesInfo);
+  return uint16_t(f.bitcastToAPInt().getZExtValue());
+}
+
+/// The constant `value` (float32) converted to `narrow`; failure when its
+/// storage is not readable.
+FailureOr<ElementsAttr> convertConstant(ElementsAttr value, FloatType narrow) {
+  auto type = cast<RankedTensorType>(value.getType()).clone(narrow);
+  const llvm::fltSemantics &semantics = narrow.getFloatSemantics();
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return ElementsAttr(dense.mapValues(narrow, [&](const APFloat &f) {
+      return APInt(16, roundTo(semantics, f.convertToFloat()));
+    }));
+  auto resource = dyn_cast<DenseF32ResourceElementsAttr>(value);
+  if (!resource)
+    return failure();
+  std::optional<ArrayRef<float>> floats = resource.tryGetAsArrayRef();
+  if (!floats)
+    return failure();
+  SmallVector<uint16_t> bits;
+  bits.reserve(floats->size());
+  for (float f : *floats)
+    bits.push_back(roundTo(semantics, f));
+  auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef(bits));
+  std::string name = (resource.getRawHandle().getKey() + "." +
+                      (narrow.isBF16() ? "bf16" : "f16"))
+                         .str();
+  return ElementsAttr(DenseResourceElementsAttr::get(type, name, std::move(blob)));
+}
+
+struct DemotePrecisionPass
+    : public kiln::impl::DemotePrecisionBase<DemotePrecisionPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (precision == "f32")
+      return;
+    if (precision != "f16" && precision != "bf16") {
+      getOperation().emitError("unknown precision '")
+          << precision << "' (f32, f16 or bf16)";
+      return signalPassFailure();
+    }
+    OpBuilder b(&getContext());
+    narrow = precision == "f16" ? FloatType(b.getF16Type())
+                                : FloatType(b.getBF16Type());
+    func::FuncOp func = getOperation();
+    // Collected first: the casts added below produce float32 values too.
+    SmallVector<Value> values;
+    for (BlockArgument arg : func.getArguments())
+      if (isFloat32Tensor(arg.getType()))
+        values.push_back(arg);
+    func.walk([&](Operation *op) {
+      if (!isa<KilnDialect>(op->getDialect()) || op->getNumRegions() > 0 ||
+          !op->getParentOfType<func::FuncOp>() ||
+          op->getParentOp() != func.getOperation())
+        return;
+      for (Value result : op->getResults())
+        if (isFloat32Tensor(result.getType()) && !result.use_empty())
+          values.push_back(result);
+    });
+    for (Value value : values)
+      if (failed(demote(b, value)))
+        return signalPassFailure();
+    for (Operation *op : replaced)
+      op->erase();
+  }
+
+  /// Replaces each use of `value` by a widening cast of its 16-bit copy.
+  LogicalResult demote(OpBuilder &b, Value value) {
+    Location loc = value.getLoc();
+    auto narrowType = cast<RankedTensorType>(value.getType()).clone(narrow);
+    Value stored;
+    if (auto constant = value.getDefiningOp<ConstantOp>()) {
+      FailureOr<ElementsAttr> converted =
+          convertConstant(constant.getValue(), narrow);
+      if (failed(converted))
+        return constant.emitError("cannot read this float32 constant to "
+                                  "convert it to ")
+               << narrow;
+      b.setInsertionPoint(constant);
+      stored = ConstantOp::create(b, loc, *converted);
+      replaced.push_back(constant);
+    } else {
+      if (auto arg = dyn_cast<BlockArgument>(value))
+        b.setInsertionPointToStart(arg.getOwner());
+      else
+        b.setInsertionPointAfter(value.getDefiningOp());
+      stored = CastOp::create(b, loc, narrowType, value);
+    }
+    for (OpOperand &use : llvm::make_early_inc_range(value.getUses())) {
+      if (use.getOwner() == stored.getDefiningOp())
+        continue;
+      b.setInsertionPoint(use.getOwner());
+      use.set(CastOp::create(b, loc, value.getType(), stored));
+    }
+    return success();
+  }
+
+  FloatType narrow;
+  /// Float32 constants whose uses now read their 16-bit copies.
+  SmallVector<Operation *> replaced;
+};
+
+} // namespace

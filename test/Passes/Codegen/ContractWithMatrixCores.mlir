@@ -1,0 +1,137 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia}))' | FileCheck %s --check-prefix=NV
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=amd}))' | FileCheck %s --check-prefix=AMD
+
+// One 16x16 output tile of a float16 matmul with a bias + ReLU + rounding
+// epilogue per forall iteration. NVIDIA: a warp; lane l = 4g + t holds
+// rows g, g + 8 and columns 2t, 2t + 1, 8 + 2t, 9 + 2t; each step of 16
+// along K is two mma.sync m16n8k16 over fragments loaded from the
+// operands. The fill, bias and ReLU run on the lane's 8 elements only,
+// forwarding values through the lane's private temporary.
+// NV-LABEL: func.func @matmul_f16_bias_relu
+// NV-SAME: kiln.lanes = 32 : i64
+// NV-SAME: kiln.matrix_cores = "mma.sync m16n8k16"
+// NV: scf.forall
+// NV: %[[LANE:.+]] = gpu.lane_id
+// NV: arith.divui %[[LANE]], %c4
+// NV: arith.remui %[[LANE]], %c4
+// NV: scf.for %[[K:.+]] = %c0{{.*}} to %c64{{.*}} step %c16{{.*}} iter_args(%[[ACC0:.+]] = %{{.+}}, %[[ACC1:.+]] = %{{.+}}) -> (vector<2x2xf32>, vector<2x2xf32>)
+// NV: memref.load {{.*}} : memref<16x64xf16
+// NV: memref.load {{.*}} : memref<64x16xf16
+// NV: nvgpu.mma.sync(%{{.+}}, %{{.+}}, %[[ACC0]]) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// NV: nvgpu.mma.sync(%{{.+}}, %{{.+}}, %[[ACC1]]) {mmaShape = [16, 8, 16]}
+// NV: scf.yield
+// NV-NOT: linalg.
+// NV: arith.maximumf
+// NV-COUNT-8: memref.store %{{.+}}, %{{.+}} : memref<16x16xf16, strided<[32, 1], offset: ?>>
+// NV-NOT: memref.load %{{.+}} : memref<16x16xf32>
+// AMD-LABEL: func.func @matmul_f16_bias_relu
+// AMD-SAME: kiln.lanes = 64 : i64
+// AMD-SAME: kiln.matrix_cores = "mfma 16x16x16"
+// AMD: %[[LANE:.+]] = gpu.lane_id
+// AMD: scf.for {{.*}} step %c16{{.*}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (vector<4xf32>)
+// AMD: amdgpu.mfma 16x16x16 %{{.+}} * %{{.+}} + %[[ACC]] blgp = none : vector<4xf16>, vector<4xf16>, vector<4xf32>
+// AMD-COUNT-4: memref.store %{{.+}}, %{{.+}} : memref<16x16xf16, strided<[32, 1], offset: ?>>
+// AMD-NOT: linalg.
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_f16_bias_relu(%x: memref<32x64xf16>, %w: memref<64x32xf16>, %b: memref<32xf16>, %y: memref<32x32xf16>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (32, 32) step (16, 16) {
+    %xs = memref.subview %x[%i, 0] [16, 64] [1, 1] : memref<32x64xf16> to memref<16x64xf16, strided<[64, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [64, 16] [1, 1] : memref<64x32xf16> to memref<64x16xf16, strided<[32, 1], offset: ?>>
+    %acc = memref.alloca() : memref<16x16xf32>
+    linalg.fill ins(%zero : f32) outs(%acc : memref<16x16xf32>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<16x64xf16, strided<[64, 1], offset: ?>>, memref<64x16xf16, strided<[32, 1], offset: ?>>) outs(%acc : memref<16x16xf32>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.extf %in : f16 to f32
+      %2 = arith.mulf %1, %0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %bs = memref.subview %b[%j] [16] [1] : memref<32xf16> to memref<16xf16, strided<[1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [16, 16] [1, 1] : memref<32x32xf16> to memref<16x16xf16, strided<[32, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%acc, %bs : memref<16x16xf32>, memref<16xf16, strided<[1], offset: ?>>) outs(%ys : memref<16x16xf16, strided<[32, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f16, %out: f16):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.addf %in, %0 : f32
+      %2 = arith.maximumf %1, %zero : f32
+      %3 = arith.truncf %2 : f32 to f16
+      linalg.yield %3 : f16
+    }
+  }
+  return
+}
+
+// -----
+
+// Gemm's alpha scales each product: the matrix instructions sum from zero
+// and the sum is scaled once, then added to the output's initial value.
+// NV-LABEL: func.func @gemm_alpha_bf16
+// NV-SAME: kiln.lanes = 32
+// NV: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>
+// NV: scf.yield
+// NV-COUNT-8: arith.mulf %{{.+}}, %[[ALPHA:cst.*]] : f32
+// AMD-LABEL: func.func @gemm_alpha_bf16
+// AMD: amdgpu.mfma 16x16x16 {{.*}} : vector<4xbf16>, vector<4xbf16>, vector<4xf32>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#bt = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @gemm_alpha_bf16(%x: memref<16x32xbf16>, %w: memref<16x32xbf16>, %y: memref<16x16xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %alpha = arith.constant 0.5 : f32
+  scf.forall (%i) in (1) {
+    linalg.fill ins(%zero : f32) outs(%y : memref<16x16xf32>)
+    linalg.generic {indexing_maps = [#a, #bt, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : memref<16x32xbf16>, memref<16x32xbf16>) outs(%y : memref<16x16xf32>) {
+    ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+      %0 = arith.extf %in : bf16 to f32
+      %1 = arith.extf %in_0 : bf16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.mulf %2, %alpha : f32
+      %4 = arith.addf %out, %3 : f32
+      linalg.yield %4 : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// Left alone: float32 operands (no matrix instruction without TF32), and a
+// tile that is not 16x16.
+// NV-LABEL: func.func @matmul_f32
+// NV-NOT: kiln.lanes
+// NV: linalg.generic
+// NV-LABEL: func.func @matmul_f16_8x16
+// NV-NOT: kiln.lanes
+// NV: linalg.generic
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @matmul_f32(%x: memref<16x32xf32>, %w: memref<32x16xf32>, %y: memref<16x16xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  scf.forall (%i) in (1) {
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : memref<16x32xf32>, memref<32x16xf32>) outs(%y : memref<16x16xf32>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.mulf %in, %in_0 : f32
+      %4 = arith.addf %out, %2 : f32
+      linalg.yield %4 : f32
+    }
+  }
+  return
+}
+func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memref<8x16xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  scf.forall (%i) in (1) {
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : memref<8x32xf16>, memref<32x16xf16>) outs(%y : memref<8x16xf32>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in : f16 to f32
+      %1 = arith.extf %in_0 : f16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %4 = arith.addf %out, %2 : f32
+      linalg.yield %4 : f32
+    }
+  }
+  return
+}

@@ -1,0 +1,68 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-fuse-operand-casts))' | FileCheck %s
+
+// The generics that only widen a 16-bit operand are folded into the matmul
+// and the bias add that read them: their bodies load f16 and widen it in
+// registers (`extf(a) * extf(b) + acc`). The rounding of the result (not a
+// widening) is left alone.
+// CHECK-LABEL: func.func @matmul_f16
+// CHECK-NOT: linalg.generic {{.*}}ins(%{{[^ ]+}} : tensor<64x32xf16>) outs(%{{[^ ]+}} : tensor<64x32xf32>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<64x32xf16>, tensor<32x64xf16>) outs(%{{.+}} : tensor<64x64xf32>)
+// CHECK: arith.extf
+// CHECK: arith.extf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<64x64xf32>, tensor<64xf16>)
+// CHECK: arith.extf
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK: arith.truncf
+// CHECK-NOT: linalg.generic
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+#v = affine_map<(d0) -> (d0)>
+func.func @matmul_f16(%x: tensor<64x32xf16>, %w: tensor<32x64xf16>, %b: tensor<64xf16>) -> tensor<64x64xf16> attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %ex = tensor.empty() : tensor<64x32xf32>
+  %xw = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<64x32xf16>) outs(%ex : tensor<64x32xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  } -> tensor<64x32xf32>
+  %ew = tensor.empty() : tensor<32x64xf32>
+  %ww = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<32x64xf16>) outs(%ew : tensor<32x64xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  } -> tensor<32x64xf32>
+  %eb = tensor.empty() : tensor<64xf32>
+  %bw = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]} ins(%b : tensor<64xf16>) outs(%eb : tensor<64xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  } -> tensor<64xf32>
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xw, %ww : tensor<64x32xf32>, tensor<32x64xf32>) outs(%f : tensor<64x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<64x64xf32>
+  %add = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%mm, %bw : tensor<64x64xf32>, tensor<64xf32>) outs(%e : tensor<64x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.addf %in, %in_0 : f32
+    linalg.yield %0 : f32
+  } -> tensor<64x64xf32>
+  %eh = tensor.empty() : tensor<64x64xf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%add : tensor<64x64xf32>) outs(%eh : tensor<64x64xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %0 = arith.truncf %in : f32 to f16
+    linalg.yield %0 : f16
+  } -> tensor<64x64xf16>
+  return %r : tensor<64x64xf16>
+}

@@ -1,0 +1,69 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true min-threads=1}))' | FileCheck %s --check-prefix=OFF
+
+// A float16 matmul (extf(a) * extf(b) + acc) under a bias epilogue: one
+// 16x16 output tile per forall iteration, whatever the thread count, for
+// kiln-contract-with-matrix-cores. The K loop stays whole.
+// CHECK-LABEL: func.func @matmul_f16_bias
+// CHECK-SAME: kiln.matrix_tile = array<i64: 16, 16>
+// CHECK-SAME: kiln.workgroups = 8 : i64
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (32, 64) step (16, 16)
+// CHECK: linalg.generic {{.*}}ins(%{{.+}}, %{{.+}} : tensor<16x48xf16>, tensor<48x16xf16>) outs(%{{.+}} : tensor<16x16xf32>)
+// Without matrix-tile: the float32 register tiles.
+// OFF-LABEL: func.func @matmul_f16_bias
+// OFF-NOT: kiln.matrix_tile
+// OFF: step (4, 4)
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_f16_bias(%arg0: memref<32x48xf16>, %arg1: memref<48x64xf16>, %arg2: memref<64xf32>, %arg3: memref<32x64xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<32x48xf16> to tensor<32x48xf16>
+  %w = bufferization.to_tensor %arg1 restrict : memref<48x64xf16> to tensor<48x64xf16>
+  %b = bufferization.to_tensor %arg2 restrict : memref<64xf32> to tensor<64xf32>
+  %e = tensor.empty() : tensor<32x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : tensor<32x48xf16>, tensor<48x64xf16>) outs(%f : tensor<32x64xf32>) {
+  ^bb0(%in: f16, %in_0: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_0 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<32x64xf32>
+  %r = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%mm, %b : tensor<32x64xf32>, tensor<64xf32>) outs(%e : tensor<32x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.addf %in, %in_0 : f32
+    linalg.yield %0 : f32
+  } -> tensor<32x64xf32>
+  bufferization.materialize_in_destination %r in restrict writable %arg3 : (tensor<32x64xf32>, memref<32x64xf32>) -> ()
+  return
+}
+
+// -----
+
+// M = 8 is not a multiple of 16: the usual per-thread tiling.
+// CHECK-LABEL: func.func @matmul_f16_short
+// CHECK-NOT: kiln.matrix_tile
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @matmul_f16_short(%arg0: memref<8x48xf16>, %arg1: memref<48x64xf16>, %arg3: memref<8x64xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<8x48xf16> to tensor<8x48xf16>
+  %w = bufferization.to_tensor %arg1 restrict : memref<48x64xf16> to tensor<48x64xf16>
+  %e = tensor.empty() : tensor<8x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : tensor<8x48xf16>, tensor<48x64xf16>) outs(%f : tensor<8x64xf32>) {
+  ^bb0(%in: f16, %in_0: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_0 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<8x64xf32>
+  bufferization.materialize_in_destination %mm in restrict writable %arg3 : (tensor<8x64xf32>, memref<8x64xf32>) -> ()
+  return
+}

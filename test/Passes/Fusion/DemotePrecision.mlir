@@ -1,0 +1,58 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-demote-precision{precision=f16}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-demote-precision{precision=bf16}))' | FileCheck %s --check-prefix=BF16
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-demote-precision))' | FileCheck %s --check-prefix=F32
+// RUN: not kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-demote-precision{precision=f8}))' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Weights are converted at compile time (rounded to nearest even), the
+// input is rounded once where it enters, each float32 result is rounded
+// after its op, and every use widens the 16-bit value with a cast of its
+// own: the ops themselves still compute in float32. The output is widened
+// back for the caller; integer tensors are left alone.
+// CHECK-LABEL: func.func @mlp
+// CHECK-DAG: %[[W:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 3.332520e-01], [-2.500000e+00, 6.550400e+04]]> : tensor<2x2xf16>
+// CHECK-DAG: %[[XH:.+]] = kiln.cast %arg0 : tensor<3x2xf32> -> tensor<3x2xf16>
+// CHECK: %[[X:.+]] = kiln.cast %[[XH]] : tensor<3x2xf16> -> tensor<3x2xf32>
+// CHECK: %[[WW:.+]] = kiln.cast %[[W]] : tensor<2x2xf16> -> tensor<2x2xf32>
+// CHECK: %[[M:.+]] = kiln.matmul %[[X]], %[[WW]] : tensor<3x2xf32>, tensor<2x2xf32> -> tensor<3x2xf32>
+// CHECK: %[[MH:.+]] = kiln.cast %[[M]] : tensor<3x2xf32> -> tensor<3x2xf16>
+// CHECK: %[[M1:.+]] = kiln.cast %[[MH]] : tensor<3x2xf16> -> tensor<3x2xf32>
+// CHECK: %[[R:.+]] = kiln.relu %[[M1]]
+// CHECK: %[[RH:.+]] = kiln.cast %[[R]] : tensor<3x2xf32> -> tensor<3x2xf16>
+// CHECK-DAG: %[[M2:.+]] = kiln.cast %[[MH]] : tensor<3x2xf16> -> tensor<3x2xf32>
+// CHECK-DAG: %[[X2:.+]] = kiln.cast %[[XH]] : tensor<3x2xf16> -> tensor<3x2xf32>
+// CHECK: %[[G:.+]] = kiln.greater %[[M2]], %[[X2]]
+// CHECK: %[[OUT:.+]] = kiln.cast %[[RH]] : tensor<3x2xf16> -> tensor<3x2xf32>
+// CHECK: return %[[OUT]], %[[G]] : tensor<3x2xf32>, tensor<3x2xi1>
+// BF16-LABEL: func.func @mlp
+// BF16: kiln.cast %arg0 : tensor<3x2xf32> -> tensor<3x2xbf16>
+// BF16: kiln.constant dense<{{\[}}[1.000000e+00, 3.339840e-01], [-2.500000e+00, 6.553600e+04]]> : tensor<2x2xbf16>
+// F32-LABEL: func.func @mlp
+// F32-NOT: kiln.cast
+// BAD: unknown precision 'f8' (f32, f16 or bf16)
+func.func @mlp(%x: tensor<3x2xf32>) -> (tensor<3x2xf32>, tensor<3x2xi1>) {
+  %w = kiln.constant dense<[[1.0, 0.33333333], [-2.5, 65504.0]]> : tensor<2x2xf32>
+  %0 = kiln.matmul %x, %w : tensor<3x2xf32>, tensor<2x2xf32> -> tensor<3x2xf32>
+  %1 = kiln.relu %0 : tensor<3x2xf32>
+  %2 = kiln.greater %0, %x : tensor<3x2xf32>, tensor<3x2xf32> -> tensor<3x2xi1>
+  return %1, %2 : tensor<3x2xf32>, tensor<3x2xi1>
+}
+
+// -----
+
+// Large weights are dense_resource blobs: converted into a new blob.
+// CHECK-LABEL: func.func @resource
+// CHECK: kiln.constant dense_resource<w.f16> : tensor<4x4xf16>
+// CHECK-NOT: dense_resource<w>
+// CHECK: w.f16: "0x02000000003C003C003C003C003C003C003C003C003C003C003C003C003C003C003C003C"
+func.func @resource(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %w = kiln.constant dense_resource<w> : tensor<4x4xf32>
+  %0 = kiln.add %x, %w : tensor<4x4xf32>, tensor<4x4xf32> -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      w: "0x040000000000803F0000803F0000803F0000803F0000803F0000803F0000803F0000803F0000803F0000803F0000803F0000803F0000803F0000803F0000803F0000803F"
+    }
+  }
+#-}
