@@ -196,6 +196,10 @@ def main():
     matmul("bert_qkv_f32", 4096, 768, 768, TensorProto.FLOAT, np.float32, 4, True)
     matmul("bert_ffn1_f32", 4096, 768, 3072, TensorProto.FLOAT, np.float32, 4, True)
     matmul("bert_ffn2_f32", 4096, 3072, 768, TensorProto.FLOAT, np.float32, 4, True)
+    # The same in float16 (tensor cores: mma.sync).
+    matmul("bert_qkv_f16", 4096, 768, 768, TensorProto.FLOAT16, np.float16, 2, True)
+    matmul("bert_ffn1_f16", 4096, 768, 3072, TensorProto.FLOAT16, np.float16, 2, True)
+    matmul("bert_ffn2_f16", 4096, 3072, 768, TensorProto.FLOAT16, np.float16, 2, True)
 
     with open(os.path.join(out_dir, "bench-models.json"), "w") as f:
         json.dump(specs, f, indent=1)

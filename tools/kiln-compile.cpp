@@ -85,6 +85,10 @@ static cl::opt<std::string> precision(
              "f16 or bf16; ops compute and accumulate in float32, "
              "matmuls on GPUs use tensor cores"),
     cl::init("f32"));
+static cl::opt<bool> allowTf32(
+    "allow-tf32",
+    cl::desc("cuda: run float32 matmuls on tensor cores as TF32 (10-bit "
+             "mantissa products, float32 accumulation)"));
 static cl::opt<std::string>
     dumpIRDir("dump-ir",
               cl::desc("Write the IR after import and after every pass to "
@@ -151,6 +155,7 @@ int main(int argc, char **argv) {
   request.compile.splatWeights = splatWeights;
   request.compile.maxWorkgroups = maxWorkgroups;
   request.compile.precision = precision;
+  request.compile.allowTf32 = allowTf32;
   request.stopAfter = *phase;
   for (const std::string &spec : inputShapes) {
     std::string error;

@@ -821,6 +821,12 @@ LogicalResult LogSoftmaxOp::verify() {
   return success();
 }
 
+LogicalResult LayerNormOp::verify() {
+  if (getAxis() < 0 || getAxis() >= getInput().getType().getRank())
+    return emitOpError("axis ") << getAxis() << " out of range";
+  return success();
+}
+
 template <typename ReduceOp>
 static LogicalResult inferReduce(std::optional<Location> loc,
                                  typename ReduceOp::Adaptor adaptor,

@@ -577,6 +577,26 @@ class Kiln_SoftmaxLikeOp<string mnemonic, string doc>
 def Kiln_SoftmaxOp : Kiln_SoftmaxLikeOp<"softmax", "Softmax">;
 def Kiln_LogSoftmaxOp : Kiln_SoftmaxLikeOp<"log_softmax", "Log of softmax">;
 
+def Kiln_LayerNormOp : Kiln_Op<"layer_norm",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "(x - mean) / sqrt(var + epsilon) over the dims from `axis` on";
+  let description = [{
+    The normalizing core of LayerNormalization (and of the ReduceMean, Sub,
+    Pow, ReduceMean, Add, Sqrt, Div chain exporters emit for it, which
+    kiln-recognize-layer-norm folds into this op): mean and biased variance
+    over dims `axis` .. rank-1. Scale and bias stay elementwise ops, which
+    fuse into the same kernel.
+
+    ```mlir
+    %y = kiln.layer_norm %x {axis = 2 : i64, epsilon = 1.0e-05 : f32} : tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 class Kiln_ReduceOp<string mnemonic, string doc>
     : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
   let summary = doc # " over a set of axes";

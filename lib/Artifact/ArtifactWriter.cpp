@@ -165,7 +165,25 @@ public:
 /// enough to matter.
 static bool isSplatCandidate(ConstantOp op) {
   auto type = cast<RankedTensorType>(op.getType());
-  return type.getElementType().isF32() && type.getNumElements() >= 64;
+  Type element = type.getElementType();
+  bool halfWords = (element.isF16() || element.isBF16()) &&
+                   type.getNumElements() % 2 == 0;
+  return (element.isF32() || halfWords) && type.getNumElements() >= 64;
+}
+
+/// A 32-bit word holding 0.01 in the constant's float type (twice for
+/// 16-bit types): the value a splat buffer repeats.
+static uint32_t splatWord(ConstantOp op) {
+  auto element = cast<FloatType>(
+      cast<RankedTensorType>(op.getType()).getElementType());
+  if (element.isF32())
+    return llvm::bit_cast<uint32_t>(0.01f);
+  APFloat value(0.01f);
+  bool losesInfo = false;
+  (void)value.convert(element.getFloatSemantics(),
+                      APFloat::rmNearestTiesToEven, &losesInfo);
+  uint32_t half = value.bitcastToAPInt().getZExtValue();
+  return half << 16 | half;
 }
 
 LogicalResult Writer::addConstant(ConstantOp op) {
@@ -173,7 +191,7 @@ LogicalResult Writer::addConstant(ConstantOp op) {
     uint64_t size = byteSize(cast<RankedTensorType>(op.getType()));
     size_t index = newBuffer(fb::BufferKind_Splat, size, -1);
     buffers[index].offset = splatSize;
-    buffers[index].splatBits = llvm::bit_cast<uint32_t>(0.01f);
+    buffers[index].splatBits = splatWord(op);
     splatSize = llvm::alignTo(splatSize + size, KILN_ARTIFACT_ALIGNMENT);
     bufferOf[op.getResult()] = index;
     return success();

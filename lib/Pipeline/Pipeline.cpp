@@ -71,13 +71,13 @@ static std::string cpuKernelsPipeline() {
 /// temporaries on the stack, give each row-reduction row to the lanes of a
 /// warp, and make every kernel a gpu.func of one gpu.module.
 static std::string gpuKernelsPrefix(llvm::StringRef matrixArch,
-                                    int64_t lanes) {
+                                    int64_t lanes, bool tf32 = false) {
   return std::string("builtin.module(") + kBufferize +
          "func.func(kiln-expand-memref-copies),"
          "func.func(kiln-promote-temporaries-to-stack),"
          "buffer-deallocation-pipeline,"
          "func.func(kiln-contract-with-matrix-cores{arch=" +
-         matrixArch.str() +
+         matrixArch.str() + (tf32 ? " tf32=true" : "") +
          "}),"
          "func.func(kiln-distribute-rows-to-lanes{lanes=" +
          std::to_string(lanes) + "}),"
@@ -92,7 +92,7 @@ static std::string cudaKernelsPipeline(const CompileOptions &options) {
   std::string error;
   bool toolkit = !findCudaToolkit(options.cudaToolkit).empty();
   std::string pipeline =
-      gpuKernelsPrefix("nvidia", 32) +
+      gpuKernelsPrefix("nvidia", 32, options.allowTf32) +
       "gpu.module(gpu.func(kiln-hoist-static-allocas),"
       "expand-strided-metadata,lower-affine,convert-nvgpu-to-nvvm," +
       (toolkit ? "" : "kiln-approximate-math,") +
@@ -138,7 +138,8 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   bool rocm = isRocmTarget(options.target);
   switch (phase) {
   case Phase::Graph:
-    return std::string("func.func(canonicalize),func.func(cse),") +
+    return std::string("func.func(canonicalize),func.func(cse),"
+                       "func.func(kiln-recognize-layer-norm),") +
            (options.precision == "f32"
                 ? ""
                 : "func.func(kiln-demote-precision{precision=" +
@@ -150,10 +151,11 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   case Phase::Tiled:
     return "kiln-outline-dispatches{target=" + options.target + "},"
            "builtin.module(kiln-convert-to-linalg,canonicalize,cse,"
-           "func.func(kiln-fuse-operand-casts),"
+           "func.func(kiln-fuse-elementwise-producers),"
            "func.func(kiln-tile-and-distribute{max-workgroups=" +
            std::to_string(options.maxWorkgroups) +
            (cuda || rocm ? " gpu=true matrix-tile=16" : "") +
+           (cuda && options.allowTf32 ? " matrix-f32=true" : "") +
            "}),canonicalize,cse)";
   case Phase::Kernels:
     return cuda   ? cudaKernelsPipeline(options)

@@ -41,10 +41,10 @@ constexpr int64_t kTile = 16;
 
 bool isSixteenBitFloat(Type t) { return t.isF16() || t.isBF16(); }
 
-/// The body is `acc + extf(a) * extf(b)` (either order) over 16-bit inputs,
-/// or `acc + (extf(a) * extf(b)) * s` with `s` defined outside the body
+/// The body is `acc + a' * b'` (either order), where each of `a'`, `b'` is
+/// its input or `extf` of it, optionally times `s` defined outside the body
 /// (Gemm's alpha), whose value is then stored in `scale`.
-bool isWideningMultiplyAdd(linalg::GenericOp op, Value &scale) {
+bool isMultiplyAdd(linalg::GenericOp op, Value &scale) {
   Block &body = op.getRegion().front();
   auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
   if (!add)
@@ -66,33 +66,39 @@ bool isWideningMultiplyAdd(linalg::GenericOp op, Value &scale) {
       break;
     }
   }
-  if (body.getOperations().size() != (scale ? 6u : 5u))
-    return false;
-  auto lhs = mul.getLhs().getDefiningOp<arith::ExtFOp>();
-  auto rhs = mul.getRhs().getDefiningOp<arith::ExtFOp>();
-  if (!lhs || !rhs)
-    return false;
-  llvm::SmallPtrSet<Value, 2> ins = {lhs.getIn(), rhs.getIn()};
-  return ins.contains(body.getArgument(0)) && ins.contains(body.getArgument(1));
+  unsigned widened = 0;
+  auto input = [&](Value v) {
+    if (auto extf = v.getDefiningOp<arith::ExtFOp>()) {
+      ++widened;
+      return extf.getIn();
+    }
+    return v;
+  };
+  llvm::SmallPtrSet<Value, 2> ins = {input(mul.getLhs()), input(mul.getRhs())};
+  unsigned expected = 3 + widened + (scale ? 1 : 0); // mul, add, yield
+  return body.getOperations().size() == expected &&
+         ins.contains(body.getArgument(0)) && ins.contains(body.getArgument(1));
 }
 } // namespace
 
-/// Matches a matmul-shaped contraction: 16-bit inputs, a float32 output
-/// whose last two dims are M (a loop only the first input uses) and N (only
-/// the second), and one reduction loop K. Static loop ranges.
+/// Matches a matmul-shaped contraction: 16-bit inputs (or float32 ones
+/// when `allowFloat32`, for TF32), a float32 output whose last two dims are
+/// M (a loop only the first input uses) and N (only the second), and one
+/// reduction loop K. Static loop ranges.
 std::optional<MatrixContractionLoops>
-kiln::matchMatrixContraction(linalg::LinalgOp linalgOp) {
+kiln::matchMatrixContraction(linalg::LinalgOp linalgOp, bool allowFloat32) {
   auto op = dyn_cast<linalg::GenericOp>(linalgOp.getOperation());
   if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() != 1)
     return std::nullopt;
   MatrixContractionLoops loops;
-  if (!isWideningMultiplyAdd(op, loops.scale))
+  if (!isMultiplyAdd(op, loops.scale))
     return std::nullopt;
   Type a = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
   Type b = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
   Type c = getElementTypeOrSelf(op.getDpsInits()[0].getType());
-  if (!isSixteenBitFloat(a) || a != b || !c.isF32())
+  if (!(isSixteenBitFloat(a) || (allowFloat32 && a.isF32())) || a != b ||
+      !c.isF32())
     return std::nullopt;
   AffineMap first = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap second = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
@@ -140,7 +146,7 @@ struct ContractWithMatrixCoresPass
       if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
         if (!linalgOp.hasPureBufferSemantics())
           return;
-        if (auto match = matchMatrixContraction(linalgOp)) {
+        if (auto match = matchMatrixContraction(linalgOp, tf32 && arch == "nvidia")) {
           if (contraction)
             return;
           contraction = cast<linalg::GenericOp>(op);
@@ -182,9 +188,11 @@ struct ContractWithMatrixCoresPass
       rewriter.eraseOp(op);
     }
     func->setAttr("kiln.lanes", rewriter.getI64IntegerAttr(lanes()));
-    func->setAttr("kiln.matrix_cores",
-                  rewriter.getStringAttr(arch == "nvidia" ? "mma.sync m16n8k16"
-                                                          : "mfma 16x16x16"));
+    StringRef instruction = arch != "nvidia" ? "mfma 16x16x16"
+                            : loopsOf->operandType.isF32()
+                                ? "mma.sync m16n8k8 tf32"
+                                : "mma.sync m16n8k16";
+    func->setAttr("kiln.matrix_cores", rewriter.getStringAttr(instruction));
   }
 
   int64_t lanes() const { return arch == "nvidia" ? 32 : 64; }
@@ -475,12 +483,34 @@ struct ContractWithMatrixCoresPass
           b, loc, VectorType::get({4}, f32), initial));
     }
 
+    bool isTf32 = loops.operandType.isF32();
+    int64_t kStep = isTf32 ? 8 : kTile;
     auto loop = scf::ForOp::create(b, loc, c(0), c(loops.ranges[loops.k]),
-                                   c(kTile), accumulators);
+                                   c(kStep), accumulators);
     b.setInsertionPointToStart(loop.getBody());
     Value k0 = loop.getInductionVar();
     SmallVector<Value> next;
-    if (nvidia) {
+    if (nvidia && isTf32) {
+      // m16n8k8 TF32 (PTX ISA): A [r] at (g + 8 (r % 2), k0 + t + 4 (r / 2)),
+      // B [r] at (k0 + t + 4r, 8h + g); operands are float32 registers the
+      // tensor cores read as TF32.
+      Value g = arith::DivUIOp::create(b, loc, lane, c(4));
+      Value kt = arith::AddIOp::create(
+          b, loc, k0, arith::RemUIOp::create(b, loc, lane, c(4)));
+      SmallVector<std::pair<Value, Value>> aElements;
+      for (int64_t r = 0; r < 4; ++r)
+        aElements.push_back({add(g, 8 * (r % 2)), add(kt, 4 * (r / 2))});
+      Value a = loadFragment(b, loc, op, 0, loops, aElements, {4, 1});
+      for (int64_t h = 0; h < 2; ++h) {
+        SmallVector<std::pair<Value, Value>> bElements;
+        for (int64_t r = 0; r < 2; ++r)
+          bElements.push_back({add(g, 8 * h), add(kt, 4 * r)});
+        Value bFragment = loadFragment(b, loc, op, 1, loops, bElements, {2, 1});
+        next.push_back(nvgpu::MmaSyncOp::create(
+            b, loc, a, bFragment, loop.getRegionIterArgs()[h],
+            ArrayRef<int64_t>{16, 8, 8}, /*tf32Enabled=*/true));
+      }
+    } else if (nvidia) {
       Value g = arith::DivUIOp::create(b, loc, lane, c(4));
       Value t2 = arith::MulIOp::create(
           b, loc, arith::RemUIOp::create(b, loc, lane, c(4)), c(2));

@@ -27,6 +27,9 @@ def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
            "matmul-shaped contractions of 16-bit floats, which "
            "kiln-contract-with-matrix-cores gives to a warp's matrix "
            "instructions; 0: none">,
+    Option<"matrixFloat32", "matrix-f32", "bool", "false",
+           "With matrix-tile: float32 matmuls too (TF32 tensor cores, "
+           "--allow-tf32)">,
     Option<"gpu", "gpu", "bool", "false",
            "Tile for GPU threads: one forall iteration per output element (or "
            "per row when a fused producer reduces); kiln.workgroups is then "
@@ -36,14 +39,20 @@ def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
                            "mlir::affine::AffineDialect"];
 }
 
-def FuseOperandCasts : Pass<"kiln-fuse-operand-casts", "mlir::func::FuncOp"> {
-  let summary = "Folds the casts widening 16-bit operands into their consumers' bodies";
+def FuseElementwiseProducers
+    : Pass<"kiln-fuse-elementwise-producers", "mlir::func::FuncOp"> {
+  let summary = "Folds elementwise producers into their consumers' bodies";
   let description = [{
-    A kernel's `linalg.generic` that only widens (`arith.extf`) its input
-    is fused into each `linalg.generic` that reads it, whose body then loads
-    the 16-bit value and widens it in registers; a matmul becomes
-    `extf(a) * extf(b) + acc` with float32 accumulation. Other producers
-    are left to tiling's producer fusion.
+    Before tiling, inside each kernel: a `linalg.generic` that only widens
+    (`arith.extf`) its input is fused into every `linalg.generic` that reads
+    it (a matmul then becomes `extf(a) * extf(b) + acc` with float32
+    accumulation, which matrix-core code generation matches); any other
+    all-parallel generic with a single use is fused into a consumer that
+    reads it element for element. Chains of elementwise ops (LayerNorm's
+    normalize, scale and bias; a matmul's bias, activation and rounding)
+    then compute in registers instead of through tile-sized temporaries.
+    Producers read with a broadcast, or used twice, are left to tiling's
+    producer fusion.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect"];
 }
@@ -158,7 +167,10 @@ def ContractWithMatrixCores
   }];
   let options = [
     Option<"arch", "arch", "std::string", "\"nvidia\"",
-           "Matrix instructions: nvidia (mma.sync, sm_80+) or amd (MFMA, CDNA)">
+           "Matrix instructions: nvidia (mma.sync, sm_80+) or amd (MFMA, CDNA)">,
+    Option<"tf32", "tf32", "bool", "false",
+           "nvidia: float32 matmuls too, as TF32 (mma.sync m16n8k8, 10-bit "
+           "mantissa products, float32 accumulation)">
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::vector::VectorDialect",
                            "mlir::nvgpu::NVGPUDialect", "mlir::NVVM::NVVMDialect",

@@ -243,7 +243,7 @@ struct TileAndDistributePass
       return std::nullopt;
     linalg::LinalgOp contraction = reducing.front();
     std::optional<MatrixContractionLoops> loops =
-        matchMatrixContraction(contraction);
+        matchMatrixContraction(contraction, matrixFloat32);
     if (!loops || loops->ranges[loops->m] % matrixTile != 0 ||
         loops->ranges[loops->n] % matrixTile != 0 ||
         loops->ranges[loops->k] % matrixTile != 0)

@@ -52,6 +52,19 @@ def DemotePrecision : Pass<"kiln-demote-precision", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def RecognizeLayerNorm : Pass<"kiln-recognize-layer-norm", "mlir::func::FuncOp"> {
+  let summary = "Folds the ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div chain into kiln.layer_norm";
+  let description = [{
+    `(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps)` over the last dim,
+    with the square as `d * d` or `d ^ 2` and every intermediate used only
+    inside the chain, becomes one `kiln.layer_norm`: one kernel instead of
+    three (the centered values have two consumers, which elementwise fusion
+    does not duplicate). Chains over other axes, or whose intermediates are
+    used elsewhere (LayerNormalization's Mean output), are left alone.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitConvPadding : Pass<"kiln-split-conv-padding", "mlir::func::FuncOp"> {
   let summary = "Moves a convolution's zero padding into its own kiln.pad";
   let description = [{

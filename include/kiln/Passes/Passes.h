@@ -35,17 +35,18 @@ namespace kiln {
 #include "kiln/Passes/CodegenPasses.h.inc"
 
 /// The loops of a contraction that matrix instructions can compute
-/// (kiln-contract-with-matrix-cores): `acc + extf(a) * extf(b) [* scale]` over 16-bit
-/// float inputs into float32, the output's last two dims M (a loop only the
-/// first input uses) and N (only the second), one reduction loop K.
+/// (kiln-contract-with-matrix-cores): `acc + extf(a) * extf(b) [* scale]`
+/// over 16-bit float inputs (or `acc + a * b` over float32 ones, for TF32)
+/// into float32, the output's last two dims M (a loop only the first input
+/// uses) and N (only the second), one reduction loop K.
 struct MatrixContractionLoops {
   int64_t m = -1, n = -1, k = -1;
   llvm::SmallVector<int64_t> ranges; ///< static extent of every loop
-  mlir::Type operandType;            ///< f16 or bf16
+  mlir::Type operandType;            ///< f16, bf16 (or f32: TF32)
   mlir::Value scale; ///< multiplies each product (Gemm's alpha), or null
 };
 std::optional<MatrixContractionLoops>
-matchMatrixContraction(mlir::linalg::LinalgOp op);
+matchMatrixContraction(mlir::linalg::LinalgOp op, bool allowFloat32 = false);
 
 inline void registerKilnPasses() {
   registerFusionPasses();

@@ -29,6 +29,9 @@ struct CompileOptions {
   /// Storage type of float32 tensors: "f32", "f16" or "bf16"
   /// (kiln-demote-precision); ops compute and accumulate in float32.
   std::string precision = "f32";
+  /// cuda: float32 matmuls on tensor cores as TF32 (products of 10-bit
+  /// mantissas, float32 accumulation), as PyTorch's allow_tf32.
+  bool allowTf32 = false;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

@@ -193,6 +193,75 @@ struct SoftmaxLowering : public OpRewritePattern<SoftmaxLikeOp> {
   }
 };
 
+/// LayerNorm's core: the mean, then the variance of the centered values
+/// (two passes over each row: more stable than E[x^2] - E[x]^2), then one
+/// elementwise generic. The statistics have the row shape, not keepdims,
+/// so tiling fuses both reductions into each tile of rows.
+struct LayerNormLowering : public OpRewritePattern<LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = getContext();
+    Location loc = op.getLoc();
+    Value x = op.getInput();
+    auto type = tensorTypeOf(x);
+    int64_t rank = type.getRank(), axis = op.getAxis();
+    Type element = type.getElementType();
+    SmallVector<int64_t> rowShape, axes;
+    SmallVector<bool> reduced;
+    int64_t count = 1;
+    for (int64_t i = 0; i < rank; ++i) {
+      reduced.push_back(i >= axis);
+      if (i >= axis) {
+        axes.push_back(i);
+        count *= type.getDimSize(i);
+      } else {
+        rowShape.push_back(type.getDimSize(i));
+      }
+    }
+    auto rowType = RankedTensorType::get(rowShape, element);
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    AffineMap rowMap = reductionOutMap(rank, axes, /*keepdims=*/false, ctx);
+    auto constant = [&](OpBuilder &b, Location l, double v) -> Value {
+      return arith::ConstantOp::create(b, l, b.getFloatAttr(element, v));
+    };
+    double inverseCount = 1.0 / double(std::max<int64_t>(count, 1));
+    Value sum = buildReduction(
+        rewriter, loc, x, rowType, identity, {}, rowMap, reduced, 0.0,
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return arith::AddFOp::create(b, l, a[0], a[1]);
+        });
+    Value squares = buildReduction(
+        rewriter, loc, ValueRange{x, sum}, rowType, identity, {rowMap}, rowMap,
+        reduced, 0.0, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value mean = arith::MulFOp::create(b, l, a[1], constant(b, l, inverseCount));
+          Value centered = arith::SubFOp::create(b, l, a[0], mean);
+          return arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, centered, centered), a[2]);
+        });
+    double epsilon = op.getEpsilon().convertToFloat();
+    SmallVector<AffineMap> maps = {identity, rowMap, rowMap, identity};
+    Value result =
+        linalg::GenericOp::create(
+            rewriter, loc, type, ValueRange{x, sum, squares},
+            emptyTensor(rewriter, loc, type), maps,
+            SmallVector<IteratorType>(rank, IteratorType::parallel),
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value scale = constant(b, l, inverseCount);
+              Value mean = arith::MulFOp::create(b, l, a[1], scale);
+              Value variance = arith::MulFOp::create(b, l, a[2], scale);
+              Value root = math::SqrtOp::create(
+                  b, l, arith::AddFOp::create(b, l, variance, constant(b, l, epsilon)));
+              Value r = arith::DivFOp::create(
+                  b, l, arith::SubFOp::create(b, l, a[0], mean), root);
+              linalg::YieldOp::create(b, l, r);
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
 
 /// ArgMax/ArgMin: one reduction generic carrying the best value and its
 /// index; ties keep the first index unless select_last_index.
@@ -264,6 +333,7 @@ void kiln::lowering::populateReductionPatterns(RewritePatternSet &patterns) {
                ReduceLowering<ReduceL1Op>, ReduceLowering<ReduceL2Op>,
                ReduceLowering<ReduceLogSumOp>, ReduceLowering<ReduceLogSumExpOp>,
                SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
+               LayerNormLowering,
                ArgReduceLowering<ArgMaxOp>, ArgReduceLowering<ArgMinOp>>(
       patterns.getContext());
 }

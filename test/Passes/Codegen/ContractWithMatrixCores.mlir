@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia}))' | FileCheck %s --check-prefix=NV
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=amd}))' | FileCheck %s --check-prefix=AMD
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia tf32=true}))' | FileCheck %s --check-prefix=TF32
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=amd tf32=true}))' | FileCheck %s --check-prefix=AMDTF32
 
 // One 16x16 output tile of a float16 matmul with a bias + ReLU + rounding
 // epilogue per forall iteration. NVIDIA: a warp; lane l = 4g + t holds
@@ -101,7 +103,18 @@ func.func @gemm_alpha_bf16(%x: memref<16x32xbf16>, %w: memref<16x32xbf16>, %y: m
 // -----
 
 // Left alone: float32 operands (no matrix instruction without TF32), and a
-// tile that is not 16x16.
+// tile that is not 16x16. With tf32 (--allow-tf32, NVIDIA only) the float32
+// tile takes mma.sync m16n8k8: steps of 8 along K, A [r] at (g + 8 (r % 2),
+// k0 + t + 4 (r / 2)).
+// TF32-LABEL: func.func @matmul_f32
+// TF32-SAME: kiln.matrix_cores = "mma.sync m16n8k8 tf32"
+// TF32: scf.for {{.*}} step %c8
+// TF32: nvgpu.mma.sync(%{{.+}}, %{{.+}}, %{{.+}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// TF32-LABEL: func.func @matmul_f16_8x16
+// TF32-NOT: kiln.lanes
+// AMDTF32-LABEL: func.func @matmul_f32
+// AMDTF32-NOT: kiln.lanes
+// AMDTF32: linalg.generic
 // NV-LABEL: func.func @matmul_f32
 // NV-NOT: kiln.lanes
 // NV: linalg.generic

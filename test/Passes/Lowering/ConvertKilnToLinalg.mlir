@@ -72,6 +72,25 @@ func.func @softmax(%x: tensor<2x10xf32>) -> tensor<2x10xf32> attributes {kiln.ke
   return %0 : tensor<2x10xf32>
 }
 
+// LayerNorm's core: the row sum, the sum of squares of the centered values
+// (two passes, numerically stable), then (x - mean) / sqrt(var + eps); the
+// statistics have the row shape (no keepdims), so tiling fuses them.
+// CHECK-LABEL: func.func @layer_norm
+// CHECK: %[[SUM:.+]] = linalg.generic {{.*}} ins(%arg0 : tensor<2x8x32xf32>) outs(%{{.+}} : tensor<2x8xf32>)
+// CHECK: arith.addf
+// CHECK: %[[SQ:.+]] = linalg.generic {{.*}} ins(%arg0, %[[SUM]] : tensor<2x8x32xf32>, tensor<2x8xf32>) outs(%{{.+}} : tensor<2x8xf32>)
+// CHECK: arith.constant 3.125000e-02 : f32
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK: linalg.generic {{.*}} ins(%arg0, %[[SUM]], %[[SQ]] : {{.*}}) outs(%{{.+}} : tensor<2x8x32xf32>)
+// CHECK: arith.constant 9.99999974E-6 : f32
+// CHECK: math.sqrt
+// CHECK: arith.divf
+func.func @layer_norm(%x: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> attributes {kiln.kernel} {
+  %0 = kiln.layer_norm %x {axis = 2 : i64, epsilon = 1.0e-05 : f32} : tensor<2x8x32xf32>
+  return %0 : tensor<2x8x32xf32>
+}
+
 // Functions that are not kernels keep their kiln ops.
 // CHECK-LABEL: func.func @host_side
 // CHECK-NEXT: kiln.relu

@@ -1,9 +1,9 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-fuse-operand-casts))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-fuse-elementwise-producers))' | FileCheck %s
 
 // The generics that only widen a 16-bit operand are folded into the matmul
 // and the bias add that read them: their bodies load f16 and widen it in
-// registers (`extf(a) * extf(b) + acc`). The rounding of the result (not a
-// widening) is left alone.
+// registers (`extf(a) * extf(b) + acc`). The bias add and the rounding
+// (single use, read element for element) become one generic.
 // CHECK-LABEL: func.func @matmul_f16
 // CHECK-NOT: linalg.generic {{.*}}ins(%{{[^ ]+}} : tensor<64x32xf16>) outs(%{{[^ ]+}} : tensor<64x32xf32>)
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]
@@ -13,10 +13,9 @@
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // CHECK: linalg.generic
-// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<64x64xf32>, tensor<64xf16>)
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<64x64xf32>, tensor<64xf16>) outs(%{{.+}} : tensor<64x64xf16>)
 // CHECK: arith.extf
 // CHECK: arith.addf
-// CHECK: linalg.generic
 // CHECK: arith.truncf
 // CHECK-NOT: linalg.generic
 #a = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -65,4 +64,40 @@ func.func @matmul_f16(%x: tensor<64x32xf16>, %w: tensor<32x64xf16>, %b: tensor<6
     linalg.yield %0 : f16
   } -> tensor<64x64xf16>
   return %r : tensor<64x64xf16>
+}
+
+// -----
+
+// Left alone: a producer with another user (fusing would compute it twice)
+// and one its consumer reads with a broadcast (computed once per row
+// otherwise).
+// CHECK-LABEL: func.func @shared_and_broadcast
+// CHECK: %[[E:.+]] = linalg.generic {{.*}}ins(%arg0 : tensor<8x16xf32>)
+// CHECK: math.exp
+// CHECK: %[[N:.+]] = linalg.generic {{.*}}ins(%arg1 : tensor<16xf32>)
+// CHECK: arith.negf
+// CHECK: %[[R:.+]] = linalg.generic {{.*}}ins(%[[E]], %[[N]] : tensor<8x16xf32>, tensor<16xf32>)
+// CHECK: return %[[R]], %[[E]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+#v = affine_map<(d0) -> (d0)>
+func.func @shared_and_broadcast(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) attributes {kiln.kernel} {
+  %e0 = tensor.empty() : tensor<8x16xf32>
+  %ex = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x16xf32>) outs(%e0 : tensor<8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = math.exp %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<8x16xf32>
+  %e1 = tensor.empty() : tensor<16xf32>
+  %nb = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]} ins(%b : tensor<16xf32>) outs(%e1 : tensor<16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.negf %in : f32
+    linalg.yield %0 : f32
+  } -> tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%ex, %nb : tensor<8x16xf32>, tensor<16xf32>) outs(%e0 : tensor<8x16xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %1 = arith.addf %in, %in_1 : f32
+    linalg.yield %1 : f32
+  } -> tensor<8x16xf32>
+  return %r, %ex : tensor<8x16xf32>, tensor<8x16xf32>
 }
