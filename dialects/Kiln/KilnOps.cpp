@@ -73,6 +73,11 @@ bool kiln::isElementwise(Operation *op) {
              XorOp, WhereOp, ExpandOp, ShiftLeftOp, ShiftRightOp>(op);
 }
 
+bool kiln::movesDataOnly(Operation *op) {
+  return isa<ReshapeOp, TransposeOp, ConcatOp, GatherOp, GatherElementsOp,
+             SliceOp, ExpandOp, TileOp>(op);
+}
+
 FailureOr<EinsumSubscripts> kiln::parseEinsumEquation(StringRef equation,
                                                       ArrayRef<int64_t> ranks,
                                                       std::string &error) {

@@ -99,6 +99,53 @@ struct DemotePrecisionPass
         return signalPassFailure();
     for (Operation *op : replaced)
       op->erase();
+    SmallVector<Operation *> movers;
+    func.walk([&](Operation *op) {
+      if (movesDataOnly(op))
+        movers.push_back(op);
+    });
+    for (Operation *op : movers)
+      moveDataIn16Bits(op);
+  }
+
+  /// `op` only moves elements (movesDataOnly), reads widened 16-bit values
+  /// and its results are only rounded back to that type: it takes the
+  /// 16-bit values and produces 16-bit results instead of widening them and
+  /// rounding its result again (which would make a kernel of the rounding,
+  /// where a reshape is otherwise an alias).
+  void moveDataIn16Bits(Operation *op) {
+    SmallVector<CastOp> widenings;
+    for (Value operand : op->getOperands()) {
+      if (!isFloat32Tensor(operand.getType()))
+        continue;
+      auto widen = operand.getDefiningOp<CastOp>();
+      if (!widen || getElementTypeOrSelf(widen.getInput().getType()) != narrow)
+        return;
+      widenings.push_back(widen);
+    }
+    SmallVector<CastOp> roundings;
+    for (Value result : op->getResults()) {
+      if (!isFloat32Tensor(result.getType()) || !result.hasOneUse())
+        return;
+      auto round = dyn_cast<CastOp>(*result.getUsers().begin());
+      if (!round || getElementTypeOrSelf(round.getType()) != narrow)
+        return;
+      roundings.push_back(round);
+    }
+    if (widenings.empty() || roundings.empty())
+      return;
+    for (OpOperand &operand : op->getOpOperands())
+      if (auto widen = operand.get().getDefiningOp<CastOp>();
+          widen && llvm::is_contained(widenings, widen))
+        operand.set(widen.getInput());
+    for (auto [result, round] : llvm::zip(op->getResults(), roundings)) {
+      result.setType(round.getType());
+      round.getResult().replaceAllUsesWith(result);
+      round.erase();
+    }
+    for (CastOp widen : widenings)
+      if (widen->use_empty())
+        widen.erase();
   }
 
   /// Replaces each use of `value` by a widening cast of its 16-bit copy.

@@ -30,7 +30,9 @@ def ComputeHalfInSingle : Pass<"kiln-compute-f16-in-f32", "mlir::func::FuncOp"> 
     operand or result (other than `kiln.cast` and `kiln.constant`) is
     rebuilt on float32: its float16 operands are cast up, it computes and
     accumulates in float32, and each float16 result is rounded back with a
-    cast, so values between ops keep float16 precision.
+    cast, so values between ops keep float16 precision. Ops that only move
+    elements (reshape, transpose, slice, gather, concat, expand, tile) stay
+    in float16: they are exact.
   }];
   let dependentDialects = ["kiln::KilnDialect"];
 }

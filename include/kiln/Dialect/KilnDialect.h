@@ -47,6 +47,11 @@ einsumDimSizes(const EinsumSubscripts &subscripts,
 /// elements at the same (broadcast) position.
 bool isElementwise(mlir::Operation *op);
 
+/// True for ops that only move or copy elements (reshape, transpose, slice,
+/// gather, ...): exact in any element type, so they need not compute in a
+/// wider one.
+bool movesDataOnly(mlir::Operation *op);
+
 /// Output size of one spatial dim of a window op (conv or pool).
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
                          int64_t dilation, int64_t padBegin, int64_t padEnd,

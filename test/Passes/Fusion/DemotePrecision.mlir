@@ -56,3 +56,18 @@ func.func @resource(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
     }
   }
 #-}
+
+// -----
+
+// Ops that only move elements take the 16-bit values as they are: no
+// widening before the transpose, no rounding after it.
+// CHECK-LABEL: func.func @moves
+// CHECK: %[[H:.+]] = kiln.cast %arg0 : tensor<2x3xf32> -> tensor<2x3xf16>
+// CHECK-NEXT: %[[T:.+]] = kiln.transpose %[[H]] {perm = array<i64: 1, 0>} : tensor<2x3xf16> -> tensor<3x2xf16>
+// CHECK-NEXT: %[[W:.+]] = kiln.cast %[[T]] : tensor<3x2xf16> -> tensor<3x2xf32>
+// CHECK-NEXT: kiln.relu %[[W]]
+func.func @moves(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  %0 = kiln.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  %1 = kiln.relu %0 : tensor<3x2xf32>
+  return %1 : tensor<3x2xf32>
+}
