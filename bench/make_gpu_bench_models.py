@@ -120,6 +120,11 @@ def make_pattern_tests(out_dir):
         helper.make_node("Gemm", ["x", "w", "c"], ["y"], transB=1, alpha=0.5),
     ], [("x", (32, 80))], ["y"],
         [weight("w", [48, 80], np.float16), weight("c", [48], np.float16)], **f16)
+    test("conv_f16_relu", [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["y"]),
+    ], [("x", (1, 16, 32, 32))], ["y"],
+        [weight("w", [32, 16, 3, 3], np.float16), weight("b", [32], np.float16)], **f16)
     test("matmul_bias", [
         helper.make_node("MatMul", ["x", "w"], ["m"]),
         helper.make_node("Add", ["m", "b"], ["y"]),

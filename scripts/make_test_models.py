@@ -630,6 +630,17 @@ def build_import_models():
     with open(p, "wb") as f:
         f.write(b"this is not an onnx model\n")
     written.append((p, "plain text (invalid)"))
+    # A 3x3 convolution whose width, filters and channels 16 divides: with
+    # --precision=f16 the GPU targets compute it on matrix instructions as
+    # an implicit GEMM (test/Target/cuda-ptx.test, rocm-isa.test). Its own
+    # generator, so that the models above keep their values.
+    conv_rng = np.random.default_rng(3001)
+    imp("conv3x3_16",
+        [n("Conv", ["x", "w", "b"], ["c"], "conv", pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+         n("Relu", ["c"], ["y"], "relu")],
+        [vi("x", [1, 16, 32, 32])], [vi("y", [1, 32, 32, 32])],
+        [init("w", weights(conv_rng, (32, 16, 3, 3), 16 * 9)),
+         init("b", conv_rng.standard_normal(32).astype(np.float32))], opset=17)
 
 
 # --------------------------------------------------------------------------- main

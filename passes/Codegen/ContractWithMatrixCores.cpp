@@ -81,15 +81,18 @@ bool isMultiplyAdd(linalg::GenericOp op, Value &scale) {
 }
 } // namespace
 
-/// Matches a matmul-shaped contraction: 16-bit inputs (or float32 ones
-/// when `allowFloat32`, for TF32), a float32 output whose last two dims are
-/// M (a loop only the first input uses) and N (only the second), and one
-/// reduction loop K. Static loop ranges.
+/// Matches a contraction matrix instructions can compute: 16-bit inputs
+/// (or float32 ones when `allowFloat32`, for TF32) into float32, an output
+/// indexed by plain loops, M the innermost output loop only the first input
+/// uses, N the innermost one only the second uses, K a reduction loop both
+/// inputs index directly (a matmul's K, a convolution's input channels);
+/// any other reduction loops (a convolution's window) become `window`.
+/// Static loop ranges.
 std::optional<MatrixContractionLoops>
 kiln::matchMatrixContraction(linalg::LinalgOp linalgOp, bool allowFloat32) {
   auto op = dyn_cast<linalg::GenericOp>(linalgOp.getOperation());
   if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 1)
+      op.getNumReductionLoops() < 1)
     return std::nullopt;
   MatrixContractionLoops loops;
   if (!isMultiplyAdd(op, loops.scale))
@@ -103,19 +106,37 @@ kiln::matchMatrixContraction(linalg::LinalgOp linalgOp, bool allowFloat32) {
   AffineMap first = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap second = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
   AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  if (!first.isProjectedPermutation() || !second.isProjectedPermutation() ||
-      !out.isProjectedPermutation() || out.getNumResults() < 2)
+  if (!out.isProjectedPermutation() || out.getNumResults() < 2)
     return std::nullopt;
-  loops.m = cast<AffineDimExpr>(out.getResult(out.getNumResults() - 2)).getPosition();
-  loops.n = cast<AffineDimExpr>(out.getResult(out.getNumResults() - 1)).getPosition();
-  for (auto [i, type] : llvm::enumerate(op.getIteratorTypesArray()))
-    if (type == utils::IteratorType::reduction)
-      loops.k = i;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   auto uses = [](AffineMap map, int64_t dim) { return map.isFunctionOfDim(dim); };
-  if (!uses(first, loops.m) || uses(second, loops.m) || !uses(second, loops.n) ||
-      uses(first, loops.n) || !uses(first, loops.k) || !uses(second, loops.k))
+  for (int64_t r = out.getNumResults() - 1; r >= 0; --r) {
+    int64_t dim = cast<AffineDimExpr>(out.getResult(r)).getPosition();
+    if (loops.m < 0 && uses(first, dim) && !uses(second, dim)) {
+      loops.m = dim;
+      loops.outM = r;
+    }
+    if (loops.n < 0 && uses(second, dim) && !uses(first, dim)) {
+      loops.n = dim;
+      loops.outN = r;
+    }
+  }
+  auto direct = [](AffineMap map, int64_t dim) {
+    return llvm::any_of(map.getResults(), [&](AffineExpr e) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      return d && int64_t(d.getPosition()) == dim;
+    });
+  };
+  for (auto [i, type] : llvm::enumerate(iterators)) {
+    if (type != utils::IteratorType::reduction)
+      continue;
+    if (loops.k < 0 && direct(first, i) && direct(second, i))
+      loops.k = i;
+    else
+      loops.window.push_back(i);
+  }
+  if (loops.m < 0 || loops.n < 0 || loops.k < 0)
     return std::nullopt;
-  // Other parallel loops (batch) must index both inputs alike or be unit.
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;
@@ -169,7 +190,19 @@ struct ContractWithMatrixCoresPass
       return;
     for (auto [i, extent] : llvm::enumerate(loopsOf->ranges))
       if (int64_t(i) != loopsOf->m && int64_t(i) != loopsOf->n &&
-          int64_t(i) != loopsOf->k && extent != 1)
+          int64_t(i) != loopsOf->k && !llvm::is_contained(loopsOf->window, i) &&
+          extent != 1)
+        return;
+    // Every other op writes a buffer shaped like the output tile, whose M
+    // and N dims are at the contraction's positions.
+    outM = loopsOf->outM;
+    outN = loopsOf->outN;
+    int64_t outRank =
+        contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0))
+            .getNumResults();
+    for (linalg::LinalgOp op : ops)
+      if (op.getOperation() != contraction.getOperation() &&
+          !tileLoopsOf(op, outRank))
         return;
 
     IRRewriter rewriter(&getContext());
@@ -200,11 +233,10 @@ struct ContractWithMatrixCoresPass
   /// What this lane last stored at (buffer, element of its positions).
   DenseMap<std::pair<Value, int64_t>, Value> stored;
 
-  /// All loops parallel, every loop of extent 1 except two of extent 16
-  /// (the tile's rows, then its columns), every operand indexed by loops
-  /// in increasing order (no transposes inside the tile).
+  /// All loops parallel, every loop of extent 1 except two of extent 16,
+  /// every operand indexed by plain loops or constants.
   static bool isTileElementwise(linalg::LinalgOp op) {
-    if (op.getNumReductionLoops() != 0)
+    if (op.getNumReductionLoops() != 0 || op.getNumDpsInits() != 1)
       return false;
     int64_t tileLoops = 0;
     for (int64_t extent : op.getStaticLoopRanges()) {
@@ -215,20 +247,32 @@ struct ContractWithMatrixCoresPass
     }
     if (tileLoops != 2)
       return false;
-    for (OpOperand &operand : op->getOpOperands()) {
-      AffineMap map = op.getMatchingIndexingMap(&operand);
-      int64_t last = -1;
-      for (AffineExpr expr : map.getResults()) {
-        if (isa<AffineConstantExpr>(expr))
-          continue;
-        auto dim = dyn_cast<AffineDimExpr>(expr);
-        if (!dim || int64_t(dim.getPosition()) <= last)
+    for (OpOperand &operand : op->getOpOperands())
+      for (AffineExpr expr : op.getMatchingIndexingMap(&operand).getResults())
+        if (!isa<AffineConstantExpr, AffineDimExpr>(expr))
           return false;
-        last = dim.getPosition();
-      }
-    }
     return true;
   }
+
+  /// The loops of an elementwise tile op that walk the tile's rows (M) and
+  /// columns (N): those its output indexes at the contraction's M and N
+  /// positions; none when its output is not shaped like the tile.
+  std::optional<std::pair<int64_t, int64_t>>
+  tileLoopsOf(linalg::LinalgOp op, int64_t outRank) const {
+    AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (int64_t(map.getNumResults()) != outRank)
+      return std::nullopt;
+    auto row = dyn_cast<AffineDimExpr>(map.getResult(outM));
+    auto col = dyn_cast<AffineDimExpr>(map.getResult(outN));
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (!row || !col || ranges[row.getPosition()] != kTile ||
+        ranges[col.getPosition()] != kTile)
+      return std::nullopt;
+    return std::pair<int64_t, int64_t>(row.getPosition(), col.getPosition());
+  }
+
+  /// Positions of M and N among the output tile's dims.
+  int64_t outM = -1, outN = -1;
 
   /// The (row, column) of the tile's output elements that this lane's
   /// accumulator fragment holds, in fragment order.
@@ -266,37 +310,41 @@ struct ContractWithMatrixCoresPass
   /// loop `col` at `c` (when >= 0) and every other loop at 0.
   static SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
                                       ArrayRef<std::pair<int64_t, Value>> at) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    SmallVector<Value> loopValues(map.getNumDims(), zero);
+    for (auto [loop, value] : at)
+      loopValues[loop] = value;
     SmallVector<Value> indices;
     for (AffineExpr expr : map.getResults()) {
-      if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
+      if (auto constant = dyn_cast<AffineConstantExpr>(expr))
         indices.push_back(
             arith::ConstantIndexOp::create(b, loc, constant.getValue()));
-        continue;
-      }
-      int64_t dim = cast<AffineDimExpr>(expr).getPosition();
-      Value index;
-      for (auto [loop, value] : at)
-        if (loop == dim)
-          index = value;
-      indices.push_back(index ? index
-                              : arith::ConstantIndexOp::create(b, loc, 0));
+      else if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        indices.push_back(loopValues[dim.getPosition()]);
+      else // a convolution's input: o * stride + k * dilation
+        indices.push_back(affine::AffineApplyOp::create(
+            b, loc, AffineMap::get(map.getNumDims(), 0, expr), loopValues));
     }
     return indices;
   }
 
-  /// True when `map` indexes a tile element by loop `row` then loop `col`,
-  /// every other result being a unit loop or a constant: each position
-  /// then names the same element of every such buffer.
-  static bool indexesTileElement(linalg::LinalgOp op, AffineMap map,
-                                 int64_t row, int64_t col) {
+  /// True when `map` indexes a buffer shaped like the output tile, loop
+  /// `row` at the M position and `col` at the N position, every other
+  /// result a unit loop or a constant: each position then names the same
+  /// element of every such buffer.
+  bool indexesTileElement(linalg::LinalgOp op, AffineMap map, int64_t row,
+                          int64_t col) const {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    SmallVector<int64_t> tileDims;
-    for (AffineExpr expr : map.getResults()) {
+    if (int64_t(map.getNumResults()) <= std::max(outM, outN))
+      return false;
+    for (auto [r, expr] : llvm::enumerate(map.getResults())) {
       auto dim = dyn_cast<AffineDimExpr>(expr);
-      if (dim && ranges[dim.getPosition()] != 1)
-        tileDims.push_back(dim.getPosition());
+      int64_t want = int64_t(r) == outM ? row : int64_t(r) == outN ? col : -1;
+      if (want >= 0 ? (!dim || int64_t(dim.getPosition()) != want)
+                    : (dim && ranges[dim.getPosition()] != 1))
+        return false;
     }
-    return tileDims == SmallVector<int64_t>{row, col};
+    return true;
   }
 
   /// Loads element `e` of the lane's positions from `buffer`, or reuses
@@ -321,10 +369,9 @@ struct ContractWithMatrixCoresPass
   void emitAtPositions(OpBuilder &b, linalg::LinalgOp op,
                        ArrayRef<std::pair<Value, Value>> positions) {
     Location loc = op.getLoc();
-    SmallVector<int64_t> tileLoops;
-    for (auto [i, extent] : llvm::enumerate(op.getStaticLoopRanges()))
-      if (extent == kTile)
-        tileLoops.push_back(i);
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    auto [rowLoop, colLoop] = *tileLoopsOf(op, outMap.getNumResults());
+    SmallVector<int64_t> tileLoops = {rowLoop, colLoop};
     Block &body = op->getRegion(0).front();
     for (auto [e, position] : llvm::enumerate(positions)) {
       auto [row, col] = position;
@@ -367,18 +414,24 @@ struct ContractWithMatrixCoresPass
 
   /// Loads the fragment elements at (row, k) of the first input or (k, col)
   /// of the second, into a vector of `shape`.
+  /// `window` holds the values of the window loops (a convolution's
+  /// kernel position) for this step.
   static Value loadFragment(OpBuilder &b, Location loc, linalg::GenericOp op,
                             unsigned input, const MatrixContractionLoops &loops,
+                            ArrayRef<std::pair<int64_t, Value>> window,
                             ArrayRef<std::pair<Value, Value>> elements,
                             ArrayRef<int64_t> shape) {
     OpOperand *operand = op.getDpsInputOperand(input);
     AffineMap map = op.getMatchingIndexingMap(operand);
     int64_t tileLoop = input == 0 ? loops.m : loops.n;
     SmallVector<Value> values;
-    for (auto [tileIndex, k] : elements)
-      values.push_back(memref::LoadOp::create(
-          b, loc, operand->get(),
-          indicesAt(b, loc, map, {{tileLoop, tileIndex}, {loops.k, k}})));
+    for (auto [tileIndex, k] : elements) {
+      SmallVector<std::pair<int64_t, Value>> at = {{tileLoop, tileIndex},
+                                                   {loops.k, k}};
+      llvm::append_range(at, window);
+      values.push_back(memref::LoadOp::create(b, loc, operand->get(),
+                                              indicesAt(b, loc, map, at)));
+    }
     auto type = VectorType::get(shape, loops.operandType);
     if (shape.size() == 1)
       return vector::FromElementsOp::create(b, loc, type, values);
@@ -485,10 +538,35 @@ struct ContractWithMatrixCoresPass
 
     bool isTf32 = loops.operandType.isF32();
     int64_t kStep = isTf32 ? 8 : kTile;
-    auto loop = scf::ForOp::create(b, loc, c(0), c(loops.ranges[loops.k]),
-                                   c(kStep), accumulators);
+    // One loop over the window positions (a convolution's kernel; none for
+    // a matmul) times the steps along K, carrying the accumulators.
+    int64_t kSteps = loops.ranges[loops.k] / kStep, windowCount = 1;
+    for (int64_t w : loops.window)
+      windowCount *= loops.ranges[w];
+    scf::ForOp loop =
+        loops.window.empty()
+            ? scf::ForOp::create(b, loc, c(0), c(loops.ranges[loops.k]),
+                                 c(kStep), accumulators)
+            : scf::ForOp::create(b, loc, c(0), c(windowCount * kSteps), c(1),
+                                 accumulators);
     b.setInsertionPointToStart(loop.getBody());
     Value k0 = loop.getInductionVar();
+    SmallVector<std::pair<int64_t, Value>> window;
+    if (!loops.window.empty()) {
+      Value step = loop.getInductionVar();
+      k0 = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, step, c(kSteps)), c(kStep));
+      Value rest = arith::DivUIOp::create(b, loc, step, c(kSteps));
+      for (int64_t i = int64_t(loops.window.size()) - 1; i >= 0; --i) {
+        int64_t extent = loops.ranges[loops.window[i]];
+        window.push_back({loops.window[i],
+                          i == 0 ? rest
+                                 : arith::RemUIOp::create(b, loc, rest, c(extent))
+                                       .getResult()});
+        if (i > 0)
+          rest = arith::DivUIOp::create(b, loc, rest, c(extent));
+      }
+    }
     SmallVector<Value> next;
     if (nvidia && isTf32) {
       // m16n8k8 TF32 (PTX ISA): A [r] at (g + 8 (r % 2), k0 + t + 4 (r / 2)),
@@ -500,12 +578,12 @@ struct ContractWithMatrixCoresPass
       SmallVector<std::pair<Value, Value>> aElements;
       for (int64_t r = 0; r < 4; ++r)
         aElements.push_back({add(g, 8 * (r % 2)), add(kt, 4 * (r / 2))});
-      Value a = loadFragment(b, loc, op, 0, loops, aElements, {4, 1});
+      Value a = loadFragment(b, loc, op, 0, loops, window, aElements, {4, 1});
       for (int64_t h = 0; h < 2; ++h) {
         SmallVector<std::pair<Value, Value>> bElements;
         for (int64_t r = 0; r < 2; ++r)
           bElements.push_back({add(g, 8 * h), add(kt, 4 * r)});
-        Value bFragment = loadFragment(b, loc, op, 1, loops, bElements, {2, 1});
+        Value bFragment = loadFragment(b, loc, op, 1, loops, window, bElements, {2, 1});
         next.push_back(nvgpu::MmaSyncOp::create(
             b, loc, a, bFragment, loop.getRegionIterArgs()[h],
             ArrayRef<int64_t>{16, 8, 8}, /*tf32Enabled=*/true));
@@ -520,14 +598,14 @@ struct ContractWithMatrixCoresPass
       for (int64_t r = 0; r < 4; ++r)
         for (int64_t j = 0; j < 2; ++j)
           aElements.push_back({add(g, 8 * (r % 2)), add(kt, 8 * (r / 2) + j)});
-      Value a = loadFragment(b, loc, op, 0, loops, aElements, {4, 2});
+      Value a = loadFragment(b, loc, op, 0, loops, window, aElements, {4, 2});
       for (int64_t h = 0; h < 2; ++h) {
         // B (16x8, columns 8h..8h+7): [r][j] at (k0 + 2t + 8r + j, 8h + g).
         SmallVector<std::pair<Value, Value>> bElements;
         for (int64_t r = 0; r < 2; ++r)
           for (int64_t j = 0; j < 2; ++j)
             bElements.push_back({add(g, 8 * h), add(kt, 8 * r + j)});
-        Value bFragment = loadFragment(b, loc, op, 1, loops, bElements, {2, 2});
+        Value bFragment = loadFragment(b, loc, op, 1, loops, window, bElements, {2, 2});
         next.push_back(
             mmaSync(b, loc, a, bFragment, loop.getRegionIterArgs()[h]));
       }
@@ -542,8 +620,8 @@ struct ContractWithMatrixCoresPass
       SmallVector<std::pair<Value, Value>> elements;
       for (int64_t i = 0; i < 4; ++i)
         elements.push_back({column, add(kq, i)});
-      Value a = loadFragment(b, loc, op, 0, loops, elements, {4});
-      Value bFragment = loadFragment(b, loc, op, 1, loops, elements, {4});
+      Value a = loadFragment(b, loc, op, 0, loops, window, elements, {4});
+      Value bFragment = loadFragment(b, loc, op, 1, loops, window, elements, {4});
       auto i32 = [&](int64_t v) { return b.getI32IntegerAttr(v); };
       next.push_back(amdgpu::MFMAOp::create(
           b, loc, VectorType::get({4}, f32), i32(16), i32(16), i32(16), i32(1),

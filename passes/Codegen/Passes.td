@@ -175,7 +175,7 @@ def ContractWithMatrixCores
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::vector::VectorDialect",
                            "mlir::nvgpu::NVGPUDialect", "mlir::NVVM::NVVMDialect",
                            "mlir::LLVM::LLVMDialect", "mlir::amdgpu::AMDGPUDialect",
-                           "mlir::scf::SCFDialect"];
+                           "mlir::scf::SCFDialect", "mlir::affine::AffineDialect"];
 }
 
 def HoistStaticAllocas : Pass<"kiln-hoist-static-allocas", "mlir::gpu::GPUFuncOp"> {

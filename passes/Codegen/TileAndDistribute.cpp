@@ -224,11 +224,13 @@ struct TileAndDistributePass
     return threads;
   }
 
-  /// Tile sizes of the root's loops when the kernel is a matmul-shaped
-  /// contraction of 16-bit floats (the root, or its only reducing producer
-  /// under an elementwise epilogue) whose M, N and K `matrixTile` divides:
-  /// one matrixTile x matrixTile output tile per forall iteration, unit
-  /// tiles over the other parallel loops. None otherwise.
+  /// Tile sizes of the root's loops when the kernel is a contraction that
+  /// matrix instructions can compute (matchMatrixContraction: a matmul, or
+  /// a convolution as implicit GEMM with M its output width and N its
+  /// filters), the root or its only reducing producer under an elementwise
+  /// epilogue, whose M, N and K `matrixTile` divides: one matrixTile x
+  /// matrixTile output tile per forall iteration, unit tiles over the other
+  /// parallel loops. None otherwise.
   std::optional<SmallVector<int64_t>> matrixTileSizes(TilingInterface root,
                                                       size_t numLoops) {
     auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
@@ -255,14 +257,16 @@ struct TileAndDistributePass
         contractionType.getShape() != rootType.getShape())
       return std::nullopt;
     AffineMap rootOut = rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
-    if (!rootOut.isProjectedPermutation() || rootOut.getNumResults() < 2)
+    if (!rootOut.isProjectedPermutation() ||
+        rootOut.getNumResults() != contractionType.getRank())
       return std::nullopt;
     SmallVector<int64_t> sizes(numLoops, 0);
     for (auto [i, type] : llvm::enumerate(rootOp.getIteratorTypesArray()))
       if (type == utils::IteratorType::parallel)
         sizes[i] = 1;
-    unsigned rank = rootOut.getNumResults();
-    for (unsigned r : {rank - 2, rank - 1})
+    // The root's loops that write the output dims where the contraction
+    // has M and N.
+    for (int64_t r : {loops->outM, loops->outN})
       sizes[cast<AffineDimExpr>(rootOut.getResult(r)).getPosition()] =
           matrixTile;
     return sizes;

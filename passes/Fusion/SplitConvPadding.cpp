@@ -31,12 +31,26 @@ struct SplitPadding : public OpRewritePattern<ConvOp> {
       padAll[rank + i + 2] = pads[i + spatial];
       shape[i + 2] += pads[i] + pads[i + spatial];
     }
-    auto paddedType = RankedTensorType::get(shape, inType.getElementType());
-    Value padded = PadOp::create(rewriter, conv.getLoc(), paddedType,
-                                 conv.getInput(),
+    // A 16-bit input widened for the convolution (--precision, float16
+    // models) is padded as it is and widened after: the padding kernel
+    // moves half the bytes and the widening stays the convolution's
+    // prologue.
+    Value source = conv.getInput();
+    auto widen = source.getDefiningOp<CastOp>();
+    if (widen && !isa<FloatType>(getElementTypeOrSelf(widen.getInput().getType())))
+      widen = nullptr;
+    if (widen)
+      source = widen.getInput();
+    auto paddedType = RankedTensorType::get(
+        shape, cast<RankedTensorType>(source.getType()).getElementType());
+    Value padded = PadOp::create(rewriter, conv.getLoc(), paddedType, source,
                                  rewriter.getDenseI64ArrayAttr(padAll),
                                  rewriter.getStringAttr("constant"),
                                  rewriter.getF64FloatAttr(0.0));
+    if (widen)
+      padded = CastOp::create(
+          rewriter, conv.getLoc(),
+          RankedTensorType::get(shape, inType.getElementType()), padded);
     rewriter.modifyOpInPlace(conv, [&] {
       conv.getInputMutable().assign(padded);
       conv.setPads(SmallVector<int64_t>(2 * spatial, 0));

@@ -37,10 +37,16 @@ namespace kiln {
 /// The loops of a contraction that matrix instructions can compute
 /// (kiln-contract-with-matrix-cores): `acc + extf(a) * extf(b) [* scale]`
 /// over 16-bit float inputs (or `acc + a * b` over float32 ones, for TF32)
-/// into float32, the output's last two dims M (a loop only the first input
-/// uses) and N (only the second), one reduction loop K.
+/// into float32; M, N: output dims only the first / only the second input
+/// uses; K: a reduction loop both index directly; other reduction loops
+/// (a convolution's window) iterate around K: matmuls and convolutions
+/// as implicit GEMM.
 struct MatrixContractionLoops {
   int64_t m = -1, n = -1, k = -1;
+  /// Positions of M and N among the output's dims.
+  int64_t outM = -1, outN = -1;
+  /// Other reduction loops (a convolution's window), iterated around K.
+  llvm::SmallVector<int64_t> window;
   llvm::SmallVector<int64_t> ranges; ///< static extent of every loop
   mlir::Type operandType;            ///< f16, bf16 (or f32: TF32)
   mlir::Value scale; ///< multiplies each product (Gemm's alpha), or null
