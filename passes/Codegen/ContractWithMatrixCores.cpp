@@ -2,13 +2,18 @@
 //
 // kiln-tile-and-distribute gives a contraction with 16-bit operands and a
 // float32 accumulator (`extf(a) * extf(b) + acc`, as --precision=f16|bf16
-// makes matmuls) one 16x16 output tile per forall iteration. This pass hands
-// each tile to one warp (NVIDIA, 32 lanes) or wavefront (AMD, 64 lanes):
-// the K loop steps by 16 and each step is one matrix instruction over
-// fragments the lanes load from global memory,
+// makes matmuls and convolutions) one 16x16 output tile per forall
+// iteration. This pass hands each tile to one warp (NVIDIA, 32 lanes) or
+// wavefront (AMD, 64 lanes): the K loop steps by 16 and each step is one
+// matrix instruction over fragments the lanes load from global memory,
 //
-//   nvidia: two nvgpu.mma.sync m16n8k16 (mma.sync.aligned on sm_80+),
+//   nvidia: two nvgpu.mma.sync m16n8k16 (mma.sync.aligned on sm_80+;
+//           m16n8k8 TF32 for float32 with tf32=true),
 //   amd:    one amdgpu.mfma 16x16x16 (v_mfma_f32_16x16x16{f16,bf16_1k}).
+//
+// A convolution is an implicit GEMM: M its output width, N its filters, K
+// its input channels; its window loops (kh, kw) run around the K steps and
+// the input's `o * stride + k` indices are computed per fragment element.
 //
 // Every other op of the tile (the accumulator's fill, the elementwise
 // epilogue: bias, activation, rounding to 16 bits) is elementwise over the

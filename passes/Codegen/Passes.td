@@ -152,11 +152,13 @@ def DistributeRowsToLanes
 
 def ContractWithMatrixCores
     : Pass<"kiln-contract-with-matrix-cores", "mlir::func::FuncOp"> {
-  let summary = "Computes 16x16 tiles of 16-bit matmuls with tensor-core / MFMA instructions";
+  let summary = "Computes 16x16 tiles of 16-bit matmuls and convolutions with tensor-core / MFMA instructions";
   let description = [{
     For a bufferized GPU kernel whose forall iteration is one 16x16 output
     tile of a contraction `acc + extf(a) * extf(b)` (f16 or bf16 operands,
-    float32 accumulation; see kiln-tile-and-distribute's matrix-tile), the
+    float32 accumulation; a matmul, or a convolution as implicit GEMM whose
+    window loops run around the K steps; see kiln-tile-and-distribute's
+    matrix-tile), the
     tile becomes the work of one warp (`arch=nvidia`: 32 lanes, two
     `nvgpu.mma.sync` m16n8k16 per step of 16 along K) or one wavefront
     (`arch=amd`: 64 lanes, one `amdgpu.mfma` 16x16x16 per step). Lanes load
