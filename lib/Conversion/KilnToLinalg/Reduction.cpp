@@ -33,6 +33,27 @@ Value buildReduction(OpBuilder &b, Location loc, ValueRange inputs,
       .getResult(0);
 }
 
+/// An elementwise generic over `x` that also reads per-row statistics
+/// (results of reductions, indexed by `rowMap`): `body` gets x's element,
+/// then each statistic's, and returns the result element.
+Value mapRows(OpBuilder &b, Location loc, Value x, ValueRange rowStats,
+              AffineMap rowMap, BodyFn body) {
+  auto type = cast<RankedTensorType>(x.getType());
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<AffineMap> maps = {identity};
+  maps.append(rowStats.size(), rowMap);
+  maps.push_back(identity);
+  SmallVector<Value> inputs = {x};
+  llvm::append_range(inputs, rowStats);
+  return linalg::GenericOp::create(
+             b, loc, type, inputs, emptyTensor(b, loc, type), maps,
+             SmallVector<IteratorType>(type.getRank(), IteratorType::parallel),
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, body(nb, l, args));
+             })
+      .getResult(0);
+}
+
 template <typename ReduceOp>
 struct ReduceLowering : public OpRewritePattern<ReduceOp> {
   using OpRewritePattern<ReduceOp>::OpRewritePattern;
@@ -170,24 +191,16 @@ struct SoftmaxLowering : public OpRewritePattern<SoftmaxLikeOp> {
           Value e = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], a[1]));
           return arith::AddFOp::create(b, l, e, a[2]);
         });
-    SmallVector<AffineMap> maps = {identity, rowMap, rowMap, identity};
-    Value result =
-        linalg::GenericOp::create(
-            rewriter, loc, type, ValueRange{x, max, sum},
-            emptyTensor(rewriter, loc, type), maps,
-            SmallVector<IteratorType>(rank, IteratorType::parallel),
-            [](OpBuilder &b, Location l, ValueRange a) {
-              Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
-              Value r;
-              if constexpr (isLog)
-                r = arith::SubFOp::create(b, l, shifted,
-                                          math::LogOp::create(b, l, a[2]));
-              else
-                r = arith::DivFOp::create(b, l, math::ExpOp::create(b, l, shifted),
-                                          a[2]);
-              linalg::YieldOp::create(b, l, r);
-            })
-            .getResult(0);
+    Value result = mapRows(
+        rewriter, loc, x, {max, sum}, rowMap,
+        [](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
+          if constexpr (isLog)
+            return arith::SubFOp::create(b, l, shifted,
+                                         math::LogOp::create(b, l, a[2]));
+          return arith::DivFOp::create(b, l, math::ExpOp::create(b, l, shifted),
+                                       a[2]);
+        });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -241,23 +254,17 @@ struct LayerNormLowering : public OpRewritePattern<LayerNormOp> {
               b, l, arith::MulFOp::create(b, l, centered, centered), a[2]);
         });
     double epsilon = op.getEpsilon().convertToFloat();
-    SmallVector<AffineMap> maps = {identity, rowMap, rowMap, identity};
-    Value result =
-        linalg::GenericOp::create(
-            rewriter, loc, type, ValueRange{x, sum, squares},
-            emptyTensor(rewriter, loc, type), maps,
-            SmallVector<IteratorType>(rank, IteratorType::parallel),
-            [&](OpBuilder &b, Location l, ValueRange a) {
-              Value scale = constant(b, l, inverseCount);
-              Value mean = arith::MulFOp::create(b, l, a[1], scale);
-              Value variance = arith::MulFOp::create(b, l, a[2], scale);
-              Value root = math::SqrtOp::create(
-                  b, l, arith::AddFOp::create(b, l, variance, constant(b, l, epsilon)));
-              Value r = arith::DivFOp::create(
-                  b, l, arith::SubFOp::create(b, l, a[0], mean), root);
-              linalg::YieldOp::create(b, l, r);
-            })
-            .getResult(0);
+    Value result = mapRows(
+        rewriter, loc, x, {sum, squares}, rowMap,
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value scale = constant(b, l, inverseCount);
+          Value mean = arith::MulFOp::create(b, l, a[1], scale);
+          Value variance = arith::MulFOp::create(b, l, a[2], scale);
+          Value root = math::SqrtOp::create(
+              b, l, arith::AddFOp::create(b, l, variance, constant(b, l, epsilon)));
+          return arith::DivFOp::create(
+              b, l, arith::SubFOp::create(b, l, a[0], mean), root);
+        });
     rewriter.replaceOp(op, result);
     return success();
   }
