@@ -59,9 +59,11 @@ static std::string cpuKernelsPipeline() {
   return std::string("builtin.module(") + kBufferize +
          "func.func(kiln-map-forall-to-workgroups),"
          "func.func(kiln-expand-memref-copies),"
+         "func.func(kiln-contract-with-vector-registers),"
          "buffer-deallocation-pipeline,"
          "func.func(scf-forall-to-for),func.func(convert-linalg-to-loops),"
-         "expand-strided-metadata,lower-affine,finalize-memref-to-llvm,"
+         "expand-strided-metadata,lower-affine,convert-vector-to-llvm,"
+         "finalize-memref-to-llvm,"
          "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"
          "convert-arith-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
          "reconcile-unrealized-casts,kiln-add-cpu-kernel-abi,canonicalize)";

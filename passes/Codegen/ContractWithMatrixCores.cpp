@@ -46,10 +46,9 @@ constexpr int64_t kTile = 16;
 
 bool isSixteenBitFloat(Type t) { return t.isF16() || t.isBF16(); }
 
-/// The body is `acc + a' * b'` (either order), where each of `a'`, `b'` is
-/// its input or `extf` of it, optionally times `s` defined outside the body
-/// (Gemm's alpha), whose value is then stored in `scale`.
-bool isMultiplyAdd(linalg::GenericOp op, Value &scale) {
+} // namespace
+
+bool kiln::isMultiplyAdd(linalg::GenericOp op, Value &scale) {
   Block &body = op.getRegion().front();
   auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
   if (!add)
@@ -84,7 +83,6 @@ bool isMultiplyAdd(linalg::GenericOp op, Value &scale) {
   return body.getOperations().size() == expected &&
          ins.contains(body.getArgument(0)) && ins.contains(body.getArgument(1));
 }
-} // namespace
 
 /// Matches a contraction matrix instructions can compute: 16-bit inputs
 /// (or float32 ones when `allowFloat32`, for TF32) into float32, an output

@@ -150,6 +150,33 @@ def DistributeRowsToLanes
                            "mlir::memref::MemRefDialect"];
 }
 
+def ContractWithVectorRegisters
+    : Pass<"kiln-contract-with-vector-registers", "mlir::func::FuncOp"> {
+  let summary = "Computes CPU matmuls and convolutions as register tiles of vector FMAs";
+  let description = [{
+    For each contraction `acc + a * b` of a bufferized CPU kernel into
+    float32 (inputs float32 or widened from 16 bits) whose output's
+    innermost loop is contiguous in one input and absent from the other
+    (a matmul with B not transposed; a stride-1 convolution along its output
+    width): tiles of up to `max-rows` rows (M, or filters) by up to two
+    vectors of `vector-width` elements keep their accumulators in vector
+    registers for the whole reduction; each step loads one vector of the
+    first input and broadcasts one element of the other per row into a
+    `vector.fma`. Remainders get narrower tiles of the same form. Other
+    contractions and every other op are left alone. Sets
+    `kiln.register_tile` = [rows, width].
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "Elements of one vector register (16 floats: AVX-512)">,
+    Option<"maxRows", "max-rows", "int64_t", "8",
+           "Rows of a tile (kiln-tile-and-distribute splits rows in multiples of 8)">
+  ];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
+                           "mlir::affine::AffineDialect", "mlir::arith::ArithDialect",
+                           "mlir::memref::MemRefDialect"];
+}
+
 def ContractWithMatrixCores
     : Pass<"kiln-contract-with-matrix-cores", "mlir::func::FuncOp"> {
   let summary = "Computes 16x16 tiles of 16-bit matmuls and convolutions with tensor-core / MFMA instructions";

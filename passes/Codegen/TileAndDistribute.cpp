@@ -147,10 +147,17 @@ struct TileAndDistributePass
       return 1;
     if (gpu)
       return tileForThreads(root, domain, iterators);
+    int64_t granularity = 1;
+    if (std::optional<std::pair<int64_t, int64_t>> split =
+            splitAroundRegisterTiles(root, domain, iterators)) {
+      std::tie(dim, granularity) = *split;
+      extent = *getConstantIntValue(domain[dim].size);
+    }
     int64_t wanted = std::min<int64_t>(
         {maxWorkgroups, extent,
          std::max<int64_t>(1, total / std::max<int64_t>(1, minWorkPerWorkgroup))});
     int64_t tileSize = (extent + wanted - 1) / wanted;
+    tileSize = std::min<int64_t>(extent, llvm::alignTo(tileSize, granularity));
     int64_t tiles = (extent + tileSize - 1) / tileSize;
     if (tiles <= 1)
       return 1;
@@ -163,6 +170,63 @@ struct TileAndDistributePass
     root->getParentOfType<func::FuncOp>()->setAttr(
         "kiln.tile", builder.getDenseI64ArrayAttr({dim, tileSize}));
     return tiles;
+  }
+
+  /// CPU: the root loop to split into workgroups, and the multiple of
+  /// which its tiles must be, when the kernel computes a contraction that
+  /// kiln-contract-with-vector-registers turns into register tiles
+  /// (rows x vector). A loop outside those tiles (a convolution's output
+  /// rows, a batch) is split first; otherwise the row loop, in multiples of
+  /// `kRegisterRows` so that every workgroup gets whole register tiles
+  /// (split one row per workgroup, each would run one-row tiles). The
+  /// vector loop is split only when nothing else is, in whole tiles of two
+  /// vectors. None when the kernel has no such
+  /// contraction.
+  std::optional<std::pair<int64_t, int64_t>>
+  splitAroundRegisterTiles(TilingInterface root, ArrayRef<Range> domain,
+                           ArrayRef<utils::IteratorType> iterators) {
+    constexpr int64_t kRegisterRows = 8, kRegisterWidth = 32;
+    auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
+    if (!rootOp || rootOp.getNumDpsInits() != 1)
+      return std::nullopt;
+    auto rootType = dyn_cast<ShapedType>(rootOp.getDpsInits()[0].getType());
+    AffineMap rootOut = rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
+    if (!rootType || !rootOut.isProjectedPermutation())
+      return std::nullopt;
+    linalg::LinalgOp contraction;
+    std::optional<VectorContractionLoops> loops;
+    int found = 0;
+    root->getParentOfType<func::FuncOp>().walk([&](linalg::LinalgOp op) {
+      auto type = dyn_cast<ShapedType>(op.getDpsInits().empty()
+                                           ? Type()
+                                           : op.getDpsInits()[0].getType());
+      if (!type || type.getShape() != rootType.getShape())
+        return;
+      if (auto match = matchVectorContraction(op)) {
+        contraction = op;
+        loops = match;
+        ++found;
+      }
+    });
+    if (found != 1)
+      return std::nullopt;
+    AffineMap out =
+        contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
+    std::optional<std::pair<int64_t, int64_t>> rowSplit, vectorSplit;
+    for (auto [r, expr] : llvm::enumerate(rootOut.getResults())) {
+      int64_t rootLoop = cast<AffineDimExpr>(expr).getPosition();
+      int64_t loop = cast<AffineDimExpr>(out.getResult(r)).getPosition();
+      if (iterators[rootLoop] != utils::IteratorType::parallel ||
+          *getConstantIntValue(domain[rootLoop].size) <= 1)
+        continue;
+      if (loop == loops->vector)
+        vectorSplit = {rootLoop, kRegisterWidth};
+      else if (loop == loops->rows)
+        rowSplit = {rootLoop, kRegisterRows};
+      else
+        return std::pair<int64_t, int64_t>(rootLoop, 1);
+    }
+    return rowSplit ? rowSplit : vectorSplit;
   }
 
   /// GPU tiling: one forall iteration per thread. Every parallel loop of the

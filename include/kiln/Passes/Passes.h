@@ -34,6 +34,30 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "kiln/Passes/CodegenPasses.h.inc"
 
+/// True when the generic's body is `acc + a' * b'` (either order), where
+/// each of `a'`, `b'` is its input or `extf` of it, optionally times `s`
+/// defined outside the body (Gemm's alpha), whose value is then stored in
+/// `scale`.
+bool isMultiplyAdd(mlir::linalg::GenericOp op, mlir::Value &scale);
+
+/// The loops of a contraction that CPU vector registers compute
+/// (kiln-contract-with-vector-registers): `acc + a * b [* scale]` (inputs
+/// possibly widened by extf) into float32, whose output's innermost dim is
+/// a parallel loop `vector` that one input (`vectorInput`) indexes only in
+/// its innermost dim, with a constant step `vectorStride` of at most 4
+/// (`d`, `d + kw`, `2 * d + kw`), and the other input not at all; `rows`:
+/// the innermost other output loop that only the other input uses (a
+/// matmul's M, a convolution's filters), or -1. Matmuls (B not
+/// transposed) and convolutions.
+struct VectorContractionLoops {
+  int64_t vector = -1, rows = -1, vectorStride = 1;
+  unsigned vectorInput = 0;
+  llvm::SmallVector<int64_t> ranges; ///< static extent of every loop
+  mlir::Value scale;                 ///< Gemm's alpha, or null
+};
+std::optional<VectorContractionLoops>
+matchVectorContraction(mlir::linalg::LinalgOp op);
+
 /// The loops of a contraction that matrix instructions can compute
 /// (kiln-contract-with-matrix-cores): `acc + extf(a) * extf(b) [* scale]`
 /// over 16-bit float inputs (or `acc + a * b` over float32 ones, for TF32)

@@ -65,3 +65,60 @@ func.func @not_a_kernel(%x: tensor<4096xf32>) -> tensor<4096xf32> {
   } -> tensor<4096xf32>
   return %0 : tensor<4096xf32>
 }
+
+// -----
+
+// A convolution that kiln-contract-with-vector-registers will compute in
+// register tiles (filters x output width): the workgroups split its output
+// rows (loop 2), not its filters (loop 1, the first parallel loop of size
+// above 1), so that every workgroup keeps all 16 filters for its tiles.
+// CHECK-LABEL: func.func @conv_splits_rows
+// CHECK-SAME: kiln.tile = array<i64: 2, 1>
+// CHECK-SAME: kiln.workgroups = 16 : i64
+// CHECK: scf.forall (%{{.+}}) in (16)
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @conv_splits_rows(%arg0: memref<1x8x18x18xf32>, %arg1: memref<16x8x3x3xf32>, %arg2: memref<1x16x16x16xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %cst = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<1x8x18x18xf32> to tensor<1x8x18x18xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<16x8x3x3xf32> to tensor<16x8x3x3xf32>
+  %e = tensor.empty() : tensor<1x16x16x16xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<1x16x16x16xf32>) -> tensor<1x16x16x16xf32>
+  %0 = linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<1x8x18x18xf32>, tensor<16x8x3x3xf32>) outs(%z : tensor<1x16x16x16xf32>) {
+  ^bb0(%i: f32, %k: f32, %acc: f32):
+    %p = arith.mulf %i, %k : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x16x16xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<1x16x16x16xf32>, memref<1x16x16x16xf32>) -> ()
+  return
+}
+
+// -----
+
+// A matmul (M 64) split along M in multiples of the register tile's 8 rows:
+// its work alone would give each of 32 workgroups 2 rows; they get 8.
+// CHECK-LABEL: func.func @matmul_splits_whole_row_tiles
+// CHECK-SAME: kiln.tile = array<i64: 0, 8>
+// CHECK-SAME: kiln.workgroups = 8 : i64
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+func.func @matmul_splits_whole_row_tiles(%arg0: memref<64x4xf32>, %arg1: memref<4x32xf32>, %arg2: memref<64x32xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %cst = arith.constant 0.0 : f32
+  %a = bufferization.to_tensor %arg0 restrict : memref<64x4xf32> to tensor<64x4xf32>
+  %b = bufferization.to_tensor %arg1 restrict : memref<4x32xf32> to tensor<4x32xf32>
+  %e = tensor.empty() : tensor<64x32xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %0 = linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<64x4xf32>, tensor<4x32xf32>) outs(%z : tensor<64x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<64x32xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<64x32xf32>, memref<64x32xf32>) -> ()
+  return
+}

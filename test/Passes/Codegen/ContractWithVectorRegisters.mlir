@@ -1,0 +1,171 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-vector-registers),canonicalize)' | FileCheck %s
+
+// A matmul C[m, n] += A[m, k] * B[k, n] (M 10, N 48, K 8): rows of M by
+// vectors of N. N 48 is one 32-wide tile and a 16-wide remainder, M 10 an
+// 8-row tile and a 2-row remainder: four tile shapes. Each keeps its
+// accumulators in vector registers across the K loop: one vector load of
+// B's row per step, one broadcast element of A per row, one FMA per row.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: kiln.register_tile = array<i64: 8, 32>
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC0:.+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
+// CHECK: %[[B:.+]] = vector.load %arg1[%[[K]], %{{.+}}] : memref<8x48xf32>, vector<32xf32>
+// CHECK: %[[A:.+]] = memref.load %arg0[%{{.+}}, %[[K]]] : memref<10x8xf32>
+// CHECK: %[[AB:.+]] = vector.broadcast %[[A]] : f32 to vector<32xf32>
+// CHECK: vector.fma %[[B]], %[[AB]], %[[ACC0]] : vector<32xf32>
+// CHECK-COUNT-7: vector.fma
+// CHECK: scf.yield
+// CHECK-COUNT-8: vector.store %{{.+}}, %arg2[%{{.+}}, %{{.+}}] : memref<10x48xf32>, vector<32xf32>
+// The 2-row remainder of the 32-wide column tiles.
+// CHECK: -> (vector<32xf32>, vector<32xf32>)
+// The 16-wide remainder column: 8 rows, then 2.
+// CHECK: -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: -> (vector<16xf32>, vector<16xf32>)
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+func.func @matmul(%a: memref<10x8xf32>, %b: memref<8x48xf32>, %c: memref<10x48xf32>) attributes {kiln.kernel} {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<10x8xf32>, memref<8x48xf32>) outs(%c : memref<10x48xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A convolution (NCHW, 3x3, stride 1) as the workgroup sees it: a subview
+// of its output. Rows are filters (4), vectors run along the output width
+// (16); the loop over output rows stays outside the tiles and the input
+// channels and window are the reduction, each step loading 16 neighbouring
+// input pixels `ow + kw`.
+// CHECK-LABEL: func.func @conv
+// CHECK-SAME: kiln.register_tile = array<i64: 4, 16>
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[OH:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
+// CHECK: scf.for %[[C:.+]] = {{.+}} iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for %[[KH:.+]] = {{.+}} iter_args
+// CHECK: scf.for %[[KW:.+]] = {{.+}} iter_args
+// CHECK: %[[ROW:.+]] = affine.apply #{{.+}}(%[[OH]], %[[KH]])
+// CHECK: %[[X:.+]] = vector.load %arg0[%{{.+}}, %[[C]], %[[ROW]], %[[KW]]] : memref<1x2x6x18xf32>, vector<16xf32>
+// CHECK: memref.load %arg1[%{{.+}}, %[[C]], %[[KH]], %[[KW]]] : memref<4x2x3x3xf32>
+// CHECK-COUNT-4: vector.fma
+// CHECK-COUNT-4: vector.store {{.+}} : memref<1x4x4x16xf32, strided<[1024, 256, 16, 1], offset: ?>>, vector<16xf32>
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @conv(%x: memref<1x2x6x18xf32>, %w: memref<4x2x3x3xf32>, %y: memref<1x4x16x16xf32>, %wg: index) attributes {kiln.kernel} {
+  %tile = memref.subview %y[0, 0, %wg, 0] [1, 4, 4, 16] [1, 1, 1, 1] : memref<1x4x16x16xf32> to memref<1x4x4x16xf32, strided<[1024, 256, 16, 1], offset: ?>>
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x2x6x18xf32>, memref<4x2x3x3xf32>) outs(%tile : memref<1x4x4x16xf32, strided<[1024, 256, 16, 1], offset: ?>>) {
+  ^bb0(%i: f32, %k: f32, %acc: f32):
+    %p = arith.mulf %i, %k : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A stride-2 convolution: each step loads the 2 * (8 - 1) + 1 = 15 input
+// pixels its 8 outputs span and keeps every second one.
+// CHECK-LABEL: func.func @strided_conv
+// CHECK-SAME: kiln.register_tile = array<i64: 2, 8>
+// CHECK: %[[SPAN:.+]] = vector.load %arg0[{{.+}}] : memref<1x1x17x17xf32>, vector<15xf32>
+// CHECK: vector.shuffle %[[SPAN]], %[[SPAN]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<15xf32>, vector<15xf32>
+// CHECK-COUNT-2: vector.fma {{.+}} : vector<8xf32>
+#in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @strided_conv(%x: memref<1x1x17x17xf32>, %w: memref<2x1x3x3xf32>, %y: memref<1x2x8x8xf32>) attributes {kiln.kernel} {
+  linalg.generic {indexing_maps = [#in, #w, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : memref<1x1x17x17xf32>, memref<2x1x3x3xf32>) outs(%y : memref<1x2x8x8xf32>) {
+  ^bb0(%i: f32, %k: f32, %acc: f32):
+    %p = arith.mulf %i, %k : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Gemm's alpha multiplies each broadcast element; f16 inputs are widened
+// after loading (a vector extf of B's row, a scalar extf of A's element).
+// CHECK-LABEL: func.func @scaled_f16
+// CHECK: %[[B:.+]] = vector.load %arg1[{{.+}}] : memref<4x16xf16>, vector<16xf16>
+// CHECK: %[[BW:.+]] = arith.extf %[[B]] : vector<16xf16> to vector<16xf32>
+// CHECK: %[[A:.+]] = memref.load %arg0
+// CHECK: %[[AW:.+]] = arith.extf %[[A]] : f16 to f32
+// CHECK: %[[AS:.+]] = arith.mulf %[[AW]], %arg3 : f32
+// CHECK: %[[AB:.+]] = vector.broadcast %[[AS]]
+// CHECK: vector.fma %[[BW]], %[[AB]]
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+func.func @scaled_f16(%a: memref<2x4xf16>, %b: memref<4x16xf16>, %c: memref<2x16xf32>, %alpha: f32) attributes {kiln.kernel} {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x4xf16>, memref<4x16xf16>) outs(%c : memref<2x16xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xw = arith.extf %x : f16 to f32
+    %yw = arith.extf %y : f16 to f32
+    %p = arith.mulf %xw, %yw : f32
+    %q = arith.mulf %p, %alpha : f32
+    %s = arith.addf %acc, %q : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Left alone: B transposed (no input is contiguous along the output's
+// innermost dim), a body that is not a multiply-add, and a function that is
+// not a kernel.
+// CHECK-LABEL: func.func @transposed_b
+// CHECK: linalg.generic
+// CHECK-NOT: vector.fma
+// CHECK-LABEL: func.func @max_plus
+// CHECK: linalg.generic
+// CHECK-NOT: vector.fma
+// CHECK-LABEL: func.func @not_a_kernel
+// CHECK: linalg.generic
+// CHECK-NOT: vector.fma
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mBt = affine_map<(m, n, k) -> (n, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+func.func @transposed_b(%a: memref<8x8xf32>, %b: memref<16x8xf32>, %c: memref<8x16xf32>) attributes {kiln.kernel} {
+  linalg.generic {indexing_maps = [#mA, #mBt, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x8xf32>, memref<16x8xf32>) outs(%c : memref<8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @max_plus(%a: memref<8x8xf32>, %b: memref<8x16xf32>, %c: memref<8x16xf32>) attributes {kiln.kernel} {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x8xf32>, memref<8x16xf32>) outs(%c : memref<8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.addf %x, %y : f32
+    %s = arith.maximumf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @not_a_kernel(%a: memref<8x8xf32>, %b: memref<8x16xf32>, %c: memref<8x16xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x8xf32>, memref<8x16xf32>) outs(%c : memref<8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
