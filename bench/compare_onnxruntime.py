@@ -9,9 +9,12 @@ BIN` (the bin folder of a venv with PyPI's iree-base-compiler and
 iree-base-runtime), the model with its batch dims fixed is also imported
 (`iree-import-onnx`), compiled for this CPU (`iree-compile`, llvm-cpu,
 host) and timed (`iree-benchmark-module`, local-task with as many workers
-as threads). Memory: Kiln's arena, and the bound of the fusion/tiling issue,
-the two largest intermediate tensors plus the weights (from ONNX shape
-inference).
+as threads). Memory: Kiln's arena plus weights; the bound of the
+fusion/tiling issue, the two largest intermediate tensors plus the weights
+(from ONNX shape inference); and onnxruntime's peak, measured in a child
+process as the growth of its peak resident memory (VmHWM, reset after
+imports and input generation) while it loads the model and runs it three
+times.
 
 Usage: .venv/bin/python bench/compare_onnxruntime.py [--threads N] [--repeats R]
            [--iree .venv-iree/bin] MODEL.onnx...
@@ -170,6 +173,44 @@ def onnxruntime(model_path, threads, repeats, batch):
     return statistics.median(times)
 
 
+def rss_kb(field):
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def onnxruntime_peak(model_path, threads, batch):
+    """Run in a child process: how far onnxruntime raises the process's peak
+    resident memory above what it was once Python, numpy, onnxruntime and
+    the inputs were loaded (weights, arena, workspace; bytes)."""
+    feeds = random_inputs(model_path, batch)
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")  # resets VmHWM to the current resident size
+    before = rss_kb("VmRSS")
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(model_path, options,
+                                   providers=["CPUExecutionProvider"])
+    for _ in range(3):
+        session.run(None, feeds)
+    return (rss_kb("VmHWM") - before) * 1024
+
+
+def onnxruntime_peak_in_child(model_path, threads, batch):
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+            "import compare_onnxruntime as c; "
+            "print(c.onnxruntime_peak(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))")
+    r = subprocess.run([sys.executable, "-c", code, os.path.dirname(__file__),
+                        model_path, str(threads), str(batch)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    return int(r.stdout.strip().splitlines()[-1])
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--threads", type=int, default=os.cpu_count())
@@ -187,8 +228,9 @@ def main():
     iree_head = " IREE median (ms) | Kiln / IREE |" if args.iree else ""
     print("| model | ONNX nodes | Kiln kernels | Kiln compile (s) | Kiln median (ms) "
           "| onnxruntime median (ms) | Kiln / ORT |" + iree_head +
-          " Kiln arena + weights (MB) | 2 largest tensors + weights (MB) |")
-    print("| --- " * (9 + (2 if args.iree else 0)) + "|")
+          " Kiln arena + weights (MB) | 2 largest tensors + weights (MB) "
+          "| onnxruntime peak RSS growth (MB) |")
+    print("| --- " * (10 + (2 if args.iree else 0)) + "|")
     ratios = {"ort": [], "iree": []}
     for model_path in args.models:
         nodes = len(onnx.load(model_path).graph.node)
@@ -208,11 +250,13 @@ def main():
                 else:
                     iree_cells = f" {iree_ms} | |"
         ort_ms = onnxruntime(model_path, args.threads, args.repeats, args.batch)
+        ort_peak = onnxruntime_peak_in_child(model_path, args.threads, args.batch)
         ratios["ort"].append(kiln_ms / ort_ms)
         name = os.path.relpath(model_path, ROOT)
+        peak_cell = f"{ort_peak / 1e6:.2f}" if ort_peak is not None else "failed"
         print(f"| {name} | {nodes} | {kernels} | {compile_s:.2f} | {kiln_ms:.4f} "
               f"| {ort_ms:.4f} | {kiln_ms / ort_ms:.2f} |{iree_cells} "
-              f"{(arena + weights) / 1e6:.2f} | {bound / 1e6:.2f} |")
+              f"{(arena + weights) / 1e6:.2f} | {bound / 1e6:.2f} | {peak_cell} |")
         sys.stdout.flush()
     for key, values in ratios.items():
         if values:
