@@ -62,6 +62,10 @@ static std::string cpuKernelsPipeline() {
          "func.func(kiln-contract-with-vector-registers),"
          "buffer-deallocation-pipeline,"
          "func.func(scf-forall-to-for),func.func(convert-linalg-to-loops),"
+         // Inline polynomials instead of libm calls, so that LLVM
+         // vectorizes softmax, GELU and sigmoid loops.
+         "func.func(kiln-approximate-math{functions=math.exp,math.erf,"
+         "math.tanh}),"
          "expand-strided-metadata,lower-affine,convert-vector-to-llvm,"
          "finalize-memref-to-llvm,"
          "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"

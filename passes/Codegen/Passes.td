@@ -250,8 +250,15 @@ def ApproximateMath : Pass<"kiln-approximate-math"> {
     and rounding functions and replaces the rest by MLIR's polynomial
     approximations (computing f16/bf16 in f32), so that the PTX is
     self-contained. f64 functions have no approximation; the cuda target
-    names any that remain.
+    names any that remain. With `functions`, only those are approximated
+    (the CPU target: math.exp, math.erf and math.tanh, whose libm calls would otherwise
+    keep softmax, GELU and sigmoid loops scalar).
   }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "Approximate only these math ops (math.exp, math.erf, ...); "
+               "default: all, after expanding the others into them">
+  ];
   let dependentDialects = ["mlir::math::MathDialect", "mlir::arith::ArithDialect",
                            "mlir::vector::VectorDialect"];
 }
