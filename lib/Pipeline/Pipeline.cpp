@@ -152,8 +152,12 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
                       options.precision + "}),") +
            "func.func(kiln-compute-f16-in-f32)";
   case Phase::Fused:
-    return "func.func(kiln-split-conv-padding),"
-           "func.func(kiln-form-dispatch-regions),func.func(canonicalize)";
+    // Attention as one kernel on the CPU, whose workgroups each take whole
+    // heads; the GPU kernels would give each thread a whole row of it.
+    return std::string("func.func(kiln-split-conv-padding),"
+                       "func.func(kiln-form-dispatch-regions") +
+           (cuda || rocm ? "" : "{fuse-attention=true}") +
+           "),func.func(canonicalize)";
   case Phase::Tiled:
     return "kiln-outline-dispatches{target=" + options.target + "},"
            "builtin.module(kiln-convert-to-linalg,canonicalize,cse,"

@@ -75,6 +75,8 @@ struct FormDispatchRegionsPass
       if (fuseElementwise && kiln::isElementwise(&op) &&
           !isContractionPrologue(&op))
         target = findProducerGroup(&op, groupOf, groups);
+      else if (fuseAttention)
+        target = findAttentionGroup(&op, groupOf, groups);
       if (target) {
         groups[*target].push_back(&op);
         groupOf[&op] = *target;
@@ -131,6 +133,44 @@ struct FormDispatchRegionsPass
         continue;
       }
       return it->second;
+    }
+    return std::nullopt;
+  }
+
+  /// Attention, Softmax(Q·Kᵀ [·s] [+ mask])·V, as one kernel: a softmax
+  /// over the last dim joins the group of the matmul (with its elementwise
+  /// epilogue: scale, mask) that produces its input, and a matmul whose
+  /// first operand is such a softmax joins that group too. Only single-use
+  /// results that end their group are taken.
+  std::optional<size_t>
+  findAttentionGroup(Operation *op, DenseMap<Operation *, size_t> &groupOf,
+                     ArrayRef<SmallVector<Operation *>> groups) {
+    auto endsGroup = [&](Value v) -> std::optional<size_t> {
+      Operation *producer = v.getDefiningOp();
+      auto it = producer ? groupOf.find(producer) : groupOf.end();
+      if (it == groupOf.end() || groups[it->second].back() != producer ||
+          !v.hasOneUse())
+        return std::nullopt;
+      return it->second;
+    };
+    auto startsWithMatMul = [&](size_t group) {
+      return isa<MatMulOp>(groups[group].front());
+    };
+    if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
+      auto type = cast<RankedTensorType>(softmax.getType());
+      std::optional<size_t> group = endsGroup(softmax.getInput());
+      if (softmax.getAxis() != type.getRank() - 1 || !group ||
+          !startsWithMatMul(*group))
+        return std::nullopt;
+      return group;
+    }
+    if (auto matmul = dyn_cast<MatMulOp>(op)) {
+      Value probabilities = matmul->getOperand(0);
+      std::optional<size_t> group = endsGroup(probabilities);
+      if (!group || !probabilities.getDefiningOp<SoftmaxOp>() ||
+          !startsWithMatMul(*group))
+        return std::nullopt;
+      return group;
     }
     return std::nullopt;
   }

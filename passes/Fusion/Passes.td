@@ -12,11 +12,17 @@ def FormDispatchRegions : Pass<"kiln-form-dispatch-regions", "mlir::func::FuncOp
     that region, so a chain such as conv → add → relu is one kernel. Constants
     and reshapes stay outside: weights are buffers, and reshapes of contiguous
     data are aliases, not kernels. Small constants (≤ 16 elements) are cloned
-    into the regions that use them, so they become immediates.
+    into the regions that use them, so they become immediates. With
+    `fuse-attention`, a last-dim softmax joins the region of the matmul
+    (with its scale and mask epilogue) that produces its input, and a
+    matmul of that softmax joins it too: attention is one kernel.
   }];
   let options = [
     Option<"fuseElementwise", "fuse-elementwise", "bool", "true",
-           "Fuse elementwise consumers into their producer's region">
+           "Fuse elementwise consumers into their producer's region">,
+    Option<"fuseAttention", "fuse-attention", "bool", "false",
+           "Attention, Softmax(Q·Kᵀ [·s] [+ mask])·V over the last dim, as "
+           "one region (the CPU target; GPU targets keep three kernels)">
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
