@@ -79,6 +79,12 @@ static cl::opt<bool> listOps("list-ops",
 static cl::opt<int64_t> maxWorkgroups("max-workgroups",
                                       cl::desc("Upper bound on a kernel's grid"),
                                       cl::init(64));
+static cl::opt<std::string> registerTile(
+    "register-tile",
+    cl::desc("cpu: register tiles of matmuls and convolutions as ROWSxVECTOR "
+             "(rows x floats per vector register; tiles are up to two "
+             "vectors wide). Default: 8x16 with AVX-512, 6x8 otherwise"),
+    cl::value_desc("RxV"));
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("Type float32 tensors are kept in between ops: f32 (default), "
@@ -154,6 +160,13 @@ int main(int argc, char **argv) {
   request.compile.rocmPath = rocmPath;
   request.compile.splatWeights = splatWeights;
   request.compile.maxWorkgroups = maxWorkgroups;
+  if (!registerTile.empty()) {
+    std::string error;
+    if (failed(parseRegisterTile(registerTile, request.compile, error))) {
+      llvm::errs() << "error: " << error << "\n";
+      return 2;
+    }
+  }
   request.compile.precision = precision;
   request.compile.allowTf32 = allowTf32;
   request.stopAfter = *phase;

@@ -63,6 +63,11 @@ static cl::opt<std::string> precision(
     cl::desc("Type float32 tensors are kept in: f32 (default), f16, bf16 "
              "(compare with a matching --rtol/--atol)"),
     cl::init("f32"));
+static cl::opt<std::string> registerTile(
+    "register-tile",
+    cl::desc("cpu: register tiles of matmuls and convolutions, ROWSxVECTOR "
+             "(default: chosen for this CPU)"),
+    cl::value_desc("RxV"));
 static cl::opt<std::string> xfailFile("xfail-file",
                                       cl::desc("Tests expected to fail, one "
                                                "per line: name  # reason"));
@@ -243,6 +248,11 @@ Result compileFor(const TestCase &test, const DataSet &set,
   request.compile.cudaToolkit = cudaToolkit;
   request.compile.rocmPath = rocmPath;
   request.compile.precision = precision;
+  if (!registerTile.empty()) {
+    std::string error;
+    // Checked in main(); cannot fail here.
+    (void)parseRegisterTile(registerTile, request.compile, error);
+  }
   for (size_t i = 0; i < set.inputs.size() && i < names.size(); ++i) {
     if (frozen.count(names[i]))
       request.import.frozenInputs[names[i]] = set.inputFiles[i];
@@ -571,6 +581,14 @@ int main(int argc, char **argv) {
   if (compileOnly && runOnly) {
     llvm::errs() << "error: --compile-only and --run-only exclude each other\n";
     return 2;
+  }
+  if (!registerTile.empty()) {
+    CompileOptions checked;
+    std::string error;
+    if (failed(parseRegisterTile(registerTile, checked, error))) {
+      llvm::errs() << "error: " << error << "\n";
+      return 2;
+    }
   }
   if (compileOnly)
     fs::create_directories(artifactDir);

@@ -20,6 +20,22 @@
 using namespace mlir;
 using namespace kiln;
 
+LogicalResult kiln::parseRegisterTile(StringRef spec, CompileOptions &options,
+                                      std::string &error) {
+  auto [rows, width] = spec.split('x');
+  int64_t r = 0, w = 0;
+  if (rows.getAsInteger(10, r) || width.getAsInteger(10, w) || r < 1 ||
+      r > 16 || w < 1 || w > 64) {
+    error = "--register-tile=" + spec.str() +
+            " is not ROWSxVECTOR with 1-16 rows and 1-64 elements per vector "
+            "(e.g. 8x16)";
+    return failure();
+  }
+  options.registerRows = r;
+  options.vectorWidth = w;
+  return success();
+}
+
 LogicalResult kiln::parseInputShape(StringRef spec, ImportOptions &options,
                                     std::string &error) {
   size_t eq = spec.rfind('=');

@@ -8,6 +8,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Operator.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -52,6 +53,19 @@ createTargetMachine(const CpuTargetOptions &options, std::string &error) {
 /// Lets LLVM reassociate and contract floating-point math, so that
 /// reductions (dot products, sums) vectorize and multiply-adds fuse. NaN and
 /// infinity semantics are kept: max/min and masking rely on them.
+int64_t kiln::cpuVectorWidth(const CpuTargetOptions &options) {
+  std::string error;
+  auto machine = createTargetMachine(options, error);
+  if (!machine)
+    return 4;
+  const llvm::MCSubtargetInfo *info = machine->getMCSubtargetInfo();
+  if (info->checkFeatures("+avx512f"))
+    return 16;
+  if (info->checkFeatures("+avx"))
+    return 8;
+  return 4;
+}
+
 static void allowReassociation(llvm::Module &module) {
   for (llvm::Function &function : module)
     for (llvm::Instruction &inst : llvm::instructions(function))

@@ -30,6 +30,12 @@ def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
     Option<"matrixFloat32", "matrix-f32", "bool", "false",
            "With matrix-tile: float32 matmuls too (TF32 tensor cores, "
            "--allow-tf32)">,
+    Option<"registerRows", "register-rows", "int64_t", "8",
+           "CPU: rows of kiln-contract-with-vector-registers' tiles; a "
+           "contraction's row loop is split only in multiples of it">,
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "CPU: elements of one vector register; a contraction's vector "
+           "loop is split only in multiples of two of them">,
     Option<"gpu", "gpu", "bool", "false",
            "Tile for GPU threads: one forall iteration per output element (or "
            "per row when a fused producer reduces); kiln.workgroups is then "
@@ -170,7 +176,7 @@ def ContractWithVectorRegisters
     Option<"vectorWidth", "vector-width", "int64_t", "16",
            "Elements of one vector register (16 floats: AVX-512)">,
     Option<"maxRows", "max-rows", "int64_t", "8",
-           "Rows of a tile (kiln-tile-and-distribute splits rows in multiples of 8)">
+           "Rows of a tile (kiln-tile-and-distribute's register-rows)">
   ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
                            "mlir::affine::AffineDialect", "mlir::arith::ArithDialect",

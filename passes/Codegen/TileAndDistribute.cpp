@@ -177,7 +177,7 @@ struct TileAndDistributePass
   /// kiln-contract-with-vector-registers turns into register tiles
   /// (rows x vector). A loop outside those tiles (a convolution's output
   /// rows, a batch) is split first; otherwise the row loop, in multiples of
-  /// `kRegisterRows` so that every workgroup gets whole register tiles
+  /// `registerRows` so that every workgroup gets whole register tiles
   /// (split one row per workgroup, each would run one-row tiles). The
   /// vector loop is split only when nothing else is, in whole tiles of two
   /// vectors. None when the kernel has no such
@@ -185,7 +185,6 @@ struct TileAndDistributePass
   std::optional<std::pair<int64_t, int64_t>>
   splitAroundRegisterTiles(TilingInterface root, ArrayRef<Range> domain,
                            ArrayRef<utils::IteratorType> iterators) {
-    constexpr int64_t kRegisterRows = 8, kRegisterWidth = 32;
     auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
     if (!rootOp || rootOp.getNumDpsInits() != 1)
       return std::nullopt;
@@ -220,9 +219,9 @@ struct TileAndDistributePass
           *getConstantIntValue(domain[rootLoop].size) <= 1)
         continue;
       if (loop == loops->vector)
-        vectorSplit = {rootLoop, kRegisterWidth};
+        vectorSplit = {rootLoop, 2 * vectorWidth};
       else if (loop == loops->rows)
-        rowSplit = {rootLoop, kRegisterRows};
+        rowSplit = {rootLoop, registerRows};
       else
         return std::pair<int64_t, int64_t>(rootLoop, 1);
     }

@@ -54,6 +54,12 @@ mlir::LogicalResult compileModel(mlir::MLIRContext &context,
 mlir::LogicalResult parseInputShape(llvm::StringRef spec, ImportOptions &options,
                                     std::string &error);
 
+/// Parses --register-tile's "ROWSxVECTOR" (1-16 rows, 1-64 elements per
+/// vector) into `options`.
+mlir::LogicalResult parseRegisterTile(llvm::StringRef spec,
+                                      CompileOptions &options,
+                                      std::string &error);
+
 } // namespace kiln
 
 #endif

@@ -20,6 +20,10 @@ struct CompileOptions {
   /// LLVM CPU name for the CPU target; "native" means this machine's.
   std::string cpu = "native";
   int64_t maxWorkgroups = 64;
+  /// CPU register tiles (kiln-contract-with-vector-registers): rows, and
+  /// elements of one vector (tiles are up to two vectors wide); 0 chooses
+  /// from the CPU (8 x 16 with AVX-512, 6 x 8 with AVX).
+  int64_t registerRows = 0, vectorWidth = 0;
   /// For cuda targets: the toolkit folder given on the command line (empty:
   /// look in $CUDA_HOME, $CUDA_PATH, /usr/local/cuda).
   std::string cudaToolkit;
