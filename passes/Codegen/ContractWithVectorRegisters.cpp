@@ -18,7 +18,7 @@
 // (vector-width elements each, 16 floats: one AVX-512 register); the rows
 // are a matmul's M (the vector input is B) or a convolution's filters (the
 // vector input is the image, along its output width; a strided
-// convolution's inputs are loaded as one span and shuffled). Remainders of
+// convolution's inputs are loaded as one masked span and shuffled). Remainders of
 // either loop get narrower tiles of the same form. Contractions of other
 // forms (B transposed) keep their scalar loops.
 //
@@ -27,6 +27,9 @@
 
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/bit.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 // Strided convolutions load the span of a tile's inputs and keep every
 // stride-th element; above this stride the span wastes too much.
@@ -129,13 +132,26 @@ struct Segment {
   int64_t begin, count, size;
 };
 
-/// Whole tiles of `size`, then one tile of the remainder.
+/// Whole tiles of `size`, then the remainder as tiles of decreasing powers
+/// of two down to 8, then what is left (under 8) as one tile: 56 = 32 + 16
+/// + 8, 14 = 8 + 6. LLVM widens a vector of under 8 floats to 8 and runs it
+/// well, but legalizes wider odd sizes such as <24 x float> element by
+/// element through the stack (measured: a 56-wide convolution row ran 5x
+/// slower as 32 + 24 than as 32 + 16 + 8; 7-wide rows 2x slower as 4 + 2 +
+/// 1 than as one 7-wide vector).
 SmallVector<Segment> segmentsOf(int64_t extent, int64_t size) {
   SmallVector<Segment> segments;
   if (extent / size > 0)
     segments.push_back({0, extent / size, size});
-  if (extent % size != 0)
-    segments.push_back({extent - extent % size, 1, extent % size});
+  int64_t begin = extent - extent % size;
+  for (int64_t piece = size / 2; piece >= 8; piece /= 2) {
+    if (extent - begin >= piece) {
+      segments.push_back({begin, 1, piece});
+      begin += piece;
+    }
+  }
+  if (begin < extent)
+    segments.push_back({begin, 1, extent - begin});
   return segments;
 }
 
@@ -159,23 +175,153 @@ struct ContractWithVectorRegistersPass
     });
     IRRewriter rewriter(&getContext());
     for (auto &[op, loops] : found) {
-      rewriter.setInsertionPoint(op);
+      fill = findFill(op);
+      epilogue = findEpilogue(op);
+      // The tiles replace the epilogue too, so they go where it is (only
+      // ops without memory effects lie between it and the contraction).
+      rewriter.setInsertionPoint(epilogue ? epilogue.getOperation()
+                                          : op.getOperation());
       auto [rowTile, width] = emitContraction(rewriter, op, loops);
       // For reports: the register tile of the kernel's (last) contraction.
       func->setAttr("kiln.register_tile",
                     rewriter.getDenseI64ArrayAttr({rowTile, width}));
-      rewriter.eraseOp(op);
+      Value accumulator = op.getDpsInits()[0];
+      for (Operation *replaced : {epilogue.getOperation(), op.getOperation(),
+                                  fill})
+        if (replaced)
+          rewriter.eraseOp(replaced);
+      if (auto alloc = accumulator.getDefiningOp<memref::AllocOp>())
+        if (alloc->use_empty())
+          rewriter.eraseOp(alloc);
     }
   }
 
-  /// The tile: up to two vectors wide along the vector loop and up to
+  /// What initializes the contraction's accumulator buffer just before it
+  /// (a linalg.fill, or a generic that copies or broadcasts its input, such
+  /// as a bias): the tiles then start from that value in registers instead
+  /// of from the buffer. Null when there is none or its input cannot be
+  /// loaded per tile.
+  Operation *fill = nullptr;
+  /// The elementwise generic right after the contraction that is the only
+  /// reader of its accumulator (a temporary): bias, residual add,
+  /// activation, rounding. The tiles apply it to the accumulators in
+  /// registers and store its result instead. Null when there is none.
+  linalg::GenericOp epilogue;
+
+  /// The nearest op before (`step` -1) or after (+1) `op` that has memory
+  /// effects.
+  static Operation *neighbour(Operation *op, int step) {
+    Operation *next = step < 0 ? op->getPrevNode() : op->getNextNode();
+    while (next && isMemoryEffectFree(next))
+      next = step < 0 ? next->getPrevNode() : next->getNextNode();
+    return next;
+  }
+
+  /// A value of `memref` indexed through `map` that registers can hold per
+  /// tile: independent of the vector loop `vectorLoop` (broadcast), or
+  /// contiguous along it (vector load).
+  static bool loadablePerTile(Value memref, AffineMap map, int64_t vectorLoop) {
+    if (map.getNumResults() == 0)
+      return true;
+    ArrayRef<AffineExpr> results = map.getResults();
+    if (llvm::any_of(results.drop_back(), [&](AffineExpr e) {
+          return e.isFunctionOfDim(vectorLoop);
+        }))
+      return false;
+    if (!results.back().isFunctionOfDim(vectorLoop))
+      return true;
+    std::optional<int64_t> step =
+        stepOf(results.back(), vectorLoop, map.getNumDims());
+    return step && *step == 1 && hasUnitInnerStride(memref);
+  }
+
+  /// An all-parallel generic over exactly the shape of `buffer`, writing
+  /// it through the identity map.
+  static bool coversWithIdentity(linalg::GenericOp generic, Value init) {
+    auto type = dyn_cast<MemRefType>(init.getType());
+    return type && type.hasStaticShape() &&
+           generic.getNumReductionLoops() == 0 &&
+           generic.getNumDpsInits() == 1 &&
+           generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
+               .isIdentity() &&
+           llvm::equal(generic.getStaticLoopRanges(), type.getShape());
+  }
+
+  Operation *findFill(linalg::GenericOp op) {
+    Value accumulator = op.getDpsInits()[0];
+    Operation *before = neighbour(op, -1);
+    if (auto fillOp = dyn_cast_or_null<linalg::FillOp>(before))
+      return fillOp.getDpsInits()[0] == accumulator &&
+                     fillOp.getInputs()[0].getType().isF32()
+                 ? before
+                 : nullptr;
+    auto copy = dyn_cast_or_null<linalg::GenericOp>(before);
+    if (!copy || copy.getNumDpsInputs() != 1 ||
+        copy.getDpsInits().front() != accumulator ||
+        !coversWithIdentity(copy, accumulator))
+      return nullptr;
+    Block &body = copy.getRegion().front();
+    Value input = copy.getDpsInputs()[0];
+    if (body.getOperations().size() != 1 ||
+        body.getTerminator()->getOperand(0) != body.getArgument(0) ||
+        !getElementTypeOrSelf(input.getType()).isF32() ||
+        !loadablePerTile(input,
+                         copy.getMatchingIndexingMap(copy.getDpsInputOperand(0)),
+                         copy.getNumLoops() - 1))
+      return nullptr;
+    return before;
+  }
+
+  linalg::GenericOp findEpilogue(linalg::GenericOp op) {
+    Value accumulator = op.getDpsInits()[0];
+    auto next = dyn_cast_or_null<linalg::GenericOp>(neighbour(op, +1));
+    if (!next || !accumulator.getDefiningOp<memref::AllocOp>() ||
+        !coversWithIdentity(next, accumulator) ||
+        !hasUnitInnerStride(next.getDpsInits()[0]))
+      return {};
+    // The accumulator is a temporary that only the fill, the contraction
+    // and this epilogue touch, so its values need not be stored.
+    for (Operation *user : accumulator.getUsers())
+      if (user != op.getOperation() && user != fill &&
+          user != next.getOperation())
+        return {};
+    int64_t vectorLoop = next.getNumLoops() - 1;
+    int readsAccumulator = 0;
+    for (OpOperand *input : next.getDpsInputOperands()) {
+      AffineMap map = next.getMatchingIndexingMap(input);
+      if (input->get() == accumulator) {
+        if (!map.isIdentity())
+          return {};
+        ++readsAccumulator;
+      } else if (!loadablePerTile(input->get(), map, vectorLoop)) {
+        return {};
+      }
+    }
+    Block &body = next.getRegion().front();
+    if (readsAccumulator != 1 || !body.getArguments().back().use_empty())
+      return {};
+    for (Operation &inner : body.without_terminator()) {
+      bool scalar = llvm::all_of(inner.getResultTypes(), [](Type t) {
+        return t.isIntOrFloat();
+      });
+      if (!scalar || inner.getNumRegions() != 0 ||
+          !(isa<arith::ConstantOp>(inner) ||
+            inner.hasTrait<OpTrait::Elementwise>()))
+        return {};
+    }
+    return next;
+  }
+
+  /// The tile: up to two vectors wide along the vector loop (a power of
+  /// two, or the whole loop when it is at most 8; see segmentsOf) and up to
   /// `maxRows` rows: 8 x 2 accumulators, two loaded vectors and a broadcast
   /// fit AVX-512's 32 vector registers.
   std::pair<int64_t, int64_t> tileOf(const VectorContractionLoops &loops) {
     int64_t extent = loops.ranges[loops.vector];
-    int64_t width = extent >= 2 * vectorWidth ? 2 * vectorWidth
-                    : extent >= vectorWidth   ? int64_t(vectorWidth)
-                                              : extent;
+    int64_t width =
+        extent <= 8 ? extent
+                    : int64_t(llvm::bit_floor(uint64_t(
+                          std::min<int64_t>(extent, 2 * vectorWidth))));
     int64_t rows = loops.rows >= 0 ? loops.ranges[loops.rows] : 1;
     return {std::min<int64_t>(rows, maxRows), width};
   }
@@ -186,7 +332,10 @@ struct ContractWithVectorRegistersPass
                                               linalg::GenericOp op,
                                               const VectorContractionLoops &loops) {
     Location loc = op.getLoc();
-    auto [rowTile, width] = tileOf(loops);
+    // Named copies: a lambda below captures them (structured bindings
+    // cannot be captured in C++17).
+    std::pair<int64_t, int64_t> tile = tileOf(loops);
+    int64_t rowTile = tile.first, width = tile.second;
     int64_t rowExtent = loops.rows >= 0 ? loops.ranges[loops.rows] : 1;
     // Loops outside the tiles: every other parallel loop.
     SmallVector<int64_t> outer;
@@ -259,17 +408,26 @@ struct ContractWithVectorRegistersPass
   }
 
   /// `width` elements of `memref`'s innermost dim, `stride` apart, from
-  /// `indices` on: one contiguous load of the span they cover (no element
-  /// past the last one used, so never past the buffer), and for strides
-  /// above 1 a shuffle that keeps every stride-th element.
+  /// `indices` on. For strides above 1: one masked load of `stride *
+  /// width` elements whose mask stops at the last element used (masked-off
+  /// lanes are not read, so never past the buffer) and a shuffle that keeps
+  /// every stride-th element. (An unmasked load of just the span, an odd
+  /// size such as 31, is legalized element by element.)
   static Value loadVector(OpBuilder &b, Location loc, Value memref,
                           ValueRange indices, int64_t width, int64_t stride) {
     Type element = getElementTypeOrSelf(memref.getType());
-    int64_t span = stride * (width - 1) + 1;
-    Value loaded = vector::LoadOp::create(
-        b, loc, VectorType::get({span}, element), memref, indices);
     if (stride == 1)
-      return loaded;
+      return vector::LoadOp::create(b, loc, VectorType::get({width}, element),
+                                    memref, indices);
+    int64_t span = stride * (width - 1) + 1;
+    auto type = VectorType::get({stride * width}, element);
+    Value mask = vector::ConstantMaskOp::create(
+        b, loc, VectorType::get({stride * width}, b.getI1Type()),
+        ArrayRef<int64_t>{span});
+    Value zero = arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(element)));
+    Value loaded =
+        vector::MaskedLoadOp::create(b, loc, type, memref, indices, mask, zero);
     SmallVector<int64_t> picked;
     for (int64_t i = 0; i < width; ++i)
       picked.push_back(i * stride);
@@ -307,8 +465,8 @@ struct ContractWithVectorRegistersPass
     for (int64_t i = 0; i < rowCount; ++i) {
       atRow(i);
       outIndices.push_back(indicesOf(b, loc, outMap, dims));
-      accumulators.push_back(
-          vector::LoadOp::create(b, loc, accType, out, outIndices.back()));
+      accumulators.push_back(initialAccumulator(b, loc, out, outIndices.back(),
+                                                accType));
     }
 
     SmallVector<int64_t> reductions;
@@ -347,8 +505,84 @@ struct ContractWithVectorRegistersPass
           }
           return updated;
         });
-    for (int64_t i = 0; i < rowCount; ++i)
-      vector::StoreOp::create(b, loc, nest.results[i], out, outIndices[i]);
+    for (int64_t i = 0; i < rowCount; ++i) {
+      if (!epilogue) {
+        vector::StoreOp::create(b, loc, nest.results[i], out, outIndices[i]);
+        continue;
+      }
+      Value result = applyEpilogue(b, loc, out, nest.results[i], outIndices[i],
+                                   width);
+      vector::StoreOp::create(b, loc, result, epilogue.getDpsInits()[0],
+                              outIndices[i]);
+    }
+  }
+
+  /// `map`'s element of `memref` at the output position `position` (the
+  /// loops of a generic over the output's shape) as a vector of `width`:
+  /// a vector load along the innermost (vector) loop, or a broadcast.
+  static Value loadPerTile(OpBuilder &b, Location loc, Value memref,
+                           AffineMap map, ArrayRef<Value> position,
+                           int64_t width) {
+    Type element = getElementTypeOrSelf(memref.getType());
+    auto type = VectorType::get({width}, element);
+    SmallVector<Value> indices = indicesOf(b, loc, map, position);
+    if (map.getNumResults() > 0 &&
+        map.getResults().back().isFunctionOfDim(map.getNumDims() - 1))
+      return vector::LoadOp::create(b, loc, type, memref, indices);
+    Value scalar = memref::LoadOp::create(b, loc, memref, indices);
+    return vector::BroadcastOp::create(b, loc, type, scalar);
+  }
+
+  /// The accumulators' starting value: the fill's, or what the buffer holds.
+  Value initialAccumulator(OpBuilder &b, Location loc, Value out,
+                           ArrayRef<Value> position, VectorType type) {
+    if (auto fillOp = dyn_cast_or_null<linalg::FillOp>(fill))
+      return vector::BroadcastOp::create(b, loc, type, fillOp.getInputs()[0]);
+    if (auto copy = dyn_cast_or_null<linalg::GenericOp>(fill))
+      return loadPerTile(
+          b, loc, copy.getDpsInputs()[0],
+          copy.getMatchingIndexingMap(copy.getDpsInputOperand(0)), position,
+          type.getNumElements());
+    return vector::LoadOp::create(b, loc, type, out, position);
+  }
+
+  /// The epilogue's body on vectors of `width`: the accumulator for its
+  /// reads of `accumulatorBuffer`, per-tile loads for its other inputs,
+  /// values from outside its body broadcast. Returns what it yields.
+  Value applyEpilogue(OpBuilder &b, Location loc, Value accumulatorBuffer,
+                      Value accumulator, ArrayRef<Value> position,
+                      int64_t width) {
+    Block &body = epilogue.getRegion().front();
+    IRMapping mapping;
+    for (OpOperand *input : epilogue.getDpsInputOperands()) {
+      Value arg = body.getArgument(input->getOperandNumber());
+      if (input->get() == accumulatorBuffer)
+        mapping.map(arg, accumulator);
+      else
+        mapping.map(arg, loadPerTile(b, loc, input->get(),
+                                     epilogue.getMatchingIndexingMap(input),
+                                     position, width));
+    }
+    auto vectorOf = [&](Type t) { return VectorType::get({width}, t); };
+    for (Operation &inner : body.without_terminator()) {
+      if (auto constant = dyn_cast<arith::ConstantOp>(inner)) {
+        auto type = vectorOf(constant.getType());
+        mapping.map(constant.getResult(),
+                    arith::ConstantOp::create(
+                        b, loc, type,
+                        DenseElementsAttr::get(type, constant.getValue())));
+        continue;
+      }
+      for (Value operand : inner.getOperands())
+        if (!mapping.contains(operand))
+          mapping.map(operand, vector::BroadcastOp::create(
+                                   b, loc, vectorOf(operand.getType()),
+                                   operand));
+      Operation *clone = b.clone(inner, mapping);
+      for (OpResult result : clone->getResults())
+        result.setType(vectorOf(result.getType()));
+    }
+    return mapping.lookup(body.getTerminator()->getOperand(0));
   }
 };
 

@@ -178,10 +178,14 @@ struct TileAndDistributePass
   /// (rows x vector). A loop outside those tiles (a convolution's output
   /// rows, a batch) is split first; otherwise the row loop, in multiples of
   /// `registerRows` so that every workgroup gets whole register tiles
+  /// (also when the outer loop is shorter than kMinWorkgroups and the row
+  /// loop has at least as many register tiles)
   /// (split one row per workgroup, each would run one-row tiles). The
   /// vector loop is split only when nothing else is, in whole tiles of two
   /// vectors. None when the kernel has no such
   /// contraction.
+  static constexpr int64_t kMinWorkgroups = 16;
+
   std::optional<std::pair<int64_t, int64_t>>
   splitAroundRegisterTiles(TilingInterface root, ArrayRef<Range> domain,
                            ArrayRef<utils::IteratorType> iterators) {
@@ -211,20 +215,33 @@ struct TileAndDistributePass
       return std::nullopt;
     AffineMap out =
         contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
-    std::optional<std::pair<int64_t, int64_t>> rowSplit, vectorSplit;
+    std::optional<std::pair<int64_t, int64_t>> outerSplit, rowSplit,
+        vectorSplit;
+    int64_t outerExtent = 0, rowTiles = 0;
     for (auto [r, expr] : llvm::enumerate(rootOut.getResults())) {
       int64_t rootLoop = cast<AffineDimExpr>(expr).getPosition();
       int64_t loop = cast<AffineDimExpr>(out.getResult(r)).getPosition();
-      if (iterators[rootLoop] != utils::IteratorType::parallel ||
-          *getConstantIntValue(domain[rootLoop].size) <= 1)
+      int64_t extent = *getConstantIntValue(domain[rootLoop].size);
+      if (iterators[rootLoop] != utils::IteratorType::parallel || extent <= 1)
         continue;
-      if (loop == loops->vector)
+      if (loop == loops->vector) {
         vectorSplit = {rootLoop, 2 * vectorWidth};
-      else if (loop == loops->rows)
+      } else if (loop == loops->rows) {
         rowSplit = {rootLoop, registerRows};
-      else
-        return std::pair<int64_t, int64_t>(rootLoop, 1);
+        rowTiles = extent / registerRows;
+      } else if (!outerSplit) {
+        outerSplit = {rootLoop, 1};
+        outerExtent = extent;
+      }
     }
+    // A short outer loop (a 7x7 feature map's 7 rows) would leave threads
+    // idle: 7 workgroups on 2 threads run as 4 + 3. Many row tiles (2048
+    // filters) split more evenly.
+    if (outerSplit && rowSplit && outerExtent < kMinWorkgroups &&
+        rowTiles >= kMinWorkgroups)
+      return rowSplit;
+    if (outerSplit)
+      return outerSplit;
     return rowSplit ? rowSplit : vectorSplit;
   }
 

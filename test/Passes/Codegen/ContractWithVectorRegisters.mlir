@@ -72,11 +72,14 @@ func.func @conv(%x: memref<1x2x6x18xf32>, %w: memref<4x2x3x3xf32>, %y: memref<1x
 // -----
 
 // A stride-2 convolution: each step loads the 2 * (8 - 1) + 1 = 15 input
-// pixels its 8 outputs span and keeps every second one.
+// pixels its 8 outputs span (a 16-wide load whose last lane is masked off,
+// so that the last row never reads past the buffer) and keeps every second
+// one.
 // CHECK-LABEL: func.func @strided_conv
 // CHECK-SAME: kiln.register_tile = array<i64: 2, 8>
-// CHECK: %[[SPAN:.+]] = vector.load %arg0[{{.+}}] : memref<1x1x17x17xf32>, vector<15xf32>
-// CHECK: vector.shuffle %[[SPAN]], %[[SPAN]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<15xf32>, vector<15xf32>
+// CHECK: %[[MASK:.+]] = vector.constant_mask [15] : vector<16xi1>
+// CHECK: %[[SPAN:.+]] = vector.maskedload %arg0[{{.+}}], %[[MASK]], %{{.+}} : memref<1x1x17x17xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK: vector.shuffle %[[SPAN]], %[[SPAN]] [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
 // CHECK-COUNT-2: vector.fma {{.+}} : vector<8xf32>
 #in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
 #w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
@@ -117,6 +120,98 @@ func.func @scaled_f16(%a: memref<2x4xf16>, %b: memref<4x16xf16>, %c: memref<2x16
     %q = arith.mulf %p, %alpha : f32
     %s = arith.addf %acc, %q : f32
     linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The ops around the contraction: the bias broadcast into the accumulator
+// temporary starts the accumulators (a broadcast of the bias element of
+// each row), and the residual add + ReLU epilogue, the temporary's only
+// reader, runs on the accumulators in registers and stores its result:
+// the temporary is gone. The 14-wide rows are an 8-wide tile and a 6-wide
+// one (odd sizes above 8 would be legalized element by element).
+// CHECK-LABEL: func.func @fill_and_epilogue
+// CHECK-SAME: kiln.register_tile = array<i64: 4, 8>
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: linalg.generic
+// CHECK: %[[BIAS:.+]] = memref.load %arg1[%{{.+}}] : memref<4xf32>
+// CHECK: %[[INIT:.+]] = vector.broadcast %[[BIAS]] : f32 to vector<8xf32>
+// CHECK: %[[ACC:.+]]:4 = scf.for {{.+}} iter_args(%{{.+}} = %[[INIT]],
+// CHECK: %[[RES:.+]] = vector.load %arg2[{{.+}}] : memref<4x14xf32>, vector<8xf32>
+// CHECK: %[[SUM:.+]] = arith.addf %[[ACC]]#0, %[[RES]] : vector<8xf32>
+// CHECK: %[[RELU:.+]] = arith.maximumf %[[SUM]], %{{.+}} : vector<8xf32>
+// CHECK: vector.store %[[RELU]], %arg3[{{.+}}] : memref<4x14xf32>, vector<8xf32>
+// CHECK: -> (vector<6xf32>, vector<6xf32>, vector<6xf32>, vector<6xf32>)
+// CHECK: vector.store %{{.+}}, %arg3[{{.+}}] : memref<4x14xf32>, vector<6xf32>
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+#row = affine_map<(m, n) -> (m)>
+#id = affine_map<(m, n) -> (m, n)>
+func.func @fill_and_epilogue(%a: memref<4x8xf32>, %bias: memref<4xf32>, %residual: memref<4x14xf32>, %y: memref<4x14xf32>, %b: memref<8x14xf32>) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<4x14xf32>
+  linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<4xf32>) outs(%acc : memref<4x14xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<4x8xf32>, memref<8x14xf32>) outs(%acc : memref<4x14xf32>) {
+  ^bb0(%x: f32, %w: f32, %o: f32):
+    %p = arith.mulf %x, %w : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%acc, %residual : memref<4x14xf32>, memref<4x14xf32>) outs(%y : memref<4x14xf32>) {
+  ^bb0(%v: f32, %r: f32, %o: f32):
+    %s = arith.addf %v, %r : f32
+    %m = arith.maximumf %s, %zero : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// An epilogue that is not the temporary's only reader stays an op of its
+// own, after the tiles store the accumulators.
+// CHECK-LABEL: func.func @temporary_read_twice
+// CHECK: memref.alloc
+// CHECK: vector.fma
+// CHECK: vector.store %{{.+}}, %[[ACC:.+]][{{.+}}] : memref<2x16xf32>
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK-NOT: vector.fma
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+func.func @temporary_read_twice(%a: memref<2x4xf32>, %b: memref<4x16xf32>, %y: memref<2x16xf32>, %z: memref<2x16xf32>) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<2x16xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<2x16xf32>)
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x4xf32>, memref<4x16xf32>) outs(%acc : memref<2x16xf32>) {
+  ^bb0(%x: f32, %w: f32, %o: f32):
+    %p = arith.mulf %x, %w : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%acc : memref<2x16xf32>) outs(%y : memref<2x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.maximumf %v, %zero : f32
+    linalg.yield %m : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%acc : memref<2x16xf32>) outs(%z : memref<2x16xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %n : f32
   }
   return
 }
