@@ -122,3 +122,34 @@ func.func @matmul_splits_whole_row_tiles(%arg0: memref<64x4xf32>, %arg1: memref<
   bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<64x32xf32>, memref<64x32xf32>) -> ()
   return
 }
+
+// -----
+
+// Tiles that divide their loop: 1280 rows for 64 workgroups would be tiles
+// of 20, 24 as a multiple of the register tile's 8 rows, which leaves a
+// partial last tile (dynamic sizes in every tile, which register tiles
+// cannot take); 32 divides 1280: 40 workgroups.
+// CHECK-LABEL: func.func @matmul_even_row_tiles
+// CHECK-SAME: kiln.tile = array<i64: 0, 32>
+// CHECK-SAME: kiln.workgroups = 40 : i64
+// CHECK: scf.forall (%{{.+}}) = (0) to (1280) step (32)
+// CHECK-NOT: affine.min
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+func.func @matmul_even_row_tiles(%arg0: memref<1280x4xf32>, %arg1: memref<4x16xf32>, %arg2: memref<1280x16xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %cst = arith.constant 0.0 : f32
+  %a = bufferization.to_tensor %arg0 restrict : memref<1280x4xf32> to tensor<1280x4xf32>
+  %b = bufferization.to_tensor %arg1 restrict : memref<4x16xf32> to tensor<4x16xf32>
+  %e = tensor.empty() : tensor<1280x16xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<1280x16xf32>) -> tensor<1280x16xf32>
+  %0 = linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<1280x4xf32>, tensor<4x16xf32>) outs(%z : tensor<1280x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1280x16xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<1280x16xf32>, memref<1280x16xf32>) -> ()
+  return
+}
