@@ -163,7 +163,8 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   switch (phase) {
   case Phase::Graph:
     return std::string("func.func(canonicalize),func.func(cse),"
-                       "func.func(kiln-recognize-layer-norm),") +
+                       "func.func(kiln-recognize-layer-norm),"
+                       "func.func(kiln-transpose-weights),") +
            (options.precision == "f32"
                 ? ""
                 : "func.func(kiln-demote-precision{precision=" +

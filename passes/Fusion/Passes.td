@@ -73,6 +73,18 @@ def RecognizeLayerNorm : Pass<"kiln-recognize-layer-norm", "mlir::func::FuncOp">
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def TransposeWeights : Pass<"kiln-transpose-weights", "mlir::func::FuncOp"> {
+  let summary = "Stores the constant B of a Gemm with transB as K x N";
+  let description = [{
+    `kiln.gemm %a, %w {transB = true}` with a float32 constant `%w` (N x K;
+    dense or a resource blob, as PyTorch exports Linear layers on 2-D
+    inputs) reads a new constant that holds `%w` transposed, with transB
+    false: the kernel's B is then contiguous along N, which the CPU's
+    register tiles need. Non-constant or non-float32 B is left alone.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitConvPadding : Pass<"kiln-split-conv-padding", "mlir::func::FuncOp"> {
   let summary = "Moves a convolution's zero padding into its own kiln.pad";
   let description = [{

@@ -1,0 +1,53 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-transpose-weights))' | FileCheck %s
+
+// A Linear layer's Gemm (W stored N x K, transB) reads W transposed once at
+// compile time: K x N, element (k, n) = W(n, k).
+// CHECK-LABEL: func.func @linear
+// CHECK: %[[WT:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
+// CHECK: kiln.gemm %arg0, %[[WT]], %{{.+}} : (tensor<4x3xf32>, tensor<3x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+// CHECK-NOT: transB
+func.func @linear(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w = kiln.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %b = kiln.constant dense<[0.5, -0.5]> : tensor<2xf32>
+  %y = kiln.gemm %x, %w, %b {transB = true} : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// Resource blobs (how the importer stores weights) get a transposed blob of
+// their own, named after the original.
+// CHECK-LABEL: func.func @linear_resource
+// CHECK: kiln.constant dense_resource<fc.weight.t> : tensor<3x2xf32>
+// CHECK: kiln.gemm
+// CHECK-NOT: transB
+// CHECK: fc.weight.t: "0x040000000000803F00008040000000400000A040000040400000C040"
+func.func @linear_resource(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w = kiln.constant dense_resource<fc.weight> : tensor<2x3xf32>
+  %y = kiln.gemm %x, %w {transB = true} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      fc.weight: "0x040000000000803F0000004000004040000080400000A0400000C040"
+    }
+  }
+#-}
+
+// -----
+
+// Left alone: a B computed at run time, and a Gemm without transB.
+// CHECK-LABEL: func.func @not_constant
+// CHECK: kiln.gemm %arg0, %arg1 {transB = true}
+// CHECK-LABEL: func.func @not_transposed
+// CHECK: kiln.gemm %arg0, %{{.+}} : (tensor<4x3xf32>, tensor<3x2xf32>)
+func.func @not_constant(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> tensor<4x2xf32> {
+  %y = kiln.gemm %x, %w {transB = true} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+func.func @not_transposed(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+  %w = kiln.constant dense<1.0> : tensor<3x2xf32>
+  %y = kiln.gemm %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
