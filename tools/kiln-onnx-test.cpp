@@ -68,6 +68,8 @@ static cl::opt<std::string> registerTile(
     cl::desc("cpu: register tiles of matmuls and convolutions, ROWSxVECTOR "
              "(default: chosen for this CPU)"),
     cl::value_desc("RxV"));
+/// --register-tile, parsed once in main() (0 x 0: chosen for the CPU).
+static CompileOptions registerTileOptions;
 static cl::opt<std::string> xfailFile("xfail-file",
                                       cl::desc("Tests expected to fail, one "
                                                "per line: name  # reason"));
@@ -248,11 +250,8 @@ Result compileFor(const TestCase &test, const DataSet &set,
   request.compile.cudaToolkit = cudaToolkit;
   request.compile.rocmPath = rocmPath;
   request.compile.precision = precision;
-  if (!registerTile.empty()) {
-    std::string error;
-    // Checked in main(); cannot fail here.
-    (void)parseRegisterTile(registerTile, request.compile, error);
-  }
+  request.compile.registerRows = registerTileOptions.registerRows;
+  request.compile.vectorWidth = registerTileOptions.vectorWidth;
   for (size_t i = 0; i < set.inputs.size() && i < names.size(); ++i) {
     if (frozen.count(names[i]))
       request.import.frozenInputs[names[i]] = set.inputFiles[i];
@@ -583,9 +582,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (!registerTile.empty()) {
-    CompileOptions checked;
     std::string error;
-    if (failed(parseRegisterTile(registerTile, checked, error))) {
+    if (failed(parseRegisterTile(registerTile, registerTileOptions, error))) {
       llvm::errs() << "error: " << error << "\n";
       return 2;
     }

@@ -59,25 +59,25 @@ static const char *kBufferize =
 /// The CPU's register tile: rows x elements of one vector register, from
 /// the options or chosen for the CPU: 8 x 16 with AVX-512 (16 accumulators
 /// of two vectors per row), 6 x 8 elsewhere (12 of AVX's 16 registers).
-static std::pair<int64_t, int64_t>
-cpuRegisterTile(const CompileOptions &options) {
+/// As the options of kiln-tile-and-distribute and
+/// kiln-contract-with-vector-registers, which must agree.
+static std::string cpuRegisterTile(const CompileOptions &options) {
   int64_t width = options.vectorWidth > 0
                       ? options.vectorWidth
                       : cpuVectorWidth(CpuTargetOptions{options.cpu});
   int64_t rows = options.registerRows > 0 ? options.registerRows
                  : width >= 16            ? 8
                                           : 6;
-  return {rows, width};
+  return "register-rows=" + std::to_string(rows) +
+         " vector-width=" + std::to_string(width);
 }
 
 static std::string cpuKernelsPipeline(const CompileOptions &options) {
-  auto [rows, width] = cpuRegisterTile(options);
   return std::string("builtin.module(") + kBufferize +
          "func.func(kiln-map-forall-to-workgroups),"
          "func.func(kiln-expand-memref-copies),"
-         "func.func(kiln-contract-with-vector-registers{max-rows=" +
-         std::to_string(rows) + " vector-width=" + std::to_string(width) +
-         "}),"
+         "func.func(kiln-contract-with-vector-registers{" +
+         cpuRegisterTile(options) + "}),"
          "buffer-deallocation-pipeline,"
          "func.func(scf-forall-to-for),func.func(convert-linalg-to-loops),"
          // Inline polynomials instead of libm calls, so that LLVM
@@ -183,11 +183,7 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            "func.func(kiln-fuse-elementwise-producers),"
            "func.func(kiln-tile-and-distribute{max-workgroups=" +
            std::to_string(options.maxWorkgroups) +
-           (cuda || rocm ? ""
-                         : " register-rows=" +
-                               std::to_string(cpuRegisterTile(options).first) +
-                               " vector-width=" +
-                               std::to_string(cpuRegisterTile(options).second)) +
+           (cuda || rocm ? "" : " " + cpuRegisterTile(options)) +
            (cuda || rocm ? " gpu=true matrix-tile=16" : "") +
            (cuda && options.allowTf32 ? " matrix-f32=true" : "") +
            "}),canonicalize,cse)";

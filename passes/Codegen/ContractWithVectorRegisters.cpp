@@ -127,6 +127,20 @@ bool hasUnitInnerStride(Value memref) {
          strides.back() == 1;
 }
 
+/// Bounds of scf.for loops that run `loops` (positions in `ranges`) whole,
+/// from 0 by 1.
+struct WholeLoops {
+  SmallVector<Value> lbs, ubs, steps;
+  WholeLoops(OpBuilder &b, Location loc, ArrayRef<int64_t> loops,
+             ArrayRef<int64_t> ranges) {
+    for (int64_t i : loops) {
+      lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+      ubs.push_back(arith::ConstantIndexOp::create(b, loc, ranges[i]));
+      steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
+    }
+  }
+};
+
 /// `count` tiles of `size` elements of a loop, the first at `begin`.
 struct Segment {
   int64_t begin, count, size;
@@ -162,7 +176,7 @@ struct ContractWithVectorRegistersPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr("kiln.kernel") || vectorWidth < 1 || maxRows < 1)
+    if (!func->hasAttr("kiln.kernel") || vectorWidth < 1 || registerRows < 1)
       return;
     SmallVector<std::pair<linalg::GenericOp, VectorContractionLoops>> found;
     func.walk([&](linalg::GenericOp op) {
@@ -314,7 +328,7 @@ struct ContractWithVectorRegistersPass
 
   /// The tile: up to two vectors wide along the vector loop (a power of
   /// two, or the whole loop when it is at most 8; see segmentsOf) and up to
-  /// `maxRows` rows: 8 x 2 accumulators, two loaded vectors and a broadcast
+  /// `registerRows` rows: 8 x 2 accumulators, two loaded vectors and a broadcast
   /// fit AVX-512's 32 vector registers.
   std::pair<int64_t, int64_t> tileOf(const VectorContractionLoops &loops) {
     int64_t extent = loops.ranges[loops.vector];
@@ -323,7 +337,7 @@ struct ContractWithVectorRegistersPass
                     : int64_t(llvm::bit_floor(uint64_t(
                           std::min<int64_t>(extent, 2 * vectorWidth))));
     int64_t rows = loops.rows >= 0 ? loops.ranges[loops.rows] : 1;
-    return {std::min<int64_t>(rows, maxRows), width};
+    return {std::min<int64_t>(rows, registerRows), width};
   }
 
   /// Replaces `op` by register tiles; returns the (full) tile's rows and
@@ -343,14 +357,9 @@ struct ContractWithVectorRegistersPass
       if (type == utils::IteratorType::parallel && int64_t(i) != loops.vector &&
           int64_t(i) != loops.rows)
         outer.push_back(i);
-    SmallVector<Value> lbs, ubs, steps;
-    for (int64_t i : outer) {
-      lbs.push_back(arith::ConstantIndexOp::create(rewriter, loc, 0));
-      ubs.push_back(arith::ConstantIndexOp::create(rewriter, loc, loops.ranges[i]));
-      steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, 1));
-    }
+    WholeLoops whole(rewriter, loc, outer, loops.ranges);
     scf::buildLoopNest(
-        rewriter, loc, lbs, ubs, steps,
+        rewriter, loc, whole.lbs, whole.ubs, whole.steps,
         [&](OpBuilder &b, Location loc, ValueRange outerIvs) {
           SmallVector<Value> dims(loops.ranges.size());
           for (auto [i, iv] : llvm::zip(outer, outerIvs))
@@ -473,14 +482,9 @@ struct ContractWithVectorRegistersPass
     for (auto [i, type] : llvm::enumerate(op.getIteratorTypesArray()))
       if (type == utils::IteratorType::reduction)
         reductions.push_back(i);
-    SmallVector<Value> lbs, ubs, steps;
-    for (int64_t i : reductions) {
-      lbs.push_back(arith::ConstantIndexOp::create(b, loc, 0));
-      ubs.push_back(arith::ConstantIndexOp::create(b, loc, loops.ranges[i]));
-      steps.push_back(arith::ConstantIndexOp::create(b, loc, 1));
-    }
+    WholeLoops whole(b, loc, reductions, loops.ranges);
     scf::LoopNest nest = scf::buildLoopNest(
-        b, loc, lbs, ubs, steps, accumulators,
+        b, loc, whole.lbs, whole.ubs, whole.steps, accumulators,
         [&](OpBuilder &b, Location loc, ValueRange ivs,
             ValueRange accs) -> scf::ValueVector {
           for (auto [i, iv] : llvm::zip(reductions, ivs))

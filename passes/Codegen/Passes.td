@@ -164,7 +164,7 @@ def ContractWithVectorRegisters
     float32 (inputs float32 or widened from 16 bits) whose output's
     innermost loop is contiguous in one input and absent from the other
     (a matmul with B not transposed; a stride-1 convolution along its output
-    width): tiles of up to `max-rows` rows (M, or filters) by up to two
+    width): tiles of up to `register-rows` rows (M, or filters) by up to two
     vectors of `vector-width` elements keep their accumulators in vector
     registers for the whole reduction; each step loads one vector of the
     first input and broadcasts one element of the other per row into a
@@ -175,7 +175,7 @@ def ContractWithVectorRegisters
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", "16",
            "Elements of one vector register (16 floats: AVX-512)">,
-    Option<"maxRows", "max-rows", "int64_t", "8",
+    Option<"registerRows", "register-rows", "int64_t", "8",
            "Rows of a tile (kiln-tile-and-distribute's register-rows)">
   ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
