@@ -174,12 +174,14 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
     // Attention as one kernel on the CPU, whose workgroups each take whole
     // heads; the GPU kernels would give each thread a whole row of it.
     return std::string("func.func(kiln-split-conv-padding),"
+                       "func.func(kiln-split-pointwise-conv-stride),"
                        "func.func(kiln-form-dispatch-regions") +
            (cuda || rocm ? "" : "{fuse-attention=true}") +
            "),func.func(canonicalize)";
   case Phase::Tiled:
     return "kiln-outline-dispatches{target=" + options.target + "},"
            "builtin.module(kiln-convert-to-linalg,canonicalize,cse,"
+           "func.func(kiln-fold-expand-shapes-into-consumers),"
            "func.func(kiln-fuse-elementwise-producers),"
            "func.func(kiln-tile-and-distribute{max-workgroups=" +
            std::to_string(options.maxWorkgroups) +

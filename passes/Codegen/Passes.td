@@ -63,6 +63,25 @@ def FuseElementwiseProducers
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect"];
 }
 
+def FoldExpandShapesIntoConsumers
+    : Pass<"kiln-fold-expand-shapes-into-consumers", "mlir::func::FuncOp"> {
+  let summary = "Computes the elementwise consumers of a flattened root in its flattened shape";
+  let description = [{
+    Before tiling, inside each kernel: an elementwise `linalg.generic` that
+    reads a `tensor.expand_shape` of another generic's result (a pointwise
+    convolution computes [N, F, H*W] for the model's [N, F, H, W]) is
+    collapsed to the producer's shape, its other operands read through
+    `tensor.collapse_shape`, and the kernel's result is written through a
+    `memref.collapse_shape` view of the output buffer. The epilogue can then
+    be tiled and fused with its producer and kept in registers. Consumers
+    that reduce, and expand_shapes of anything but a generic, are left
+    alone.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def MapForallToWorkgroups : Pass<"kiln-map-forall-to-workgroups", "mlir::func::FuncOp"> {
   let summary = "Replaces a kernel's scf.forall by the workgroup id argument";
   let description = [{

@@ -255,6 +255,91 @@ Value lowerDepthwise(OpBuilder &b, ConvOp op, Value paddedInput) {
       .getResult(0);
 }
 
+/// Whether `op` is a pointwise convolution whose spatial dims can be read
+/// as one: a 1x1 kernel at stride 1, no padding, no groups, static shapes
+/// with at least two spatial dims, rows shorter than kFlattenImageRowsBelow.
+bool isFlattenablePointwise(ConvOp op) {
+  auto inType = tensorTypeOf(op.getInput());
+  auto wType = tensorTypeOf(op.getWeight());
+  auto resultType = op.getType();
+  if (op.getGroup() != 1 || resultType.getRank() < 4 ||
+      !inType.hasStaticShape() || !resultType.hasStaticShape())
+    return false;
+  for (int64_t i = 2; i < resultType.getRank(); ++i)
+    if (wType.getDimSize(i) != 1 || op.getStrides()[i - 2] != 1 ||
+        inType.getDimSize(i) != resultType.getDimSize(i))
+      return false;
+  return resultType.getShape().back() < kFlattenImageRowsBelow;
+}
+
+/// A pointwise convolution as a batched matmul over the flattened image:
+/// out[n, f, p] = bias[f] + sum_c x[n, c, p] * w[f, c], p = h * W + w,
+/// loops n, f, c, p with p innermost. One contiguous row of H*W outputs
+/// instead of H rows of W: a 7x7 feature map gives the register tiles 49
+/// columns instead of 7 (kiln-collapse-expanded-consumers then computes the
+/// epilogue in the same flattened shape).
+Value lowerPointwise(OpBuilder &b, ConvOp op) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = op.getLoc();
+  auto resultType = op.getType();
+  Type elementType = resultType.getElementType();
+  int64_t rank = resultType.getRank();
+  auto inShape = tensorTypeOf(op.getInput()).getShape();
+  int64_t pixels = 1;
+  for (int64_t i = 2; i < rank; ++i)
+    pixels *= resultType.getDimSize(i);
+  ReassociationIndices spatialDims;
+  for (int64_t i = 2; i < rank; ++i)
+    spatialDims.push_back(i);
+  SmallVector<ReassociationIndices> imageReassoc = {{0}, {1}, spatialDims};
+  SmallVector<ReassociationIndices> weightReassoc = {{0}, {1}};
+  for (int64_t i = 2; i < rank; ++i)
+    weightReassoc.back().push_back(i);
+
+  auto flatType = [&](int64_t channels) {
+    return RankedTensorType::get({inShape[0], channels, pixels}, elementType);
+  };
+  int64_t filters = resultType.getDimSize(1);
+  Value input = tensor::CollapseShapeOp::create(
+      b, loc, flatType(inShape[1]), op.getInput(), imageReassoc);
+  Value weight = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({filters, inShape[1]}, elementType),
+      op.getWeight(), weightReassoc);
+  auto accType = flatType(filters);
+  Value init;
+  if (op.getBias()) {
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(3, 0, getAffineDimExpr(1, ctx)),
+        b.getMultiDimIdentityMap(3)};
+    init = linalg::GenericOp::create(
+               b, loc, accType, op.getBias(), emptyTensor(b, loc, accType),
+               maps, SmallVector<IteratorType>(3, IteratorType::parallel),
+               [](OpBuilder &nb, Location l, ValueRange args) {
+                 linalg::YieldOp::create(nb, l, args[0]);
+               })
+               .getResult(0);
+  } else {
+    init = filledTensor(b, loc, accType, 0.0);
+  }
+  // Loops n, f, c, p.
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
+      AffineMap::get(4, 0, {d(1), d(2)}, ctx),
+      AffineMap::get(4, 0, {d(0), d(1), d(3)}, ctx)};
+  SmallVector<IteratorType> iterators = {
+      IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
+      IteratorType::parallel};
+  Value flat = linalg::GenericOp::create(
+                   b, loc, accType, ValueRange{input, weight}, init, maps,
+                   iterators,
+                   [](OpBuilder &nb, Location l, ValueRange args) {
+                     multiplyAccumulate(nb, l, args, std::nullopt);
+                   })
+                   .getResult(0);
+  return tensor::ExpandShapeOp::create(b, loc, resultType, flat, imageReassoc);
+}
+
 struct ConvLowering : public OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -271,6 +356,10 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
     int64_t channelsPerGroup = inShape[1] / groups;
     int64_t filtersPerGroup = wShape[0] / groups;
 
+    if (isFlattenablePointwise(op)) {
+      rewriter.replaceOp(op, lowerPointwise(rewriter, op));
+      return success();
+    }
     SmallVector<int64_t> noExtra(spatial, 0);
     Value input =
         padSpatial(rewriter, loc, op.getInput(), op.getPads(), noExtra, 0.0);

@@ -1,5 +1,8 @@
 // RUN: kiln-opt %s --kiln-convert-to-linalg | FileCheck %s
 
+// CHECK-DAG: #[[PW_X:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[PW_W:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+// CHECK-DAG: #[[PW_OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-DAG: #[[ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-DAG: #[[CONV_IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d2 * 2 + d4, d6 * 2 + d5)>
@@ -148,4 +151,34 @@ func.func @einsum(%a: tensor<2x4xf32>, %b: tensor<4x3xf32>) -> tensor<2x3xf32> a
 func.func @depthwise(%x: tensor<1x8x6x6xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32> attributes {kiln.kernel} {
   %0 = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 8 : i64} : (tensor<1x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
   return %0 : tensor<1x8x4x4xf32>
+}
+
+// Pointwise convolution on a 7x7 map: a batched matmul over the flattened
+// image (loops n, f, c, p with p = h * 7 + w innermost), the bias
+// broadcast along the filters, and the result expanded back to 4-D.
+// CHECK-LABEL: func.func @pointwise
+// CHECK: %[[X:.+]] = tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<2x8x7x7xf32> into tensor<2x8x49xf32>
+// CHECK: %[[W:.+]] = tensor.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : tensor<16x8x1x1xf32> into tensor<16x8xf32>
+// CHECK: %[[BIAS:.+]] = linalg.generic {{.*}} ins(%arg2 : tensor<16xf32>) outs({{.*}} : tensor<2x16x49xf32>)
+// CHECK: %[[ACC:.+]] = linalg.generic {indexing_maps = [#[[PW_X]], #[[PW_W]], #[[PW_OUT]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[X]], %[[W]] : tensor<2x8x49xf32>, tensor<16x8xf32>) outs(%[[BIAS]] : tensor<2x16x49xf32>)
+// CHECK: tensor.expand_shape %[[ACC]] {{\[}}[0], [1], [2, 3]] output_shape [2, 16, 7, 7]
+func.func @pointwise(%x: tensor<2x8x7x7xf32>, %w: tensor<16x8x1x1xf32>, %b: tensor<16xf32>) -> tensor<2x16x7x7xf32> attributes {kiln.kernel} {
+  %0 = kiln.conv %x, %w, %b {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x8x7x7xf32>, tensor<16x8x1x1xf32>, tensor<16xf32>) -> tensor<2x16x7x7xf32>
+  return %0 : tensor<2x16x7x7xf32>
+}
+
+// Pointwise convolutions kept as image rows: rows of 16 pixels or more
+// (split by rows, each workgroup keeps its input slice in cache), strided
+// ones (kiln-split-pointwise-conv-stride subsamples those first) and 1-D.
+// CHECK-LABEL: func.func @pointwise_rows
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]
+// CHECK: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]
+// CHECK: iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]
+// CHECK-NOT: tensor.collapse_shape
+func.func @pointwise_rows(%x: tensor<1x8x16x16xf32>, %w: tensor<16x8x1x1xf32>, %x1: tensor<1x8x5xf32>, %w1: tensor<16x8x1xf32>) -> (tensor<1x16x16x16xf32>, tensor<1x16x8x8xf32>, tensor<1x16x5xf32>) attributes {kiln.kernel} {
+  %0 = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x8x16x16xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x16x16xf32>
+  %1 = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x8x16x16xf32>, tensor<16x8x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %2 = kiln.conv %x1, %w1 {pads = array<i64: 0, 0>, strides = array<i64: 1>, dilations = array<i64: 1>, group = 1 : i64} : (tensor<1x8x5xf32>, tensor<16x8x1xf32>) -> tensor<1x16x5xf32>
+  return %0, %1, %2 : tensor<1x16x16x16xf32>, tensor<1x16x8x8xf32>, tensor<1x16x5xf32>
 }

@@ -1,0 +1,83 @@
+//===- FoldExpandShapesIntoConsumers.cpp - compute epilogues flattened ----===//
+//
+// A kernel root that computes in a flattened shape hands its result on
+// through a tensor.expand_shape: a pointwise convolution computes
+// [N, F, H*W] and the model's tensor is [N, F, H, W]. Tiling cannot fuse a
+// producer through a reshape, and a register tile cannot keep an epilogue
+// in registers when the epilogue indexes a differently shaped view. So the
+// elementwise consumers of such an expand_shape are collapsed to the
+// producer's shape (their other operands read through collapse_shape
+// views), and a result written to the kernel's output buffer is written
+// through a collapsed view of that buffer instead. Reshapes of contiguous
+// data become views after bufferization: no copies.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_FOLDEXPANDSHAPESINTOCONSUMERS
+#include "kiln/Passes/CodegenPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// `use` reads an expand_shape of a linalg.generic's result, and its owner
+/// is an elementwise generic (no reduction, so collapsing its loops keeps
+/// each element computed once).
+bool readsExpandedGenericResult(OpOperand *use) {
+  auto expand = use->get().getDefiningOp<tensor::ExpandShapeOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(use->getOwner());
+  return expand && consumer && consumer.getNumReductionLoops() == 0 &&
+         expand.getSrc().getDefiningOp<linalg::GenericOp>();
+}
+
+/// materialize_in_destination(expand_shape(x), %out) →
+/// materialize_in_destination(x, collapse_shape(%out)).
+struct MaterializeThroughCollapsedView
+    : public OpRewritePattern<bufferization::MaterializeInDestinationOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(bufferization::MaterializeInDestinationOp op,
+                                PatternRewriter &rewriter) const override {
+    auto expand = op.getSource().getDefiningOp<tensor::ExpandShapeOp>();
+    auto dest = dyn_cast<TypedValue<MemRefType>>(op.getDest());
+    if (!expand || !dest || !expand.getSrc().getDefiningOp<linalg::GenericOp>() ||
+        !memref::CollapseShapeOp::isGuaranteedCollapsible(
+            dest.getType(), expand.getReassociationIndices()))
+      return failure();
+    Value view = memref::CollapseShapeOp::create(
+        rewriter, op.getLoc(), dest, expand.getReassociationIndices());
+    auto replacement = bufferization::MaterializeInDestinationOp::create(
+        rewriter, op.getLoc(), expand.getSrc(), view);
+    replacement.setRestrict(op.getRestrict());
+    replacement.setWritable(op.getWritable());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct FoldExpandShapesIntoConsumersPass
+    : public kiln::impl::FoldExpandShapesIntoConsumersBase<
+          FoldExpandShapesIntoConsumersPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!func->hasAttr("kiln.kernel"))
+      return;
+    RewritePatternSet patterns(&getContext());
+    linalg::populateFoldReshapeOpsByCollapsingPatterns(
+        patterns, readsExpandedGenericResult);
+    patterns.add<MaterializeThroughCollapsedView>(&getContext());
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

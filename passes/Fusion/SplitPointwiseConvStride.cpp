@@ -1,0 +1,84 @@
+//===- SplitPointwiseConvStride.cpp - subsample, then a 1x1 convolution ---===//
+//
+// A 1x1 convolution at stride s reads every s-th pixel of every s-th row:
+// its image cannot be flattened into one row (see kFlattenImageRowsBelow),
+// so on a 7x7 output (ResNet's downsample convolutions) the register tiles
+// run 7 lanes wide. Taking the pixels first, with a kiln.slice that becomes
+// its own small copy kernel, leaves a stride-1 pointwise convolution that
+// computes over the flattened image.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Conversion/KilnToLinalg.h"
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_SPLITPOINTWISECONVSTRIDE
+#include "kiln/Passes/FusionPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// A 1x1, unpadded, ungrouped convolution with a stride above 1, static
+/// shapes and output rows short enough to be flattened.
+bool isStridedPointwise(ConvOp conv) {
+  auto inType = conv.getInput().getType();
+  auto wType = conv.getWeight().getType();
+  auto resultType = conv.getType();
+  if (conv.getGroup() != 1 || resultType.getRank() < 4 ||
+      !inType.hasStaticShape() || !resultType.hasStaticShape() ||
+      resultType.getShape().back() >= kFlattenImageRowsBelow)
+    return false;
+  if (llvm::any_of(conv.getPads(), [](int64_t p) { return p != 0; }) ||
+      llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }))
+    return false;
+  for (int64_t i = 2; i < resultType.getRank(); ++i)
+    if (wType.getDimSize(i) != 1)
+      return false;
+  return true;
+}
+
+struct SplitStride : public OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    if (!isStridedPointwise(conv))
+      return failure();
+    auto inType = conv.getInput().getType();
+    int64_t rank = inType.getRank();
+    SmallVector<int64_t> shape(inType.getShape());
+    SmallVector<int64_t> steps(rank, 1);
+    for (int64_t i = 2; i < rank; ++i) {
+      shape[i] = conv.getType().getDimSize(i);
+      steps[i] = conv.getStrides()[i - 2];
+    }
+    Value pixels = SliceOp::create(
+        rewriter, conv.getLoc(),
+        RankedTensorType::get(shape, inType.getElementType()),
+        conv.getInput(), rewriter.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 0)),
+        rewriter.getDenseI64ArrayAttr(steps));
+    rewriter.modifyOpInPlace(conv, [&] {
+      conv.getInputMutable().assign(pixels);
+      conv.setStrides(SmallVector<int64_t>(rank - 2, 1));
+    });
+    return success();
+  }
+};
+
+struct SplitPointwiseConvStridePass
+    : public kiln::impl::SplitPointwiseConvStrideBase<
+          SplitPointwiseConvStridePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<SplitStride>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

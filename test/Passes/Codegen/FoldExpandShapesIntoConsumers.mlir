@@ -1,0 +1,113 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-fold-expand-shapes-into-consumers))' | FileCheck %s
+
+#bias = affine_map<(d0, d1, d2) -> (d1)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#x = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+#w = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+#out = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+
+// A pointwise convolution computed over the flattened 7x7 image, then a
+// residual add and a ReLU on the model's 4-D shape (ResNet's conv3 +
+// Add + Relu): the add and the ReLU are collapsed to [1, 16, 49], the
+// residual is read through a collapse_shape, and the result is written
+// through a collapsed view of the output buffer. No expand_shape is left.
+// CHECK-LABEL: func.func @conv_add_relu
+// CHECK-NOT: tensor.expand_shape
+// CHECK: %[[RES:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0], [1], [2, 3]] : tensor<1x16x7x7xf32> into tensor<1x16x49xf32>
+// CHECK: %[[ADD:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[ACC:.+]], %[[RES]] : tensor<1x16x49xf32>, tensor<1x16x49xf32>)
+// CHECK: arith.addf
+// CHECK: %[[RELU:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[ADD]] : tensor<1x16x49xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[VIEW:.+]] = memref.collapse_shape %arg4 {{\[}}[0], [1], [2, 3]] : memref<1x16x7x7xf32> into memref<1x16x49xf32>
+// CHECK: bufferization.materialize_in_destination %[[RELU]] in restrict writable %[[VIEW]] : (tensor<1x16x49xf32>, memref<1x16x49xf32>)
+// CHECK-NOT: tensor.expand_shape
+func.func @conv_add_relu(%arg0: memref<1x8x7x7xf32>, %arg1: memref<16x8x1x1xf32>, %arg2: memref<16xf32>, %arg3: memref<1x16x7x7xf32>, %arg4: memref<1x16x7x7xf32>) attributes {kiln.kernel} {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = bufferization.to_tensor %arg0 restrict : memref<1x8x7x7xf32> to tensor<1x8x7x7xf32>
+  %1 = bufferization.to_tensor %arg1 restrict : memref<16x8x1x1xf32> to tensor<16x8x1x1xf32>
+  %2 = bufferization.to_tensor %arg2 restrict : memref<16xf32> to tensor<16xf32>
+  %3 = bufferization.to_tensor %arg3 restrict : memref<1x16x7x7xf32> to tensor<1x16x7x7xf32>
+  %x = tensor.collapse_shape %0 [[0], [1], [2, 3]] : tensor<1x8x7x7xf32> into tensor<1x8x49xf32>
+  %w = tensor.collapse_shape %1 [[0], [1, 2, 3]] : tensor<16x8x1x1xf32> into tensor<16x8xf32>
+  %4 = tensor.empty() : tensor<1x16x49xf32>
+  %5 = linalg.generic {indexing_maps = [#bias, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%2 : tensor<16xf32>) outs(%4 : tensor<1x16x49xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<1x16x49xf32>
+  %6 = linalg.generic {indexing_maps = [#x, #w, #out], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x8x49xf32>, tensor<16x8xf32>) outs(%5 : tensor<1x16x49xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %10 = arith.mulf %in, %in_1 : f32
+    %11 = arith.addf %out, %10 : f32
+    linalg.yield %11 : f32
+  } -> tensor<1x16x49xf32>
+  %expanded = tensor.expand_shape %6 [[0], [1], [2, 3]] output_shape [1, 16, 7, 7] : tensor<1x16x49xf32> into tensor<1x16x7x7xf32>
+  %7 = tensor.empty() : tensor<1x16x7x7xf32>
+  %8 = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded, %3 : tensor<1x16x7x7xf32>, tensor<1x16x7x7xf32>) outs(%7 : tensor<1x16x7x7xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %10 = arith.addf %in, %in_1 : f32
+    linalg.yield %10 : f32
+  } -> tensor<1x16x7x7xf32>
+  %9 = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%8 : tensor<1x16x7x7xf32>) outs(%7 : tensor<1x16x7x7xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.maximumf %in, %cst : f32
+    linalg.yield %10 : f32
+  } -> tensor<1x16x7x7xf32>
+  bufferization.materialize_in_destination %9 in restrict writable %arg4 : (tensor<1x16x7x7xf32>, memref<1x16x7x7xf32>) -> ()
+  return
+}
+
+// -----
+
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#sum = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#row = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+
+// Left alone: a consumer that reduces (collapsing its loops would change
+// what it sums over, so it reads the 4-D view), an expand_shape of a
+// kernel argument (no generic to keep flattened), and functions that are
+// not kernels.
+// CHECK-LABEL: func.func @reduce_consumer
+// CHECK: tensor.expand_shape
+// CHECK: iterator_types = ["parallel", "parallel", "parallel", "reduction"]
+// CHECK: tensor.expand_shape
+// CHECK: bufferization.materialize_in_destination %{{.+}} in restrict writable %arg2 : (tensor<1x4x2x8xf32>, memref<1x4x2x8xf32>)
+func.func @reduce_consumer(%arg0: memref<1x4x16xf32>, %arg1: memref<1x4x2xf32>, %arg2: memref<1x4x2x8xf32>) attributes {kiln.kernel} {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = bufferization.to_tensor %arg0 restrict : memref<1x4x16xf32> to tensor<1x4x16xf32>
+  %1 = tensor.empty() : tensor<1x4x16xf32>
+  %2 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%0 : tensor<1x4x16xf32>) outs(%1 : tensor<1x4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<1x4x16xf32>
+  %e = tensor.expand_shape %2 [[0], [1], [2, 3]] output_shape [1, 4, 2, 8] : tensor<1x4x16xf32> into tensor<1x4x2x8xf32>
+  %3 = linalg.fill ins(%cst : f32) outs(%1 : tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+  %z = tensor.empty() : tensor<1x4x2xf32>
+  %4 = linalg.fill ins(%cst : f32) outs(%z : tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+  %5 = linalg.generic {indexing_maps = [#sum, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%e : tensor<1x4x2x8xf32>) outs(%4 : tensor<1x4x2xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<1x4x2xf32>
+  bufferization.materialize_in_destination %5 in restrict writable %arg1 : (tensor<1x4x2xf32>, memref<1x4x2xf32>) -> ()
+  %a = tensor.expand_shape %0 [[0], [1], [2, 3]] output_shape [1, 4, 2, 8] : tensor<1x4x16xf32> into tensor<1x4x2x8xf32>
+  bufferization.materialize_in_destination %a in restrict writable %arg2 : (tensor<1x4x2x8xf32>, memref<1x4x2x8xf32>) -> ()
+  return
+}
+
+// CHECK-LABEL: func.func @not_a_kernel
+// CHECK: tensor.expand_shape
+// CHECK: bufferization.materialize_in_destination %{{.+}} in restrict writable %arg1 : (tensor<1x4x2x8xf32>, memref<1x4x2x8xf32>)
+func.func @not_a_kernel(%arg0: memref<1x4x16xf32>, %arg1: memref<1x4x2x8xf32>) {
+  %0 = bufferization.to_tensor %arg0 restrict : memref<1x4x16xf32> to tensor<1x4x16xf32>
+  %1 = tensor.empty() : tensor<1x4x16xf32>
+  %2 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%0 : tensor<1x4x16xf32>) outs(%1 : tensor<1x4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<1x4x16xf32>
+  %e = tensor.expand_shape %2 [[0], [1], [2, 3]] output_shape [1, 4, 2, 8] : tensor<1x4x16xf32> into tensor<1x4x2x8xf32>
+  bufferization.materialize_in_destination %e in restrict writable %arg1 : (tensor<1x4x2x8xf32>, memref<1x4x2x8xf32>) -> ()
+  return
+}

@@ -1,0 +1,45 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-split-pointwise-conv-stride))' | FileCheck %s
+
+// ResNet's downsample onto a 7x7 map: the pixels are taken first by a
+// kiln.slice (its own copy kernel), then the convolution runs at stride 1
+// with its bias.
+// CHECK-LABEL: func.func @downsample
+// CHECK: %[[S:.+]] = kiln.slice %arg0 {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 2, 2>} : tensor<1x8x14x14xf32> -> tensor<1x8x7x7xf32>
+// CHECK: kiln.conv %[[S]], %arg1, %arg2 {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+// CHECK-SAME: (tensor<1x8x7x7xf32>, tensor<16x8x1x1xf32>, tensor<16xf32>) -> tensor<1x16x7x7xf32>
+func.func @downsample(%x: tensor<1x8x14x14xf32>, %w: tensor<16x8x1x1xf32>, %b: tensor<16xf32>) -> tensor<1x16x7x7xf32> {
+  %0 = kiln.conv %x, %w, %b {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x8x14x14xf32>, tensor<16x8x1x1xf32>, tensor<16xf32>) -> tensor<1x16x7x7xf32>
+  return %0 : tensor<1x16x7x7xf32>
+}
+
+// -----
+
+// An odd input (15 pixels at stride 2 give 8) and different strides per dim.
+// CHECK-LABEL: func.func @odd
+// CHECK: kiln.slice %arg0 {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 3, 2>} : tensor<2x4x9x15xf32> -> tensor<2x4x3x8xf32>
+// CHECK: strides = array<i64: 1, 1>
+func.func @odd(%x: tensor<2x4x9x15xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<2x4x3x8xf32> {
+  %0 = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 3, 2>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<2x4x9x15xf32>, tensor<4x4x1x1xf32>) -> tensor<2x4x3x8xf32>
+  return %0 : tensor<2x4x3x8xf32>
+}
+
+// -----
+
+// Left alone: long output rows (28 pixels: kept row by row), a 3x3 kernel,
+// padding, groups, and stride 1.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: kiln.slice
+// CHECK: strides = array<i64: 2, 2>
+// CHECK: strides = array<i64: 2, 2>
+// CHECK: strides = array<i64: 2, 2>
+// CHECK: strides = array<i64: 2, 2>
+// CHECK: strides = array<i64: 1, 1>
+// CHECK-NOT: kiln.slice
+func.func @left_alone(%x: tensor<1x8x56x56xf32>, %y: tensor<1x8x14x14xf32>, %w: tensor<8x8x1x1xf32>, %w3: tensor<8x8x3x3xf32>, %wg: tensor<8x4x1x1xf32>) -> (tensor<1x8x28x28xf32>, tensor<1x8x6x6xf32>, tensor<1x8x8x8xf32>, tensor<1x8x7x7xf32>, tensor<1x8x14x14xf32>) {
+  %0 = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x8x56x56xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x28x28xf32>
+  %1 = kiln.conv %y, %w3 {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x8x14x14xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %2 = kiln.conv %y, %w {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x8x14x14xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x8x8xf32>
+  %3 = kiln.conv %y, %wg {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x8x14x14xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x7x7xf32>
+  %4 = kiln.conv %y, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x8x14x14xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x14x14xf32>
+  return %0, %1, %2, %3, %4 : tensor<1x8x28x28xf32>, tensor<1x8x6x6xf32>, tensor<1x8x8x8xf32>, tensor<1x8x7x7xf32>, tensor<1x8x14x14xf32>
+}
