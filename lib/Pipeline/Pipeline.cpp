@@ -73,7 +73,11 @@ static std::string cpuRegisterTile(const CompileOptions &options) {
 }
 
 static std::string cpuKernelsPipeline(const CompileOptions &options) {
-  return std::string("builtin.module(") + kBufferize +
+  // cse after bufferization: a padded tile written into the output leaves
+  // a copy of the output's tile onto an identical view of itself, which
+  // canonicalize folds once the two views are one value.
+  return std::string("builtin.module(func.func(kiln-decompose-pads),") +
+         kBufferize + "cse,canonicalize,"
          "func.func(kiln-map-forall-to-workgroups),"
          "func.func(kiln-expand-memref-copies),"
          "func.func(kiln-contract-with-vector-registers{" +

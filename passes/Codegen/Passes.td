@@ -92,6 +92,19 @@ def MapForallToWorkgroups : Pass<"kiln-map-forall-to-workgroups", "mlir::func::F
   let dependentDialects = ["mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
 }
 
+def DecomposePads : Pass<"kiln-decompose-pads", "mlir::func::FuncOp"> {
+  let summary = "Writes each tensor.pad as a fill and an insert of its source";
+  let description = [{
+    Before bufferization, inside each kernel: `tensor.pad` with a constant
+    value becomes `tensor.empty`, `linalg.fill` and `tensor.insert_slice`.
+    A padded tile then bufferizes into the kernel's output buffer (the
+    empty tensor is eliminated into it) instead of a per-workgroup
+    temporary that is filled, written and copied again.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def ExpandMemrefCopies : Pass<"kiln-expand-memref-copies", "mlir::func::FuncOp"> {
   let summary = "Rewrites memref.copy as linalg.copy";
   let description = [{
