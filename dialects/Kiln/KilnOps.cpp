@@ -66,7 +66,7 @@ bool kiln::isElementwise(Operation *op) {
              SqrtOp, ReciprocalOp, FloorOp, CeilOp, RoundOp, ErfOp, SinOp,
              CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp,
              AcoshOp, AtanhOp, SoftplusOp, SoftsignOp, MishOp, GeluOp,
-             GeluTanhOp, LeakyReluOp, EluOp, CeluOp, ThresholdedReluOp,
+             GeluTanhOp, SiluOp, HardSwishOp, LeakyReluOp, EluOp, CeluOp, ThresholdedReluOp,
              HardSigmoidOp, SeluOp, ClipOp, IsNaNOp, NotOp, CastOp, AddOp,
              SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, PReluOp, EqualOp,
              LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp, OrOp,

@@ -88,6 +88,8 @@ def Kiln_SoftsignOp : Kiln_UnaryOp<"softsign", "x / (1 + |x|)">;
 def Kiln_MishOp : Kiln_UnaryOp<"mish", "x * tanh(softplus(x))">;
 def Kiln_GeluOp : Kiln_UnaryOp<"gelu", "x * Phi(x), exact (erf)">;
 def Kiln_GeluTanhOp : Kiln_UnaryOp<"gelu_tanh", "GELU with the tanh approximation">;
+def Kiln_SiluOp : Kiln_UnaryOp<"silu", "x * sigmoid(x) (SiLU, swish)">;
+def Kiln_HardSwishOp : Kiln_UnaryOp<"hard_swish", "x * clip(x / 6 + 1/2, 0, 1)">;
 
 // Unary ops on floats and integers.
 class Kiln_NumericUnaryOp<string mnemonic, string doc>

@@ -303,15 +303,13 @@ static LogicalResult importTwoParam(NodeContext &ctx, float alpha,
                                              ctx.floatAttr(betaName, beta)));
 }
 
-/// HardSwish(x) = x * HardSigmoid(x; 1/6, 1/2).
+/// HardSwish(x) = x * HardSigmoid(x; 1/6, 1/2), one kiln op: x has one
+/// consumer, so the activation fuses into the op that produces x.
 static LogicalResult importHardSwish(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireFloat(x)))
     return failure();
-  auto gate = createTwoParam<HardSigmoidOp>(ctx, x, 1.0f / 6.0f, 0.5f);
-  if (failed(gate))
-    return failure();
-  return setResult(ctx, ctx.create<MulOp>(ValueRange{x, *gate}));
+  return setResult(ctx, ctx.create<HardSwishOp>(x));
 }
 
 static LogicalResult importGelu(NodeContext &ctx) {

@@ -168,6 +168,7 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   case Phase::Graph:
     return std::string("func.func(canonicalize),func.func(cse),"
                        "func.func(kiln-recognize-layer-norm),"
+                       "func.func(kiln-recognize-activations),"
                        "func.func(kiln-transpose-weights),") +
            (options.precision == "f32"
                 ? ""

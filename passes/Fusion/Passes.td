@@ -73,6 +73,23 @@ def RecognizeLayerNorm : Pass<"kiln-recognize-layer-norm", "mlir::func::FuncOp">
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def RecognizeActivations : Pass<"kiln-recognize-activations", "mlir::func::FuncOp"> {
+  let summary = "Folds decomposed GELU, SiLU and HardSwish into one kiln op each";
+  let description = [{
+    `x * 0.5 * (1 + erf(x / sqrt(2)))` becomes `kiln.gelu`,
+    `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` becomes
+    `kiln.gelu_tanh` (the cube as `Pow(x, 3)` or `x * x * x`),
+    `x * sigmoid(x)` becomes `kiln.silu` and `x * hard_sigmoid(x; 1/6, 1/2)`
+    becomes `kiln.hard_swish`, whatever the order of the multiplications.
+    In the decomposed form x has two consumers, so the activation cannot
+    fuse into x's producer (a MatMul's bias add, a Conv) and runs as a
+    kernel of its own; as one op it is that kernel's epilogue. Products with
+    other factors, other constants, or a different value in place of x are
+    left alone.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def TransposeWeights : Pass<"kiln-transpose-weights", "mlir::func::FuncOp"> {
   let summary = "Stores the constant B of a Gemm with transB as K x N";
   let description = [{

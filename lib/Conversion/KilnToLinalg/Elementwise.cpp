@@ -253,6 +253,11 @@ Value elementwiseBody(Operation *op, OpBuilder &b, Location loc,
         Value t = math::TanhOp::create(b, loc, inner);
         return s.mul(s.mul(s.c(0.5), x), s.add(s.c(1), t));
       })
+      .Case([&](SiluOp) { return s.mul(x, sigmoid(s, x)); })
+      .Case([&](HardSwishOp) {
+        Value gate = s.add(s.mul(s.c(1.0 / 6.0), x), s.c(0.5));
+        return s.mul(x, s.max(s.c(0), s.min(s.c(1), gate)));
+      })
       .Case([&](LeakyReluOp op) {
         return s.select(s.lt(x, s.c(0)), s.mul(s.c(attr(op.getAlphaAttr())), x),
                         x);

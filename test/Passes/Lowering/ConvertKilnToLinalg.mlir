@@ -182,3 +182,25 @@ func.func @pointwise_rows(%x: tensor<1x8x16x16xf32>, %w: tensor<16x8x1x1xf32>, %
   %2 = kiln.conv %x1, %w1 {pads = array<i64: 0, 0>, strides = array<i64: 1>, dilations = array<i64: 1>, group = 1 : i64} : (tensor<1x8x5xf32>, tensor<16x8x1xf32>) -> tensor<1x16x5xf32>
   return %0, %1, %2 : tensor<1x16x16x16xf32>, tensor<1x16x8x8xf32>, tensor<1x16x5xf32>
 }
+
+// SiLU: x * 1 / (1 + exp(-x)); HardSwish: x * clamp(x / 6 + 1/2, 0, 1).
+// CHECK-LABEL: func.func @silu_hard_swish
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[X:.+]]: f32, %{{.+}}: f32):
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: %[[S:.+]] = arith.mulf %[[X]], %{{.+}} : f32
+// CHECK-NEXT: linalg.yield %[[S]]
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[Y:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[SIXTH:.+]] = arith.mulf %{{.+}}, %[[Y]] : f32
+// CHECK: arith.addf %[[SIXTH]]
+// CHECK: arith.minimumf
+// CHECK: arith.maximumf
+// CHECK: %[[H:.+]] = arith.mulf %[[Y]], %{{.+}} : f32
+// CHECK-NEXT: linalg.yield %[[H]]
+func.func @silu_hard_swish(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) attributes {kiln.kernel} {
+  %0 = kiln.silu %x : tensor<4x8xf32>
+  %1 = kiln.hard_swish %x : tensor<4x8xf32>
+  return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
