@@ -252,7 +252,10 @@ struct TileAndDistributePass
         rowSplit = {rootLoop, registerRows};
         rowTiles = extent / registerRows;
       } else if (!outerSplit) {
-        outerSplit = {rootLoop, 1};
+        // Two of the block loop (a convolution's output rows) per
+        // workgroup, so that short vectors still make register tiles of
+        // two rows (see blocksPerTile in ContractWithVectorRegisters).
+        outerSplit = {rootLoop, loop == loops->block ? 2 : 1};
         outerExtent = extent;
       }
     }

@@ -51,6 +51,10 @@ bool isMultiplyAdd(mlir::linalg::GenericOp op, mlir::Value &scale);
 /// transposed) and convolutions.
 struct VectorContractionLoops {
   int64_t vector = -1, rows = -1, vectorStride = 1;
+  /// A parallel loop only the vector input and the output use (a
+  /// convolution's output rows), or -1: short vectors take several of its
+  /// values per tile, so that each broadcast serves several FMAs.
+  int64_t block = -1;
   unsigned vectorInput = 0;
   llvm::SmallVector<int64_t> ranges; ///< static extent of every loop
   mlir::Value scale;                 ///< Gemm's alpha, or null

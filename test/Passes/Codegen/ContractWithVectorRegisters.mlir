@@ -39,21 +39,31 @@ func.func @matmul(%a: memref<10x8xf32>, %b: memref<8x48xf32>, %c: memref<10x48xf
 
 // A convolution (NCHW, 3x3, stride 1) as the workgroup sees it: a subview
 // of its output. Rows are filters (4), vectors run along the output width
-// (16); the loop over output rows stays outside the tiles and the input
-// channels and window are the reduction, each step loading 16 neighbouring
-// input pixels `ow + kw`.
+// (16), and each tile also takes 3 output rows (the block loop): every
+// step of the reduction (input channels x window) loads 3 input rows'
+// vectors `oh + kh` and broadcasts each filter's weight once for 3 FMAs.
+// The 4th output row is a tile of one row.
 // CHECK-LABEL: func.func @conv
 // CHECK-SAME: kiln.register_tile = array<i64: 4, 16>
 // CHECK-NOT: linalg.generic
-// CHECK: scf.for %[[OH:.+]] = %{{.+}} to %{{.+}} step %{{.+}} {
-// CHECK: scf.for %[[C:.+]] = {{.+}} iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for %[[C:.+]] = {{.+}} iter_args({{.+}}) -> ([[V:vector<16xf32>]], [[V]], [[V]], [[V]], [[V]], [[V]], [[V]], [[V]], [[V]], [[V]], [[V]], [[V]])
 // CHECK: scf.for %[[KH:.+]] = {{.+}} iter_args
 // CHECK: scf.for %[[KW:.+]] = {{.+}} iter_args
-// CHECK: %[[ROW:.+]] = affine.apply #{{.+}}(%[[OH]], %[[KH]])
-// CHECK: %[[X:.+]] = vector.load %arg0[%{{.+}}, %[[C]], %[[ROW]], %[[KW]]] : memref<1x2x6x18xf32>, vector<16xf32>
+// CHECK: %[[X0:.+]] = vector.load %arg0[%{{.+}}, %[[C]], %[[KH]], %[[KW]]] : memref<1x2x6x18xf32>, vector<16xf32>
+// CHECK: %[[R1:.+]] = affine.apply #{{.+}}(%[[KH]])
+// CHECK: %[[X1:.+]] = vector.load %arg0[%{{.+}}, %[[C]], %[[R1]], %[[KW]]]
+// CHECK: %[[R2:.+]] = affine.apply #{{.+}}(%[[KH]])
+// CHECK: %[[X2:.+]] = vector.load %arg0[%{{.+}}, %[[C]], %[[R2]], %[[KW]]]
 // CHECK: memref.load %arg1[%{{.+}}, %[[C]], %[[KH]], %[[KW]]] : memref<4x2x3x3xf32>
+// CHECK: %[[W0:.+]] = vector.broadcast
+// CHECK: vector.fma %[[X0]], %[[W0]]
+// CHECK: vector.fma %[[X1]], %[[W0]]
+// CHECK: vector.fma %[[X2]], %[[W0]]
+// CHECK-COUNT-9: vector.fma
+// CHECK-COUNT-12: vector.store {{.+}} : memref<1x4x4x16xf32, strided<[1024, 256, 16, 1], offset: ?>>, vector<16xf32>
+// CHECK: scf.for {{.+}} -> ([[V]], [[V]], [[V]], [[V]])
 // CHECK-COUNT-4: vector.fma
-// CHECK-COUNT-4: vector.store {{.+}} : memref<1x4x4x16xf32, strided<[1024, 256, 16, 1], offset: ?>>, vector<16xf32>
+// CHECK-COUNT-4: vector.store {{.+}}[%{{.+}}, %{{.+}}, %c3, %{{.+}}]
 #in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
 #w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
 #out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>

@@ -69,13 +69,14 @@ func.func @not_a_kernel(%x: tensor<4096xf32>) -> tensor<4096xf32> {
 // -----
 
 // A convolution that kiln-contract-with-vector-registers will compute in
-// register tiles (filters x output width): the workgroups split its output
-// rows (loop 2), not its filters (loop 1, the first parallel loop of size
-// above 1), so that every workgroup keeps all 16 filters for its tiles.
+// register tiles (filters x output rows x output width): the workgroups
+// split its output rows (loop 2), not its filters (loop 1, the first
+// parallel loop of size above 1), so that every workgroup keeps all 16
+// filters for its tiles, two rows each so that a tile can take two rows.
 // CHECK-LABEL: func.func @conv_splits_rows
-// CHECK-SAME: kiln.tile = array<i64: 2, 1>
-// CHECK-SAME: kiln.workgroups = 16 : i64
-// CHECK: scf.forall (%{{.+}}) in (16)
+// CHECK-SAME: kiln.tile = array<i64: 2, 2>
+// CHECK-SAME: kiln.workgroups = 8 : i64
+// CHECK: scf.forall (%{{.+}}) = (0) to (16) step (2)
 #in = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
 #w = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
 #out = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
