@@ -176,11 +176,14 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
                       options.precision + "}),") +
            "func.func(kiln-compute-f16-in-f32)";
   case Phase::Fused:
-    // Attention as one kernel on the CPU, whose workgroups each take whole
-    // heads; the GPU kernels would give each thread a whole row of it.
-    return std::string("func.func(kiln-split-conv-padding),"
-                       "func.func(kiln-split-pointwise-conv-stride),"
-                       "func.func(kiln-form-dispatch-regions") +
+    // On the CPU, attention as one kernel, whose workgroups each take
+    // whole heads (the GPU kernels would give each thread a whole row of
+    // it), and depthwise convolutions pad inside their kernel (GPU threads
+    // would each pad their own tile).
+    return std::string("func.func(kiln-split-conv-padding") +
+           (cuda || rocm ? "" : "{split-depthwise=false}") +
+           "),func.func(kiln-split-pointwise-conv-stride),"
+           "func.func(kiln-form-dispatch-regions" +
            (cuda || rocm ? "" : "{fuse-attention=true}") +
            "),func.func(canonicalize)";
   case Phase::Tiled:

@@ -13,13 +13,23 @@ using namespace kiln;
 
 namespace {
 
+/// One input and one output channel per group (see split-depthwise).
+bool isDepthwise(ConvOp conv) {
+  int64_t groups = conv.getGroup();
+  return groups > 1 && conv.getInput().getType().getDimSize(1) == groups &&
+         conv.getType().getDimSize(1) == groups;
+}
+
 struct SplitPadding : public OpRewritePattern<ConvOp> {
-  using OpRewritePattern::OpRewritePattern;
+  SplitPadding(MLIRContext *context, bool splitDepthwise)
+      : OpRewritePattern(context), splitDepthwise(splitDepthwise) {}
+  bool splitDepthwise;
 
   LogicalResult matchAndRewrite(ConvOp conv,
                                 PatternRewriter &rewriter) const override {
     ArrayRef<int64_t> pads = conv.getPads();
-    if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+    if (llvm::all_of(pads, [](int64_t p) { return p == 0; }) ||
+        (!splitDepthwise && isDepthwise(conv)))
       return failure();
     auto inType = conv.getInput().getType();
     int64_t rank = inType.getRank(), spatial = rank - 2;
@@ -61,9 +71,11 @@ struct SplitPadding : public OpRewritePattern<ConvOp> {
 
 struct SplitConvPaddingPass
     : public kiln::impl::SplitConvPaddingBase<SplitConvPaddingPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<SplitPadding>(&getContext());
+    patterns.add<SplitPadding>(&getContext(), splitDepthwise);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
