@@ -126,6 +126,36 @@ func.func @matmul_splits_whole_row_tiles(%arg0: memref<64x4xf32>, %arg1: memref<
 
 // -----
 
+// A classifier (1 x 64 times 64 x 1000) split along its 1000 columns: no
+// multiple of two vectors (32) divides 1000, so the tiles are the smallest
+// multiple of 8 that does, 40 (one 32-wide and one 8-wide register tile),
+// not 20 (16 + 4): 25 workgroups.
+// CHECK-LABEL: func.func @classifier_half_vector_tiles
+// CHECK-SAME: kiln.tile = array<i64: 1, 40>
+// CHECK-SAME: kiln.workgroups = 25 : i64
+// CHECK: scf.forall (%{{.+}}) = (0) to (1000) step (40)
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+func.func @classifier_half_vector_tiles(%arg0: memref<1x64xf32>, %arg1: memref<64x1000xf32>, %arg2: memref<1x1000xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %cst = arith.constant 0.0 : f32
+  %a = bufferization.to_tensor %arg0 restrict : memref<1x64xf32> to tensor<1x64xf32>
+  %b = bufferization.to_tensor %arg1 restrict : memref<64x1000xf32> to tensor<64x1000xf32>
+  %e = tensor.empty() : tensor<1x1000xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<1x1000xf32>) -> tensor<1x1000xf32>
+  %0 = linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<1x64xf32>, tensor<64x1000xf32>) outs(%z : tensor<1x1000xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1000xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<1x1000xf32>, memref<1x1000xf32>) -> ()
+  return
+}
+
+// -----
+
 // Tiles that divide their loop: 1280 rows for 64 workgroups would be tiles
 // of 20, 24 as a multiple of the register tile's 8 rows, which leaves a
 // partial last tile (dynamic sizes in every tile, which register tiles
