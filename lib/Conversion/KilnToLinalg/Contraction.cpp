@@ -296,16 +296,21 @@ Value lowerPointwise(OpBuilder &b, ConvOp op) {
   for (int64_t i = 2; i < rank; ++i)
     weightReassoc.back().push_back(i);
 
-  auto flatType = [&](int64_t channels) {
-    return RankedTensorType::get({inShape[0], channels, pixels}, elementType);
+  // Each operand keeps its own element type (the lowering of the
+  // contraction's body handles mixed ones as the 4-D form does).
+  auto flatType = [&](int64_t channels, Type element) {
+    return RankedTensorType::get({inShape[0], channels, pixels}, element);
   };
   int64_t filters = resultType.getDimSize(1);
   Value input = tensor::CollapseShapeOp::create(
-      b, loc, flatType(inShape[1]), op.getInput(), imageReassoc);
+      b, loc, flatType(inShape[1], tensorTypeOf(op.getInput()).getElementType()),
+      op.getInput(), imageReassoc);
   Value weight = tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({filters, inShape[1]}, elementType),
+      b, loc,
+      RankedTensorType::get({filters, inShape[1]},
+                            tensorTypeOf(op.getWeight()).getElementType()),
       op.getWeight(), weightReassoc);
-  auto accType = flatType(filters);
+  auto accType = flatType(filters, elementType);
   Value init;
   if (op.getBias()) {
     SmallVector<AffineMap> maps = {
