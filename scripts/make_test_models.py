@@ -646,6 +646,72 @@ def build_import_models():
 # --------------------------------------------------------------------------- main
 
 
+def build_activations_cnn():
+    """The CPU paths of the sixth session against onnxruntime: 1x1
+    convolutions onto a 7x7 map (flattened image) with a decomposed SiLU,
+    a residual add and a decomposed HardSwish as epilogues, a strided 1x1
+    convolution (subsampled first), a padded depthwise convolution, a 3x3
+    convolution over several output rows per register tile, and MatMuls
+    with the erf and tanh GELU forms as exporters write them."""
+    rng = np.random.default_rng(1007)
+    c = lambda name, value: init(name, np.array(value, np.float32))
+    nodes = [
+        # 1x1, 8 -> 16 on 14x14, then stride 2 onto 7x7 (downsample).
+        helper.make_node("Conv", ["img", "w1", "b1"], ["c1"], name="conv1"),
+        helper.make_node("Sigmoid", ["c1"], ["s1"], name="sig1"),
+        helper.make_node("Mul", ["c1", "s1"], ["silu1"], name="silu1"),
+        helper.make_node("Conv", ["silu1", "wd", "bd"], ["down"], name="down",
+                         strides=[2, 2]),
+        # Depthwise 3x3 with padding, then 1x1 16 -> 16 + residual + HardSwish.
+        helper.make_node("Conv", ["down", "wdw"], ["dw"], name="depthwise",
+                         pads=[1, 1, 1, 1], group=16),
+        helper.make_node("Conv", ["dw", "w2", "b2"], ["c2"], name="conv2"),
+        helper.make_node("Add", ["c2", "down"], ["res"], name="residual"),
+        helper.make_node("HardSigmoid", ["res"], ["hs"], name="hsig",
+                         alpha=1.0 / 6.0, beta=0.5),
+        helper.make_node("Mul", ["res", "hs"], ["hswish"], name="hswish"),
+        # 3x3 16 -> 16 on the 7x7 map (tiles over several output rows).
+        helper.make_node("Conv", ["hswish", "w3", "b3"], ["c3"], name="conv3",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c3"], ["r3"], name="relu3"),
+        helper.make_node("Reshape", ["r3", "flat_shape"], ["flat"], name="flatten"),
+        # MatMul + bias + GELU (erf), PyTorch's order.
+        helper.make_node("MatMul", ["flat", "wm1"], ["m1"], name="fc1"),
+        helper.make_node("Add", ["m1", "bm1"], ["h"], name="fc1_bias"),
+        helper.make_node("Div", ["h", "sqrt2"], ["hd"], name="gelu_div"),
+        helper.make_node("Erf", ["hd"], ["he"], name="gelu_erf"),
+        helper.make_node("Add", ["he", "one"], ["he1"], name="gelu_add"),
+        helper.make_node("Mul", ["h", "he1"], ["hm"], name="gelu_mul"),
+        helper.make_node("Mul", ["hm", "half"], ["g1"], name="gelu_half"),
+        # MatMul + GELU (tanh form, GPT-2's), the cube as Pow.
+        helper.make_node("MatMul", ["g1", "wm2"], ["m2"], name="fc2"),
+        helper.make_node("Pow", ["m2", "three"], ["cube"], name="tanh_cube"),
+        helper.make_node("Mul", ["cube", "k"], ["kc"], name="tanh_k"),
+        helper.make_node("Add", ["m2", "kc"], ["inner"], name="tanh_inner"),
+        helper.make_node("Mul", ["inner", "sqrt2pi"], ["scaled"], name="tanh_scale"),
+        helper.make_node("Tanh", ["scaled"], ["t"], name="tanh"),
+        helper.make_node("Add", ["t", "one"], ["t1"], name="tanh_add"),
+        helper.make_node("Mul", ["half", "m2"], ["hx"], name="tanh_half"),
+        helper.make_node("Mul", ["hx", "t1"], ["out"], name="tanh_mul"),
+    ]
+    inits = [
+        init("w1", weights(rng, (16, 8, 1, 1), 8)), init("b1", bias(rng, 16)),
+        init("wd", weights(rng, (16, 16, 1, 1), 16)), init("bd", bias(rng, 16)),
+        init("wdw", weights(rng, (16, 1, 3, 3), 9)),
+        init("w2", weights(rng, (16, 16, 1, 1), 16)), init("b2", bias(rng, 16)),
+        init("w3", weights(rng, (16, 16, 3, 3), 144)), init("b3", bias(rng, 16)),
+        init("flat_shape", np.array([2, 16 * 49], np.int64)),
+        init("wm1", weights(rng, (16 * 49, 32), 16 * 49)), init("bm1", bias(rng, 32)),
+        init("wm2", weights(rng, (32, 24), 32)),
+        c("sqrt2", 1.4142135), c("one", 1.0), c("half", 0.5), c("three", 3.0),
+        c("k", 0.044715), c("sqrt2pi", 0.7978845608),
+    ]
+    g = helper.make_graph(nodes, "activations_cnn", [vi("img", [2, 8, 14, 14])],
+                          [vi("out", [2, 24])], inits)
+    model = make_model(g, 13, "activations_cnn")
+    return model, [{"img": rng.standard_normal((2, 8, 14, 14)).astype(np.float32)}]
+
+
 def main():
     if ort is None:
         sys.exit("onnxruntime is required (use the project venv: .venv/bin/python)")
@@ -657,6 +723,7 @@ def main():
         (build_cnn_symbolic, os.path.join(E2E_DIR, "cnn_symbolic")),
         (build_if_folded, os.path.join(E2E_DIR, "if_folded")),
         (build_f16_mix, os.path.join(E2E_DIR, "f16_mix")),
+        (build_activations_cnn, os.path.join(E2E_DIR, "activations_cnn")),
         (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),
     ]:
         model, input_sets = build()

@@ -144,6 +144,27 @@ bool isTanhGelu(Value gate, Value x) {
           (isSplat(factors[1], scale) && isTanhGeluPolynomial(factors[0], x)));
 }
 
+/// The locations of `root` and of every op between it and `x` (constants
+/// aside): a matched activation's ops, so that reports and the per-kernel
+/// table still name each of its ONNX nodes.
+Location activationLoc(PatternRewriter &rewriter, Operation *root, Value x) {
+  SmallVector<Location> locations;
+  SmallVector<Operation *> pending = {root};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!pending.empty()) {
+    Operation *op = pending.pop_back_val();
+    if (!seen.insert(op).second)
+      continue;
+    locations.push_back(op->getLoc());
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (operand != x && producer && !isa<ConstantOp>(producer))
+        pending.push_back(producer);
+    }
+  }
+  return rewriter.getFusedLoc(locations);
+}
+
 struct FoldDecomposedActivation : public OpRewritePattern<MulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -168,7 +189,7 @@ struct FoldDecomposedActivation : public OpRewritePattern<MulOp> {
   /// The single op computing the product `factors` as an activation of x.
   Operation *matchActivation(PatternRewriter &rewriter, MulOp mul,
                              ArrayRef<Value> factors, Value x) const {
-    Location loc = mul.getLoc();
+    Location loc = activationLoc(rewriter, mul, x);
     for (Value gate : factors) {
       if (gate == x)
         continue;
