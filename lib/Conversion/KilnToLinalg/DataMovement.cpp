@@ -306,6 +306,27 @@ struct ScatterElementsLowering : public OpRewritePattern<ScatterElementsOp> {
 /// bufferized); with a negative step, a generic computes each source index.
 /// A generic cannot read the input through `d * step + start` maps: linalg
 /// would infer its loop bounds from an identity dim of the input.
+/// `op` (positive steps) as a parallel generic whose input map is
+/// d_i -> starts_i + steps_i * d_i.
+Value stridedCopy(OpBuilder &b, Location loc, SliceOp op) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = op.getType().getRank();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = 0; d < rank; ++d)
+    exprs.push_back(getAffineDimExpr(d, ctx) * op.getSteps()[d] +
+                    op.getStarts()[d]);
+  SmallVector<AffineMap> maps = {AffineMap::get(rank, 0, exprs, ctx),
+                                 b.getMultiDimIdentityMap(rank)};
+  return linalg::GenericOp::create(
+             b, loc, op.getType(), op.getInput(),
+             emptyTensor(b, loc, op.getType()), maps,
+             SmallVector<IteratorType>(rank, IteratorType::parallel),
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, args[0]);
+             })
+      .getResult(0);
+}
+
 struct SliceLowering : public OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SliceOp op,
@@ -313,10 +334,18 @@ struct SliceLowering : public OpRewritePattern<SliceOp> {
     Location loc = op.getLoc();
     auto starts = op.getStarts(), steps = op.getSteps();
     auto sizes = op.getType().getShape();
-    if (llvm::all_of(steps, [](int64_t s) { return s > 0; })) {
+    if (llvm::all_of(steps, [](int64_t s) { return s == 1; })) {
       rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
           op, op.getType(), op.getInput(), ValueRange{}, ValueRange{},
           ValueRange{}, starts, sizes, steps);
+      return success();
+    }
+    if (llvm::all_of(steps, [](int64_t s) { return s > 0; }) &&
+        op.getType().hasStaticShape()) {
+      // A strided slice as a generic reading start + step * i: unlike an
+      // extract_slice, its kernel can be split into workgroups (a
+      // subsampling kernel of 256x28x28 ran on one thread: 0.22 ms).
+      rewriter.replaceOp(op, stridedCopy(rewriter, loc, op));
       return success();
     }
     int64_t rank = op.getType().getRank();

@@ -3,6 +3,7 @@
 // CHECK-DAG: #[[PW_X:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
 // CHECK-DAG: #[[PW_W:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
 // CHECK-DAG: #[[PW_OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[STRIDED:.+]] = affine_map<(d0, d1) -> (d0 * 2 + 1, d1 * 2)>
 // CHECK-DAG: #[[ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-DAG: #[[CONV_IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d2 * 2 + d4, d6 * 2 + d5)>
@@ -114,12 +115,17 @@ func.func @gather(%t: tensor<10x4xf32>, %ids: tensor<3xi64>) -> tensor<3x4xf32> 
   return %0 : tensor<3x4xf32>
 }
 
-// Positive steps: a strided view.
+// Unit steps: a view. Positive steps above 1: a copy reading
+// start + step * i (a kernel that can be split into workgroups).
 // CHECK-LABEL: func.func @slice
-// CHECK: tensor.extract_slice %arg0[1, 0] [5, 2] [2, 2] : tensor<10x4xf32> to tensor<5x2xf32>
-func.func @slice(%t: tensor<10x4xf32>) -> tensor<5x2xf32> attributes {kiln.kernel} {
-  %0 = kiln.slice %t {starts = array<i64: 1, 0>, steps = array<i64: 2, 2>} : tensor<10x4xf32> -> tensor<5x2xf32>
-  return %0 : tensor<5x2xf32>
+// CHECK: tensor.extract_slice %arg0[1, 0] [5, 2] [1, 1] : tensor<10x4xf32> to tensor<5x2xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[STRIDED]], #{{.+}}], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<10x4xf32>) outs(%{{.+}} : tensor<5x2xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: linalg.yield %[[IN]]
+func.func @slice(%t: tensor<10x4xf32>) -> (tensor<5x2xf32>, tensor<5x2xf32>) attributes {kiln.kernel} {
+  %0 = kiln.slice %t {starts = array<i64: 1, 0>, steps = array<i64: 1, 1>} : tensor<10x4xf32> -> tensor<5x2xf32>
+  %1 = kiln.slice %t {starts = array<i64: 1, 0>, steps = array<i64: 2, 2>} : tensor<10x4xf32> -> tensor<5x2xf32>
+  return %0, %1 : tensor<5x2xf32>, tensor<5x2xf32>
 }
 
 // Integer compare and select.
