@@ -73,6 +73,16 @@ bool kiln::isElementwise(Operation *op) {
              XorOp, WhereOp, ExpandOp, ShiftLeftOp, ShiftRightOp>(op);
 }
 
+std::optional<double> kiln::floatSplatValue(Value v) {
+  auto constant = v.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>().convertToDouble();
+}
+
 bool kiln::movesDataOnly(Operation *op) {
   return isa<ReshapeOp, TransposeOp, ConcatOp, GatherOp, GatherElementsOp,
              SliceOp, ExpandOp, TileOp>(op);

@@ -13,6 +13,9 @@
 //       acc[i] = vector.fma(x, broadcast(other input at row i), acc[i])
 //     vector.store acc[i]
 //
+// (with short vectors, a tile also spans up to 3 values of a loop only the
+// vector input and the output use, a convolution's output rows: 3 loaded
+// vectors per step, each broadcast serving 3 FMAs; see blocksPerTile)
 // so each loaded vector serves `rowTile` FMAs and the accumulators stay in
 // registers for the whole reduction. `width` is up to two vectors
 // (vector-width elements each, 16 floats: one AVX-512 register); the rows
@@ -98,22 +101,19 @@ kiln::matchVectorContraction(linalg::LinalgOp linalgOp) {
   loops.vectorStride = *step;
   loops.vector = vector;
   loops.vectorInput = found;
-  for (int64_t r = int64_t(out.getNumResults()) - 2; r >= 0; --r) {
-    int64_t dim = cast<AffineDimExpr>(out.getResult(r)).getPosition();
-    if (iterators[dim] == utils::IteratorType::parallel &&
-        y.isFunctionOfDim(dim) && !x.isFunctionOfDim(dim)) {
-      loops.rows = dim;
-      break;
+  // The innermost parallel output loop (vector loop aside) that `used`
+  // indexes and `unused` does not, or -1.
+  auto innermostLoopOnlyIn = [&](AffineMap used, AffineMap unused) {
+    for (int64_t r = int64_t(out.getNumResults()) - 2; r >= 0; --r) {
+      int64_t dim = cast<AffineDimExpr>(out.getResult(r)).getPosition();
+      if (iterators[dim] == utils::IteratorType::parallel &&
+          used.isFunctionOfDim(dim) && !unused.isFunctionOfDim(dim))
+        return dim;
     }
-  }
-  for (int64_t r = int64_t(out.getNumResults()) - 2; r >= 0; --r) {
-    int64_t dim = cast<AffineDimExpr>(out.getResult(r)).getPosition();
-    if (iterators[dim] == utils::IteratorType::parallel && dim != loops.rows &&
-        x.isFunctionOfDim(dim) && !y.isFunctionOfDim(dim)) {
-      loops.block = dim;
-      break;
-    }
-  }
+    return int64_t(-1);
+  };
+  loops.rows = innermostLoopOnlyIn(y, x);
+  loops.block = innermostLoopOnlyIn(x, y);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;

@@ -29,20 +29,9 @@ using namespace kiln;
 
 namespace {
 
-/// The value of a float splat constant, if `v` is one.
-std::optional<double> splatValue(Value v) {
-  auto constant = v.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
-
 /// `v` is a splat constant within float32 rounding of `expected`.
 bool isSplat(Value v, double expected) {
-  std::optional<double> value = splatValue(v);
+  std::optional<double> value = floatSplatValue(v);
   return value && std::abs(*value - expected) <= 1e-5 * std::abs(expected);
 }
 

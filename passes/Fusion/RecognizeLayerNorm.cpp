@@ -26,17 +26,6 @@ using namespace kiln;
 
 namespace {
 
-/// The value of a float splat constant, if `v` is one.
-std::optional<double> splatValue(Value v) {
-  auto constant = v.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
-
 /// A ReduceMean of `input` over its last dim only, keeping it, used once.
 bool isLastDimMean(ReduceMeanOp mean, Value input) {
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
@@ -63,10 +52,10 @@ struct FoldDecomposedLayerNorm : public OpRewritePattern<DivOp> {
     auto add = sqrt.getInput().getDefiningOp<AddOp>();
     if (!add || !add->hasOneUse())
       return failure();
-    std::optional<double> epsilon = splatValue(add.getRhs());
+    std::optional<double> epsilon = floatSplatValue(add.getRhs());
     Value varianceValue = add.getLhs();
     if (!epsilon) {
-      epsilon = splatValue(add.getLhs());
+      epsilon = floatSplatValue(add.getLhs());
       varianceValue = add.getRhs();
     }
     auto variance = varianceValue.getDefiningOp<ReduceMeanOp>();
@@ -89,7 +78,7 @@ struct FoldDecomposedLayerNorm : public OpRewritePattern<DivOp> {
       if (mul.getLhs() != centered || mul.getRhs() != centered)
         return failure();
     } else if (auto pow = dyn_cast<PowOp>(square)) {
-      if (pow.getLhs() != centered || splatValue(pow.getRhs()) != 2.0)
+      if (pow.getLhs() != centered || floatSplatValue(pow.getRhs()) != 2.0)
         return failure();
     } else {
       return failure();

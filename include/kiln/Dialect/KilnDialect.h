@@ -21,6 +21,8 @@
 #define GET_OP_CLASSES
 #include "kiln/Dialect/KilnOps.h.inc"
 
+#include <optional>
+
 namespace kiln {
 /// Numpy/ONNX broadcast of two shapes; std::nullopt when incompatible.
 std::optional<llvm::SmallVector<int64_t>>
@@ -51,6 +53,10 @@ bool isElementwise(mlir::Operation *op);
 /// gather, ...): exact in any element type, so they need not compute in a
 /// wider one.
 bool movesDataOnly(mlir::Operation *op);
+
+/// The value of `v` when it is a kiln.constant float splat (the scalar
+/// constants exporters write: 0.5, 1e-5, sqrt(2)), else nothing.
+std::optional<double> floatSplatValue(mlir::Value v);
 
 /// Output size of one spatial dim of a window op (conv or pool).
 int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
