@@ -32,3 +32,15 @@ for hip in ("libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"):
         break
     except OSError:
         pass
+
+# "onnxruntime": the project's Python venv (scripts/setup.sh) has onnx and
+# onnxruntime, which tests of the Python tools (scripts/kiln-bisect) need;
+# %python runs that venv's interpreter and %scripts names scripts/.
+import subprocess
+venv_python = os.path.join(config.kiln_source_dir, ".venv", "bin", "python")
+config.substitutions.append(("%python", venv_python))
+config.substitutions.append(("%scripts", os.path.join(config.kiln_source_dir, "scripts")))
+if os.path.exists(venv_python) and subprocess.run(
+        [venv_python, "-c", "import onnx, onnxruntime"],
+        capture_output=True).returncode == 0:
+    config.available_features.add("onnxruntime")

@@ -31,12 +31,16 @@ const char kUsage[] =
     "                           have (e.g. frozen when it was compiled)\n"
     "  --threads N              worker threads; 0 = one per core (default)\n"
     "  --print                  print every output value\n"
+    "  --dump-dispatches DIR    write what every kernel computes to DIR\n"
+    "                           (dNNNN_rK.npy, and dispatches.json naming\n"
+    "                           each kernel's ONNX nodes and the ONNX value\n"
+    "                           of each result), for scripts/kiln-bisect\n"
     "  --jobs FILE              (alone) run each line of FILE as one set of\n"
     "                           these options, in one process\n"
     "  --help                   show this help\n";
 
 struct Options {
-  std::string model, outputDir, device = "cpu";
+  std::string model, outputDir, dumpDir, device = "cpu";
   bool ignoreUnknownInputs = false;
   std::vector<std::string> inputs, expected;
   double rtol = 1e-4, atol = 1e-5;
@@ -60,6 +64,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
       o.expected.push_back(v);
     else if (args.option("--output-dir", v, error))
       o.outputDir = v;
+    else if (args.option("--dump-dispatches", v, error))
+      o.dumpDir = v;
     else if (args.option("--device", v, error))
       o.device = v;
     else if (args.option("--threads", v, error))
@@ -94,6 +100,85 @@ std::string fileNameFor(std::string name) {
       c = '_';
   return name.empty() ? "output" : name;
 }
+
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += char(c);
+    }
+  }
+  return out + "\"";
+}
+
+/// Writes each dispatch's results as it runs (kiln_session_run_observed)
+/// and an index of them, dispatches.json, for scripts/kiln-bisect.
+struct DispatchDump {
+  DispatchDump(const kiln_model *model, std::string dir)
+      : model(model), dir(std::move(dir)) {}
+  const kiln_model *model;
+  std::string dir;
+  std::string json = "[";
+  std::string error;
+
+  static kiln_status observe(kiln_session *session, int32_t dispatch,
+                             void *user) {
+    auto *dump = static_cast<DispatchDump *>(user);
+    return dump->write(session, dispatch) ? KILN_OK : KILN_ERROR_IO;
+  }
+
+  bool write(kiln_session *session, int32_t dispatch) {
+    kiln_dispatch_info info;
+    kiln_model_dispatch_info(model, dispatch, &info);
+    std::string nodes;
+    for (int32_t n = 0; n < info.node_count; ++n)
+      nodes += (n ? ", " : "") + jsonString(info.nodes[n]);
+    std::string results;
+    for (int32_t r = 0; r < kiln_model_dispatch_result_count(model, dispatch);
+         ++r) {
+      kiln_tensor_info result;
+      kiln_model_dispatch_result_info(model, dispatch, r, &result);
+      Tensor t = tensorFor(result);
+      if (kiln_session_get_dispatch_result(session, dispatch, r,
+                                           t.bytes.data(),
+                                           t.bytes.size()) != KILN_OK) {
+        error = kiln_last_error();
+        return false;
+      }
+      char file[64];
+      std::snprintf(file, sizeof file, "d%04d_r%d.npy", int(dispatch), int(r));
+      if (!writeNpy(dir + "/" + file, t, error))
+        return false;
+      std::string shape;
+      for (int64_t d : t.shape)
+        shape += (shape.empty() ? "" : ", ") + std::to_string(d);
+      results += std::string(r ? ", " : "") + "{\"value\": " +
+                 jsonString(result.name) + ", \"file\": " + jsonString(file) +
+                 ", \"dtype\": " + jsonString(kiln_dtype_name(t.dtype)) +
+                 ", \"shape\": [" + shape + "]}";
+    }
+    json += std::string(dispatch ? ",\n " : "\n ") + "{\"dispatch\": " +
+            std::to_string(dispatch) + ", \"kernel\": " +
+            jsonString(info.kernel) + ", \"nodes\": [" + nodes +
+            "], \"results\": [" + results + "]}";
+    return true;
+  }
+
+  bool finish() {
+    std::ofstream out(dir + "/dispatches.json");
+    out << json << "\n]\n";
+    if (!out)
+      error = "cannot write '" + dir + "/dispatches.json'";
+    return bool(out);
+  }
+};
 
 /// Compares outputs against the expected files; returns false on mismatch.
 bool checkExpected(const Options &o, const std::vector<Tensor> &outputs,
@@ -135,7 +220,16 @@ int run(const Options &o, std::string &error) {
   for (size_t i = 0; i < inputs.size(); ++i)
     if (bound[i] && !setInput(m.session, inputs[i], error))
       return 1;
-  if (kiln_session_run(m.session) != KILN_OK) {
+  if (!o.dumpDir.empty()) {
+    ::mkdir(o.dumpDir.c_str(), 0777); // an existing directory is fine
+    DispatchDump dump(m.model, o.dumpDir);
+    kiln_status status = kiln_session_run_observed(
+        m.session, &DispatchDump::observe, &dump);
+    if (status != KILN_OK || !dump.finish()) {
+      error = dump.error.empty() ? kiln_last_error() : dump.error;
+      return 1;
+    }
+  } else if (kiln_session_run(m.session) != KILN_OK) {
     error = kiln_last_error();
     return 1;
   }

@@ -249,12 +249,26 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
     report.bytes += buffers[b].size;
   reports.push_back(report);
   resultBuffers.emplace_back(bindings.end() - op.getNumResults(), bindings.end());
+  auto valueNames = op->getAttrOfType<ArrayAttr>("kiln.onnx_values");
+  std::vector<flatbuffers::Offset<fb::TensorInfo>> results;
+  for (auto [i, result] : llvm::enumerate(op.getResults())) {
+    auto type = cast<RankedTensorType>(result.getType());
+    auto dtype = dtypeOf(type.getElementType());
+    if (failed(dtype))
+      return op.emitError("result ") << i << " has an unsupported dtype";
+    std::string valueName;
+    if (valueNames && i < valueNames.size())
+      valueName = cast<StringAttr>(valueNames[i]).str();
+    std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+    results.push_back(fb::CreateTensorInfoDirect(
+        fbb, valueName.c_str(), *dtype, &shape, bufferOf.lookup(result)));
+  }
   auto nodeOffsets = fbb.CreateVectorOfStrings(nodes);
   auto kernelName = fbb.CreateString(name.str());
   auto bindingVector = fbb.CreateVector(bindings);
   dispatches.push_back(fb::CreateDispatch(fbb, kernelName, bindingVector,
                                          workgroups, nodeOffsets, report.flops,
-                                         threads));
+                                         threads, fbb.CreateVector(results)));
   return success();
 }
 

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "OnnxImporterImpl.h"
+#include "kiln/Dialect/OnnxValueNames.h"
 #include "ConstantEvaluator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,6 +20,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -502,6 +504,28 @@ LogicalResult GraphImporter::foldConstantNode(const onnx::NodeProto &node,
   return success();
 }
 
+/// Gives the ops this node created for its outputs a location that names
+/// those ONNX values (see kiln/Dialect/OnnxValueNames.h). An output that is
+/// another node's value (Identity) or a constant keeps its location.
+void GraphImporter::nameOutputValues(const onnx::NodeProto &node, int index,
+                                     Location nodeLoc) {
+  llvm::MapVector<Operation *, SmallVector<std::string>> names;
+  for (const std::string &output : node.output()) {
+    if (output.empty())
+      continue;
+    auto value = dyn_cast<OpResult>(values[output]);
+    if (!value || value.getOwner()->getLoc() != nodeLoc ||
+        isa<ConstantOp>(value.getOwner()))
+      continue;
+    Operation *op = value.getOwner();
+    auto &opNames = names[op];
+    opNames.resize(op->getNumResults());
+    opNames[value.getResultNumber()] = output;
+  }
+  for (auto &[op, opNames] : names)
+    op->setLoc(withOnnxValues(nodeLoc, index, opNames));
+}
+
 /// The first graph input (not an initializer) that `value` is computed
 /// from: the input to freeze to make `value` a compile-time constant.
 std::string GraphImporter::graphInputBehind(const std::string &value) const {
@@ -593,8 +617,10 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
         reason = diag.str();
       return success();
     });
-    if (succeeded(handler->import(ctx)) && ctx.allOutputsSet())
+    if (succeeded(handler->import(ctx)) && ctx.allOutputsSet()) {
+      nameOutputValues(node, index, ctx.getLoc());
       return;
+    }
   }
   if (!ctx.error().empty())
     reason = ctx.error();

@@ -119,6 +119,8 @@ private:
                                        std::string &error);
   std::string opTypeProblem(const onnx::NodeProto &node) const;
   std::string graphInputBehind(const std::string &value) const;
+  void nameOutputValues(const onnx::NodeProto &node, int index,
+                        mlir::Location nodeLoc);
   void markUnsupported(const onnx::NodeProto &node, int index,
                        const std::string &reason,
                        const std::string &needsConstant = "");

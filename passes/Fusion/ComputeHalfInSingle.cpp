@@ -1,6 +1,8 @@
 //===- ComputeHalfInSingle.cpp - float16 ops computed in float32 ----------===//
 #include "kiln/Passes/Passes.h"
 
+#include "kiln/Dialect/OnnxValueNames.h"
+
 namespace kiln {
 #define GEN_PASS_DEF_COMPUTEHALFINSINGLE
 #include "kiln/Passes/FusionPasses.h.inc"
@@ -40,10 +42,12 @@ struct ComputeHalfInSinglePass
     OpBuilder b(&getContext());
     for (Operation *op : ops) {
       b.setInsertionPoint(op);
+      // A widened operand is not the op's output (the rounding after it is).
+      Location operandLoc = withoutOnnxValues(op->getLoc());
       for (OpOperand &operand : op->getOpOperands()) {
         Type wide = widen(operand.get().getType());
         if (wide != operand.get().getType())
-          operand.set(CastOp::create(b, op->getLoc(), wide, operand.get()));
+          operand.set(CastOp::create(b, operandLoc, wide, operand.get()));
       }
       b.setInsertionPointAfter(op);
       for (OpResult result : op->getResults()) {

@@ -1,6 +1,8 @@
 //===- SplitConvPadding.cpp - a convolution's padding as its own op -------===//
 #include "kiln/Passes/Passes.h"
 
+#include "kiln/Dialect/OnnxValueNames.h"
+
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
@@ -53,13 +55,15 @@ struct SplitPadding : public OpRewritePattern<ConvOp> {
       source = widen.getInput();
     auto paddedType = RankedTensorType::get(
         shape, cast<RankedTensorType>(source.getType()).getElementType());
-    Value padded = PadOp::create(rewriter, conv.getLoc(), paddedType, source,
+    // The padded copy is part of the convolution's work, not its output.
+    Location partLoc = withoutOnnxValues(conv.getLoc());
+    Value padded = PadOp::create(rewriter, partLoc, paddedType, source,
                                  rewriter.getDenseI64ArrayAttr(padAll),
                                  rewriter.getStringAttr("constant"),
                                  rewriter.getF64FloatAttr(0.0));
     if (widen)
       padded = CastOp::create(
-          rewriter, conv.getLoc(),
+          rewriter, partLoc,
           RankedTensorType::get(shape, inType.getElementType()), padded);
     rewriter.modifyOpInPlace(conv, [&] {
       conv.getInputMutable().assign(padded);

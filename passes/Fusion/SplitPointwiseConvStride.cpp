@@ -11,6 +11,8 @@
 #include "kiln/Conversion/KilnToLinalg.h"
 #include "kiln/Passes/Passes.h"
 
+#include "kiln/Dialect/OnnxValueNames.h"
+
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
@@ -57,8 +59,10 @@ struct SplitStride : public OpRewritePattern<ConvOp> {
       shape[i] = conv.getType().getDimSize(i);
       steps[i] = conv.getStrides()[i - 2];
     }
+    // The subsampled input is part of the convolution's work, not its
+    // output.
     Value pixels = SliceOp::create(
-        rewriter, conv.getLoc(),
+        rewriter, withoutOnnxValues(conv.getLoc()),
         RankedTensorType::get(shape, inType.getElementType()),
         conv.getInput(), rewriter.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 0)),
         rewriter.getDenseI64ArrayAttr(steps));

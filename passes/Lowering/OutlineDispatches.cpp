@@ -1,6 +1,8 @@
 //===- OutlineDispatches.cpp - dispatch regions → kernel functions --------===//
 #include "kiln/Passes/Passes.h"
 
+#include "kiln/Dialect/OnnxValueNames.h"
+
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringExtras.h"
@@ -111,6 +113,11 @@ struct OutlineDispatchesPass
     for (Operation &op : body.without_terminator())
       builder.clone(op, mapping);
     auto yield = cast<YieldOp>(body.getTerminator());
+    // Which ONNX value each result holds, for comparing a run's kernel
+    // results with a reference (kiln-run --dump-dispatches).
+    SmallVector<Attribute> valueNames;
+    for (Value value : yield.getValues())
+      valueNames.push_back(builder.getStringAttr(onnxValueName(value)));
     size_t numInputs = region.getInputs().size();
     for (auto [i, value] : llvm::enumerate(yield.getValues())) {
       auto write = bufferization::MaterializeInDestinationOp::create(
@@ -127,6 +134,7 @@ struct OutlineDispatchesPass
         {FlatSymbolRefAttr::get(func.getSymNameAttr())});
     auto dispatch = DispatchOp::create(host, loc, region.getResultTypes(),
                                        callee, region.getInputs());
+    dispatch->setAttr("kiln.onnx_values", builder.getArrayAttr(valueNames));
     region.replaceAllUsesWith(dispatch.getResults());
     region.erase();
   }

@@ -281,6 +281,34 @@ kiln_status kiln_model_dispatch_info(const kiln_model *model, int32_t index,
   return KILN_OK;
 }
 
+int32_t kiln_model_dispatch_result_count(const kiln_model *model,
+                                         int32_t dispatch) {
+  if (!model || dispatch < 0 ||
+      size_t(dispatch) >= model->impl->dispatches().size())
+    return 0;
+  return int32_t(model->impl->dispatches()[dispatch].results.size());
+}
+
+kiln_status kiln_model_dispatch_result_info(const kiln_model *model,
+                                            int32_t dispatch, int32_t index,
+                                            kiln_tensor_info *info) {
+  if (!model || !info)
+    return nullArg(!model ? "model" : "info");
+  const auto &list = model->impl->dispatches();
+  if (dispatch < 0 || size_t(dispatch) >= list.size())
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "dispatch index " + std::to_string(dispatch) +
+                    " out of range [0, " + std::to_string(list.size()) + ")");
+  const auto &results = list[dispatch].results;
+  if (index < 0 || size_t(index) >= results.size())
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "result index " + std::to_string(index) + " out of range [0, " +
+                    std::to_string(results.size()) + ") of dispatch " +
+                    std::to_string(dispatch));
+  fillInfo(results[index], info);
+  return KILN_OK;
+}
+
 const char *kiln_model_producer(const kiln_model *model) {
   return model ? model->impl->producer().c_str() : "";
 }
@@ -335,6 +363,27 @@ kiln_status kiln_session_run_profiled(kiln_session *session,
                     " entries but the model has " + std::to_string(needed) +
                     " dispatches");
   return guarded([&] { return session->impl->run(dispatch_ms); });
+}
+
+kiln_status kiln_session_run_observed(kiln_session *session,
+                                     kiln_dispatch_observer observer,
+                                     void *user) {
+  if (!session || !observer)
+    return nullArg(!session ? "session" : "observer");
+  DispatchObserver observe = [&](size_t i) {
+    return observer(session, int32_t(i), user);
+  };
+  return guarded([&] { return session->impl->run(nullptr, &observe); });
+}
+
+kiln_status kiln_session_get_dispatch_result(kiln_session *session,
+                                             int32_t dispatch, int32_t index,
+                                             void *data, size_t bytes) {
+  if (!session)
+    return nullArg("session");
+  return guarded([&] {
+    return session->impl->getDispatchResult(dispatch, index, data, bytes);
+  });
 }
 
 kiln_status kiln_session_get_output(kiln_session *session, const char *name,

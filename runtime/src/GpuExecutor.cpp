@@ -292,7 +292,19 @@ kiln_status GpuExecutor::captureGraph() {
   return s;
 }
 
-kiln_status GpuExecutor::run(double *dispatchMs) {
+kiln_status GpuExecutor::readBuffer(uint32_t index, void *data, size_t bytes) {
+  const cu::Driver &d = *driver_;
+  const BufferDesc &b = model_.buffers()[index];
+  if (kiln_status s = check(d.memcpyDtoHAsync(data, devicePointer(b), bytes,
+                                              stream_),
+                            "copying a dispatch result to the host"))
+    return s;
+  return checkExecution(d.streamSynchronize(stream_),
+                        "copying a dispatch result to the host");
+}
+
+kiln_status GpuExecutor::run(double *dispatchMs,
+                             const DispatchObserver *observer) {
   if (!deadReason_.empty())
     return fail(KILN_ERROR_INTERNAL,
                 std::string("this ") + apiName() +
@@ -313,7 +325,7 @@ kiln_status GpuExecutor::run(double *dispatchMs) {
                                 "copying input '" + t.name + "' to the device"))
         return s;
   }
-  if (dispatchMs) {
+  if (dispatchMs || observer) {
     std::vector<cu::Event> events(functions_.size() + 1, nullptr);
     kiln_status status = KILN_OK;
     for (cu::Event &e : events)
@@ -329,11 +341,19 @@ kiln_status GpuExecutor::run(double *dispatchMs) {
     for (size_t i = 0; i < functions_.size() && status == KILN_OK; ++i) {
       status = launch(i);
       d.eventRecord(events[i + 1], stream_);
+      if (observer && status == KILN_OK) {
+        status = checkExecution(d.eventSynchronize(events[i + 1]),
+                                "running kernel '" +
+                                    model_.dispatches()[i].kernel + "'");
+        if (status == KILN_OK)
+          status = (*observer)(i);
+      }
     }
     if (status == KILN_OK)
       status = checkExecution(d.eventSynchronize(events.back()),
                               "running the kernels");
-    for (size_t i = 0; i < functions_.size() && status == KILN_OK; ++i) {
+    for (size_t i = 0; dispatchMs && i < functions_.size() && status == KILN_OK;
+         ++i) {
       float ms = 0;
       d.eventElapsedTime(&ms, events[i], events[i + 1]);
       dispatchMs[i] = ms;

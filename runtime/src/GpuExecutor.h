@@ -30,8 +30,12 @@ public:
   /// Uploads the inputs, runs every dispatch, downloads the outputs. With
   /// `dispatchMs`, kernels are launched one by one between events and each
   /// one's device time is written there.
-  kiln_status run(double *dispatchMs);
+  /// With `observer`, kernels are launched one by one too and the observer
+  /// is called after each, once it finished (see Session::run).
+  kiln_status run(double *dispatchMs, const DispatchObserver *observer);
   void readOutput(int index, void *data, size_t bytes) const;
+  /// Copies `bytes` of buffer `index` from the device (synchronously).
+  kiln_status readBuffer(uint32_t index, void *data, size_t bytes);
 
 private:
   kiln_status check(cu::Result result, const std::string &what);

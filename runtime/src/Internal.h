@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 namespace kiln {
 namespace fb {
 struct Model;
+struct TensorInfo;
 } // namespace fb
 
 /// Records `message` as the calling thread's last error and returns `code`.
@@ -97,6 +99,8 @@ struct DispatchDesc {
   std::vector<const char *> nodePtrs; // for kiln_dispatch_info
   uint64_t flops;
   uint32_t threads; // per block, GPU targets
+  /// What the kernel writes; name: the ONNX value it holds, or "".
+  std::vector<TensorDesc> results;
 };
 
 /// Device code for one GPU chip; the bytes live in the artifact.
@@ -138,6 +142,8 @@ public:
 private:
   kiln_status verify(const uint8_t *data, size_t size);
   kiln_status readBuffers(const fb::Model &m, uint64_t weightsSize);
+  kiln_status readTensor(const fb::TensorInfo *t, const std::string &label,
+                         TensorDesc &d);
   kiln_status readTensors(const fb::Model &m, bool isInput);
   kiln_status readDispatches(const fb::Model &m);
   kiln_status readGpuImages(const fb::Model &m);
@@ -158,6 +164,9 @@ private:
 class ThreadPool;
 class GpuExecutor;
 
+/// Called with a dispatch's index right after it ran (observed runs).
+using DispatchObserver = std::function<kiln_status(size_t dispatch)>;
+
 /// One execution context: an arena, a thread pool and input bookkeeping.
 class Session {
 public:
@@ -167,8 +176,14 @@ public:
   kiln_status init(const std::string &device, int numThreads);
   kiln_status setInput(const char *name, kiln_dtype dtype, const int64_t *shape,
                        int32_t rank, const void *data, size_t bytes);
-  kiln_status run(double *dispatchMs);
+  /// Runs every dispatch; with `dispatchMs`, writes each one's time there;
+  /// with `observer`, calls it after each dispatch, while that dispatch's
+  /// results can be read with getDispatchResult (a non-OK status from it
+  /// stops the run and is returned).
+  kiln_status run(double *dispatchMs, const DispatchObserver *observer = nullptr);
   kiln_status getOutput(int index, void *data, size_t bytes);
+  kiln_status getDispatchResult(int dispatch, int result, void *data,
+                                size_t bytes);
 
   const Model &model() const { return *model_; }
   int numThreads() const;
@@ -185,6 +200,7 @@ private:
   std::unique_ptr<GpuExecutor> gpu_; // set for devices "cuda" and "rocm"
   std::vector<bool> inputSet_;
   bool hasRun_ = false;
+  int observedDispatch_ = -1; // whose results the observer may read now
 };
 
 } // namespace kiln

@@ -9,6 +9,7 @@
 
 #include "kiln/artifact_generated.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -114,6 +115,44 @@ kiln_status Model::readBuffers(const fb::Model &m, uint64_t weightsSize) {
   return KILN_OK;
 }
 
+kiln_status Model::readTensor(const fb::TensorInfo *t, const std::string &label,
+                              TensorDesc &d) {
+  d.name = t->name()->str();
+  // The verifier aligns a vector's length, not its 8-byte elements: a
+  // crafted file can place them off alignment (found by kiln-fuzz-artifact),
+  // so they are copied byte-wise.
+  d.shape.resize(t->shape()->size());
+  if (!d.shape.empty())
+    std::memcpy(d.shape.data(), t->shape()->Data(),
+                d.shape.size() * sizeof(int64_t));
+  d.buffer = t->buffer();
+  // Check the raw value: an out-of-range enum value is itself UB.
+  int rawDtype = int(t->dtype());
+  if (rawDtype < fb::DType_MIN || rawDtype > fb::DType_MAX)
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                label + " has unknown dtype " + std::to_string(rawDtype));
+  d.dtype = kiln_dtype(rawDtype);
+  uint64_t bytes = kiln_dtype_size(d.dtype);
+  for (int64_t dim : d.shape)
+    if (dim < 0 || !mulChecked(bytes, uint64_t(dim), bytes))
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  label + " has an invalid or too large shape " +
+                      shapeString(d.shape));
+  d.bytes = bytes;
+  if (d.buffer >= buffers_.size())
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                label + " names buffer " + std::to_string(d.buffer) +
+                    " but the artifact has " +
+                    std::to_string(buffers_.size()) + " buffers");
+  const BufferDesc &buf = buffers_[d.buffer];
+  if (bytes > buf.size)
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                label + " needs " + std::to_string(bytes) +
+                    " bytes but its " + "buffer " + std::to_string(d.buffer) +
+                    " holds " + std::to_string(buf.size));
+  return KILN_OK;
+}
+
 kiln_status Model::readTensors(const fb::Model &m, bool isInput) {
   const char *what = isInput ? "input" : "output";
   auto *list = isInput ? m.inputs() : m.outputs();
@@ -122,44 +161,13 @@ kiln_status Model::readTensors(const fb::Model &m, bool isInput) {
   for (uint32_t i = 0; i < list->size(); ++i) {
     const fb::TensorInfo *t = list->Get(i);
     TensorDesc d;
-    d.name = t->name()->str();
-    // The verifier aligns a vector's length, not its 8-byte elements: a
-    // crafted file can place them off alignment (found by kiln-fuzz-artifact),
-    // so they are copied byte-wise.
-    d.shape.resize(t->shape()->size());
-    if (!d.shape.empty())
-      std::memcpy(d.shape.data(), t->shape()->Data(),
-                  d.shape.size() * sizeof(int64_t));
-    d.buffer = t->buffer();
-    std::string label = std::string(what) + " '" + d.name + "'";
-    if (!seen.insert(d.name).second)
+    std::string label = std::string(what) + " '" + t->name()->str() + "'";
+    if (!seen.insert(t->name()->str()).second)
       return fail(KILN_ERROR_INVALID_ARTIFACT,
                   "duplicate " + label + " in the artifact");
-    // Check the raw value: an out-of-range enum value is itself UB.
-    int rawDtype = int(t->dtype());
-    if (rawDtype < fb::DType_MIN || rawDtype > fb::DType_MAX)
-      return fail(KILN_ERROR_INVALID_ARTIFACT,
-                  label + " has unknown dtype " + std::to_string(rawDtype));
-    d.dtype = kiln_dtype(rawDtype);
-    uint64_t bytes = kiln_dtype_size(d.dtype);
-    for (int64_t dim : d.shape)
-      if (dim < 0 || !mulChecked(bytes, uint64_t(dim), bytes))
-        return fail(KILN_ERROR_INVALID_ARTIFACT,
-                    label + " has an invalid or too large shape " +
-                        shapeString(d.shape));
-    d.bytes = bytes;
-    if (d.buffer >= buffers_.size())
-      return fail(KILN_ERROR_INVALID_ARTIFACT,
-                  label + " names buffer " + std::to_string(d.buffer) +
-                      " but the artifact has " +
-                      std::to_string(buffers_.size()) + " buffers");
-    const BufferDesc &buf = buffers_[d.buffer];
-    if (bytes > buf.size)
-      return fail(KILN_ERROR_INVALID_ARTIFACT,
-                  label + " needs " + std::to_string(bytes) +
-                      " bytes but its " + "buffer " + std::to_string(d.buffer) +
-                      " holds " + std::to_string(buf.size));
-    if (isInput && buf.isWeight())
+    if (kiln_status s = readTensor(t, label, d))
+      return s;
+    if (isInput && buffers_[d.buffer].isWeight())
       return fail(KILN_ERROR_INVALID_ARTIFACT,
                   label + " is bound to read-only weight buffer " +
                       std::to_string(d.buffer));
@@ -189,6 +197,23 @@ kiln_status Model::readDispatches(const fb::Model &m) {
                         std::to_string(buffers_.size()) + " buffers");
       d.bindings.push_back(b);
     }
+    if (fd->results())
+      for (uint32_t r = 0; r < fd->results()->size(); ++r) {
+        TensorDesc result;
+        std::string resultLabel = label + " result " + std::to_string(r);
+        if (kiln_status s =
+                readTensor(fd->results()->Get(r), resultLabel, result))
+          return s;
+        // A kernel writes only arena buffers it is bound to.
+        if (buffers_[result.buffer].isWeight() ||
+            std::find(d.bindings.begin(), d.bindings.end(), result.buffer) ==
+                d.bindings.end())
+          return fail(KILN_ERROR_INVALID_ARTIFACT,
+                      resultLabel + " names buffer " +
+                          std::to_string(result.buffer) +
+                          ", which the kernel does not write");
+        d.results.push_back(std::move(result));
+      }
     if (isGpu()) {
       // A block holds at most 1024 threads; a grid at least one block.
       d.fn = nullptr;

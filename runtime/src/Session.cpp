@@ -140,7 +140,7 @@ kiln_status Session::setInput(const char *name, kiln_dtype dtype,
   return KILN_OK;
 }
 
-kiln_status Session::run(double *dispatchMs) {
+kiln_status Session::run(double *dispatchMs, const DispatchObserver *observer) {
   std::vector<std::string> missing;
   for (size_t i = 0; i < inputSet_.size(); ++i)
     if (!inputSet_[i])
@@ -152,7 +152,15 @@ kiln_status Session::run(double *dispatchMs) {
   // Until this run succeeds, the outputs hold nothing worth reading.
   hasRun_ = false;
   if (gpu_) {
-    if (kiln_status s = gpu_->run(dispatchMs))
+    DispatchObserver observe;
+    if (observer)
+      observe = [&](size_t i) {
+        observedDispatch_ = int(i);
+        kiln_status s = (*observer)(i);
+        observedDispatch_ = -1;
+        return s;
+      };
+    if (kiln_status s = gpu_->run(dispatchMs, observer ? &observe : nullptr))
       return s;
     hasRun_ = true;
     return KILN_OK;
@@ -176,8 +184,53 @@ kiln_status Session::run(double *dispatchMs) {
       dispatchMs[i] = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
                           .count();
+    if (observer) {
+      observedDispatch_ = int(i);
+      kiln_status s = (*observer)(i);
+      observedDispatch_ = -1;
+      if (s)
+        return s;
+    }
   }
   hasRun_ = true;
+  return KILN_OK;
+}
+
+kiln_status Session::getDispatchResult(int dispatch, int result, void *data,
+                                       size_t bytes) {
+  const auto &dispatches = model_->dispatches();
+  if (dispatch < 0 || size_t(dispatch) >= dispatches.size())
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "dispatch index " + std::to_string(dispatch) +
+                    " out of range [0, " + std::to_string(dispatches.size()) +
+                    ")");
+  const DispatchDesc &d = dispatches[dispatch];
+  std::string label = "dispatch " + std::to_string(dispatch) + " (kernel '" +
+                      d.kernel + "')";
+  // Later dispatches reuse the arena's bytes: a result is only what the
+  // kernel wrote while the observer of that dispatch runs.
+  if (observedDispatch_ != dispatch)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "the results of " + label +
+                    " can only be read from the observer of an observed run, "
+                    "right after that dispatch");
+  if (result < 0 || size_t(result) >= d.results.size())
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                label + " has " + std::to_string(d.results.size()) +
+                    " recorded results, not " + std::to_string(result + 1));
+  const TensorDesc &t = d.results[result];
+  if (bytes != t.bytes)
+    return fail(KILN_ERROR_SIZE_MISMATCH,
+                label + " result " + std::to_string(result) + " has " +
+                    std::to_string(t.bytes) + " bytes, the destination " +
+                    std::to_string(bytes));
+  if (bytes > 0 && !data)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
+  if (bytes == 0)
+    return KILN_OK;
+  if (gpu_)
+    return gpu_->readBuffer(t.buffer, data, bytes);
+  std::memcpy(data, bufferData(t.buffer), bytes);
   return KILN_OK;
 }
 

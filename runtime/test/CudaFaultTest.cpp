@@ -102,6 +102,42 @@ TEST_F(CudaFaults, CapturesOnceAndReplays) {
             KILN_OK);
 }
 
+TEST_F(CudaFaults, ObservedRunLaunchesOneByOneAndReadsResults) {
+  ArtifactSpec spec = cudaSpec();
+  // The fake kernels write nothing: record x (bound to add_one) as the
+  // first dispatch's result to see device bytes come back.
+  spec.dispatches[0].results = {{"x", fb::DType_F32, {N}, 0}};
+  ASSERT_EQ(create(spec), KILN_OK) << lastError();
+  std::vector<float> x(N);
+  for (int64_t i = 0; i < N; ++i)
+    x[i] = float(i) * 2.0f;
+  ASSERT_EQ(setX(x), KILN_OK);
+  struct Seen {
+    std::vector<int32_t> dispatches;
+    std::vector<float> x = std::vector<float>(N);
+  } seen;
+  auto observe = [](kiln_session *s, int32_t dispatch, void *user) {
+    auto *seen = static_cast<Seen *>(user);
+    seen->dispatches.push_back(dispatch);
+    if (dispatch == 0)
+      return kiln_session_get_dispatch_result(s, 0, 0, seen->x.data(),
+                                              kTensorBytes);
+    return KILN_OK;
+  };
+  ASSERT_EQ(kiln_session_run_observed(session, observe, &seen), KILN_OK)
+      << lastError();
+  EXPECT_EQ(seen.dispatches, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(seen.x, x);
+  EXPECT_EQ(fake->count("launches"), 2);
+  EXPECT_EQ(fake->count("graph-launches"), 0);
+  // A failed copy is reported and stops the run.
+  failNext("cuMemcpyDtoHAsync", kInvalidValue);
+  EXPECT_EQ(kiln_session_run_observed(session, observe, &seen),
+            KILN_ERROR_INTERNAL);
+  EXPECT_TRUE(contains(lastError(), "copying a dispatch result to the host"))
+      << lastError();
+}
+
 TEST_F(CudaFaults, DataRoundTripsThroughDeviceMemory) {
   ArtifactSpec spec = cudaSpec();
   spec.dispatches.clear();

@@ -151,6 +151,107 @@ TEST(Runtime, ProfiledRunTimesEachDispatch) {
   expectY(l.session, x);
 }
 
+/// The default artifact with each dispatch's result recorded: x + 1 (no
+/// ONNX value: part of a node's work) and y.
+ArtifactSpec specWithResults() {
+  ArtifactSpec spec;
+  spec.dispatches[0].results = {{"", fb::DType_F32, {N}, 1}};
+  spec.dispatches[1].results = {{"y", fb::DType_F32, {N}, 2}};
+  return spec;
+}
+
+/// Copies every dispatch's results as the run goes (what
+/// kiln-run --dump-dispatches does).
+struct Observed {
+  std::vector<std::vector<float>> results; // per dispatch, its result 0
+  int stopAfter = -1;                      // return an error after this one
+};
+
+kiln_status observeResults(kiln_session *session, int32_t dispatch,
+                           void *user) {
+  auto *observed = static_cast<Observed *>(user);
+  std::vector<float> values(N);
+  kiln_status s = kiln_session_get_dispatch_result(
+      session, dispatch, 0, values.data(), kTensorBytes);
+  if (s != KILN_OK)
+    return s;
+  observed->results.push_back(std::move(values));
+  return dispatch == observed->stopAfter ? KILN_ERROR_IO : KILN_OK;
+}
+
+TEST(Runtime, DispatchResultInfo) {
+  Loaded l(specWithResults());
+  ASSERT_EQ(kiln_model_dispatch_result_count(l.model, 0), 1);
+  ASSERT_EQ(kiln_model_dispatch_result_count(l.model, 2), 0);
+  kiln_tensor_info info;
+  ASSERT_EQ(kiln_model_dispatch_result_info(l.model, 1, 0, &info), KILN_OK);
+  EXPECT_STREQ(info.name, "y");
+  EXPECT_EQ(info.bytes, kTensorBytes);
+  ASSERT_EQ(kiln_model_dispatch_result_info(l.model, 0, 0, &info), KILN_OK);
+  EXPECT_STREQ(info.name, "");
+  EXPECT_EQ(kiln_model_dispatch_result_info(l.model, 0, 1, &info),
+            KILN_ERROR_INVALID_ARGUMENT);
+  // An artifact that records no results (an older compiler) has none.
+  Loaded plain;
+  EXPECT_EQ(kiln_model_dispatch_result_count(plain.model, 0), 0);
+}
+
+TEST(Runtime, ObservedRunReadsEachDispatchResult) {
+  Loaded l(specWithResults());
+  std::vector<float> x = iota(1);
+  ASSERT_EQ(setX(l.session, x), KILN_OK);
+  Observed observed;
+  ASSERT_EQ(kiln_session_run_observed(l.session, observeResults, &observed),
+            KILN_OK)
+      << lastError();
+  ASSERT_EQ(observed.results.size(), 2u);
+  for (int64_t i = 0; i < N; ++i) {
+    ASSERT_EQ(observed.results[0][i], x[i] + 1.0f) << i;
+    ASSERT_EQ(observed.results[1][i], (x[i] + 1.0f) * float(i) * 0.5f) << i;
+  }
+  expectY(l.session, x);
+  // Outside the observer the arena holds later dispatches' bytes.
+  std::vector<float> values(N);
+  EXPECT_EQ(kiln_session_get_dispatch_result(l.session, 0, 0, values.data(),
+                                             kTensorBytes),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("observer"), std::string::npos)
+      << lastError();
+}
+
+TEST(Runtime, ObserverErrorStopsTheRun) {
+  Loaded l(specWithResults());
+  ASSERT_EQ(setX(l.session, iota(1)), KILN_OK);
+  Observed observed;
+  observed.stopAfter = 0;
+  EXPECT_EQ(kiln_session_run_observed(l.session, observeResults, &observed),
+            KILN_ERROR_IO);
+  EXPECT_EQ(observed.results.size(), 1u);
+  // The outputs of a stopped run are not readable; a full run works again.
+  std::vector<float> y(N);
+  EXPECT_EQ(kiln_session_get_output_at(l.session, 0, y.data(), kTensorBytes),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
+  EXPECT_EQ(kiln_session_run_observed(l.session, nullptr, nullptr),
+            KILN_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(Runtime, DispatchResultMustBeWhatTheKernelWrites) {
+  ArtifactSpec spec = specWithResults();
+  spec.dispatches[0].results[0].buffer = 2; // not bound to add_one
+  kiln_model *model = nullptr;
+  EXPECT_EQ(open(spec, &model), KILN_ERROR_INVALID_ARTIFACT);
+  EXPECT_NE(std::string(lastError()).find("result 0 names buffer 2"),
+            std::string::npos)
+      << lastError();
+  spec = specWithResults();
+  spec.dispatches[1].results[0].shape = {N + 1}; // larger than its buffer
+  EXPECT_EQ(open(spec, &model), KILN_ERROR_INVALID_ARTIFACT);
+  EXPECT_NE(std::string(lastError()).find("needs 4100 bytes"),
+            std::string::npos)
+      << lastError();
+}
+
 TEST(Runtime, SessionsOnOneModelFromTwoThreads) {
   kiln_model *model = nullptr;
   ASSERT_EQ(open(ArtifactSpec(), &model), KILN_OK) << lastError();

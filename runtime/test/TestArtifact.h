@@ -39,6 +39,7 @@ struct DispatchSpec {
   std::vector<uint32_t> bindings;
   uint32_t workgroups;
   std::vector<std::string> nodes;
+  std::vector<TensorSpec> results = {}; // what the kernel writes
 };
 
 struct BufferSpec {
@@ -97,8 +98,10 @@ struct ArtifactSpec {
       std::vector<flatbuffers::Offset<flatbuffers::String>> nodes;
       for (const std::string &n : d.nodes)
         nodes.push_back(b.CreateString(n));
+      auto results = tensors(d.results);
       disps.push_back(fb::CreateDispatchDirect(b, d.kernel.c_str(), &d.bindings,
-                                               d.workgroups, &nodes, 0));
+                                               d.workgroups, &nodes, 0, 1,
+                                               &results));
     }
     std::vector<flatbuffers::Offset<fb::GpuImage>> images;
     for (const GpuImageSpec &g : gpuImages)

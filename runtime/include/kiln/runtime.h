@@ -113,6 +113,15 @@ KILN_API int32_t kiln_model_dispatch_count(const kiln_model *model);
 KILN_API kiln_status kiln_model_dispatch_info(const kiln_model *model,
                                               int32_t index,
                                               kiln_dispatch_info *info);
+/* The tensors dispatch `index` writes; info->name is the ONNX value each
+ * holds ("" for one that is none: a padded copy of an input, part of a
+ * node's work). Artifacts from before these were recorded have none. */
+KILN_API int32_t kiln_model_dispatch_result_count(const kiln_model *model,
+                                                  int32_t dispatch);
+KILN_API kiln_status kiln_model_dispatch_result_info(const kiln_model *model,
+                                                     int32_t dispatch,
+                                                     int32_t index,
+                                                     kiln_tensor_info *info);
 KILN_API const char *kiln_model_producer(const kiln_model *model);
 KILN_API const char *kiln_model_target(const kiln_model *model);
 
@@ -141,6 +150,22 @@ KILN_API kiln_status kiln_session_run(kiln_session *session);
 KILN_API kiln_status kiln_session_run_profiled(kiln_session *session,
                                                double *dispatch_ms,
                                                int32_t capacity);
+
+/* For bisecting numerics: runs like kiln_session_run, but calls
+ * observer(session, i, user) right after dispatch i has finished, while
+ * kiln_session_get_dispatch_result can copy out what it wrote (later
+ * dispatches reuse the memory). Slower: on a GPU every kernel is launched and
+ * waited for on its own. A status other than KILN_OK from the observer stops
+ * the run and is returned. */
+typedef kiln_status (*kiln_dispatch_observer)(kiln_session *session,
+                                              int32_t dispatch, void *user);
+KILN_API kiln_status kiln_session_run_observed(kiln_session *session,
+                                               kiln_dispatch_observer observer,
+                                               void *user);
+KILN_API kiln_status kiln_session_get_dispatch_result(kiln_session *session,
+                                                      int32_t dispatch,
+                                                      int32_t index, void *data,
+                                                      size_t bytes);
 
 /* Copy an output out after a run; `bytes` must equal the output's size. */
 KILN_API kiln_status kiln_session_get_output(kiln_session *session,
