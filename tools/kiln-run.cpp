@@ -3,6 +3,7 @@
 #include "common/ToolSupport.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
@@ -221,7 +222,12 @@ int run(const Options &o, std::string &error) {
     if (bound[i] && !setInput(m.session, inputs[i], error))
       return 1;
   if (!o.dumpDir.empty()) {
-    ::mkdir(o.dumpDir.c_str(), 0777); // an existing directory is fine
+    std::error_code ec;
+    std::filesystem::create_directories(o.dumpDir, ec);
+    if (ec) {
+      error = "cannot create '" + o.dumpDir + "': " + ec.message();
+      return 1;
+    }
     DispatchDump dump(m.model, o.dumpDir);
     kiln_status status = kiln_session_run_observed(
         m.session, &DispatchDump::observe, &dump);
