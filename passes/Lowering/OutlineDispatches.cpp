@@ -29,6 +29,29 @@ void collectNodeNames(Location loc, SmallVectorImpl<std::string> &names) {
       collectNodeNames(inner, names);
 }
 
+/// The ONNX nodes whose work a region computes, in op order. Weights and
+/// the casts that only widen an input or a weight (float16 models,
+/// --precision) carry the name of the initializer or of the node before
+/// this kernel, which it does not compute: they are left out unless the
+/// region holds nothing else.
+SmallVector<std::string> nodesComputedBy(DispatchRegionOp region) {
+  Block &body = region.getBody().front();
+  auto isBoundaryCast = [&](Operation &op) {
+    auto cast = dyn_cast<CastOp>(op);
+    if (!cast)
+      return false;
+    Value input = cast.getInput();
+    return isa<BlockArgument>(input) || input.getDefiningOp<ConstantOp>();
+  };
+  SmallVector<std::string> nodes;
+  for (Operation &op : body.without_terminator())
+    if (!isa<ConstantOp>(op) && !isBoundaryCast(op))
+      collectNodeNames(op.getLoc(), nodes);
+  if (nodes.empty())
+    collectNodeNames(region.getLoc(), nodes);
+  return nodes;
+}
+
 std::string kernelName(size_t index, ArrayRef<std::string> nodes) {
   std::string name = "dispatch_" + std::to_string(index);
   if (!nodes.empty()) {
@@ -77,8 +100,7 @@ struct OutlineDispatchesPass
     OpBuilder builder(ctx);
     Location loc = region.getLoc();
 
-    SmallVector<std::string> nodes;
-    collectNodeNames(loc, nodes);
+    SmallVector<std::string> nodes = nodesComputedBy(region);
     SmallVector<Type> argTypes, abiTypes;
     for (Type t : region.getInputs().getTypes())
       argTypes.push_back(memrefFor(t));
