@@ -127,13 +127,13 @@ def SplitPointwiseConvStride
     : Pass<"kiln-split-pointwise-conv-stride", "mlir::func::FuncOp"> {
   let summary = "Subsamples a strided 1x1 convolution's input with its own kiln.slice";
   let description = [{
-    A 1x1 convolution at stride s with short output rows (ResNet's
-    downsample convolutions onto 14x14 and 7x7 maps) becomes a `kiln.slice`
-    taking every s-th pixel, its own small copy kernel, and a stride-1
-    convolution, which the linalg lowering computes over the flattened image
-    (`[N, F, H*W]`, see `kFlattenImageRowsBelow`). Padded, grouped and
-    larger-kernel convolutions, and those with long output rows, are left
-    alone.
+    A 1x1 convolution at stride s (ResNet's downsample convolutions)
+    becomes a `kiln.slice` taking every s-th pixel, its own small copy
+    kernel, and a stride-1 convolution: onto short rows (14x14 and 7x7 maps)
+    the linalg lowering computes it over the flattened image (`[N, F, H*W]`,
+    see `kFlattenImageRowsBelow`); onto long ones its vectors load plainly
+    instead of as a masked span and a shuffle. Padded, grouped and
+    larger-kernel convolutions are left alone.
   }];
   let dependentDialects = ["kiln::KilnDialect"];
 }

@@ -5,7 +5,10 @@
 // so on a 7x7 output (ResNet's downsample convolutions) the register tiles
 // run 7 lanes wide. Taking the pixels first, with a kiln.slice that becomes
 // its own small copy kernel, leaves a stride-1 pointwise convolution that
-// computes over the flattened image.
+// computes over the flattened image. Long rows gain too: a stride-2 vector
+// is a masked load and a shuffle per input channel, a stride-1 one a plain
+// load (ResNet-50's layer2 downsample onto 28x28: 1.74 -> 1.48 ms with the
+// copy).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Conversion/KilnToLinalg.h"
@@ -25,15 +28,14 @@ using namespace kiln;
 
 namespace {
 
-/// A 1x1, unpadded, ungrouped convolution with a stride above 1, static
-/// shapes and output rows short enough to be flattened.
+/// A 1x1, unpadded, ungrouped convolution with a stride above 1 and static
+/// shapes.
 bool isStridedPointwise(ConvOp conv) {
   auto inType = conv.getInput().getType();
   auto wType = conv.getWeight().getType();
   auto resultType = conv.getType();
   if (conv.getGroup() != 1 || resultType.getRank() < 4 ||
-      !inType.hasStaticShape() || !resultType.hasStaticShape() ||
-      resultType.getShape().back() >= kFlattenImageRowsBelow)
+      !inType.hasStaticShape() || !resultType.hasStaticShape())
     return false;
   if (llvm::any_of(conv.getPads(), [](int64_t p) { return p != 0; }) ||
       llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }))
