@@ -129,6 +129,14 @@ static void printSupportedOps() {
                  << op.maxOpset << " | " << op.notes << " |\n";
 }
 
+/// MLIR's --mlir-print-ir-* options.
+static bool printsIRAfterPasses(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (llvm::StringRef(argv[i]).ltrim('-').starts_with("mlir-print-ir"))
+      return true;
+  return false;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   registerMLIRContextCLOptions();
@@ -196,7 +204,12 @@ int main(int argc, char **argv) {
   }
 
   MLIRContext context;
-  context.disableMultithreading();
+  // Passes run on the kernels in parallel, and so does LLVM's code
+  // generation (--mlir-disable-threading turns both off). Printing the IR
+  // after each pass reads the whole module while other threads change it:
+  // not then.
+  if (!dumpIRDir.empty() || printsIRAfterPasses(argc, argv))
+    context.disableMultithreading();
   if (check) {
     context.loadDialect<KilnDialect>();
     auto imported = importOnnxFile(context, inputFile, request.import);

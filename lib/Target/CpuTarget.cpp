@@ -1,9 +1,14 @@
 //===- CpuTarget.cpp - LLVM-dialect kernels → x86-64 shared object --------===//
 #include "kiln/Target/CpuTarget.h"
 
+#include <algorithm>
+
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/IR/Threading.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Operator.h"
@@ -18,6 +23,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
 #ifndef KILN_LLD_PATH
 #define KILN_LLD_PATH "/usr/lib/llvm-22/bin/ld.lld"
@@ -76,7 +82,6 @@ static void allowReassociation(llvm::Module &module) {
 }
 
 static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
-  allowReassociation(module);
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -103,6 +108,42 @@ struct TempFile {
   }
 };
 
+/// Kernels compile in parallel: the module is split into parts (a kernel's
+/// entry point and its internal implementation stay together), each part is
+/// optimized and compiled to an object in an LLVMContext of its own (a
+/// context is not thread-safe) on the MLIR context's threads, and lld
+/// links the objects into one shared object. The number of parts depends
+/// only on the module, so the artifact is the same on any machine; threads
+/// only change how many parts compile at once.
+static constexpr unsigned kCodegenParts = 8;
+
+/// Optimizes and compiles one part (LLVM bitcode) to an object file.
+static LogicalResult compilePart(StringRef bitcode,
+                                 const CpuTargetOptions &options,
+                                 llvm::SmallVectorImpl<char> &object,
+                                 std::string &error) {
+  llvm::LLVMContext context;
+  auto module = llvm::parseBitcodeFile(
+      llvm::MemoryBufferRef(bitcode, "kernels"), context);
+  if (!module) {
+    error = llvm::toString(module.takeError());
+    return failure();
+  }
+  auto machine = createTargetMachine(options, error);
+  if (!machine)
+    return failure();
+  optimize(**module, *machine);
+  llvm::raw_svector_ostream stream(object);
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, stream, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    error = "the CPU target cannot emit object files";
+    return failure();
+  }
+  codegen.run(**module);
+  return success();
+}
+
 FailureOr<std::string>
 kiln::buildCpuKernelObject(ModuleOp kernels, const CpuTargetOptions &options) {
   DialectRegistry registry;
@@ -122,32 +163,49 @@ kiln::buildCpuKernelObject(ModuleOp kernels, const CpuTargetOptions &options) {
     return kernels.emitError("cannot translate the kernels to LLVM IR");
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple());
-  optimize(*llvmModule, *machine);
+  allowReassociation(*llvmModule);
 
-  llvm::SmallVector<char, 0> object;
-  {
-    llvm::raw_svector_ostream stream(object);
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, stream, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
-      return kernels.emitError("the CPU target cannot emit object files");
-    codegen.run(*llvmModule);
+  // Small models (the node tests) have a kernel or two: a part each.
+  unsigned entryPoints = llvm::count_if(*llvmModule, [](llvm::Function &f) {
+    return !f.isDeclaration() && !f.hasLocalLinkage();
+  });
+  SmallVector<llvm::SmallString<0>> parts;
+  llvm::SplitModule(
+      *llvmModule, std::clamp(entryPoints, 1u, kCodegenParts),
+      [&](std::unique_ptr<llvm::Module> part) {
+        llvm::raw_svector_ostream stream(parts.emplace_back());
+        llvm::WriteBitcodeToFile(*part, stream);
+      },
+      /*PreserveLocals=*/true);
+  SmallVector<llvm::SmallVector<char, 0>> objects(parts.size());
+  SmallVector<std::string> errors(parts.size());
+  if (failed(failableParallelForEachN(
+          kernels->getContext(), 0, parts.size(), [&](size_t i) {
+            return compilePart(parts[i], options, objects[i], errors[i]);
+          }))) {
+    for (const std::string &partError : errors)
+      if (!partError.empty())
+        return kernels.emitError("compiling the kernels failed: ")
+               << partError;
+    return kernels.emitError("compiling the kernels failed");
   }
 
-  TempFile objectFile, sharedFile;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", fd,
-                                         objectFile.path) ||
-      llvm::sys::fs::createTemporaryFile("kiln-kernels", "so",
+  std::vector<TempFile> objectFiles(objects.size());
+  TempFile sharedFile;
+  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "so",
                                          sharedFile.path))
     return kernels.emitError("cannot create temporary files for linking");
-  {
-    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
-    out.write(object.data(), object.size());
-  }
   llvm::SmallVector<llvm::StringRef> args = {
       KILN_LLD_PATH, "-shared", "--hash-style=gnu", "-O2", "-o",
-      sharedFile.path, objectFile.path};
+      sharedFile.path};
+  for (auto [object, file] : llvm::zip(objects, objectFiles)) {
+    int fd;
+    if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", fd, file.path))
+      return kernels.emitError("cannot create temporary files for linking");
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out.write(object.data(), object.size());
+    args.push_back(file.path);
+  }
   // Math functions (expf, erff, ...) resolve against libm at load time.
   if (llvm::sys::fs::exists("/usr/lib/x86_64-linux-gnu/libm.so"))
     args.append({"-L/usr/lib/x86_64-linux-gnu", "-lm"});
