@@ -190,6 +190,8 @@ public:
 
 private:
   void *bufferData(uint32_t index) const;
+  /// Calls `observer` for `dispatch`, whose results it may read meanwhile.
+  kiln_status observe(const DispatchObserver &observer, size_t dispatch);
   /// The error for dispatch `index` having thrown `error` on a worker.
   kiln_status dispatchFailed(size_t index, std::exception_ptr error) const;
 

@@ -152,15 +152,11 @@ kiln_status Session::run(double *dispatchMs, const DispatchObserver *observer) {
   // Until this run succeeds, the outputs hold nothing worth reading.
   hasRun_ = false;
   if (gpu_) {
-    DispatchObserver observe;
+    DispatchObserver observeOnDevice;
     if (observer)
-      observe = [&](size_t i) {
-        observedDispatch_ = int(i);
-        kiln_status s = (*observer)(i);
-        observedDispatch_ = -1;
-        return s;
-      };
-    if (kiln_status s = gpu_->run(dispatchMs, observer ? &observe : nullptr))
+      observeOnDevice = [&](size_t i) { return observe(*observer, i); };
+    if (kiln_status s =
+            gpu_->run(dispatchMs, observer ? &observeOnDevice : nullptr))
       return s;
     hasRun_ = true;
     return KILN_OK;
@@ -184,16 +180,26 @@ kiln_status Session::run(double *dispatchMs, const DispatchObserver *observer) {
       dispatchMs[i] = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - start)
                           .count();
-    if (observer) {
-      observedDispatch_ = int(i);
-      kiln_status s = (*observer)(i);
-      observedDispatch_ = -1;
-      if (s)
+    if (observer)
+      if (kiln_status s = observe(*observer, i))
         return s;
-    }
   }
   hasRun_ = true;
   return KILN_OK;
+}
+
+kiln_status Session::observe(const DispatchObserver &observer,
+                             size_t dispatch) {
+  // Only while the observer runs are this dispatch's results readable,
+  // however it returns.
+  struct Observing {
+    int &observed;
+    Observing(int &observed, size_t dispatch) : observed(observed) {
+      observed = int(dispatch);
+    }
+    ~Observing() { observed = -1; }
+  } observing(observedDispatch_, dispatch);
+  return observer(dispatch);
 }
 
 kiln_status Session::getDispatchResult(int dispatch, int result, void *data,
