@@ -29,6 +29,26 @@ func.func @gemm(%a: tensor<4x8xf32>, %b: tensor<16x8xf32>, %c: tensor<16xf32>) -
   return %0 : tensor<4x16xf32>
 }
 
+// A batch of matrices times one matrix is one matmul over every row of the
+// batch: A collapses to [b * M, K] (an alias), the result expands back.
+// CHECK-LABEL: func.func @matmul_rows_of_batch
+// CHECK: %[[A:.+]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1, 2], [3]] : tensor<3x5x1x8xf32> into tensor<15x8xf32>
+// CHECK: %[[MM:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[A]], %arg1 : tensor<15x8xf32>, tensor<8x16xf32>) outs(%{{.+}} : tensor<15x16xf32>)
+// CHECK: tensor.expand_shape %[[MM]] {{\[\[}}0, 1, 2], [3]] output_shape [3, 5, 1, 16] : tensor<15x16xf32> into tensor<3x5x1x16xf32>
+func.func @matmul_rows_of_batch(%a: tensor<3x5x1x8xf32>, %b: tensor<8x16xf32>) -> tensor<3x5x1x16xf32> attributes {kiln.kernel} {
+  %0 = kiln.matmul %a, %b : tensor<3x5x1x8xf32>, tensor<8x16xf32> -> tensor<3x5x1x16xf32>
+  return %0 : tensor<3x5x1x16xf32>
+}
+
+// With a batch of B too, each batch is its own product (a batch loop).
+// CHECK-LABEL: func.func @matmul_batched_b
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%arg0, %arg1 : tensor<3x4x8xf32>, tensor<3x8x16xf32>)
+func.func @matmul_batched_b(%a: tensor<3x4x8xf32>, %b: tensor<3x8x16xf32>) -> tensor<3x4x16xf32> attributes {kiln.kernel} {
+  %0 = kiln.matmul %a, %b : tensor<3x4x8xf32>, tensor<3x8x16xf32> -> tensor<3x4x16xf32>
+  return %0 : tensor<3x4x16xf32>
+}
+
 // Conv: the input is padded once, then a 7-loop contraction with strides
 // whose innermost loop walks an output row.
 // CHECK-LABEL: func.func @conv
