@@ -8,8 +8,14 @@
 // elementwise consumers of such an expand_shape are collapsed to the
 // producer's shape (their other operands read through collapse_shape
 // views), and a result written to the kernel's output buffer is written
-// through a collapsed view of that buffer instead. Reshapes of contiguous
-// data become views after bufferization: no copies.
+// through a collapsed view of that buffer instead. The other way round, a
+// root that computes in an expanded shape (a grouped convolution's
+// [N, G, F/G, H, W]) hands its result on through a tensor.collapse_shape:
+// its elementwise consumers are expanded to its shape, and the output
+// buffer written through an expanded view. (Without this, the tiled root
+// was the epilogue and the convolution, not fusable through the reshape,
+// ran whole in every workgroup.) Reshapes of contiguous data become views
+// after bufferization: no copies.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Passes/Passes.h"
@@ -38,6 +44,46 @@ bool readsExpandedGenericResult(OpOperand *use) {
   return expand && consumer && consumer.getNumReductionLoops() == 0 &&
          expand.getSrc().getDefiningOp<linalg::GenericOp>();
 }
+
+/// `use` reads a collapse_shape of a linalg.generic's result (a grouped
+/// convolution computes [N, G, F/G, H, W], the model's tensor is
+/// [N, F, H, W]) and its owner is an elementwise generic, which is then
+/// expanded to the producer's shape.
+bool readsCollapsedGenericResult(OpOperand *use) {
+  auto collapse = use->get().getDefiningOp<tensor::CollapseShapeOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(use->getOwner());
+  return collapse && consumer && consumer.getNumReductionLoops() == 0 &&
+         collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+}
+
+/// materialize_in_destination(collapse_shape(x), %out) →
+/// materialize_in_destination(x, expand_shape(%out)).
+struct MaterializeThroughExpandedView
+    : public OpRewritePattern<bufferization::MaterializeInDestinationOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(bufferization::MaterializeInDestinationOp op,
+                                PatternRewriter &rewriter) const override {
+    auto collapse = op.getSource().getDefiningOp<tensor::CollapseShapeOp>();
+    auto dest = dyn_cast<TypedValue<MemRefType>>(op.getDest());
+    if (!collapse || !dest ||
+        !collapse.getSrc().getDefiningOp<linalg::GenericOp>() ||
+        !collapse.getSrcType().hasStaticShape() ||
+        !dest.getType().getLayout().isIdentity())
+      return failure();
+    auto viewType = MemRefType::get(collapse.getSrcType().getShape(),
+                                    dest.getType().getElementType());
+    Value view = memref::ExpandShapeOp::create(
+        rewriter, op.getLoc(), viewType, dest,
+        collapse.getReassociationIndices());
+    auto replacement = bufferization::MaterializeInDestinationOp::create(
+        rewriter, op.getLoc(), collapse.getSrc(), view);
+    replacement.setRestrict(op.getRestrict());
+    replacement.setWritable(op.getWritable());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
 
 /// materialize_in_destination(expand_shape(x), %out) →
 /// materialize_in_destination(x, collapse_shape(%out)).
@@ -74,7 +120,10 @@ struct FoldExpandShapesIntoConsumersPass
     RewritePatternSet patterns(&getContext());
     linalg::populateFoldReshapeOpsByCollapsingPatterns(
         patterns, readsExpandedGenericResult);
-    patterns.add<MaterializeThroughCollapsedView>(&getContext());
+    linalg::populateFoldReshapeOpsByExpansionPatterns(
+        patterns, readsCollapsedGenericResult);
+    patterns.add<MaterializeThroughCollapsedView,
+                 MaterializeThroughExpandedView>(&getContext());
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();
   }

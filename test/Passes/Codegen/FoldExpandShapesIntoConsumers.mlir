@@ -111,3 +111,47 @@ func.func @not_a_kernel(%arg0: memref<1x4x16xf32>, %arg1: memref<1x4x2x8xf32>) {
   bufferization.materialize_in_destination %e in restrict writable %arg1 : (tensor<1x4x2x8xf32>, memref<1x4x2x8xf32>) -> ()
   return
 }
+
+// -----
+
+// A grouped convolution computes [N, G, F/G, H, W] (2 groups of 4 filters)
+// and hands the model's [N, F, H, W] on through a collapse_shape: its ReLU
+// is expanded to the 5-D shape and the result written through an expanded
+// view of the output buffer, so that tiling fuses the convolution into the
+// ReLU's tiles (it ran whole in every workgroup, behind the reshape).
+// CHECK-LABEL: func.func @grouped_conv_relu
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: %[[CONV:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<1x2x4x6x6xf32>)
+// CHECK: %[[RELU:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[CONV]] : tensor<1x2x4x6x6xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[VIEW:.+]] = memref.expand_shape %arg2 {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 4, 6, 6] : memref<1x8x6x6xf32> into memref<1x2x4x6x6xf32>
+// CHECK: bufferization.materialize_in_destination %[[RELU]] in restrict writable %[[VIEW]] : (tensor<1x2x4x6x6xf32>, memref<1x2x4x6x6xf32>)
+// CHECK-NOT: tensor.collapse_shape
+#gx = affine_map<(n, g, f, oh, c, kh, kw, ow) -> (n, g, c, oh + kh, ow + kw)>
+#gw = affine_map<(n, g, f, oh, c, kh, kw, ow) -> (g, f, c, kh, kw)>
+#gout = affine_map<(n, g, f, oh, c, kh, kw, ow) -> (n, g, f, oh, ow)>
+#g4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @grouped_conv_relu(%arg0: memref<1x4x8x8xf32>, %arg1: memref<8x2x3x3xf32>, %arg2: memref<1x8x6x6xf32>) attributes {kiln.kernel} {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = bufferization.to_tensor %arg0 restrict : memref<1x4x8x8xf32> to tensor<1x4x8x8xf32>
+  %1 = bufferization.to_tensor %arg1 restrict : memref<8x2x3x3xf32> to tensor<8x2x3x3xf32>
+  %x = tensor.expand_shape %0 [[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 8, 8] : tensor<1x4x8x8xf32> into tensor<1x2x2x8x8xf32>
+  %w = tensor.expand_shape %1 [[0, 1], [2], [3], [4]] output_shape [2, 4, 2, 3, 3] : tensor<8x2x3x3xf32> into tensor<2x4x2x3x3xf32>
+  %2 = tensor.empty() : tensor<1x2x4x6x6xf32>
+  %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<1x2x4x6x6xf32>) -> tensor<1x2x4x6x6xf32>
+  %4 = linalg.generic {indexing_maps = [#gx, #gw, #gout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%x, %w : tensor<1x2x2x8x8xf32>, tensor<2x4x2x3x3xf32>) outs(%3 : tensor<1x2x4x6x6xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %10 = arith.mulf %in, %in_1 : f32
+    %11 = arith.addf %out, %10 : f32
+    linalg.yield %11 : f32
+  } -> tensor<1x2x4x6x6xf32>
+  %collapsed = tensor.collapse_shape %4 [[0], [1, 2], [3], [4]] : tensor<1x2x4x6x6xf32> into tensor<1x8x6x6xf32>
+  %5 = tensor.empty() : tensor<1x8x6x6xf32>
+  %6 = linalg.generic {indexing_maps = [#g4, #g4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed : tensor<1x8x6x6xf32>) outs(%5 : tensor<1x8x6x6xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %10 = arith.maximumf %in, %cst : f32
+    linalg.yield %10 : f32
+  } -> tensor<1x8x6x6xf32>
+  bufferization.materialize_in_destination %6 in restrict writable %arg2 : (tensor<1x8x6x6xf32>, memref<1x8x6x6xf32>) -> ()
+  return
+}
