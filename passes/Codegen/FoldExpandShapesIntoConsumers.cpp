@@ -35,14 +35,31 @@ using namespace kiln;
 
 namespace {
 
-/// `use` reads an expand_shape of a linalg.generic's result, and its owner
-/// is an elementwise generic (no reduction, so collapsing its loops keeps
-/// each element computed once).
+/// `v` is computed by a contraction (a generic with reduction loops: the
+/// kernel's root) or by elementwise generics of its result (an epilogue
+/// already reshaped to it). Only these are followed through reshapes, in
+/// both directions: a reshape of anything else (an operand widened to
+/// float32 before a pointwise convolution collapses it) would otherwise be
+/// expanded by one rule and collapsed back by the other, forever.
+bool descendsFromContraction(Value v, int depth = 0) {
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  if (!generic || depth > 16)
+    return false;
+  if (generic.getNumReductionLoops() > 0)
+    return true;
+  return llvm::any_of(generic.getDpsInputs(), [&](Value input) {
+    return descendsFromContraction(input, depth + 1);
+  });
+}
+
+/// `use` reads an expand_shape of a contraction's result (see
+/// descendsFromContraction), and its owner is an elementwise generic (no
+/// reduction, so collapsing its loops keeps each element computed once).
 bool readsExpandedGenericResult(OpOperand *use) {
   auto expand = use->get().getDefiningOp<tensor::ExpandShapeOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(use->getOwner());
   return expand && consumer && consumer.getNumReductionLoops() == 0 &&
-         expand.getSrc().getDefiningOp<linalg::GenericOp>();
+         descendsFromContraction(expand.getSrc());
 }
 
 /// `use` reads a collapse_shape of a linalg.generic's result (a grouped
@@ -53,7 +70,7 @@ bool readsCollapsedGenericResult(OpOperand *use) {
   auto collapse = use->get().getDefiningOp<tensor::CollapseShapeOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(use->getOwner());
   return collapse && consumer && consumer.getNumReductionLoops() == 0 &&
-         collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+         descendsFromContraction(collapse.getSrc());
 }
 
 /// materialize_in_destination(collapse_shape(x), %out) →
@@ -66,8 +83,7 @@ struct MaterializeThroughExpandedView
                                 PatternRewriter &rewriter) const override {
     auto collapse = op.getSource().getDefiningOp<tensor::CollapseShapeOp>();
     auto dest = dyn_cast<TypedValue<MemRefType>>(op.getDest());
-    if (!collapse || !dest ||
-        !collapse.getSrc().getDefiningOp<linalg::GenericOp>() ||
+    if (!collapse || !dest || !descendsFromContraction(collapse.getSrc()) ||
         !collapse.getSrcType().hasStaticShape() ||
         !dest.getType().getLayout().isIdentity())
       return failure();

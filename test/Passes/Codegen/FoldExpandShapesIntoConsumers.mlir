@@ -155,3 +155,67 @@ func.func @grouped_conv_relu(%arg0: memref<1x4x8x8xf32>, %arg1: memref<8x2x3x3xf
   bufferization.materialize_in_destination %6 in restrict writable %arg2 : (tensor<1x8x6x6xf32>, memref<1x8x6x6xf32>) -> ()
   return
 }
+
+// -----
+
+// Both rules in one kernel (a float16 model's pointwise convolution on a
+// 1x1 map with a residual add; MobileNetV3 hung here): the epilogue is
+// collapsed to the matmul's [2, 16, 1] and stays so. The residual, widened
+// by a generic of its own that no contraction computes, is read through a
+// collapse_shape and not expanded back (which the collapsing rule would
+// undo, forever).
+// CHECK-LABEL: func.func @pointwise_residual_f16
+// CHECK: %[[RES:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<2x16x1x1xf16>) outs(%{{.+}} : tensor<2x16x1x1xf32>)
+// CHECK: %[[RES3:.+]] = tensor.collapse_shape %[[RES]] {{\[}}[0], [1], [2, 3]] : tensor<2x16x1x1xf32> into tensor<2x16x1xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[RES3]] : tensor<2x16x1xf32>, tensor<2x16x1xf32>)
+// CHECK: arith.addf
+// CHECK: memref.collapse_shape %arg3
+#pid4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#px = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+#pw = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+#pout = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+func.func @pointwise_residual_f16(%arg0: memref<2x8x1x1xf32>, %arg1: memref<16x8xf32>, %arg2: memref<2x16x1x1xf16>, %arg3: memref<2x16x1x1xf16>) attributes {kiln.kernel} {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = bufferization.to_tensor %arg0 restrict : memref<2x8x1x1xf32> to tensor<2x8x1x1xf32>
+  %1 = bufferization.to_tensor %arg1 restrict : memref<16x8xf32> to tensor<16x8xf32>
+  %2 = bufferization.to_tensor %arg2 restrict : memref<2x16x1x1xf16> to tensor<2x16x1x1xf16>
+  %x = tensor.collapse_shape %0 [[0], [1], [2, 3]] : tensor<2x8x1x1xf32> into tensor<2x8x1xf32>
+  %e3 = tensor.empty() : tensor<2x16x1xf32>
+  %f3 = linalg.fill ins(%cst : f32) outs(%e3 : tensor<2x16x1xf32>) -> tensor<2x16x1xf32>
+  %mm = linalg.generic {indexing_maps = [#px, #pw, #pout], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %1 : tensor<2x8x1xf32>, tensor<16x8xf32>) outs(%f3 : tensor<2x16x1xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %m = arith.mulf %in, %in_1 : f32
+    %a = arith.addf %out, %m : f32
+    linalg.yield %a : f32
+  } -> tensor<2x16x1xf32>
+  %expanded = tensor.expand_shape %mm [[0], [1], [2, 3]] output_shape [2, 16, 1, 1] : tensor<2x16x1xf32> into tensor<2x16x1x1xf32>
+  %e16 = tensor.empty() : tensor<2x16x1x1xf16>
+  %r16 = linalg.generic {indexing_maps = [#pid4, #pid4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%expanded : tensor<2x16x1x1xf32>) outs(%e16 : tensor<2x16x1x1xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %t = arith.truncf %in : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<2x16x1x1xf16>
+  %e32 = tensor.empty() : tensor<2x16x1x1xf32>
+  %w32 = linalg.generic {indexing_maps = [#pid4, #pid4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%r16 : tensor<2x16x1x1xf16>) outs(%e32 : tensor<2x16x1x1xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %w = arith.extf %in : f16 to f32
+    linalg.yield %w : f32
+  } -> tensor<2x16x1x1xf32>
+  %res = linalg.generic {indexing_maps = [#pid4, #pid4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%2 : tensor<2x16x1x1xf16>) outs(%e32 : tensor<2x16x1x1xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %w = arith.extf %in : f16 to f32
+    linalg.yield %w : f32
+  } -> tensor<2x16x1x1xf32>
+  %sum = linalg.generic {indexing_maps = [#pid4, #pid4, #pid4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%w32, %res : tensor<2x16x1x1xf32>, tensor<2x16x1x1xf32>) outs(%e32 : tensor<2x16x1x1xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %a = arith.addf %in, %in_1 : f32
+    linalg.yield %a : f32
+  } -> tensor<2x16x1x1xf32>
+  %out16 = linalg.generic {indexing_maps = [#pid4, #pid4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%sum : tensor<2x16x1x1xf32>) outs(%e16 : tensor<2x16x1x1xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %t = arith.truncf %in : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<2x16x1x1xf16>
+  bufferization.materialize_in_destination %out16 in restrict writable %arg3 : (tensor<2x16x1x1xf16>, memref<2x16x1x1xf16>) -> ()
+  return
+}
