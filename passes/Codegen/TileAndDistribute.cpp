@@ -147,19 +147,36 @@ struct TileAndDistributePass
       return 1;
     if (gpu)
       return tileForThreads(root, domain, iterators);
-    int64_t granularity = 1;
-    std::optional<std::pair<int64_t, int64_t>> split =
-        splitAroundRegisterTiles(root, domain, iterators);
-    if (split) {
-      std::tie(dim, granularity) = *split;
-      extent = *getConstantIntValue(domain[dim].size);
+    auto tileSizeFor = [&](int64_t extent, int64_t granularity, bool even) {
+      int64_t wanted = std::min<int64_t>(
+          {maxWorkgroups, extent,
+           std::max<int64_t>(1, total / std::max<int64_t>(1, minWorkPerWorkgroup))});
+      int64_t size = (extent + wanted - 1) / wanted;
+      return even ? evenTileSize(extent, size, granularity)
+                  : std::min<int64_t>(extent, size);
+    };
+    int64_t tileSize = 0;
+    SmallVector<std::pair<int64_t, int64_t>> splits =
+        splitsAroundRegisterTiles(root, domain, iterators);
+    // The first split, in order of preference, whose even tiles make more
+    // than one workgroup: a prime extent has no even tiles (SqueezeNet's
+    // 109 output rows ran as one workgroup; its 96 filters split in 12).
+    for (auto [splitDim, granularity] : splits) {
+      int64_t splitExtent = *getConstantIntValue(domain[splitDim].size);
+      int64_t size = tileSizeFor(splitExtent, granularity, /*even=*/true);
+      if (size < splitExtent) {
+        dim = splitDim;
+        extent = splitExtent;
+        tileSize = size;
+        break;
+      }
     }
-    int64_t wanted = std::min<int64_t>(
-        {maxWorkgroups, extent,
-         std::max<int64_t>(1, total / std::max<int64_t>(1, minWorkPerWorkgroup))});
-    int64_t tileSize = (extent + wanted - 1) / wanted;
-    tileSize = split ? evenTileSize(extent, tileSize, granularity)
-                     : std::min<int64_t>(extent, tileSize);
+    if (!tileSize) {
+      // Without register tiles, any tiles; with them, none fit evenly.
+      if (!splits.empty())
+        return 1;
+      tileSize = tileSizeFor(extent, 1, /*even=*/false);
+    }
     int64_t tiles = (extent + tileSize - 1) / tileSize;
     if (tiles <= 1)
       return 1;
@@ -216,9 +233,26 @@ struct TileAndDistributePass
     return smallestDivisor(1);
   }
 
+  /// The loops to split, most preferred first (see splitAroundRegisterTiles),
+  /// each with the multiple its tiles must be; the others follow as
+  /// fallbacks, for a preferred loop that has no even tiles.
+  SmallVector<std::pair<int64_t, int64_t>>
+  splitsAroundRegisterTiles(TilingInterface root, ArrayRef<Range> domain,
+                            ArrayRef<utils::IteratorType> iterators) {
+    SmallVector<std::pair<int64_t, int64_t>> splits;
+    std::optional<std::pair<int64_t, int64_t>> preferred =
+        splitAroundRegisterTiles(root, domain, iterators, &splits);
+    if (!preferred)
+      return {};
+    llvm::erase(splits, *preferred);
+    splits.insert(splits.begin(), *preferred);
+    return splits;
+  }
+
   std::optional<std::pair<int64_t, int64_t>>
   splitAroundRegisterTiles(TilingInterface root, ArrayRef<Range> domain,
-                           ArrayRef<utils::IteratorType> iterators) {
+                           ArrayRef<utils::IteratorType> iterators,
+                           SmallVectorImpl<std::pair<int64_t, int64_t>> *all) {
     auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
     if (!rootOp || rootOp.getNumDpsInits() != 1)
       return std::nullopt;
@@ -267,6 +301,9 @@ struct TileAndDistributePass
         outerExtent = extent;
       }
     }
+    for (auto candidate : {outerSplit, rowSplit, vectorSplit})
+      if (candidate)
+        all->push_back(*candidate);
     // A short outer loop (a 7x7 feature map's 7 rows) would leave threads
     // idle: 7 workgroups on 2 threads run as 4 + 3. Many row tiles (2048
     // filters) split more evenly.

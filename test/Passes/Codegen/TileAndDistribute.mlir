@@ -99,6 +99,37 @@ func.func @conv_splits_rows(%arg0: memref<1x8x18x18xf32>, %arg1: memref<16x8x3x3
 
 // -----
 
+// The same convolution onto 67 output rows, more than the 64 workgroups at
+// most: 67 is prime, so no tiles of two or more rows divide it (uneven
+// tiles would leave the register tiles dynamic sizes); the filters (loop 1)
+// are split instead, in whole register tiles of 8 rows, rather than the
+// kernel running as one workgroup (SqueezeNet's 109 rows did).
+// CHECK-LABEL: func.func @conv_prime_rows_splits_filters
+// CHECK-SAME: kiln.tile = array<i64: 1, 8>
+// CHECK-SAME: kiln.workgroups = 2 : i64
+// CHECK: scf.forall (%{{.+}}) = (0) to (16) step (8)
+#pin = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#pw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#pout = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @conv_prime_rows_splits_filters(%arg0: memref<1x8x69x69xf32>, %arg1: memref<16x8x3x3xf32>, %arg2: memref<1x16x67x67xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %cst = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<1x8x69x69xf32> to tensor<1x8x69x69xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<16x8x3x3xf32> to tensor<16x8x3x3xf32>
+  %e = tensor.empty() : tensor<1x16x67x67xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<1x16x67x67xf32>) -> tensor<1x16x67x67xf32>
+  %0 = linalg.generic {indexing_maps = [#pin, #pw, #pout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<1x8x69x69xf32>, tensor<16x8x3x3xf32>) outs(%z : tensor<1x16x67x67xf32>) {
+  ^bb0(%i: f32, %k: f32, %acc: f32):
+    %p = arith.mulf %i, %k : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x67x67xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<1x16x67x67xf32>, memref<1x16x67x67xf32>) -> ()
+  return
+}
+
+// -----
+
 // A matmul (M 64) split along M in multiples of the register tile's 8 rows:
 // its work alone would give each of 32 workgroups 2 rows; they get 8.
 // CHECK-LABEL: func.func @matmul_splits_whole_row_tiles
