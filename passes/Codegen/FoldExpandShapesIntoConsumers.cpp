@@ -73,6 +73,18 @@ bool readsCollapsedGenericResult(OpOperand *use) {
          descendsFromContraction(collapse.getSrc());
 }
 
+/// Replaces `op`'s write with one of `source` into `view` (a reshaped view
+/// of its destination), keeping its flags.
+void writeThroughView(PatternRewriter &rewriter,
+                      bufferization::MaterializeInDestinationOp op,
+                      Value source, Value view) {
+  auto replacement = bufferization::MaterializeInDestinationOp::create(
+      rewriter, op.getLoc(), source, view);
+  replacement.setRestrict(op.getRestrict());
+  replacement.setWritable(op.getWritable());
+  rewriter.eraseOp(op);
+}
+
 /// materialize_in_destination(collapse_shape(x), %out) →
 /// materialize_in_destination(x, expand_shape(%out)).
 struct MaterializeThroughExpandedView
@@ -92,11 +104,7 @@ struct MaterializeThroughExpandedView
     Value view = memref::ExpandShapeOp::create(
         rewriter, op.getLoc(), viewType, dest,
         collapse.getReassociationIndices());
-    auto replacement = bufferization::MaterializeInDestinationOp::create(
-        rewriter, op.getLoc(), collapse.getSrc(), view);
-    replacement.setRestrict(op.getRestrict());
-    replacement.setWritable(op.getWritable());
-    rewriter.eraseOp(op);
+    writeThroughView(rewriter, op, collapse.getSrc(), view);
     return success();
   }
 };
@@ -117,11 +125,7 @@ struct MaterializeThroughCollapsedView
       return failure();
     Value view = memref::CollapseShapeOp::create(
         rewriter, op.getLoc(), dest, expand.getReassociationIndices());
-    auto replacement = bufferization::MaterializeInDestinationOp::create(
-        rewriter, op.getLoc(), expand.getSrc(), view);
-    replacement.setRestrict(op.getRestrict());
-    replacement.setWritable(op.getWritable());
-    rewriter.eraseOp(op);
+    writeThroughView(rewriter, op, expand.getSrc(), view);
     return success();
   }
 };
