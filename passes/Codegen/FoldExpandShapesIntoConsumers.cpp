@@ -41,15 +41,20 @@ namespace {
 /// both directions: a reshape of anything else (an operand widened to
 /// float32 before a pointwise convolution collapses it) would otherwise be
 /// expanded by one rule and collapsed back by the other, forever.
-bool descendsFromContraction(Value v, int depth = 0) {
-  auto generic = v.getDefiningOp<linalg::GenericOp>();
-  if (!generic || depth > 16)
-    return false;
-  if (generic.getNumReductionLoops() > 0)
-    return true;
-  return llvm::any_of(generic.getDpsInputs(), [&](Value input) {
-    return descendsFromContraction(input, depth + 1);
-  });
+bool descendsFromContraction(Value v) {
+  // A walk over the generics behind `v`, each visited once (epilogues fan
+  // in: every op's inputs may share producers).
+  SmallVector<Value> work = {v};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    auto generic = work.pop_back_val().getDefiningOp<linalg::GenericOp>();
+    if (!generic || !seen.insert(generic).second)
+      continue;
+    if (generic.getNumReductionLoops() > 0)
+      return true;
+    llvm::append_range(work, generic.getDpsInputs());
+  }
+  return false;
 }
 
 /// `use` reads an expand_shape of a contraction's result (see

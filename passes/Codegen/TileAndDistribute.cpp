@@ -202,7 +202,7 @@ struct TileAndDistributePass
   /// (split one row per workgroup, each would run one-row tiles). The
   /// vector loop is split only when nothing else is, in whole tiles of two
   /// vectors. None when the kernel has no such
-  /// contraction.
+  /// contraction. `all` gets every candidate split (outer, row, vector).
   static constexpr int64_t kMinWorkgroups = 16;
 
   /// A tile size of at least `least` that divides `extent`: a tile that
@@ -241,7 +241,7 @@ struct TileAndDistributePass
                             ArrayRef<utils::IteratorType> iterators) {
     SmallVector<std::pair<int64_t, int64_t>> splits;
     std::optional<std::pair<int64_t, int64_t>> preferred =
-        splitAroundRegisterTiles(root, domain, iterators, &splits);
+        splitAroundRegisterTiles(root, domain, iterators, splits);
     if (!preferred)
       return {};
     llvm::erase(splits, *preferred);
@@ -252,7 +252,7 @@ struct TileAndDistributePass
   std::optional<std::pair<int64_t, int64_t>>
   splitAroundRegisterTiles(TilingInterface root, ArrayRef<Range> domain,
                            ArrayRef<utils::IteratorType> iterators,
-                           SmallVectorImpl<std::pair<int64_t, int64_t>> *all) {
+                           SmallVectorImpl<std::pair<int64_t, int64_t>> &all) {
     auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
     if (!rootOp || rootOp.getNumDpsInits() != 1)
       return std::nullopt;
@@ -303,7 +303,7 @@ struct TileAndDistributePass
     }
     for (auto candidate : {outerSplit, rowSplit, vectorSplit})
       if (candidate)
-        all->push_back(*candidate);
+        all.push_back(*candidate);
     // A short outer loop (a 7x7 feature map's 7 rows) would leave threads
     // idle: 7 workgroups on 2 threads run as 4 + 3. Many row tiles (2048
     // filters) split more evenly.
