@@ -18,9 +18,9 @@ GPU's warp-per-row code), with random inputs and onnxruntime's outputs, in
 the ONNX backend-test layout: OUT_DIR/test_gpu_<name>/{model.onnx,
 test_data_set_0/}. gpu-check runs them as the suite "gpu-patterns".
 """
+import argparse
 import json
 import os
-import sys
 
 import numpy as np
 import onnx
@@ -131,11 +131,21 @@ def make_pattern_tests(out_dir):
     ], x, ["y"], [weight("w", [1000, 200]), weight("b", [200])])
 
 
+def parse_args():
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tests", action="store_true",
+                        help="write the patterns at test size with references")
+    parser.add_argument("out_dir", help="folder to write into (created)")
+    return parser.parse_args()
+
+
 def main():
-    if sys.argv[1] == "--tests":
-        make_pattern_tests(sys.argv[2])
+    args = parse_args()
+    if args.tests:
+        make_pattern_tests(args.out_dir)
         return
-    out_dir = sys.argv[1]
+    out_dir = args.out_dir
     os.makedirs(out_dir, exist_ok=True)
     f32 = 4
     act = ROWS * COLS * f32

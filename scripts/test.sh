@@ -15,6 +15,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
+echo "== repository: no large or misnamed tracked files (scripts/check-repository.sh)"
+bash scripts/check-repository.sh
+
 bash scripts/setup.sh
 bash scripts/build.sh
 
