@@ -85,6 +85,14 @@ static cl::opt<std::string> registerTile(
              "(rows x floats per vector register; tiles are up to two "
              "vectors wide). Default: 8x16 with AVX-512, 6x8 otherwise"),
     cl::value_desc("RxV"));
+static cl::opt<std::string> matrixBlock(
+    "matrix-block",
+    cl::desc("cuda, rocm: output block of one GPU block of a tensor-core / "
+             "MFMA matmul or convolution, as ROWSxCOLUMNS (multiples of 16 up "
+             "to 128; used where they divide the kernel's M and N). 16x16 is "
+             "one warp reading global memory; larger blocks stage operands "
+             "through shared memory. Default: chosen per kernel"),
+    cl::value_desc("RxC"));
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("Type float32 tensors are kept in between ops: f32 (default), "
@@ -171,6 +179,13 @@ int main(int argc, char **argv) {
   if (!registerTile.empty()) {
     std::string error;
     if (failed(parseRegisterTile(registerTile, request.compile, error))) {
+      llvm::errs() << "error: " << error << "\n";
+      return 2;
+    }
+  }
+  if (!matrixBlock.empty()) {
+    std::string error;
+    if (failed(parseMatrixBlock(matrixBlock, request.compile, error))) {
       llvm::errs() << "error: " << error << "\n";
       return 2;
     }

@@ -245,6 +245,12 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
     report.flops = flops.getInt();
   if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.tile"))
     report.tile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
+  if (auto cores = kernel->getAttrOfType<StringAttr>("kiln.matrix_cores"))
+    report.matrixCores = cores.str();
+  if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.matrix_tile"))
+    report.matrixTile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
+  if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.warp_tile"))
+    report.warpTile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
   for (uint32_t b : bindings)
     report.bytes += buffers[b].size;
   reports.push_back(report);

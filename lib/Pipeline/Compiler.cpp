@@ -36,6 +36,22 @@ LogicalResult kiln::parseRegisterTile(StringRef spec, CompileOptions &options,
   return success();
 }
 
+LogicalResult kiln::parseMatrixBlock(StringRef spec, CompileOptions &options,
+                                     std::string &error) {
+  auto [rows, cols] = spec.split('x');
+  int64_t r = 0, c = 0;
+  auto valid = [](int64_t v) { return v >= 16 && v <= 128 && v % 16 == 0; };
+  if (rows.getAsInteger(10, r) || cols.getAsInteger(10, c) || !valid(r) ||
+      !valid(c)) {
+    error = "--matrix-block=" + spec.str() +
+            " is not ROWSxCOLUMNS with multiples of 16 up to 128 (e.g. 64x64)";
+    return failure();
+  }
+  options.matrixBlockRows = r;
+  options.matrixBlockCols = c;
+  return success();
+}
+
 LogicalResult kiln::parseInputShape(StringRef spec, ImportOptions &options,
                                     std::string &error) {
   size_t eq = spec.rfind('=');
@@ -217,6 +233,17 @@ void kiln::writeReportJson(const CompileResult &result, StringRef model,
               json.attribute("loop", k.tile[0]);
               json.attribute("size", k.tile[1]);
             });
+          if (!k.matrixCores.empty())
+            json.attribute("matrix_cores", k.matrixCores);
+          auto sizes = [&](llvm::StringRef key, llvm::ArrayRef<int64_t> values) {
+            if (!values.empty())
+              json.attributeArray(key, [&] {
+                for (int64_t v : values)
+                  json.value(v);
+              });
+          };
+          sizes("matrix_tile", k.matrixTile);
+          sizes("warp_tile", k.warpTile);
           json.attributeArray("arena_slots", [&] {
             for (auto [offset, size] : k.resultSlots)
               json.object([&] {

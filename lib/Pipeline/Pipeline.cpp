@@ -194,7 +194,11 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            "func.func(kiln-tile-and-distribute{max-workgroups=" +
            std::to_string(options.maxWorkgroups) +
            (cuda || rocm ? "" : " " + cpuRegisterTile(options)) +
-           (cuda || rocm ? " gpu=true matrix-tile=16" : "") +
+           (cuda || rocm ? " gpu=true matrix-tile=16 matrix-block-rows=" +
+                               std::to_string(options.matrixBlockRows) +
+                               " matrix-block-cols=" +
+                               std::to_string(options.matrixBlockCols)
+                         : "") +
            (cuda && options.allowTf32 ? " matrix-f32=true" : "") +
            "}),canonicalize,cse)";
   case Phase::Kernels:

@@ -1,25 +1,32 @@
-//===- ContractWithMatrixCores.cpp - 16x16 tiles on tensor cores / MFMA ---===//
+//===- ContractWithMatrixCores.cpp - output blocks on tensor cores / MFMA ===//
 //
 // kiln-tile-and-distribute gives a contraction with 16-bit operands and a
 // float32 accumulator (`extf(a) * extf(b) + acc`, as --precision=f16|bf16
-// makes matmuls and convolutions) one 16x16 output tile per forall
-// iteration. This pass hands each tile to one warp (NVIDIA, 32 lanes) or
-// wavefront (AMD, 64 lanes): the K loop steps by 16 and each step is one
-// matrix instruction over fragments the lanes load from global memory,
+// makes matmuls and convolutions) one output block (multiples of 16 rows
+// and columns) per forall iteration. This pass computes each 16x16 subtile
+// of the block with matrix instructions run by a warp (NVIDIA, 32 lanes) or
+// wavefront (AMD, 64 lanes), the K loop stepping by 16:
 //
 //   nvidia: two nvgpu.mma.sync m16n8k16 (mma.sync.aligned on sm_80+;
 //           m16n8k8 TF32 for float32 with tf32=true),
 //   amd:    one amdgpu.mfma 16x16x16 (v_mfma_f32_16x16x16{f16,bf16_1k}).
 //
+// A 16x16 block is one warp whose lanes load their fragments straight from
+// global memory. A larger block is one GPU block of warps, each computing
+// up to 32x32 of it; per step of 32 (or 16) along K, all threads stage the
+// block's operand slices in workgroup memory between two barriers and the
+// warps load their fragments from there: each operand element is read
+// from global memory once per block instead of once per warp and subtile.
+//
 // A convolution is an implicit GEMM: M its output width, N its filters, K
 // its input channels; its window loops (kh, kw) run around the K steps and
-// the input's `o * stride + k` indices are computed per fragment element.
+// the input's `o * stride + k` indices are computed per element.
 //
-// Every other op of the tile (the accumulator's fill, the elementwise
+// Every other op of the block (the accumulator's fill, the elementwise
 // epilogue: bias, activation, rounding to 16 bits) is elementwise over the
-// 16x16 tile, so each lane runs it only at the output elements its
-// accumulator fragment holds; no lane reads what another wrote, and
-// temporaries private to a lane stay correct.
+// block, so each lane runs it only at the output elements its accumulator
+// fragments hold; no lane reads what another wrote, and temporaries
+// private to a lane stay correct.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Passes/Passes.h"
@@ -187,9 +194,7 @@ struct ContractWithMatrixCoresPass
                 memref::GetGlobalOp>(op)))
         return;
     }
-    if (!contraction || loopsOf->ranges[loopsOf->m] != kTile ||
-        loopsOf->ranges[loopsOf->n] != kTile ||
-        loopsOf->ranges[loopsOf->k] % kTile != 0)
+    if (!contraction || !chooseWarpLayout(*loopsOf))
       return;
     for (auto [i, extent] : llvm::enumerate(loopsOf->ranges))
       if (int64_t(i) != loopsOf->m && int64_t(i) != loopsOf->n &&
@@ -213,17 +218,43 @@ struct ContractWithMatrixCoresPass
     rewriter.setInsertionPointToStart(forall.getBody());
     Location loc = forall.getLoc();
     Value lane = gpu::LaneIdOp::create(rewriter, loc, IntegerAttr());
+    // The warp's first output row and column within the block's tile.
+    Value warpRow = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value warpCol = warpRow;
+    if (staged()) {
+      Value warp = arith::DivUIOp::create(
+          rewriter, loc, gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x),
+          arith::ConstantIndexOp::create(rewriter, loc, lanes()));
+      auto scaled = [&](Value v, int64_t by) -> Value {
+        return arith::MulIOp::create(
+            rewriter, loc, v, arith::ConstantIndexOp::create(rewriter, loc, by));
+      };
+      auto warpsAcross = arith::ConstantIndexOp::create(
+          rewriter, loc, tileN / warpCols);
+      warpRow = scaled(arith::DivUIOp::create(rewriter, loc, warp, warpsAcross),
+                       warpRows);
+      warpCol = scaled(arith::RemUIOp::create(rewriter, loc, warp, warpsAcross),
+                       warpCols);
+    }
     SmallVector<std::pair<Value, Value>> positions =
-        ownedPositions(rewriter, loc, lane);
+        ownedPositions(rewriter, loc, lane, warpRow, warpCol);
     for (linalg::LinalgOp op : ops) {
       rewriter.setInsertionPoint(op);
       if (op.getOperation() == contraction.getOperation())
-        emitContraction(rewriter, contraction, *loopsOf, lane, positions);
+        emitContraction(rewriter, contraction, *loopsOf, lane, warpRow,
+                        warpCol, positions);
       else
         emitAtPositions(rewriter, op, positions);
       rewriter.eraseOp(op);
     }
-    func->setAttr("kiln.lanes", rewriter.getI64IntegerAttr(lanes()));
+    func->setAttr("kiln.lanes", rewriter.getI64IntegerAttr(lanes() * warps()));
+    if (staged()) {
+      // One forall iteration per GPU block: its warps share the staged
+      // operands and meet at barriers.
+      func->setAttr("kiln.cooperative", rewriter.getUnitAttr());
+      func->setAttr("kiln.warp_tile",
+                    rewriter.getDenseI64ArrayAttr({warpRows, warpCols}));
+    }
     StringRef instruction = arch != "nvidia" ? "mfma 16x16x16"
                             : loopsOf->operandType.isF32()
                                 ? "mma.sync m16n8k8 tf32"
@@ -233,17 +264,53 @@ struct ContractWithMatrixCoresPass
 
   int64_t lanes() const { return arch == "nvidia" ? 32 : 64; }
 
+  /// The block's output tile (tileM x tileN, multiples of 16), the part of
+  /// it each warp computes (warpRows x warpCols: up to 2 x 2 16x16
+  /// subtiles, so that each fragment a lane loads serves two matrix
+  /// instructions), and the step along K of one shared-memory stage.
+  int64_t tileM = 0, tileN = 0, warpRows = 0, warpCols = 0, stageK = 0;
+
+  int64_t warps() const { return (tileM / warpRows) * (tileN / warpCols); }
+  int64_t threads() const { return lanes() * warps(); }
+  /// A single 16x16 tile is one warp that loads its fragments straight from
+  /// global memory; larger tiles stage operands through shared memory.
+  bool staged() const { return tileM * tileN > kTile * kTile; }
+  int64_t subtileRows() const { return warpRows / kTile; }
+  int64_t subtileCols() const { return warpCols / kTile; }
+
+  /// Sets the tile fields from the contraction's M, N and K extents; false
+  /// when matrix instructions cannot cover them (M or N not a multiple of
+  /// 16 or over 128, K not a multiple of 16, a stage the block's threads
+  /// cannot copy in equal shares).
+  bool chooseWarpLayout(const MatrixContractionLoops &loops) {
+    tileM = loops.ranges[loops.m];
+    tileN = loops.ranges[loops.n];
+    int64_t k = loops.ranges[loops.k];
+    if (tileM % kTile || tileN % kTile || k % kTile || tileM > 128 ||
+        tileN > 128)
+      return false;
+    warpRows = std::min<int64_t>(32, tileM);
+    warpCols = std::min<int64_t>(32, tileN);
+    stageK = k % 32 == 0 ? 32 : kTile;
+    if (!staged())
+      return true;
+    return (tileM * stageK) % threads() == 0 &&
+           (tileN * stageK) % threads() == 0;
+  }
+
   /// What this lane last stored at (buffer, element of its positions).
   DenseMap<std::pair<Value, int64_t>, Value> stored;
 
-  /// All loops parallel, every loop of extent 1 except two of extent 16,
+  /// All loops parallel, every loop of extent 1 except two over the tile,
   /// every operand indexed by plain loops or constants.
   static bool isTileElementwise(linalg::LinalgOp op) {
     if (op.getNumReductionLoops() != 0 || op.getNumDpsInits() != 1)
       return false;
+    // Two loops over the tile (whose extents tileLoopsOf checks against
+    // the tile's), unit loops otherwise.
     int64_t tileLoops = 0;
     for (int64_t extent : op.getStaticLoopRanges()) {
-      if (extent == kTile)
+      if (extent > 1 && extent % kTile == 0)
         ++tileLoops;
       else if (extent != 1)
         return false;
@@ -268,8 +335,8 @@ struct ContractWithMatrixCoresPass
     auto row = dyn_cast<AffineDimExpr>(map.getResult(outM));
     auto col = dyn_cast<AffineDimExpr>(map.getResult(outN));
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (!row || !col || ranges[row.getPosition()] != kTile ||
-        ranges[col.getPosition()] != kTile)
+    if (!row || !col || ranges[row.getPosition()] != tileM ||
+        ranges[col.getPosition()] != tileN)
       return std::nullopt;
     return std::pair<int64_t, int64_t>(row.getPosition(), col.getPosition());
   }
@@ -277,35 +344,46 @@ struct ContractWithMatrixCoresPass
   /// Positions of M and N among the output tile's dims.
   int64_t outM = -1, outN = -1;
 
-  /// The (row, column) of the tile's output elements that this lane's
-  /// accumulator fragment holds, in fragment order.
+  /// The (row, column) of the block tile's output elements that this lane's
+  /// accumulator fragments hold: subtile by subtile (row-major over the
+  /// warp's subtiles, whose first is at (warpRow, warpCol)), each in
+  /// fragment order.
   ///   nvidia, m16n8k16 twice (columns 0-7, 8-15): g = lane / 4,
   ///     t = lane % 4; element [h][i][j] is (g + 8i, 8h + 2t + j).
   ///   amd, 16x16x16: element [i] is (4 * (lane / 16) + i, lane % 16).
   SmallVector<std::pair<Value, Value>>
-  ownedPositions(OpBuilder &b, Location loc, Value lane) {
+  ownedPositions(OpBuilder &b, Location loc, Value lane, Value warpRow,
+                 Value warpCol) {
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     auto add = [&](Value x, int64_t v) -> Value {
       return v == 0 ? x : arith::AddIOp::create(b, loc, x, c(v)).getResult();
     };
-    SmallVector<std::pair<Value, Value>> positions;
+    Value row, col;
+    SmallVector<std::pair<int64_t, int64_t>> offsets;
     if (arch == "nvidia") {
-      Value g = arith::DivUIOp::create(b, loc, lane, c(4));
-      Value t = arith::RemUIOp::create(b, loc, lane, c(4));
-      Value t2 = arith::MulIOp::create(b, loc, t, c(2));
+      row = arith::DivUIOp::create(b, loc, lane, c(4));
+      col = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, lane, c(4)), c(2));
       for (int64_t h = 0; h < 2; ++h)
         for (int64_t i = 0; i < 2; ++i)
           for (int64_t j = 0; j < 2; ++j)
-            positions.push_back({add(g, 8 * i), add(t2, 8 * h + j)});
-      return positions;
+            offsets.push_back({8 * i, 8 * h + j});
+    } else {
+      row = arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, lane, c(16)), c(4));
+      col = arith::RemUIOp::create(b, loc, lane, c(16));
+      for (int64_t i = 0; i < 4; ++i)
+        offsets.push_back({i, 0});
     }
-    Value quad = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, lane, c(16)), c(4));
-    Value column = arith::RemUIOp::create(b, loc, lane, c(16));
-    for (int64_t i = 0; i < 4; ++i)
-      positions.push_back({add(quad, i), column});
+    row = arith::AddIOp::create(b, loc, row, warpRow);
+    col = arith::AddIOp::create(b, loc, col, warpCol);
+    SmallVector<std::pair<Value, Value>> positions;
+    for (int64_t si = 0; si < subtileRows(); ++si)
+      for (int64_t sj = 0; sj < subtileCols(); ++sj)
+        for (auto [dr, dc] : offsets)
+          positions.push_back({add(row, kTile * si + dr), add(col, kTile * sj + dc)});
     return positions;
   }
 
@@ -415,31 +493,25 @@ struct ContractWithMatrixCoresPass
     }
   }
 
-  /// Loads the fragment elements at (row, k) of the first input or (k, col)
-  /// of the second, into a vector of `shape`.
-  /// `window` holds the values of the window loops (a convolution's
-  /// kernel position) for this step.
-  static Value loadFragment(OpBuilder &b, Location loc, linalg::GenericOp op,
-                            unsigned input, const MatrixContractionLoops &loops,
-                            ArrayRef<std::pair<int64_t, Value>> window,
+  /// Loads an operand element by its place in the block's tile: input 0
+  /// (A) at (row, k), input 1 (B) at (column, k).
+  using ElementLoader =
+      llvm::function_ref<Value(unsigned input, Value tileIndex, Value k)>;
+
+  /// The elements of `input` at `elements` (tile index, k) as a vector of
+  /// `shape` (row-major).
+  static Value loadFragment(OpBuilder &b, Location loc, ElementLoader load,
+                            unsigned input, Type operandType,
                             ArrayRef<std::pair<Value, Value>> elements,
                             ArrayRef<int64_t> shape) {
-    OpOperand *operand = op.getDpsInputOperand(input);
-    AffineMap map = op.getMatchingIndexingMap(operand);
-    int64_t tileLoop = input == 0 ? loops.m : loops.n;
     SmallVector<Value> values;
-    for (auto [tileIndex, k] : elements) {
-      SmallVector<std::pair<int64_t, Value>> at = {{tileLoop, tileIndex},
-                                                   {loops.k, k}};
-      llvm::append_range(at, window);
-      values.push_back(memref::LoadOp::create(b, loc, operand->get(),
-                                              indicesAt(b, loc, map, at)));
-    }
-    auto type = VectorType::get(shape, loops.operandType);
+    for (auto [tileIndex, k] : elements)
+      values.push_back(load(input, tileIndex, k));
+    auto type = VectorType::get(shape, operandType);
     if (shape.size() == 1)
       return vector::FromElementsOp::create(b, loc, type, values);
     Value fragment = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
-    auto rowType = VectorType::get({shape[1]}, loops.operandType);
+    auto rowType = VectorType::get({shape[1]}, operandType);
     for (int64_t r = 0; r < shape[0]; ++r) {
       Value row = vector::FromElementsOp::create(
           b, loc, rowType,
@@ -491,15 +563,188 @@ struct ContractWithMatrixCoresPass
         b, loc, VectorType::get({2, 2}, f32), elements);
   }
 
-  void emitContraction(OpBuilder &b, linalg::GenericOp op,
-                       const MatrixContractionLoops &loops, Value lane,
-                       ArrayRef<std::pair<Value, Value>> positions) {
-    Location loc = op.getLoc();
+  /// The matrix instructions of one step along K (16; 8 for TF32) at `k0`
+  /// for every subtile of the warp. Each subtile row's A fragment and each
+  /// subtile column's B fragments are loaded once and serve every
+  /// instruction that needs them. `accs` and the result: nvidia, two per
+  /// subtile (columns 0-7, 8-15); amd, one; subtiles row-major.
+  SmallVector<Value> emitMatrixStep(OpBuilder &b, Location loc,
+                                    ElementLoader load, Type operandType,
+                                    Value lane, Value warpRow, Value warpCol,
+                                    Value k0, ValueRange accs) {
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     auto add = [&](Value x, int64_t v) -> Value {
       return v == 0 ? x : arith::AddIOp::create(b, loc, x, c(v)).getResult();
+    };
+    SmallVector<Value> rowBases, colBases;
+    for (int64_t si = 0; si < subtileRows(); ++si)
+      rowBases.push_back(add(warpRow, kTile * si));
+    for (int64_t sj = 0; sj < subtileCols(); ++sj)
+      colBases.push_back(add(warpCol, kTile * sj));
+    SmallVector<Value> aFragments;
+    SmallVector<SmallVector<Value, 2>> bFragments;
+    SmallVector<Value> next;
+    if (arch == "nvidia" && operandType.isF32()) {
+      // m16n8k8 TF32 (PTX ISA): A [r] at (g + 8 (r % 2), k0 + t + 4 (r / 2)),
+      // B [r] at (k0 + t + 4r, 8h + g); operands are float32 registers the
+      // tensor cores read as TF32.
+      Value g = arith::DivUIOp::create(b, loc, lane, c(4));
+      Value kt = arith::AddIOp::create(
+          b, loc, k0, arith::RemUIOp::create(b, loc, lane, c(4)));
+      for (Value rowBase : rowBases) {
+        Value row = arith::AddIOp::create(b, loc, rowBase, g);
+        SmallVector<std::pair<Value, Value>> elements;
+        for (int64_t r = 0; r < 4; ++r)
+          elements.push_back({add(row, 8 * (r % 2)), add(kt, 4 * (r / 2))});
+        aFragments.push_back(
+            loadFragment(b, loc, load, 0, operandType, elements, {4, 1}));
+      }
+      for (Value colBase : colBases) {
+        Value col = arith::AddIOp::create(b, loc, colBase, g);
+        bFragments.emplace_back();
+        for (int64_t h = 0; h < 2; ++h) {
+          SmallVector<std::pair<Value, Value>> elements;
+          for (int64_t r = 0; r < 2; ++r)
+            elements.push_back({add(col, 8 * h), add(kt, 4 * r)});
+          bFragments.back().push_back(
+              loadFragment(b, loc, load, 1, operandType, elements, {2, 1}));
+        }
+      }
+      for (auto [si, a] : llvm::enumerate(aFragments))
+        for (auto [sj, pair] : llvm::enumerate(bFragments))
+          for (auto [h, bFragment] : llvm::enumerate(pair))
+            next.push_back(nvgpu::MmaSyncOp::create(
+                b, loc, a, bFragment,
+                accs[2 * (si * subtileCols() + sj) + h],
+                ArrayRef<int64_t>{16, 8, 8}, /*tf32Enabled=*/true));
+      return next;
+    }
+    if (arch == "nvidia") {
+      Value g = arith::DivUIOp::create(b, loc, lane, c(4));
+      Value t2 = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, lane, c(4)), c(2));
+      Value kt = arith::AddIOp::create(b, loc, k0, t2);
+      // A (16x16): [r][j] at (g + 8 (r % 2), k0 + 2t + 8 (r / 2) + j).
+      for (Value rowBase : rowBases) {
+        Value row = arith::AddIOp::create(b, loc, rowBase, g);
+        SmallVector<std::pair<Value, Value>> elements;
+        for (int64_t r = 0; r < 4; ++r)
+          for (int64_t j = 0; j < 2; ++j)
+            elements.push_back({add(row, 8 * (r % 2)), add(kt, 8 * (r / 2) + j)});
+        aFragments.push_back(
+            loadFragment(b, loc, load, 0, operandType, elements, {4, 2}));
+      }
+      // B (16x8, columns 8h..8h+7): [r][j] at (k0 + 2t + 8r + j, 8h + g).
+      for (Value colBase : colBases) {
+        Value col = arith::AddIOp::create(b, loc, colBase, g);
+        bFragments.emplace_back();
+        for (int64_t h = 0; h < 2; ++h) {
+          SmallVector<std::pair<Value, Value>> elements;
+          for (int64_t r = 0; r < 2; ++r)
+            for (int64_t j = 0; j < 2; ++j)
+              elements.push_back({add(col, 8 * h), add(kt, 8 * r + j)});
+          bFragments.back().push_back(
+              loadFragment(b, loc, load, 1, operandType, elements, {2, 2}));
+        }
+      }
+      for (auto [si, a] : llvm::enumerate(aFragments))
+        for (auto [sj, pair] : llvm::enumerate(bFragments))
+          for (auto [h, bFragment] : llvm::enumerate(pair))
+            next.push_back(mmaSync(b, loc, a, bFragment,
+                                   accs[2 * (si * subtileCols() + sj) + h]));
+      return next;
+    }
+    // amd, 16x16x16: A [i] at (lane % 16, k0 + 4 (lane / 16) + i); B [i] at
+    // (k0 + 4 (lane / 16) + i, lane % 16).
+    Value column = arith::RemUIOp::create(b, loc, lane, c(16));
+    Value kq = arith::AddIOp::create(
+        b, loc, k0,
+        arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, lane, c(16)),
+                              c(4)));
+    auto fragmentAt = [&](unsigned input, Value base) {
+      Value index = arith::AddIOp::create(b, loc, base, column);
+      SmallVector<std::pair<Value, Value>> elements;
+      for (int64_t i = 0; i < 4; ++i)
+        elements.push_back({index, add(kq, i)});
+      return loadFragment(b, loc, load, input, operandType, elements, {4});
+    };
+    for (Value rowBase : rowBases)
+      aFragments.push_back(fragmentAt(0, rowBase));
+    for (Value colBase : colBases)
+      bFragments.push_back({fragmentAt(1, colBase)});
+    auto i32 = [&](int64_t v) { return b.getI32IntegerAttr(v); };
+    for (auto [si, a] : llvm::enumerate(aFragments))
+      for (auto [sj, pair] : llvm::enumerate(bFragments))
+        next.push_back(amdgpu::MFMAOp::create(
+            b, loc, VectorType::get({4}, b.getF32Type()), i32(16), i32(16),
+            i32(16), i32(1), a, pair.front(), accs[si * subtileCols() + sj]));
+    return next;
+  }
+
+  /// Copies the block's slice of operand `input` for the stage at `k0`
+  /// (and window position `window`) into `shared`, indexed [tile index][k].
+  /// The block's threads take equal shares; consecutive threads take
+  /// consecutive elements along whichever dim is contiguous in global
+  /// memory (coalesced loads). Every load is issued before the stores, so
+  /// that their latencies overlap.
+  void emitStageCopy(OpBuilder &b, Location loc, linalg::GenericOp op,
+                     unsigned input, const MatrixContractionLoops &loops,
+                     ArrayRef<std::pair<int64_t, Value>> window, Value k0,
+                     Value thread, Value shared) {
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    int64_t extent = input == 0 ? tileM : tileN;
+    int64_t tileLoop = input == 0 ? loops.m : loops.n;
+    OpOperand *operand = op.getDpsInputOperand(input);
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    bool tileFastest =
+        map.getResult(map.getNumResults() - 1).isFunctionOfDim(tileLoop);
+    int64_t share = extent * stageK / threads();
+    SmallVector<std::pair<Value, Value>> places;
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < share; ++i) {
+      Value index = arith::AddIOp::create(b, loc, thread, c(i * threads()));
+      int64_t fastest = tileFastest ? extent : stageK;
+      Value inner = arith::RemUIOp::create(b, loc, index, c(fastest));
+      Value outer = arith::DivUIOp::create(b, loc, index, c(fastest));
+      Value tileIndex = tileFastest ? inner : outer;
+      Value k = tileFastest ? outer : inner;
+      SmallVector<std::pair<int64_t, Value>> at = {
+          {tileLoop, tileIndex}, {loops.k, arith::AddIOp::create(b, loc, k0, k)}};
+      llvm::append_range(at, window);
+      values.push_back(memref::LoadOp::create(b, loc, operand->get(),
+                                              indicesAt(b, loc, map, at)));
+      places.push_back({tileIndex, k});
+    }
+    for (auto [value, place] : llvm::zip(values, places))
+      memref::StoreOp::create(b, loc, value, shared,
+                              ValueRange{place.first, place.second});
+  }
+
+  /// A workgroup-memory buffer for one stage of operand `input`: [tile
+  /// index][k], each row padded by 16 bytes so that the rows a fragment
+  /// load touches start in different banks.
+  Value allocateStage(OpBuilder &b, Location loc, unsigned input,
+                      Type operandType) {
+    int64_t pad = 16 / (operandType.getIntOrFloatBitWidth() / 8);
+    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                            gpu::AddressSpace::Workgroup);
+    auto type = MemRefType::get({input == 0 ? tileM : tileN, stageK + pad},
+                                operandType, MemRefLayoutAttrInterface(),
+                                space);
+    return memref::AllocOp::create(b, loc, type);
+  }
+
+  void emitContraction(OpBuilder &b, linalg::GenericOp op,
+                       const MatrixContractionLoops &loops, Value lane,
+                       Value warpRow, Value warpCol,
+                       ArrayRef<std::pair<Value, Value>> positions) {
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
     };
     OpOperand &init = op.getDpsInitsMutable()[0];
     AffineMap outMap = op.getMatchingIndexingMap(&init);
@@ -520,36 +765,47 @@ struct ContractWithMatrixCoresPass
                       : loadElement(b, loc, init.get(),
                                     outIndices(position.first, position.second),
                                     e, tileElement));
+    // nvidia: two vector<2x2xf32> per subtile (8 positions); amd: one
+    // vector<4xf32> (4 positions).
     SmallVector<Value> accumulators;
     if (nvidia) {
       auto accType = VectorType::get({2, 2}, f32);
-      for (int64_t h = 0; h < 2; ++h) {
+      for (int64_t half = 0; half < int64_t(positions.size()) / 4; ++half) {
         Value acc = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));
         for (int64_t i = 0; i < 2; ++i)
           acc = vector::InsertOp::create(
               b, loc,
               vector::FromElementsOp::create(
                   b, loc, VectorType::get({2}, f32),
-                  ArrayRef(initial).slice(4 * h + 2 * i, 2)),
+                  ArrayRef(initial).slice(4 * half + 2 * i, 2)),
               acc, i);
         accumulators.push_back(acc);
       }
     } else {
-      accumulators.push_back(vector::FromElementsOp::create(
-          b, loc, VectorType::get({4}, f32), initial));
+      for (int64_t s = 0; s < int64_t(positions.size()) / 4; ++s)
+        accumulators.push_back(vector::FromElementsOp::create(
+            b, loc, VectorType::get({4}, f32), ArrayRef(initial).slice(4 * s, 4)));
     }
 
-    bool isTf32 = loops.operandType.isF32();
-    int64_t kStep = isTf32 ? 8 : kTile;
+    // The instruction's K, and the K of one loop iteration: one
+    // instruction step, or one shared-memory stage of several.
+    int64_t kStep = loops.operandType.isF32() ? 8 : kTile;
+    int64_t iterationK = staged() ? stageK : kStep;
+    Value sharedA, sharedB, thread;
+    if (staged()) {
+      sharedA = allocateStage(b, loc, 0, loops.operandType);
+      sharedB = allocateStage(b, loc, 1, loops.operandType);
+      thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    }
     // One loop over the window positions (a convolution's kernel; none for
     // a matmul) times the steps along K, carrying the accumulators.
-    int64_t kSteps = loops.ranges[loops.k] / kStep, windowCount = 1;
+    int64_t kSteps = loops.ranges[loops.k] / iterationK, windowCount = 1;
     for (int64_t w : loops.window)
       windowCount *= loops.ranges[w];
     scf::ForOp loop =
         loops.window.empty()
             ? scf::ForOp::create(b, loc, c(0), c(loops.ranges[loops.k]),
-                                 c(kStep), accumulators)
+                                 c(iterationK), accumulators)
             : scf::ForOp::create(b, loc, c(0), c(windowCount * kSteps), c(1),
                                  accumulators);
     b.setInsertionPointToStart(loop.getBody());
@@ -558,7 +814,7 @@ struct ContractWithMatrixCoresPass
     if (!loops.window.empty()) {
       Value step = loop.getInductionVar();
       k0 = arith::MulIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, step, c(kSteps)), c(kStep));
+          b, loc, arith::RemUIOp::create(b, loc, step, c(kSteps)), c(iterationK));
       Value rest = arith::DivUIOp::create(b, loc, step, c(kSteps));
       for (int64_t i = int64_t(loops.window.size()) - 1; i >= 0; --i) {
         int64_t extent = loops.ranges[loops.window[i]];
@@ -570,67 +826,35 @@ struct ContractWithMatrixCoresPass
           rest = arith::DivUIOp::create(b, loc, rest, c(extent));
       }
     }
-    SmallVector<Value> next;
-    if (nvidia && isTf32) {
-      // m16n8k8 TF32 (PTX ISA): A [r] at (g + 8 (r % 2), k0 + t + 4 (r / 2)),
-      // B [r] at (k0 + t + 4r, 8h + g); operands are float32 registers the
-      // tensor cores read as TF32.
-      Value g = arith::DivUIOp::create(b, loc, lane, c(4));
-      Value kt = arith::AddIOp::create(
-          b, loc, k0, arith::RemUIOp::create(b, loc, lane, c(4)));
-      SmallVector<std::pair<Value, Value>> aElements;
-      for (int64_t r = 0; r < 4; ++r)
-        aElements.push_back({add(g, 8 * (r % 2)), add(kt, 4 * (r / 2))});
-      Value a = loadFragment(b, loc, op, 0, loops, window, aElements, {4, 1});
-      for (int64_t h = 0; h < 2; ++h) {
-        SmallVector<std::pair<Value, Value>> bElements;
-        for (int64_t r = 0; r < 2; ++r)
-          bElements.push_back({add(g, 8 * h), add(kt, 4 * r)});
-        Value bFragment = loadFragment(b, loc, op, 1, loops, window, bElements, {2, 1});
-        next.push_back(nvgpu::MmaSyncOp::create(
-            b, loc, a, bFragment, loop.getRegionIterArgs()[h],
-            ArrayRef<int64_t>{16, 8, 8}, /*tf32Enabled=*/true));
-      }
-    } else if (nvidia) {
-      Value g = arith::DivUIOp::create(b, loc, lane, c(4));
-      Value t2 = arith::MulIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, lane, c(4)), c(2));
-      Value kt = arith::AddIOp::create(b, loc, k0, t2);
-      // A (16x16): [r][j] at (g + 8 (r % 2), k0 + 2t + 8 (r / 2) + j).
-      SmallVector<std::pair<Value, Value>> aElements;
-      for (int64_t r = 0; r < 4; ++r)
-        for (int64_t j = 0; j < 2; ++j)
-          aElements.push_back({add(g, 8 * (r % 2)), add(kt, 8 * (r / 2) + j)});
-      Value a = loadFragment(b, loc, op, 0, loops, window, aElements, {4, 2});
-      for (int64_t h = 0; h < 2; ++h) {
-        // B (16x8, columns 8h..8h+7): [r][j] at (k0 + 2t + 8r + j, 8h + g).
-        SmallVector<std::pair<Value, Value>> bElements;
-        for (int64_t r = 0; r < 2; ++r)
-          for (int64_t j = 0; j < 2; ++j)
-            bElements.push_back({add(g, 8 * h), add(kt, 8 * r + j)});
-        Value bFragment = loadFragment(b, loc, op, 1, loops, window, bElements, {2, 2});
-        next.push_back(
-            mmaSync(b, loc, a, bFragment, loop.getRegionIterArgs()[h]));
-      }
+    SmallVector<Value> accs(loop.getRegionIterArgs());
+    if (staged()) {
+      // Every warp is done reading the previous stage before it is
+      // overwritten, and the whole stage is written before any warp reads.
+      gpu::BarrierOp::create(b, loc);
+      emitStageCopy(b, loc, op, 0, loops, window, k0, thread, sharedA);
+      emitStageCopy(b, loc, op, 1, loops, window, k0, thread, sharedB);
+      gpu::BarrierOp::create(b, loc);
+      auto fromStage = [&](unsigned input, Value tileIndex, Value k) -> Value {
+        return memref::LoadOp::create(b, loc, input == 0 ? sharedA : sharedB,
+                                      ValueRange{tileIndex, k});
+      };
+      for (int64_t kk = 0; kk < stageK; kk += kStep)
+        accs = emitMatrixStep(b, loc, fromStage, loops.operandType, lane,
+                              warpRow, warpCol, c(kk), accs);
     } else {
-      // A: [i] at (lane % 16, k0 + 4 (lane / 16) + i); B: [i] at
-      // (k0 + 4 (lane / 16) + i, lane % 16).
-      Value column = arith::RemUIOp::create(b, loc, lane, c(16));
-      Value kq = arith::AddIOp::create(
-          b, loc, k0,
-          arith::MulIOp::create(
-              b, loc, arith::DivUIOp::create(b, loc, lane, c(16)), c(4)));
-      SmallVector<std::pair<Value, Value>> elements;
-      for (int64_t i = 0; i < 4; ++i)
-        elements.push_back({column, add(kq, i)});
-      Value a = loadFragment(b, loc, op, 0, loops, window, elements, {4});
-      Value bFragment = loadFragment(b, loc, op, 1, loops, window, elements, {4});
-      auto i32 = [&](int64_t v) { return b.getI32IntegerAttr(v); };
-      next.push_back(amdgpu::MFMAOp::create(
-          b, loc, VectorType::get({4}, f32), i32(16), i32(16), i32(16), i32(1),
-          a, bFragment, loop.getRegionIterArgs()[0]));
+      auto fromGlobal = [&](unsigned input, Value tileIndex, Value k) -> Value {
+        OpOperand *operand = op.getDpsInputOperand(input);
+        AffineMap map = op.getMatchingIndexingMap(operand);
+        SmallVector<std::pair<int64_t, Value>> at = {
+            {input == 0 ? loops.m : loops.n, tileIndex}, {loops.k, k}};
+        llvm::append_range(at, window);
+        return memref::LoadOp::create(b, loc, operand->get(),
+                                      indicesAt(b, loc, map, at));
+      };
+      accs = emitMatrixStep(b, loc, fromGlobal, loops.operandType, lane,
+                            warpRow, warpCol, k0, accs);
     }
-    scf::YieldOp::create(b, loc, next);
+    scf::YieldOp::create(b, loc, accs);
     b.setInsertionPointAfter(loop);
     for (auto [e, position] : llvm::enumerate(positions)) {
       Value element;
@@ -639,8 +863,8 @@ struct ContractWithMatrixCoresPass
             b, loc, loop.getResult(e / 4),
             ArrayRef<int64_t>{int64_t(e % 4) / 2, int64_t(e % 2)});
       else
-        element = vector::ExtractOp::create(b, loc, loop.getResult(0),
-                                            ArrayRef<int64_t>{int64_t(e)});
+        element = vector::ExtractOp::create(b, loc, loop.getResult(e / 4),
+                                            ArrayRef<int64_t>{int64_t(e % 4)});
       SmallVector<Value> at = outIndices(position.first, position.second);
       if (loops.scale)
         element = arith::AddFOp::create(

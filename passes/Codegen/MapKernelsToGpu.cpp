@@ -96,6 +96,10 @@ struct MapKernelsToGpuPass
       int64_t needed = total * lanes;
       threads = std::min<int64_t>(threadsPerBlock,
                                   std::max<int64_t>(32, (needed + 31) / 32 * 32));
+      // A cooperative iteration (warps sharing workgroup memory, meeting
+      // at barriers) is one whole block.
+      if (func->hasAttr("kiln.cooperative"))
+        threads = lanes;
       blocks = std::max<int64_t>(1, (needed + threads - 1) / threads);
     } else {
       // Serial: every loop runs in the one thread.
@@ -146,6 +150,7 @@ struct MapKernelsToGpuPass
     rewriter.setInsertionPoint(ret);
     rewriter.replaceOpWithNewOp<gpu::ReturnOp>(ret);
     allowFusedMultiplyAdd(gpuFunc);
+    allocationsAsAttributions(rewriter, gpuFunc);
     if (forall && total == 0)
       rewriter.eraseOp(forall); // an empty iteration space does nothing
     else if (forall)
@@ -157,6 +162,26 @@ struct MapKernelsToGpuPass
     func->setAttr("kiln.workgroups", rewriter.getIntegerAttr(i64, blocks));
     func->setAttr("kiln.threads", rewriter.getIntegerAttr(i64, threads));
     return success();
+  }
+
+  /// Buffers allocated in workgroup memory (a block's shared operand
+  /// stages) become the kernel's workgroup attributions: static shared
+  /// memory, one copy per block.
+  static void allocationsAsAttributions(IRRewriter &rewriter,
+                                        gpu::GPUFuncOp func) {
+    SmallVector<memref::AllocOp> allocs;
+    func.walk([&](memref::AllocOp alloc) {
+      if (gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(alloc.getType()))
+        allocs.push_back(alloc);
+    });
+    for (memref::AllocOp alloc : allocs) {
+      BlockArgument buffer =
+          func.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
+      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+        if (isa<memref::DeallocOp>(user))
+          rewriter.eraseOp(user);
+      rewriter.replaceOp(alloc, buffer);
+    }
   }
 
   /// Lets a multiply feeding an add become one fma instruction, as nvcc

@@ -27,6 +27,12 @@ def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
            "matmul-shaped contractions of 16-bit floats, which "
            "kiln-contract-with-matrix-cores gives to a warp's matrix "
            "instructions; 0: none">,
+    Option<"matrixBlockRows", "matrix-block-rows", "int64_t", "0",
+           "GPU: output rows of one block of a matrix-tile kernel (a "
+           "multiple of matrix-tile dividing M); 0: chosen per kernel">,
+    Option<"matrixBlockCols", "matrix-block-cols", "int64_t", "0",
+           "GPU: output columns of one block of a matrix-tile kernel (a "
+           "multiple of matrix-tile dividing N); 0: chosen per kernel">,
     Option<"matrixFloat32", "matrix-f32", "bool", "false",
            "With matrix-tile: float32 matmuls too (TF32 tensor cores, "
            "--allow-tf32)">,
@@ -149,7 +155,11 @@ def MapKernelsToGpu : Pass<"kiln-map-kernels-to-gpu", "mlir::ModuleOp"> {
     image holds every kernel. A kernel whose only side effects are one
     `scf.forall` is mapped onto a 1-D grid: each thread takes the iteration
     `blockIdx.x * blockDim.x + threadIdx.x` (delinearized over the loop's
-    dims) and threads past the end do nothing. Any other kernel runs as one
+    dims) and threads past the end do nothing; `kiln.lanes` consecutive
+    threads share an iteration (a warp per row, a warp per matrix tile).
+    A `kiln.cooperative` kernel's iteration is one whole block of
+    `kiln.lanes` threads, and its workgroup-memory allocations become the
+    gpu.func's workgroup attributions. Any other kernel runs as one
     thread of one block (correct, and slow: the reports say so).
 
     The original function stays as a body-less declaration carrying the
@@ -219,17 +229,27 @@ def ContractWithMatrixCores
     : Pass<"kiln-contract-with-matrix-cores", "mlir::func::FuncOp"> {
   let summary = "Computes 16x16 tiles of 16-bit matmuls and convolutions with tensor-core / MFMA instructions";
   let description = [{
-    For a bufferized GPU kernel whose forall iteration is one 16x16 output
-    tile of a contraction `acc + extf(a) * extf(b)` (f16 or bf16 operands,
+    For a bufferized GPU kernel whose forall iteration is one output block
+    of a contraction `acc + extf(a) * extf(b)` (f16 or bf16 operands,
     float32 accumulation; a matmul, or a convolution as implicit GEMM whose
     window loops run around the K steps; see kiln-tile-and-distribute's
-    matrix-tile), the
-    tile becomes the work of one warp (`arch=nvidia`: 32 lanes, two
-    `nvgpu.mma.sync` m16n8k16 per step of 16 along K) or one wavefront
-    (`arch=amd`: 64 lanes, one `amdgpu.mfma` 16x16x16 per step). Lanes load
-    their fragments straight from global memory. The tile's other ops (the
-    accumulator's fill, the elementwise epilogue) run in each lane only at
-    the output elements its accumulator fragment holds. Sets `kiln.lanes`.
+    matrix-tile and matrix-block-*), the block's rows and columns multiples
+    of 16 up to 128, the block becomes the work of matrix instructions:
+    `arch=nvidia`, 32-lane warps running two `nvgpu.mma.sync` m16n8k16 per
+    16x16 subtile and step of 16 along K (m16n8k8 TF32 for float32 with
+    `tf32=true`); `arch=amd`, 64-lane wavefronts running one `amdgpu.mfma`
+    16x16x16. A 16x16 block is one warp whose lanes load their fragments
+    straight from global memory. A larger block is one GPU block of warps,
+    each computing up to 32x32 of it (2x2 subtiles, so that each loaded
+    fragment feeds two instructions): every step of 32 (or 16) along K, all
+    threads copy the block's slices of both operands into workgroup memory
+    (coalesced along the dim contiguous in global memory; rows padded by 16
+    bytes against bank conflicts) between two `gpu.barrier`s, and the warps
+    load their fragments from there. Such kernels are marked
+    `kiln.cooperative` (one forall iteration per GPU block) with their
+    `kiln.warp_tile`. The block's other ops (the accumulator's fill, the
+    elementwise epilogue) run in each lane only at the output elements its
+    accumulator fragments hold. Sets `kiln.lanes` (threads per iteration).
     Kernels of any other form are left alone.
   }];
   let options = [

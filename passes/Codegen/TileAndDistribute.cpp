@@ -432,15 +432,60 @@ struct TileAndDistributePass
         rootOut.getNumResults() != contractionType.getRank())
       return std::nullopt;
     SmallVector<int64_t> sizes(numLoops, 0);
+    SmallVector<int64_t> rootRanges = rootOp.getStaticLoopRanges();
+    int64_t otherIterations = 1;
     for (auto [i, type] : llvm::enumerate(rootOp.getIteratorTypesArray()))
-      if (type == utils::IteratorType::parallel)
+      if (type == utils::IteratorType::parallel) {
         sizes[i] = 1;
+        otherIterations *= rootRanges[i];
+      }
+    int64_t m = loops->ranges[loops->m], n = loops->ranges[loops->n];
+    otherIterations /= m * n;
+    auto [blockRows, blockCols] = matrixBlock(m, n, otherIterations);
     // The root's loops that write the output dims where the contraction
     // has M and N.
-    for (int64_t r : {loops->outM, loops->outN})
-      sizes[cast<AffineDimExpr>(rootOut.getResult(r)).getPosition()] =
-          matrixTile;
+    sizes[cast<AffineDimExpr>(rootOut.getResult(loops->outM)).getPosition()] =
+        blockRows;
+    sizes[cast<AffineDimExpr>(rootOut.getResult(loops->outN)).getPosition()] =
+        blockCols;
     return sizes;
+  }
+
+  /// Fewest GPU blocks a matrix kernel keeps when its output blocks grow:
+  /// two per SM of an H200 (132 SMs), so that no SM idles while another
+  /// runs two.
+  static constexpr int64_t kMinMatrixBlocks = 264;
+
+  /// The output block (rows x columns) of one forall iteration, which
+  /// kiln-contract-with-matrix-cores gives to one GPU block of warps that
+  /// stage their operands through shared memory. The options' sizes when
+  /// they divide M and N; else per side the largest of 64, 32 and 16
+  /// (matrixTile) that divides it, halved, the larger side first, while the
+  /// kernel would have fewer than kMinMatrixBlocks blocks. Larger blocks
+  /// read each operand element from global memory fewer times (M / rows
+  /// times for B, N / columns for A); too few leave SMs idle.
+  std::pair<int64_t, int64_t> matrixBlock(int64_t m, int64_t n,
+                                          int64_t otherIterations) const {
+    auto fits = [&](int64_t size, int64_t extent) {
+      return size >= matrixTile && size % matrixTile == 0 && extent % size == 0;
+    };
+    if (fits(matrixBlockRows, m) && fits(matrixBlockCols, n))
+      return {matrixBlockRows, matrixBlockCols};
+    auto largest = [&](int64_t extent) {
+      for (int64_t size : {64, 32})
+        if (fits(size, extent))
+          return size;
+      return matrixTile.getValue();
+    };
+    int64_t rows = largest(m), cols = largest(n);
+    auto blocks = [&] { return otherIterations * (m / rows) * (n / cols); };
+    while (blocks() < kMinMatrixBlocks && (rows > matrixTile || cols > matrixTile)) {
+      if (rows >= cols && rows > matrixTile)
+        rows /= 2;
+      else
+        cols /= 2;
+    }
+    return {rows, cols};
   }
 
   /// Tiles the root into one forall iteration per output tile of `tile`.

@@ -23,6 +23,12 @@ struct KernelReport {
   /// Which loop of the kernel's root op was split into workgroups, and the
   /// tile size; empty when the kernel runs as one workgroup.
   std::vector<int64_t> tile;
+  /// GPU matrix kernels: the instruction ("mma.sync m16n8k16", ...), the
+  /// output block of one GPU block (tile size per loop of the root) and
+  /// the part of it one warp computes (rows, columns; empty when one warp
+  /// computes the whole block).
+  std::string matrixCores;
+  std::vector<int64_t> matrixTile, warpTile;
   /// Arena placement of the kernel's results (offset, size).
   std::vector<std::pair<uint64_t, uint64_t>> resultSlots;
 };

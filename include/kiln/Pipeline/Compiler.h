@@ -60,6 +60,12 @@ mlir::LogicalResult parseRegisterTile(llvm::StringRef spec,
                                       CompileOptions &options,
                                       std::string &error);
 
+/// Parses --matrix-block's "ROWSxCOLUMNS" (multiples of 16 up to 128) into
+/// `options`.
+mlir::LogicalResult parseMatrixBlock(llvm::StringRef spec,
+                                     CompileOptions &options,
+                                     std::string &error);
+
 } // namespace kiln
 
 #endif

@@ -36,6 +36,9 @@ struct CompileOptions {
   /// cuda: float32 matmuls on tensor cores as TF32 (products of 10-bit
   /// mantissas, float32 accumulation), as PyTorch's allow_tf32.
   bool allowTf32 = false;
+  /// GPU targets: the output block (rows x columns) of one GPU block of a
+  /// tensor-core / MFMA matmul or convolution; 0 chooses per kernel.
+  int64_t matrixBlockRows = 0, matrixBlockCols = 0;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

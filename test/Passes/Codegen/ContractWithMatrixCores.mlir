@@ -148,3 +148,82 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
   }
   return
 }
+
+// -----
+
+// A 64x64 block tile of a float16 matmul with a bias epilogue: four warps
+// (NVIDIA, 128 threads; AMD, 256), each computing a 32x32 part as 2x2
+// subtiles. Each iteration of the K loop stages a 64x32 slice of A and a
+// 32x64 slice of B in workgroup memory (rows padded by 16 bytes), copied by
+// all threads between two barriers (16 elements of each per NVIDIA
+// thread), then runs two steps of 16 along K from workgroup memory: per
+// step, each subtile row's A fragment and each subtile column's B fragments
+// feed 8 mma.sync (4 mfma). Each lane writes its 4 subtiles' fragment
+// elements (32 on NVIDIA, 16 on AMD) at its warp's offset, then the bias
+// epilogue at the same elements.
+// NV-LABEL: func.func @matmul_f16_staged
+// NV-SAME: kiln.cooperative
+// NV-SAME: kiln.lanes = 128 : i64
+// NV-SAME: kiln.warp_tile = array<i64: 32, 32>
+// NV: scf.forall
+// NV: %[[TID:.+]] = gpu.thread_id x
+// NV: %[[WARP:.+]] = arith.divui %[[TID]], %c32
+// NV-DAG: %[[A:.+]] = memref.alloc() : memref<64x40xf16, #gpu.address_space<workgroup>>
+// NV-DAG: %[[B:.+]] = memref.alloc() : memref<64x40xf16, #gpu.address_space<workgroup>>
+// NV: scf.for %{{.+}} = %c0{{.*}} to %c128{{.*}} step %c32{{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// NV-NEXT: gpu.barrier
+// NV-COUNT-16: memref.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>
+// NV-COUNT-16: memref.store {{.*}}, %[[A]]
+// NV-COUNT-16: memref.load {{.*}} : memref<128x64xf16, strided<[256, 1], offset: ?>>
+// NV-COUNT-16: memref.store {{.*}}, %[[B]]
+// NV-NEXT: gpu.barrier
+// NV-NOT: memref.load {{.*}} : memref<{{.*}}strided
+// NV-COUNT-8: nvgpu.mma.sync
+// NV-NOT: gpu.barrier
+// NV-COUNT-8: nvgpu.mma.sync
+// NV-NEXT: scf.yield
+// NV-NOT: linalg.
+// NV-COUNT-64: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[256, 1], offset: ?>>
+// NV-NOT: memref.store
+// AMD-LABEL: func.func @matmul_f16_staged
+// AMD-SAME: kiln.cooperative
+// AMD-SAME: kiln.lanes = 256 : i64
+// AMD: scf.for {{.*}} step %c32{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// AMD-NEXT: gpu.barrier
+// AMD-COUNT-8: memref.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>
+// AMD-COUNT-8: memref.store
+// AMD: gpu.barrier
+// AMD-COUNT-8: amdgpu.mfma
+// AMD-NEXT: scf.yield
+// AMD-COUNT-16: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[256, 1], offset: ?>>
+// TF32-LABEL: func.func @matmul_f16_staged
+// TF32-SAME: kiln.lanes = 128 : i64
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_f16_staged(%x: memref<128x128xf16>, %w: memref<128x256xf16>, %b: memref<256xf32>, %y: memref<128x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (128, 256) step (64, 64) {
+    %xs = memref.subview %x[%i, 0] [64, 128] [1, 1] : memref<128x128xf16> to memref<64x128xf16, strided<[128, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [128, 64] [1, 1] : memref<128x256xf16> to memref<128x64xf16, strided<[256, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [64, 64] [1, 1] : memref<128x256xf32> to memref<64x64xf32, strided<[256, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<64x64xf32, strided<[256, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<64x128xf16, strided<[128, 1], offset: ?>>, memref<128x64xf16, strided<[256, 1], offset: ?>>) outs(%ys : memref<64x64xf32, strided<[256, 1], offset: ?>>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.extf %in : f16 to f32
+      %2 = arith.mulf %1, %0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %bs = memref.subview %b[%j] [64] [1] : memref<256xf32> to memref<64xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%ys, %bs : memref<64x64xf32, strided<[256, 1], offset: ?>>, memref<64xf32, strided<[1], offset: ?>>) outs(%ys : memref<64x64xf32, strided<[256, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %0 = arith.addf %in, %in_0 : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}

@@ -1,9 +1,13 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16}))' | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true min-threads=1}))' | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 matrix-block-rows=32 matrix-block-cols=128}))' | FileCheck %s --check-prefix=BLOCK
 
 // A float16 matmul (extf(a) * extf(b) + acc) under a bias epilogue: one
-// 16x16 output tile per forall iteration, whatever the thread count, for
-// kiln-contract-with-matrix-cores. The K loop stays whole.
+// output block per forall iteration (one GPU block of warps in
+// kiln-contract-with-matrix-cores). 64x64 blocks would make one block, far
+// fewer than an H200's SMs: the blocks halve, rows first, down to 16x16.
+// The K loop stays whole. A block size that does not divide N (128 of 64
+// columns) is ignored.
 // CHECK-LABEL: func.func @matmul_f16_bias
 // CHECK-SAME: kiln.matrix_tile = array<i64: 16, 16>
 // CHECK-SAME: kiln.workgroups = 8 : i64
@@ -13,6 +17,8 @@
 // OFF-LABEL: func.func @matmul_f16_bias
 // OFF-NOT: kiln.matrix_tile
 // OFF: step (4, 4)
+// BLOCK-LABEL: func.func @matmul_f16_bias
+// BLOCK-SAME: kiln.matrix_tile = array<i64: 16, 16>
 #a = affine_map<(d0, d1, d2) -> (d0, d1)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
 #c = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -65,5 +71,38 @@ func.func @matmul_f16_short(%arg0: memref<8x48xf16>, %arg1: memref<48x64xf16>, %
     linalg.yield %3 : f32
   } -> tensor<8x64xf32>
   bufferization.materialize_in_destination %mm in restrict writable %arg3 : (tensor<8x64xf32>, memref<8x64xf32>) -> ()
+  return
+}
+
+// -----
+
+// A large matmul keeps 64x64 blocks (1024 of them), one per forall
+// iteration; the options choose other sizes that divide M and N.
+// CHECK-LABEL: func.func @matmul_f16_large
+// CHECK-SAME: kiln.matrix_tile = array<i64: 64, 0, 64>
+// CHECK-SAME: kiln.workgroups = 1024 : i64
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (2048, 2048) step (64, 64)
+// CHECK: linalg.generic {{.*}}ins(%{{.+}}, %{{.+}} : tensor<64x256xf16>, tensor<256x64xf16>) outs(%{{.+}} : tensor<64x64xf32>)
+// BLOCK-LABEL: func.func @matmul_f16_large
+// BLOCK-SAME: kiln.matrix_tile = array<i64: 32, 0, 128>
+// BLOCK-SAME: kiln.workgroups = 1024 : i64
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @matmul_f16_large(%arg0: memref<2048x256xf16>, %arg1: memref<256x2048xf16>, %arg3: memref<2048x2048xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<2048x256xf16> to tensor<2048x256xf16>
+  %w = bufferization.to_tensor %arg1 restrict : memref<256x2048xf16> to tensor<256x2048xf16>
+  %e = tensor.empty() : tensor<2048x2048xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : tensor<2048x256xf16>, tensor<256x2048xf16>) outs(%f : tensor<2048x2048xf32>) {
+  ^bb0(%in: f16, %in_0: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_0 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<2048x2048xf32>
+  bufferization.materialize_in_destination %mm in restrict writable %arg3 : (tensor<2048x2048xf32>, memref<2048x2048xf32>) -> ()
   return
 }
