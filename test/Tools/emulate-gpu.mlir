@@ -1,0 +1,150 @@
+// RUN: kiln-emulate-gpu %s --arch=nvidia | FileCheck %s --check-prefix=NV
+// RUN: kiln-emulate-gpu %s --arch=amd | FileCheck %s --check-prefix=AMD
+// RUN: kiln-emulate-gpu %s --arch=nvidia --tf32 | FileCheck %s --check-prefix=TF32
+
+// The GPU code generation of matrix kernels, run: kiln-emulate-gpu gives
+// each kernel to kiln-contract-with-matrix-cores and kiln-map-kernels-to-gpu,
+// runs the gpu.func on the CPU (an OS thread per GPU thread, barriers and
+// warp-wide matrix instructions as on the device, workgroup memory starting
+// as NaN) and compares every buffer with the kernel run as plain loops.
+// One 16x16 tile per warp, fragments from global memory:
+// NV: matmul_f16_bias_relu: 1 blocks x 128 threads, mma.sync m16n8k16, 0 workgroup buffers: max error {{.*}}: OK
+// AMD: matmul_f16_bias_relu: 1 blocks x 256 threads, mfma 16x16x16, 0 workgroup buffers: max error {{.*}}: OK
+// 64x64 blocks of four warps staging operands through workgroup memory:
+// NV: matmul_f16_staged: 8 blocks x 128 threads, mma.sync m16n8k16, 2 workgroup buffers: max error {{.*}}: OK
+// AMD: matmul_f16_staged: 8 blocks x 256 threads, mfma 16x16x16, 2 workgroup buffers: max error {{.*}}: OK
+// A transposed B ([N][K]: the copy runs along K) in 64x32 blocks of two
+// warps, K = 48 in stages of 16:
+// NV: gemm_f16_transb_staged: 4 blocks x 64 threads, mma.sync m16n8k16, 2 workgroup buffers: max error {{.*}}: OK
+// AMD: gemm_f16_transb_staged: 4 blocks x 128 threads, mfma 16x16x16, 2 workgroup buffers: max error {{.*}}: OK
+// A 3x3 convolution as implicit GEMM: 32 output columns x 64 filters per
+// block (two warps), 16 channels per stage, the window around the stages:
+// NV: conv3x3_f16_staged: 4 blocks x 64 threads, mma.sync m16n8k16, 2 workgroup buffers: max error {{.*}}: OK
+// AMD: conv3x3_f16_staged: 4 blocks x 128 threads, mfma 16x16x16, 2 workgroup buffers: max error {{.*}}: OK
+// float32: TF32 tensor cores with --tf32 (m16n8k8, staged); otherwise, and
+// on AMD, one thread per forall iteration.
+// NV: matmul_f32_staged: 1 blocks x 32 threads, 0 workgroup buffers: max error {{.*}}: OK
+// AMD: matmul_f32_staged: 1 blocks x 32 threads, 0 workgroup buffers: max error {{.*}}: OK
+// TF32: matmul_f32_staged: 4 blocks x 128 threads, mma.sync m16n8k8 tf32, 2 workgroup buffers: max error {{.*}}: OK
+
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_f16_bias_relu(%x: memref<32x64xf16>, %w: memref<64x32xf16>, %b: memref<32xf16>, %y: memref<32x32xf16>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (32, 32) step (16, 16) {
+    %xs = memref.subview %x[%i, 0] [16, 64] [1, 1] : memref<32x64xf16> to memref<16x64xf16, strided<[64, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [64, 16] [1, 1] : memref<64x32xf16> to memref<64x16xf16, strided<[32, 1], offset: ?>>
+    %acc = memref.alloca() : memref<16x16xf32>
+    linalg.fill ins(%zero : f32) outs(%acc : memref<16x16xf32>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<16x64xf16, strided<[64, 1], offset: ?>>, memref<64x16xf16, strided<[32, 1], offset: ?>>) outs(%acc : memref<16x16xf32>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.extf %in : f16 to f32
+      %2 = arith.mulf %1, %0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %bs = memref.subview %b[%j] [16] [1] : memref<32xf16> to memref<16xf16, strided<[1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [16, 16] [1, 1] : memref<32x32xf16> to memref<16x16xf16, strided<[32, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%acc, %bs : memref<16x16xf32>, memref<16xf16, strided<[1], offset: ?>>) outs(%ys : memref<16x16xf16, strided<[32, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f16, %out: f16):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.addf %in, %0 : f32
+      %2 = arith.maximumf %1, %zero : f32
+      %3 = arith.truncf %2 : f32 to f16
+      linalg.yield %3 : f16
+    }
+  }
+  return
+}
+
+func.func @matmul_f16_staged(%x: memref<128x128xf16>, %w: memref<128x256xf16>, %b: memref<256xf32>, %y: memref<128x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (128, 256) step (64, 64) {
+    %xs = memref.subview %x[%i, 0] [64, 128] [1, 1] : memref<128x128xf16> to memref<64x128xf16, strided<[128, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [128, 64] [1, 1] : memref<128x256xf16> to memref<128x64xf16, strided<[256, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [64, 64] [1, 1] : memref<128x256xf32> to memref<64x64xf32, strided<[256, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<64x64xf32, strided<[256, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<64x128xf16, strided<[128, 1], offset: ?>>, memref<128x64xf16, strided<[256, 1], offset: ?>>) outs(%ys : memref<64x64xf32, strided<[256, 1], offset: ?>>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.extf %in : f16 to f32
+      %2 = arith.mulf %1, %0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %bs = memref.subview %b[%j] [64] [1] : memref<256xf32> to memref<64xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%ys, %bs : memref<64x64xf32, strided<[256, 1], offset: ?>>, memref<64xf32, strided<[1], offset: ?>>) outs(%ys : memref<64x64xf32, strided<[256, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %0 = arith.addf %in, %in_0 : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}
+
+
+#wt = affine_map<(d0, d1, d2) -> (d2, d1)>
+func.func @gemm_f16_transb_staged(%x: memref<128x48xf16>, %w: memref<64x48xf16>, %y: memref<128x64xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (128, 64) step (64, 32) {
+    %xs = memref.subview %x[%i, 0] [64, 48] [1, 1] : memref<128x48xf16> to memref<64x48xf16, strided<[48, 1], offset: ?>>
+    %ws = memref.subview %w[%j, 0] [32, 48] [1, 1] : memref<64x48xf16> to memref<32x48xf16, strided<[48, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [64, 32] [1, 1] : memref<128x64xf32> to memref<64x32xf32, strided<[64, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<64x32xf32, strided<[64, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#a, #wt, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<64x48xf16, strided<[48, 1], offset: ?>>, memref<32x48xf16, strided<[48, 1], offset: ?>>) outs(%ys : memref<64x32xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.extf %in : f16 to f32
+      %2 = arith.mulf %1, %0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+  }
+  return
+}
+
+#cx = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#cw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#co = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#cb = affine_map<(n, f, oh, ow) -> (f)>
+#cid = affine_map<(n, f, oh, ow) -> (n, f, oh, ow)>
+func.func @conv3x3_f16_staged(%x: memref<1x16x6x34xf16>, %w: memref<64x16x3x3xf16>, %b: memref<64xf32>, %y: memref<1x64x4x32xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  scf.forall (%oh) in (4) {
+    %xs = memref.subview %x[0, 0, %oh, 0] [1, 16, 3, 34] [1, 1, 1, 1] : memref<1x16x6x34xf16> to memref<1x16x3x34xf16, strided<[3264, 204, 34, 1], offset: ?>>
+    %ys = memref.subview %y[0, 0, %oh, 0] [1, 64, 1, 32] [1, 1, 1, 1] : memref<1x64x4x32xf32> to memref<1x64x1x32xf32, strided<[8192, 128, 32, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#cb, #cid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : memref<64xf32>) outs(%ys : memref<1x64x1x32xf32, strided<[8192, 128, 32, 1], offset: ?>>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    }
+    linalg.generic {indexing_maps = [#cx, #cw, #co], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%xs, %w : memref<1x16x3x34xf16, strided<[3264, 204, 34, 1], offset: ?>>, memref<64x16x3x3xf16>) outs(%ys : memref<1x64x1x32xf32, strided<[8192, 128, 32, 1], offset: ?>>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in : f16 to f32
+      %1 = arith.extf %in_0 : f16 to f32
+      %2 = arith.mulf %0, %1 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+  }
+  return
+}
+
+func.func @matmul_f32_staged(%x: memref<128x64xf32>, %w: memref<64x128xf32>, %y: memref<128x128xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (128, 128) step (64, 64) {
+    %xs = memref.subview %x[%i, 0] [64, 64] [1, 1] : memref<128x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [64, 64] [1, 1] : memref<64x128xf32> to memref<64x64xf32, strided<[128, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [64, 64] [1, 1] : memref<128x128xf32> to memref<64x64xf32, strided<[128, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<64x64xf32, strided<[128, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<64x64xf32, strided<[64, 1], offset: ?>>, memref<64x64xf32, strided<[128, 1], offset: ?>>) outs(%ys : memref<64x64xf32, strided<[128, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.mulf %in, %in_0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+  }
+  return
+}

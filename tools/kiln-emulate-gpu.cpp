@@ -1,0 +1,625 @@
+//===- kiln-emulate-gpu.cpp - run GPU kernels on the CPU, thread by thread ===//
+//
+// Checks the GPU code generation of tiled kernels without a GPU. For each
+// `kiln.kernel` function of the input (bufferized and tiled, as
+// kiln-contract-with-matrix-cores and kiln-map-kernels-to-gpu get them),
+// two versions are JIT-compiled for this CPU:
+//
+//   reference: the same function with its forall run as loops;
+//   emulated:  the GPU kernel pipeline's gpu.func (matrix instructions,
+//              lanes, workgroup memory, barriers), turned into a function of
+//              (buffers, workgroup buffers, block id, thread id).
+//
+// Both run on the same pseudo-random buffers; the emulated kernel runs block
+// after block, each block as one OS thread per GPU thread, so that
+// `gpu.barrier` and the warp-wide matrix instructions (which exchange
+// fragments between lanes) behave as on the device. Their semantics here
+// are written from the PTX ISA (mma.sync m16n8k16 and m16n8k8 TF32
+// fragment layouts) and AMD's matrix instruction tables (v_mfma 16x16x16),
+// independently of the code generator. Workgroup memory starts as NaN, so a
+// read of a value no thread wrote shows up as a wrong result. Every buffer
+// is compared afterwards; the tool fails when any differs by more than the
+// tolerance.
+//
+//   kiln-emulate-gpu kernels.mlir --arch=nvidia [--tf32]
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Dialect/KilnDialect.h"
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cmath>
+#include <condition_variable>
+#include <mutex>
+#include <random>
+#include <thread>
+
+using namespace mlir;
+
+static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
+                                            llvm::cl::desc("<kernels.mlir>"));
+static llvm::cl::opt<std::string>
+    arch("arch", llvm::cl::desc("nvidia (warps of 32) or amd (wavefronts of 64)"),
+         llvm::cl::init("nvidia"));
+static llvm::cl::opt<bool> tf32("tf32",
+                                llvm::cl::desc("nvidia: float32 matmuls as TF32"));
+static llvm::cl::opt<bool>
+    dump("dump", llvm::cl::desc("Print the module of both functions before "
+                                "lowering to LLVM"));
+static llvm::cl::opt<double> tolerance(
+    "tolerance",
+    llvm::cl::desc("Largest |emulated - reference| / (1 + |reference|)"),
+    llvm::cl::init(1e-2));
+
+//===----------------------------------------------------------------------===//
+// The emulated device: blocks of OS threads
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A reusable barrier for `count` threads.
+class Barrier {
+public:
+  explicit Barrier(int count) : count(count) {}
+  void arriveAndWait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    int generation = this->generation;
+    if (++arrived == count) {
+      arrived = 0;
+      ++this->generation;
+      changed.notify_all();
+      return;
+    }
+    changed.wait(lock, [&] { return generation != this->generation; });
+  }
+
+private:
+  std::mutex mutex;
+  std::condition_variable changed;
+  int count, arrived = 0, generation = 0;
+};
+
+/// Exchange slots of one lane for a warp-wide instruction: operands A
+/// [0, 8), B [8, 12), C [12, 16), the result D [16, 20).
+constexpr int kSlot = 20;
+
+struct ThreadBlock {
+  ThreadBlock(int threads, int warpSize)
+      : threads(threads), warpSize(warpSize), barrier(threads),
+        slots(size_t(threads) * kSlot) {
+    for (int w = 0; w < threads / warpSize; ++w)
+      warpBarriers.push_back(std::make_unique<Barrier>(warpSize));
+  }
+  int threads, warpSize;
+  Barrier barrier;
+  std::vector<std::unique_ptr<Barrier>> warpBarriers;
+  std::vector<float> slots;
+};
+
+thread_local ThreadBlock *currentBlock = nullptr;
+thread_local int currentThread = 0;
+
+/// Which warp-wide instruction a kiln_emu_matrix call is.
+enum MatrixKind : int64_t { kMmaF16 = 0, kMmaTf32 = 1, kMfma16 = 2 };
+
+/// Computes this lane's D of one warp-wide matrix instruction from every
+/// lane's A, B, C slots. Layouts (g = lane / 4, t = lane % 4):
+///   mma.sync m16n8k16 (PTX ISA): a0,a1 A[g][2t+j]; a2,a3 A[g+8][2t+j];
+///     a4,a5 A[g][2t+8+j]; a6,a7 A[g+8][2t+8+j]; b0,b1 B[2t+j][g];
+///     b2,b3 B[2t+8+j][g]; c/d 0,1 at [g][2t+j], 2,3 at [g+8][2t+j].
+///   mma.sync m16n8k8 TF32: a0 A[g][t], a1 A[g+8][t], a2 A[g][t+4],
+///     a3 A[g+8][t+4]; b0 B[t][g], b1 B[t+4][g]; C/D as above.
+///   v_mfma_f32_16x16x16 (wave 64, q = lane / 16, c = lane % 16):
+///     a_i A[c][4q+i]; b_i B[4q+i][c]; c/d_i at [4q+i][c].
+void computeMatrix(ThreadBlock &block, int lane0, int lane, MatrixKind kind) {
+  const int rows = 16, cols = kind == kMfma16 ? 16 : 8;
+  const int depth = kind == kMmaTf32 ? 8 : 16;
+  float a[16][16] = {}, b[16][16] = {}, c[16][16] = {};
+  int lanes = kind == kMfma16 ? 64 : 32;
+  for (int l = 0; l < lanes; ++l) {
+    const float *s = &block.slots[size_t(lane0 + l) * kSlot];
+    int g = l / 4, t = l % 4, q = l / 16, col = l % 16;
+    switch (kind) {
+    case kMmaF16:
+      for (int j = 0; j < 2; ++j) {
+        a[g][2 * t + j] = s[j];
+        a[g + 8][2 * t + j] = s[2 + j];
+        a[g][2 * t + 8 + j] = s[4 + j];
+        a[g + 8][2 * t + 8 + j] = s[6 + j];
+        b[2 * t + j][g] = s[8 + j];
+        b[2 * t + 8 + j][g] = s[10 + j];
+        c[g][2 * t + j] = s[12 + j];
+        c[g + 8][2 * t + j] = s[14 + j];
+      }
+      break;
+    case kMmaTf32:
+      a[g][t] = s[0];
+      a[g + 8][t] = s[1];
+      a[g][t + 4] = s[2];
+      a[g + 8][t + 4] = s[3];
+      b[t][g] = s[8];
+      b[t + 4][g] = s[9];
+      for (int j = 0; j < 2; ++j) {
+        c[g][2 * t + j] = s[12 + j];
+        c[g + 8][2 * t + j] = s[14 + j];
+      }
+      break;
+    case kMfma16:
+      for (int i = 0; i < 4; ++i) {
+        a[col][4 * q + i] = s[i];
+        b[4 * q + i][col] = s[8 + i];
+        c[4 * q + i][col] = s[12 + i];
+      }
+      break;
+    }
+  }
+  auto d = [&](int r, int n) {
+    double sum = c[r][n];
+    for (int k = 0; k < depth; ++k)
+      sum += double(a[r][k]) * double(b[k][n]);
+    return float(sum);
+  };
+  (void)rows;
+  (void)cols;
+  float *out = &block.slots[size_t(lane0 + lane) * kSlot + 16];
+  int g = lane / 4, t = lane % 4, q = lane / 16, col = lane % 16;
+  if (kind == kMfma16) {
+    for (int i = 0; i < 4; ++i)
+      out[i] = d(4 * q + i, col);
+    return;
+  }
+  out[0] = d(g, 2 * t);
+  out[1] = d(g, 2 * t + 1);
+  out[2] = d(g + 8, 2 * t);
+  out[3] = d(g + 8, 2 * t + 1);
+}
+
+} // namespace
+
+extern "C" void kiln_emu_barrier() { currentBlock->barrier.arriveAndWait(); }
+
+/// One warp-wide matrix instruction: `scratch` (a memref<20xf32>) holds
+/// this lane's operands and receives its result.
+extern "C" void kiln_emu_matrix(float *, float *scratch, int64_t offset,
+                                int64_t, int64_t, int64_t kind) {
+  ThreadBlock &block = *currentBlock;
+  int warpSize = kind == kMfma16 ? 64 : 32;
+  int warp = currentThread / warpSize, lane = currentThread % warpSize;
+  float *slot = &block.slots[size_t(currentThread) * kSlot];
+  std::copy(scratch + offset, scratch + offset + 16, slot);
+  Barrier &warpBarrier = *block.warpBarriers[warp];
+  warpBarrier.arriveAndWait();
+  computeMatrix(block, warp * warpSize, lane, MatrixKind(kind));
+  std::copy(slot + 16, slot + 20, scratch + offset + 16);
+  // No lane overwrites its slots (next instruction) before all have read.
+  warpBarrier.arriveAndWait();
+}
+
+//===----------------------------------------------------------------------===//
+// From gpu.func to a CPU function of (buffers, workgroup buffers, block, thread)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+MemRefType withoutMemorySpace(MemRefType type) {
+  return MemRefType::get(type.getShape(), type.getElementType(),
+                         type.getLayout(), Attribute());
+}
+
+/// Replaces a warp-wide matrix op by a call of kiln_emu_matrix through a
+/// scratch buffer: operands widened to f32 at A [0, 8), B [8, 12), C [12,
+/// 16); the result read back from [16, 20).
+LogicalResult emulateMatrixOp(OpBuilder &b, Operation *op, Value a, Value bv,
+                              Value c, MatrixKind kind) {
+  Location loc = op->getLoc();
+  auto f32 = b.getF32Type();
+  auto scratchType = MemRefType::get({kSlot}, f32);
+  Value scratch = memref::AllocaOp::create(b, loc, scratchType);
+  auto store = [&](Value vector, int64_t base) {
+    auto type = cast<VectorType>(vector.getType());
+    Value flat = vector::ShapeCastOp::create(
+        b, loc, VectorType::get({type.getNumElements()}, type.getElementType()),
+        vector);
+    for (int64_t i = 0; i < type.getNumElements(); ++i) {
+      Value element = vector::ExtractOp::create(b, loc, flat, i);
+      if (!element.getType().isF32())
+        element = arith::ExtFOp::create(b, loc, f32, element);
+      memref::StoreOp::create(b, loc, element, scratch,
+                              ValueRange{arith::ConstantIndexOp::create(b, loc, base + i)});
+    }
+  };
+  store(a, 0);
+  store(bv, 8);
+  store(c, 12);
+  func::CallOp::create(
+      b, loc, "kiln_emu_matrix", TypeRange{},
+      ValueRange{scratch, arith::ConstantIntOp::create(b, loc, kind, 64)});
+  auto resultType = cast<VectorType>(op->getResult(0).getType());
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < resultType.getNumElements(); ++i)
+    elements.push_back(memref::LoadOp::create(
+        b, loc, scratch, ValueRange{arith::ConstantIndexOp::create(b, loc, 16 + i)}));
+  op->getResult(0).replaceAllUsesWith(
+      vector::FromElementsOp::create(b, loc, resultType, elements));
+  op->erase();
+  return success();
+}
+
+/// Turns `kernel` into func.func @emulated_<name>(buffers..., workgroup
+/// buffers..., block id, thread id) in `module`.
+LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
+                            int64_t warpSize) {
+  OpBuilder b(module.getContext());
+  b.setInsertionPointToEnd(module.getBody());
+  Region &body = kernel.getBody();
+  Block &entry = body.front();
+  for (BlockArgument arg : entry.getArguments())
+    if (auto type = dyn_cast<MemRefType>(arg.getType()))
+      arg.setType(withoutMemorySpace(type));
+  Value blockId = entry.addArgument(b.getIndexType(), kernel.getLoc());
+  Value threadId = entry.addArgument(b.getIndexType(), kernel.getLoc());
+  auto func = func::FuncOp::create(
+      b, kernel.getLoc(), ("emulated_" + kernel.getName()).str(),
+      b.getFunctionType(entry.getArgumentTypes(), {}));
+  func.getBody().takeBody(body);
+
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) { ops.push_back(op); });
+  for (Operation *op : ops) {
+    b.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
+      if (id.getDimension() != gpu::Dimension::x)
+        return op->emitError("only 1-D blocks are emulated");
+      id.replaceAllUsesWith(threadId);
+      op->erase();
+    } else if (auto id = dyn_cast<gpu::BlockIdOp>(op)) {
+      if (id.getDimension() != gpu::Dimension::x)
+        return op->emitError("only 1-D grids are emulated");
+      id.replaceAllUsesWith(blockId);
+      op->erase();
+    } else if (isa<gpu::LaneIdOp>(op)) {
+      op->getResult(0).replaceAllUsesWith(arith::RemUIOp::create(
+          b, loc, threadId, arith::ConstantIndexOp::create(b, loc, warpSize)));
+      op->erase();
+    } else if (isa<gpu::BarrierOp>(op)) {
+      func::CallOp::create(b, loc, "kiln_emu_barrier", TypeRange{}, ValueRange{});
+      op->erase();
+    } else if (isa<gpu::ReturnOp>(op)) {
+      func::ReturnOp::create(b, loc);
+      op->erase();
+    } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+      auto shape = mma.getMmaShapeAsArray();
+      bool isTf32 = shape[2] == 8;
+      if (shape[0] != 16 || shape[1] != 8 || (shape[2] != 16 && !isTf32))
+        return op->emitError("mma.sync shape not emulated");
+      if (failed(emulateMatrixOp(b, op, mma.getMatrixA(), mma.getMatrixB(),
+                                 mma.getMatrixC(), isTf32 ? kMmaTf32 : kMmaF16)))
+        return failure();
+    } else if (auto mfma = dyn_cast<amdgpu::MFMAOp>(op)) {
+      if (mfma.getM() != 16 || mfma.getN() != 16 || mfma.getK() != 16 ||
+          mfma.getBlocks() != 1)
+        return op->emitError("mfma shape not emulated");
+      if (failed(emulateMatrixOp(b, op, mfma.getSourceA(), mfma.getSourceB(),
+                                 mfma.getDestC(), kMfma16)))
+        return failure();
+    } else if (op->getDialect() &&
+               isa<gpu::GPUDialect, nvgpu::NVGPUDialect, NVVM::NVVMDialect,
+                   amdgpu::AMDGPUDialect>(op->getDialect())) {
+      return op->emitError("not emulated on the CPU");
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Buffers and runs
+//===----------------------------------------------------------------------===//
+
+/// A host buffer for one memref argument, with its descriptor fields
+/// (allocated, aligned, offset, sizes, strides) for a packed call.
+struct Buffer {
+  MemRefType type;
+  std::vector<uint8_t> bytes;
+  void *pointer = nullptr;
+  int64_t offset = 0;
+  SmallVector<int64_t> sizes, strides;
+
+  explicit Buffer(MemRefType t) : type(t) {
+    bytes.resize(std::max<int64_t>(1, t.getNumElements()) * elementBytes());
+    pointer = bytes.data();
+    sizes.assign(t.getShape().begin(), t.getShape().end());
+    strides.assign(t.getRank(), 1);
+    for (int64_t d = t.getRank() - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * sizes[d + 1];
+  }
+  int64_t elementBytes() const {
+    return type.getElementType().getIntOrFloatBitWidth() / 8;
+  }
+  int64_t count() const { return type.getNumElements(); }
+  double get(int64_t i) const {
+    Type t = type.getElementType();
+    if (t.isF32())
+      return reinterpret_cast<const float *>(bytes.data())[i];
+    uint16_t raw = reinterpret_cast<const uint16_t *>(bytes.data())[i];
+    const llvm::fltSemantics &sem = t.isF16() ? llvm::APFloat::IEEEhalf()
+                                              : llvm::APFloat::BFloat();
+    return llvm::APFloat(sem, llvm::APInt(16, raw)).convertToDouble();
+  }
+  void set(int64_t i, double v) {
+    Type t = type.getElementType();
+    if (t.isF32()) {
+      reinterpret_cast<float *>(bytes.data())[i] = float(v);
+      return;
+    }
+    llvm::APFloat value(v);
+    bool lost;
+    value.convert(t.isF16() ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat(),
+                  llvm::APFloat::rmNearestTiesToEven, &lost);
+    reinterpret_cast<uint16_t *>(bytes.data())[i] =
+        value.bitcastToAPInt().getZExtValue();
+  }
+  /// Appends the addresses of the descriptor fields; they stay valid while
+  /// this buffer does not move.
+  void appendArgs(SmallVectorImpl<void *> &args) {
+    pointer = bytes.data(); // copies of a buffer point to their own bytes
+    args.push_back(&pointer);
+    args.push_back(&pointer);
+    args.push_back(&offset);
+    for (int64_t &s : sizes)
+      args.push_back(&s);
+    for (int64_t &s : strides)
+      args.push_back(&s);
+  }
+};
+
+bool supported(Type t) {
+  auto memref = dyn_cast<MemRefType>(t);
+  return memref && memref.hasStaticShape() &&
+         (memref.getElementType().isF32() || memref.getElementType().isF16() ||
+          memref.getElementType().isBF16());
+}
+
+/// Runs `pipeline` (the passes inside a builtin.module(...)) on `module`.
+LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
+  PassManager pm = PassManager::on<ModuleOp>(module.getContext());
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    return failure();
+  return pm.run(module);
+}
+
+constexpr StringLiteral kToLLVM =
+    "expand-strided-metadata,lower-affine,convert-vector-to-scf,"
+    "convert-vector-to-llvm,finalize-memref-to-llvm,convert-scf-to-cf,"
+    "convert-math-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,"
+    "convert-func-to-llvm,convert-index-to-llvm,convert-ub-to-llvm,"
+    "reconcile-unrealized-casts";
+
+/// Emulates kernel `name` of `source` against its reference; prints the
+/// result and returns whether it matched.
+LogicalResult checkKernel(ModuleOp source, StringRef name) {
+  MLIRContext *context = source.getContext();
+  OwningOpRef<ModuleOp> module(cast<ModuleOp>(source->clone()));
+  // Keep only this kernel.
+  for (auto func : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
+    if (func.getName() != name)
+      func.erase();
+  auto original = *module->getOps<func::FuncOp>().begin();
+  SmallVector<Type> argTypes(original.getArgumentTypes());
+  int64_t buffers = 0;
+  while (buffers < int64_t(argTypes.size()) && supported(argTypes[buffers]))
+    ++buffers;
+  if (buffers + 2 != int64_t(argTypes.size()))
+    return original.emitError("kernel arguments must be static f32/f16/bf16 "
+                              "buffers and the two workgroup indices");
+
+  OwningOpRef<ModuleOp> reference(cast<ModuleOp>(module->clone()));
+  (*reference->getOps<func::FuncOp>().begin()).setName("reference");
+  int64_t warpSize = arch == "amd" ? 64 : 32;
+  std::string gpuPipeline =
+      "func.func(kiln-contract-with-matrix-cores{arch=" + arch +
+      (tf32 ? " tf32=true" : "") +
+      "}),func.func(kiln-distribute-rows-to-lanes{lanes=" +
+      std::to_string(warpSize) +
+      "}),func.func(convert-linalg-to-loops),kiln-map-kernels-to-gpu";
+  if (failed(runPipeline(*module, gpuPipeline)) ||
+      failed(runPipeline(*reference,
+                         "func.func(scf-forall-to-for),"
+                         "func.func(convert-linalg-to-loops)")))
+    return failure();
+  auto declaration = *module->getOps<func::FuncOp>().begin();
+  int64_t blocks = declaration->getAttrOfType<IntegerAttr>("kiln.workgroups").getInt();
+  int64_t threads = declaration->getAttrOfType<IntegerAttr>("kiln.threads").getInt();
+  std::string cores;
+  if (auto attr = declaration->getAttrOfType<StringAttr>("kiln.matrix_cores"))
+    cores = attr.str();
+  declaration.erase();
+  auto gpuModule = *module->getOps<gpu::GPUModuleOp>().begin();
+  auto kernel = *gpuModule.getOps<gpu::GPUFuncOp>().begin();
+  SmallVector<MemRefType> shared;
+  for (BlockArgument arg : kernel.getWorkgroupAttributions())
+    shared.push_back(withoutMemorySpace(cast<MemRefType>(arg.getType())));
+  if (failed(emulateKernel(*module, kernel, warpSize)))
+    return failure();
+  // Constant tables live in the gpu.module; the emulated kernel reads them
+  // from the host module.
+  for (auto global : llvm::make_early_inc_range(gpuModule.getOps<memref::GlobalOp>()))
+    global->moveBefore(module->getBody(), module->getBody()->end());
+  gpuModule.erase();
+  module->walk([](Operation *op) { op->removeAttr("gpu.container_module"); });
+  OpBuilder b(context);
+  b.setInsertionPointToEnd(module->getBody());
+  auto declare = [&](StringRef callee, TypeRange inputs) {
+    func::FuncOp::create(b, module->getLoc(), callee,
+                         b.getFunctionType(inputs, {}))
+        .setPrivate();
+  };
+  declare("kiln_emu_barrier", {});
+  declare("kiln_emu_matrix", {MemRefType::get({kSlot}, b.getF32Type()),
+                              b.getI64Type()});
+  // Both functions in one module.
+  for (Operation &op : llvm::make_early_inc_range(reference->getBody()->getOperations()))
+    op.moveBefore(module->getBody(), module->getBody()->end());
+  if (dump)
+    module->print(llvm::errs());
+  if (failed(runPipeline(*module, kToLLVM)))
+    return failure();
+
+  auto optimize = makeOptimizingTransformer(2, 0, nullptr);
+  ExecutionEngineOptions options;
+  options.transformer = optimize;
+  auto engine = ExecutionEngine::create(*module, options);
+  if (!engine) {
+    llvm::errs() << "error: JIT: " << llvm::toString(engine.takeError()) << "\n";
+    return failure();
+  }
+  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("kiln_emu_barrier")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&kiln_emu_barrier),
+        llvm::JITSymbolFlags::Exported};
+    symbols[interner("kiln_emu_matrix")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&kiln_emu_matrix),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
+
+  // Pseudo-random inputs in [-1, 1), the same for both runs.
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<Buffer> expected, actual;
+  for (int64_t i = 0; i < buffers; ++i) {
+    expected.emplace_back(cast<MemRefType>(argTypes[i]));
+    for (int64_t e = 0; e < expected.back().count(); ++e)
+      expected.back().set(e, uniform(random));
+    actual.push_back(expected.back());
+  }
+  int64_t workgroup = 0, workgroupCount = 1;
+  SmallVector<void *> args;
+  for (Buffer &buffer : expected)
+    buffer.appendArgs(args);
+  args.push_back(&workgroup);
+  args.push_back(&workgroupCount);
+  if (llvm::Error error = (*engine)->invokePacked("reference", args)) {
+    llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
+    return failure();
+  }
+
+  auto entry = (*engine)->lookupPacked(("emulated_" + name).str());
+  if (!entry) {
+    llvm::errs() << "error: " << llvm::toString(entry.takeError()) << "\n";
+    return failure();
+  }
+  for (int64_t block = 0; block < blocks; ++block) {
+    ThreadBlock device(threads, warpSize);
+    std::vector<Buffer> sharedBuffers;
+    sharedBuffers.reserve(shared.size());
+    for (MemRefType type : shared) {
+      sharedBuffers.emplace_back(type); // reserved: no buffer moves
+      for (int64_t e = 0; e < sharedBuffers.back().count(); ++e)
+        sharedBuffers.back().set(e, NAN);
+    }
+    // Descriptor fields every thread of the block passes (read only).
+    SmallVector<void *> blockArgs;
+    for (Buffer &buffer : actual)
+      buffer.appendArgs(blockArgs);
+    for (Buffer &buffer : sharedBuffers)
+      buffer.appendArgs(blockArgs);
+    std::vector<std::thread> workers;
+    for (int64_t thread = 0; thread < threads; ++thread)
+      workers.emplace_back([&, thread] {
+        currentBlock = &device;
+        currentThread = thread;
+        int64_t blockId = block, threadId = thread;
+        SmallVector<void *> threadArgs(blockArgs);
+        threadArgs.push_back(&blockId);
+        threadArgs.push_back(&threadId);
+        (*entry)(threadArgs.data());
+      });
+    for (std::thread &worker : workers)
+      worker.join();
+  }
+
+  double worst = 0;
+  int64_t worstAt = -1, worstBuffer = -1;
+  for (int64_t i = 0; i < buffers; ++i)
+    for (int64_t e = 0; e < expected[i].count(); ++e) {
+      double want = expected[i].get(e), got = actual[i].get(e);
+      // Inputs are finite: a NaN anywhere is a wrong result.
+      double error = std::isnan(got) || std::isnan(want)
+                         ? INFINITY
+                         : std::fabs(got - want) / (1 + std::fabs(want));
+      if (error > worst || worstAt < 0) {
+        worst = error;
+        worstAt = e;
+        worstBuffer = i;
+      }
+    }
+  llvm::outs() << name << ": " << blocks << " blocks x " << threads
+               << " threads" << (cores.empty() ? "" : ", " + cores)
+               << ", " << shared.size() << " workgroup buffers: max error "
+               << worst;
+  if (worst > tolerance) {
+    llvm::outs() << " at buffer " << worstBuffer << " element " << worstAt
+                 << " (reference " << expected[worstBuffer].get(worstAt)
+                 << ", emulated " << actual[worstBuffer].get(worstAt)
+                 << "): MISMATCH\n";
+    return failure();
+  }
+  llvm::outs() << ": OK\n";
+  return success();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  registerAllPasses();
+  kiln::registerKilnPasses();
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "Runs tiled GPU kernels on the CPU against their reference\n");
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registry.insert<kiln::KilnDialect>();
+  MLIRContext context(registry);
+  context.disableMultithreading();
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputFile, &context);
+  if (!module)
+    return 2;
+  SmallVector<std::string> kernels;
+  for (auto func : module->getOps<func::FuncOp>())
+    if (func->hasAttr("kiln.kernel") && !func.isExternal())
+      kernels.push_back(func.getName().str());
+  if (kernels.empty()) {
+    llvm::errs() << "error: " << inputFile << " has no kiln.kernel function\n";
+    return 2;
+  }
+  int failures = 0;
+  for (const std::string &name : kernels)
+    failures += failed(checkKernel(*module, name));
+  return failures ? 1 : 0;
+}
