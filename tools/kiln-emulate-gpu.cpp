@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
+#include "kiln/Pipeline/Pipeline.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
@@ -49,6 +50,7 @@
 #include "llvm/Support/TargetSelect.h"
 
 #include <cmath>
+#include <cstring>
 #include <condition_variable>
 #include <mutex>
 #include <random>
@@ -63,6 +65,15 @@ static llvm::cl::opt<std::string>
          llvm::cl::init("nvidia"));
 static llvm::cl::opt<bool> tf32("tf32",
                                 llvm::cl::desc("nvidia: float32 matmuls as TF32"));
+static llvm::cl::opt<bool> bufferize(
+    "bufferize",
+    llvm::cl::desc("Kernels are tiled tensor code (kiln-compile --compile-to="
+                   "tiled): bufferize them as the GPU targets do first"));
+static llvm::cl::opt<int64_t> maxThreads(
+    "max-threads",
+    llvm::cl::desc("Skip kernels with more GPU threads than this (each is an "
+                   "OS thread here)"),
+    llvm::cl::init(200000));
 static llvm::cl::opt<bool>
     dump("dump", llvm::cl::desc("Print the module of both functions before "
                                 "lowering to LLVM"));
@@ -215,6 +226,23 @@ extern "C" void kiln_emu_matrix(float *, float *scratch, int64_t offset,
   warpBarrier.arriveAndWait();
 }
 
+/// gpu.shuffle xor over the whole warp: returns the bits lane
+/// `lane ^ offset` passed.
+extern "C" int32_t kiln_emu_shuffle_xor(int32_t bits, int32_t offset) {
+  ThreadBlock &block = *currentBlock;
+  int warp = currentThread / block.warpSize, lane = currentThread % block.warpSize;
+  float *slot = &block.slots[size_t(currentThread) * kSlot];
+  std::memcpy(slot, &bits, sizeof bits);
+  Barrier &warpBarrier = *block.warpBarriers[warp];
+  warpBarrier.arriveAndWait();
+  int32_t partner;
+  std::memcpy(&partner,
+              &block.slots[size_t(warp * block.warpSize + (lane ^ offset)) * kSlot],
+              sizeof partner);
+  warpBarrier.arriveAndWait();
+  return partner;
+}
+
 //===----------------------------------------------------------------------===//
 // From gpu.func to a CPU function of (buffers, workgroup buffers, block, thread)
 //===----------------------------------------------------------------------===//
@@ -307,6 +335,28 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
       op->erase();
     } else if (isa<gpu::ReturnOp>(op)) {
       func::ReturnOp::create(b, loc);
+      op->erase();
+    } else if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+      // Whole-warp xor shuffles of 32-bit values (kiln-distribute-rows-to-
+      // lanes' reductions): every partner lane exists.
+      Type type = shuffle.getValue().getType();
+      std::optional<int64_t> width = getConstantIntValue(shuffle.getWidth());
+      if (shuffle.getMode() != gpu::ShuffleMode::XOR || !width ||
+          *width != warpSize || type.getIntOrFloatBitWidth() != 32)
+        return op->emitError("only whole-warp xor shuffles of 32-bit values "
+                             "are emulated");
+      Value bits = shuffle.getValue();
+      if (!type.isInteger(32))
+        bits = arith::BitcastOp::create(b, loc, b.getI32Type(), bits);
+      Value result = func::CallOp::create(b, loc, "kiln_emu_shuffle_xor",
+                                          b.getI32Type(),
+                                          ValueRange{bits, shuffle.getOffset()})
+                         .getResult(0);
+      if (!type.isInteger(32))
+        result = arith::BitcastOp::create(b, loc, type, result);
+      shuffle.getShuffleResult().replaceAllUsesWith(result);
+      shuffle.getValid().replaceAllUsesWith(
+          arith::ConstantIntOp::create(b, loc, 1, 1));
       op->erase();
     } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
       auto shape = mma.getMmaShapeAsArray();
@@ -411,54 +461,69 @@ LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
 constexpr StringLiteral kToLLVM =
     "expand-strided-metadata,lower-affine,convert-vector-to-scf,"
     "convert-vector-to-llvm,finalize-memref-to-llvm,convert-scf-to-cf,"
-    "convert-math-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,"
+    "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,convert-cf-to-llvm,"
     "convert-func-to-llvm,convert-index-to-llvm,convert-ub-to-llvm,"
     "reconcile-unrealized-casts";
 
-/// Emulates kernel `name` of `source` against its reference; prints the
-/// result and returns whether it matched.
-LogicalResult checkKernel(ModuleOp source, StringRef name) {
-  MLIRContext *context = source.getContext();
-  OwningOpRef<ModuleOp> module(cast<ModuleOp>(source->clone()));
-  // Keep only this kernel.
-  for (auto func : llvm::make_early_inc_range(module->getOps<func::FuncOp>()))
-    if (func.getName() != name)
-      func.erase();
+/// Prints why kernel `name` is not emulated; not a failure.
+LogicalResult skip(StringRef name, const Twine &why) {
+  llvm::outs() << name << ": skipped: " << why << "\n";
+  return success();
+}
+
+/// Emulates `kernel` against its reference; prints the result and returns
+/// whether it matched (kernels that cannot be emulated are skipped).
+LogicalResult checkKernel(func::FuncOp kernelFunc) {
+  MLIRContext *context = kernelFunc.getContext();
+  std::string nameStorage = kernelFunc.getName().str();
+  StringRef name = nameStorage;
+  OwningOpRef<ModuleOp> module(ModuleOp::create(kernelFunc.getLoc()));
+  module->getBody()->push_back(kernelFunc->clone());
   auto original = *module->getOps<func::FuncOp>().begin();
   SmallVector<Type> argTypes(original.getArgumentTypes());
   int64_t buffers = 0;
   while (buffers < int64_t(argTypes.size()) && supported(argTypes[buffers]))
     ++buffers;
   if (buffers + 2 != int64_t(argTypes.size()))
-    return original.emitError("kernel arguments must be static f32/f16/bf16 "
-                              "buffers and the two workgroup indices");
+    return skip(name, "arguments other than static f32/f16/bf16 buffers");
+  if (bufferize && failed(runPipeline(*module, kiln::gpuBufferizePasses())))
+    return failure();
 
   OwningOpRef<ModuleOp> reference(cast<ModuleOp>(module->clone()));
-  (*reference->getOps<func::FuncOp>().begin()).setName("reference");
+  for (auto func : reference->getOps<func::FuncOp>())
+    if (func.getName() == name)
+      func.setName("reference");
   int64_t warpSize = arch == "amd" ? 64 : 32;
-  std::string gpuPipeline =
-      "func.func(kiln-contract-with-matrix-cores{arch=" + arch +
-      (tf32 ? " tf32=true" : "") +
-      "}),func.func(kiln-distribute-rows-to-lanes{lanes=" +
-      std::to_string(warpSize) +
-      "}),func.func(convert-linalg-to-loops),kiln-map-kernels-to-gpu";
+  std::string gpuPipeline = kiln::gpuThreadMappingPasses(arch, warpSize, tf32);
   if (failed(runPipeline(*module, gpuPipeline)) ||
       failed(runPipeline(*reference,
                          "func.func(scf-forall-to-for),"
                          "func.func(convert-linalg-to-loops)")))
     return failure();
-  auto declaration = *module->getOps<func::FuncOp>().begin();
+  func::FuncOp declaration;
+  for (auto func : module->getOps<func::FuncOp>())
+    if (func.getName() == name)
+      declaration = func;
   int64_t blocks = declaration->getAttrOfType<IntegerAttr>("kiln.workgroups").getInt();
   int64_t threads = declaration->getAttrOfType<IntegerAttr>("kiln.threads").getInt();
   std::string cores;
   if (auto attr = declaration->getAttrOfType<StringAttr>("kiln.matrix_cores"))
     cores = attr.str();
   declaration.erase();
+  if (blocks * threads > maxThreads)
+    return skip(name, Twine(blocks * threads) + " GPU threads (--max-threads)");
   auto gpuModule = *module->getOps<gpu::GPUModuleOp>().begin();
   auto kernel = *gpuModule.getOps<gpu::GPUFuncOp>().begin();
   SmallVector<MemRefType> shared;
   for (BlockArgument arg : kernel.getWorkgroupAttributions())
     shared.push_back(withoutMemorySpace(cast<MemRefType>(arg.getType())));
+  std::string unsupported;
+  kernel.walk([&](Operation *op) {
+    if (isa<NVVM::MmaOp>(op))
+      unsupported = op->getName().getStringRef().str();
+  });
+  if (!unsupported.empty())
+    return skip(name, unsupported + " is not emulated");
   if (failed(emulateKernel(*module, kernel, warpSize)))
     return failure();
   // Constant tables live in the gpu.module; the emulated kernel reads them
@@ -475,11 +540,21 @@ LogicalResult checkKernel(ModuleOp source, StringRef name) {
         .setPrivate();
   };
   declare("kiln_emu_barrier", {});
+  func::FuncOp::create(b, module->getLoc(), "kiln_emu_shuffle_xor",
+                       b.getFunctionType({b.getI32Type(), b.getI32Type()},
+                                         {b.getI32Type()}))
+      .setPrivate();
   declare("kiln_emu_matrix", {MemRefType::get({kSlot}, b.getF32Type()),
                               b.getI64Type()});
-  // Both functions in one module.
-  for (Operation &op : llvm::make_early_inc_range(reference->getBody()->getOperations()))
+  // Both functions in one module; constant tables (same names, same
+  // values: both come from bufferizing the same kernel) once.
+  SymbolTable symbols(*module);
+  for (Operation &op : llvm::make_early_inc_range(reference->getBody()->getOperations())) {
+    if (auto global = dyn_cast<memref::GlobalOp>(op))
+      if (symbols.lookup(global.getSymName()))
+        continue;
     op.moveBefore(module->getBody(), module->getBody()->end());
+  }
   if (dump)
     module->print(llvm::errs());
   if (failed(runPipeline(*module, kToLLVM)))
@@ -497,6 +572,9 @@ LogicalResult checkKernel(ModuleOp source, StringRef name) {
     llvm::orc::SymbolMap symbols;
     symbols[interner("kiln_emu_barrier")] = {
         llvm::orc::ExecutorAddr::fromPtr(&kiln_emu_barrier),
+        llvm::JITSymbolFlags::Exported};
+    symbols[interner("kiln_emu_shuffle_xor")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&kiln_emu_shuffle_xor),
         llvm::JITSymbolFlags::Exported};
     symbols[interner("kiln_emu_matrix")] = {
         llvm::orc::ExecutorAddr::fromPtr(&kiln_emu_matrix),
@@ -530,35 +608,46 @@ LogicalResult checkKernel(ModuleOp source, StringRef name) {
     llvm::errs() << "error: " << llvm::toString(entry.takeError()) << "\n";
     return failure();
   }
-  for (int64_t block = 0; block < blocks; ++block) {
-    ThreadBlock device(threads, warpSize);
-    std::vector<Buffer> sharedBuffers;
-    sharedBuffers.reserve(shared.size());
-    for (MemRefType type : shared) {
-      sharedBuffers.emplace_back(type); // reserved: no buffer moves
-      for (int64_t e = 0; e < sharedBuffers.back().count(); ++e)
-        sharedBuffers.back().set(e, NAN);
-    }
-    // Descriptor fields every thread of the block passes (read only).
-    SmallVector<void *> blockArgs;
-    for (Buffer &buffer : actual)
-      buffer.appendArgs(blockArgs);
+  // One OS thread per GPU thread of a block; the same threads run the
+  // blocks one after another (creating threads per block cost more than
+  // the kernels), meeting at the block barrier between blocks, when
+  // workgroup memory goes back to NaN.
+  ThreadBlock device(threads, warpSize);
+  std::vector<Buffer> sharedBuffers;
+  sharedBuffers.reserve(shared.size());
+  for (MemRefType type : shared)
+    sharedBuffers.emplace_back(type); // reserved: no buffer moves
+  auto resetShared = [&] {
     for (Buffer &buffer : sharedBuffers)
-      buffer.appendArgs(blockArgs);
-    std::vector<std::thread> workers;
-    for (int64_t thread = 0; thread < threads; ++thread)
-      workers.emplace_back([&, thread] {
-        currentBlock = &device;
-        currentThread = thread;
-        int64_t blockId = block, threadId = thread;
-        SmallVector<void *> threadArgs(blockArgs);
-        threadArgs.push_back(&blockId);
-        threadArgs.push_back(&threadId);
+      for (int64_t e = 0; e < buffer.count(); ++e)
+        buffer.set(e, NAN);
+  };
+  // Descriptor fields every thread passes (read only).
+  SmallVector<void *> kernelArgs;
+  for (Buffer &buffer : actual)
+    buffer.appendArgs(kernelArgs);
+  for (Buffer &buffer : sharedBuffers)
+    buffer.appendArgs(kernelArgs);
+  std::vector<std::thread> workers;
+  for (int64_t thread = 0; thread < threads; ++thread)
+    workers.emplace_back([&, thread] {
+      currentBlock = &device;
+      currentThread = thread;
+      int64_t blockId = 0, threadId = thread;
+      SmallVector<void *> threadArgs(kernelArgs);
+      threadArgs.push_back(&blockId);
+      threadArgs.push_back(&threadId);
+      for (int64_t block = 0; block < blocks; ++block) {
+        if (thread == 0)
+          resetShared();
+        device.barrier.arriveAndWait();
+        blockId = block;
         (*entry)(threadArgs.data());
-      });
-    for (std::thread &worker : workers)
-      worker.join();
-  }
+        device.barrier.arriveAndWait();
+      }
+    });
+  for (std::thread &worker : workers)
+    worker.join();
 
   double worst = 0;
   int64_t worstAt = -1, worstBuffer = -1;
@@ -610,16 +699,19 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(inputFile, &context);
   if (!module)
     return 2;
-  SmallVector<std::string> kernels;
-  for (auto func : module->getOps<func::FuncOp>())
+  // Kernels anywhere in the input (kiln-compile's phases nest them in a
+  // module of their own).
+  SmallVector<func::FuncOp> kernels;
+  module->walk([&](func::FuncOp func) {
     if (func->hasAttr("kiln.kernel") && !func.isExternal())
-      kernels.push_back(func.getName().str());
+      kernels.push_back(func);
+  });
   if (kernels.empty()) {
     llvm::errs() << "error: " << inputFile << " has no kiln.kernel function\n";
     return 2;
   }
   int failures = 0;
-  for (const std::string &name : kernels)
-    failures += failed(checkKernel(*module, name));
+  for (func::FuncOp kernel : kernels)
+    failures += failed(checkKernel(kernel));
   return failures ? 1 : 0;
 }

@@ -95,22 +95,32 @@ static std::string cpuKernelsPipeline(const CompileOptions &options) {
          "reconcile-unrealized-casts,kiln-add-cpu-kernel-abi,canonicalize)";
 }
 
+std::string kiln::gpuBufferizePasses() {
+  return std::string(kBufferize) +
+         "func.func(kiln-expand-memref-copies),"
+         "func.func(kiln-promote-temporaries-to-stack),"
+         "buffer-deallocation-pipeline";
+}
+
+std::string kiln::gpuThreadMappingPasses(llvm::StringRef matrixArch,
+                                         int64_t lanes, bool tf32) {
+  return "func.func(kiln-contract-with-matrix-cores{arch=" + matrixArch.str() +
+         (tf32 ? " tf32=true" : "") +
+         "}),"
+         "func.func(kiln-distribute-rows-to-lanes{lanes=" +
+         std::to_string(lanes) +
+         "}),"
+         "func.func(convert-linalg-to-loops),"
+         "kiln-map-kernels-to-gpu";
+}
+
 /// What both GPU targets do to tiled kernels: bufferize, keep small
 /// temporaries on the stack, give each row-reduction row to the lanes of a
 /// warp, and make every kernel a gpu.func of one gpu.module.
 static std::string gpuKernelsPrefix(llvm::StringRef matrixArch,
                                     int64_t lanes, bool tf32 = false) {
-  return std::string("builtin.module(") + kBufferize +
-         "func.func(kiln-expand-memref-copies),"
-         "func.func(kiln-promote-temporaries-to-stack),"
-         "buffer-deallocation-pipeline,"
-         "func.func(kiln-contract-with-matrix-cores{arch=" +
-         matrixArch.str() + (tf32 ? " tf32=true" : "") +
-         "}),"
-         "func.func(kiln-distribute-rows-to-lanes{lanes=" +
-         std::to_string(lanes) + "}),"
-         "func.func(convert-linalg-to-loops),"
-         "kiln-map-kernels-to-gpu,";
+  return "builtin.module(" + gpuBufferizePasses() + "," +
+         gpuThreadMappingPasses(matrixArch, lanes, tf32) + ",";
 }
 
 /// The gpu.module lowered to NVVM with one target per chip; serialization

@@ -13,6 +13,10 @@
 // `extf(a) * extf(b) + acc`, the form matrix-core code generation matches;
 // and any other all-parallel generic that has one use, into a consumer that
 // reads it element for element (no broadcast, which would recompute it).
+// A widening that a collapse_shape separates from its consumer (a batched
+// MatMul computed as one 2-D matmul reads its activations collapsed) is
+// moved below the collapse first: left outside, it stayed a full-size op of
+// its own before the kernel's loop, which then ran as one GPU thread.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Passes/Passes.h"
@@ -54,6 +58,43 @@ bool isElementForElement(OpOperand *use) {
   return consumer.getMatchingIndexingMap(use).isPermutation();
 }
 
+/// collapse_shape(widen(x)) -> widen(collapse_shape(x)), for a widening
+/// generic whose maps are identities: the widening then reads and writes
+/// the collapsed shape and folds into the consumer of the collapse.
+struct CollapseBeforeWidening : OpRewritePattern<tensor::CollapseShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::CollapseShapeOp collapse,
+                                PatternRewriter &rewriter) const override {
+    auto generic = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+    if (!generic || !isWideningGeneric(generic) ||
+        !llvm::all_of(generic.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }))
+      return failure();
+    Location loc = collapse.getLoc();
+    RankedTensorType resultType = collapse.getResultType();
+    Value input = tensor::CollapseShapeOp::create(
+        rewriter, loc, generic.getDpsInputs()[0],
+        collapse.getReassociationIndices());
+    SmallVector<OpFoldResult> sizes =
+        tensor::getMixedSizes(rewriter, loc, collapse.getResult());
+    Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
+                                         resultType.getElementType());
+    int64_t rank = resultType.getRank();
+    SmallVector<AffineMap> maps(2, rewriter.getMultiDimIdentityMap(rank));
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    auto widened = linalg::GenericOp::create(
+        rewriter, loc, resultType, input, init, maps, iterators,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value wide =
+              arith::ExtFOp::create(b, l, resultType.getElementType(), args[0]);
+          linalg::YieldOp::create(b, l, wide);
+        });
+    rewriter.replaceOp(collapse, widened.getResult(0));
+    return success();
+  }
+};
+
 struct FuseElementwiseProducersPass
     : public kiln::impl::FuseElementwiseProducersBase<
           FuseElementwiseProducersPass> {
@@ -62,6 +103,7 @@ struct FuseElementwiseProducersPass
     if (!func->hasAttr("kiln.kernel"))
       return;
     RewritePatternSet patterns(&getContext());
+    patterns.add<CollapseBeforeWidening>(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *use) {
           if (isWideningGeneric(use->get().getDefiningOp()))

@@ -46,6 +46,15 @@ struct CompileOptions {
 /// Registers every dialect and extension the pipeline needs on `registry`.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 
+/// The GPU targets' first kernel passes, as textual pass lists on the
+/// kernels module (what kiln-emulate-gpu runs too): bufferization with
+/// small temporaries on the stack; then matrix instructions
+/// (`matrixArch` nvidia or amd), rows on the lanes of a warp, and one
+/// gpu.func per kernel.
+std::string gpuBufferizePasses();
+std::string gpuThreadMappingPasses(llvm::StringRef matrixArch, int64_t lanes,
+                                   bool tf32);
+
 /// Adds the passes of one phase (the artifact phase has none: it is
 /// serialization).
 mlir::LogicalResult buildPhasePipeline(mlir::OpPassManager &pm, Phase phase,

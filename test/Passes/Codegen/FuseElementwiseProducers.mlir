@@ -101,3 +101,40 @@ func.func @shared_and_broadcast(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> (te
   } -> tensor<8x16xf32>
   return %r, %ex : tensor<8x16xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+// A batched MatMul computed as one 2-D matmul reads its widened activations
+// through a collapse_shape: the widening moves below the collapse and then
+// folds into the matmul, leaving no full-size op outside it.
+// CHECK-LABEL: func.func @collapsed_widening
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0, 1], [2]] : tensor<2x16x32xf16> into tensor<32x32xf16>
+// CHECK-NOT: linalg.generic
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction", "parallel"]{{.*}} ins(%[[FLAT]], %{{.+}} : tensor<32x32xf16>, tensor<32x64xf16>)
+// CHECK: arith.extf
+// CHECK: arith.extf
+// CHECK-NOT: linalg.generic
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @collapsed_widening(%x: tensor<2x16x32xf16>, %w: tensor<32x64xf16>) -> tensor<32x64xf32> attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %e3 = tensor.empty() : tensor<2x16x32xf32>
+  %wide = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<2x16x32xf16>) outs(%e3 : tensor<2x16x32xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    linalg.yield %0 : f32
+  } -> tensor<2x16x32xf32>
+  %flat = tensor.collapse_shape %wide [[0, 1], [2]] : tensor<2x16x32xf32> into tensor<32x32xf32>
+  %e = tensor.empty() : tensor<32x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x64xf32>) -> tensor<32x64xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%flat, %w : tensor<32x32xf32>, tensor<32x64xf16>) outs(%f : tensor<32x64xf32>) {
+  ^bb0(%in: f32, %in_0: f16, %out: f32):
+    %0 = arith.extf %in_0 : f16 to f32
+    %1 = arith.mulf %in, %0 : f32
+    %2 = arith.addf %out, %1 : f32
+    linalg.yield %2 : f32
+  } -> tensor<32x64xf32>
+  return %mm : tensor<32x64xf32>
+}
