@@ -73,6 +73,13 @@ FailureOr<std::vector<GpuImage>> kiln::buildCudaImages(ModuleOp kernels,
   options.compilationTarget = toolkit.empty() ? "isa" : "bin";
   options.toolkitPath = toolkit.str();
   pm.addPass(createGpuModuleToBinaryPass(options));
+  // A crash in LLVM's GPU back end (seen: AMDGPU branch relaxation on a
+  // bfloat16 ResNet-18 kernel, LLVM 22.1) becomes a compile error that
+  // names a reproducer, instead of killing the compiler.
+  llvm::SmallString<128> reproducer;
+  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, reproducer);
+  llvm::sys::path::append(reproducer, "kiln-cuda-serialize-crash.mlir");
+  pm.enableCrashReproducerGeneration(reproducer);
   if (failed(pm.run(kernels)))
     return failure();
   std::vector<GpuImage> images;
