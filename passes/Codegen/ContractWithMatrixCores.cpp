@@ -586,20 +586,30 @@ struct ContractWithMatrixCoresPass
     SmallVector<Value> aFragments;
     SmallVector<SmallVector<Value, 2>> bFragments;
     SmallVector<Value> next;
-    if (arch == "nvidia" && operandType.isF32()) {
-      // m16n8k8 TF32 (PTX ISA): A [r] at (g + 8 (r % 2), k0 + t + 4 (r / 2)),
-      // B [r] at (k0 + t + 4r, 8h + g); operands are float32 registers the
-      // tensor cores read as TF32.
+    if (arch == "nvidia") {
+      // PTX ISA fragments, g = lane / 4, t = lane % 4, j < pairs:
+      //   m16n8k16 (pairs = 2, stride 8): A [r][j] at (g + 8 (r % 2),
+      //     k0 + 2t + 8 (r / 2) + j); B [r][j] (columns 8h..8h+7) at
+      //     (k0 + 2t + 8r + j, 8h + g).
+      //   m16n8k8 TF32 (pairs = 1, stride 4): A [r] at (g + 8 (r % 2),
+      //     k0 + t + 4 (r / 2)); B [r] at (k0 + t + 4r, 8h + g); operands
+      //     are float32 registers the tensor cores read as TF32.
+      bool isTf32 = operandType.isF32();
+      int64_t pairs = isTf32 ? 1 : 2, stride = isTf32 ? 4 : 8;
       Value g = arith::DivUIOp::create(b, loc, lane, c(4));
       Value kt = arith::AddIOp::create(
-          b, loc, k0, arith::RemUIOp::create(b, loc, lane, c(4)));
+          b, loc, k0,
+          arith::MulIOp::create(
+              b, loc, arith::RemUIOp::create(b, loc, lane, c(4)), c(pairs)));
       for (Value rowBase : rowBases) {
         Value row = arith::AddIOp::create(b, loc, rowBase, g);
         SmallVector<std::pair<Value, Value>> elements;
         for (int64_t r = 0; r < 4; ++r)
-          elements.push_back({add(row, 8 * (r % 2)), add(kt, 4 * (r / 2))});
+          for (int64_t j = 0; j < pairs; ++j)
+            elements.push_back(
+                {add(row, 8 * (r % 2)), add(kt, stride * (r / 2) + j)});
         aFragments.push_back(
-            loadFragment(b, loc, load, 0, operandType, elements, {4, 1}));
+            loadFragment(b, loc, load, 0, operandType, elements, {4, pairs}));
       }
       for (Value colBase : colBases) {
         Value col = arith::AddIOp::create(b, loc, colBase, g);
@@ -607,53 +617,22 @@ struct ContractWithMatrixCoresPass
         for (int64_t h = 0; h < 2; ++h) {
           SmallVector<std::pair<Value, Value>> elements;
           for (int64_t r = 0; r < 2; ++r)
-            elements.push_back({add(col, 8 * h), add(kt, 4 * r)});
+            for (int64_t j = 0; j < pairs; ++j)
+              elements.push_back({add(col, 8 * h), add(kt, stride * r + j)});
           bFragments.back().push_back(
-              loadFragment(b, loc, load, 1, operandType, elements, {2, 1}));
+              loadFragment(b, loc, load, 1, operandType, elements, {2, pairs}));
         }
       }
       for (auto [si, a] : llvm::enumerate(aFragments))
         for (auto [sj, pair] : llvm::enumerate(bFragments))
-          for (auto [h, bFragment] : llvm::enumerate(pair))
-            next.push_back(nvgpu::MmaSyncOp::create(
-                b, loc, a, bFragment,
-                accs[2 * (si * subtileCols() + sj) + h],
-                ArrayRef<int64_t>{16, 8, 8}, /*tf32Enabled=*/true));
-      return next;
-    }
-    if (arch == "nvidia") {
-      Value g = arith::DivUIOp::create(b, loc, lane, c(4));
-      Value t2 = arith::MulIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, lane, c(4)), c(2));
-      Value kt = arith::AddIOp::create(b, loc, k0, t2);
-      // A (16x16): [r][j] at (g + 8 (r % 2), k0 + 2t + 8 (r / 2) + j).
-      for (Value rowBase : rowBases) {
-        Value row = arith::AddIOp::create(b, loc, rowBase, g);
-        SmallVector<std::pair<Value, Value>> elements;
-        for (int64_t r = 0; r < 4; ++r)
-          for (int64_t j = 0; j < 2; ++j)
-            elements.push_back({add(row, 8 * (r % 2)), add(kt, 8 * (r / 2) + j)});
-        aFragments.push_back(
-            loadFragment(b, loc, load, 0, operandType, elements, {4, 2}));
-      }
-      // B (16x8, columns 8h..8h+7): [r][j] at (k0 + 2t + 8r + j, 8h + g).
-      for (Value colBase : colBases) {
-        Value col = arith::AddIOp::create(b, loc, colBase, g);
-        bFragments.emplace_back();
-        for (int64_t h = 0; h < 2; ++h) {
-          SmallVector<std::pair<Value, Value>> elements;
-          for (int64_t r = 0; r < 2; ++r)
-            for (int64_t j = 0; j < 2; ++j)
-              elements.push_back({add(col, 8 * h), add(kt, 8 * r + j)});
-          bFragments.back().push_back(
-              loadFragment(b, loc, load, 1, operandType, elements, {2, 2}));
-        }
-      }
-      for (auto [si, a] : llvm::enumerate(aFragments))
-        for (auto [sj, pair] : llvm::enumerate(bFragments))
-          for (auto [h, bFragment] : llvm::enumerate(pair))
-            next.push_back(mmaSync(b, loc, a, bFragment,
-                                   accs[2 * (si * subtileCols() + sj) + h]));
+          for (auto [h, bFragment] : llvm::enumerate(pair)) {
+            Value acc = accs[2 * (si * subtileCols() + sj) + h];
+            next.push_back(isTf32 ? nvgpu::MmaSyncOp::create(
+                                        b, loc, a, bFragment, acc,
+                                        ArrayRef<int64_t>{16, 8, 8},
+                                        /*tf32Enabled=*/true)
+                                  : mmaSync(b, loc, a, bFragment, acc));
+          }
       return next;
     }
     // amd, 16x16x16: A [i] at (lane % 16, k0 + 4 (lane / 16) + i); B [i] at
