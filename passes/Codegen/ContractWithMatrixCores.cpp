@@ -29,15 +29,13 @@
 // private to a lane stay correct.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Passes/Passes.h"
+#include "OutputBlock.h"
 
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_CONTRACTWITHMATRIXCORES
@@ -166,55 +164,12 @@ struct ContractWithMatrixCoresPass
     func::FuncOp func = getOperation();
     if (!func->hasAttr("kiln.kernel") || (arch != "nvidia" && arch != "amd"))
       return;
-    SmallVector<scf::ForallOp> loops(func.getBody().getOps<scf::ForallOp>());
-    if (loops.size() != 1)
+    std::optional<OutputBlock> block =
+        OutputBlock::match(func, tf32 && arch == "nvidia");
+    if (!block || !chooseWarpLayout(*block))
       return;
-    scf::ForallOp forall = loops.front();
-    SmallVector<linalg::LinalgOp> ops;
-    linalg::GenericOp contraction;
-    std::optional<MatrixContractionLoops> loopsOf;
-    for (Operation &op : forall.getBody()->without_terminator()) {
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-        if (!linalgOp.hasPureBufferSemantics())
-          return;
-        if (auto match = matchMatrixContraction(linalgOp, tf32 && arch == "nvidia")) {
-          if (contraction)
-            return;
-          contraction = cast<linalg::GenericOp>(op);
-          loopsOf = match;
-        } else if (!isTileElementwise(linalgOp)) {
-          return;
-        }
-        ops.push_back(linalgOp);
-        continue;
-      }
-      if (op.getNumRegions() > 0 ||
-          !(isMemoryEffectFree(&op) ||
-            isa<memref::AllocaOp, memref::AllocOp, memref::DeallocOp,
-                memref::GetGlobalOp>(op)))
-        return;
-    }
-    if (!contraction || !chooseWarpLayout(*loopsOf))
-      return;
-    for (auto [i, extent] : llvm::enumerate(loopsOf->ranges))
-      if (int64_t(i) != loopsOf->m && int64_t(i) != loopsOf->n &&
-          int64_t(i) != loopsOf->k && !llvm::is_contained(loopsOf->window, i) &&
-          extent != 1)
-        return;
-    // Every other op writes a buffer shaped like the output tile, whose M
-    // and N dims are at the contraction's positions.
-    outM = loopsOf->outM;
-    outN = loopsOf->outN;
-    int64_t outRank =
-        contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0))
-            .getNumResults();
-    for (linalg::LinalgOp op : ops)
-      if (op.getOperation() != contraction.getOperation() &&
-          !tileLoopsOf(op, outRank))
-        return;
-
+    scf::ForallOp forall = block->forall;
     IRRewriter rewriter(&getContext());
-    stored.clear();
     rewriter.setInsertionPointToStart(forall.getBody());
     Location loc = forall.getLoc();
     Value lane = gpu::LaneIdOp::create(rewriter, loc, IntegerAttr());
@@ -236,17 +191,11 @@ struct ContractWithMatrixCoresPass
       warpCol = scaled(arith::RemUIOp::create(rewriter, loc, warp, warpsAcross),
                        warpCols);
     }
-    SmallVector<std::pair<Value, Value>> positions =
+    SmallVector<OutputBlock::Position> positions =
         ownedPositions(rewriter, loc, lane, warpRow, warpCol);
-    for (linalg::LinalgOp op : ops) {
-      rewriter.setInsertionPoint(op);
-      if (op.getOperation() == contraction.getOperation())
-        emitContraction(rewriter, contraction, *loopsOf, lane, warpRow,
-                        warpCol, positions);
-      else
-        emitAtPositions(rewriter, op, positions);
-      rewriter.eraseOp(op);
-    }
+    block->rewrite(rewriter, positions, [&](OpBuilder &b) {
+      emitContraction(b, *block, lane, warpRow, warpCol, positions);
+    });
     func->setAttr("kiln.lanes", rewriter.getI64IntegerAttr(lanes() * warps()));
     if (staged()) {
       // One forall iteration per GPU block: its warps share the staged
@@ -256,7 +205,7 @@ struct ContractWithMatrixCoresPass
                     rewriter.getDenseI64ArrayAttr({warpRows, warpCols}));
     }
     StringRef instruction = arch != "nvidia" ? "mfma 16x16x16"
-                            : loopsOf->operandType.isF32()
+                            : block->loops.operandType.isF32()
                                 ? "mma.sync m16n8k8 tf32"
                                 : "mma.sync m16n8k16";
     func->setAttr("kiln.matrix_cores", rewriter.getStringAttr(instruction));
@@ -282,10 +231,10 @@ struct ContractWithMatrixCoresPass
   /// when matrix instructions cannot cover them (M or N not a multiple of
   /// 16 or over 128, K not a multiple of 16, a stage the block's threads
   /// cannot copy in equal shares).
-  bool chooseWarpLayout(const MatrixContractionLoops &loops) {
-    tileM = loops.ranges[loops.m];
-    tileN = loops.ranges[loops.n];
-    int64_t k = loops.ranges[loops.k];
+  bool chooseWarpLayout(const OutputBlock &block) {
+    tileM = block.tileM;
+    tileN = block.tileN;
+    int64_t k = block.loops.ranges[block.loops.k];
     if (tileM % kTile || tileN % kTile || k % kTile || tileM > 128 ||
         tileN > 128)
       return false;
@@ -298,52 +247,6 @@ struct ContractWithMatrixCoresPass
            (tileN * stageK) % threads() == 0;
   }
 
-  /// What this lane last stored at (buffer, element of its positions).
-  DenseMap<std::pair<Value, int64_t>, Value> stored;
-
-  /// All loops parallel, every loop of extent 1 except two over the tile,
-  /// every operand indexed by plain loops or constants.
-  static bool isTileElementwise(linalg::LinalgOp op) {
-    if (op.getNumReductionLoops() != 0 || op.getNumDpsInits() != 1)
-      return false;
-    // Two loops over the tile (whose extents tileLoopsOf checks against
-    // the tile's), unit loops otherwise.
-    int64_t tileLoops = 0;
-    for (int64_t extent : op.getStaticLoopRanges()) {
-      if (extent > 1 && extent % kTile == 0)
-        ++tileLoops;
-      else if (extent != 1)
-        return false;
-    }
-    if (tileLoops != 2)
-      return false;
-    for (OpOperand &operand : op->getOpOperands())
-      for (AffineExpr expr : op.getMatchingIndexingMap(&operand).getResults())
-        if (!isa<AffineConstantExpr, AffineDimExpr>(expr))
-          return false;
-    return true;
-  }
-
-  /// The loops of an elementwise tile op that walk the tile's rows (M) and
-  /// columns (N): those its output indexes at the contraction's M and N
-  /// positions; none when its output is not shaped like the tile.
-  std::optional<std::pair<int64_t, int64_t>>
-  tileLoopsOf(linalg::LinalgOp op, int64_t outRank) const {
-    AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-    if (int64_t(map.getNumResults()) != outRank)
-      return std::nullopt;
-    auto row = dyn_cast<AffineDimExpr>(map.getResult(outM));
-    auto col = dyn_cast<AffineDimExpr>(map.getResult(outN));
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (!row || !col || ranges[row.getPosition()] != tileM ||
-        ranges[col.getPosition()] != tileN)
-      return std::nullopt;
-    return std::pair<int64_t, int64_t>(row.getPosition(), col.getPosition());
-  }
-
-  /// Positions of M and N among the output tile's dims.
-  int64_t outM = -1, outN = -1;
-
   /// The (row, column) of the block tile's output elements that this lane's
   /// accumulator fragments hold: subtile by subtile (row-major over the
   /// warp's subtiles, whose first is at (warpRow, warpCol)), each in
@@ -351,7 +254,7 @@ struct ContractWithMatrixCoresPass
   ///   nvidia, m16n8k16 twice (columns 0-7, 8-15): g = lane / 4,
   ///     t = lane % 4; element [h][i][j] is (g + 8i, 8h + 2t + j).
   ///   amd, 16x16x16: element [i] is (4 * (lane / 16) + i, lane % 16).
-  SmallVector<std::pair<Value, Value>>
+  SmallVector<OutputBlock::Position>
   ownedPositions(OpBuilder &b, Location loc, Value lane, Value warpRow,
                  Value warpCol) {
     auto c = [&](int64_t v) -> Value {
@@ -379,118 +282,12 @@ struct ContractWithMatrixCoresPass
     }
     row = arith::AddIOp::create(b, loc, row, warpRow);
     col = arith::AddIOp::create(b, loc, col, warpCol);
-    SmallVector<std::pair<Value, Value>> positions;
+    SmallVector<OutputBlock::Position> positions;
     for (int64_t si = 0; si < subtileRows(); ++si)
       for (int64_t sj = 0; sj < subtileCols(); ++sj)
         for (auto [dr, dc] : offsets)
           positions.push_back({add(row, kTile * si + dr), add(col, kTile * sj + dc)});
     return positions;
-  }
-
-  /// Indices of an operand whose map is `map`, with loop `row` at `r`,
-  /// loop `col` at `c` (when >= 0) and every other loop at 0.
-  static SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
-                                      ArrayRef<std::pair<int64_t, Value>> at) {
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    SmallVector<Value> loopValues(map.getNumDims(), zero);
-    for (auto [loop, value] : at)
-      loopValues[loop] = value;
-    SmallVector<Value> indices;
-    for (AffineExpr expr : map.getResults()) {
-      if (auto constant = dyn_cast<AffineConstantExpr>(expr))
-        indices.push_back(
-            arith::ConstantIndexOp::create(b, loc, constant.getValue()));
-      else if (auto dim = dyn_cast<AffineDimExpr>(expr))
-        indices.push_back(loopValues[dim.getPosition()]);
-      else // a convolution's input: o * stride + k * dilation
-        indices.push_back(affine::AffineApplyOp::create(
-            b, loc, AffineMap::get(map.getNumDims(), 0, expr), loopValues));
-    }
-    return indices;
-  }
-
-  /// True when `map` indexes a buffer shaped like the output tile, loop
-  /// `row` at the M position and `col` at the N position, every other
-  /// result a unit loop or a constant: each position then names the same
-  /// element of every such buffer.
-  bool indexesTileElement(linalg::LinalgOp op, AffineMap map, int64_t row,
-                          int64_t col) const {
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (int64_t(map.getNumResults()) <= std::max(outM, outN))
-      return false;
-    for (auto [r, expr] : llvm::enumerate(map.getResults())) {
-      auto dim = dyn_cast<AffineDimExpr>(expr);
-      int64_t want = int64_t(r) == outM ? row : int64_t(r) == outN ? col : -1;
-      if (want >= 0 ? (!dim || int64_t(dim.getPosition()) != want)
-                    : (dim && ranges[dim.getPosition()] != 1))
-        return false;
-    }
-    return true;
-  }
-
-  /// Loads element `e` of the lane's positions from `buffer`, or reuses
-  /// the value this lane stored there (temporaries private to the lane then
-  /// need no memory round trip: stores that are never loaded are dead).
-  Value loadElement(OpBuilder &b, Location loc, Value buffer,
-                    ArrayRef<Value> indices, int64_t e, bool tileElement) {
-    if (tileElement)
-      if (Value known = stored.lookup({buffer, e}))
-        return known;
-    return memref::LoadOp::create(b, loc, buffer, indices);
-  }
-
-  void storeElement(OpBuilder &b, Location loc, Value value, Value buffer,
-                    ArrayRef<Value> indices, int64_t e, bool tileElement) {
-    memref::StoreOp::create(b, loc, value, buffer, indices);
-    if (tileElement)
-      stored[{buffer, e}] = value;
-  }
-
-  /// Runs the elementwise `op` at each of `positions` only.
-  void emitAtPositions(OpBuilder &b, linalg::LinalgOp op,
-                       ArrayRef<std::pair<Value, Value>> positions) {
-    Location loc = op.getLoc();
-    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-    auto [rowLoop, colLoop] = *tileLoopsOf(op, outMap.getNumResults());
-    SmallVector<int64_t> tileLoops = {rowLoop, colLoop};
-    Block &body = op->getRegion(0).front();
-    for (auto [e, position] : llvm::enumerate(positions)) {
-      auto [row, col] = position;
-      SmallVector<std::pair<int64_t, Value>> at = {{tileLoops[0], row},
-                                                   {tileLoops[1], col}};
-      IRMapping mapping;
-      for (OpOperand &operand : op->getOpOperands()) {
-        BlockArgument arg = op.getMatchingBlockArgument(&operand);
-        if (arg.use_empty())
-          continue;
-        Value v = operand.get();
-        AffineMap map = op.getMatchingIndexingMap(&operand);
-        if (isa<MemRefType>(v.getType()))
-          v = loadElement(
-              b, loc, v, indicesAt(b, loc, map, at), e,
-              indexesTileElement(op, map, tileLoops[0], tileLoops[1]));
-        mapping.map(arg, v);
-      }
-      for (Operation &inner : body.without_terminator()) {
-        if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-          int64_t dim = index.getDim();
-          mapping.map(index.getResult(),
-                      dim == tileLoops[0]   ? row
-                      : dim == tileLoops[1] ? col
-                                            : Value(arith::ConstantIndexOp::create(
-                                                  b, loc, 0)));
-          continue;
-        }
-        b.clone(inner, mapping);
-      }
-      for (auto [init, value] :
-           llvm::zip(op.getDpsInitsMutable(), body.getTerminator()->getOperands())) {
-        AffineMap map = op.getMatchingIndexingMap(&init);
-        storeElement(b, loc, mapping.lookupOrDefault(value), init.get(),
-                     indicesAt(b, loc, map, at), e,
-                     indexesTileElement(op, map, tileLoops[0], tileLoops[1]));
-      }
-    }
   }
 
   /// Loads an operand element by its place in the block's tile: input 0
@@ -662,88 +459,14 @@ struct ContractWithMatrixCoresPass
     return next;
   }
 
-  /// Copies the block's slice of operand `input` for the stage at `k0`
-  /// (and window position `window`) into `shared`, indexed [tile index][k].
-  /// The block's threads take equal shares; consecutive threads take
-  /// consecutive elements along whichever dim is contiguous in global
-  /// memory (coalesced loads). Every load is issued before the stores, so
-  /// that their latencies overlap.
-  void emitStageCopy(OpBuilder &b, Location loc, linalg::GenericOp op,
-                     unsigned input, const MatrixContractionLoops &loops,
-                     ArrayRef<std::pair<int64_t, Value>> window, Value k0,
-                     Value thread, Value shared) {
-    auto c = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    int64_t extent = input == 0 ? tileM : tileN;
-    int64_t tileLoop = input == 0 ? loops.m : loops.n;
-    OpOperand *operand = op.getDpsInputOperand(input);
-    AffineMap map = op.getMatchingIndexingMap(operand);
-    bool tileFastest =
-        map.getResult(map.getNumResults() - 1).isFunctionOfDim(tileLoop);
-    int64_t share = extent * stageK / threads();
-    SmallVector<std::pair<Value, Value>> places;
-    SmallVector<Value> values;
-    for (int64_t i = 0; i < share; ++i) {
-      Value index = arith::AddIOp::create(b, loc, thread, c(i * threads()));
-      int64_t fastest = tileFastest ? extent : stageK;
-      Value inner = arith::RemUIOp::create(b, loc, index, c(fastest));
-      Value outer = arith::DivUIOp::create(b, loc, index, c(fastest));
-      Value tileIndex = tileFastest ? inner : outer;
-      Value k = tileFastest ? outer : inner;
-      SmallVector<std::pair<int64_t, Value>> at = {
-          {tileLoop, tileIndex}, {loops.k, arith::AddIOp::create(b, loc, k0, k)}};
-      llvm::append_range(at, window);
-      values.push_back(memref::LoadOp::create(b, loc, operand->get(),
-                                              indicesAt(b, loc, map, at)));
-      places.push_back({tileIndex, k});
-    }
-    for (auto [value, place] : llvm::zip(values, places))
-      memref::StoreOp::create(b, loc, value, shared,
-                              ValueRange{place.first, place.second});
-  }
-
-  /// A workgroup-memory buffer for one stage of operand `input`: [tile
-  /// index][k], each row padded by 16 bytes so that the rows a fragment
-  /// load touches start in different banks.
-  Value allocateStage(OpBuilder &b, Location loc, unsigned input,
-                      Type operandType) {
-    int64_t pad = 16 / (operandType.getIntOrFloatBitWidth() / 8);
-    auto space = gpu::AddressSpaceAttr::get(b.getContext(),
-                                            gpu::AddressSpace::Workgroup);
-    auto type = MemRefType::get({input == 0 ? tileM : tileN, stageK + pad},
-                                operandType, MemRefLayoutAttrInterface(),
-                                space);
-    return memref::AllocOp::create(b, loc, type);
-  }
-
-  void emitContraction(OpBuilder &b, linalg::GenericOp op,
-                       const MatrixContractionLoops &loops, Value lane,
+  void emitContraction(OpBuilder &b, OutputBlock &block, Value lane,
                        Value warpRow, Value warpCol,
-                       ArrayRef<std::pair<Value, Value>> positions) {
-    Location loc = op.getLoc();
-    auto c = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    OpOperand &init = op.getDpsInitsMutable()[0];
-    AffineMap outMap = op.getMatchingIndexingMap(&init);
-    auto outIndices = [&](Value row, Value col) {
-      return indicesAt(b, loc, outMap, {{loops.m, row}, {loops.n, col}});
-    };
+                       ArrayRef<OutputBlock::Position> positions) {
+    Location loc = block.contraction.getLoc();
     Type f32 = b.getF32Type();
+    Type operandType = block.loops.operandType;
     bool nvidia = arch == "nvidia";
-    // Accumulators start from the output's current values (the fill), or
-    // from zero when the products are scaled: the sum is scaled once, then
-    // added to the output.
-    bool tileElement = indexesTileElement(op, outMap, loops.m, loops.n);
-    SmallVector<Value> initial;
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-    for (auto [e, position] : llvm::enumerate(positions))
-      initial.push_back(
-          loops.scale ? zero
-                      : loadElement(b, loc, init.get(),
-                                    outIndices(position.first, position.second),
-                                    e, tileElement));
+    SmallVector<Value> initial = block.initialAccumulators(b, loc, positions);
     // nvidia: two vector<2x2xf32> per subtile (8 positions); amd: one
     // vector<4xf32> (4 positions).
     SmallVector<Value> accumulators;
@@ -768,89 +491,62 @@ struct ContractWithMatrixCoresPass
 
     // The instruction's K, and the K of one loop iteration: one
     // instruction step, or one shared-memory stage of several.
-    int64_t kStep = loops.operandType.isF32() ? 8 : kTile;
-    int64_t iterationK = staged() ? stageK : kStep;
-    Value sharedA, sharedB, thread;
+    int64_t kStep = operandType.isF32() ? 8 : kTile;
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    ValueRange sums;
     if (staged()) {
-      sharedA = allocateStage(b, loc, 0, loops.operandType);
-      sharedB = allocateStage(b, loc, 1, loops.operandType);
-      thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-    }
-    // One loop over the window positions (a convolution's kernel; none for
-    // a matmul) times the steps along K, carrying the accumulators.
-    int64_t kSteps = loops.ranges[loops.k] / iterationK, windowCount = 1;
-    for (int64_t w : loops.window)
-      windowCount *= loops.ranges[w];
-    scf::ForOp loop =
-        loops.window.empty()
-            ? scf::ForOp::create(b, loc, c(0), c(loops.ranges[loops.k]),
-                                 c(iterationK), accumulators)
-            : scf::ForOp::create(b, loc, c(0), c(windowCount * kSteps), c(1),
-                                 accumulators);
-    b.setInsertionPointToStart(loop.getBody());
-    Value k0 = loop.getInductionVar();
-    SmallVector<std::pair<int64_t, Value>> window;
-    if (!loops.window.empty()) {
-      Value step = loop.getInductionVar();
-      k0 = arith::MulIOp::create(
-          b, loc, arith::RemUIOp::create(b, loc, step, c(kSteps)), c(iterationK));
-      Value rest = arith::DivUIOp::create(b, loc, step, c(kSteps));
-      for (int64_t i = int64_t(loops.window.size()) - 1; i >= 0; --i) {
-        int64_t extent = loops.ranges[loops.window[i]];
-        window.push_back({loops.window[i],
-                          i == 0 ? rest
-                                 : arith::RemUIOp::create(b, loc, rest, c(extent))
-                                       .getResult()});
-        if (i > 0)
-          rest = arith::DivUIOp::create(b, loc, rest, c(extent));
-      }
-    }
-    SmallVector<Value> accs(loop.getRegionIterArgs());
-    if (staged()) {
-      // Every warp is done reading the previous stage before it is
-      // overwritten, and the whole stage is written before any warp reads.
-      gpu::BarrierOp::create(b, loc);
-      emitStageCopy(b, loc, op, 0, loops, window, k0, thread, sharedA);
-      emitStageCopy(b, loc, op, 1, loops, window, k0, thread, sharedB);
-      gpu::BarrierOp::create(b, loc);
-      auto fromStage = [&](unsigned input, Value tileIndex, Value k) -> Value {
-        return memref::LoadOp::create(b, loc, input == 0 ? sharedA : sharedB,
-                                      ValueRange{tileIndex, k});
-      };
-      for (int64_t kk = 0; kk < stageK; kk += kStep)
-        accs = emitMatrixStep(b, loc, fromStage, loops.operandType, lane,
-                              warpRow, warpCol, c(kk), accs);
+      Value sharedA = block.allocateStage(b, loc, 0, stageK, /*kMajor=*/false);
+      Value sharedB = block.allocateStage(b, loc, 1, stageK, /*kMajor=*/false);
+      Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+      sums = block.emitReductionLoop(
+          b, loc, stageK, accumulators,
+          [&](OpBuilder &b, Value k0, const OutputBlock::WindowValues &window,
+              ValueRange accs) {
+            // Every warp is done reading the previous stage before it is
+            // overwritten, and the whole stage is written before any warp
+            // reads.
+            gpu::BarrierOp::create(b, loc);
+            block.emitStageCopy(b, loc, 0, window, k0, stageK, thread,
+                                threads(), sharedA, /*kMajor=*/false);
+            block.emitStageCopy(b, loc, 1, window, k0, stageK, thread,
+                                threads(), sharedB, /*kMajor=*/false);
+            gpu::BarrierOp::create(b, loc);
+            auto fromStage = [&](unsigned input, Value tileIndex,
+                                 Value k) -> Value {
+              return memref::LoadOp::create(
+                  b, loc, input == 0 ? sharedA : sharedB,
+                  ValueRange{tileIndex, k});
+            };
+            SmallVector<Value> next(accs);
+            for (int64_t kk = 0; kk < stageK; kk += kStep)
+              next = emitMatrixStep(b, loc, fromStage, operandType, lane,
+                                    warpRow, warpCol, c(kk), next);
+            return next;
+          });
     } else {
-      auto fromGlobal = [&](unsigned input, Value tileIndex, Value k) -> Value {
-        OpOperand *operand = op.getDpsInputOperand(input);
-        AffineMap map = op.getMatchingIndexingMap(operand);
-        SmallVector<std::pair<int64_t, Value>> at = {
-            {input == 0 ? loops.m : loops.n, tileIndex}, {loops.k, k}};
-        llvm::append_range(at, window);
-        return memref::LoadOp::create(b, loc, operand->get(),
-                                      indicesAt(b, loc, map, at));
-      };
-      accs = emitMatrixStep(b, loc, fromGlobal, loops.operandType, lane,
-                            warpRow, warpCol, k0, accs);
+      sums = block.emitReductionLoop(
+          b, loc, kStep, accumulators,
+          [&](OpBuilder &b, Value k0, const OutputBlock::WindowValues &window,
+              ValueRange accs) {
+            auto fromGlobal = [&](unsigned input, Value tileIndex,
+                                  Value k) -> Value {
+              return block.loadOperand(b, loc, input, tileIndex, k, window);
+            };
+            return emitMatrixStep(b, loc, fromGlobal, operandType, lane,
+                                  warpRow, warpCol, k0, accs);
+          });
     }
-    scf::YieldOp::create(b, loc, accs);
-    b.setInsertionPointAfter(loop);
-    for (auto [e, position] : llvm::enumerate(positions)) {
-      Value element;
-      if (nvidia)
-        element = vector::ExtractOp::create(
-            b, loc, loop.getResult(e / 4),
-            ArrayRef<int64_t>{int64_t(e % 4) / 2, int64_t(e % 2)});
-      else
-        element = vector::ExtractOp::create(b, loc, loop.getResult(e / 4),
-                                            ArrayRef<int64_t>{int64_t(e % 4)});
-      SmallVector<Value> at = outIndices(position.first, position.second);
-      if (loops.scale)
-        element = arith::AddFOp::create(
-            b, loc, loadElement(b, loc, init.get(), at, e, tileElement),
-            arith::MulFOp::create(b, loc, element, loops.scale));
-      storeElement(b, loc, element, init.get(), at, e, tileElement);
-    }
+    SmallVector<Value> elements;
+    for (int64_t e = 0; e < int64_t(positions.size()); ++e)
+      elements.push_back(
+          nvidia ? vector::ExtractOp::create(
+                       b, loc, sums[e / 4],
+                       ArrayRef<int64_t>{int64_t(e % 4) / 2, int64_t(e % 2)})
+                 : vector::ExtractOp::create(b, loc, sums[e / 4],
+                                             ArrayRef<int64_t>{int64_t(e % 4)}));
+    block.storeResults(b, loc, positions, elements);
   }
 };
 

@@ -1,0 +1,384 @@
+//===- OutputBlock.cpp - one GPU block's share of a contraction ---------===//
+#include "OutputBlock.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace kiln;
+
+SmallVector<Value> kiln::indicesAt(OpBuilder &b, Location loc, AffineMap map,
+                                   ArrayRef<std::pair<int64_t, Value>> at) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<Value> loopValues(map.getNumDims(), zero);
+  for (auto [loop, value] : at)
+    loopValues[loop] = value;
+  SmallVector<Value> indices;
+  for (AffineExpr expr : map.getResults()) {
+    if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+      indices.push_back(
+          arith::ConstantIndexOp::create(b, loc, constant.getValue()));
+    else if (auto dim = dyn_cast<AffineDimExpr>(expr))
+      indices.push_back(loopValues[dim.getPosition()]);
+    else // a convolution's input: o * stride + k * dilation
+      indices.push_back(affine::AffineApplyOp::create(
+          b, loc, AffineMap::get(map.getNumDims(), 0, expr), loopValues));
+  }
+  return indices;
+}
+
+std::optional<OutputBlock> OutputBlock::match(func::FuncOp func,
+                                              bool allowFloat32) {
+  SmallVector<scf::ForallOp> foralls(func.getBody().getOps<scf::ForallOp>());
+  if (foralls.size() != 1)
+    return std::nullopt;
+  OutputBlock block;
+  block.forall = foralls.front();
+  std::optional<MatrixContractionLoops> loops;
+  for (Operation &op : block.forall.getBody()->without_terminator()) {
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      if (!linalgOp.hasPureBufferSemantics())
+        return std::nullopt;
+      if (auto match = matchMatrixContraction(linalgOp, allowFloat32)) {
+        if (block.contraction)
+          return std::nullopt;
+        block.contraction = cast<linalg::GenericOp>(op);
+        loops = match;
+      } else if (!isTileElementwise(linalgOp)) {
+        return std::nullopt;
+      }
+      block.ops.push_back(linalgOp);
+      continue;
+    }
+    if (op.getNumRegions() > 0 ||
+        !(isMemoryEffectFree(&op) ||
+          isa<memref::AllocaOp, memref::AllocOp, memref::DeallocOp,
+              memref::GetGlobalOp>(op)))
+      return std::nullopt;
+  }
+  if (!block.contraction)
+    return std::nullopt;
+  block.loops = *loops;
+  for (auto [i, extent] : llvm::enumerate(loops->ranges))
+    if (int64_t(i) != loops->m && int64_t(i) != loops->n &&
+        int64_t(i) != loops->k && !llvm::is_contained(loops->window, i) &&
+        extent != 1)
+      return std::nullopt;
+  block.tileM = loops->ranges[loops->m];
+  block.tileN = loops->ranges[loops->n];
+  // Every other op writes a buffer shaped like the output tile, whose M
+  // and N dims are at the contraction's positions.
+  block.outM = loops->outM;
+  block.outN = loops->outN;
+  int64_t outRank = block.contraction
+                        .getMatchingIndexingMap(
+                            block.contraction.getDpsInitOperand(0))
+                        .getNumResults();
+  for (linalg::LinalgOp op : block.ops)
+    if (op.getOperation() != block.contraction.getOperation() &&
+        !block.tileLoopsOf(op, outRank))
+      return std::nullopt;
+  return block;
+}
+
+/// All loops parallel, one output, every operand indexed by plain loops or
+/// constants (tileLoopsOf checks the loops against the tile).
+bool OutputBlock::isTileElementwise(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() != 0 || op.getNumDpsInits() != 1)
+    return false;
+  for (OpOperand &operand : op->getOpOperands())
+    for (AffineExpr expr : op.getMatchingIndexingMap(&operand).getResults())
+      if (!isa<AffineConstantExpr, AffineDimExpr>(expr))
+        return false;
+  return true;
+}
+
+/// The loops of an elementwise tile op that walk the tile's rows (M) and
+/// columns (N): those its output indexes at the contraction's M and N
+/// positions, of the tile's extents, every other loop of extent 1; none
+/// when its output is not shaped like the tile.
+std::optional<std::pair<int64_t, int64_t>>
+OutputBlock::tileLoopsOf(linalg::LinalgOp op, int64_t outRank) const {
+  AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (int64_t(map.getNumResults()) != outRank)
+    return std::nullopt;
+  auto row = dyn_cast<AffineDimExpr>(map.getResult(outM));
+  auto col = dyn_cast<AffineDimExpr>(map.getResult(outN));
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (!row || !col || row == col || ranges[row.getPosition()] != tileM ||
+      ranges[col.getPosition()] != tileN)
+    return std::nullopt;
+  for (auto [i, extent] : llvm::enumerate(ranges))
+    if (i != row.getPosition() && i != col.getPosition() && extent != 1)
+      return std::nullopt;
+  return std::pair<int64_t, int64_t>(row.getPosition(), col.getPosition());
+}
+
+/// True when `map` indexes a buffer shaped like the output tile, loop
+/// `row` at the M position and `col` at the N position, every other
+/// result a unit loop or a constant: each position then names the same
+/// element of every such buffer.
+bool OutputBlock::indexesTileElement(linalg::LinalgOp op, AffineMap map,
+                                     int64_t row, int64_t col) const {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (int64_t(map.getNumResults()) <= std::max(outM, outN))
+    return false;
+  for (auto [r, expr] : llvm::enumerate(map.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    int64_t want = int64_t(r) == outM ? row : int64_t(r) == outN ? col : -1;
+    if (want >= 0 ? (!dim || int64_t(dim.getPosition()) != want)
+                  : (dim && ranges[dim.getPosition()] != 1))
+      return false;
+  }
+  return true;
+}
+
+/// Loads element `e` of the thread's positions from `buffer`, or reuses
+/// the value this thread stored there (temporaries private to the thread
+/// then need no memory round trip: stores that are never loaded are dead).
+Value OutputBlock::loadElement(OpBuilder &b, Location loc, Value buffer,
+                               ArrayRef<Value> indices, int64_t e,
+                               bool tileElement) {
+  if (tileElement)
+    if (Value known = stored.lookup({buffer, e}))
+      return known;
+  return memref::LoadOp::create(b, loc, buffer, indices);
+}
+
+void OutputBlock::storeElement(OpBuilder &b, Location loc, Value value,
+                               Value buffer, ArrayRef<Value> indices, int64_t e,
+                               bool tileElement) {
+  memref::StoreOp::create(b, loc, value, buffer, indices);
+  if (tileElement)
+    stored[{buffer, e}] = value;
+}
+
+/// Runs the elementwise `op` at each of `positions` only.
+void OutputBlock::emitAtPositions(OpBuilder &b, linalg::LinalgOp op,
+                                  ArrayRef<Position> positions) {
+  Location loc = op.getLoc();
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto [rowLoop, colLoop] = *tileLoopsOf(op, outMap.getNumResults());
+  Block &body = op->getRegion(0).front();
+  for (auto [e, position] : llvm::enumerate(positions)) {
+    auto [row, col] = position;
+    SmallVector<std::pair<int64_t, Value>> at = {{rowLoop, row},
+                                                 {colLoop, col}};
+    IRMapping mapping;
+    for (OpOperand &operand : op->getOpOperands()) {
+      BlockArgument arg = op.getMatchingBlockArgument(&operand);
+      if (arg.use_empty())
+        continue;
+      Value v = operand.get();
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      if (isa<MemRefType>(v.getType()))
+        v = loadElement(b, loc, v, indicesAt(b, loc, map, at), e,
+                        indexesTileElement(op, map, rowLoop, colLoop));
+      mapping.map(arg, v);
+    }
+    for (Operation &inner : body.without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        int64_t dim = index.getDim();
+        mapping.map(index.getResult(),
+                    dim == rowLoop   ? row
+                    : dim == colLoop ? col
+                                     : Value(arith::ConstantIndexOp::create(
+                                           b, loc, 0)));
+        continue;
+      }
+      b.clone(inner, mapping);
+    }
+    for (auto [init, value] : llvm::zip(op.getDpsInitsMutable(),
+                                        body.getTerminator()->getOperands())) {
+      AffineMap map = op.getMatchingIndexingMap(&init);
+      storeElement(b, loc, mapping.lookupOrDefault(value), init.get(),
+                   indicesAt(b, loc, map, at), e,
+                   indexesTileElement(op, map, rowLoop, colLoop));
+    }
+  }
+}
+
+void OutputBlock::rewrite(OpBuilder &b, ArrayRef<Position> positions,
+                          function_ref<void(OpBuilder &)> emitContraction) {
+  stored.clear();
+  for (linalg::LinalgOp op : ops) {
+    b.setInsertionPoint(op);
+    if (op.getOperation() == contraction.getOperation())
+      emitContraction(b);
+    else
+      emitAtPositions(b, op, positions);
+    op->erase();
+  }
+}
+
+SmallVector<Value> OutputBlock::outputIndices(OpBuilder &b, Location loc,
+                                              Position position) {
+  AffineMap outMap =
+      contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
+  return indicesAt(b, loc, outMap,
+                   {{loops.m, position.first}, {loops.n, position.second}});
+}
+
+SmallVector<Value>
+OutputBlock::initialAccumulators(OpBuilder &b, Location loc,
+                                 ArrayRef<Position> positions) {
+  Value output = contraction.getDpsInits()[0];
+  AffineMap outMap =
+      contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
+  bool tileElement = indexesTileElement(contraction, outMap, loops.m, loops.n);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+  SmallVector<Value> initial;
+  for (auto [e, position] : llvm::enumerate(positions))
+    initial.push_back(loops.scale
+                          ? zero
+                          : loadElement(b, loc, output,
+                                        outputIndices(b, loc, position), e,
+                                        tileElement));
+  return initial;
+}
+
+void OutputBlock::storeResults(OpBuilder &b, Location loc,
+                               ArrayRef<Position> positions, ValueRange sums) {
+  Value output = contraction.getDpsInits()[0];
+  AffineMap outMap =
+      contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
+  bool tileElement = indexesTileElement(contraction, outMap, loops.m, loops.n);
+  for (auto [e, position, sum] : llvm::enumerate(positions, sums)) {
+    SmallVector<Value> at = outputIndices(b, loc, position);
+    Value element = sum;
+    if (loops.scale)
+      element = arith::AddFOp::create(
+          b, loc, loadElement(b, loc, output, at, e, tileElement),
+          arith::MulFOp::create(b, loc, element, loops.scale));
+    storeElement(b, loc, element, output, at, e, tileElement);
+  }
+}
+
+ValueRange OutputBlock::emitReductionLoop(OpBuilder &b, Location loc,
+                                          int64_t stepK, ValueRange accs,
+                                          StepBuilder step) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  int64_t kSteps = loops.ranges[loops.k] / stepK, windowCount = 1;
+  for (int64_t w : loops.window)
+    windowCount *= loops.ranges[w];
+  scf::ForOp loop =
+      loops.window.empty()
+          ? scf::ForOp::create(b, loc, c(0), c(loops.ranges[loops.k]),
+                               c(stepK), accs)
+          : scf::ForOp::create(b, loc, c(0), c(windowCount * kSteps), c(1),
+                               accs);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value k0 = loop.getInductionVar();
+  WindowValues window;
+  if (!loops.window.empty()) {
+    Value iteration = loop.getInductionVar();
+    k0 = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, iteration, c(kSteps)), c(stepK));
+    Value rest = arith::DivUIOp::create(b, loc, iteration, c(kSteps));
+    for (int64_t i = int64_t(loops.window.size()) - 1; i >= 0; --i) {
+      int64_t extent = loops.ranges[loops.window[i]];
+      window.push_back(
+          {loops.window[i],
+           i == 0 ? rest
+                  : arith::RemUIOp::create(b, loc, rest, c(extent)).getResult()});
+      if (i > 0)
+        rest = arith::DivUIOp::create(b, loc, rest, c(extent));
+    }
+  }
+  SmallVector<Value> next =
+      step(b, k0, window, ValueRange(loop.getRegionIterArgs()));
+  scf::YieldOp::create(b, loc, next);
+  return loop.getResults();
+}
+
+Value OutputBlock::loadOperand(OpBuilder &b, Location loc, unsigned input,
+                               Value tileIndex, Value k,
+                               const WindowValues &window) {
+  OpOperand *operand = contraction.getDpsInputOperand(input);
+  AffineMap map = contraction.getMatchingIndexingMap(operand);
+  SmallVector<std::pair<int64_t, Value>> at = {
+      {input == 0 ? loops.m : loops.n, tileIndex}, {loops.k, k}};
+  llvm::append_range(at, window);
+  return memref::LoadOp::create(b, loc, operand->get(),
+                                indicesAt(b, loc, map, at));
+}
+
+Value OutputBlock::allocateStage(OpBuilder &b, Location loc, unsigned input,
+                                 int64_t stageK, bool kMajor) {
+  Type type = loops.operandType;
+  int64_t pad = 16 / (type.getIntOrFloatBitWidth() / 8);
+  int64_t extent = input == 0 ? tileM : tileN;
+  auto space = gpu::AddressSpaceAttr::get(b.getContext(),
+                                          gpu::AddressSpace::Workgroup);
+  SmallVector<int64_t> shape = kMajor ? SmallVector<int64_t>{stageK, extent + pad}
+                                      : SmallVector<int64_t>{extent, stageK + pad};
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space));
+}
+
+void OutputBlock::emitStageCopy(OpBuilder &b, Location loc, unsigned input,
+                                const WindowValues &window, Value k0,
+                                int64_t stageK, Value thread, int64_t threads,
+                                Value shared, bool kMajor) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  int64_t extent = input == 0 ? tileM : tileN;
+  int64_t tileLoop = input == 0 ? loops.m : loops.n;
+  AffineMap map =
+      contraction.getMatchingIndexingMap(contraction.getDpsInputOperand(input));
+  bool tileFastest =
+      map.getResult(map.getNumResults() - 1).isFunctionOfDim(tileLoop);
+  int64_t total = extent * stageK;
+  int64_t shares = (total + threads - 1) / threads;
+  struct Copy {
+    Value tileIndex, k, value;
+  };
+  SmallVector<Copy> copies;
+  auto place = [&](Value index) {
+    int64_t fastest = tileFastest ? extent : stageK;
+    Value inner = arith::RemUIOp::create(b, loc, index, c(fastest));
+    Value outer = arith::DivUIOp::create(b, loc, index, c(fastest));
+    return tileFastest ? std::pair(inner, outer) : std::pair(outer, inner);
+  };
+  auto store = [&](OpBuilder &builder, Value value, Value tileIndex, Value k) {
+    memref::StoreOp::create(builder, loc, value, shared,
+                            kMajor ? ValueRange{k, tileIndex}
+                                   : ValueRange{tileIndex, k});
+  };
+  for (int64_t i = 0; i < shares; ++i) {
+    Value index = arith::AddIOp::create(b, loc, thread, c(i * threads));
+    bool guarded = (i + 1) * threads > total;
+    if (!guarded) {
+      auto [tileIndex, k] = place(index);
+      Value value = loadOperand(b, loc, input, tileIndex,
+                                arith::AddIOp::create(b, loc, k0, k), window);
+      copies.push_back({tileIndex, k, value});
+      continue;
+    }
+    // The last share, when the threads do not divide the slice: only the
+    // first threads have an element left.
+    Value inSlice = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          index, c(total));
+    auto guard = scf::IfOp::create(b, loc, inSlice, /*withElseRegion=*/false);
+    // Placed inside the guard: the place of an index past the slice is out
+    // of the operand's bounds.
+    OpBuilder::InsertionGuard insertion(b);
+    b.setInsertionPoint(guard.thenBlock()->getTerminator());
+    auto [tileIndex, k] = place(index);
+    Value value = loadOperand(b, loc, input, tileIndex,
+                              arith::AddIOp::create(b, loc, k0, k), window);
+    store(b, value, tileIndex, k);
+  }
+  for (const Copy &copy : copies)
+    store(b, copy.value, copy.tileIndex, copy.k);
+}
+
+bool OutputBlock::outputContiguousAlongM() const {
+  linalg::GenericOp op = contraction; // the accessors are not const
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  return int64_t(out.getNumResults()) - 1 == outM;
+}

@@ -1,0 +1,133 @@
+//===- OutputBlock.h - one GPU block's share of a contraction ---*- C++ -*-===//
+//
+// What kiln-contract-with-matrix-cores and kiln-contract-with-thread-tiles
+// share. After kiln-tile-and-distribute has given a contraction (a matmul,
+// or a convolution as implicit GEMM: matchMatrixContraction) output blocks,
+// one per forall iteration, and bufferization, each iteration holds the
+// contraction and elementwise ops over the block (the accumulator's fill,
+// the epilogue). Both passes make such an iteration the work of the
+// threads of one GPU block (or of one warp), each thread owning some of the
+// block's output elements, its "positions"; this file has the parts that
+// do not depend on how positions are assigned or products computed:
+// matching, the elementwise ops run at a thread's positions, the loop over
+// K (and a convolution's window), the accumulators' first and last values,
+// and the copies that stage operand slices in workgroup memory.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_CODEGEN_OUTPUTBLOCK_H
+#define KILN_PASSES_CODEGEN_OUTPUTBLOCK_H
+
+#include "kiln/Passes/Passes.h"
+
+namespace kiln {
+
+class OutputBlock {
+public:
+  /// (row, column) of one output element within the block.
+  using Position = std::pair<mlir::Value, mlir::Value>;
+  /// A convolution's window loops and their values at one step.
+  using WindowValues = llvm::SmallVector<std::pair<int64_t, mlir::Value>>;
+
+  /// The kernel's one forall iteration as an output block: exactly one
+  /// contraction that matchMatrixContraction accepts (`allowFloat32`: float32
+  /// operands too) and otherwise elementwise ops over the block, side-effect
+  /// free ops and allocations; every loop of the contraction other than M,
+  /// N, K and the window of extent 1. None otherwise.
+  static std::optional<OutputBlock> match(mlir::func::FuncOp func,
+                                          bool allowFloat32);
+
+  mlir::scf::ForallOp forall;
+  mlir::linalg::GenericOp contraction;
+  MatrixContractionLoops loops;
+  int64_t tileM = 0, tileN = 0; ///< the block's rows (M) and columns (N)
+
+  /// Replaces every linalg op of the iteration, in order: the contraction
+  /// by what `emitContraction` builds (at its place), each other op by its
+  /// body run at `positions` only. Erases the ops.
+  void rewrite(mlir::OpBuilder &b, llvm::ArrayRef<Position> positions,
+               llvm::function_ref<void(mlir::OpBuilder &)> emitContraction);
+
+  /// The accumulators' first values at `positions`: the output's current
+  /// values (the fill), or zero when the products are scaled (the sum is
+  /// scaled once, then added to the output by storeResults).
+  llvm::SmallVector<mlir::Value>
+  initialAccumulators(mlir::OpBuilder &b, mlir::Location loc,
+                      llvm::ArrayRef<Position> positions);
+  /// Writes the accumulators' last values to the output at `positions`.
+  void storeResults(mlir::OpBuilder &b, mlir::Location loc,
+                    llvm::ArrayRef<Position> positions, mlir::ValueRange sums);
+
+  /// One step of the reduction: at K offset `k0` and window position
+  /// `window`, from the accumulators `accs` to their next values.
+  using StepBuilder = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+      mlir::OpBuilder &b, mlir::Value k0, const WindowValues &window,
+      mlir::ValueRange accs)>;
+  /// One scf.for over the window positions (a convolution's kernel; none
+  /// for a matmul) times the steps of `stepK` along K, carrying `accs`.
+  /// Returns the loop's results.
+  mlir::ValueRange emitReductionLoop(mlir::OpBuilder &b, mlir::Location loc,
+                                     int64_t stepK, mlir::ValueRange accs,
+                                     StepBuilder step);
+
+  /// The element of operand `input` (0: A, 1: B) at `tileIndex` (a row of
+  /// the block for A, a column for B) and `k`, from global memory.
+  mlir::Value loadOperand(mlir::OpBuilder &b, mlir::Location loc,
+                          unsigned input, mlir::Value tileIndex, mlir::Value k,
+                          const WindowValues &window);
+
+  /// A workgroup-memory buffer for one stage (`stageK` along K) of operand
+  /// `input`: [tile index][k], or [k][tile index] when `kMajor`; each row
+  /// padded by 16 bytes, so that rows that would map to the same banks
+  /// start in different ones.
+  mlir::Value allocateStage(mlir::OpBuilder &b, mlir::Location loc,
+                            unsigned input, int64_t stageK, bool kMajor);
+  /// Copies the block's slice of operand `input` at `k0` (and `window`)
+  /// into `shared` (allocateStage's layout). The `threads` threads of the
+  /// block (`thread`: this one) take equal shares, the last guarded when
+  /// they do not divide the slice; consecutive threads take consecutive
+  /// elements along whichever dim is contiguous in global memory (coalesced
+  /// loads). Every load is issued before the stores, so that their
+  /// latencies overlap.
+  void emitStageCopy(mlir::OpBuilder &b, mlir::Location loc, unsigned input,
+                     const WindowValues &window, mlir::Value k0, int64_t stageK,
+                     mlir::Value thread, int64_t threads, mlir::Value shared,
+                     bool kMajor);
+
+  /// True when the output is contiguous along M (its last dim is M's: a
+  /// convolution's output width), false when along N (a matmul's columns).
+  bool outputContiguousAlongM() const;
+
+private:
+  /// Positions of M and N among the output tile's dims.
+  int64_t outM = -1, outN = -1;
+  llvm::SmallVector<mlir::linalg::LinalgOp> ops;
+  /// What this thread last stored at (buffer, element of its positions).
+  llvm::DenseMap<std::pair<mlir::Value, int64_t>, mlir::Value> stored;
+
+  static bool isTileElementwise(mlir::linalg::LinalgOp op);
+  std::optional<std::pair<int64_t, int64_t>>
+  tileLoopsOf(mlir::linalg::LinalgOp op, int64_t outRank) const;
+  bool indexesTileElement(mlir::linalg::LinalgOp op, mlir::AffineMap map,
+                          int64_t row, int64_t col) const;
+  mlir::Value loadElement(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value buffer, llvm::ArrayRef<mlir::Value> indices,
+                          int64_t e, bool tileElement);
+  void storeElement(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
+                    mlir::Value buffer, llvm::ArrayRef<mlir::Value> indices,
+                    int64_t e, bool tileElement);
+  void emitAtPositions(mlir::OpBuilder &b, mlir::linalg::LinalgOp op,
+                       llvm::ArrayRef<Position> positions);
+  llvm::SmallVector<mlir::Value> outputIndices(mlir::OpBuilder &b,
+                                               mlir::Location loc,
+                                               Position position);
+};
+
+/// Indices of an operand whose map is `map`, with each loop of `at` at its
+/// value and every other loop at 0.
+llvm::SmallVector<mlir::Value>
+indicesAt(mlir::OpBuilder &b, mlir::Location loc, mlir::AffineMap map,
+          llvm::ArrayRef<std::pair<int64_t, mlir::Value>> at);
+
+} // namespace kiln
+
+#endif
