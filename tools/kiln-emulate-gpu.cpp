@@ -509,6 +509,9 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   std::string cores;
   if (auto attr = declaration->getAttrOfType<StringAttr>("kiln.matrix_cores"))
     cores = attr.str();
+  if (auto tile = declaration->getAttrOfType<DenseI64ArrayAttr>("kiln.thread_tile"))
+    cores = "thread tiles " + std::to_string(tile[0]) + "x" +
+            std::to_string(tile[1]);
   declaration.erase();
   if (blocks * threads > maxThreads)
     return skip(name, Twine(blocks * threads) + " GPU threads (--max-threads)");

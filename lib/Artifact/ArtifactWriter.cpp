@@ -251,6 +251,8 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
     report.matrixTile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
   if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.warp_tile"))
     report.warpTile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
+  if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.thread_tile"))
+    report.threadTile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
   for (uint32_t b : bindings)
     report.bytes += buffers[b].size;
   reports.push_back(report);

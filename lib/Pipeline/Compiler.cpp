@@ -244,6 +244,7 @@ void kiln::writeReportJson(const CompileResult &result, StringRef model,
           };
           sizes("matrix_tile", k.matrixTile);
           sizes("warp_tile", k.warpTile);
+          sizes("thread_tile", k.threadTile);
           json.attributeArray("arena_slots", [&] {
             for (auto [offset, size] : k.resultSlots)
               json.object([&] {

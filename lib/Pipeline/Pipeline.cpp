@@ -107,6 +107,7 @@ std::string kiln::gpuThreadMappingPasses(llvm::StringRef matrixArch,
   return "func.func(kiln-contract-with-matrix-cores{arch=" + matrixArch.str() +
          (tf32 ? " tf32=true" : "") +
          "}),"
+         "func.func(kiln-contract-with-thread-tiles),"
          "func.func(kiln-distribute-rows-to-lanes{lanes=" +
          std::to_string(lanes) +
          "}),"
@@ -204,7 +205,8 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            "func.func(kiln-tile-and-distribute{max-workgroups=" +
            std::to_string(options.maxWorkgroups) +
            (cuda || rocm ? "" : " " + cpuRegisterTile(options)) +
-           (cuda || rocm ? " gpu=true matrix-tile=16 matrix-block-rows=" +
+           (cuda || rocm ? " gpu=true thread-blocks=true matrix-tile=16"
+                           " matrix-block-rows=" +
                                std::to_string(options.matrixBlockRows) +
                                " matrix-block-cols=" +
                                std::to_string(options.matrixBlockCols)

@@ -166,7 +166,9 @@ struct MapKernelsToGpuPass
 
   /// Buffers allocated in workgroup memory (a block's shared operand
   /// stages) become the kernel's workgroup attributions: static shared
-  /// memory, one copy per block.
+  /// memory, one copy per block, aligned as the allocation asks (vector
+  /// loads from a stage need 16 bytes; the lowering otherwise aligns a
+  /// buffer only to its element).
   static void allocationsAsAttributions(IRRewriter &rewriter,
                                         gpu::GPUFuncOp func) {
     SmallVector<memref::AllocOp> allocs;
@@ -177,6 +179,10 @@ struct MapKernelsToGpuPass
     for (memref::AllocOp alloc : allocs) {
       BlockArgument buffer =
           func.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
+      if (std::optional<uint64_t> alignment = alloc.getAlignment())
+        func.setWorkgroupAttributionAttr(
+            func.getNumWorkgroupAttributions() - 1, "llvm.align",
+            rewriter.getI64IntegerAttr(*alignment));
       for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
         if (isa<memref::DeallocOp>(user))
           rewriter.eraseOp(user);

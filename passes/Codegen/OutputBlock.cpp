@@ -142,15 +142,32 @@ Value OutputBlock::loadElement(OpBuilder &b, Location loc, Value buffer,
   if (tileElement)
     if (Value known = stored.lookup({buffer, e}))
       return known;
+  forgetUnreadStores(buffer);
   return memref::LoadOp::create(b, loc, buffer, indices);
+}
+
+void OutputBlock::forgetUnreadStores(Value buffer) {
+  for (auto it = unreadStores.begin(); it != unreadStores.end();) {
+    auto current = it++;
+    if (current->first.first == buffer)
+      unreadStores.erase(current);
+  }
 }
 
 void OutputBlock::storeElement(OpBuilder &b, Location loc, Value value,
                                Value buffer, ArrayRef<Value> indices, int64_t e,
                                bool tileElement) {
-  memref::StoreOp::create(b, loc, value, buffer, indices);
-  if (tileElement)
-    stored[{buffer, e}] = value;
+  auto store = memref::StoreOp::create(b, loc, value, buffer, indices);
+  if (!tileElement) {
+    forgetUnreadStores(buffer);
+    return;
+  }
+  stored[{buffer, e}] = value;
+  // Global memory stores are not removed by LLVM across the barriers of a
+  // staged contraction: an overwritten store is erased here.
+  if (Operation *overwritten = unreadStores.lookup({buffer, e}))
+    overwritten->erase();
+  unreadStores[{buffer, e}] = store;
 }
 
 /// Runs the elementwise `op` at each of `positions` only.
@@ -201,6 +218,7 @@ void OutputBlock::emitAtPositions(OpBuilder &b, linalg::LinalgOp op,
 void OutputBlock::rewrite(OpBuilder &b, ArrayRef<Position> positions,
                           function_ref<void(OpBuilder &)> emitContraction) {
   stored.clear();
+  unreadStores.clear();
   for (linalg::LinalgOp op : ops) {
     b.setInsertionPoint(op);
     if (op.getOperation() == contraction.getOperation())
@@ -298,6 +316,7 @@ Value OutputBlock::loadOperand(OpBuilder &b, Location loc, unsigned input,
                                Value tileIndex, Value k,
                                const WindowValues &window) {
   OpOperand *operand = contraction.getDpsInputOperand(input);
+  forgetUnreadStores(operand->get());
   AffineMap map = contraction.getMatchingIndexingMap(operand);
   SmallVector<std::pair<int64_t, Value>> at = {
       {input == 0 ? loops.m : loops.n, tileIndex}, {loops.k, k}};
@@ -315,8 +334,11 @@ Value OutputBlock::allocateStage(OpBuilder &b, Location loc, unsigned input,
                                           gpu::AddressSpace::Workgroup);
   SmallVector<int64_t> shape = kMajor ? SmallVector<int64_t>{stageK, extent + pad}
                                       : SmallVector<int64_t>{extent, stageK + pad};
+  // 16-byte aligned: kiln-contract-with-thread-tiles reads runs of a row
+  // as one vector.
   return memref::AllocOp::create(
-      b, loc, MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space));
+      b, loc, MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space),
+      b.getI64IntegerAttr(16));
 }
 
 void OutputBlock::emitStageCopy(OpBuilder &b, Location loc, unsigned input,

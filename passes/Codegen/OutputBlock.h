@@ -103,6 +103,12 @@ private:
   llvm::SmallVector<mlir::linalg::LinalgOp> ops;
   /// What this thread last stored at (buffer, element of its positions).
   llvm::DenseMap<std::pair<mlir::Value, int64_t>, mlir::Value> stored;
+  /// This thread's last store at (buffer, element) when nothing has read
+  /// the buffer since: a later store there makes it dead (the fill's zero
+  /// under the contraction's result).
+  llvm::DenseMap<std::pair<mlir::Value, int64_t>, mlir::Operation *>
+      unreadStores;
+  void forgetUnreadStores(mlir::Value buffer);
 
   static bool isTileElementwise(mlir::linalg::LinalgOp op);
   std::optional<std::pair<int64_t, int64_t>>

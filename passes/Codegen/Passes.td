@@ -33,6 +33,10 @@ def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
     Option<"matrixBlockCols", "matrix-block-cols", "int64_t", "0",
            "GPU: output columns of one block of a matrix-tile kernel (a "
            "multiple of matrix-tile dividing N); 0: chosen per kernel">,
+    Option<"threadBlocks", "thread-blocks", "bool", "false",
+           "GPU: contractions (matmuls, convolutions) that matrix-tile does "
+           "not take get output blocks of up to 64x64 per forall iteration, "
+           "which kiln-contract-with-thread-tiles gives to a block of threads">,
     Option<"matrixFloat32", "matrix-f32", "bool", "false",
            "With matrix-tile: float32 matmuls too (TF32 tensor cores, "
            "--allow-tf32)">,
@@ -263,6 +267,34 @@ def ContractWithMatrixCores
                            "mlir::nvgpu::NVGPUDialect", "mlir::NVVM::NVVMDialect",
                            "mlir::LLVM::LLVMDialect", "mlir::amdgpu::AMDGPUDialect",
                            "mlir::scf::SCFDialect", "mlir::affine::AffineDialect"];
+}
+
+def ContractWithThreadTiles
+    : Pass<"kiln-contract-with-thread-tiles", "mlir::func::FuncOp"> {
+  let summary = "Computes output blocks of matmuls and convolutions with a block of threads staging operands in shared memory";
+  let description = [{
+    For a bufferized GPU kernel whose forall iteration is one output block
+    of a contraction `acc + a * b` (a matmul, or a convolution as implicit
+    GEMM whose window loops run around the K steps; float32 operands, or
+    16-bit ones widened by `extf`, that kiln-contract-with-matrix-cores left
+    alone; see kiln-tile-and-distribute's thread-blocks): the block becomes
+    the work of one GPU block of threads, each computing a register tile of
+    up to 4x4 outputs (4, 2 or 1 per side, whichever divides the block).
+    Per stage of up to 16 along K (the largest of 16, 8, 4, 2, 1 dividing
+    it), all threads copy the block's slices of both operands into
+    workgroup memory, k-major and padded by 16 bytes (coalesced along the
+    dim contiguous in global memory), between two `gpu.barrier`s; each
+    thread then runs the stage's outer products, its rows and columns of
+    each k one vector load each. Threads are numbered along the output's
+    contiguous dim. Blocks of fewer than 32 threads (a per-thread register
+    tile) or more than 1024 are left alone. Sets `kiln.cooperative`,
+    `kiln.lanes` (threads per block) and `kiln.thread_tile`; the block's
+    other ops (the fill, the elementwise epilogue) run in each thread only
+    at its outputs.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::vector::VectorDialect",
+                           "mlir::scf::SCFDialect", "mlir::affine::AffineDialect",
+                           "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"];
 }
 
 def HoistStaticAllocas : Pass<"kiln-hoist-static-allocas", "mlir::gpu::GPUFuncOp"> {

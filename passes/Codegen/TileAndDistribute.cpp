@@ -365,7 +365,7 @@ struct TileAndDistributePass
             producerReduces = true;
     });
     if (std::optional<SmallVector<int64_t>> tile =
-            matrixTileSizes(root, domain.size()))
+            blockTileSizes(root, domain.size()))
       return tileMatrix(root, domain, *tile);
     int64_t innermost = -1;
     for (auto [i, type] : llvm::enumerate(iterators))
@@ -395,17 +395,18 @@ struct TileAndDistributePass
     return threads;
   }
 
-  /// Tile sizes of the root's loops when the kernel is a contraction that
-  /// matrix instructions can compute (matchMatrixContraction: a matmul, or
-  /// a convolution as implicit GEMM with M its output width and N its
-  /// filters), the root or its only reducing producer under an elementwise
-  /// epilogue, whose M, N and K `matrixTile` divides: one matrixTile x
-  /// matrixTile output tile per forall iteration, unit tiles over the other
-  /// parallel loops. None otherwise.
-  std::optional<SmallVector<int64_t>> matrixTileSizes(TilingInterface root,
-                                                      size_t numLoops) {
+  /// Tile sizes of the root's loops when the kernel is a contraction
+  /// (matchMatrixContraction: a matmul, or a convolution as implicit GEMM
+  /// with M its output width and N its filters), the root or its only
+  /// reducing producer under an elementwise epilogue: one output block per
+  /// forall iteration (matrixBlock when matrix instructions take it,
+  /// threadBlock otherwise), unit tiles over the other parallel loops.
+  /// None when neither applies.
+  std::optional<SmallVector<int64_t>> blockTileSizes(TilingInterface root,
+                                                     size_t numLoops) {
     auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
-    if (matrixTile <= 0 || !rootOp || rootOp.getNumDpsInits() != 1)
+    if ((matrixTile <= 0 && !threadBlocks) || !rootOp ||
+        rootOp.getNumDpsInits() != 1)
       return std::nullopt;
     SmallVector<linalg::LinalgOp> reducing;
     root->getParentOfType<func::FuncOp>().walk([&](linalg::LinalgOp op) {
@@ -416,10 +417,8 @@ struct TileAndDistributePass
       return std::nullopt;
     linalg::LinalgOp contraction = reducing.front();
     std::optional<MatrixContractionLoops> loops =
-        matchMatrixContraction(contraction, matrixFloat32);
-    if (!loops || loops->ranges[loops->m] % matrixTile != 0 ||
-        loops->ranges[loops->n] % matrixTile != 0 ||
-        loops->ranges[loops->k] % matrixTile != 0)
+        matchMatrixContraction(contraction, /*allowFloat32=*/true);
+    if (!loops)
       return std::nullopt;
     auto contractionType =
         dyn_cast<ShapedType>(contraction.getDpsInits()[0].getType());
@@ -441,14 +440,86 @@ struct TileAndDistributePass
       }
     int64_t m = loops->ranges[loops->m], n = loops->ranges[loops->n];
     otherIterations /= m * n;
-    auto [blockRows, blockCols] = matrixBlock(m, n, otherIterations);
+    std::optional<std::pair<int64_t, int64_t>> block;
+    if (takesMatrixInstructions(*loops))
+      block = matrixBlock(m, n, otherIterations);
+    else if (threadBlocks)
+      block = threadBlock(m, n, otherIterations);
+    if (!block)
+      return std::nullopt;
     // The root's loops that write the output dims where the contraction
     // has M and N.
     sizes[cast<AffineDimExpr>(rootOut.getResult(loops->outM)).getPosition()] =
-        blockRows;
+        block->first;
     sizes[cast<AffineDimExpr>(rootOut.getResult(loops->outN)).getPosition()] =
-        blockCols;
+        block->second;
     return sizes;
+  }
+
+  /// 16-bit operands (float32 ones too with matrixFloat32) whose M, N and
+  /// K `matrixTile` divides.
+  bool takesMatrixInstructions(const MatrixContractionLoops &loops) const {
+    if (matrixTile <= 0 || (loops.operandType.isF32() && !matrixFloat32))
+      return false;
+    return loops.ranges[loops.m] % matrixTile == 0 &&
+           loops.ranges[loops.n] % matrixTile == 0 &&
+           loops.ranges[loops.k] % matrixTile == 0;
+  }
+
+  /// The output block (rows x columns) of one forall iteration that
+  /// kiln-contract-with-thread-tiles gives to a block of threads, each
+  /// computing threadTileExtent(rows) x threadTileExtent(columns) outputs.
+  /// Per side the largest of 64, 32 and 16 that divides it, else the whole
+  /// side when at most 64 (a 56-pixel row), else its largest divisor from
+  /// 8 to 64; halved, the larger side first, while the kernel would have
+  /// fewer than kMinMatrixBlocks blocks and the block keeps a warp's worth
+  /// of threads. None when no such block has 32 threads (a matrix-vector
+  /// product: per-thread tiles then).
+  std::optional<std::pair<int64_t, int64_t>>
+  threadBlock(int64_t m, int64_t n, int64_t otherIterations) const {
+    constexpr int64_t kWarp = 32;
+    auto largest = [](int64_t extent) -> int64_t {
+      for (int64_t size : {64, 32, 16})
+        if (extent % size == 0)
+          return size;
+      if (extent <= 64)
+        return extent;
+      for (int64_t size = 64; size >= 8; --size)
+        if (extent % size == 0)
+          return size;
+      return 0;
+    };
+    auto threads = [](int64_t rows, int64_t cols) {
+      return rows / threadTileExtent(rows) * (cols / threadTileExtent(cols));
+    };
+    // --matrix-block, when it divides M and N into blocks of 32 to 1024
+    // threads.
+    if (matrixBlockRows > 0 && matrixBlockCols > 0 && m % matrixBlockRows == 0 &&
+        n % matrixBlockCols == 0 &&
+        threads(matrixBlockRows, matrixBlockCols) >= kWarp &&
+        threads(matrixBlockRows, matrixBlockCols) <= 1024)
+      return std::pair<int64_t, int64_t>(matrixBlockRows, matrixBlockCols);
+    int64_t rows = largest(m), cols = largest(n);
+    if (rows == 0 || cols == 0 || threads(rows, cols) < kWarp)
+      return std::nullopt;
+    auto blocks = [&] { return otherIterations * (m / rows) * (n / cols); };
+    auto halvable = [&](int64_t side, int64_t other, bool isRows) {
+      if (side % 2 != 0 || side / 2 < 8)
+        return false;
+      return isRows ? threads(side / 2, other) >= kWarp
+                    : threads(other, side / 2) >= kWarp;
+    };
+    while (blocks() < kMinMatrixBlocks) {
+      if (rows >= cols && halvable(rows, cols, true))
+        rows /= 2;
+      else if (halvable(cols, rows, false))
+        cols /= 2;
+      else if (halvable(rows, cols, true))
+        rows /= 2;
+      else
+        break;
+    }
+    return std::pair(rows, cols);
   }
 
   /// Fewest GPU blocks a matrix kernel keeps when its output blocks grow:

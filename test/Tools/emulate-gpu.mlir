@@ -22,10 +22,16 @@
 // NV: conv3x3_f16_staged: 4 blocks x 64 threads, mma.sync m16n8k16, 2 workgroup buffers: max error {{.*}}: OK
 // AMD: conv3x3_f16_staged: 4 blocks x 128 threads, mfma 16x16x16, 2 workgroup buffers: max error {{.*}}: OK
 // float32: TF32 tensor cores with --tf32 (m16n8k8, staged); otherwise, and
-// on AMD, one thread per forall iteration.
-// NV: matmul_f32_staged: 1 blocks x 32 threads, 0 workgroup buffers: max error {{.*}}: OK
-// AMD: matmul_f32_staged: 1 blocks x 32 threads, 0 workgroup buffers: max error {{.*}}: OK
+// on AMD, kiln-contract-with-thread-tiles: 256 threads of 4x4 outputs each,
+// staging k-major slices through workgroup memory.
+// NV: matmul_f32_staged: 4 blocks x 256 threads, thread tiles 4x4, 2 workgroup buffers: max error {{.*}}: OK
+// AMD: matmul_f32_staged: 4 blocks x 256 threads, thread tiles 4x4, 2 workgroup buffers: max error {{.*}}: OK
 // TF32: matmul_f32_staged: 4 blocks x 128 threads, mma.sync m16n8k8 tf32, 2 workgroup buffers: max error {{.*}}: OK
+// Thread tiles at odd sizes (below):
+// NV: conv3x3_f32_stride2_rows: 4 blocks x 42 threads, thread tiles 2x4, 2 workgroup buffers: max error {{.*}}: OK
+// NV: gemm_f32_alpha_transb: 4 blocks x 64 threads, thread tiles 4x4, 2 workgroup buffers: max error {{.*}}: OK
+// AMD: conv3x3_f32_stride2_rows: 4 blocks x 42 threads, thread tiles 2x4, 2 workgroup buffers: max error {{.*}}: OK
+// AMD: gemm_f32_alpha_transb: 4 blocks x 64 threads, thread tiles 4x4, 2 workgroup buffers: max error {{.*}}: OK
 
 #a = affine_map<(d0, d1, d2) -> (d0, d1)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -143,6 +149,62 @@ func.func @matmul_f32_staged(%x: memref<128x64xf32>, %w: memref<64x128xf32>, %y:
     ^bb0(%in: f32, %in_0: f32, %out: f32):
       %2 = arith.mulf %in, %in_0 : f32
       %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+  }
+  return
+}
+
+// kiln-contract-with-thread-tiles at odd sizes: a 3x3 convolution at
+// stride 2 whose block is a whole 14-pixel output row by 24 filters (2x4
+// outputs per thread, 42 threads: a warp and a part), 6 channels in stages
+// of 2 (the last share of each stage copy guarded), bias and ReLU.
+#sx = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#srow = affine_map<(d) -> (d * 2)>
+func.func @conv3x3_f32_stride2_rows(%x: memref<1x6x9x29xf32>, %w: memref<24x6x3x3xf32>, %b: memref<24xf32>, %y: memref<1x24x4x14xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%oh) in (4) {
+    %row = affine.apply #srow(%oh)
+    %xs = memref.subview %x[0, 0, %row, 0] [1, 6, 3, 29] [1, 1, 1, 1] : memref<1x6x9x29xf32> to memref<1x6x3x29xf32, strided<[1566, 261, 29, 1], offset: ?>>
+    %ys = memref.subview %y[0, 0, %oh, 0] [1, 24, 1, 14] [1, 1, 1, 1] : memref<1x24x4x14xf32> to memref<1x24x1x14xf32, strided<[1344, 56, 14, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#cb, #cid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : memref<24xf32>) outs(%ys : memref<1x24x1x14xf32, strided<[1344, 56, 14, 1], offset: ?>>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    }
+    linalg.generic {indexing_maps = [#sx, #cw, #co], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%xs, %w : memref<1x6x3x29xf32, strided<[1566, 261, 29, 1], offset: ?>>, memref<24x6x3x3xf32>) outs(%ys : memref<1x24x1x14xf32, strided<[1344, 56, 14, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.mulf %in, %in_0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+    linalg.generic {indexing_maps = [#cid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%ys : memref<1x24x1x14xf32, strided<[1344, 56, 14, 1], offset: ?>>) {
+    ^bb0(%out: f32):
+      %0 = arith.maximumf %out, %zero : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}
+
+// Gemm with alpha (the products scaled: the sum starts from zero and is
+// scaled once, then added to the bias already in the output) and a
+// transposed B, 32x32 blocks of 64 threads, K = 20 in stages of 4.
+func.func @gemm_f32_alpha_transb(%x: memref<64x20xf32>, %w: memref<64x20xf32>, %c: memref<64xf32>, %y: memref<64x64xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %alpha = arith.constant 0.5 : f32
+  scf.forall (%i, %j) = (0, 0) to (64, 64) step (32, 32) {
+    %xs = memref.subview %x[%i, 0] [32, 20] [1, 1] : memref<64x20xf32> to memref<32x20xf32, strided<[20, 1], offset: ?>>
+    %ws = memref.subview %w[%j, 0] [32, 20] [1, 1] : memref<64x20xf32> to memref<32x20xf32, strided<[20, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [32, 32] [1, 1] : memref<64x64xf32> to memref<32x32xf32, strided<[64, 1], offset: ?>>
+    %cs = memref.subview %c[%j] [32] [1] : memref<64xf32> to memref<32xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel"]} ins(%cs : memref<32xf32, strided<[1], offset: ?>>) outs(%ys : memref<32x32xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    }
+    linalg.generic {indexing_maps = [#a, #wt, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<32x20xf32, strided<[20, 1], offset: ?>>, memref<32x20xf32, strided<[20, 1], offset: ?>>) outs(%ys : memref<32x32xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.mulf %in, %in_0 : f32
+      %s = arith.mulf %2, %alpha : f32
+      %3 = arith.addf %out, %s : f32
       linalg.yield %3 : f32
     }
   }

@@ -26,9 +26,10 @@ struct KernelReport {
   /// GPU matrix kernels: the instruction ("mma.sync m16n8k16", ...), the
   /// output block of one GPU block (tile size per loop of the root) and
   /// the part of it one warp computes (rows, columns; empty when one warp
-  /// computes the whole block).
+  /// computes the whole block); for thread-tile blocks, the outputs of one
+  /// thread (rows, columns).
   std::string matrixCores;
-  std::vector<int64_t> matrixTile, warpTile;
+  std::vector<int64_t> matrixTile, warpTile, threadTile;
   /// Arena placement of the kernel's results (offset, size).
   std::vector<std::pair<uint64_t, uint64_t>> resultSlots;
 };

@@ -82,6 +82,13 @@ struct MatrixContractionLoops {
 std::optional<MatrixContractionLoops>
 matchMatrixContraction(mlir::linalg::LinalgOp op, bool allowFloat32 = false);
 
+/// Outputs per thread along one side of a block in
+/// kiln-contract-with-thread-tiles: 4, 2 or 1, whichever divides it first.
+int64_t threadTileExtent(int64_t blockExtent);
+/// The K of one shared-memory stage of kiln-contract-with-thread-tiles: the
+/// largest of 16, 8, 4, 2, 1 that divides `k`.
+int64_t stageDepth(int64_t k);
+
 inline void registerKilnPasses() {
   registerFusionPasses();
   registerLoweringPasses();

@@ -84,11 +84,12 @@ module @kernels {
 // forall iteration is one whole block of kiln.lanes threads, here 3
 // iterations of 128 threads as 3 blocks, even though two would fit the
 // default 256-thread block. Its workgroup-memory buffer becomes a workgroup
-// attribution of the gpu.func: one copy per block, shared by its threads.
+// attribution of the gpu.func: one copy per block, shared by its threads,
+// aligned as the allocation asks.
 // CHECK-LABEL: module @kernels
 // CHECK: func.func private @cooperative
 // CHECK-SAME: kiln.threads = 128 : i64, kiln.workgroups = 3 : i64
-// CHECK: gpu.func @cooperative(%{{.+}}: memref<3x128xf32> {{.*}}) workgroup(%[[STAGE:.+]] : memref<128xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK: gpu.func @cooperative(%{{.+}}: memref<3x128xf32> {{.*}}) workgroup(%[[STAGE:.+]] : memref<128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: scf.if
 // CHECK:   memref.store %{{.+}}, %[[STAGE]]
@@ -99,7 +100,7 @@ module @kernels {
 module @kernels {
   func.func @cooperative(%out: memref<3x128xf32>, %id: index, %count: index) attributes {kiln.kernel, kiln.lanes = 128 : i64, kiln.cooperative} {
     scf.forall (%i) in (3) {
-      %stage = memref.alloc() : memref<128xf32, #gpu.address_space<workgroup>>
+      %stage = memref.alloc() {alignment = 16 : i64} : memref<128xf32, #gpu.address_space<workgroup>>
       %t = gpu.thread_id x
       %one = arith.constant 1.0 : f32
       memref.store %one, %stage[%t] : memref<128xf32, #gpu.address_space<workgroup>>

@@ -1,0 +1,189 @@
+//===- ContractWithThreadTiles.cpp - output blocks on a block of threads ===//
+//
+// The SIMT sibling of kiln-contract-with-matrix-cores, for the contractions
+// matrix instructions do not take: float32 ones (the default precision,
+// without --allow-tf32; all of them on AMD) and 16-bit ones whose block is
+// not made of 16x16 tiles. kiln-tile-and-distribute{thread-blocks} gives
+// such a contraction one output block (rows x columns, up to 64 x 64) per
+// forall iteration; this pass makes the block the work of one GPU block of
+// threads, each computing a register tile of up to 4 x 4 outputs with FMAs.
+//
+// Per stage of up to 16 along K, all threads copy the block's slices of
+// both operands into workgroup memory (coalesced global loads), meet at a
+// barrier, and each thread runs the stage's outer products from there:
+// every operand element is read from global memory once per block instead
+// of once per thread that uses it. The stages are k-major ([k][row],
+// [k][column]): a thread's rows (or columns) at one k are contiguous, one
+// vector load, and threads next to each other read neighbouring vectors
+// or the same one (no bank conflicts).
+//
+// Threads are numbered along whichever of M and N the output is
+// contiguous in, so that neighbouring threads store neighbouring outputs.
+//
+//===----------------------------------------------------------------------===//
+#include "OutputBlock.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_CONTRACTWITHTHREADTILES
+#include "kiln/Passes/CodegenPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+int64_t kiln::threadTileExtent(int64_t blockExtent) {
+  for (int64_t size : {4, 2})
+    if (blockExtent % size == 0)
+      return size;
+  return 1;
+}
+
+int64_t kiln::stageDepth(int64_t k) {
+  for (int64_t size : {16, 8, 4, 2})
+    if (k % size == 0)
+      return size;
+  return 1;
+}
+
+namespace {
+
+struct ContractWithThreadTilesPass
+    : public kiln::impl::ContractWithThreadTilesBase<
+          ContractWithThreadTilesPass> {
+  using Base::Base;
+
+  /// The block's rows and columns per thread, threads along M and N, and
+  /// the K of one stage.
+  int64_t rowsPerThread = 0, colsPerThread = 0, threadsM = 0, threadsN = 0,
+          stageK = 0;
+  int64_t threads() const { return threadsM * threadsN; }
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!func->hasAttr("kiln.kernel"))
+      return;
+    std::optional<OutputBlock> block =
+        OutputBlock::match(func, /*allowFloat32=*/true);
+    if (!block)
+      return;
+    rowsPerThread = threadTileExtent(block->tileM);
+    colsPerThread = threadTileExtent(block->tileN);
+    threadsM = block->tileM / rowsPerThread;
+    threadsN = block->tileN / colsPerThread;
+    stageK = stageDepth(block->loops.ranges[block->loops.k]);
+    // Fewer threads than a warp: a per-thread register tile
+    // (kiln-tile-and-distribute without thread-blocks), left alone.
+    if (threads() < kMinThreads || threads() > kMaxThreads)
+      return;
+
+    IRRewriter rewriter(&getContext());
+    Location loc = block->forall.getLoc();
+    rewriter.setInsertionPointToStart(block->forall.getBody());
+    Value thread = gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x);
+    auto [threadRow, threadCol] =
+        threadPlace(rewriter, loc, thread, block->outputContiguousAlongM());
+    SmallVector<OutputBlock::Position> positions;
+    for (int64_t i = 0; i < rowsPerThread; ++i)
+      for (int64_t j = 0; j < colsPerThread; ++j)
+        positions.push_back({offset(rewriter, loc, threadRow, i),
+                             offset(rewriter, loc, threadCol, j)});
+    block->rewrite(rewriter, positions, [&](OpBuilder &b) {
+      emitContraction(b, *block, thread, threadRow, threadCol, positions);
+    });
+    func->setAttr("kiln.lanes", rewriter.getI64IntegerAttr(threads()));
+    func->setAttr("kiln.cooperative", rewriter.getUnitAttr());
+    func->setAttr("kiln.thread_tile",
+                  rewriter.getDenseI64ArrayAttr({rowsPerThread, colsPerThread}));
+  }
+
+  /// Fewest and most threads of a block this pass builds.
+  static constexpr int64_t kMinThreads = 32, kMaxThreads = 1024;
+
+  static Value offset(OpBuilder &b, Location loc, Value base, int64_t by) {
+    if (by == 0)
+      return base;
+    return arith::AddIOp::create(b, loc, base,
+                                 arith::ConstantIndexOp::create(b, loc, by));
+  }
+
+  /// The first row and column of this thread's register tile: threads
+  /// numbered along M first when `alongM`, else along N.
+  std::pair<Value, Value> threadPlace(OpBuilder &b, Location loc, Value thread,
+                                      bool alongM) const {
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    int64_t fastest = alongM ? threadsM : threadsN;
+    Value inner = arith::RemUIOp::create(b, loc, thread, c(fastest));
+    Value outer = arith::DivUIOp::create(b, loc, thread, c(fastest));
+    Value m = alongM ? inner : outer, n = alongM ? outer : inner;
+    return {arith::MulIOp::create(b, loc, m, c(rowsPerThread)),
+            arith::MulIOp::create(b, loc, n, c(colsPerThread))};
+  }
+
+  /// `count` consecutive elements of stage `shared` at [k][first...], as
+  /// float32 values: one aligned vector load (the stage's rows and `first`
+  /// are multiples of `count` elements).
+  static SmallVector<Value> loadRun(OpBuilder &b, Location loc, Value shared,
+                                    Value k, Value first, int64_t count) {
+    auto type = cast<MemRefType>(shared.getType());
+    Type element = type.getElementType();
+    auto vectorType = VectorType::get({count}, element);
+    Value run = vector::LoadOp::create(
+        b, loc, vectorType, shared, ValueRange{k, first},
+        /*nontemporal=*/false,
+        llvm::MaybeAlign(count * element.getIntOrFloatBitWidth() / 8));
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < count; ++i) {
+      Value value = vector::ExtractOp::create(b, loc, run, ArrayRef<int64_t>{i});
+      if (!element.isF32())
+        value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+      values.push_back(value);
+    }
+    return values;
+  }
+
+  void emitContraction(OpBuilder &b, OutputBlock &block, Value thread,
+                       Value threadRow, Value threadCol,
+                       ArrayRef<OutputBlock::Position> positions) {
+    Location loc = block.contraction.getLoc();
+    SmallVector<Value> initial = block.initialAccumulators(b, loc, positions);
+    Value sharedA = block.allocateStage(b, loc, 0, stageK, /*kMajor=*/true);
+    Value sharedB = block.allocateStage(b, loc, 1, stageK, /*kMajor=*/true);
+    auto contract = arith::FastMathFlagsAttr::get(
+        b.getContext(), arith::FastMathFlags::contract);
+    ValueRange sums = block.emitReductionLoop(
+        b, loc, stageK, initial,
+        [&](OpBuilder &b, Value k0, const OutputBlock::WindowValues &window,
+            ValueRange accs) {
+          // No thread still reads the previous stage when it is
+          // overwritten; the whole stage is written before any reads.
+          gpu::BarrierOp::create(b, loc);
+          block.emitStageCopy(b, loc, 0, window, k0, stageK, thread, threads(),
+                              sharedA, /*kMajor=*/true);
+          block.emitStageCopy(b, loc, 1, window, k0, stageK, thread, threads(),
+                              sharedB, /*kMajor=*/true);
+          gpu::BarrierOp::create(b, loc);
+          SmallVector<Value> next(accs);
+          for (int64_t kk = 0; kk < stageK; ++kk) {
+            Value k = arith::ConstantIndexOp::create(b, loc, kk);
+            SmallVector<Value> a =
+                loadRun(b, loc, sharedA, k, threadRow, rowsPerThread);
+            SmallVector<Value> bs =
+                loadRun(b, loc, sharedB, k, threadCol, colsPerThread);
+            for (int64_t i = 0; i < rowsPerThread; ++i)
+              for (int64_t j = 0; j < colsPerThread; ++j) {
+                Value &acc = next[i * colsPerThread + j];
+                acc = arith::AddFOp::create(
+                    b, loc, acc,
+                    arith::MulFOp::create(b, loc, a[i], bs[j], contract),
+                    contract);
+              }
+          }
+          return next;
+        });
+    block.storeResults(b, loc, positions, sums);
+  }
+};
+
+} // namespace

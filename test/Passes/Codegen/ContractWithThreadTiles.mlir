@@ -1,0 +1,162 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-thread-tiles))' | FileCheck %s
+
+// A float32 matmul with a bias epilogue, one 64x64 output block per forall
+// iteration: 256 threads of 4x4 outputs, numbered along N (the output's
+// contiguous dim: 16 threads across). Per stage of 16 along K, both
+// operand slices are copied into k-major workgroup buffers (64 + 4 padding
+// columns, 16-byte aligned) between barriers; each k of the stage is one
+// vector<4xf32> load of A and one of B and 16 multiply-adds. The fill is
+// forwarded into the accumulators and the bias added in registers: each
+// thread stores its 16 outputs once (the fill's and the contraction's own
+// stores are overwritten before anything reads them, so they are dropped).
+// CHECK-LABEL: func.func @matmul_bias
+// CHECK-SAME: kiln.cooperative
+// CHECK-SAME: kiln.lanes = 256 : i64
+// CHECK-SAME: kiln.thread_tile = array<i64: 4, 4>
+// CHECK: scf.forall
+// CHECK: %[[T:.+]] = gpu.thread_id x
+// CHECK: arith.remui %[[T]], %c16
+// CHECK: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<16x68xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<16x68xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c64 step %c16{{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK: gpu.barrier
+// CHECK-COUNT-4: memref.load {{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>>
+// CHECK-COUNT-4: memref.store %{{.+}}, %[[A]]
+// CHECK-COUNT-4: memref.load {{.*}} : memref<64x64xf32, strided<[128, 1], offset: ?>>
+// CHECK-COUNT-4: memref.store %{{.+}}, %[[B]]
+// CHECK: gpu.barrier
+// CHECK: vector.load %[[A]][%c0{{.*}}, %{{.+}}] {alignment = 16 : i64} : memref<16x68xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.load %[[B]][%c0{{.*}}, %{{.+}}] {alignment = 16 : i64} : memref<16x68xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-COUNT-16: arith.addf %{{.+}}, %{{.+}} fastmath<contract> : f32
+// CHECK: scf.yield
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref.store
+// CHECK-COUNT-16: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[128, 1], offset: ?>>
+// CHECK-NOT: memref.store
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_bias(%x: memref<128x64xf32>, %w: memref<64x128xf32>, %bias: memref<128xf32>, %y: memref<128x128xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (128, 128) step (64, 64) {
+    %xs = memref.subview %x[%i, 0] [64, 64] [1, 1] : memref<128x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [64, 64] [1, 1] : memref<64x128xf32> to memref<64x64xf32, strided<[128, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [64, 64] [1, 1] : memref<128x128xf32> to memref<64x64xf32, strided<[128, 1], offset: ?>>
+    %bs = memref.subview %bias[%j] [64] [1] : memref<128xf32> to memref<64xf32, strided<[1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<64x64xf32, strided<[128, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<64x64xf32, strided<[64, 1], offset: ?>>, memref<64x64xf32, strided<[128, 1], offset: ?>>) outs(%ys : memref<64x64xf32, strided<[128, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.mulf %in, %in_0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+    linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%ys, %bs : memref<64x64xf32, strided<[128, 1], offset: ?>>, memref<64xf32, strided<[1], offset: ?>>) outs(%ys : memref<64x64xf32, strided<[128, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %0 = arith.addf %in, %in_0 : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// A 3x3 convolution at stride 2 whose block is a 14-pixel output row by 24
+// filters: 2x4 outputs per thread, 42 threads numbered along the output
+// width (the NCHW output's contiguous dim: 7 across). Six channels: stages
+// of 2, 27 steps (3x3 window positions times 3 stages); the stage slices
+// (28 and 48 elements) do not divide among 42 threads, so the last share
+// of each copy is guarded.
+// CHECK-LABEL: func.func @conv_rows
+// CHECK-SAME: kiln.lanes = 42 : i64
+// CHECK-SAME: kiln.thread_tile = array<i64: 2, 4>
+// CHECK: %[[T:.+]] = gpu.thread_id x
+// CHECK: arith.remui %[[T]], %c7
+// CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x18xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x28xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c27 step %c1
+// CHECK: arith.cmpi ult, %{{.+}}, %c28
+// CHECK: scf.if
+// CHECK: arith.cmpi ult, %{{.+}}, %c48
+// CHECK: scf.if
+// CHECK: vector.load {{.*}} : memref<2x18xf32, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: vector.load {{.*}} : memref<2x28xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK-NOT: linalg.
+// CHECK-COUNT-8: arith.maximumf
+#sx = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#cw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#co = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#cb = affine_map<(n, f, oh, ow) -> (f)>
+#cid = affine_map<(n, f, oh, ow) -> (n, f, oh, ow)>
+#srow = affine_map<(d) -> (d * 2)>
+func.func @conv_rows(%x: memref<1x6x9x29xf32>, %w: memref<24x6x3x3xf32>, %b: memref<24xf32>, %y: memref<1x24x4x14xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%oh) in (4) {
+    %row = affine.apply #srow(%oh)
+    %xs = memref.subview %x[0, 0, %row, 0] [1, 6, 3, 29] [1, 1, 1, 1] : memref<1x6x9x29xf32> to memref<1x6x3x29xf32, strided<[1566, 261, 29, 1], offset: ?>>
+    %ys = memref.subview %y[0, 0, %oh, 0] [1, 24, 1, 14] [1, 1, 1, 1] : memref<1x24x4x14xf32> to memref<1x24x1x14xf32, strided<[1344, 56, 14, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#cb, #cid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : memref<24xf32>) outs(%ys : memref<1x24x1x14xf32, strided<[1344, 56, 14, 1], offset: ?>>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    }
+    linalg.generic {indexing_maps = [#sx, #cw, #co], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%xs, %w : memref<1x6x3x29xf32, strided<[1566, 261, 29, 1], offset: ?>>, memref<24x6x3x3xf32>) outs(%ys : memref<1x24x1x14xf32, strided<[1344, 56, 14, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.mulf %in, %in_0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+    linalg.generic {indexing_maps = [#cid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%ys : memref<1x24x1x14xf32, strided<[1344, 56, 14, 1], offset: ?>>) {
+    ^bb0(%out: f32):
+      %0 = arith.maximumf %out, %zero : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// Left alone: a per-thread 4x4 register tile (kiln-tile-and-distribute
+// without thread-blocks) would be a block of one thread.
+// CHECK-LABEL: func.func @per_thread_tile
+// CHECK-NOT: kiln.thread_tile
+// CHECK: linalg.generic
+// CHECK-NOT: gpu.thread_id
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @per_thread_tile(%x: memref<128x64xf32>, %w: memref<64x128xf32>, %y: memref<128x128xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  scf.forall (%i, %j) = (0, 0) to (128, 128) step (4, 4) {
+    %xs = memref.subview %x[%i, 0] [4, 64] [1, 1] : memref<128x64xf32> to memref<4x64xf32, strided<[64, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [64, 4] [1, 1] : memref<64x128xf32> to memref<64x4xf32, strided<[128, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [4, 4] [1, 1] : memref<128x128xf32> to memref<4x4xf32, strided<[128, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<4x64xf32, strided<[64, 1], offset: ?>>, memref<64x4xf32, strided<[128, 1], offset: ?>>) outs(%ys : memref<4x4xf32, strided<[128, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.mulf %in, %in_0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// Left alone: a row reduction is not a contraction.
+// CHECK-LABEL: func.func @row_sum
+// CHECK-NOT: kiln.thread_tile
+// CHECK: linalg.generic
+func.func @row_sum(%x: memref<256x64xf32>, %y: memref<256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  scf.forall (%i) = (0) to (256) step (64) {
+    %xs = memref.subview %x[%i, 0] [64, 64] [1, 1] : memref<256x64xf32> to memref<64x64xf32, strided<[64, 1], offset: ?>>
+    %ys = memref.subview %y[%i] [64] [1] : memref<256xf32> to memref<64xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%xs : memref<64x64xf32, strided<[64, 1], offset: ?>>) outs(%ys : memref<64xf32, strided<[1], offset: ?>>) {
+    ^bb0(%in: f32, %out: f32):
+      %0 = arith.addf %in, %out : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}

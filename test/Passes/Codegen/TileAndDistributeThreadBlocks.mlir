@@ -1,0 +1,102 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true thread-blocks=true matrix-tile=16}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true thread-blocks=true matrix-tile=16 matrix-block-rows=64 matrix-block-cols=64}))' | FileCheck %s --check-prefix=BLOCK
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 min-threads=1}))' | FileCheck %s --check-prefix=OFF
+
+// thread-blocks: a float32 matmul (which matrix instructions do not take
+// without matrix-f32) gets output blocks for kiln-contract-with-thread-tiles.
+// 64x64 would be 32 blocks, far fewer than an H200's SMs: the blocks halve,
+// the larger side first, while they keep 32 threads of 4x4 outputs: 16x32
+// (256 blocks). --matrix-block 64x64 (256 threads) is taken as asked.
+// Without thread-blocks: per-thread 4x4 register tiles.
+// CHECK-LABEL: func.func @matmul_f32_bias
+// CHECK-SAME: kiln.matrix_tile = array<i64: 16, 32>
+// CHECK-SAME: kiln.workgroups = 256 : i64
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (256, 512) step (16, 32)
+// CHECK: linalg.generic {{.*}}ins(%{{.+}}, %{{.+}} : tensor<16x64xf32>, tensor<64x32xf32>) outs(%{{.+}} : tensor<16x32xf32>)
+// BLOCK-LABEL: func.func @matmul_f32_bias
+// BLOCK-SAME: kiln.matrix_tile = array<i64: 64, 64>
+// BLOCK: step (64, 64)
+// OFF-LABEL: func.func @matmul_f32_bias
+// OFF-NOT: kiln.matrix_tile
+// OFF: step (4, 4)
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_f32_bias(%arg0: memref<256x64xf32>, %arg1: memref<64x512xf32>, %arg2: memref<512xf32>, %arg3: memref<256x512xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<256x64xf32> to tensor<256x64xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<64x512xf32> to tensor<64x512xf32>
+  %b = bufferization.to_tensor %arg2 restrict : memref<512xf32> to tensor<512xf32>
+  %e = tensor.empty() : tensor<256x512xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<256x512xf32>) -> tensor<256x512xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : tensor<256x64xf32>, tensor<64x512xf32>) outs(%f : tensor<256x512xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %2 = arith.mulf %in, %in_0 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<256x512xf32>
+  %r = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%mm, %b : tensor<256x512xf32>, tensor<512xf32>) outs(%e : tensor<256x512xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.addf %in, %in_0 : f32
+    linalg.yield %0 : f32
+  } -> tensor<256x512xf32>
+  bufferization.materialize_in_destination %r in restrict writable %arg3 : (tensor<256x512xf32>, memref<256x512xf32>) -> ()
+  return
+}
+
+// -----
+
+// A 3x3 convolution onto a 56x56 map with 32 filters (an implicit GEMM: M
+// the output width, N the filters): 56 divides by none of 64, 32, 16, so a
+// block starts as a whole row (56 x 32: 14 x 8 threads of 4x4); 56 blocks
+// are too few, and it halves to 14 x 32 (7 x 8 threads of 2x4; 224
+// blocks).
+// CHECK-LABEL: func.func @conv3x3_56
+// CHECK-SAME: kiln.matrix_tile = array<i64: 1, 32, 1, 14, 0, 0, 0>
+// CHECK-SAME: kiln.workgroups = 224 : i64
+// CHECK: linalg.generic {{.*}}outs(%{{.+}} : tensor<1x32x1x14xf32>)
+#cx = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#cw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#co = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @conv3x3_56(%arg0: memref<1x16x58x58xf32>, %arg1: memref<32x16x3x3xf32>, %arg2: memref<1x32x56x56xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<1x16x58x58xf32> to tensor<1x16x58x58xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<32x16x3x3xf32> to tensor<32x16x3x3xf32>
+  %e = tensor.empty() : tensor<1x32x56x56xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x32x56x56xf32>) -> tensor<1x32x56x56xf32>
+  %conv = linalg.generic {indexing_maps = [#cx, #cw, #co], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<1x16x58x58xf32>, tensor<32x16x3x3xf32>) outs(%f : tensor<1x32x56x56xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %2 = arith.mulf %in, %in_0 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<1x32x56x56xf32>
+  bufferization.materialize_in_destination %conv in restrict writable %arg2 : (tensor<1x32x56x56xf32>, memref<1x32x56x56xf32>) -> ()
+  return
+}
+
+// -----
+
+// A matrix-vector product (a batch-1 Gemm: M = 1) has no block of 32
+// threads: per-thread tiles.
+// CHECK-LABEL: func.func @gemv
+// CHECK-NOT: kiln.matrix_tile
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @gemv(%arg0: memref<1x512xf32>, %arg1: memref<512x1000xf32>, %arg2: memref<1x1000xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<1x512xf32> to tensor<1x512xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<512x1000xf32> to tensor<512x1000xf32>
+  %e = tensor.empty() : tensor<1x1000xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1000xf32>) -> tensor<1x1000xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x512xf32>, tensor<512x1000xf32>) outs(%f : tensor<1x1000xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %2 = arith.mulf %in, %in_0 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<1x1000xf32>
+  bufferization.materialize_in_destination %mm in restrict writable %arg2 : (tensor<1x1000xf32>, memref<1x1000xf32>) -> ()
+  return
+}
