@@ -152,6 +152,19 @@ def make_pattern_tests(out_dir):
         helper.make_node("Relu", ["c"], ["y"]),
     ], [("x", (1, 16, 266, 34))], ["y"],
         [weight("w", [32, 16, 3, 3], np.float16), weight("b", [32], np.float16)], **f16)
+    # float32 contractions in thread-tile blocks (kiln-contract-with-thread-
+    # tiles): a stride-2 3x3 convolution onto 28-pixel rows (blocks of 14
+    # pixels x 32 filters, 56 threads of 2x4; 24 channels in stages of 8)
+    # and a Gemm with alpha and a transposed weight (32 threads of 4x4; K =
+    # 72 in stages of 8).
+    test("conv_f32_stride2_blocks", [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1],
+                         strides=[2, 2]),
+        helper.make_node("Relu", ["c"], ["y"]),
+    ], [("x", (1, 24, 56, 56))], ["y"], [weight("w", [32, 24, 3, 3]), weight("b", [32])])
+    test("gemm_f32_transb_blocks", [
+        helper.make_node("Gemm", ["x", "w", "c"], ["y"], transB=1, alpha=0.5),
+    ], [("x", (256, 72))], ["y"], [weight("w", [128, 72]), weight("c", [128])])
 
 
 def parse_args():

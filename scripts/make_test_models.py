@@ -641,6 +641,16 @@ def build_import_models():
         [vi("x", [1, 16, 32, 32])], [vi("y", [1, 32, 32, 32])],
         [init("w", weights(conv_rng, (32, 16, 3, 3), 16 * 9)),
          init("b", conv_rng.standard_normal(32).astype(np.float32))], opset=17)
+    # A 1x1 convolution onto 28-pixel rows: the GPU targets compute it over
+    # the flattened image (M = 784 = 49 x 16), on matrix instructions at
+    # --precision=f16 (test/Tools/emulate-gpu-model.test).
+    pointwise_rng = np.random.default_rng(3002)
+    imp("conv1x1_28",
+        [n("Conv", ["x", "w", "b"], ["c"], "conv", kernel_shape=[1, 1]),
+         n("Relu", ["c"], ["y"], "relu")],
+        [vi("x", [1, 16, 28, 28])], [vi("y", [1, 32, 28, 28])],
+        [init("w", weights(pointwise_rng, (32, 16, 1, 1), 16)),
+         init("b", pointwise_rng.standard_normal(32).astype(np.float32))], opset=17)
 
 
 # --------------------------------------------------------------------------- main

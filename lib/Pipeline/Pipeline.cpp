@@ -199,7 +199,9 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            "),func.func(canonicalize)";
   case Phase::Tiled:
     return "kiln-outline-dispatches{target=" + options.target + "},"
-           "builtin.module(kiln-convert-to-linalg,canonicalize,cse,"
+           "builtin.module(kiln-convert-to-linalg" +
+           std::string(cuda || rocm ? "{flatten-rows-below=0}" : "") +
+           ",canonicalize,cse,"
            "func.func(kiln-fold-expand-shapes-into-consumers),"
            "func.func(kiln-fuse-elementwise-producers),"
            "func.func(kiln-tile-and-distribute{max-workgroups=" +

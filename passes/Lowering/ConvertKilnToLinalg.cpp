@@ -22,10 +22,11 @@ namespace {
 
 struct ConvertKilnToLinalgPass
     : public kiln::impl::ConvertKilnToLinalgBase<ConvertKilnToLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    populateKilnToLinalgPatterns(patterns);
+    populateKilnToLinalgPatterns(patterns, flattenRowsBelow);
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect,

@@ -31,8 +31,17 @@ def ConvertKilnToLinalg : Pass<"kiln-convert-to-linalg", "mlir::ModuleOp"> {
     MatMul/Gemm/Conv/pooling become `linalg.generic` contractions over padded
     inputs (`tensor.pad`); reductions and softmax become reduction generics.
     Every kiln compute op is illegal afterwards, so an op without a lowering
-    is reported by name.
+    is reported by name. A pointwise convolution (1x1, stride 1, no padding
+    or groups) whose output rows are shorter than `flatten-rows-below`
+    computes over the flattened image, [N, F, H*W], as a batched matmul.
   }];
+  let options = [
+    Option<"flattenRowsBelow", "flatten-rows-below", "int64_t",
+           "kiln::kFlattenImageRowsBelow",
+           "Pointwise convolutions with output rows shorter than this compute "
+           "over the flattened image; 0: every one (the GPU targets: M = H*W "
+           "for the matmul blocks)">
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect", "mlir::math::MathDialect"];
 }

@@ -18,7 +18,11 @@ constexpr int64_t kFlattenImageRowsBelow = 16;
 
 /// Patterns that lower every kiln compute op to linalg, tensor, arith and
 /// math ops on tensors, one op family per file in lib/Conversion/KilnToLinalg.
-void populateKilnToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// Pointwise convolutions with rows shorter than `flattenImageRowsBelow`
+/// (every one when 0: the GPU targets) compute over the flattened image.
+void populateKilnToLinalgPatterns(
+    mlir::RewritePatternSet &patterns,
+    int64_t flattenImageRowsBelow = kFlattenImageRowsBelow);
 } // namespace kiln
 
 #endif

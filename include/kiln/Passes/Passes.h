@@ -2,6 +2,7 @@
 #ifndef KILN_PASSES_PASSES_H
 #define KILN_PASSES_PASSES_H
 
+#include "kiln/Conversion/KilnToLinalg.h"
 #include "kiln/Dialect/KilnDialect.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"

@@ -78,7 +78,8 @@ llvm::SmallVector<mlir::AffineExpr> dimRange(mlir::MLIRContext *ctx,
                                              int64_t first, int64_t count);
 
 void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
-void populateContractionPatterns(mlir::RewritePatternSet &patterns);
+void populateContractionPatterns(mlir::RewritePatternSet &patterns,
+                                 int64_t flattenRowsBelow);
 void populatePoolingPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);

@@ -296,8 +296,9 @@ Value lowerDepthwise(OpBuilder &b, ConvOp op, Value paddedInput) {
 
 /// Whether `op` is a pointwise convolution whose spatial dims can be read
 /// as one: a 1x1 kernel at stride 1, no padding, no groups, static shapes
-/// with at least two spatial dims, rows shorter than kFlattenImageRowsBelow.
-bool isFlattenablePointwise(ConvOp op) {
+/// with at least two spatial dims, rows shorter than `rowsBelow` (any rows
+/// when it is 0).
+bool isFlattenablePointwise(ConvOp op, int64_t rowsBelow) {
   auto inType = tensorTypeOf(op.getInput());
   auto wType = tensorTypeOf(op.getWeight());
   auto resultType = op.getType();
@@ -308,7 +309,7 @@ bool isFlattenablePointwise(ConvOp op) {
     if (wType.getDimSize(i) != 1 || op.getStrides()[i - 2] != 1 ||
         inType.getDimSize(i) != resultType.getDimSize(i))
       return false;
-  return resultType.getShape().back() < kFlattenImageRowsBelow;
+  return rowsBelow == 0 || resultType.getShape().back() < rowsBelow;
 }
 
 /// A pointwise convolution as a batched matmul over the flattened image:
@@ -385,7 +386,11 @@ Value lowerPointwise(OpBuilder &b, ConvOp op) {
 }
 
 struct ConvLowering : public OpRewritePattern<ConvOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ConvLowering(MLIRContext *ctx, int64_t flattenRowsBelow)
+      : OpRewritePattern(ctx), flattenRowsBelow(flattenRowsBelow) {}
+  /// Pointwise convolutions with rows shorter than this (any when 0)
+  /// compute over the flattened image.
+  int64_t flattenRowsBelow;
 
   LogicalResult matchAndRewrite(ConvOp op,
                                 PatternRewriter &rewriter) const override {
@@ -400,7 +405,7 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
     int64_t channelsPerGroup = inShape[1] / groups;
     int64_t filtersPerGroup = wShape[0] / groups;
 
-    if (isFlattenablePointwise(op)) {
+    if (isFlattenablePointwise(op, flattenRowsBelow)) {
       rewriter.replaceOp(op, lowerPointwise(rewriter, op));
       return success();
     }
@@ -534,7 +539,9 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
 
 } // namespace
 
-void kiln::lowering::populateContractionPatterns(RewritePatternSet &patterns) {
-  patterns.add<MatMulLowering, GemmLowering, EinsumLowering, ConvLowering>(
+void kiln::lowering::populateContractionPatterns(RewritePatternSet &patterns,
+                                                 int64_t flattenRowsBelow) {
+  patterns.add<MatMulLowering, GemmLowering, EinsumLowering>(
       patterns.getContext());
+  patterns.add<ConvLowering>(patterns.getContext(), flattenRowsBelow);
 }

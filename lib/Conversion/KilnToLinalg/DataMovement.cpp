@@ -451,9 +451,10 @@ void kiln::lowering::populateDataMovementPatterns(RewritePatternSet &patterns) {
                PadLowering>(patterns.getContext());
 }
 
-void kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns) {
+void kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns,
+                                        int64_t flattenImageRowsBelow) {
   populateElementwisePatterns(patterns);
-  populateContractionPatterns(patterns);
+  populateContractionPatterns(patterns, flattenImageRowsBelow);
   populatePoolingPatterns(patterns);
   populateReductionPatterns(patterns);
   populateDataMovementPatterns(patterns);

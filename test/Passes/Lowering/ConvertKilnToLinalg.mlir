@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --kiln-convert-to-linalg | FileCheck %s
+// RUN: kiln-opt %s --kiln-convert-to-linalg=flatten-rows-below=0 | FileCheck %s --check-prefix=GPU
 
 // CHECK-DAG: #[[PW_X:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
 // CHECK-DAG: #[[PW_W:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
@@ -196,8 +197,15 @@ func.func @pointwise(%x: tensor<2x8x7x7xf32>, %w: tensor<16x8x1x1xf32>, %b: tens
 // Pointwise convolutions kept as image rows: rows of 16 pixels or more
 // (split by rows, each workgroup keeps its input slice in cache), strided
 // ones (kiln-split-pointwise-conv-stride subsamples those first) and 1-D.
+// With flatten-rows-below=0 (the GPU targets, whose matmul blocks want M =
+// H*W) the stride-1 one on 16-pixel rows is flattened too.
 // CHECK-LABEL: func.func @pointwise_rows
 // CHECK-NOT: tensor.collapse_shape
+// GPU-LABEL: func.func @pointwise_rows
+// GPU: tensor.collapse_shape %arg0 {{\[}}[0], [1], [2, 3]] : tensor<1x8x16x16xf32> into tensor<1x8x256xf32>
+// GPU: iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// GPU: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]
+// GPU: iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]
 // CHECK: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]
 // CHECK: iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]
 // CHECK: iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]
