@@ -207,6 +207,7 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            "func.func(kiln-tile-and-distribute{max-workgroups=" +
            std::to_string(options.maxWorkgroups) +
            (cuda || rocm ? "" : " " + cpuRegisterTile(options)) +
+           (rocm ? " min-block-threads=64" : "") +
            (cuda || rocm ? " gpu=true thread-blocks=true matrix-tile=16"
                            " matrix-block-rows=" +
                                std::to_string(options.matrixBlockRows) +

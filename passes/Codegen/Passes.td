@@ -37,6 +37,9 @@ def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
            "GPU: contractions (matmuls, convolutions) that matrix-tile does "
            "not take get output blocks of up to 64x64 per forall iteration, "
            "which kiln-contract-with-thread-tiles gives to a block of threads">,
+    Option<"minBlockThreads", "min-block-threads", "int64_t", "32",
+           "GPU: fewest threads of a thread-blocks block (a warp; 64 for AMD's "
+           "wavefronts, whose lanes a smaller block would leave idle)">,
     Option<"matrixFloat32", "matrix-f32", "bool", "false",
            "With matrix-tile: float32 matmuls too (TF32 tensor cores, "
            "--allow-tf32)">,

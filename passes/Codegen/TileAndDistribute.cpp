@@ -472,12 +472,12 @@ struct TileAndDistributePass
   /// Per side the largest of 64, 32 and 16 that divides it, else the whole
   /// side when at most 64 (a 56-pixel row), else its largest divisor from
   /// 8 to 64; halved, the larger side first, while the kernel would have
-  /// fewer than kMinMatrixBlocks blocks and the block keeps a warp's worth
-  /// of threads. None when no such block has 32 threads (a matrix-vector
-  /// product: per-thread tiles then).
+  /// fewer than kMinMatrixBlocks blocks and the block keeps
+  /// minBlockThreads threads (a warp; a wavefront on AMD). None when no
+  /// such block has that many (a matrix-vector product: per-thread tiles
+  /// then).
   std::optional<std::pair<int64_t, int64_t>>
   threadBlock(int64_t m, int64_t n, int64_t otherIterations) const {
-    constexpr int64_t kWarp = 32;
     auto largest = [](int64_t extent) -> int64_t {
       for (int64_t size : {64, 32, 16})
         if (extent % size == 0)
@@ -496,18 +496,18 @@ struct TileAndDistributePass
     // threads.
     if (matrixBlockRows > 0 && matrixBlockCols > 0 && m % matrixBlockRows == 0 &&
         n % matrixBlockCols == 0 &&
-        threads(matrixBlockRows, matrixBlockCols) >= kWarp &&
+        threads(matrixBlockRows, matrixBlockCols) >= minBlockThreads &&
         threads(matrixBlockRows, matrixBlockCols) <= 1024)
       return std::pair<int64_t, int64_t>(matrixBlockRows, matrixBlockCols);
     int64_t rows = largest(m), cols = largest(n);
-    if (rows == 0 || cols == 0 || threads(rows, cols) < kWarp)
+    if (rows == 0 || cols == 0 || threads(rows, cols) < minBlockThreads)
       return std::nullopt;
     auto blocks = [&] { return otherIterations * (m / rows) * (n / cols); };
     auto halvable = [&](int64_t side, int64_t other, bool isRows) {
       if (side % 2 != 0 || side / 2 < 8)
         return false;
-      return isRows ? threads(side / 2, other) >= kWarp
-                    : threads(other, side / 2) >= kWarp;
+      return isRows ? threads(side / 2, other) >= minBlockThreads
+                    : threads(other, side / 2) >= minBlockThreads;
     };
     while (blocks() < kMinMatrixBlocks) {
       if (rows >= cols && halvable(rows, cols, true))

@@ -1,13 +1,16 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true thread-blocks=true matrix-tile=16}))' | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true thread-blocks=true matrix-tile=16 matrix-block-rows=64 matrix-block-cols=64}))' | FileCheck %s --check-prefix=BLOCK
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 min-threads=1}))' | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true thread-blocks=true matrix-tile=16 min-block-threads=64}))' | FileCheck %s --check-prefix=WAVE
 
 // thread-blocks: a float32 matmul (which matrix instructions do not take
 // without matrix-f32) gets output blocks for kiln-contract-with-thread-tiles.
 // 64x64 would be 32 blocks, far fewer than an H200's SMs: the blocks halve,
 // the larger side first, while they keep 32 threads of 4x4 outputs: 16x32
 // (256 blocks). --matrix-block 64x64 (256 threads) is taken as asked.
-// Without thread-blocks: per-thread 4x4 register tiles.
+// Without thread-blocks: per-thread 4x4 register tiles. With
+// min-block-threads=64 (AMD's wavefronts) the halving stops at 32x32 (64
+// threads, 128 blocks).
 // CHECK-LABEL: func.func @matmul_f32_bias
 // CHECK-SAME: kiln.matrix_tile = array<i64: 16, 32>
 // CHECK-SAME: kiln.workgroups = 256 : i64
@@ -16,6 +19,9 @@
 // BLOCK-LABEL: func.func @matmul_f32_bias
 // BLOCK-SAME: kiln.matrix_tile = array<i64: 64, 64>
 // BLOCK: step (64, 64)
+// WAVE-LABEL: func.func @matmul_f32_bias
+// WAVE-SAME: kiln.matrix_tile = array<i64: 32, 32>
+// WAVE-SAME: kiln.workgroups = 128 : i64
 // OFF-LABEL: func.func @matmul_f32_bias
 // OFF-NOT: kiln.matrix_tile
 // OFF: step (4, 4)
