@@ -440,12 +440,18 @@ struct TileAndDistributePass
       }
     int64_t m = loops->ranges[loops->m], n = loops->ranges[loops->n];
     otherIterations /= m * n;
+    // A single block would be a forall of one iteration, which
+    // canonicalization folds away: the kernel would then run as one
+    // thread. Such a kernel keeps per-thread tiles instead.
+    auto severalBlocks = [&](std::pair<int64_t, int64_t> block) {
+      return otherIterations * (m / block.first) * (n / block.second) > 1;
+    };
     std::optional<std::pair<int64_t, int64_t>> block;
     if (takesMatrixInstructions(*loops))
       block = matrixBlock(m, n, otherIterations);
-    else if (threadBlocks)
+    if ((!block || !severalBlocks(*block)) && threadBlocks)
       block = threadBlock(m, n, otherIterations);
-    if (!block)
+    if (!block || !severalBlocks(*block))
       return std::nullopt;
     // The root's loops that write the output dims where the contraction
     // has M and N.

@@ -106,3 +106,30 @@ func.func @gemv(%arg0: memref<1x512xf32>, %arg1: memref<512x1000xf32>, %arg2: me
   bufferization.materialize_in_destination %mm in restrict writable %arg2 : (tensor<1x1000xf32>, memref<1x1000xf32>) -> ()
   return
 }
+
+// -----
+
+// A contraction whose only block of 32 threads is its whole output (64x8)
+// keeps per-thread tiles: a forall of one iteration would be folded away
+// and the kernel run by one thread.
+// CHECK-LABEL: func.func @one_block
+// CHECK-NOT: kiln.matrix_tile
+// CHECK: scf.forall
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @one_block(%arg0: memref<64x16xf32>, %arg1: memref<16x8xf32>, %arg2: memref<64x8xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<64x16xf32> to tensor<64x16xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<16x8xf32> to tensor<16x8xf32>
+  %e = tensor.empty() : tensor<64x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x8xf32>) -> tensor<64x8xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : tensor<64x16xf32>, tensor<16x8xf32>) outs(%f : tensor<64x8xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %2 = arith.mulf %in, %in_0 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<64x8xf32>
+  bufferization.materialize_in_destination %mm in restrict writable %arg2 : (tensor<64x8xf32>, memref<64x8xf32>) -> ()
+  return
+}
