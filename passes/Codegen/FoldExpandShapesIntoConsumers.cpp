@@ -78,6 +78,70 @@ bool readsCollapsedGenericResult(OpOperand *use) {
          descendsFromContraction(collapse.getSrc());
 }
 
+/// An elementwise consumer of an expanded contraction result whose other
+/// inputs index unit dims by the constant 0 (a Mul by a [1] scalar lowers
+/// to `(d0, d1, d2, d3) -> (0)`) reads them as tensors without those dims
+/// instead: the upstream collapsing patterns take only projected
+/// permutations, and without the collapse the contraction could not be
+/// tiled with its epilogue (it ran whole, outside the kernel's forall).
+struct DropConstantIndexedUnitDims : public OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getNumReductionLoops() != 0 ||
+        !llvm::any_of(op.getDpsInputOperands(), readsExpandedGenericResult))
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    SmallVector<Value> inputs = op.getDpsInputs();
+    bool changed = false;
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      auto type = dyn_cast<RankedTensorType>(input.getType());
+      AffineMap map = maps[i];
+      if (!type || !type.hasStaticShape())
+        continue;
+      // The dims to drop: size 1, indexed by the constant 0.
+      SmallVector<int64_t> kept;
+      for (auto [d, expr] : llvm::enumerate(map.getResults())) {
+        auto constant = dyn_cast<AffineConstantExpr>(expr);
+        if (!(constant && constant.getValue() == 0 && type.getDimSize(d) == 1))
+          kept.push_back(d);
+      }
+      if (kept.size() == map.getNumResults())
+        continue;
+      // Each kept dim absorbs the dropped unit dims before it (the last
+      // one also those after); none kept: a 0-d tensor.
+      SmallVector<ReassociationIndices> groups;
+      SmallVector<int64_t> shape;
+      SmallVector<AffineExpr> results;
+      int64_t next = 0;
+      for (int64_t d : kept) {
+        ReassociationIndices group;
+        for (; next <= d; ++next)
+          group.push_back(next);
+        groups.push_back(group);
+        shape.push_back(type.getDimSize(d));
+        results.push_back(map.getResult(d));
+      }
+      if (!groups.empty())
+        for (; next < type.getRank(); ++next)
+          groups.back().push_back(next);
+      inputs[i] = tensor::CollapseShapeOp::create(
+          rewriter, op.getLoc(),
+          RankedTensorType::get(shape, type.getElementType()), input, groups);
+      maps[i] = AffineMap::get(map.getNumDims(), 0, results, op.getContext());
+      changed = true;
+    }
+    if (!changed)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getInputsMutable().assign(inputs);
+      op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+    return success();
+  }
+};
+
 /// Replaces `op`'s write with one of `source` into `view` (a reshaped view
 /// of its destination), keeping its flags.
 void writeThroughView(PatternRewriter &rewriter,
@@ -148,7 +212,8 @@ struct FoldExpandShapesIntoConsumersPass
     linalg::populateFoldReshapeOpsByExpansionPatterns(
         patterns, readsCollapsedGenericResult);
     patterns.add<MaterializeThroughCollapsedView,
-                 MaterializeThroughExpandedView>(&getContext());
+                 MaterializeThroughExpandedView, DropConstantIndexedUnitDims>(
+        &getContext());
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();
   }

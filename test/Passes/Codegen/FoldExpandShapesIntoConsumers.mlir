@@ -219,3 +219,45 @@ func.func @pointwise_residual_f16(%arg0: memref<2x8x1x1xf32>, %arg1: memref<16x8
   bufferization.materialize_in_destination %out16 in restrict writable %arg3 : (tensor<2x16x1x1xf16>, memref<2x16x1x1xf16>) -> ()
   return
 }
+
+// -----
+
+// A Mul by a [1] scalar (indexed by the constant 0, which the upstream
+// collapsing patterns do not take) after a flattened pointwise
+// convolution: the scalar is read as a 0-d tensor, so the Mul computes in
+// the convolution's flattened shape and the result is written through a
+// collapsed view of the output (the convolution then tiles with it).
+// CHECK-LABEL: func.func @scaled_pointwise
+// CHECK: %[[MM:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK-NOT: tensor.expand_shape
+// CHECK: %[[S:.+]] = tensor.collapse_shape %{{.+}} [] : tensor<1xf32> into tensor<f32>
+// CHECK: linalg.generic {{.*}}ins(%[[MM]], %[[S]] : tensor<1x16x64xf32>, tensor<f32>)
+// CHECK: memref.collapse_shape
+#px = affine_map<(n, f, c, p) -> (n, c, p)>
+#pw = affine_map<(n, f, c, p) -> (f, c)>
+#po = affine_map<(n, f, c, p) -> (n, f, p)>
+#e4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#s4 = affine_map<(d0, d1, d2, d3) -> (0)>
+func.func @scaled_pointwise(%arg0: memref<1x32x64xf32>, %arg1: memref<16x32xf32>, %arg2: memref<1xf32>, %arg3: memref<1x16x8x8xf32>) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<1x32x64xf32> to tensor<1x32x64xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<16x32xf32> to tensor<16x32xf32>
+  %s = bufferization.to_tensor %arg2 restrict : memref<1xf32> to tensor<1xf32>
+  %e = tensor.empty() : tensor<1x16x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x16x64xf32>) -> tensor<1x16x64xf32>
+  %mm = linalg.generic {indexing_maps = [#px, #pw, #po], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<1x32x64xf32>, tensor<16x32xf32>) outs(%f : tensor<1x16x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x16x64xf32>
+  %ex = tensor.expand_shape %mm [[0], [1], [2, 3]] output_shape [1, 16, 8, 8] : tensor<1x16x64xf32> into tensor<1x16x8x8xf32>
+  %e2 = tensor.empty() : tensor<1x16x8x8xf32>
+  %r = linalg.generic {indexing_maps = [#e4, #s4, #e4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %s : tensor<1x16x8x8xf32>, tensor<1xf32>) outs(%e2 : tensor<1x16x8x8xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x16x8x8xf32>
+  bufferization.materialize_in_destination %r in restrict writable %arg3 : (tensor<1x16x8x8xf32>, memref<1x16x8x8xf32>) -> ()
+  return
+}
