@@ -85,10 +85,12 @@ def FoldExpandShapesIntoConsumers
     convolution computes [N, F, H*W] for the model's [N, F, H, W]) is
     collapsed to the producer's shape, its other operands read through
     `tensor.collapse_shape`, and the kernel's result is written through a
-    `memref.collapse_shape` view of the output buffer. The epilogue can then
-    be tiled and fused with its producer and kept in registers. Consumers
-    that reduce, and expand_shapes of anything but a generic, are left
-    alone.
+    `memref.collapse_shape` view of the output buffer. Inputs of such a
+    consumer that index unit dims by the constant 0 (a Mul by a [1]
+    scalar) are first read without those dims (a 0-d tensor), which the
+    collapse needs. The epilogue can then be tiled and fused with its
+    producer and kept in registers. Consumers that reduce, and
+    expand_shapes of anything but a generic, are left alone.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect",
