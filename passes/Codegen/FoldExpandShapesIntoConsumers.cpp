@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln {
@@ -109,26 +110,19 @@ struct DropConstantIndexedUnitDims : public OpRewritePattern<linalg::GenericOp> 
       }
       if (kept.size() == map.getNumResults())
         continue;
-      // Each kept dim absorbs the dropped unit dims before it (the last
-      // one also those after); none kept: a 0-d tensor.
-      SmallVector<ReassociationIndices> groups;
       SmallVector<int64_t> shape;
       SmallVector<AffineExpr> results;
-      int64_t next = 0;
       for (int64_t d : kept) {
-        ReassociationIndices group;
-        for (; next <= d; ++next)
-          group.push_back(next);
-        groups.push_back(group);
         shape.push_back(type.getDimSize(d));
         results.push_back(map.getResult(d));
       }
-      if (!groups.empty())
-        for (; next < type.getRank(); ++next)
-          groups.back().push_back(next);
-      inputs[i] = tensor::CollapseShapeOp::create(
-          rewriter, op.getLoc(),
-          RankedTensorType::get(shape, type.getElementType()), input, groups);
+      auto collapsedType = RankedTensorType::get(shape, type.getElementType());
+      std::optional<SmallVector<ReassociationIndices>> groups =
+          getReassociationIndicesForReshape(type, collapsedType);
+      if (!groups)
+        continue;
+      inputs[i] = tensor::CollapseShapeOp::create(rewriter, op.getLoc(),
+                                                  collapsedType, input, *groups);
       maps[i] = AffineMap::get(map.getNumDims(), 0, results, op.getContext());
       changed = true;
     }

@@ -366,8 +366,8 @@ void OutputBlock::emitStageCopy(OpBuilder &b, Location loc, unsigned input,
     Value outer = arith::DivUIOp::create(b, loc, index, c(fastest));
     return tileFastest ? std::pair(inner, outer) : std::pair(outer, inner);
   };
-  auto store = [&](OpBuilder &builder, Value value, Value tileIndex, Value k) {
-    memref::StoreOp::create(builder, loc, value, shared,
+  auto store = [&](Value value, Value tileIndex, Value k) {
+    memref::StoreOp::create(b, loc, value, shared,
                             kMajor ? ValueRange{k, tileIndex}
                                    : ValueRange{tileIndex, k});
   };
@@ -393,10 +393,10 @@ void OutputBlock::emitStageCopy(OpBuilder &b, Location loc, unsigned input,
     auto [tileIndex, k] = place(index);
     Value value = loadOperand(b, loc, input, tileIndex,
                               arith::AddIOp::create(b, loc, k0, k), window);
-    store(b, value, tileIndex, k);
+    store(value, tileIndex, k);
   }
   for (const Copy &copy : copies)
-    store(b, copy.value, copy.tileIndex, copy.k);
+    store(copy.value, copy.tileIndex, copy.k);
 }
 
 bool OutputBlock::outputContiguousAlongM() const {
