@@ -587,6 +587,19 @@ def build_import_models():
     # large enough for register tiles.
     imp("softmax_rows", [n("Softmax", ["x"], ["y"], "softmax", axis=-1)],
         [vi("x", [8, 256])], [vi("y", [8, 256])])
+    # Rows one warp cannot hold in registers (a block of threads per row)
+    # and rows that neither 32 nor 128 divides (guarded last elements).
+    imp("softmax_long_rows", [n("Softmax", ["x"], ["y"], "softmax", axis=-1)],
+        [vi("x", [4, 4096])], [vi("y", [4, 4096])])
+    imp("softmax_1000", [n("Softmax", ["x"], ["y"], "softmax", axis=-1)],
+        [vi("x", [6, 1000])], [vi("y", [6, 1000])])
+    ln_rng = np.random.default_rng(11)
+    imp("layer_norm_768",
+        [n("LayerNormalization", ["x", "scale", "bias"], ["y"], "layer_norm", axis=-1, epsilon=1e-5)],
+        [vi("x", [16, 768])], [vi("y", [16, 768])],
+        inits=[init("scale", ln_rng.standard_normal(768).astype(np.float32)),
+               init("bias", ln_rng.standard_normal(768).astype(np.float32))],
+        opset=17)
     imp("add_relu_wide",
         [n("Add", ["a", "b"], ["s"], "add"), n("Relu", ["s"], ["y"], "relu")],
         [vi("a", [1024, 256]), vi("b", [1024, 256])], [vi("y", [1024, 256])])

@@ -185,23 +185,37 @@ def MapKernelsToGpu : Pass<"kiln-map-kernels-to-gpu", "mlir::ModuleOp"> {
 
 def DistributeRowsToLanes
     : Pass<"kiln-distribute-rows-to-lanes", "mlir::func::FuncOp"> {
-  let summary = "Runs each row of a GPU row-reduction kernel on the lanes of a warp (wavefront)";
+  let summary = "Runs each row of a GPU row-reduction kernel on the threads of a warp or block";
   let description = [{
     For a bufferized kernel whose forall iterations each own one row (GPU
     tiling keeps the row whole when a fused producer reduces it: softmax,
-    normalizations, reductions over the last dim), rewrites every linalg op
-    of the iteration into a loop over the row in which lane `l` takes
-    elements `l, l + lanes, ...`: reads and writes are coalesced. A reduction
-    folds each lane's elements into a partial result and combines the
-    partials with `gpu.shuffle xor`, leaving the total in every lane, so the
-    ops after it (which read it per lane) need no shared memory. Marks the
-    kernel `kiln.lanes` for kiln-map-kernels-to-gpu (a warp or wavefront per
-    iteration). Kernels it cannot prove safe (other access patterns,
-    non-associative reductions, row not the last dim) are left alone.
+    normalizations, reductions over the last dim), gives each row `lanes`
+    threads (a warp or wavefront), or a block of up to `max-row-threads`
+    when a warp would have to hold more than `row-registers` elements per
+    thread. Thread `t` takes the row's elements in runs of 4 (`4t + 4Tk +
+    i`, T threads) when 4T divides the row, else `t + Tk`: reads and
+    writes are coalesced and the runs become 128-bit accesses.
+
+    When the row fits (at most `row-registers` elements per thread), each
+    op becomes straight-line code over the thread's positions and a value
+    loaded or stored at a position is reused by the ops after it: softmax
+    and LayerNorm read their input from memory once. Longer rows get a loop
+    per op. A reduction folds each thread's elements into a partial result,
+    combines a warp's partials with `gpu.shuffle xor` and, in a block, the
+    warps' totals through workgroup memory after a barrier, leaving the
+    total in every thread, so the ops after it need nothing more. Marks the
+    kernel `kiln.lanes` (threads per row; `kiln.cooperative` for a block)
+    for kiln-map-kernels-to-gpu. Kernels it cannot prove safe (other access
+    patterns, non-associative reductions, row not the last dim) are left
+    alone.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", "32",
-           "Threads per row: 32 (an NVIDIA warp) or 64 (a CDNA wavefront)">
+           "Threads of a warp: 32 (NVIDIA) or 64 (a CDNA wavefront)">,
+    Option<"maxRowThreads", "max-row-threads", "int64_t", "1024",
+           "Most threads (a block) given to one row">,
+    Option<"rowRegisters", "row-registers", "int64_t", "32",
+           "Most elements of a row a thread keeps in registers">
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::memref::MemRefDialect"];
