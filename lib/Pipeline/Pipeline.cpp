@@ -111,6 +111,7 @@ std::string kiln::gpuThreadMappingPasses(llvm::StringRef matrixArch,
          "func.func(kiln-distribute-rows-to-lanes{lanes=" +
          std::to_string(lanes) +
          "}),"
+         "func.func(kiln-distribute-copies-to-threads),"
          "func.func(convert-linalg-to-loops),"
          "kiln-map-kernels-to-gpu";
 }

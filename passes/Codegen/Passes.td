@@ -183,6 +183,23 @@ def MapKernelsToGpu : Pass<"kiln-map-kernels-to-gpu", "mlir::ModuleOp"> {
                            "mlir::arith::ArithDialect"];
 }
 
+def DistributeCopiesToThreads
+    : Pass<"kiln-distribute-copies-to-threads", "mlir::func::FuncOp"> {
+  let summary = "Runs a GPU kernel that only copies (Split, Concat, slices) with a thread per element";
+  let description = [{
+    A bufferized kernel whose only work is `linalg.copy` ops at its top
+    level (a Split's slice, a Concat's inputs into their places) has no
+    forall, so the GPU would run it in one thread. When the copies are
+    independent (none reads a buffer another writes; copies into one
+    buffer write disjoint static subviews), they become one `scf.forall`
+    over the largest copy's elements in which iteration `i` copies element
+    `i` (row-major) of every copy that has one. Other kernels are left
+    alone.
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def DistributeRowsToLanes
     : Pass<"kiln-distribute-rows-to-lanes", "mlir::func::FuncOp"> {
   let summary = "Runs each row of a GPU row-reduction kernel on the threads of a warp or block";
