@@ -13,7 +13,7 @@
 
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_DISTRIBUTECOPIESTOTHREADS
@@ -26,14 +26,8 @@ using namespace kiln;
 namespace {
 
 /// The buffer a view looks into.
-Value rootBuffer(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
+Value rootBuffer(Value view) {
+  return memref::skipViewLikeOps(cast<MemrefValue>(view));
 }
 
 /// The box [offset, offset + size * stride) per dim that a static subview

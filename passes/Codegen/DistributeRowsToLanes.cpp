@@ -13,7 +13,7 @@
 #include "kiln/Passes/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <cmath>
@@ -173,14 +173,8 @@ RowPlan planRows(ArrayRef<int64_t> extents, int64_t lanes, int64_t maxThreads,
 }
 
 /// The buffer a view looks into.
-Value rootBuffer(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
+Value rootBuffer(Value view) {
+  return memref::skipViewLikeOps(cast<MemrefValue>(view));
 }
 
 /// Indices of an operand at row position `j` (other loops have extent 1).
