@@ -162,10 +162,10 @@ RowPlan planRows(ArrayRef<int64_t> extents, int64_t lanes, int64_t maxThreads,
     return {lanes, 1, 0};
   int64_t extent = extents.front();
   int64_t threads = lanes;
-  while (llvm::divideCeil(extent, threads) > registers &&
+  while (llvm::divideCeilSigned(extent, threads) > registers &&
          threads * 2 <= maxThreads)
     threads *= 2;
-  int64_t perThread = llvm::divideCeil(extent, threads);
+  int64_t perThread = llvm::divideCeilSigned(extent, threads);
   if (perThread > registers)
     return {threads, 1, 0};
   int64_t vector = extent % (4 * threads) == 0 ? 4 : 1;
