@@ -11,9 +11,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Passes/Passes.h"
 
-#include "mlir/Dialect/Utils/IndexingUtils.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_DISTRIBUTECOPIESTOTHREADS
@@ -102,8 +101,9 @@ struct DistributeCopiesToThreadsPass
   void distribute(func::FuncOp func, ArrayRef<linalg::CopyOp> copies) {
     int64_t total = 0;
     for (linalg::CopyOp copy : copies)
-      total = std::max(total, cast<MemRefType>(copy.getInputs()[0].getType())
-                                  .getNumElements());
+      total = std::max(
+          total,
+          cast<MemRefType>(copy.getInputs()[0].getType()).getNumElements());
     if (total == 0)
       return;
     IRRewriter rewriter(&getContext());
@@ -118,15 +118,16 @@ struct DistributeCopiesToThreadsPass
       auto type = cast<MemRefType>(copy.getInputs()[0].getType());
       OpBuilder::InsertionGuard guard(rewriter);
       if (type.getNumElements() < total) {
-        Value inside = arith::CmpIOp::create(
-            rewriter, loc, arith::CmpIPredicate::ult, i,
-            arith::ConstantIndexOp::create(rewriter, loc,
-                                           type.getNumElements()));
+        Value inside =
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, i,
+                                  arith::ConstantIndexOp::create(
+                                      rewriter, loc, type.getNumElements()));
         auto ifOp = scf::IfOp::create(rewriter, loc, inside,
                                       /*withElseRegion=*/false);
         rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
       }
-      SmallVector<Value> indices = delinearize(rewriter, loc, i, type.getShape());
+      SmallVector<Value> indices =
+          delinearize(rewriter, loc, i, type.getShape());
       Value element =
           memref::LoadOp::create(rewriter, loc, copy.getInputs()[0], indices);
       memref::StoreOp::create(rewriter, loc, element, copy.getOutputs()[0],

@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Passes/Passes.h"
 
-#include "mlir/IR/IRMapping.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <cmath>
@@ -122,8 +122,7 @@ bool isRowKernel(scf::ForallOp forall, int64_t lanes) {
           utils::IteratorType::reduction) {
         if (!reductionCombiner(linalgOp))
           return WalkResult::interrupt();
-        hasLongReduction |=
-            linalgOp.getStaticLoopRanges()[*row] >= lanes;
+        hasLongReduction |= linalgOp.getStaticLoopRanges()[*row] >= lanes;
       }
       return WalkResult::skip();
     }
@@ -258,9 +257,8 @@ private:
       if (found != known.end())
         return found->second;
     }
-    Value value =
-        memref::LoadOp::create(rewriter, loc, view,
-                               indicesAt(rewriter, loc, map, row, j));
+    Value value = memref::LoadOp::create(rewriter, loc, view,
+                                         indicesAt(rewriter, loc, map, row, j));
     if (plan.positions > 0 && topLevel)
       known[Place{view, map, at}] = value;
     return value;
@@ -291,9 +289,8 @@ private:
     if (indexesRow(op.getMatchingIndexingMap(&operand), row))
       return false;
     Value root = rootBuffer(operand.get());
-    return llvm::none_of(op.getDpsInits(), [&](Value init) {
-      return rootBuffer(init) == root;
-    });
+    return llvm::none_of(op.getDpsInits(),
+                         [&](Value init) { return rootBuffer(init) == root; });
   }
 
   /// Clones the body of `op` at row position `j`: inputs are loaded, index
@@ -365,22 +362,23 @@ private:
     Operation *combine = reduces ? reductionCombiner(op) : nullptr;
     Value acc;
     if (reduces)
-      acc = identityOf(rewriter, loc, combine,
-                       op.getMatchingBlockArgument(&op.getDpsInitsMutable()[0])
-                           .getType());
+      acc = identityOf(
+          rewriter, loc, combine,
+          op.getMatchingBlockArgument(&op.getDpsInitsMutable()[0]).getType());
     Value first = thread;
     if (vector > 1)
-      first = arith::MulIOp::create(rewriter, loc, thread,
-                                    constant(loc, vector));
+      first =
+          arith::MulIOp::create(rewriter, loc, thread, constant(loc, vector));
     for (int64_t i = 0; i < plan.positions; ++i) {
       int64_t offset = (i / vector) * vector * threads + i % vector;
       if (offset >= extent)
         break;
-      Value j = arith::AddIOp::create(rewriter, loc, first,
-                                      constant(loc, offset));
+      Value j =
+          arith::AddIOp::create(rewriter, loc, first, constant(loc, offset));
       bool guarded = offset + (threads - 1) * vector >= extent;
       if (!guarded) {
-        SmallVector<Value> values = cloneBodyAt(op, row, j, i, /*topLevel=*/true, acc);
+        SmallVector<Value> values =
+            cloneBodyAt(op, row, j, i, /*topLevel=*/true, acc);
         if (reduces)
           acc = values.front();
         else
@@ -388,15 +386,15 @@ private:
             store(op, init, row, j, i, /*topLevel=*/true, value);
         continue;
       }
-      Value inRow = arith::CmpIOp::create(rewriter, loc,
-                                          arith::CmpIPredicate::ult, j,
-                                          constant(loc, extent));
+      Value inRow = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ult, j, constant(loc, extent));
       OpBuilder::InsertionGuard insertion(rewriter);
       if (reduces) {
         auto inside = scf::IfOp::create(rewriter, loc, TypeRange{acc.getType()},
                                         inRow, /*withElseRegion=*/true);
         rewriter.setInsertionPointToStart(inside.thenBlock());
-        SmallVector<Value> values = cloneBodyAt(op, row, j, i, /*topLevel=*/false, acc);
+        SmallVector<Value> values =
+            cloneBodyAt(op, row, j, i, /*topLevel=*/false, acc);
         scf::YieldOp::create(rewriter, loc, values.front());
         rewriter.setInsertionPointToStart(inside.elseBlock());
         scf::YieldOp::create(rewriter, loc, acc);
@@ -442,9 +440,9 @@ private:
     {
       OpBuilder::InsertionGuard insertion(rewriter);
       rewriter.setInsertionPointToStart(loop.getBody());
-      SmallVector<Value> values = cloneBodyAt(
-          op, row, loop.getInductionVar(), -1, /*topLevel=*/false,
-          loop.getRegionIterArg(0));
+      SmallVector<Value> values =
+          cloneBodyAt(op, row, loop.getInductionVar(), -1, /*topLevel=*/false,
+                      loop.getRegionIterArg(0));
       scf::YieldOp::create(rewriter, loc, values.front());
     }
     finishReduction(op, row, combine, loop.getResult(0));
@@ -484,12 +482,12 @@ private:
         rewriter, loc,
         MemRefType::get({warps}, total.getType(), MemRefLayoutAttrInterface(),
                         space));
-    Value lane = arith::RemUIOp::create(rewriter, loc, thread,
-                                        constant(loc, lanes));
-    Value warp = arith::DivUIOp::create(rewriter, loc, thread,
-                                        constant(loc, lanes));
-    Value leader = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
-                                         lane, constant(loc, 0));
+    Value lane =
+        arith::RemUIOp::create(rewriter, loc, thread, constant(loc, lanes));
+    Value warp =
+        arith::DivUIOp::create(rewriter, loc, thread, constant(loc, lanes));
+    Value leader = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq, lane, constant(loc, 0));
     auto write = scf::IfOp::create(rewriter, loc, leader,
                                    /*withElseRegion=*/false);
     {
@@ -501,10 +499,10 @@ private:
     total = memref::LoadOp::create(rewriter, loc, totals,
                                    ValueRange{constant(loc, 0)});
     for (int64_t w = 1; w < warps; ++w)
-      total = applyCombiner(
-          rewriter, combine, total,
-          memref::LoadOp::create(rewriter, loc, totals,
-                                 ValueRange{constant(loc, w)}));
+      total =
+          applyCombiner(rewriter, combine, total,
+                        memref::LoadOp::create(rewriter, loc, totals,
+                                               ValueRange{constant(loc, w)}));
     return total;
   }
 
@@ -538,8 +536,8 @@ struct DistributeRowsToLanesPass
       if (row >= 0)
         extents.push_back(op.getStaticLoopRanges()[row]);
     });
-    RowPlan plan = planRows(extents, lanes, std::max<int64_t>(lanes, maxRowThreads),
-                            rowRegisters);
+    RowPlan plan = planRows(
+        extents, lanes, std::max<int64_t>(lanes, maxRowThreads), rowRegisters);
     IRRewriter rewriter(&getContext());
     rewriter.setInsertionPointToStart(forall.getBody());
     Location loc = forall.getLoc();
