@@ -600,6 +600,28 @@ def build_import_models():
         inits=[init("scale", ln_rng.standard_normal(768).astype(np.float32)),
                init("bias", ln_rng.standard_normal(768).astype(np.float32))],
         opset=17)
+    # MobileNetV3's squeeze-excitation: pool, two 1x1 convolutions on the
+    # pooled map, HardSigmoid, and the broadcast Mul by the feature map
+    # (the second convolution ran as one GPU thread when its result reached
+    # the Mul through reshapes).
+    se_rng = np.random.default_rng(12)
+    imp("squeeze_excite",
+        [n("GlobalAveragePool", ["x"], ["pooled"], "pool"),
+         n("Conv", ["pooled", "w1", "b1"], ["c1"], "fc1"),
+         n("Relu", ["c1"], ["r1"], "relu"),
+         n("Conv", ["r1", "w2", "b2"], ["c2"], "fc2"),
+         n("HardSigmoid", ["c2"], ["s"], "scale", alpha=1.0 / 6, beta=0.5),
+         n("Mul", ["s", "x"], ["y"], "mul")],
+        [vi("x", [2, 16, 8, 8])], [vi("y", [2, 16, 8, 8])],
+        inits=[init("w1", weights(se_rng, [8, 16, 1, 1], 16)), init("b1", bias(se_rng, 8)),
+               init("w2", weights(se_rng, [16, 8, 1, 1], 8)), init("b2", bias(se_rng, 16))])
+    # Reductions over every element (no parallel loop to give threads): the
+    # whole tensor is one row for a block of threads on the GPU.
+    imp("reduce_sum_all", [n("ReduceSum", ["x"], ["y"], "reduce", keepdims=0)],
+        [vi("x", [512, 256])], [vi("y", [])])
+    imp("reduce_mean_all_keepdims",
+        [n("ReduceMean", ["x"], ["y"], "reduce", keepdims=1)],
+        [vi("x", [3, 40, 50])], [vi("y", [1, 1, 1])])
     imp("add_relu_wide",
         [n("Add", ["a", "b"], ["s"], "add"), n("Relu", ["s"], ["y"], "relu")],
         [vi("a", [1024, 256]), vi("b", [1024, 256])], [vi("y", [1024, 256])])

@@ -47,14 +47,17 @@ build/bin/kiln-onnx-test --target=cpu --xfail-file test/onnx/xfail-cpu.txt \
 echo "== CUDA compile of the whole-model and node suites (--target=cuda --compile-only)"
 gpu_artifacts="$(mktemp -d)"
 trap 'rm -rf "$gpu_artifacts"' EXIT
+# --max-serial-kernel-bytes: a model kernel that runs as one GPU thread over
+# more than 4 KiB is a code generator bug (kernels the tiling could not
+# parallelize were found this way) and fails the test.
 build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artifacts" \
-  test/models examples test/whole-models | tail -1
+  --max-serial-kernel-bytes=4096 test/models examples test/whole-models | grep -E "^FAIL|passed,"
 build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artifacts" \
   /usr/share/libonnx-testdata/data/node | tail -1
 
 echo "== ROCm compile of the whole-model and node suites (--target=rocm:gfx90a,gfx942 --compile-only)"
 build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
-  test/models examples test/whole-models | tail -1
+  --max-serial-kernel-bytes=4096 test/models examples test/whole-models | grep -E "^FAIL|passed,"
 build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
   /usr/share/libonnx-testdata/data/node | tail -1
 

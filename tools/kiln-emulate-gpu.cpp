@@ -313,6 +313,12 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
 
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) { ops.push_back(op); });
+  // Views of workgroup buffers (a stage of a pair) live where the buffers
+  // now do.
+  for (Operation *op : ops)
+    for (Value result : op->getResults())
+      if (auto type = dyn_cast<MemRefType>(result.getType()))
+        result.setType(withoutMemorySpace(type));
   for (Operation *op : ops) {
     b.setInsertionPoint(op);
     Location loc = op->getLoc();

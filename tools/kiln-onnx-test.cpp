@@ -90,6 +90,12 @@ static cl::opt<std::string> filter("filter",
 static cl::opt<unsigned> jobs("j", cl::desc("Tests run at once (default: "
                                             "number of cores)"),
                               cl::init(0));
+static cl::opt<uint64_t> maxSerialKernelBytes(
+    "max-serial-kernel-bytes",
+    cl::desc("GPU targets: fail a test whose model has a kernel that runs as "
+             "one GPU thread and moves more than this many bytes (a kernel "
+             "the code generator failed to parallelize)"),
+    cl::init(0));
 static cl::opt<unsigned> timeoutSeconds("timeout",
                                         cl::desc("Seconds per test"),
                                         cl::init(120));
@@ -237,6 +243,23 @@ struct Result {
   double maxAbsErr = 0; // over every output of every data set that ran
 };
 
+/// With --max-serial-kernel-bytes on a GPU target: a message naming the
+/// first kernel that runs as one thread of one block and moves more than
+/// that many bytes, else "".
+std::string serialGpuKernel(const ArtifactSummary &summary) {
+  if (maxSerialKernelBytes == 0 || llvm::StringRef(target).starts_with("cpu"))
+    return "";
+  for (const KernelReport &kernel : summary.kernels) {
+    if (kernel.workgroups != 1 || kernel.threads != 1 ||
+        kernel.bytes <= maxSerialKernelBytes || kernel.resultBytes == 0)
+      continue;
+    return "serial GPU kernel: " + kernel.name + " (ONNX nodes " +
+           llvm::join(kernel.nodes, ", ") + ") runs as one thread over " +
+           std::to_string(kernel.bytes) + " bytes";
+  }
+  return "";
+}
+
 /// Compiles the model for the input shapes of `set`, with the inputs named
 /// in `frozen` fixed to their values in `set`.
 Result compileFor(const TestCase &test, const DataSet &set,
@@ -277,6 +300,8 @@ Result compileFor(const TestCase &test, const DataSet &set,
     return {Outcome::Fail, "compile: " + diagnostics};
   }
   artifact = std::move(result.output);
+  if (std::string serial = serialGpuKernel(result.summary); !serial.empty())
+    return {Outcome::Fail, serial};
   return {Outcome::Pass, ""};
 }
 

@@ -255,6 +255,8 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
     report.threadTile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
   for (uint32_t b : bindings)
     report.bytes += buffers[b].size;
+  for (uint32_t b : llvm::drop_begin(bindings, op.getInputs().size()))
+    report.resultBytes += buffers[b].size;
   reports.push_back(report);
   resultBuffers.emplace_back(bindings.end() - op.getNumResults(), bindings.end());
   auto valueNames = op->getAttrOfType<ArrayAttr>("kiln.onnx_values");

@@ -497,22 +497,10 @@ struct ContractWithMatrixCoresPass
     };
     ValueRange sums;
     if (staged()) {
-      Value sharedA = block.allocateStage(b, loc, 0, stageK, /*kMajor=*/false);
-      Value sharedB = block.allocateStage(b, loc, 1, stageK, /*kMajor=*/false);
       Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-      sums = block.emitReductionLoop(
-          b, loc, stageK, accumulators,
-          [&](OpBuilder &b, Value k0, const OutputBlock::WindowValues &window,
-              ValueRange accs) {
-            // Every warp is done reading the previous stage before it is
-            // overwritten, and the whole stage is written before any warp
-            // reads.
-            gpu::BarrierOp::create(b, loc);
-            block.emitStageCopy(b, loc, 0, window, k0, stageK, thread,
-                                threads(), sharedA, /*kMajor=*/false);
-            block.emitStageCopy(b, loc, 1, window, k0, stageK, thread,
-                                threads(), sharedB, /*kMajor=*/false);
-            gpu::BarrierOp::create(b, loc);
+      sums = block.emitStagedReductionLoop(
+          b, loc, stageK, accumulators, thread, threads(), /*kMajor=*/false,
+          [&](OpBuilder &b, Value sharedA, Value sharedB, ValueRange accs) {
             auto fromStage = [&](unsigned input, Value tileIndex,
                                  Value k) -> Value {
               return memref::LoadOp::create(

@@ -148,22 +148,11 @@ struct ContractWithThreadTilesPass
                        ArrayRef<OutputBlock::Position> positions) {
     Location loc = block.contraction.getLoc();
     SmallVector<Value> initial = block.initialAccumulators(b, loc, positions);
-    Value sharedA = block.allocateStage(b, loc, 0, stageK, /*kMajor=*/true);
-    Value sharedB = block.allocateStage(b, loc, 1, stageK, /*kMajor=*/true);
     auto contract = arith::FastMathFlagsAttr::get(
         b.getContext(), arith::FastMathFlags::contract);
-    ValueRange sums = block.emitReductionLoop(
-        b, loc, stageK, initial,
-        [&](OpBuilder &b, Value k0, const OutputBlock::WindowValues &window,
-            ValueRange accs) {
-          // No thread still reads the previous stage when it is
-          // overwritten; the whole stage is written before any reads.
-          gpu::BarrierOp::create(b, loc);
-          block.emitStageCopy(b, loc, 0, window, k0, stageK, thread, threads(),
-                              sharedA, /*kMajor=*/true);
-          block.emitStageCopy(b, loc, 1, window, k0, stageK, thread, threads(),
-                              sharedB, /*kMajor=*/true);
-          gpu::BarrierOp::create(b, loc);
+    ValueRange sums = block.emitStagedReductionLoop(
+        b, loc, stageK, initial, thread, threads(), /*kMajor=*/true,
+        [&](OpBuilder &b, Value sharedA, Value sharedB, ValueRange accs) {
           SmallVector<Value> next(accs);
           for (int64_t kk = 0; kk < stageK; ++kk) {
             Value k = arith::ConstantIndexOp::create(b, loc, kk);

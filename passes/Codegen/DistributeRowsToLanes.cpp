@@ -10,6 +10,7 @@
 // instead of once per op.
 //
 //===----------------------------------------------------------------------===//
+#include "WholeTensorRow.h"
 #include "kiln/Passes/Passes.h"
 
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
@@ -524,7 +525,12 @@ struct DistributeRowsToLanesPass
     func::FuncOp func = getOperation();
     if (!func->hasAttr("kiln.kernel"))
       return;
+    IRRewriter rewriter(&getContext());
     SmallVector<scf::ForallOp> loops(func.getBody().getOps<scf::ForallOp>());
+    // A kernel reducing whole tensors: one row (else it stays serial).
+    if (loops.empty())
+      if (scf::ForallOp row = wrapWholeTensorReduction(func, rewriter, lanes))
+        loops.push_back(row);
     if (loops.size() != 1 || !isRowKernel(loops.front(), lanes))
       return;
     scf::ForallOp forall = loops.front();
@@ -538,7 +544,6 @@ struct DistributeRowsToLanesPass
     });
     RowPlan plan = planRows(
         extents, lanes, std::max<int64_t>(lanes, maxRowThreads), rowRegisters);
-    IRRewriter rewriter(&getContext());
     rewriter.setInsertionPointToStart(forall.getBody());
     Location loc = forall.getLoc();
     bool block = plan.threads > lanes;

@@ -208,6 +208,15 @@ struct FoldExpandShapesIntoConsumersPass
     patterns.add<MaterializeThroughCollapsedView,
                  MaterializeThroughExpandedView, DropConstantIndexedUnitDims>(
         &getContext());
+    // A collapse of an expand (an epilogue's unit dims dropped after the
+    // contraction's were added back: MobileNetV3's squeeze-excitation
+    // scale, [N, C, 1] -> [N, C, 1, 1] -> [N, C]) becomes one reshape of
+    // the generic's result, which the rules above can fold; else the
+    // contraction stays outside the kernel's forall and runs serially.
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
+                                                         &getContext());
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns,
+                                                       &getContext());
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();
   }

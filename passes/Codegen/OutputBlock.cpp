@@ -272,43 +272,116 @@ void OutputBlock::storeResults(OpBuilder &b, Location loc,
   }
 }
 
+int64_t OutputBlock::stageCount(int64_t stepK) const {
+  int64_t count = loops.ranges[loops.k] / stepK;
+  for (int64_t w : loops.window)
+    count *= loops.ranges[w];
+  return count;
+}
+
+std::pair<Value, OutputBlock::WindowValues>
+OutputBlock::stageAt(OpBuilder &b, Location loc, Value stage, int64_t stepK) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  int64_t kSteps = loops.ranges[loops.k] / stepK;
+  Value k0 = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, stage, c(kSteps)), c(stepK));
+  WindowValues window;
+  Value rest = arith::DivUIOp::create(b, loc, stage, c(kSteps));
+  for (int64_t i = int64_t(loops.window.size()) - 1; i >= 0; --i) {
+    int64_t extent = loops.ranges[loops.window[i]];
+    window.push_back(
+        {loops.window[i],
+         i == 0 ? rest
+                : arith::RemUIOp::create(b, loc, rest, c(extent)).getResult()});
+    if (i > 0)
+      rest = arith::DivUIOp::create(b, loc, rest, c(extent));
+  }
+  return {k0, window};
+}
+
 ValueRange OutputBlock::emitReductionLoop(OpBuilder &b, Location loc,
                                           int64_t stepK, ValueRange accs,
                                           StepBuilder step) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  int64_t kSteps = loops.ranges[loops.k] / stepK, windowCount = 1;
-  for (int64_t w : loops.window)
-    windowCount *= loops.ranges[w];
   scf::ForOp loop =
       loops.window.empty()
           ? scf::ForOp::create(b, loc, c(0), c(loops.ranges[loops.k]),
                                c(stepK), accs)
-          : scf::ForOp::create(b, loc, c(0), c(windowCount * kSteps), c(1),
-                               accs);
+          : scf::ForOp::create(b, loc, c(0), c(stageCount(stepK)), c(1), accs);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value k0 = loop.getInductionVar();
   WindowValues window;
-  if (!loops.window.empty()) {
-    Value iteration = loop.getInductionVar();
-    k0 = arith::MulIOp::create(
-        b, loc, arith::RemUIOp::create(b, loc, iteration, c(kSteps)), c(stepK));
-    Value rest = arith::DivUIOp::create(b, loc, iteration, c(kSteps));
-    for (int64_t i = int64_t(loops.window.size()) - 1; i >= 0; --i) {
-      int64_t extent = loops.ranges[loops.window[i]];
-      window.push_back(
-          {loops.window[i],
-           i == 0 ? rest
-                  : arith::RemUIOp::create(b, loc, rest, c(extent)).getResult()});
-      if (i > 0)
-        rest = arith::DivUIOp::create(b, loc, rest, c(extent));
-    }
-  }
+  if (!loops.window.empty())
+    std::tie(k0, window) = stageAt(b, loc, loop.getInductionVar(), stepK);
   SmallVector<Value> next =
       step(b, k0, window, ValueRange(loop.getRegionIterArgs()));
   scf::YieldOp::create(b, loc, next);
+  return loop.getResults();
+}
+
+ValueRange OutputBlock::emitStagedReductionLoop(OpBuilder &b, Location loc,
+                                                int64_t stageK, ValueRange accs,
+                                                Value thread, int64_t threads,
+                                                bool kMajor,
+                                                StageCompute compute) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value pairA = allocateStages(b, loc, 0, stageK, kMajor);
+  Value pairB = allocateStages(b, loc, 1, stageK, kMajor);
+  auto half = [&](Value pair, Value which) -> Value {
+    auto type = cast<MemRefType>(pair.getType());
+    SmallVector<OpFoldResult> offsets = {which, b.getIndexAttr(0),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                       b.getIndexAttr(type.getDimSize(1)),
+                                       b.getIndexAttr(type.getDimSize(2))};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    auto viewType = memref::SubViewOp::inferRankReducedResultType(
+        type.getShape().drop_front(), type, offsets, sizes, strides);
+    return memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType), pair,
+                                     offsets, sizes, strides);
+  };
+  auto loadBoth = [&](Value stage) {
+    auto [k0, window] = stageAt(b, loc, stage, stageK);
+    return std::pair(
+        loadStageShare(b, loc, 0, window, k0, stageK, thread, threads),
+        loadStageShare(b, loc, 1, window, k0, stageK, thread, threads));
+  };
+  auto storeBoth = [&](Value which, ArrayRef<Value> a, ArrayRef<Value> bs) {
+    storeStageShare(b, loc, 0, stageK, thread, threads, half(pairA, which),
+                    kMajor, a);
+    storeStageShare(b, loc, 1, stageK, thread, threads, half(pairB, which),
+                    kMajor, bs);
+  };
+
+  // Stage 0 into buffer 0.
+  {
+    auto [a, bs] = loadBoth(c(0));
+    storeBoth(c(0), a, bs);
+    gpu::BarrierOp::create(b, loc);
+  }
+  int64_t stages = stageCount(stageK);
+  auto loop = scf::ForOp::create(b, loc, c(0), c(stages), c(1), accs);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value stage = loop.getInductionVar();
+  // The next stage's loads first (the last iteration reloads the last
+  // stage into the buffer nobody reads again, rather than branch).
+  Value next = arith::MinUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, stage, c(1)), c(stages - 1));
+  auto [nextA, nextB] = loadBoth(next);
+  Value which = arith::RemUIOp::create(b, loc, stage, c(2));
+  SmallVector<Value> sums = compute(b, half(pairA, which), half(pairB, which),
+                                    ValueRange(loop.getRegionIterArgs()));
+  storeBoth(arith::SubIOp::create(b, loc, c(1), which), nextA, nextB);
+  gpu::BarrierOp::create(b, loc);
+  scf::YieldOp::create(b, loc, sums);
   return loop.getResults();
 }
 
@@ -325,78 +398,106 @@ Value OutputBlock::loadOperand(OpBuilder &b, Location loc, unsigned input,
                                 indicesAt(b, loc, map, at));
 }
 
-Value OutputBlock::allocateStage(OpBuilder &b, Location loc, unsigned input,
-                                 int64_t stageK, bool kMajor) {
+Value OutputBlock::allocateStages(OpBuilder &b, Location loc, unsigned input,
+                                  int64_t stageK, bool kMajor) {
   Type type = loops.operandType;
   int64_t pad = 16 / (type.getIntOrFloatBitWidth() / 8);
   int64_t extent = input == 0 ? tileM : tileN;
   auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                           gpu::AddressSpace::Workgroup);
-  SmallVector<int64_t> shape = kMajor ? SmallVector<int64_t>{stageK, extent + pad}
-                                      : SmallVector<int64_t>{extent, stageK + pad};
-  // 16-byte aligned: kiln-contract-with-thread-tiles reads runs of a row
-  // as one vector.
+  SmallVector<int64_t> shape = {2, stageK, extent + pad};
+  if (!kMajor)
+    shape = {2, extent, stageK + pad};
   return memref::AllocOp::create(
       b, loc, MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space),
       b.getI64IntegerAttr(16));
 }
 
-void OutputBlock::emitStageCopy(OpBuilder &b, Location loc, unsigned input,
-                                const WindowValues &window, Value k0,
-                                int64_t stageK, Value thread, int64_t threads,
-                                Value shared, bool kMajor) {
-  auto c = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
+std::pair<Value, Value> OutputBlock::stagePlace(OpBuilder &b, Location loc,
+                                                unsigned input, Value index,
+                                                int64_t stageK) {
   int64_t extent = input == 0 ? tileM : tileN;
   int64_t tileLoop = input == 0 ? loops.m : loops.n;
   AffineMap map =
       contraction.getMatchingIndexingMap(contraction.getDpsInputOperand(input));
   bool tileFastest =
       map.getResult(map.getNumResults() - 1).isFunctionOfDim(tileLoop);
-  int64_t total = extent * stageK;
-  int64_t shares = (total + threads - 1) / threads;
-  struct Copy {
-    Value tileIndex, k, value;
+  Value fastest =
+      arith::ConstantIndexOp::create(b, loc, tileFastest ? extent : stageK);
+  Value inner = arith::RemUIOp::create(b, loc, index, fastest);
+  Value outer = arith::DivUIOp::create(b, loc, index, fastest);
+  return tileFastest ? std::pair(inner, outer) : std::pair(outer, inner);
+}
+
+SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
+                                               unsigned input,
+                                               const WindowValues &window,
+                                               Value k0, int64_t stageK,
+                                               Value thread, int64_t threads) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
   };
-  SmallVector<Copy> copies;
-  auto place = [&](Value index) {
-    int64_t fastest = tileFastest ? extent : stageK;
-    Value inner = arith::RemUIOp::create(b, loc, index, c(fastest));
-    Value outer = arith::DivUIOp::create(b, loc, index, c(fastest));
-    return tileFastest ? std::pair(inner, outer) : std::pair(outer, inner);
+  int64_t total = (input == 0 ? tileM : tileN) * stageK;
+  auto load = [&](OpBuilder &b, Value index) {
+    auto [tileIndex, k] = stagePlace(b, loc, input, index, stageK);
+    return loadOperand(b, loc, input, tileIndex,
+                       arith::AddIOp::create(b, loc, k0, k), window);
   };
-  auto store = [&](Value value, Value tileIndex, Value k) {
+  SmallVector<Value> share;
+  for (int64_t i = 0; i * threads < total; ++i) {
+    Value index = arith::AddIOp::create(b, loc, thread, c(i * threads));
+    if ((i + 1) * threads <= total) {
+      share.push_back(load(b, index));
+      continue;
+    }
+    // The last share, when the threads do not divide the slice: only the
+    // first threads have an element left (the place of an index past the
+    // slice is out of the operand's bounds, so it is computed inside).
+    Value inSlice = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          index, c(total));
+    auto guard = scf::IfOp::create(
+        b, loc, inSlice,
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(b, loc, load(b, index));
+        },
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(
+              b, loc,
+              arith::ConstantOp::create(
+                  b, loc, b.getZeroAttr(loops.operandType)).getResult());
+        });
+    share.push_back(guard.getResult(0));
+  }
+  return share;
+}
+
+void OutputBlock::storeStageShare(OpBuilder &b, Location loc, unsigned input,
+                                  int64_t stageK, Value thread,
+                                  int64_t threads, Value shared, bool kMajor,
+                                  ArrayRef<Value> share) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  int64_t total = (input == 0 ? tileM : tileN) * stageK;
+  auto store = [&](OpBuilder &b, Value value, Value index) {
+    auto [tileIndex, k] = stagePlace(b, loc, input, index, stageK);
     memref::StoreOp::create(b, loc, value, shared,
                             kMajor ? ValueRange{k, tileIndex}
                                    : ValueRange{tileIndex, k});
   };
-  for (int64_t i = 0; i < shares; ++i) {
+  for (auto [i, value] : llvm::enumerate(share)) {
     Value index = arith::AddIOp::create(b, loc, thread, c(i * threads));
-    bool guarded = (i + 1) * threads > total;
-    if (!guarded) {
-      auto [tileIndex, k] = place(index);
-      Value value = loadOperand(b, loc, input, tileIndex,
-                                arith::AddIOp::create(b, loc, k0, k), window);
-      copies.push_back({tileIndex, k, value});
+    if (int64_t(i + 1) * threads <= total) {
+      store(b, value, index);
       continue;
     }
-    // The last share, when the threads do not divide the slice: only the
-    // first threads have an element left.
     Value inSlice = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                           index, c(total));
     auto guard = scf::IfOp::create(b, loc, inSlice, /*withElseRegion=*/false);
-    // Placed inside the guard: the place of an index past the slice is out
-    // of the operand's bounds.
     OpBuilder::InsertionGuard insertion(b);
     b.setInsertionPoint(guard.thenBlock()->getTerminator());
-    auto [tileIndex, k] = place(index);
-    Value value = loadOperand(b, loc, input, tileIndex,
-                              arith::AddIOp::create(b, loc, k0, k), window);
-    store(value, tileIndex, k);
+    store(b, value, index);
   }
-  for (const Copy &copy : copies)
-    store(copy.value, copy.tileIndex, copy.k);
 }
 
 bool OutputBlock::outputContiguousAlongM() const {

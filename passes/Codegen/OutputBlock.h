@@ -75,29 +75,71 @@ public:
                           unsigned input, mlir::Value tileIndex, mlir::Value k,
                           const WindowValues &window);
 
-  /// A workgroup-memory buffer for one stage (`stageK` along K) of operand
-  /// `input`: [tile index][k], or [k][tile index] when `kMajor`; each row
-  /// padded by 16 bytes, so that rows that would map to the same banks
-  /// start in different ones.
-  mlir::Value allocateStage(mlir::OpBuilder &b, mlir::Location loc,
-                            unsigned input, int64_t stageK, bool kMajor);
-  /// Copies the block's slice of operand `input` at `k0` (and `window`)
-  /// into `shared` (allocateStage's layout). The `threads` threads of the
-  /// block (`thread`: this one) take equal shares, the last guarded when
-  /// they do not divide the slice; consecutive threads take consecutive
-  /// elements along whichever dim is contiguous in global memory (coalesced
-  /// loads). Every load is issued before the stores, so that their
-  /// latencies overlap.
-  void emitStageCopy(mlir::OpBuilder &b, mlir::Location loc, unsigned input,
-                     const WindowValues &window, mlir::Value k0, int64_t stageK,
-                     mlir::Value thread, int64_t threads, mlir::Value shared,
-                     bool kMajor);
+  /// This thread's share of the block's slice of operand `input` at `k0`
+  /// (and `window`), loaded from global memory. The `threads` threads of
+  /// the block (`thread`: this one) take equal shares, the last guarded when
+  /// they do not divide the slice (its elements past the slice are zero);
+  /// consecutive threads take consecutive elements along whichever dim is
+  /// contiguous in global memory (coalesced loads).
+  llvm::SmallVector<mlir::Value>
+  loadStageShare(mlir::OpBuilder &b, mlir::Location loc, unsigned input,
+                 const WindowValues &window, mlir::Value k0, int64_t stageK,
+                 mlir::Value thread, int64_t threads);
+  /// Stores a share from loadStageShare into `shared`, a stage buffer:
+  /// [tile index][k], or [k][tile index] when `kMajor`.
+  void storeStageShare(mlir::OpBuilder &b, mlir::Location loc, unsigned input,
+                       int64_t stageK, mlir::Value thread, int64_t threads,
+                       mlir::Value shared, bool kMajor,
+                       llvm::ArrayRef<mlir::Value> share);
+
+  /// What one stage computes from the operand slices in workgroup memory
+  /// (`sharedA`, `sharedB`: stage buffers), from the accumulators
+  /// `accs` to their next values.
+  using StageCompute = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+      mlir::OpBuilder &b, mlir::Value sharedA, mlir::Value sharedB,
+      mlir::ValueRange accs)>;
+  /// The reduction in stages of `stageK` along K (times the window
+  /// positions) staged through workgroup memory by the `threads` threads of
+  /// the block, software-pipelined: two buffers per operand; while a stage
+  /// is computed from one, the next stage's loads from global memory are
+  /// in flight and then stored into the other, and one barrier per stage
+  /// separates them (the stage written is complete before anyone reads it;
+  /// the one read is done before it is overwritten two stages later).
+  /// Returns the accumulators' last values.
+  mlir::ValueRange emitStagedReductionLoop(mlir::OpBuilder &b,
+                                           mlir::Location loc, int64_t stageK,
+                                           mlir::ValueRange accs,
+                                           mlir::Value thread, int64_t threads,
+                                           bool kMajor, StageCompute compute);
 
   /// True when the output is contiguous along M (its last dim is M's: a
   /// convolution's output width), false when along N (a matmul's columns).
   bool outputContiguousAlongM() const;
 
 private:
+  /// Workgroup memory for two stages (`stageK` along K) of operand `input`:
+  /// [2][tile index][k], or [2][k][tile index] when `kMajor`; each row
+  /// padded by 16 bytes, so that rows that would map to the same banks
+  /// start in different ones, and 16-byte aligned (thread tiles read runs
+  /// of a row as one vector).
+  mlir::Value allocateStages(mlir::OpBuilder &b, mlir::Location loc,
+                             unsigned input, int64_t stageK, bool kMajor);
+  /// K offset and window position of stage `stage` of the reduction loop
+  /// (steps of `stepK` along K, innermost, times the window positions).
+  std::pair<mlir::Value, WindowValues> stageAt(mlir::OpBuilder &b,
+                                               mlir::Location loc,
+                                               mlir::Value stage,
+                                               int64_t stepK);
+  /// Number of stages of `stepK` along K times the window positions.
+  int64_t stageCount(int64_t stepK) const;
+  /// Where element `index` of a slice of operand `input` goes: (tile
+  /// index, k), consecutive indices along the dim contiguous in memory.
+  std::pair<mlir::Value, mlir::Value> stagePlace(mlir::OpBuilder &b,
+                                                 mlir::Location loc,
+                                                 unsigned input,
+                                                 mlir::Value index,
+                                                 int64_t stageK);
+
   /// Positions of M and N among the output tile's dims.
   int64_t outM = -1, outN = -1;
   llvm::SmallVector<mlir::linalg::LinalgOp> ops;

@@ -89,8 +89,12 @@ def FoldExpandShapesIntoConsumers
     consumer that index unit dims by the constant 0 (a Mul by a [1]
     scalar) are first read without those dims (a 0-d tensor), which the
     collapse needs. The epilogue can then be tiled and fused with its
-    producer and kept in registers. Consumers that reduce, and
-    expand_shapes of anything but a generic, are left alone.
+    producer and kept in registers. The other way round, an elementwise
+    consumer of a `tensor.collapse_shape` of a contraction's result is
+    expanded to the result's shape. Reshape chains (a collapse of an
+    expand: MobileNetV3's squeeze-excitation scale, [N, C, 1] to
+    [N, C, 1, 1] to [N, C]) are composed first. Consumers that reduce, and
+    reshapes of anything but a generic, are left alone.
   }];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::memref::MemRefDialect",
@@ -222,9 +226,13 @@ def DistributeRowsToLanes
     warps' totals through workgroup memory after a barrier, leaving the
     total in every thread, so the ops after it need nothing more. Marks the
     kernel `kiln.lanes` (threads per row; `kiln.cooperative` for a block)
-    for kiln-map-kernels-to-gpu. Kernels it cannot prove safe (other access
-    patterns, non-associative reductions, row not the last dim) are left
-    alone.
+    for kiln-map-kernels-to-gpu. A kernel without a forall that reduces
+    whole tensors (ReduceSum or ReduceMean over every axis, a loss: tiling
+    found no parallel loop, so it would be ONE GPU thread) is made one row
+    first: its ops' loops longer than 1 are merged into one over 1-D views
+    of contiguous operands, and the ops moved into a forall of one
+    iteration. Kernels it cannot prove safe (other access patterns,
+    non-associative reductions, row not the last dim) are left alone.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", "32",
@@ -281,11 +289,14 @@ def ContractWithMatrixCores
     16x16x16. A 16x16 block is one warp whose lanes load their fragments
     straight from global memory. A larger block is one GPU block of warps,
     each computing up to 32x32 of it (2x2 subtiles, so that each loaded
-    fragment feeds two instructions): every step of 32 (or 16) along K, all
-    threads copy the block's slices of both operands into workgroup memory
-    (coalesced along the dim contiguous in global memory; rows padded by 16
-    bytes against bank conflicts) between two `gpu.barrier`s, and the warps
-    load their fragments from there. Such kernels are marked
+    fragment feeds two instructions): K goes in stages of 32 (or 16) that
+    all threads copy into workgroup memory (coalesced along the dim
+    contiguous in global memory; rows padded by 16 bytes against bank
+    conflicts), two buffers per operand, software-pipelined: each
+    iteration loads the next stage from global memory, runs its own from
+    one buffer, stores the next into the other and meets the others at one
+    `gpu.barrier` (OutputBlock::emitStagedReductionLoop); the warps load
+    their fragments from workgroup memory. Such kernels are marked
     `kiln.cooperative` (one forall iteration per GPU block) with their
     `kiln.warp_tile`. The block's other ops (the accumulator's fill, the
     elementwise epilogue) run in each lane only at the output elements its
@@ -319,8 +330,10 @@ def ContractWithThreadTiles
     Per stage of up to 16 along K (the largest of 16, 8, 4, 2, 1 dividing
     it), all threads copy the block's slices of both operands into
     workgroup memory, k-major and padded by 16 bytes (coalesced along the
-    dim contiguous in global memory), between two `gpu.barrier`s; each
-    thread then runs the stage's outer products, its rows and columns of
+    dim contiguous in global memory), two buffers per operand, pipelined
+    as for kiln-contract-with-matrix-cores (the next stage's global loads
+    in flight while this one is computed, one `gpu.barrier` per stage);
+    each thread runs the stage's outer products, its rows and columns of
     each k one vector load each. Threads are numbered along the output's
     contiguous dim. Blocks of fewer than 32 threads (a per-thread register
     tile) or more than 1024 are left alone. Sets `kiln.cooperative`,

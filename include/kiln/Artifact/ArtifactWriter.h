@@ -20,6 +20,8 @@ struct KernelReport {
   uint64_t flops = 0;
   /// Bytes of every buffer the kernel reads or writes: the least it moves.
   uint64_t bytes = 0;
+  /// Bytes of the kernel's results alone (0: it writes nothing).
+  uint64_t resultBytes = 0;
   /// Which loop of the kernel's root op was split into workgroups, and the
   /// tile size; empty when the kernel runs as one workgroup.
   std::vector<int64_t> tile;

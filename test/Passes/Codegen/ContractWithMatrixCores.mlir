@@ -153,15 +153,18 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 
 // A 64x64 block tile of a float16 matmul with a bias epilogue: four warps
 // (NVIDIA, 128 threads; AMD, 256), each computing a 32x32 part as 2x2
-// subtiles. Each iteration of the K loop stages a 64x32 slice of A and a
-// 32x64 slice of B in workgroup memory (rows padded by 16 bytes), copied by
-// all threads between two barriers (16 elements of each per NVIDIA
-// thread), then runs two steps of 16 along K from workgroup memory: per
-// step, each subtile row's A fragment and each subtile column's B fragments
-// feed 8 mma.sync (4 mfma). Each lane adds the bias to its 4 subtiles'
-// fragment elements (32 on NVIDIA, 16 on AMD) at its warp's offset and
-// stores each once: the fill's and the contraction's own stores are
-// overwritten before anything reads them, so they are dropped.
+// subtiles. K goes in 4 stages of 32, software-pipelined through two
+// workgroup buffers per operand (rows padded by 16 bytes): the first
+// stage's 64x32 slice of A and 32x64 slice of B are copied before the loop
+// (16 elements of each per NVIDIA thread); each iteration first loads the
+// next stage's elements from global memory, then runs two steps of 16
+// along K from its buffer (per step, each subtile row's A fragment and
+// each subtile column's B fragments feed 8 mma.sync, 4 mfma), then stores
+// the loaded elements into the other buffer and meets the others at one
+// barrier. Each lane adds the bias to its 4 subtiles' fragment elements
+// (32 on NVIDIA, 16 on AMD) at its warp's offset and stores each once: the
+// fill's and the contraction's own stores are overwritten before anything
+// reads them, so they are dropped.
 // NV-LABEL: func.func @matmul_f16_staged
 // NV-SAME: kiln.cooperative
 // NV-SAME: kiln.lanes = 128 : i64
@@ -169,19 +172,28 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // NV: scf.forall
 // NV: %[[TID:.+]] = gpu.thread_id x
 // NV: %[[WARP:.+]] = arith.divui %[[TID]], %c32
-// NV-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<64x40xf16, #gpu.address_space<workgroup>>
-// NV-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<64x40xf16, #gpu.address_space<workgroup>>
-// NV: scf.for %{{.+}} = %c0{{.*}} to %c128{{.*}} step %c32{{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
-// NV-NEXT: gpu.barrier
+// NV-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<2x64x40xf16, #gpu.address_space<workgroup>>
+// NV-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<2x64x40xf16, #gpu.address_space<workgroup>>
 // NV-COUNT-16: memref.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>
-// NV-COUNT-16: memref.store {{.*}}, %[[A]]
 // NV-COUNT-16: memref.load {{.*}} : memref<128x64xf16, strided<[256, 1], offset: ?>>
-// NV-COUNT-16: memref.store {{.*}}, %[[B]]
+// NV: memref.subview %[[A]]
+// NV-COUNT-16: memref.store
+// NV: memref.subview %[[B]]
+// NV-COUNT-16: memref.store
 // NV-NEXT: gpu.barrier
-// NV-NOT: memref.load {{.*}} : memref<{{.*}}strided
+// NV: scf.for %{{.+}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
+// NV: arith.minui
+// NV-COUNT-16: memref.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>
+// NV-COUNT-16: memref.load {{.*}} : memref<128x64xf16, strided<[256, 1], offset: ?>>
+// NV-NOT: gpu.barrier
 // NV-COUNT-8: nvgpu.mma.sync
 // NV-NOT: gpu.barrier
 // NV-COUNT-8: nvgpu.mma.sync
+// NV: memref.subview %[[A]]
+// NV-COUNT-16: memref.store
+// NV: memref.subview %[[B]]
+// NV-COUNT-16: memref.store
+// NV-NEXT: gpu.barrier
 // NV-NEXT: scf.yield
 // NV-NOT: linalg.
 // NV-COUNT-32: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[256, 1], offset: ?>>
@@ -189,12 +201,16 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // AMD-LABEL: func.func @matmul_f16_staged
 // AMD-SAME: kiln.cooperative
 // AMD-SAME: kiln.lanes = 256 : i64
-// AMD: scf.for {{.*}} step %c32{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
-// AMD-NEXT: gpu.barrier
-// AMD-COUNT-8: memref.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>
-// AMD-COUNT-8: memref.store
 // AMD: gpu.barrier
+// AMD: scf.for {{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// AMD-COUNT-8: memref.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>
+// AMD-NOT: gpu.barrier
 // AMD-COUNT-8: amdgpu.mfma
+// AMD: memref.subview
+// AMD-COUNT-8: memref.store
+// AMD: memref.subview
+// AMD-COUNT-8: memref.store
+// AMD-NEXT: gpu.barrier
 // AMD-NEXT: scf.yield
 // AMD-COUNT-16: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[256, 1], offset: ?>>
 // AMD-NOT: memref.store

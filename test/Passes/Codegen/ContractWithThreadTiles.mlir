@@ -2,13 +2,16 @@
 
 // A float32 matmul with a bias epilogue, one 64x64 output block per forall
 // iteration: 256 threads of 4x4 outputs, numbered along N (the output's
-// contiguous dim: 16 threads across). Per stage of 16 along K, both
-// operand slices are copied into k-major workgroup buffers (64 + 4 padding
-// columns, 16-byte aligned) between barriers; each k of the stage is one
-// vector<4xf32> load of A and one of B and 16 multiply-adds. The fill is
-// forwarded into the accumulators and the bias added in registers: each
-// thread stores its 16 outputs once (the fill's and the contraction's own
-// stores are overwritten before anything reads them, so they are dropped).
+// contiguous dim: 16 threads across). K goes in 4 stages of 16 through two
+// k-major workgroup buffers per operand (64 + 4 padding columns, 16-byte
+// aligned): the first stage is copied before the loop; each iteration
+// loads the next stage's 4 + 4 elements per thread from global memory,
+// computes its stage (each k one vector<4xf32> load of A and one of B and
+// 16 multiply-adds), stores the loaded elements into the other buffer and
+// meets the others at one barrier. The fill is forwarded into the
+// accumulators and the bias added in registers: each thread stores its 16
+// outputs once (the fill's and the contraction's own stores are
+// overwritten before anything reads them, so they are dropped).
 // CHECK-LABEL: func.func @matmul_bias
 // CHECK-SAME: kiln.cooperative
 // CHECK-SAME: kiln.lanes = 256 : i64
@@ -16,19 +19,32 @@
 // CHECK: scf.forall
 // CHECK: %[[T:.+]] = gpu.thread_id x
 // CHECK: arith.remui %[[T]], %c16
-// CHECK: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<16x68xf32, #gpu.address_space<workgroup>>
-// CHECK: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<16x68xf32, #gpu.address_space<workgroup>>
-// CHECK: scf.for %{{.+}} = %{{.+}} to %c64 step %c16{{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
-// CHECK: gpu.barrier
+// CHECK: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<2x16x68xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<2x16x68xf32, #gpu.address_space<workgroup>>
 // CHECK-COUNT-4: memref.load {{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>>
-// CHECK-COUNT-4: memref.store %{{.+}}, %[[A]]
 // CHECK-COUNT-4: memref.load {{.*}} : memref<64x64xf32, strided<[128, 1], offset: ?>>
-// CHECK-COUNT-4: memref.store %{{.+}}, %[[B]]
-// CHECK: gpu.barrier
-// CHECK: vector.load %[[A]][%c0{{.*}}, %{{.+}}] {alignment = 16 : i64} : memref<16x68xf32, #gpu.address_space<workgroup>>, vector<4xf32>
-// CHECK: vector.load %[[B]][%c0{{.*}}, %{{.+}}] {alignment = 16 : i64} : memref<16x68xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: memref.subview %[[A]][%{{.+}}, 0, 0] [1, 16, 68] [1, 1, 1]
+// CHECK-COUNT-4: memref.store
+// CHECK: memref.subview %[[B]][%{{.+}}, 0, 0] [1, 16, 68] [1, 1, 1]
+// CHECK-COUNT-4: memref.store
+// CHECK-NEXT: gpu.barrier
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c4{{.*}} step %c1{{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK: arith.minui
+// CHECK-COUNT-4: memref.load {{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>>
+// CHECK-COUNT-4: memref.load {{.*}} : memref<64x64xf32, strided<[128, 1], offset: ?>>
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[SA:.+]] = memref.subview %[[A]]
+// CHECK: %[[SB:.+]] = memref.subview %[[B]]
+// CHECK: vector.load %[[SA]][%c0{{.*}}, %{{.+}}] {alignment = 16 : i64} : memref<16x68xf32, strided<[68, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.load %[[SB]][%c0{{.*}}, %{{.+}}] {alignment = 16 : i64} : memref<16x68xf32, strided<[68, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK-COUNT-16: arith.addf %{{.+}}, %{{.+}} fastmath<contract> : f32
-// CHECK: scf.yield
+// CHECK-NOT: gpu.barrier
+// CHECK: memref.subview %[[A]]
+// CHECK-COUNT-4: memref.store
+// CHECK: memref.subview %[[B]]
+// CHECK-COUNT-4: memref.store
+// CHECK-NEXT: gpu.barrier
+// CHECK-NEXT: scf.yield
 // CHECK-NOT: linalg.
 // CHECK-NOT: memref.store
 // CHECK-COUNT-16: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[128, 1], offset: ?>>
@@ -74,15 +90,15 @@ func.func @matmul_bias(%x: memref<128x64xf32>, %w: memref<64x128xf32>, %bias: me
 // CHECK-SAME: kiln.thread_tile = array<i64: 2, 4>
 // CHECK: %[[T:.+]] = gpu.thread_id x
 // CHECK: arith.remui %[[T]], %c7
-// CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x18xf32, #gpu.address_space<workgroup>>
-// CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x28xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x2x18xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x2x28xf32, #gpu.address_space<workgroup>>
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c27 step %c1
 // CHECK: arith.cmpi ult, %{{.+}}, %c28
 // CHECK: scf.if
 // CHECK: arith.cmpi ult, %{{.+}}, %c48
 // CHECK: scf.if
-// CHECK: vector.load {{.*}} : memref<2x18xf32, #gpu.address_space<workgroup>>, vector<2xf32>
-// CHECK: vector.load {{.*}} : memref<2x28xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.load {{.*}} : memref<2x18xf32, strided<[18, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: vector.load {{.*}} : memref<2x28xf32, strided<[28, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK-NOT: linalg.
 // CHECK-COUNT-8: arith.maximumf
 #sx = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>

@@ -261,3 +261,57 @@ func.func @scaled_pointwise(%arg0: memref<1x32x64xf32>, %arg1: memref<16x32xf32>
   bufferization.materialize_in_destination %r in restrict writable %arg3 : (tensor<1x16x8x8xf32>, memref<1x16x8x8xf32>) -> ()
   return
 }
+
+// -----
+
+// MobileNetV3's squeeze-excitation scale: a 1x1 convolution on the pooled
+// map computes [N, C, 1], its HardSigmoid-like epilogue too, and the
+// broadcast Mul reads it through expand_shape [N, C, 1, 1] then
+// collapse_shape [N, C]. The two reshapes become one collapse of the
+// epilogue's result, and the Mul is expanded to [N, C, 1, H, W] so that it
+// reads the epilogue directly (tiling then fuses the convolution into each
+// iteration; with the reshapes in between it ran before the forall, on one
+// GPU thread).
+// CHECK-LABEL: func.func @squeeze_excite_scale
+// CHECK: %[[MM:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK: %[[ACT:.+]] = linalg.generic {{.*}}ins(%[[MM]] : tensor<2x8x1xf32>)
+// CHECK-NOT: tensor.collapse_shape %[[ACT]]
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[ACT]], %{{.+}} : tensor<2x8x1xf32>, tensor<2x8x1x4x4xf32>)
+// CHECK: memref.expand_shape
+#sx = affine_map<(n, c, k, p) -> (n, k, p)>
+#sw = affine_map<(n, c, k, p) -> (c, k)>
+#so = affine_map<(n, c, k, p) -> (n, c, p)>
+#e3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#b4 = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+#i4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @squeeze_excite_scale(%arg0: memref<2x8x1xf32>, %arg1: memref<8x8xf32>, %arg2: memref<2x8x4x4xf32>, %arg3: memref<2x8x4x4xf32>) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %sixth = arith.constant 0.166666672 : f32
+  %pooled = bufferization.to_tensor %arg0 restrict : memref<2x8x1xf32> to tensor<2x8x1xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<8x8xf32> to tensor<8x8xf32>
+  %x = bufferization.to_tensor %arg2 restrict : memref<2x8x4x4xf32> to tensor<2x8x4x4xf32>
+  %e = tensor.empty() : tensor<2x8x1xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x8x1xf32>) -> tensor<2x8x1xf32>
+  %mm = linalg.generic {indexing_maps = [#sx, #sw, #so], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%pooled, %w : tensor<2x8x1xf32>, tensor<8x8xf32>) outs(%f : tensor<2x8x1xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x8x1xf32>
+  %e2 = tensor.empty() : tensor<2x8x1xf32>
+  %act = linalg.generic {indexing_maps = [#e3, #e3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%mm : tensor<2x8x1xf32>) outs(%e2 : tensor<2x8x1xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.mulf %in, %sixth : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x8x1xf32>
+  %ex = tensor.expand_shape %act [[0], [1], [2, 3]] output_shape [2, 8, 1, 1] : tensor<2x8x1xf32> into tensor<2x8x1x1xf32>
+  %scale = tensor.collapse_shape %ex [[0], [1, 2, 3]] : tensor<2x8x1x1xf32> into tensor<2x8xf32>
+  %e3 = tensor.empty() : tensor<2x8x4x4xf32>
+  %r = linalg.generic {indexing_maps = [#b4, #i4, #i4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%scale, %x : tensor<2x8xf32>, tensor<2x8x4x4xf32>) outs(%e3 : tensor<2x8x4x4xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    linalg.yield %0 : f32
+  } -> tensor<2x8x4x4xf32>
+  bufferization.materialize_in_destination %r in restrict writable %arg3 : (tensor<2x8x4x4xf32>, memref<2x8x4x4xf32>) -> ()
+  return
+}

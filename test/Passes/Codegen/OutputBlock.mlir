@@ -13,7 +13,7 @@
 // 16, k-major.
 // MMA-LABEL: func.func @matmul_relu
 // MMA-SAME: kiln.cooperative
-// MMA: memref.alloc() {alignment = 16 : i64} : memref<32x40xf16, #gpu.address_space<workgroup>>
+// MMA: memref.alloc() {alignment = 16 : i64} : memref<2x32x40xf16, #gpu.address_space<workgroup>>
 // MMA-NOT: memref.load {{.*}} : memref<32x32xf32
 // MMA: scf.for
 // MMA: scf.yield
@@ -23,7 +23,7 @@
 // MMA-NOT: memref.store
 // SIMT-LABEL: func.func @matmul_relu
 // SIMT-SAME: kiln.lanes = 64 : i64
-// SIMT: memref.alloc() {alignment = 16 : i64} : memref<16x40xf16, #gpu.address_space<workgroup>>
+// SIMT: memref.alloc() {alignment = 16 : i64} : memref<2x16x40xf16, #gpu.address_space<workgroup>>
 // SIMT-NOT: memref.load {{.*}} : memref<32x32xf32
 // SIMT: scf.for
 // SIMT: arith.extf
