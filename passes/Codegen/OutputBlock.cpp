@@ -2,7 +2,11 @@
 #include "OutputBlock.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <numeric>
 
 using namespace mlir;
 using namespace kiln;
@@ -272,6 +276,81 @@ void OutputBlock::storeResults(OpBuilder &b, Location loc,
   }
 }
 
+/// A multiple (in elements, up to 64 bytes' worth) that the offset of
+/// `view` from the start of its kernel argument is known to be: the
+/// arguments themselves are 64-byte aligned (the runtime's arena slots,
+/// `llvm.align` on the GPU function), reshapes keep the offset, subviews
+/// add theirs, and an offset that is a forall's induction variable is a
+/// multiple of its step. 1 when unknown.
+static int64_t knownOffsetMultiple(Value view, int64_t elementBytes) {
+  int64_t multiple = 64 / elementBytes;
+  while (true) {
+    if (auto reshape = view.getDefiningOp<memref::CollapseShapeOp>()) {
+      view = reshape.getSrc();
+    } else if (auto reshape = view.getDefiningOp<memref::ExpandShapeOp>()) {
+      view = reshape.getSrc();
+    } else if (auto subview = view.getDefiningOp<memref::SubViewOp>()) {
+      auto [strides, offset] = subview.getSourceType().getStridesAndOffset();
+      for (auto [d, mixed] : llvm::enumerate(subview.getMixedOffsets())) {
+        std::optional<int64_t> step = getConstantIntValue(mixed);
+        if (!step) {
+          auto value = dyn_cast<Value>(mixed);
+          scf::ForallOp forall =
+              value ? scf::getForallOpThreadIndexOwner(value) : nullptr;
+          if (!forall)
+            return 1;
+          unsigned i = cast<BlockArgument>(value).getArgNumber();
+          std::optional<int64_t> lower =
+              getConstantIntValue(forall.getMixedLowerBound()[i]);
+          step = getConstantIntValue(forall.getMixedStep()[i]);
+          if (!lower || *lower != 0 || !step)
+            return 1;
+        }
+        if (ShapedType::isDynamic(strides[d]))
+          return 1;
+        if (*step * strides[d] != 0)
+          multiple = std::gcd(multiple, *step * strides[d]);
+      }
+      view = subview.getSource();
+    } else {
+      break;
+    }
+  }
+  auto argument = dyn_cast<BlockArgument>(view);
+  if (!argument || !isa<func::FuncOp>(argument.getOwner()->getParentOp()))
+    return 1;
+  return multiple;
+}
+
+int64_t OutputBlock::stageRun(unsigned input, int64_t stageK) {
+  OpOperand *operand = contraction.getDpsInputOperand(input);
+  AffineMap map = contraction.getMatchingIndexingMap(operand);
+  auto fast = dyn_cast<AffineDimExpr>(map.getResult(map.getNumResults() - 1));
+  int64_t tileLoop = input == 0 ? loops.m : loops.n;
+  if (!fast || (int64_t(fast.getPosition()) != tileLoop &&
+                int64_t(fast.getPosition()) != loops.k))
+    return 1;
+  int64_t fastExtent = int64_t(fast.getPosition()) == tileLoop
+                           ? (input == 0 ? tileM : tileN)
+                           : stageK;
+  auto type = cast<MemRefType>(operand->get().getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+    return 1;
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  int64_t known = knownOffsetMultiple(operand->get(), bytes);
+  for (int64_t run = 16 / bytes; run > 1; run /= 2) {
+    bool aligned = fastExtent % run == 0 && known % run == 0 &&
+                   llvm::all_of(ArrayRef(strides).drop_back(), [&](int64_t s) {
+                     return !ShapedType::isDynamic(s) && s % run == 0;
+                   });
+    if (aligned)
+      return run;
+  }
+  return 1;
+}
+
 int64_t OutputBlock::stageCount(int64_t stepK) const {
   int64_t count = loops.ranges[loops.k] / stepK;
   for (int64_t w : loops.window)
@@ -437,24 +516,39 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  int64_t total = (input == 0 ? tileM : tileN) * stageK;
-  auto load = [&](OpBuilder &b, Value index) {
-    auto [tileIndex, k] = stagePlace(b, loc, input, index, stageK);
-    return loadOperand(b, loc, input, tileIndex,
-                       arith::AddIOp::create(b, loc, k0, k), window);
+  int64_t run = stageRun(input, stageK);
+  int64_t runs = (input == 0 ? tileM : tileN) * stageK / run;
+  Type type = loops.operandType;
+  Type runType = run == 1 ? type : VectorType::get({run}, type);
+  OpOperand *operand = contraction.getDpsInputOperand(input);
+  AffineMap map = contraction.getMatchingIndexingMap(operand);
+  auto load = [&](OpBuilder &b, Value index) -> Value {
+    auto [tileIndex, k] = stagePlace(
+        b, loc, input, arith::MulIOp::create(b, loc, index, c(run)), stageK);
+    Value kAt = arith::AddIOp::create(b, loc, k0, k);
+    if (run == 1)
+      return loadOperand(b, loc, input, tileIndex, kAt, window);
+    forgetUnreadStores(operand->get());
+    SmallVector<std::pair<int64_t, Value>> at = {
+        {input == 0 ? loops.m : loops.n, tileIndex}, {loops.k, kAt}};
+    llvm::append_range(at, window);
+    return vector::LoadOp::create(
+        b, loc, cast<VectorType>(runType), operand->get(),
+        indicesAt(b, loc, map, at), /*nontemporal=*/false,
+        llvm::MaybeAlign(run * type.getIntOrFloatBitWidth() / 8));
   };
   SmallVector<Value> share;
-  for (int64_t i = 0; i * threads < total; ++i) {
+  for (int64_t i = 0; i * threads < runs; ++i) {
     Value index = arith::AddIOp::create(b, loc, thread, c(i * threads));
-    if ((i + 1) * threads <= total) {
+    if ((i + 1) * threads <= runs) {
       share.push_back(load(b, index));
       continue;
     }
     // The last share, when the threads do not divide the slice: only the
-    // first threads have an element left (the place of an index past the
-    // slice is out of the operand's bounds, so it is computed inside).
+    // first threads have a run left (the place of one past the slice is
+    // out of the operand's bounds, so it is computed inside).
     Value inSlice = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          index, c(total));
+                                          index, c(runs));
     auto guard = scf::IfOp::create(
         b, loc, inSlice,
         [&](OpBuilder &b, Location loc) {
@@ -463,8 +557,8 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
         [&](OpBuilder &b, Location loc) {
           scf::YieldOp::create(
               b, loc,
-              arith::ConstantOp::create(
-                  b, loc, b.getZeroAttr(loops.operandType)).getResult());
+              arith::ConstantOp::create(b, loc, b.getZeroAttr(runType))
+                  .getResult());
         });
     share.push_back(guard.getResult(0));
   }
@@ -478,21 +572,48 @@ void OutputBlock::storeStageShare(OpBuilder &b, Location loc, unsigned input,
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  int64_t total = (input == 0 ? tileM : tileN) * stageK;
+  int64_t run = stageRun(input, stageK);
+  int64_t runs = (input == 0 ? tileM : tileN) * stageK / run;
+  OpOperand *operand = contraction.getDpsInputOperand(input);
+  AffineMap map = contraction.getMatchingIndexingMap(operand);
+  int64_t tileLoop = input == 0 ? loops.m : loops.n;
+  // A run lies along the tile dim or along K in workgroup memory as it did
+  // in global memory; when that is the buffer's contiguous dim it is one
+  // vector store, else an element at a time.
+  bool runAlongTile =
+      map.getResult(map.getNumResults() - 1).isFunctionOfDim(tileLoop);
+  bool contiguous = runAlongTile == kMajor;
   auto store = [&](OpBuilder &b, Value value, Value index) {
-    auto [tileIndex, k] = stagePlace(b, loc, input, index, stageK);
-    memref::StoreOp::create(b, loc, value, shared,
-                            kMajor ? ValueRange{k, tileIndex}
-                                   : ValueRange{tileIndex, k});
+    auto [tileIndex, k] = stagePlace(
+        b, loc, input, arith::MulIOp::create(b, loc, index, c(run)), stageK);
+    auto at = [&](int64_t i) -> SmallVector<Value> {
+      Value t = tileIndex, kk = k;
+      if (i > 0)
+        (runAlongTile ? t : kk) = arith::AddIOp::create(
+            b, loc, runAlongTile ? tileIndex : k, c(i));
+      return kMajor ? SmallVector<Value>{kk, t} : SmallVector<Value>{t, kk};
+    };
+    if (run == 1) {
+      memref::StoreOp::create(b, loc, value, shared, at(0));
+    } else if (contiguous) {
+      vector::StoreOp::create(
+          b, loc, value, shared, at(0), /*nontemporal=*/false,
+          llvm::MaybeAlign(run * loops.operandType.getIntOrFloatBitWidth() /
+                           8));
+    } else {
+      for (int64_t i = 0; i < run; ++i)
+        memref::StoreOp::create(
+            b, loc, vector::ExtractOp::create(b, loc, value, i), shared, at(i));
+    }
   };
   for (auto [i, value] : llvm::enumerate(share)) {
     Value index = arith::AddIOp::create(b, loc, thread, c(i * threads));
-    if (int64_t(i + 1) * threads <= total) {
+    if (int64_t(i + 1) * threads <= runs) {
       store(b, value, index);
       continue;
     }
     Value inSlice = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          index, c(total));
+                                          index, c(runs));
     auto guard = scf::IfOp::create(b, loc, inSlice, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard insertion(b);
     b.setInsertionPoint(guard.thenBlock()->getTerminator());

@@ -130,6 +130,13 @@ private:
                                                mlir::Location loc,
                                                mlir::Value stage,
                                                int64_t stepK);
+  /// Elements that a thread's stage copy of operand `input` moves at a time:
+  /// 16 bytes' worth (else 8, 4) when the operand is contiguous along the
+  /// slice's fastest dim, that dim's extent in the slice is a multiple, and
+  /// each run starts aligned to its size (the operand's other strides and
+  /// its offset from the kernel argument, as far as known, are multiples);
+  /// else 1.
+  int64_t stageRun(unsigned input, int64_t stageK);
   /// Number of stages of `stepK` along K times the window positions.
   int64_t stageCount(int64_t stepK) const;
   /// Where element `index` of a slice of operand `input` goes: (tile

@@ -291,8 +291,9 @@ def ContractWithMatrixCores
     each computing up to 32x32 of it (2x2 subtiles, so that each loaded
     fragment feeds two instructions): K goes in stages of 32 (or 16) that
     all threads copy into workgroup memory (coalesced along the dim
-    contiguous in global memory; rows padded by 16 bytes against bank
-    conflicts), two buffers per operand, software-pipelined: each
+    contiguous in global memory, 16 bytes per load where the runs are known
+    to be aligned; rows padded by 16 bytes against bank conflicts), two
+    buffers per operand, software-pipelined: each
     iteration loads the next stage from global memory, runs its own from
     one buffer, stores the next into the other and meets the others at one
     `gpu.barrier` (OutputBlock::emitStagedReductionLoop); the warps load

@@ -156,7 +156,9 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // subtiles. K goes in 4 stages of 32, software-pipelined through two
 // workgroup buffers per operand (rows padded by 16 bytes): the first
 // stage's 64x32 slice of A and 32x64 slice of B are copied before the loop
-// (16 elements of each per NVIDIA thread); each iteration first loads the
+// (16 elements of each per NVIDIA thread, as two 128-bit loads; A's go
+// into its [row][k] buffer as two 128-bit stores, B's are transposed into
+// [column][k] element-wise); each iteration first loads the
 // next stage's elements from global memory, then runs two steps of 16
 // along K from its buffer (per step, each subtile row's A fragment and
 // each subtile column's B fragments feed 8 mma.sync, 4 mfma), then stores
@@ -174,23 +176,23 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // NV: %[[WARP:.+]] = arith.divui %[[TID]], %c32
 // NV-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<2x64x40xf16, #gpu.address_space<workgroup>>
 // NV-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<2x64x40xf16, #gpu.address_space<workgroup>>
-// NV-COUNT-16: memref.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>
-// NV-COUNT-16: memref.load {{.*}} : memref<128x64xf16, strided<[256, 1], offset: ?>>
+// NV-COUNT-2: vector.load {{.*}} {alignment = 16 : i64} : memref<64x128xf16, strided<[128, 1], offset: ?>>, vector<8xf16>
+// NV-COUNT-2: vector.load {{.*}} {alignment = 16 : i64} : memref<128x64xf16, strided<[256, 1], offset: ?>>, vector<8xf16>
 // NV: memref.subview %[[A]]
-// NV-COUNT-16: memref.store
+// NV-COUNT-2: vector.store {{.*}} : memref<64x40xf16, strided<[40, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<8xf16>
 // NV: memref.subview %[[B]]
 // NV-COUNT-16: memref.store
 // NV-NEXT: gpu.barrier
 // NV: scf.for %{{.+}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
 // NV: arith.minui
-// NV-COUNT-16: memref.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>
-// NV-COUNT-16: memref.load {{.*}} : memref<128x64xf16, strided<[256, 1], offset: ?>>
+// NV-COUNT-2: vector.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>, vector<8xf16>
+// NV-COUNT-2: vector.load {{.*}} : memref<128x64xf16, strided<[256, 1], offset: ?>>, vector<8xf16>
 // NV-NOT: gpu.barrier
 // NV-COUNT-8: nvgpu.mma.sync
 // NV-NOT: gpu.barrier
 // NV-COUNT-8: nvgpu.mma.sync
 // NV: memref.subview %[[A]]
-// NV-COUNT-16: memref.store
+// NV-COUNT-2: vector.store
 // NV: memref.subview %[[B]]
 // NV-COUNT-16: memref.store
 // NV-NEXT: gpu.barrier
@@ -203,11 +205,11 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // AMD-SAME: kiln.lanes = 256 : i64
 // AMD: gpu.barrier
 // AMD: scf.for {{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
-// AMD-COUNT-8: memref.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>
+// AMD: vector.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>, vector<8xf16>
 // AMD-NOT: gpu.barrier
 // AMD-COUNT-8: amdgpu.mfma
 // AMD: memref.subview
-// AMD-COUNT-8: memref.store
+// AMD: vector.store
 // AMD: memref.subview
 // AMD-COUNT-8: memref.store
 // AMD-NEXT: gpu.barrier

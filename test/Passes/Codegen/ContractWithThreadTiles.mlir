@@ -21,17 +21,17 @@
 // CHECK: arith.remui %[[T]], %c16
 // CHECK: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<2x16x68xf32, #gpu.address_space<workgroup>>
 // CHECK: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<2x16x68xf32, #gpu.address_space<workgroup>>
-// CHECK-COUNT-4: memref.load {{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>>
-// CHECK-COUNT-4: memref.load {{.*}} : memref<64x64xf32, strided<[128, 1], offset: ?>>
+// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<4xf32>
+// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<64x64xf32, strided<[128, 1], offset: ?>>, vector<4xf32>
 // CHECK: memref.subview %[[A]][%{{.+}}, 0, 0] [1, 16, 68] [1, 1, 1]
 // CHECK-COUNT-4: memref.store
 // CHECK: memref.subview %[[B]][%{{.+}}, 0, 0] [1, 16, 68] [1, 1, 1]
-// CHECK-COUNT-4: memref.store
+// CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<16x68xf32, strided<[68, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c4{{.*}} step %c1{{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK: arith.minui
-// CHECK-COUNT-4: memref.load {{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>>
-// CHECK-COUNT-4: memref.load {{.*}} : memref<64x64xf32, strided<[128, 1], offset: ?>>
+// CHECK: vector.load {{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<4xf32>
+// CHECK: vector.load {{.*}} : memref<64x64xf32, strided<[128, 1], offset: ?>>, vector<4xf32>
 // CHECK-NOT: gpu.barrier
 // CHECK: %[[SA:.+]] = memref.subview %[[A]]
 // CHECK: %[[SB:.+]] = memref.subview %[[B]]
@@ -42,7 +42,7 @@
 // CHECK: memref.subview %[[A]]
 // CHECK-COUNT-4: memref.store
 // CHECK: memref.subview %[[B]]
-// CHECK-COUNT-4: memref.store
+// CHECK: vector.store
 // CHECK-NEXT: gpu.barrier
 // CHECK-NEXT: scf.yield
 // CHECK-NOT: linalg.
@@ -172,6 +172,38 @@ func.func @row_sum(%x: memref<256x64xf32>, %y: memref<256xf32>, %wg: index, %nwg
     ^bb0(%in: f32, %out: f32):
       %0 = arith.addf %in, %out : f32
       linalg.yield %0 : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// The stage copies move 16 bytes at a time only where each run is known
+// to start 16-byte aligned: A's rows here are 66 floats apart and its
+// slice starts 2 floats into each row, so its runs are 2 floats (8 bytes);
+// B's rows are 130 floats apart but its slice starts one float in (runs
+// of 1: scalar loads).
+// CHECK-LABEL: func.func @matmul_unaligned
+// CHECK: vector.load {{.*}} {alignment = 8 : i64} : memref<64x64xf32, strided<[66, 1], offset: ?>>, vector<2xf32>
+// CHECK-NOT: vector.load {{.*}} : memref<64x64xf32, strided<[130, 1], offset: ?>>
+// CHECK: memref.load {{.*}} : memref<64x64xf32, strided<[130, 1], offset: ?>>
+#ua = affine_map<(d0, d1, d2) -> (d0, d1)>
+#ub = affine_map<(d0, d1, d2) -> (d1, d2)>
+#uc = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @matmul_unaligned(%x: memref<128x66xf32>, %w: memref<64x130xf32>, %y: memref<128x128xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (128, 128) step (64, 64) {
+    %xs = memref.subview %x[%i, 2] [64, 64] [1, 1] : memref<128x66xf32> to memref<64x64xf32, strided<[66, 1], offset: ?>>
+    %ws0 = memref.subview %w[0, 1] [64, 128] [1, 1] : memref<64x130xf32> to memref<64x128xf32, strided<[130, 1], offset: 1>>
+    %ws = memref.subview %ws0[0, %j] [64, 64] [1, 1] : memref<64x128xf32, strided<[130, 1], offset: 1>> to memref<64x64xf32, strided<[130, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [64, 64] [1, 1] : memref<128x128xf32> to memref<64x64xf32, strided<[128, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<64x64xf32, strided<[128, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#ua, #ub, #uc], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<64x64xf32, strided<[66, 1], offset: ?>>, memref<64x64xf32, strided<[130, 1], offset: ?>>) outs(%ys : memref<64x64xf32, strided<[128, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.mulf %in, %in_0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
     }
   }
   return
