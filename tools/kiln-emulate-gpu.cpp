@@ -15,7 +15,7 @@
 // `gpu.barrier` and the warp-wide matrix instructions (which exchange
 // fragments between lanes) behave as on the device. Their semantics here
 // are written from the PTX ISA (mma.sync m16n8k16 and m16n8k8 TF32
-// fragment layouts) and AMD's matrix instruction tables (v_mfma 16x16x16),
+// fragment layouts, ldmatrix) and AMD's matrix instruction tables (v_mfma 16x16x16),
 // independently of the code generator. Workgroup memory starts as NaN, so a
 // read of a value no thread wrote shows up as a wrong result. Every buffer
 // is compared afterwards; the tool fails when any differs by more than the
@@ -226,6 +226,27 @@ extern "C" void kiln_emu_matrix(float *, float *scratch, int64_t offset,
   warpBarrier.arriveAndWait();
 }
 
+/// nvgpu.ldmatrix x4 (no transpose): `scratch` (a memref<20xf32>) holds
+/// this lane's row, the 8 16-bit elements at the address it gave, in
+/// [0, 8), and receives its fragment in [8, 16). PTX ISA: lanes 8m..8m+7
+/// give rows 0-7 of matrix m; lane l receives, of each matrix m, the pair
+/// at row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1.
+extern "C" void kiln_emu_ldmatrix(float *, float *scratch, int64_t offset,
+                                  int64_t, int64_t) {
+  ThreadBlock &block = *currentBlock;
+  int warp = currentThread / 32, lane = currentThread % 32;
+  float *slot = &block.slots[size_t(currentThread) * kSlot];
+  std::copy(scratch + offset, scratch + offset + 8, slot);
+  Barrier &warpBarrier = *block.warpBarriers[warp];
+  warpBarrier.arriveAndWait();
+  for (int m = 0; m < 4; ++m)
+    for (int j = 0; j < 2; ++j)
+      scratch[offset + 8 + 2 * m + j] =
+          block.slots[size_t(warp * 32 + 8 * m + lane / 4) * kSlot +
+                      2 * (lane % 4) + j];
+  warpBarrier.arriveAndWait();
+}
+
 /// gpu.shuffle xor over the whole warp: returns the bits lane
 /// `lane ^ offset` passed.
 extern "C" int32_t kiln_emu_shuffle_xor(int32_t bits, int32_t offset) {
@@ -363,6 +384,41 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
       shuffle.getShuffleResult().replaceAllUsesWith(result);
       shuffle.getValid().replaceAllUsesWith(
           arith::ConstantIntOp::create(b, loc, 1, 1));
+      op->erase();
+    } else if (auto ldmatrix = dyn_cast<nvgpu::LdMatrixOp>(op)) {
+      auto type = cast<VectorType>(ldmatrix.getRes().getType());
+      if (ldmatrix.getNumTiles() != 4 || ldmatrix.getTranspose() ||
+          type.getShape() != ArrayRef<int64_t>{4, 2} ||
+          type.getElementTypeBitWidth() != 16 || warpSize != 32)
+        return op->emitError("only ldmatrix.x4 of 16-bit elements without "
+                             "transpose is emulated");
+      Type element = type.getElementType();
+      auto f32 = b.getF32Type();
+      Value scratch = memref::AllocaOp::create(
+          b, loc, MemRefType::get({kSlot}, f32));
+      auto index = [&](int64_t v) -> Value {
+        return arith::ConstantIndexOp::create(b, loc, v);
+      };
+      Value row = vector::LoadOp::create(b, loc, VectorType::get({8}, element),
+                                         ldmatrix.getSrcMemref(),
+                                         ldmatrix.getIndices());
+      for (int64_t i = 0; i < 8; ++i)
+        memref::StoreOp::create(
+            b, loc,
+            arith::ExtFOp::create(
+                b, loc, f32,
+                vector::ExtractOp::create(b, loc, row, i).getResult()),
+            scratch, ValueRange{index(i)});
+      func::CallOp::create(b, loc, "kiln_emu_ldmatrix", TypeRange{},
+                           ValueRange{scratch});
+      SmallVector<Value> elements;
+      for (int64_t i = 0; i < 8; ++i)
+        elements.push_back(arith::TruncFOp::create(
+            b, loc, element,
+            memref::LoadOp::create(b, loc, scratch, ValueRange{index(8 + i)})
+                .getResult()));
+      ldmatrix.getRes().replaceAllUsesWith(
+          vector::FromElementsOp::create(b, loc, type, elements));
       op->erase();
     } else if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
       auto shape = mma.getMmaShapeAsArray();
@@ -555,6 +611,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
       .setPrivate();
   declare("kiln_emu_matrix", {MemRefType::get({kSlot}, b.getF32Type()),
                               b.getI64Type()});
+  declare("kiln_emu_ldmatrix", {MemRefType::get({kSlot}, b.getF32Type())});
   // Both functions in one module; constant tables (same names, same
   // values: both come from bufferizing the same kernel) once.
   SymbolTable symbols(*module);
@@ -587,6 +644,9 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
         llvm::JITSymbolFlags::Exported};
     symbols[interner("kiln_emu_matrix")] = {
         llvm::orc::ExecutorAddr::fromPtr(&kiln_emu_matrix),
+        llvm::JITSymbolFlags::Exported};
+    symbols[interner("kiln_emu_ldmatrix")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&kiln_emu_ldmatrix),
         llvm::JITSymbolFlags::Exported};
     return symbols;
   });

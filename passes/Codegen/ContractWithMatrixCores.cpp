@@ -295,6 +295,71 @@ struct ContractWithMatrixCoresPass
   using ElementLoader =
       llvm::function_ref<Value(unsigned input, Value tileIndex, Value k)>;
 
+  /// Loads the fragments of a 16x16 piece of an operand staged in
+  /// workgroup memory ([tile index][k], k contiguous) for m16n8k16 with one
+  /// warp-wide `ldmatrix.x4`: input 0 (A) rows `base`..+15 at k `k0`..+15,
+  /// as its vector<4x2xT> fragment; input 1 (B) columns `base`..+15, as
+  /// the two vector<2x2xT> fragments of its 8-column halves. Null where
+  /// fragments are loaded element by element (from global memory, TF32).
+  using FragmentLoader =
+      std::function<SmallVector<Value>(unsigned input, Value base, Value k0)>;
+
+  /// An FragmentLoader over the stage buffers `sharedA`, `sharedB`. Lane l
+  /// gives the address of row l % 8 of matrix l / 8; ldmatrix hands lane l
+  /// the pair at row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 of each
+  /// matrix, which is the mma.sync operand layout when the matrices are:
+  /// A: rows 0-7 and 8-15 at k 0-7, then both at k 8-15 (a0a1, a2a3, a4a5,
+  /// a6a7); B (rows are columns): columns 0-7 at k 0-7 and 8-15 (b0b1,
+  /// b2b3 of the first half), then columns 8-15 likewise.
+  static FragmentLoader ldmatrixLoader(OpBuilder &b, Location loc,
+                                       Value sharedA, Value sharedB,
+                                       Value lane, Type operandType) {
+    return [&b, loc, sharedA, sharedB, lane,
+            operandType](unsigned input, Value base,
+                         Value k0) -> SmallVector<Value> {
+      auto c = [&](int64_t v) -> Value {
+        return arith::ConstantIndexOp::create(b, loc, v);
+      };
+      Value matrix = arith::DivUIOp::create(b, loc, lane, c(8));
+      Value rowInMatrix = arith::RemUIOp::create(b, loc, lane, c(8));
+      // Which of the two 8-row groups (A: rows, B: columns) and which 8
+      // along k this lane's matrix is.
+      Value low = arith::RemUIOp::create(b, loc, matrix, c(2));
+      Value high = arith::DivUIOp::create(b, loc, matrix, c(2));
+      Value rowGroup = input == 0 ? low : high;
+      Value kGroup = input == 0 ? high : low;
+      Value row = arith::AddIOp::create(
+          b, loc, base,
+          arith::AddIOp::create(
+              b, loc, rowInMatrix,
+              arith::MulIOp::create(b, loc, rowGroup, c(8))));
+      Value k = arith::AddIOp::create(
+          b, loc, k0, arith::MulIOp::create(b, loc, kGroup, c(8)));
+      auto fragmentType = VectorType::get({4, 2}, operandType);
+      Value fragment = nvgpu::LdMatrixOp::create(
+          b, loc, fragmentType, input == 0 ? sharedA : sharedB,
+          ValueRange{row, k}, /*transpose=*/false, /*numTiles=*/4);
+      if (input == 0)
+        return {fragment};
+      // Registers 0-1 and 2-3, row by row (the NVVM lowering takes 1-D
+      // extracts and inserts, not strided slices of 2-D vectors).
+      auto halfType = VectorType::get({2, 2}, operandType);
+      SmallVector<Value> halves;
+      for (int64_t h = 0; h < 2; ++h) {
+        Value half =
+            arith::ConstantOp::create(b, loc, b.getZeroAttr(halfType));
+        for (int64_t r = 0; r < 2; ++r)
+          half = vector::InsertOp::create(
+              b, loc,
+              vector::ExtractOp::create(b, loc, fragment,
+                                        ArrayRef<int64_t>{2 * h + r}),
+              half, ArrayRef<int64_t>{r});
+        halves.push_back(half);
+      }
+      return halves;
+    };
+  }
+
   /// The elements of `input` at `elements` (tile index, k) as a vector of
   /// `shape` (row-major).
   static Value loadFragment(OpBuilder &b, Location loc, ElementLoader load,
@@ -368,7 +433,8 @@ struct ContractWithMatrixCoresPass
   SmallVector<Value> emitMatrixStep(OpBuilder &b, Location loc,
                                     ElementLoader load, Type operandType,
                                     Value lane, Value warpRow, Value warpCol,
-                                    Value k0, ValueRange accs) {
+                                    Value k0, ValueRange accs,
+                                    const FragmentLoader &fragments = {}) {
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -393,6 +459,20 @@ struct ContractWithMatrixCoresPass
       //     are float32 registers the tensor cores read as TF32.
       bool isTf32 = operandType.isF32();
       int64_t pairs = isTf32 ? 1 : 2, stride = isTf32 ? 4 : 8;
+      if (fragments && !isTf32) {
+        for (Value rowBase : rowBases)
+          aFragments.push_back(fragments(0, rowBase, k0).front());
+        for (Value colBase : colBases) {
+          SmallVector<Value> halves = fragments(1, colBase, k0);
+          bFragments.emplace_back(halves.begin(), halves.end());
+        }
+        for (auto [si, a] : llvm::enumerate(aFragments))
+          for (auto [sj, pair] : llvm::enumerate(bFragments))
+            for (auto [h, bFragment] : llvm::enumerate(pair))
+              next.push_back(mmaSync(b, loc, a, bFragment,
+                                     accs[2 * (si * subtileCols() + sj) + h]));
+        return next;
+      }
       Value g = arith::DivUIOp::create(b, loc, lane, c(4));
       Value kt = arith::AddIOp::create(
           b, loc, k0,
@@ -507,10 +587,15 @@ struct ContractWithMatrixCoresPass
                   b, loc, input == 0 ? sharedA : sharedB,
                   ValueRange{tileIndex, k});
             };
+            // NVIDIA 16-bit fragments: one ldmatrix per 16x16 piece.
+            FragmentLoader fragments;
+            if (nvidia && !operandType.isF32())
+              fragments = ldmatrixLoader(b, loc, sharedA, sharedB, lane,
+                                         operandType);
             SmallVector<Value> next(accs);
             for (int64_t kk = 0; kk < stageK; kk += kStep)
               next = emitMatrixStep(b, loc, fromStage, operandType, lane,
-                                    warpRow, warpCol, c(kk), next);
+                                    warpRow, warpCol, c(kk), next, fragments);
             return next;
           });
     } else {

@@ -297,7 +297,9 @@ def ContractWithMatrixCores
     iteration loads the next stage from global memory, runs its own from
     one buffer, stores the next into the other and meets the others at one
     `gpu.barrier` (OutputBlock::emitStagedReductionLoop); the warps load
-    their fragments from workgroup memory. Such kernels are marked
+    their fragments from workgroup memory, on NVIDIA with one
+    `nvgpu.ldmatrix` x4 per 16x16 piece of a 16-bit operand. Such kernels
+    are marked
     `kiln.cooperative` (one forall iteration per GPU block) with their
     `kiln.warp_tile`. The block's other ops (the accumulator's fill, the
     elementwise epilogue) run in each lane only at the output elements its

@@ -161,7 +161,8 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // [column][k] element-wise); each iteration first loads the
 // next stage's elements from global memory, then runs two steps of 16
 // along K from its buffer (per step, each subtile row's A fragment and
-// each subtile column's B fragments feed 8 mma.sync, 4 mfma), then stores
+// each subtile column's B fragments, loaded by one ldmatrix.x4 each on
+// NVIDIA, feed 8 mma.sync, 4 mfma), then stores
 // the loaded elements into the other buffer and meets the others at one
 // barrier. Each lane adds the bias to its 4 subtiles' fragment elements
 // (32 on NVIDIA, 16 on AMD) at its warp's offset and stores each once: the
@@ -188,6 +189,8 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // NV-COUNT-2: vector.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>, vector<8xf16>
 // NV-COUNT-2: vector.load {{.*}} : memref<128x64xf16, strided<[256, 1], offset: ?>>, vector<8xf16>
 // NV-NOT: gpu.barrier
+// NV-COUNT-4: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = false} : memref<64x40xf16, strided<[40, 1], offset: ?>, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// NV-NOT: memref.load
 // NV-COUNT-8: nvgpu.mma.sync
 // NV-NOT: gpu.barrier
 // NV-COUNT-8: nvgpu.mma.sync
