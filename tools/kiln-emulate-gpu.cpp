@@ -226,13 +226,14 @@ extern "C" void kiln_emu_matrix(float *, float *scratch, int64_t offset,
   warpBarrier.arriveAndWait();
 }
 
-/// nvgpu.ldmatrix x4 (no transpose): `scratch` (a memref<20xf32>) holds
-/// this lane's row, the 8 16-bit elements at the address it gave, in
-/// [0, 8), and receives its fragment in [8, 16). PTX ISA: lanes 8m..8m+7
-/// give rows 0-7 of matrix m; lane l receives, of each matrix m, the pair
-/// at row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1.
+/// nvgpu.ldmatrix x4: `scratch` (a memref<20xf32>) holds this lane's row,
+/// the 8 16-bit elements at the address it gave, in [0, 8), and receives
+/// its fragment in [8, 16). PTX ISA: lanes 8m..8m+7 give rows 0-7 of
+/// matrix m; lane l receives, of each matrix m, the pair at row l / 4,
+/// columns 2 (l % 4) and 2 (l % 4) + 1; with .trans (`transpose` 1), at
+/// rows 2 (l % 4) and 2 (l % 4) + 1 of column l / 4.
 extern "C" void kiln_emu_ldmatrix(float *, float *scratch, int64_t offset,
-                                  int64_t, int64_t) {
+                                  int64_t, int64_t, int64_t transpose) {
   ThreadBlock &block = *currentBlock;
   int warp = currentThread / 32, lane = currentThread % 32;
   float *slot = &block.slots[size_t(currentThread) * kSlot];
@@ -240,10 +241,12 @@ extern "C" void kiln_emu_ldmatrix(float *, float *scratch, int64_t offset,
   Barrier &warpBarrier = *block.warpBarriers[warp];
   warpBarrier.arriveAndWait();
   for (int m = 0; m < 4; ++m)
-    for (int j = 0; j < 2; ++j)
+    for (int j = 0; j < 2; ++j) {
+      int row = transpose ? 2 * (lane % 4) + j : lane / 4;
+      int column = transpose ? lane / 4 : 2 * (lane % 4) + j;
       scratch[offset + 8 + 2 * m + j] =
-          block.slots[size_t(warp * 32 + 8 * m + lane / 4) * kSlot +
-                      2 * (lane % 4) + j];
+          block.slots[size_t(warp * 32 + 8 * m + row) * kSlot + column];
+    }
   warpBarrier.arriveAndWait();
 }
 
@@ -387,11 +390,11 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
       op->erase();
     } else if (auto ldmatrix = dyn_cast<nvgpu::LdMatrixOp>(op)) {
       auto type = cast<VectorType>(ldmatrix.getRes().getType());
-      if (ldmatrix.getNumTiles() != 4 || ldmatrix.getTranspose() ||
+      if (ldmatrix.getNumTiles() != 4 ||
           type.getShape() != ArrayRef<int64_t>{4, 2} ||
           type.getElementTypeBitWidth() != 16 || warpSize != 32)
-        return op->emitError("only ldmatrix.x4 of 16-bit elements without "
-                             "transpose is emulated");
+        return op->emitError("only ldmatrix.x4 of 16-bit elements is "
+                             "emulated");
       Type element = type.getElementType();
       auto f32 = b.getF32Type();
       Value scratch = memref::AllocaOp::create(
@@ -409,8 +412,10 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
                 b, loc, f32,
                 vector::ExtractOp::create(b, loc, row, i).getResult()),
             scratch, ValueRange{index(i)});
-      func::CallOp::create(b, loc, "kiln_emu_ldmatrix", TypeRange{},
-                           ValueRange{scratch});
+      func::CallOp::create(
+          b, loc, "kiln_emu_ldmatrix", TypeRange{},
+          ValueRange{scratch, arith::ConstantIntOp::create(
+                                  b, loc, ldmatrix.getTranspose() ? 1 : 0, 64)});
       SmallVector<Value> elements;
       for (int64_t i = 0; i < 8; ++i)
         elements.push_back(arith::TruncFOp::create(
@@ -611,7 +616,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
       .setPrivate();
   declare("kiln_emu_matrix", {MemRefType::get({kSlot}, b.getF32Type()),
                               b.getI64Type()});
-  declare("kiln_emu_ldmatrix", {MemRefType::get({kSlot}, b.getF32Type())});
+  declare("kiln_emu_ldmatrix",
+          {MemRefType::get({kSlot}, b.getF32Type()), b.getI64Type()});
   // Both functions in one module; constant tables (same names, same
   // values: both come from bufferizing the same kernel) once.
   SymbolTable symbols(*module);

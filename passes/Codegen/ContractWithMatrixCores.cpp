@@ -304,17 +304,22 @@ struct ContractWithMatrixCoresPass
   using FragmentLoader =
       std::function<SmallVector<Value>(unsigned input, Value base, Value k0)>;
 
-  /// An FragmentLoader over the stage buffers `sharedA`, `sharedB`. Lane l
-  /// gives the address of row l % 8 of matrix l / 8; ldmatrix hands lane l
-  /// the pair at row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 of each
-  /// matrix, which is the mma.sync operand layout when the matrices are:
-  /// A: rows 0-7 and 8-15 at k 0-7, then both at k 8-15 (a0a1, a2a3, a4a5,
-  /// a6a7); B (rows are columns): columns 0-7 at k 0-7 and 8-15 (b0b1,
-  /// b2b3 of the first half), then columns 8-15 likewise.
+  /// A FragmentLoader over the stage buffers `sharedA`, `sharedB` ([k][tile
+  /// index] where `kMajor`, else [tile index][k]). Lane l gives the address
+  /// of row l % 8 of matrix l / 8; ldmatrix hands lane l the pair at row
+  /// l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 of each matrix (with
+  /// .trans: rows 2 (l % 4) and 2 (l % 4) + 1 of column l / 4), which is
+  /// the mma.sync operand layout when the matrices are, in the operand's
+  /// terms: A: rows 0-7 and 8-15 at k 0-7, then both at k 8-15 (a0a1,
+  /// a2a3, a4a5, a6a7); B: columns 0-7 at k 0-7 and 8-15 (b0b1, b2b3 of the
+  /// first half), then columns 8-15 likewise. A [tile][k] buffer's rows are
+  /// the operand's rows (A) or columns (B): plain loads; a [k][tile] one's
+  /// rows are k: .trans.
   static FragmentLoader ldmatrixLoader(OpBuilder &b, Location loc,
                                        Value sharedA, Value sharedB,
-                                       Value lane, Type operandType) {
-    return [&b, loc, sharedA, sharedB, lane,
+                                       std::array<bool, 2> kMajor, Value lane,
+                                       Type operandType) {
+    return [&b, loc, sharedA, sharedB, kMajor, lane,
             operandType](unsigned input, Value base,
                          Value k0) -> SmallVector<Value> {
       auto c = [&](int64_t v) -> Value {
@@ -326,19 +331,25 @@ struct ContractWithMatrixCoresPass
       // along k this lane's matrix is.
       Value low = arith::RemUIOp::create(b, loc, matrix, c(2));
       Value high = arith::DivUIOp::create(b, loc, matrix, c(2));
-      Value rowGroup = input == 0 ? low : high;
+      Value tileGroup = input == 0 ? low : high;
       Value kGroup = input == 0 ? high : low;
-      Value row = arith::AddIOp::create(
-          b, loc, base,
-          arith::AddIOp::create(
-              b, loc, rowInMatrix,
-              arith::MulIOp::create(b, loc, rowGroup, c(8))));
-      Value k = arith::AddIOp::create(
+      Value tileStart = arith::AddIOp::create(
+          b, loc, base, arith::MulIOp::create(b, loc, tileGroup, c(8)));
+      Value kStart = arith::AddIOp::create(
           b, loc, k0, arith::MulIOp::create(b, loc, kGroup, c(8)));
+      bool transpose = kMajor[input];
+      SmallVector<Value> address =
+          transpose
+              ? SmallVector<Value>{arith::AddIOp::create(b, loc, kStart,
+                                                         rowInMatrix),
+                                   tileStart}
+              : SmallVector<Value>{arith::AddIOp::create(b, loc, tileStart,
+                                                         rowInMatrix),
+                                   kStart};
       auto fragmentType = VectorType::get({4, 2}, operandType);
       Value fragment = nvgpu::LdMatrixOp::create(
-          b, loc, fragmentType, input == 0 ? sharedA : sharedB,
-          ValueRange{row, k}, /*transpose=*/false, /*numTiles=*/4);
+          b, loc, fragmentType, input == 0 ? sharedA : sharedB, address,
+          transpose, /*numTiles=*/4);
       if (input == 0)
         return {fragment};
       // Registers 0-1 and 2-3, row by row (the NVVM lowering takes 1-D
@@ -578,20 +589,28 @@ struct ContractWithMatrixCoresPass
     ValueRange sums;
     if (staged()) {
       Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+      // NVIDIA 16-bit fragments come from ldmatrix, which reads a stage
+      // either way round (.trans), so each operand's buffer keeps the
+      // order it has in global memory and the copies store whole runs.
+      // Elsewhere fragments are loaded element by element from [tile][k].
+      bool ldmatrix = nvidia && !operandType.isF32();
+      std::array<bool, 2> kMajor = {
+          ldmatrix && block.operandContiguousAlongTile(0),
+          ldmatrix && block.operandContiguousAlongTile(1)};
       sums = block.emitStagedReductionLoop(
-          b, loc, stageK, accumulators, thread, threads(), /*kMajor=*/false,
+          b, loc, stageK, accumulators, thread, threads(), kMajor,
           [&](OpBuilder &b, Value sharedA, Value sharedB, ValueRange accs) {
             auto fromStage = [&](unsigned input, Value tileIndex,
                                  Value k) -> Value {
               return memref::LoadOp::create(
                   b, loc, input == 0 ? sharedA : sharedB,
-                  ValueRange{tileIndex, k});
+                  kMajor[input] ? ValueRange{k, tileIndex}
+                                : ValueRange{tileIndex, k});
             };
-            // NVIDIA 16-bit fragments: one ldmatrix per 16x16 piece.
             FragmentLoader fragments;
-            if (nvidia && !operandType.isF32())
-              fragments = ldmatrixLoader(b, loc, sharedA, sharedB, lane,
-                                         operandType);
+            if (ldmatrix)
+              fragments = ldmatrixLoader(b, loc, sharedA, sharedB, kMajor,
+                                         lane, operandType);
             SmallVector<Value> next(accs);
             for (int64_t kk = 0; kk < stageK; kk += kStep)
               next = emitMatrixStep(b, loc, fromStage, operandType, lane,

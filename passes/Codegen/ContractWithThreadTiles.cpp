@@ -151,7 +151,7 @@ struct ContractWithThreadTilesPass
     auto contract = arith::FastMathFlagsAttr::get(
         b.getContext(), arith::FastMathFlags::contract);
     ValueRange sums = block.emitStagedReductionLoop(
-        b, loc, stageK, initial, thread, threads(), /*kMajor=*/true,
+        b, loc, stageK, initial, thread, threads(), /*kMajor=*/{true, true},
         [&](OpBuilder &b, Value sharedA, Value sharedB, ValueRange accs) {
           SmallVector<Value> next(accs);
           for (int64_t kk = 0; kk < stageK; ++kk) {

@@ -406,13 +406,13 @@ ValueRange OutputBlock::emitReductionLoop(OpBuilder &b, Location loc,
 ValueRange OutputBlock::emitStagedReductionLoop(OpBuilder &b, Location loc,
                                                 int64_t stageK, ValueRange accs,
                                                 Value thread, int64_t threads,
-                                                bool kMajor,
+                                                std::array<bool, 2> kMajor,
                                                 StageCompute compute) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  Value pairA = allocateStages(b, loc, 0, stageK, kMajor);
-  Value pairB = allocateStages(b, loc, 1, stageK, kMajor);
+  Value pairA = allocateStages(b, loc, 0, stageK, kMajor[0]);
+  Value pairB = allocateStages(b, loc, 1, stageK, kMajor[1]);
   auto half = [&](Value pair, Value which) -> Value {
     auto type = cast<MemRefType>(pair.getType());
     SmallVector<OpFoldResult> offsets = {which, b.getIndexAttr(0),
@@ -434,9 +434,9 @@ ValueRange OutputBlock::emitStagedReductionLoop(OpBuilder &b, Location loc,
   };
   auto storeBoth = [&](Value which, ArrayRef<Value> a, ArrayRef<Value> bs) {
     storeStageShare(b, loc, 0, stageK, thread, threads, half(pairA, which),
-                    kMajor, a);
+                    kMajor[0], a);
     storeStageShare(b, loc, 1, stageK, thread, threads, half(pairB, which),
-                    kMajor, bs);
+                    kMajor[1], bs);
   };
 
   // Stage 0 into buffer 0.
@@ -492,15 +492,18 @@ Value OutputBlock::allocateStages(OpBuilder &b, Location loc, unsigned input,
       b.getI64IntegerAttr(16));
 }
 
+bool OutputBlock::operandContiguousAlongTile(unsigned input) {
+  AffineMap map =
+      contraction.getMatchingIndexingMap(contraction.getDpsInputOperand(input));
+  return map.getResult(map.getNumResults() - 1)
+      .isFunctionOfDim(input == 0 ? loops.m : loops.n);
+}
+
 std::pair<Value, Value> OutputBlock::stagePlace(OpBuilder &b, Location loc,
                                                 unsigned input, Value index,
                                                 int64_t stageK) {
   int64_t extent = input == 0 ? tileM : tileN;
-  int64_t tileLoop = input == 0 ? loops.m : loops.n;
-  AffineMap map =
-      contraction.getMatchingIndexingMap(contraction.getDpsInputOperand(input));
-  bool tileFastest =
-      map.getResult(map.getNumResults() - 1).isFunctionOfDim(tileLoop);
+  bool tileFastest = operandContiguousAlongTile(input);
   Value fastest =
       arith::ConstantIndexOp::create(b, loc, tileFastest ? extent : stageK);
   Value inner = arith::RemUIOp::create(b, loc, index, fastest);
@@ -574,14 +577,10 @@ void OutputBlock::storeStageShare(OpBuilder &b, Location loc, unsigned input,
   };
   int64_t run = stageRun(input, stageK);
   int64_t runs = (input == 0 ? tileM : tileN) * stageK / run;
-  OpOperand *operand = contraction.getDpsInputOperand(input);
-  AffineMap map = contraction.getMatchingIndexingMap(operand);
-  int64_t tileLoop = input == 0 ? loops.m : loops.n;
   // A run lies along the tile dim or along K in workgroup memory as it did
   // in global memory; when that is the buffer's contiguous dim it is one
   // vector store, else an element at a time.
-  bool runAlongTile =
-      map.getResult(map.getNumResults() - 1).isFunctionOfDim(tileLoop);
+  bool runAlongTile = operandContiguousAlongTile(input);
   bool contiguous = runAlongTile == kMajor;
   auto store = [&](OpBuilder &b, Value value, Value index) {
     auto [tileIndex, k] = stagePlace(

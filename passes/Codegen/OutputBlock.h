@@ -19,6 +19,8 @@
 
 #include "kiln/Passes/Passes.h"
 
+#include <array>
+
 namespace kiln {
 
 class OutputBlock {
@@ -105,12 +107,18 @@ public:
   /// in flight and then stored into the other, and one barrier per stage
   /// separates them (the stage written is complete before anyone reads it;
   /// the one read is done before it is overwritten two stages later).
-  /// Returns the accumulators' last values.
+  /// `kMajor[i]`: operand i's buffers are [k][tile index], else [tile
+  /// index][k]. Returns the accumulators' last values.
   mlir::ValueRange emitStagedReductionLoop(mlir::OpBuilder &b,
                                            mlir::Location loc, int64_t stageK,
                                            mlir::ValueRange accs,
                                            mlir::Value thread, int64_t threads,
-                                           bool kMajor, StageCompute compute);
+                                           std::array<bool, 2> kMajor,
+                                           StageCompute compute);
+
+  /// True when operand `input` (0: A, 1: B) is contiguous in global memory
+  /// along its tile dim (M for A, N for B) rather than along K.
+  bool operandContiguousAlongTile(unsigned input);
 
   /// True when the output is contiguous along M (its last dim is M's: a
   /// convolution's output width), false when along N (a matmul's columns).

@@ -298,8 +298,9 @@ def ContractWithMatrixCores
     one buffer, stores the next into the other and meets the others at one
     `gpu.barrier` (OutputBlock::emitStagedReductionLoop); the warps load
     their fragments from workgroup memory, on NVIDIA with one
-    `nvgpu.ldmatrix` x4 per 16x16 piece of a 16-bit operand. Such kernels
-    are marked
+    `nvgpu.ldmatrix` x4 per 16x16 piece of a 16-bit operand (each
+    operand's buffer in its global order, `.trans` for [k][tile] ones, so
+    the copies store whole runs). Such kernels are marked
     `kiln.cooperative` (one forall iteration per GPU block) with their
     `kiln.warp_tile`. The block's other ops (the accumulator's fill, the
     elementwise epilogue) run in each lane only at the output elements its

@@ -1,6 +1,7 @@
 //===- TileAndDistribute.cpp - tile a kernel into workgroups --------------===//
 #include "kiln/Passes/Passes.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -78,6 +79,30 @@ int64_t kernelWork(func::FuncOp func) {
 
 /// Tiles `root` into an scf.forall with `tileSizes` (0: untiled) and fuses
 /// its producers into the loop.
+/// A contraction that accumulates into a kernel input (Gemm's C when it
+/// has the output's shape, so that its broadcast folded away) would have
+/// that input copied whole into the output buffer before the tiled loop:
+/// work no iteration owns, which on the GPU kept the whole kernel in one
+/// thread. A linalg.copy as its accumulator's producer is fused by tiling
+/// instead: each iteration copies its own part.
+void copyInputAccumulators(func::FuncOp func) {
+  func.walk([](linalg::LinalgOp op) {
+    if (!op.hasPureTensorSemantics() || isa<linalg::CopyOp>(op))
+      return;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      auto type = dyn_cast<RankedTensorType>(init.get().getType());
+      if (!type || !init.get().getDefiningOp<bufferization::ToTensorOp>() ||
+          !op.payloadUsesValueFromOperand(&init))
+        continue;
+      OpBuilder b(op);
+      Value empty = tensor::EmptyOp::create(b, op.getLoc(), type.getShape(),
+                                            type.getElementType());
+      init.set(linalg::CopyOp::create(b, op.getLoc(), init.get(), empty)
+                   .getResult(0));
+    }
+  });
+}
+
 LogicalResult tileAndFuse(TilingInterface root,
                           ArrayRef<OpFoldResult> tileSizes) {
   scf::SCFTileAndFuseOptions options;
@@ -114,6 +139,7 @@ struct TileAndDistributePass
     int64_t workgroups = 1;
     func->setAttr("kiln.flops", IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                                  kernelFlops(func)));
+    copyInputAccumulators(func);
     if (TilingInterface root = findRoot(func)) {
       workgroups = tile(root);
       // Tiling leaves the untiled ops and unused slices behind; the greedy

@@ -60,3 +60,34 @@ func.func @sub_row_max(%arg0: memref<64x8xf32>, %arg1: memref<64x8xf32>, %wg: in
   bufferization.materialize_in_destination %1 in restrict writable %arg1 : (tensor<64x8xf32>, memref<64x8xf32>) -> ()
   return
 }
+
+// -----
+
+// A matmul accumulating into a kernel input (Gemm with a full matrix C):
+// the input is copied into each iteration's output element by a fused
+// linalg.copy, not whole before the loop (which kept the kernel on one GPU
+// thread).
+// CHECK-LABEL: func.func @accumulate_into_input
+// CHECK: %[[C:.+]] = bufferization.to_tensor %arg2
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<3x4xf32>
+// CHECK: scf.forall (%[[I:.+]], %[[J:.+]]) in (3, 4) shared_outs(%[[O:.+]] = %[[E]])
+// CHECK: %[[CS:.+]] = tensor.extract_slice %[[C]][%[[I]], %[[J]]] [1, 1] [1, 1]
+// CHECK: %[[OS:.+]] = tensor.extract_slice %[[O]][%[[I]], %[[J]]] [1, 1] [1, 1]
+// CHECK: %[[INIT:.+]] = linalg.copy ins(%[[CS]] : tensor<1x1xf32>) outs(%[[OS]] : tensor<1x1xf32>)
+// CHECK: linalg.generic {{.*}} outs(%[[INIT]] : tensor<1x1xf32>)
+#ga = affine_map<(d0, d1, d2) -> (d0, d1)>
+#gb = affine_map<(d0, d1, d2) -> (d1, d2)>
+#gc = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @accumulate_into_input(%arg0: memref<3x6xf32>, %arg1: memref<6x4xf32>, %arg2: memref<3x4xf32>, %arg3: memref<3x4xf32>) attributes {kiln.kernel} {
+  %a = bufferization.to_tensor %arg0 restrict : memref<3x6xf32> to tensor<3x6xf32>
+  %b = bufferization.to_tensor %arg1 restrict : memref<6x4xf32> to tensor<6x4xf32>
+  %c = bufferization.to_tensor %arg2 restrict : memref<3x4xf32> to tensor<3x4xf32>
+  %0 = linalg.generic {indexing_maps = [#ga, #gb, #gc], iterator_types = ["parallel", "reduction", "parallel"]} ins(%a, %b : tensor<3x6xf32>, tensor<6x4xf32>) outs(%c : tensor<3x4xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %1 = arith.mulf %in, %in_0 : f32
+    %2 = arith.addf %out, %1 : f32
+    linalg.yield %2 : f32
+  } -> tensor<3x4xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg3 : (tensor<3x4xf32>, memref<3x4xf32>) -> ()
+  return
+}
