@@ -15,7 +15,7 @@
 // `gpu.barrier` and the warp-wide matrix instructions (which exchange
 // fragments between lanes) behave as on the device. Their semantics here
 // are written from the PTX ISA (mma.sync m16n8k16 and m16n8k8 TF32
-// fragment layouts, ldmatrix) and AMD's matrix instruction tables (v_mfma 16x16x16),
+// fragment layouts, ldmatrix, cp.async landing at its wait) and AMD's matrix instruction tables (v_mfma 16x16x16),
 // independently of the code generator. Workgroup memory starts as NaN, so a
 // read of a value no thread wrote shows up as a wrong result. Every buffer
 // is compared afterwards; the tool fails when any differs by more than the
@@ -250,6 +250,44 @@ extern "C" void kiln_emu_ldmatrix(float *, float *scratch, int64_t offset,
   warpBarrier.arriveAndWait();
 }
 
+/// cp.async (nvgpu.device_async_copy): a copy this thread has issued, and
+/// the commit group it belongs to (-1: not committed yet).
+struct PendingCopy {
+  uint8_t *dst;
+  const uint8_t *src;
+  int64_t bytes, group;
+};
+thread_local std::vector<PendingCopy> pendingCopies;
+thread_local int64_t committedGroups = 0;
+
+/// Records a copy; it lands only when a wait completes its group, the
+/// latest the PTX ISA allows, so a read before the wait (or before the
+/// barrier after it) sees what was there before.
+extern "C" void kiln_emu_async_copy(int64_t dst, int64_t src, int64_t bytes) {
+  pendingCopies.push_back({reinterpret_cast<uint8_t *>(dst),
+                           reinterpret_cast<const uint8_t *>(src), bytes, -1});
+}
+
+/// cp.async.commit_group: the uncommitted copies become the newest group.
+extern "C" void kiln_emu_async_commit() {
+  for (PendingCopy &copy : pendingCopies)
+    if (copy.group < 0)
+      copy.group = committedGroups;
+  ++committedGroups;
+}
+
+/// cp.async.wait_group `keep`: every committed group but the `keep` newest
+/// lands.
+extern "C" void kiln_emu_async_wait(int64_t keep) {
+  int64_t limit = committedGroups - keep;
+  llvm::erase_if(pendingCopies, [&](const PendingCopy &copy) {
+    if (copy.group < 0 || copy.group >= limit)
+      return false;
+    std::memcpy(copy.dst, copy.src, copy.bytes);
+    return true;
+  });
+}
+
 /// gpu.shuffle xor over the whole warp: returns the bits lane
 /// `lane ^ offset` passed.
 extern "C" int32_t kiln_emu_shuffle_xor(int32_t bits, int32_t offset) {
@@ -388,6 +426,51 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
       shuffle.getValid().replaceAllUsesWith(
           arith::ConstantIntOp::create(b, loc, 1, 1));
       op->erase();
+    } else if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
+      // Byte addresses of the first elements: the buffer's aligned pointer
+      // plus its view's offset and the indices times its strides.
+      auto address = [&](Value memref, ValueRange indices) -> Value {
+        auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+        Value linear = meta.getOffset();
+        for (auto [index, stride] : llvm::zip(indices, meta.getStrides()))
+          linear = arith::AddIOp::create(
+              b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
+        auto type = cast<MemRefType>(memref.getType());
+        Value bytes = arith::MulIOp::create(
+            b, loc, linear,
+            arith::ConstantIndexOp::create(b, loc,
+                                           type.getElementTypeBitWidth() / 8));
+        Value base =
+            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+        return arith::IndexCastOp::create(
+            b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, bytes));
+      };
+      if (copy.getSrcElements())
+        return op->emitError("cp.async with a source size is not emulated");
+      int64_t bytes =
+          copy.getDstElements().getZExtValue() *
+          cast<MemRefType>(copy.getDst().getType()).getElementTypeBitWidth() /
+          8;
+      func::CallOp::create(
+          b, loc, "kiln_emu_async_copy", TypeRange{},
+          ValueRange{address(copy.getDst(), copy.getDstIndices()),
+                     address(copy.getSrc(), copy.getSrcIndices()),
+                     arith::ConstantIntOp::create(b, loc, bytes, 64)});
+      copy.getAsyncToken().replaceAllUsesWith(
+          arith::ConstantIndexOp::create(b, loc, 0).getResult());
+      op->erase();
+    } else if (auto group = dyn_cast<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
+      func::CallOp::create(b, loc, "kiln_emu_async_commit", TypeRange{},
+                           ValueRange{});
+      group.getAsyncToken().replaceAllUsesWith(
+          arith::ConstantIndexOp::create(b, loc, 0).getResult());
+      op->erase();
+    } else if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
+      func::CallOp::create(
+          b, loc, "kiln_emu_async_wait", TypeRange{},
+          ValueRange{arith::ConstantIntOp::create(
+              b, loc, wait.getNumGroups().value_or(0), 64)});
+      op->erase();
     } else if (auto ldmatrix = dyn_cast<nvgpu::LdMatrixOp>(op)) {
       auto type = cast<VectorType>(ldmatrix.getRes().getType());
       if (ldmatrix.getNumTiles() != 4 ||
@@ -446,6 +529,18 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
       return op->emitError("not emulated on the CPU");
     }
   }
+  // cp.async tokens carried by loops (a stage's group, waited for in the
+  // next iteration) are placeholders now.
+  func.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      if (isa<nvgpu::DeviceAsyncTokenType>(result.getType()))
+        result.setType(b.getIndexType());
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          if (isa<nvgpu::DeviceAsyncTokenType>(argument.getType()))
+            argument.setType(b.getIndexType());
+  });
   return success();
 }
 
@@ -618,6 +713,10 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
                               b.getI64Type()});
   declare("kiln_emu_ldmatrix",
           {MemRefType::get({kSlot}, b.getF32Type()), b.getI64Type()});
+  declare("kiln_emu_async_copy",
+          {b.getI64Type(), b.getI64Type(), b.getI64Type()});
+  declare("kiln_emu_async_commit", {});
+  declare("kiln_emu_async_wait", {b.getI64Type()});
   // Both functions in one module; constant tables (same names, same
   // values: both come from bufferizing the same kernel) once.
   SymbolTable symbols(*module);
@@ -654,6 +753,16 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     symbols[interner("kiln_emu_ldmatrix")] = {
         llvm::orc::ExecutorAddr::fromPtr(&kiln_emu_ldmatrix),
         llvm::JITSymbolFlags::Exported};
+    for (auto [name, function] :
+         {std::pair<const char *, void *>{
+              "kiln_emu_async_copy",
+              reinterpret_cast<void *>(&kiln_emu_async_copy)},
+          {"kiln_emu_async_commit",
+           reinterpret_cast<void *>(&kiln_emu_async_commit)},
+          {"kiln_emu_async_wait",
+           reinterpret_cast<void *>(&kiln_emu_async_wait)}})
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(function),
+                                 llvm::JITSymbolFlags::Exported};
     return symbols;
   });
 

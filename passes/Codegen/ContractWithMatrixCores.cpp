@@ -597,7 +597,14 @@ struct ContractWithMatrixCoresPass
       std::array<bool, 2> kMajor = {
           ldmatrix && block.operandContiguousAlongTile(0),
           ldmatrix && block.operandContiguousAlongTile(1)};
-      sums = block.emitStagedReductionLoop(
+      // cp.async where every copy is a whole 16-byte run (sm_80+, every
+      // chip the cuda target takes).
+      bool async = ldmatrix &&
+                   block.stageCopiesAsync(0, stageK, threads(), kMajor[0]) &&
+                   block.stageCopiesAsync(1, stageK, threads(), kMajor[1]);
+      auto emitLoop = async ? &OutputBlock::emitAsyncStagedReductionLoop
+                            : &OutputBlock::emitStagedReductionLoop;
+      sums = (block.*emitLoop)(
           b, loc, stageK, accumulators, thread, threads(), kMajor,
           [&](OpBuilder &b, Value sharedA, Value sharedB, ValueRange accs) {
             auto fromStage = [&](unsigned input, Value tileIndex,

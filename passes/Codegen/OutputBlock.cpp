@@ -3,6 +3,7 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -413,18 +414,8 @@ ValueRange OutputBlock::emitStagedReductionLoop(OpBuilder &b, Location loc,
   };
   Value pairA = allocateStages(b, loc, 0, stageK, kMajor[0]);
   Value pairB = allocateStages(b, loc, 1, stageK, kMajor[1]);
-  auto half = [&](Value pair, Value which) -> Value {
-    auto type = cast<MemRefType>(pair.getType());
-    SmallVector<OpFoldResult> offsets = {which, b.getIndexAttr(0),
-                                         b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
-                                       b.getIndexAttr(type.getDimSize(1)),
-                                       b.getIndexAttr(type.getDimSize(2))};
-    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-    auto viewType = memref::SubViewOp::inferRankReducedResultType(
-        type.getShape().drop_front(), type, offsets, sizes, strides);
-    return memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType), pair,
-                                     offsets, sizes, strides);
+  auto half = [&](Value pair, Value which) {
+    return stageBuffer(b, loc, pair, which);
   };
   auto loadBoth = [&](Value stage) {
     auto [k0, window] = stageAt(b, loc, stage, stageK);
@@ -462,6 +453,116 @@ ValueRange OutputBlock::emitStagedReductionLoop(OpBuilder &b, Location loc,
   gpu::BarrierOp::create(b, loc);
   scf::YieldOp::create(b, loc, sums);
   return loop.getResults();
+}
+
+Value OutputBlock::stageBuffer(OpBuilder &b, Location loc, Value pair,
+                               Value which) {
+  auto type = cast<MemRefType>(pair.getType());
+  SmallVector<OpFoldResult> offsets = {which, b.getIndexAttr(0),
+                                       b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1),
+                                     b.getIndexAttr(type.getDimSize(1)),
+                                     b.getIndexAttr(type.getDimSize(2))};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  auto viewType = memref::SubViewOp::inferRankReducedResultType(
+      type.getShape().drop_front(), type, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType), pair,
+                                   offsets, sizes, strides);
+}
+
+bool OutputBlock::stageCopiesAsync(unsigned input, int64_t stageK,
+                                   int64_t threads, bool kMajor) {
+  int64_t run = stageRun(input, stageK);
+  int64_t runs = (input == 0 ? tileM : tileN) * stageK / run;
+  return run * loops.operandType.getIntOrFloatBitWidth() / 8 == 16 &&
+         operandContiguousAlongTile(input) == kMajor && runs % threads == 0;
+}
+
+SmallVector<Value> OutputBlock::issueAsyncStageCopies(
+    OpBuilder &b, Location loc, unsigned input, const WindowValues &window,
+    Value k0, int64_t stageK, Value thread, int64_t threads, Value shared,
+    bool kMajor) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  int64_t run = stageRun(input, stageK);
+  int64_t runs = (input == 0 ? tileM : tileN) * stageK / run;
+  OpOperand *operand = contraction.getDpsInputOperand(input);
+  forgetUnreadStores(operand->get());
+  AffineMap map = contraction.getMatchingIndexingMap(operand);
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  SmallVector<Value> tokens;
+  for (int64_t i = 0; i < runs / threads; ++i) {
+    Value index = arith::AddIOp::create(b, loc, thread, c(i * threads));
+    auto [tileIndex, k] = stagePlace(
+        b, loc, input, arith::MulIOp::create(b, loc, index, c(run)), stageK);
+    SmallVector<std::pair<int64_t, Value>> at = {
+        {input == 0 ? loops.m : loops.n, tileIndex},
+        {loops.k, arith::AddIOp::create(b, loc, k0, k)}};
+    llvm::append_range(at, window);
+    tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, tokenType, shared,
+        kMajor ? ValueRange{k, tileIndex} : ValueRange{tileIndex, k},
+        operand->get(), indicesAt(b, loc, map, at), b.getIndexAttr(run),
+        /*srcElements=*/Value(), /*bypassL1=*/b.getUnitAttr()));
+  }
+  return tokens;
+}
+
+ValueRange OutputBlock::emitAsyncStagedReductionLoop(
+    OpBuilder &b, Location loc, int64_t stageK, ValueRange accs, Value thread,
+    int64_t threads, std::array<bool, 2> kMajor, StageCompute compute) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value pairA = allocateStages(b, loc, 0, stageK, kMajor[0]);
+  Value pairB = allocateStages(b, loc, 1, stageK, kMajor[1]);
+  // Copies of both operands' shares of `stage` into buffer `which`, as one
+  // group; its token.
+  auto issueStage = [&](Value stage, Value which) -> Value {
+    auto [k0, window] = stageAt(b, loc, stage, stageK);
+    SmallVector<Value> tokens = issueAsyncStageCopies(
+        b, loc, 0, window, k0, stageK, thread, threads,
+        stageBuffer(b, loc, pairA, which), kMajor[0]);
+    llvm::append_range(tokens, issueAsyncStageCopies(
+                                   b, loc, 1, window, k0, stageK, thread,
+                                   threads, stageBuffer(b, loc, pairB, which),
+                                   kMajor[1]));
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+  };
+  Value first = issueStage(c(0), c(0));
+  int64_t stages = stageCount(stageK);
+  SmallVector<Value> inits(accs);
+  inits.push_back(first);
+  auto loop = scf::ForOp::create(b, loc, c(0), c(stages), c(1), inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value stage = loop.getInductionVar();
+    ValueRange iterArgs = loop.getRegionIterArgs();
+    // This thread's copies of the stage have landed; after the barrier
+    // everyone's have, and nobody still reads the other buffers.
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, iterArgs.back(),
+                                     b.getI32IntegerAttr(0));
+    gpu::BarrierOp::create(b, loc);
+    Value which = arith::RemUIOp::create(b, loc, stage, c(2));
+    // The last iteration reloads the last stage into the buffer nobody
+    // reads again, rather than branch.
+    Value next = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, stage, c(1)), c(stages - 1));
+    Value group =
+        issueStage(next, arith::SubIOp::create(b, loc, c(1), which));
+    SmallVector<Value> sums =
+        compute(b, stageBuffer(b, loc, pairA, which),
+                stageBuffer(b, loc, pairB, which), iterArgs.drop_back());
+    sums.push_back(group);
+    scf::YieldOp::create(b, loc, sums);
+  }
+  // No copy is still in flight when the block's threads finish.
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
+                                   b.getI32IntegerAttr(0));
+  return loop.getResults().drop_back();
 }
 
 Value OutputBlock::loadOperand(OpBuilder &b, Location loc, unsigned input,

@@ -116,6 +116,22 @@ public:
                                            std::array<bool, 2> kMajor,
                                            StageCompute compute);
 
+  /// The same loop with the stage copies as `cp.async` (NVIDIA sm_80+,
+  /// nvgpu.device_async_copy of 16 bytes, no registers): iteration s waits
+  /// for its own copies of stage s, meets the others at one barrier (stage
+  /// s complete; everyone done computing stage s - 1), issues the copies of
+  /// stage s + 1 into the other buffers and computes stage s while they
+  /// fly. Only where stageCopiesAsync holds for both operands.
+  mlir::ValueRange emitAsyncStagedReductionLoop(
+      mlir::OpBuilder &b, mlir::Location loc, int64_t stageK,
+      mlir::ValueRange accs, mlir::Value thread, int64_t threads,
+      std::array<bool, 2> kMajor, StageCompute compute);
+  /// True when every thread's share of operand `input`'s stage slice is
+  /// whole 16-byte runs (stageRun) that stay contiguous in a `kMajor`
+  /// buffer, none guarded: what cp.async copies.
+  bool stageCopiesAsync(unsigned input, int64_t stageK, int64_t threads,
+                        bool kMajor);
+
   /// True when operand `input` (0: A, 1: B) is contiguous in global memory
   /// along its tile dim (M for A, N for B) rather than along K.
   bool operandContiguousAlongTile(unsigned input);
@@ -132,6 +148,16 @@ private:
   /// of a row as one vector).
   mlir::Value allocateStages(mlir::OpBuilder &b, mlir::Location loc,
                              unsigned input, int64_t stageK, bool kMajor);
+  /// Buffer `which` (0 or 1) of a pair from allocateStages.
+  mlir::Value stageBuffer(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value pair, mlir::Value which);
+  /// Issues cp.async copies of this thread's share of operand `input`'s
+  /// slice at `k0` (and `window`) into `shared`; returns their tokens.
+  llvm::SmallVector<mlir::Value>
+  issueAsyncStageCopies(mlir::OpBuilder &b, mlir::Location loc, unsigned input,
+                        const WindowValues &window, mlir::Value k0,
+                        int64_t stageK, mlir::Value thread, int64_t threads,
+                        mlir::Value shared, bool kMajor);
   /// K offset and window position of stage `stage` of the reduction loop
   /// (steps of `stepK` along K, innermost, times the window positions).
   std::pair<mlir::Value, WindowValues> stageAt(mlir::OpBuilder &b,

@@ -300,7 +300,10 @@ def ContractWithMatrixCores
     their fragments from workgroup memory, on NVIDIA with one
     `nvgpu.ldmatrix` x4 per 16x16 piece of a 16-bit operand (each
     operand's buffer in its global order, `.trans` for [k][tile] ones, so
-    the copies store whole runs). Such kernels are marked
+    the copies store whole runs; where every copy is a whole 16-byte run
+    the stages are copied by `cp.async` instead, one commit group per
+    stage, waited for at the top of the iteration that computes it).
+    Such kernels are marked
     `kiln.cooperative` (one forall iteration per GPU block) with their
     `kiln.warp_tile`. The block's other ops (the accumulator's fill, the
     elementwise epilogue) run in each lane only at the output elements its

@@ -153,23 +153,22 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 
 // A 64x64 block tile of a float16 matmul with a bias epilogue: four warps
 // (NVIDIA, 128 threads; AMD, 256), each computing a 32x32 part as 2x2
-// subtiles. K goes in 4 stages of 32, software-pipelined through two
-// workgroup buffers per operand (rows padded by 16 bytes): the first
-// stage's 64x32 slice of A and 32x64 slice of B are copied before the loop
-// (16 elements of each per NVIDIA thread, as two 128-bit loads each); each
-// iteration first loads the next stage's elements from global memory,
-// then runs two steps of 16 along K from its buffers (per step, each
-// subtile row's A fragment and each subtile column's B fragments feed 8
-// mma.sync, 4 mfma), then stores the loaded elements into the other
-// buffers and meets the others at one barrier. On NVIDIA each operand's
-// buffer keeps its order in global memory (A [row][k], B [k][column]), so
-// every copy stores whole 128-bit runs, and the fragments come from one
-// ldmatrix.x4 per 16x16 piece (B's with .trans). AMD's buffers are
-// [row][k] and [column][k] (B transposed element by element) and its
-// fragments loaded element by element. Each lane adds the bias to its 4
-// subtiles' fragment elements (32 on NVIDIA, 16 on AMD) at its warp's
-// offset and stores each once: the fill's and the contraction's own stores
-// are overwritten before anything reads them, so they are dropped.
+// subtiles. K goes in 4 stages of 32 through two workgroup buffers per
+// operand (rows padded by 16 bytes). On NVIDIA each operand's buffer keeps
+// its order in global memory (A [row][k], B [k][column]) and the copies
+// are cp.async of 16 bytes (2 of A's and 2 of B's per thread and stage,
+// one commit group): the first stage's before the loop; each iteration
+// waits for its group, meets the others at one barrier, issues the next
+// stage's copies into the other buffers and runs two steps of 16 along K
+// while they fly (per step, one ldmatrix.x4 per 16x16 piece, B's with
+// .trans, feeding 8 mma.sync). AMD copies through registers (the loads of
+// the next stage before the math, the stores into the other buffers after
+// it, one barrier), buffers [row][k] and [column][k] (B transposed element
+// by element), fragments loaded element by element, 4 mfma per step. Each
+// lane adds the bias to its 4 subtiles' fragment elements (32 on NVIDIA,
+// 16 on AMD) at its warp's offset and stores each once: the fill's and the
+// contraction's own stores are overwritten before anything reads them, so
+// they are dropped.
 // NV-LABEL: func.func @matmul_f16_staged
 // NV-SAME: kiln.cooperative
 // NV-SAME: kiln.lanes = 128 : i64
@@ -179,30 +178,29 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // NV: %[[WARP:.+]] = arith.divui %[[TID]], %c32
 // NV-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<2x64x40xf16, #gpu.address_space<workgroup>>
 // NV-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<2x32x72xf16, #gpu.address_space<workgroup>>
-// NV-COUNT-2: vector.load {{.*}} {alignment = 16 : i64} : memref<64x128xf16, strided<[128, 1], offset: ?>>, vector<8xf16>
-// NV-COUNT-2: vector.load {{.*}} {alignment = 16 : i64} : memref<128x64xf16, strided<[256, 1], offset: ?>>, vector<8xf16>
 // NV: memref.subview %[[A]]
-// NV-COUNT-2: vector.store {{.*}} : memref<64x40xf16, strided<[40, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<8xf16>
+// NV-COUNT-2: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<64x128xf16, strided<[128, 1], offset: ?>> to memref<64x40xf16, strided<[40, 1], offset: ?>, #gpu.address_space<workgroup>>
 // NV: memref.subview %[[B]]
-// NV-COUNT-2: vector.store {{.*}} : memref<32x72xf16, strided<[72, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<8xf16>
-// NV-NEXT: gpu.barrier
-// NV: scf.for %{{.+}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
-// NV: arith.minui
-// NV-COUNT-2: vector.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>, vector<8xf16>
-// NV-COUNT-2: vector.load {{.*}} : memref<128x64xf16, strided<[256, 1], offset: ?>>, vector<8xf16>
+// NV-COUNT-2: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<128x64xf16, strided<[256, 1], offset: ?>> to memref<32x72xf16, strided<[72, 1], offset: ?>, #gpu.address_space<workgroup>>
+// NV: %[[FIRST:.+]] = nvgpu.device_async_create_group
 // NV-NOT: gpu.barrier
+// NV: scf.for %{{.+}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args({{.*}}, %[[GROUP:.+]] = %[[FIRST]]) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, !nvgpu.device.async.token)
+// NV-NEXT: nvgpu.device_async_wait %[[GROUP]] {numGroups = 0 : i32}
+// NV-NEXT: gpu.barrier
+// NV: arith.minui
+// NV-COUNT-4: nvgpu.device_async_copy
+// NV: %[[NEXT:.+]] = nvgpu.device_async_create_group
+// NV-NOT: gpu.barrier
+// NV-NOT: memref.store
 // NV-COUNT-2: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = false} : memref<64x40xf16, strided<[40, 1], offset: ?>, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // NV-COUNT-2: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true} : memref<32x72xf16, strided<[72, 1], offset: ?>, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // NV-NOT: memref.load
 // NV-COUNT-8: nvgpu.mma.sync
 // NV-NOT: gpu.barrier
 // NV-COUNT-8: nvgpu.mma.sync
-// NV: memref.subview %[[A]]
-// NV-COUNT-2: vector.store
-// NV: memref.subview %[[B]]
-// NV-COUNT-2: vector.store
-// NV-NEXT: gpu.barrier
-// NV-NEXT: scf.yield
+// NV-NOT: memref.store
+// NV: scf.yield {{.*}}, %[[NEXT]] :
+// NV: nvgpu.device_async_wait %{{.+}}#8 {numGroups = 0 : i32}
 // NV-NOT: linalg.
 // NV-COUNT-32: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[256, 1], offset: ?>>
 // NV-NOT: memref.store
