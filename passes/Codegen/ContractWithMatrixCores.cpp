@@ -477,38 +477,33 @@ struct ContractWithMatrixCoresPass
           SmallVector<Value> halves = fragments(1, colBase, k0);
           bFragments.emplace_back(halves.begin(), halves.end());
         }
-        for (auto [si, a] : llvm::enumerate(aFragments))
-          for (auto [sj, pair] : llvm::enumerate(bFragments))
-            for (auto [h, bFragment] : llvm::enumerate(pair))
-              next.push_back(mmaSync(b, loc, a, bFragment,
-                                     accs[2 * (si * subtileCols() + sj) + h]));
-        return next;
-      }
-      Value g = arith::DivUIOp::create(b, loc, lane, c(4));
-      Value kt = arith::AddIOp::create(
-          b, loc, k0,
-          arith::MulIOp::create(
-              b, loc, arith::RemUIOp::create(b, loc, lane, c(4)), c(pairs)));
-      for (Value rowBase : rowBases) {
-        Value row = arith::AddIOp::create(b, loc, rowBase, g);
-        SmallVector<std::pair<Value, Value>> elements;
-        for (int64_t r = 0; r < 4; ++r)
-          for (int64_t j = 0; j < pairs; ++j)
-            elements.push_back(
-                {add(row, 8 * (r % 2)), add(kt, stride * (r / 2) + j)});
-        aFragments.push_back(
-            loadFragment(b, loc, load, 0, operandType, elements, {4, pairs}));
-      }
-      for (Value colBase : colBases) {
-        Value col = arith::AddIOp::create(b, loc, colBase, g);
-        bFragments.emplace_back();
-        for (int64_t h = 0; h < 2; ++h) {
+      } else {
+        Value g = arith::DivUIOp::create(b, loc, lane, c(4));
+        Value kt = arith::AddIOp::create(
+            b, loc, k0,
+            arith::MulIOp::create(
+                b, loc, arith::RemUIOp::create(b, loc, lane, c(4)), c(pairs)));
+        for (Value rowBase : rowBases) {
+          Value row = arith::AddIOp::create(b, loc, rowBase, g);
           SmallVector<std::pair<Value, Value>> elements;
-          for (int64_t r = 0; r < 2; ++r)
+          for (int64_t r = 0; r < 4; ++r)
             for (int64_t j = 0; j < pairs; ++j)
-              elements.push_back({add(col, 8 * h), add(kt, stride * r + j)});
-          bFragments.back().push_back(
-              loadFragment(b, loc, load, 1, operandType, elements, {2, pairs}));
+              elements.push_back(
+                  {add(row, 8 * (r % 2)), add(kt, stride * (r / 2) + j)});
+          aFragments.push_back(
+              loadFragment(b, loc, load, 0, operandType, elements, {4, pairs}));
+        }
+        for (Value colBase : colBases) {
+          Value col = arith::AddIOp::create(b, loc, colBase, g);
+          bFragments.emplace_back();
+          for (int64_t h = 0; h < 2; ++h) {
+            SmallVector<std::pair<Value, Value>> elements;
+            for (int64_t r = 0; r < 2; ++r)
+              for (int64_t j = 0; j < pairs; ++j)
+                elements.push_back({add(col, 8 * h), add(kt, stride * r + j)});
+            bFragments.back().push_back(loadFragment(
+                b, loc, load, 1, operandType, elements, {2, pairs}));
+          }
         }
       }
       for (auto [si, a] : llvm::enumerate(aFragments))
