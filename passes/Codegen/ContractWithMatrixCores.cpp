@@ -13,10 +13,12 @@
 //
 // A 16x16 block is one warp whose lanes load their fragments straight from
 // global memory. A larger block is one GPU block of warps, each computing
-// up to 32x32 of it; per step of 32 (or 16) along K, all threads stage the
-// block's operand slices in workgroup memory between two barriers and the
-// warps load their fragments from there: each operand element is read
-// from global memory once per block instead of once per warp and subtile.
+// up to 32x32 of it (64 along a block side of 128); per step of 32 (or 16)
+// along K, all threads stage the block's operand slices in workgroup
+// memory (pipelined: OutputBlock::emitStagedReductionLoop, with cp.async
+// and up to three stages in flight on NVIDIA) and the warps load their
+// fragments from there: each operand element is read from global memory
+// once per block instead of once per warp and subtile.
 //
 // A convolution is an implicit GEMM: M its output width, N its filters, K
 // its input channels; its window loops (kh, kw) run around the K steps and
@@ -214,8 +216,8 @@ struct ContractWithMatrixCoresPass
   int64_t lanes() const { return arch == "nvidia" ? 32 : 64; }
 
   /// The block's output tile (tileM x tileN, multiples of 16), the part of
-  /// it each warp computes (warpRows x warpCols: up to 2 x 2 16x16
-  /// subtiles, so that each fragment a lane loads serves two matrix
+  /// it each warp computes (warpRows x warpCols: up to 4 x 4 16x16
+  /// subtiles, so that each fragment a lane loads serves several matrix
   /// instructions), and the step along K of one shared-memory stage.
   int64_t tileM = 0, tileN = 0, warpRows = 0, warpCols = 0, stageK = 0;
 
@@ -226,6 +228,49 @@ struct ContractWithMatrixCoresPass
   bool staged() const { return tileM * tileN > kTile * kTile; }
   int64_t subtileRows() const { return warpRows / kTile; }
   int64_t subtileCols() const { return warpCols / kTile; }
+
+  /// Static workgroup memory a kernel may declare (CUDA's limit without
+  /// the dynamic opt-in; AMD's LDS is larger).
+  static constexpr int64_t kStaticWorkgroupBytes = 48 * 1024;
+  /// Most cp.async stage buffers per operand: three stages in flight while
+  /// a fourth is computed, as CUTLASS's Ampere kernels keep.
+  static constexpr int64_t kMaxAsyncBuffers = 4;
+
+  /// Stage buffers per operand of a cp.async pipeline in stages of `depth`
+  /// along K: as many as fit the static workgroup memory, up to
+  /// kMaxAsyncBuffers and one more than the reduction has stages; at least
+  /// two.
+  static int64_t asyncBuffers(const OutputBlock &block, int64_t depth,
+                              std::array<bool, 2> kMajor) {
+    int64_t perStage = block.stageBufferBytes(0, depth, kMajor[0]) +
+                       block.stageBufferBytes(1, depth, kMajor[1]);
+    int64_t buffers =
+        std::min(kMaxAsyncBuffers, kStaticWorkgroupBytes / perStage);
+    buffers = std::min(buffers, block.stageCount(depth) + 1);
+    return std::max<int64_t>(buffers, 2);
+  }
+
+  /// The stage depth along K (32 or 16, dividing K) and buffers per operand
+  /// of a cp.async pipeline that keep the most of K in flight (depth times
+  /// buffers - 1; the deeper stage on a tie: fewer barriers), among those
+  /// whose copies cp.async takes (stageCopiesAsync). A 128x128 block fits
+  /// two buffers of 32 (37 KiB) or four of 16 (41 KiB): 48 along K in
+  /// flight instead of 32. None when no depth qualifies.
+  std::optional<std::pair<int64_t, int64_t>>
+  asyncPipeline(OutputBlock &block, std::array<bool, 2> kMajor) const {
+    int64_t k = block.loops.ranges[block.loops.k];
+    std::optional<std::pair<int64_t, int64_t>> best;
+    for (int64_t depth : {32, 16}) {
+      if (k % depth != 0 ||
+          !block.stageCopiesAsync(0, depth, threads(), kMajor[0]) ||
+          !block.stageCopiesAsync(1, depth, threads(), kMajor[1]))
+        continue;
+      int64_t buffers = asyncBuffers(block, depth, kMajor);
+      if (!best || depth * (buffers - 1) > best->first * (best->second - 1))
+        best = {depth, buffers};
+    }
+    return best;
+  }
 
   /// Sets the tile fields from the contraction's M, N and K extents; false
   /// when matrix instructions cannot cover them (M or N not a multiple of
@@ -238,8 +283,15 @@ struct ContractWithMatrixCoresPass
     if (tileM % kTile || tileN % kTile || k % kTile || tileM > 128 ||
         tileN > 128)
       return false;
-    warpRows = std::min<int64_t>(32, tileM);
-    warpCols = std::min<int64_t>(32, tileN);
+    // Warps of up to 32x32, 64 along a side of 128: a 128x128 block is
+    // four warps of 64x64 (each A fragment serves four subtiles, each B
+    // fragment four), which halves the workgroup-memory reads per matrix
+    // instruction of a 32x32 warp.
+    auto warpExtent = [](int64_t tile) -> int64_t {
+      return tile >= 128 ? 64 : std::min<int64_t>(32, tile);
+    };
+    warpRows = warpExtent(tileM);
+    warpCols = warpExtent(tileN);
     stageK = k % 32 == 0 ? 32 : kTile;
     if (!staged())
       return true;
@@ -593,14 +645,13 @@ struct ContractWithMatrixCoresPass
           ldmatrix && block.operandContiguousAlongTile(0),
           ldmatrix && block.operandContiguousAlongTile(1)};
       // cp.async where every copy is a whole 16-byte run (sm_80+, every
-      // chip the cuda target takes).
-      bool async = ldmatrix &&
-                   block.stageCopiesAsync(0, stageK, threads(), kMajor[0]) &&
-                   block.stageCopiesAsync(1, stageK, threads(), kMajor[1]);
-      auto emitLoop = async ? &OutputBlock::emitAsyncStagedReductionLoop
-                            : &OutputBlock::emitStagedReductionLoop;
-      sums = (block.*emitLoop)(
-          b, loc, stageK, accumulators, thread, threads(), kMajor,
+      // chip the cuda target takes); it may choose another stage depth.
+      std::optional<std::pair<int64_t, int64_t>> pipeline;
+      if (ldmatrix)
+        pipeline = asyncPipeline(block, kMajor);
+      if (pipeline)
+        stageK = pipeline->first;
+      auto computeStage =
           [&](OpBuilder &b, Value sharedA, Value sharedB, ValueRange accs) {
             auto fromStage = [&](unsigned input, Value tileIndex,
                                  Value k) -> Value {
@@ -618,7 +669,13 @@ struct ContractWithMatrixCoresPass
               next = emitMatrixStep(b, loc, fromStage, operandType, lane,
                                     warpRow, warpCol, c(kk), next, fragments);
             return next;
-          });
+          };
+      sums = pipeline ? block.emitAsyncStagedReductionLoop(
+                            b, loc, stageK, accumulators, thread, threads(),
+                            kMajor, pipeline->second, computeStage)
+                      : block.emitStagedReductionLoop(
+                            b, loc, stageK, accumulators, thread, threads(),
+                            kMajor, computeStage);
     } else {
       sums = block.emitReductionLoop(
           b, loc, kStep, accumulators,

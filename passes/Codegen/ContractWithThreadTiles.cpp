@@ -4,18 +4,22 @@
 // matrix instructions do not take: float32 ones (the default precision,
 // without --allow-tf32; all of them on AMD) and 16-bit ones whose block is
 // not made of 16x16 tiles. kiln-tile-and-distribute{thread-blocks} gives
-// such a contraction one output block (rows x columns, up to 64 x 64) per
+// such a contraction one output block (rows x columns, up to 128 x 128) per
 // forall iteration; this pass makes the block the work of one GPU block of
-// threads, each computing a register tile of up to 4 x 4 outputs with FMAs.
+// threads, each computing a register tile of up to 8 x 8 outputs with FMAs
+// (8 along a block side of 96 or more: two runs of 4, half the side apart,
+// so that the threads of a warp read neighbouring 16-byte vectors of a
+// stage row, as CUTLASS's SIMT kernels do; 8 contiguous would leave every
+// other bank idle).
 //
 // Per stage of up to 16 along K, all threads copy the block's slices of
 // both operands into workgroup memory (coalesced global loads), meet at a
 // barrier, and each thread runs the stage's outer products from there:
 // every operand element is read from global memory once per block instead
 // of once per thread that uses it. The stages are k-major ([k][row],
-// [k][column]): a thread's rows (or columns) at one k are contiguous, one
-// vector load, and threads next to each other read neighbouring vectors
-// or the same one (no bank conflicts).
+// [k][column]): each run of a thread's rows (or columns) at one k is
+// contiguous, one vector load, and threads next to each other read
+// neighbouring vectors or the same one (no bank conflicts).
 //
 // Threads are numbered along whichever of M and N the output is
 // contiguous in, so that neighbouring threads store neighbouring outputs.
@@ -32,10 +36,16 @@ using namespace mlir;
 using namespace kiln;
 
 int64_t kiln::threadTileExtent(int64_t blockExtent) {
+  if (blockExtent >= 96 && blockExtent % 8 == 0)
+    return 8;
   for (int64_t size : {4, 2})
     if (blockExtent % size == 0)
       return size;
   return 1;
+}
+
+int64_t kiln::threadTileRun(int64_t blockExtent) {
+  return std::min<int64_t>(4, threadTileExtent(blockExtent));
 }
 
 int64_t kiln::stageDepth(int64_t k) {
@@ -52,10 +62,15 @@ struct ContractWithThreadTilesPass
           ContractWithThreadTilesPass> {
   using Base::Base;
 
-  /// The block's rows and columns per thread, threads along M and N, and
-  /// the K of one stage.
-  int64_t rowsPerThread = 0, colsPerThread = 0, threadsM = 0, threadsN = 0,
-          stageK = 0;
+  /// The block's rows and columns per thread, each side's runs of
+  /// consecutive ones (rowRun, colRun: one vector load each), threads
+  /// along M and N, and the K of one stage.
+  int64_t rowsPerThread = 0, colsPerThread = 0, rowRun = 0, colRun = 0,
+          threadsM = 0, threadsN = 0, stageK = 0;
+  /// Distance between a thread's runs along M and along N: the block's
+  /// side divided by the runs, so that the threads' first runs tile the
+  /// first part of the side, their second runs the next, ...
+  int64_t rowRunStride = 0, colRunStride = 0;
   int64_t threads() const { return threadsM * threadsN; }
 
   void runOnOperation() override {
@@ -68,6 +83,10 @@ struct ContractWithThreadTilesPass
       return;
     rowsPerThread = threadTileExtent(block->tileM);
     colsPerThread = threadTileExtent(block->tileN);
+    rowRun = threadTileRun(block->tileM);
+    colRun = threadTileRun(block->tileN);
+    rowRunStride = block->tileM / (rowsPerThread / rowRun);
+    colRunStride = block->tileN / (colsPerThread / colRun);
     threadsM = block->tileM / rowsPerThread;
     threadsN = block->tileN / colsPerThread;
     stageK = stageDepth(block->loops.ranges[block->loops.k]);
@@ -85,8 +104,10 @@ struct ContractWithThreadTilesPass
     SmallVector<OutputBlock::Position> positions;
     for (int64_t i = 0; i < rowsPerThread; ++i)
       for (int64_t j = 0; j < colsPerThread; ++j)
-        positions.push_back({offset(rewriter, loc, threadRow, i),
-                             offset(rewriter, loc, threadCol, j)});
+        positions.push_back(
+            {offset(rewriter, loc, threadRow, tileOffset(i, rowRun, rowRunStride)),
+             offset(rewriter, loc, threadCol,
+                    tileOffset(j, colRun, colRunStride))});
     block->rewrite(rewriter, positions, [&](OpBuilder &b) {
       emitContraction(b, *block, thread, threadRow, threadCol, positions);
     });
@@ -99,6 +120,12 @@ struct ContractWithThreadTilesPass
   /// Fewest and most threads of a block this pass builds.
   static constexpr int64_t kMinThreads = 32, kMaxThreads = 1024;
 
+  /// Where a thread's `i`th output along a side lies from its first: runs
+  /// of `run`, `stride` apart.
+  static int64_t tileOffset(int64_t i, int64_t run, int64_t stride) {
+    return i / run * stride + i % run;
+  }
+
   static Value offset(OpBuilder &b, Location loc, Value base, int64_t by) {
     if (by == 0)
       return base;
@@ -106,8 +133,9 @@ struct ContractWithThreadTilesPass
                                  arith::ConstantIndexOp::create(b, loc, by));
   }
 
-  /// The first row and column of this thread's register tile: threads
-  /// numbered along M first when `alongM`, else along N.
+  /// The first row and column of this thread's register tile (of its
+  /// first runs): threads numbered along M first when `alongM`, else
+  /// along N.
   std::pair<Value, Value> threadPlace(OpBuilder &b, Location loc, Value thread,
                                       bool alongM) const {
     auto c = [&](int64_t v) -> Value {
@@ -117,8 +145,8 @@ struct ContractWithThreadTilesPass
     Value inner = arith::RemUIOp::create(b, loc, thread, c(fastest));
     Value outer = arith::DivUIOp::create(b, loc, thread, c(fastest));
     Value m = alongM ? inner : outer, n = alongM ? outer : inner;
-    return {arith::MulIOp::create(b, loc, m, c(rowsPerThread)),
-            arith::MulIOp::create(b, loc, n, c(colsPerThread))};
+    return {arith::MulIOp::create(b, loc, m, c(rowRun)),
+            arith::MulIOp::create(b, loc, n, c(colRun))};
   }
 
   /// `count` consecutive elements of stage `shared` at [k][first...], as
@@ -143,6 +171,18 @@ struct ContractWithThreadTilesPass
     return values;
   }
 
+  /// A thread's `count` elements of stage `shared` at [k][...]: runs of
+  /// `run` from `first`, `stride` apart, one vector load each.
+  static SmallVector<Value> loadRuns(OpBuilder &b, Location loc, Value shared,
+                                     Value k, Value first, int64_t count,
+                                     int64_t run, int64_t stride) {
+    SmallVector<Value> values;
+    for (int64_t r = 0; r < count / run; ++r)
+      llvm::append_range(values, loadRun(b, loc, shared, k,
+                                         offset(b, loc, first, r * stride), run));
+    return values;
+  }
+
   void emitContraction(OpBuilder &b, OutputBlock &block, Value thread,
                        Value threadRow, Value threadCol,
                        ArrayRef<OutputBlock::Position> positions) {
@@ -156,10 +196,10 @@ struct ContractWithThreadTilesPass
           SmallVector<Value> next(accs);
           for (int64_t kk = 0; kk < stageK; ++kk) {
             Value k = arith::ConstantIndexOp::create(b, loc, kk);
-            SmallVector<Value> a =
-                loadRun(b, loc, sharedA, k, threadRow, rowsPerThread);
-            SmallVector<Value> bs =
-                loadRun(b, loc, sharedB, k, threadCol, colsPerThread);
+            SmallVector<Value> a = loadRuns(b, loc, sharedA, k, threadRow,
+                                            rowsPerThread, rowRun, rowRunStride);
+            SmallVector<Value> bs = loadRuns(b, loc, sharedB, k, threadCol,
+                                             colsPerThread, colRun, colRunStride);
             for (int64_t i = 0; i < rowsPerThread; ++i)
               for (int64_t j = 0; j < colsPerThread; ++j) {
                 Value &acc = next[i * colsPerThread + j];

@@ -511,51 +511,57 @@ SmallVector<Value> OutputBlock::issueAsyncStageCopies(
 
 ValueRange OutputBlock::emitAsyncStagedReductionLoop(
     OpBuilder &b, Location loc, int64_t stageK, ValueRange accs, Value thread,
-    int64_t threads, std::array<bool, 2> kMajor, StageCompute compute) {
+    int64_t threads, std::array<bool, 2> kMajor, int64_t buffers,
+    StageCompute compute) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  Value pairA = allocateStages(b, loc, 0, stageK, kMajor[0]);
-  Value pairB = allocateStages(b, loc, 1, stageK, kMajor[1]);
+  assert(buffers >= 2 && "one stage in flight while another is computed");
+  Value setA = allocateStages(b, loc, 0, stageK, kMajor[0], buffers);
+  Value setB = allocateStages(b, loc, 1, stageK, kMajor[1], buffers);
+  int64_t stages = stageCount(stageK);
   // Copies of both operands' shares of `stage` into buffer `which`, as one
-  // group; its token.
+  // group; its token. Stages past the last reload the last one into a
+  // buffer nobody reads again (its stage was computed, and the loop ends
+  // before the buffer comes round), rather than branch, so that every
+  // iteration commits one group and the wait counts stay the same.
   auto issueStage = [&](Value stage, Value which) -> Value {
+    stage = b.createOrFold<arith::MinUIOp>(loc, stage, c(stages - 1));
     auto [k0, window] = stageAt(b, loc, stage, stageK);
     SmallVector<Value> tokens = issueAsyncStageCopies(
         b, loc, 0, window, k0, stageK, thread, threads,
-        stageBuffer(b, loc, pairA, which), kMajor[0]);
+        stageBuffer(b, loc, setA, which), kMajor[0]);
     llvm::append_range(tokens, issueAsyncStageCopies(
                                    b, loc, 1, window, k0, stageK, thread,
-                                   threads, stageBuffer(b, loc, pairB, which),
+                                   threads, stageBuffer(b, loc, setB, which),
                                    kMajor[1]));
     return nvgpu::DeviceAsyncCreateGroupOp::create(
         b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
   };
-  Value first = issueStage(c(0), c(0));
-  int64_t stages = stageCount(stageK);
+  Value newest;
+  for (int64_t s = 0; s + 1 < buffers; ++s)
+    newest = issueStage(c(s), c(s));
   SmallVector<Value> inits(accs);
-  inits.push_back(first);
+  inits.push_back(newest);
   auto loop = scf::ForOp::create(b, loc, c(0), c(stages), c(1), inits);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value stage = loop.getInductionVar();
     ValueRange iterArgs = loop.getRegionIterArgs();
-    // This thread's copies of the stage have landed; after the barrier
-    // everyone's have, and nobody still reads the other buffers.
+    // This thread's copies of the stage have landed (the groups of the
+    // buffers - 2 stages after it may still fly); after the barrier
+    // everyone's have, and nobody still reads the buffer of stage s - 1.
     nvgpu::DeviceAsyncWaitOp::create(b, loc, iterArgs.back(),
-                                     b.getI32IntegerAttr(0));
+                                     b.getI32IntegerAttr(buffers - 2));
     gpu::BarrierOp::create(b, loc);
-    Value which = arith::RemUIOp::create(b, loc, stage, c(2));
-    // The last iteration reloads the last stage into the buffer nobody
-    // reads again, rather than branch.
-    Value next = arith::MinUIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, stage, c(1)), c(stages - 1));
+    Value which = arith::RemUIOp::create(b, loc, stage, c(buffers));
+    Value ahead = arith::AddIOp::create(b, loc, stage, c(buffers - 1));
     Value group =
-        issueStage(next, arith::SubIOp::create(b, loc, c(1), which));
+        issueStage(ahead, arith::RemUIOp::create(b, loc, ahead, c(buffers)));
     SmallVector<Value> sums =
-        compute(b, stageBuffer(b, loc, pairA, which),
-                stageBuffer(b, loc, pairB, which), iterArgs.drop_back());
+        compute(b, stageBuffer(b, loc, setA, which),
+                stageBuffer(b, loc, setB, which), iterArgs.drop_back());
     sums.push_back(group);
     scf::YieldOp::create(b, loc, sums);
   }
@@ -578,18 +584,33 @@ Value OutputBlock::loadOperand(OpBuilder &b, Location loc, unsigned input,
                                 indicesAt(b, loc, map, at));
 }
 
-Value OutputBlock::allocateStages(OpBuilder &b, Location loc, unsigned input,
-                                  int64_t stageK, bool kMajor) {
-  Type type = loops.operandType;
-  int64_t pad = 16 / (type.getIntOrFloatBitWidth() / 8);
+SmallVector<int64_t, 2> OutputBlock::stageBufferShape(unsigned input,
+                                                     int64_t stageK,
+                                                     bool kMajor) const {
+  int64_t pad = 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
   int64_t extent = input == 0 ? tileM : tileN;
+  if (kMajor)
+    return {stageK, extent + pad};
+  return {extent, stageK + pad};
+}
+
+int64_t OutputBlock::stageBufferBytes(unsigned input, int64_t stageK,
+                                      bool kMajor) const {
+  SmallVector<int64_t, 2> shape = stageBufferShape(input, stageK, kMajor);
+  return shape[0] * shape[1] * loops.operandType.getIntOrFloatBitWidth() / 8;
+}
+
+Value OutputBlock::allocateStages(OpBuilder &b, Location loc, unsigned input,
+                                  int64_t stageK, bool kMajor,
+                                  int64_t buffers) {
   auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                           gpu::AddressSpace::Workgroup);
-  SmallVector<int64_t> shape = {2, stageK, extent + pad};
-  if (!kMajor)
-    shape = {2, extent, stageK + pad};
+  SmallVector<int64_t> shape = {buffers};
+  llvm::append_range(shape, stageBufferShape(input, stageK, kMajor));
   return memref::AllocOp::create(
-      b, loc, MemRefType::get(shape, type, MemRefLayoutAttrInterface(), space),
+      b, loc,
+      MemRefType::get(shape, loops.operandType, MemRefLayoutAttrInterface(),
+                      space),
       b.getI64IntegerAttr(16));
 }
 

@@ -117,20 +117,30 @@ public:
                                            StageCompute compute);
 
   /// The same loop with the stage copies as `cp.async` (NVIDIA sm_80+,
-  /// nvgpu.device_async_copy of 16 bytes, no registers): iteration s waits
-  /// for its own copies of stage s, meets the others at one barrier (stage
-  /// s complete; everyone done computing stage s - 1), issues the copies of
-  /// stage s + 1 into the other buffers and computes stage s while they
-  /// fly. Only where stageCopiesAsync holds for both operands.
+  /// nvgpu.device_async_copy of 16 bytes, no registers) into `buffers`
+  /// (2 or more) buffers per operand, `buffers - 1` stages in flight: the
+  /// first `buffers - 1` stages are issued before the loop, one commit
+  /// group each; iteration s waits until its own copies of stage s have
+  /// landed (all but the newest `buffers - 2` groups), meets the others at
+  /// one barrier (stage s complete everywhere; everyone done computing
+  /// stage s - 1, whose buffer is refilled next), issues the copies of
+  /// stage s + buffers - 1 into that buffer and computes stage s while
+  /// they fly. Only where stageCopiesAsync holds for both operands.
   mlir::ValueRange emitAsyncStagedReductionLoop(
       mlir::OpBuilder &b, mlir::Location loc, int64_t stageK,
       mlir::ValueRange accs, mlir::Value thread, int64_t threads,
-      std::array<bool, 2> kMajor, StageCompute compute);
+      std::array<bool, 2> kMajor, int64_t buffers, StageCompute compute);
   /// True when every thread's share of operand `input`'s stage slice is
   /// whole 16-byte runs (stageRun) that stay contiguous in a `kMajor`
   /// buffer, none guarded: what cp.async copies.
   bool stageCopiesAsync(unsigned input, int64_t stageK, int64_t threads,
                         bool kMajor);
+
+  /// Bytes of workgroup memory one stage buffer of operand `input` takes
+  /// (allocateStages' padded rows).
+  int64_t stageBufferBytes(unsigned input, int64_t stageK, bool kMajor) const;
+  /// Number of stages of `stepK` along K times the window positions.
+  int64_t stageCount(int64_t stepK) const;
 
   /// True when operand `input` (0: A, 1: B) is contiguous in global memory
   /// along its tile dim (M for A, N for B) rather than along K.
@@ -141,14 +151,19 @@ public:
   bool outputContiguousAlongM() const;
 
 private:
-  /// Workgroup memory for two stages (`stageK` along K) of operand `input`:
-  /// [2][tile index][k], or [2][k][tile index] when `kMajor`; each row
-  /// padded by 16 bytes, so that rows that would map to the same banks
-  /// start in different ones, and 16-byte aligned (thread tiles read runs
-  /// of a row as one vector).
+  /// Workgroup memory for `buffers` stages (`stageK` along K) of operand
+  /// `input`: [buffers][tile index][k], or [buffers][k][tile index] when
+  /// `kMajor`; each row padded by 16 bytes, so that rows that would map to
+  /// the same banks start in different ones, and 16-byte aligned (thread
+  /// tiles read runs of a row as one vector).
   mlir::Value allocateStages(mlir::OpBuilder &b, mlir::Location loc,
-                             unsigned input, int64_t stageK, bool kMajor);
-  /// Buffer `which` (0 or 1) of a pair from allocateStages.
+                             unsigned input, int64_t stageK, bool kMajor,
+                             int64_t buffers = 2);
+  /// The shape of one buffer of allocateStages.
+  llvm::SmallVector<int64_t, 2> stageBufferShape(unsigned input,
+                                                 int64_t stageK,
+                                                 bool kMajor) const;
+  /// Buffer `which` of a set from allocateStages.
   mlir::Value stageBuffer(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value pair, mlir::Value which);
   /// Issues cp.async copies of this thread's share of operand `input`'s
@@ -171,8 +186,6 @@ private:
   /// its offset from the kernel argument, as far as known, are multiples);
   /// else 1.
   int64_t stageRun(unsigned input, int64_t stageK);
-  /// Number of stages of `stepK` along K times the window positions.
-  int64_t stageCount(int64_t stepK) const;
   /// Where element `index` of a slice of operand `input` goes: (tile
   /// index, k), consecutive indices along the dim contiguous in memory.
   std::pair<mlir::Value, mlir::Value> stagePlace(mlir::OpBuilder &b,

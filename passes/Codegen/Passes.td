@@ -35,7 +35,7 @@ def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
            "multiple of matrix-tile dividing N); 0: chosen per kernel">,
     Option<"threadBlocks", "thread-blocks", "bool", "false",
            "GPU: contractions (matmuls, convolutions) that matrix-tile does "
-           "not take get output blocks of up to 64x64 per forall iteration, "
+           "not take get output blocks of up to 128x128 per forall iteration, "
            "which kiln-contract-with-thread-tiles gives to a block of threads">,
     Option<"minBlockThreads", "min-block-threads", "int64_t", "32",
            "GPU: fewest threads of a thread-blocks block (a warp; 64 for AMD's "
@@ -289,7 +289,8 @@ def ContractWithMatrixCores
     16x16x16. A 16x16 block is one warp whose lanes load their fragments
     straight from global memory. A larger block is one GPU block of warps,
     each computing up to 32x32 of it (2x2 subtiles, so that each loaded
-    fragment feeds two instructions): K goes in stages of 32 (or 16) that
+    fragment feeds two instructions; 64 along a block side of 128, 4x4
+    subtiles in a 128x128 block): K goes in stages of 32 (or 16) that
     all threads copy into workgroup memory (coalesced along the dim
     contiguous in global memory, 16 bytes per load where the runs are known
     to be aligned; rows padded by 16 bytes against bank conflicts), two
@@ -302,7 +303,9 @@ def ContractWithMatrixCores
     operand's buffer in its global order, `.trans` for [k][tile] ones, so
     the copies store whole runs; where every copy is a whole 16-byte run
     the stages are copied by `cp.async` instead, one commit group per
-    stage, waited for at the top of the iteration that computes it).
+    stage, into as many buffers per operand as fit 48 KiB of workgroup
+    memory, up to four: up to three stages in flight, each waited for at
+    the top of the iteration that computes it).
     Such kernels are marked
     `kiln.cooperative` (one forall iteration per GPU block) with their
     `kiln.warp_tile`. The block's other ops (the accumulator's fill, the
@@ -333,15 +336,16 @@ def ContractWithThreadTiles
     16-bit ones widened by `extf`, that kiln-contract-with-matrix-cores left
     alone; see kiln-tile-and-distribute's thread-blocks): the block becomes
     the work of one GPU block of threads, each computing a register tile of
-    up to 4x4 outputs (4, 2 or 1 per side, whichever divides the block).
+    up to 8x8 outputs (8 on a side of 96 or more that it divides, as two
+    runs of 4 half the side apart; else 4, 2 or 1, whichever divides it).
     Per stage of up to 16 along K (the largest of 16, 8, 4, 2, 1 dividing
     it), all threads copy the block's slices of both operands into
     workgroup memory, k-major and padded by 16 bytes (coalesced along the
     dim contiguous in global memory), two buffers per operand, pipelined
     as for kiln-contract-with-matrix-cores (the next stage's global loads
     in flight while this one is computed, one `gpu.barrier` per stage);
-    each thread runs the stage's outer products, its rows and columns of
-    each k one vector load each. Threads are numbered along the output's
+    each thread runs the stage's outer products, each run of its rows and
+    columns at each k one vector load. Threads are numbered along the output's
     contiguous dim. Blocks of fewer than 32 threads (a per-thread register
     tile) or more than 1024 are left alone. Sets `kiln.cooperative`,
     `kiln.lanes` (threads per block) and `kiln.thread_tile`; the block's

@@ -501,17 +501,21 @@ struct TileAndDistributePass
   /// The output block (rows x columns) of one forall iteration that
   /// kiln-contract-with-thread-tiles gives to a block of threads, each
   /// computing threadTileExtent(rows) x threadTileExtent(columns) outputs.
-  /// Per side the largest of 64, 32 and 16 that divides it, else the whole
-  /// side when at most 64 (a 56-pixel row), else its largest divisor from
-  /// 8 to 64; halved, the larger side first, while the kernel would have
-  /// fewer than kMinMatrixBlocks blocks and the block keeps
-  /// minBlockThreads threads (a warp; a wavefront on AMD). None when no
-  /// such block has that many (a matrix-vector product: per-thread tiles
-  /// then).
+  /// Per side its largest divisor from 16 to 128 that is a multiple of 4
+  /// (whole runs of 4 per thread: 128 of 4096, 112 of a 56x56 image's
+  /// 3136 pixels, 28 of 196), else the whole side when at most 64 (a
+  /// 14-pixel row), else its largest divisor from 8 to 64; halved, the
+  /// larger side first, while the kernel would have fewer than
+  /// kMinMatrixBlocks blocks and the block keeps minBlockThreads threads
+  /// (a warp; a wavefront on AMD). None when no such block has that many
+  /// (a matrix-vector product: per-thread tiles then). Larger blocks read
+  /// each operand element from global memory fewer times, and their 8x8
+  /// thread tiles do 64 FMAs per four 16-byte workgroup loads (a 4x4
+  /// tile: 16 per two).
   std::optional<std::pair<int64_t, int64_t>>
   threadBlock(int64_t m, int64_t n, int64_t otherIterations) const {
     auto largest = [](int64_t extent) -> int64_t {
-      for (int64_t size : {64, 32, 16})
+      for (int64_t size = 128; size >= 16; size -= 4)
         if (extent % size == 0)
           return size;
       if (extent <= 64)
@@ -562,7 +566,7 @@ struct TileAndDistributePass
   /// The output block (rows x columns) of one forall iteration, which
   /// kiln-contract-with-matrix-cores gives to one GPU block of warps that
   /// stage their operands through shared memory. The options' sizes when
-  /// they divide M and N; else per side the largest of 64, 32 and 16
+  /// they divide M and N; else per side the largest of 128, 64, 32 and 16
   /// (matrixTile) that divides it, halved, the larger side first, while the
   /// kernel would have fewer than kMinMatrixBlocks blocks. Larger blocks
   /// read each operand element from global memory fewer times (M / rows
@@ -575,7 +579,7 @@ struct TileAndDistributePass
     if (fits(matrixBlockRows, m) && fits(matrixBlockCols, n))
       return {matrixBlockRows, matrixBlockCols};
     auto largest = [&](int64_t extent) {
-      for (int64_t size : {64, 32})
+      for (int64_t size : {128, 64, 32})
         if (fits(size, extent))
           return size;
       return matrixTile.getValue();

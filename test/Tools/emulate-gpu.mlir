@@ -13,6 +13,15 @@
 // 64x64 blocks of four warps staging operands through workgroup memory:
 // NV: matmul_f16_staged: 8 blocks x 128 threads, mma.sync m16n8k16, 2 workgroup buffers: max error {{.*}}: OK
 // AMD: matmul_f16_staged: 8 blocks x 256 threads, mfma 16x16x16, 2 workgroup buffers: max error {{.*}}: OK
+// 128x128 blocks: four warps of 64x64 (4x4 subtiles each), on NVIDIA
+// four cp.async buffers of 16 along K per operand (10 KiB a stage; two of
+// 32 would keep less in flight); 128x64 blocks with a bias: four
+// warps of 64x32, K = 192 in six stages through three buffers per operand
+// on NVIDIA (two stages in flight).
+// NV: matmul_f16_block128: 4 blocks x 128 threads, mma.sync m16n8k16, 2 workgroup buffers: max error {{.*}}: OK
+// AMD: matmul_f16_block128: 4 blocks x 256 threads, mfma 16x16x16, 2 workgroup buffers: max error {{.*}}: OK
+// NV: matmul_f16_block128x64: 4 blocks x 128 threads, mma.sync m16n8k16, 2 workgroup buffers: max error {{.*}}: OK
+// AMD: matmul_f16_block128x64: 4 blocks x 256 threads, mfma 16x16x16, 2 workgroup buffers: max error {{.*}}: OK
 // A transposed B ([N][K]: the copy runs along K) in 64x32 blocks of two
 // warps, K = 48 in stages of 16:
 // NV: gemm_f16_transb_staged: 4 blocks x 64 threads, mma.sync m16n8k16, 2 workgroup buffers: max error {{.*}}: OK
@@ -27,6 +36,10 @@
 // NV: matmul_f32_staged: 4 blocks x 256 threads, thread tiles 4x4, 2 workgroup buffers: max error {{.*}}: OK
 // AMD: matmul_f32_staged: 4 blocks x 256 threads, thread tiles 4x4, 2 workgroup buffers: max error {{.*}}: OK
 // TF32: matmul_f32_staged: 4 blocks x 128 threads, mma.sync m16n8k8 tf32, 2 workgroup buffers: max error {{.*}}: OK
+// 128x128 float32 blocks: 256 threads of 8x8 outputs in runs of 4 half
+// the block apart, K = 48 in three stages of 16:
+// NV: matmul_f32_block128: 4 blocks x 256 threads, thread tiles 8x8, 2 workgroup buffers: max error {{.*}}: OK
+// AMD: matmul_f32_block128: 4 blocks x 256 threads, thread tiles 8x8, 2 workgroup buffers: max error {{.*}}: OK
 // Thread tiles at odd sizes (below):
 // NV: conv3x3_f32_stride2_rows: 4 blocks x 42 threads, thread tiles 2x4, 2 workgroup buffers: max error {{.*}}: OK
 // NV: gemm_f32_alpha_transb: 4 blocks x 64 threads, thread tiles 4x4, 2 workgroup buffers: max error {{.*}}: OK
@@ -92,6 +105,49 @@ func.func @matmul_f16_staged(%x: memref<128x128xf16>, %w: memref<128x256xf16>, %
   return
 }
 
+func.func @matmul_f16_block128(%x: memref<256x64xf16>, %w: memref<64x256xf16>, %y: memref<256x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (256, 256) step (128, 128) {
+    %xs = memref.subview %x[%i, 0] [128, 64] [1, 1] : memref<256x64xf16> to memref<128x64xf16, strided<[64, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [64, 128] [1, 1] : memref<64x256xf16> to memref<64x128xf16, strided<[256, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [128, 128] [1, 1] : memref<256x256xf32> to memref<128x128xf32, strided<[256, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<128x64xf16, strided<[64, 1], offset: ?>>, memref<64x128xf16, strided<[256, 1], offset: ?>>) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.extf %in : f16 to f32
+      %2 = arith.mulf %1, %0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+  }
+  return
+}
+
+func.func @matmul_f16_block128x64(%x: memref<256x192xf16>, %w: memref<192x128xf16>, %b: memref<128xf32>, %y: memref<256x128xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (256, 128) step (128, 64) {
+    %xs = memref.subview %x[%i, 0] [128, 192] [1, 1] : memref<256x192xf16> to memref<128x192xf16, strided<[192, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [192, 64] [1, 1] : memref<192x128xf16> to memref<192x64xf16, strided<[128, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [128, 64] [1, 1] : memref<256x128xf32> to memref<128x64xf32, strided<[128, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<128x64xf32, strided<[128, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<128x192xf16, strided<[192, 1], offset: ?>>, memref<192x64xf16, strided<[128, 1], offset: ?>>) outs(%ys : memref<128x64xf32, strided<[128, 1], offset: ?>>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.extf %in : f16 to f32
+      %2 = arith.mulf %1, %0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %bs = memref.subview %b[%j] [64] [1] : memref<128xf32> to memref<64xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%ys, %bs : memref<128x64xf32, strided<[128, 1], offset: ?>>, memref<64xf32, strided<[1], offset: ?>>) outs(%ys : memref<128x64xf32, strided<[128, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %0 = arith.addf %in, %in_0 : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}
 
 #wt = affine_map<(d0, d1, d2) -> (d2, d1)>
 func.func @gemm_f16_transb_staged(%x: memref<128x48xf16>, %w: memref<64x48xf16>, %y: memref<128x64xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
@@ -150,6 +206,29 @@ func.func @matmul_f32_staged(%x: memref<128x64xf32>, %w: memref<64x128xf32>, %y:
       %2 = arith.mulf %in, %in_0 : f32
       %3 = arith.addf %out, %2 : f32
       linalg.yield %3 : f32
+    }
+  }
+  return
+}
+
+func.func @matmul_f32_block128(%x: memref<256x48xf32>, %w: memref<48x256xf32>, %b: memref<256xf32>, %y: memref<256x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (256, 256) step (128, 128) {
+    %xs = memref.subview %x[%i, 0] [128, 48] [1, 1] : memref<256x48xf32> to memref<128x48xf32, strided<[48, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [48, 128] [1, 1] : memref<48x256xf32> to memref<48x128xf32, strided<[256, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [128, 128] [1, 1] : memref<256x256xf32> to memref<128x128xf32, strided<[256, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<128x48xf32, strided<[48, 1], offset: ?>>, memref<48x128xf32, strided<[256, 1], offset: ?>>) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.mulf %in, %in_0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %bs = memref.subview %b[%j] [128] [1] : memref<256xf32> to memref<128xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%ys, %bs : memref<128x128xf32, strided<[256, 1], offset: ?>>, memref<128xf32, strided<[1], offset: ?>>) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %0 = arith.maximumf %in, %in_0 : f32
+      linalg.yield %0 : f32
     }
   }
   return

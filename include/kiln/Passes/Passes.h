@@ -84,8 +84,13 @@ std::optional<MatrixContractionLoops>
 matchMatrixContraction(mlir::linalg::LinalgOp op, bool allowFloat32 = false);
 
 /// Outputs per thread along one side of a block in
-/// kiln-contract-with-thread-tiles: 4, 2 or 1, whichever divides it first.
+/// kiln-contract-with-thread-tiles: 8 on sides of 96 or more that it
+/// divides (two runs of 4, half the side apart), else 4, 2 or 1, whichever
+/// divides it first.
 int64_t threadTileExtent(int64_t blockExtent);
+/// The longest run of consecutive outputs a thread owns along a block side
+/// (threadTileExtent up to 4): what one vector load of a stage row gives.
+int64_t threadTileRun(int64_t blockExtent);
 /// The K of one shared-memory stage of kiln-contract-with-thread-tiles: the
 /// largest of 16, 8, 4, 2, 1 that divides `k`.
 int64_t stageDepth(int64_t k);

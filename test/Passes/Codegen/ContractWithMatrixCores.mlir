@@ -153,15 +153,19 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 
 // A 64x64 block tile of a float16 matmul with a bias epilogue: four warps
 // (NVIDIA, 128 threads; AMD, 256), each computing a 32x32 part as 2x2
-// subtiles. K goes in 4 stages of 32 through two workgroup buffers per
-// operand (rows padded by 16 bytes). On NVIDIA each operand's buffer keeps
-// its order in global memory (A [row][k], B [k][column]) and the copies
-// are cp.async of 16 bytes (2 of A's and 2 of B's per thread and stage,
-// one commit group): the first stage's before the loop; each iteration
-// waits for its group, meets the others at one barrier, issues the next
-// stage's copies into the other buffers and runs two steps of 16 along K
-// while they fly (per step, one ldmatrix.x4 per 16x16 piece, B's with
-// .trans, feeding 8 mma.sync). AMD copies through registers (the loads of
+// subtiles. K goes in 4 stages of 32 through workgroup buffers (rows
+// padded by 16 bytes). On NVIDIA each operand's buffer keeps its order in
+// global memory (A [row][k], B [k][column]) and the copies are cp.async of
+// 16 bytes (2 of A's and 2 of B's per thread and stage, one commit group)
+// into four buffers per operand (9.5 KiB a stage: four fit the 48 KiB of
+// static workgroup memory), three stages in flight: the first three
+// stages' groups before the loop; each iteration waits until only the two
+// newest groups may fly (its own stage has landed), meets the others at
+// one barrier, issues the copies of the stage three ahead into the buffer
+// of the stage computed last (clamped to the last stage near the end) and
+// runs two steps of 16 along K while they fly (per step, one ldmatrix.x4
+// per 16x16 piece, B's with .trans, feeding 8 mma.sync). AMD copies
+// through two buffers via registers (the loads of
 // the next stage before the math, the stores into the other buffers after
 // it, one barrier), buffers [row][k] and [column][k] (B transposed element
 // by element), fragments loaded element by element, 4 mfma per step. Each
@@ -176,18 +180,27 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // NV: scf.forall
 // NV: %[[TID:.+]] = gpu.thread_id x
 // NV: %[[WARP:.+]] = arith.divui %[[TID]], %c32
-// NV-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<2x64x40xf16, #gpu.address_space<workgroup>>
-// NV-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<2x32x72xf16, #gpu.address_space<workgroup>>
-// NV: memref.subview %[[A]]
+// NV-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x64x40xf16, #gpu.address_space<workgroup>>
+// NV-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x32x72xf16, #gpu.address_space<workgroup>>
+// NV: memref.subview %[[A]][%c0
 // NV-COUNT-2: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<64x128xf16, strided<[128, 1], offset: ?>> to memref<64x40xf16, strided<[40, 1], offset: ?>, #gpu.address_space<workgroup>>
-// NV: memref.subview %[[B]]
+// NV: memref.subview %[[B]][%c0
 // NV-COUNT-2: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<128x64xf16, strided<[256, 1], offset: ?>> to memref<32x72xf16, strided<[72, 1], offset: ?>, #gpu.address_space<workgroup>>
+// NV: nvgpu.device_async_create_group
+// NV: memref.subview %[[A]][%c1
+// NV: nvgpu.device_async_create_group
+// NV: memref.subview %[[A]][%c2
+// NV-COUNT-4: nvgpu.device_async_copy
 // NV: %[[FIRST:.+]] = nvgpu.device_async_create_group
 // NV-NOT: gpu.barrier
 // NV: scf.for %{{.+}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args({{.*}}, %[[GROUP:.+]] = %[[FIRST]]) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, !nvgpu.device.async.token)
-// NV-NEXT: nvgpu.device_async_wait %[[GROUP]] {numGroups = 0 : i32}
+// NV-NEXT: nvgpu.device_async_wait %[[GROUP]] {numGroups = 2 : i32}
 // NV-NEXT: gpu.barrier
-// NV: arith.minui
+// NV: %[[WHICH:.+]] = arith.remui %{{.+}}, %c4
+// NV: %[[AHEAD:.+]] = arith.addi %{{.+}}, %c3
+// NV: %[[INTO:.+]] = arith.remui %[[AHEAD]], %c4
+// NV: arith.minui %[[AHEAD]], %c3
+// NV: memref.subview %[[A]][%[[INTO]]
 // NV-COUNT-4: nvgpu.device_async_copy
 // NV: %[[NEXT:.+]] = nvgpu.device_async_create_group
 // NV-NOT: gpu.barrier

@@ -208,3 +208,53 @@ func.func @matmul_unaligned(%x: memref<128x66xf32>, %w: memref<64x130xf32>, %y: 
   }
   return
 }
+
+// -----
+
+// A 128x128 block: 256 threads of 8x8 outputs, each side two runs of 4
+// half the block apart (thread t's columns 4t..4t+3 and 64+4t..64+4t+3),
+// so that at each k the 16 threads across read neighbouring 16-byte
+// vectors of the stage row: per k, two vector<4xf32> loads of A and two of
+// B feed 64 multiply-adds. The outputs are stored in the same runs.
+// CHECK-LABEL: func.func @matmul_block128
+// CHECK-SAME: kiln.lanes = 256 : i64
+// CHECK-SAME: kiln.thread_tile = array<i64: 8, 8>
+// CHECK: %[[T:.+]] = gpu.thread_id x
+// CHECK: %[[TN:.+]] = arith.remui %[[T]], %c16
+// CHECK: %[[TM:.+]] = arith.divui %[[T]], %c16
+// CHECK: %[[ROW:.+]] = arith.muli %[[TM]], %c4
+// CHECK: %[[COL:.+]] = arith.muli %[[TN]], %c4
+// CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x16x132xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: %[[SA:.+]] = memref.subview
+// CHECK: %[[SB:.+]] = memref.subview
+// CHECK: vector.load %[[SA]][%c0{{.*}}, %[[ROW]]] {alignment = 16 : i64} : memref<16x132xf32, {{.*}}>, vector<4xf32>
+// CHECK: %[[ROW2:.+]] = arith.addi %[[ROW]], %c64
+// CHECK: vector.load %[[SA]][%c0{{.*}}, %[[ROW2]]] {alignment = 16 : i64} : memref<16x132xf32, {{.*}}>, vector<4xf32>
+// CHECK: vector.load %[[SB]][%c0{{.*}}, %[[COL]]] {alignment = 16 : i64} : memref<16x132xf32, {{.*}}>, vector<4xf32>
+// CHECK: %[[COL2:.+]] = arith.addi %[[COL]], %c64
+// CHECK: vector.load %[[SB]][%c0{{.*}}, %[[COL2]]] {alignment = 16 : i64} : memref<16x132xf32, {{.*}}>, vector<4xf32>
+// CHECK-COUNT-64: arith.addf %{{.+}}, %{{.+}} fastmath<contract> : f32
+// CHECK: gpu.barrier
+// CHECK-NEXT: scf.yield
+// CHECK-COUNT-64: memref.store %{{.+}}, %{{.+}} : memref<128x128xf32, strided<[256, 1], offset: ?>>
+// CHECK-NOT: memref.store
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @matmul_block128(%x: memref<256x32xf32>, %w: memref<32x256xf32>, %y: memref<256x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (256, 256) step (128, 128) {
+    %xs = memref.subview %x[%i, 0] [128, 32] [1, 1] : memref<256x32xf32> to memref<128x32xf32, strided<[32, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [32, 128] [1, 1] : memref<32x256xf32> to memref<32x128xf32, strided<[256, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [128, 128] [1, 1] : memref<256x256xf32> to memref<128x128xf32, strided<[256, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<128x32xf32, strided<[32, 1], offset: ?>>, memref<32x128xf32, strided<[256, 1], offset: ?>>) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.mulf %in, %in_0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+  }
+  return
+}

@@ -76,13 +76,14 @@ func.func @matmul_f16_short(%arg0: memref<8x48xf16>, %arg1: memref<48x64xf16>, %
 
 // -----
 
-// A large matmul keeps 64x64 blocks (1024 of them), one per forall
+// A large matmul: 128x128 blocks would be 256, fewer than two per SM of
+// an H200, so the rows halve: 64x128 blocks (512 of them), one per forall
 // iteration; the options choose other sizes that divide M and N.
 // CHECK-LABEL: func.func @matmul_f16_large
-// CHECK-SAME: kiln.matrix_tile = array<i64: 64, 0, 64>
-// CHECK-SAME: kiln.workgroups = 1024 : i64
-// CHECK: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (2048, 2048) step (64, 64)
-// CHECK: linalg.generic {{.*}}ins(%{{.+}}, %{{.+}} : tensor<64x256xf16>, tensor<256x64xf16>) outs(%{{.+}} : tensor<64x64xf32>)
+// CHECK-SAME: kiln.matrix_tile = array<i64: 64, 0, 128>
+// CHECK-SAME: kiln.workgroups = 512 : i64
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (2048, 2048) step (64, 128)
+// CHECK: linalg.generic {{.*}}ins(%{{.+}}, %{{.+}} : tensor<64x256xf16>, tensor<256x128xf16>) outs(%{{.+}} : tensor<64x128xf32>)
 // BLOCK-LABEL: func.func @matmul_f16_large
 // BLOCK-SAME: kiln.matrix_tile = array<i64: 32, 0, 128>
 // BLOCK-SAME: kiln.workgroups = 1024 : i64

@@ -5,9 +5,9 @@
 
 // thread-blocks: a float32 matmul (which matrix instructions do not take
 // without matrix-f32) gets output blocks for kiln-contract-with-thread-tiles.
-// 64x64 would be 32 blocks, far fewer than an H200's SMs: the blocks halve,
-// the larger side first, while they keep 32 threads of 4x4 outputs: 16x32
-// (256 blocks). --matrix-block 64x64 (256 threads) is taken as asked.
+// 128x128 would be 8 blocks, far fewer than an H200's SMs: the blocks
+// halve, the larger side first, while they keep 32 threads: 16x32 (4x4
+// outputs each; 256 blocks). --matrix-block 64x64 (256 threads) is taken as asked.
 // Without thread-blocks: per-thread 4x4 register tiles. With
 // min-block-threads=64 (AMD's wavefronts) the halving stops at 32x32 (64
 // threads, 128 blocks).
@@ -54,9 +54,37 @@ func.func @matmul_f32_bias(%arg0: memref<256x64xf32>, %arg1: memref<64x512xf32>,
 
 // -----
 
+// A large float32 matmul: 128x128 blocks (1024 of them), each 256 threads
+// of 8x8 outputs in kiln-contract-with-thread-tiles.
+// CHECK-LABEL: func.func @matmul_f32_large
+// CHECK-SAME: kiln.matrix_tile = array<i64: 128, 0, 128>
+// CHECK-SAME: kiln.workgroups = 1024 : i64
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (4096, 4096) step (128, 128)
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @matmul_f32_large(%arg0: memref<4096x64xf32>, %arg1: memref<64x4096xf32>, %arg3: memref<4096x4096xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<4096x64xf32> to tensor<4096x64xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<64x4096xf32> to tensor<64x4096xf32>
+  %e = tensor.empty() : tensor<4096x4096xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : tensor<4096x64xf32>, tensor<64x4096xf32>) outs(%f : tensor<4096x4096xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %2 = arith.mulf %in, %in_0 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<4096x4096xf32>
+  bufferization.materialize_in_destination %mm in restrict writable %arg3 : (tensor<4096x4096xf32>, memref<4096x4096xf32>) -> ()
+  return
+}
+
+// -----
+
 // A 3x3 convolution onto a 56x56 map with 32 filters (an implicit GEMM: M
-// the output width, N the filters): 56 divides by none of 64, 32, 16, so a
-// block starts as a whole row (56 x 32: 14 x 8 threads of 4x4); 56 blocks
+// the output width, N the filters): 56 is the largest multiple of 4 from
+// 16 to 128 dividing the row, so a block starts as a whole row (56 x 32:
+// 14 x 8 threads of 4x4); 56 blocks
 // are too few, and it halves to 14 x 32 (7 x 8 threads of 2x4; 224
 // blocks).
 // CHECK-LABEL: func.func @conv3x3_56
