@@ -430,29 +430,44 @@ ValueRange OutputBlock::emitStagedReductionLoop(OpBuilder &b, Location loc,
                     kMajor[1], bs);
   };
 
-  // Stage 0 into buffer 0.
+  // Stage 0 into buffer 0, and stage 1's loads in flight into the loop.
+  int64_t stages = stageCount(stageK);
+  SmallVector<Value> inits(accs);
   {
     auto [a, bs] = loadBoth(c(0));
     storeBoth(c(0), a, bs);
+    auto [nextA, nextB] = loadBoth(c(std::min<int64_t>(1, stages - 1)));
+    llvm::append_range(inits, nextA);
+    llvm::append_range(inits, nextB);
     gpu::BarrierOp::create(b, loc);
   }
-  int64_t stages = stageCount(stageK);
-  auto loop = scf::ForOp::create(b, loc, c(0), c(stages), c(1), accs);
+  auto loop = scf::ForOp::create(b, loc, c(0), c(stages), c(1), inits);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value stage = loop.getInductionVar();
-  // The next stage's loads first (the last iteration reloads the last
-  // stage into the buffer nobody reads again, rather than branch).
-  Value next = arith::MinUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, stage, c(1)), c(stages - 1));
-  auto [nextA, nextB] = loadBoth(next);
+  ValueRange iterArgs = loop.getRegionIterArgs();
+  ValueRange sumsIn = iterArgs.take_front(accs.size());
+  ValueRange loaded = iterArgs.drop_front(accs.size());
+  // The loads of the stage after next first: they have this iteration and
+  // the next to land (the last iterations reload the last stage, which
+  // ends in the buffer nobody reads again, rather than branch).
+  Value ahead = arith::MinUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, stage, c(2)), c(stages - 1));
+  auto [aheadA, aheadB] = loadBoth(ahead);
   Value which = arith::RemUIOp::create(b, loc, stage, c(2));
-  SmallVector<Value> sums = compute(b, half(pairA, which), half(pairB, which),
-                                    ValueRange(loop.getRegionIterArgs()));
-  storeBoth(arith::SubIOp::create(b, loc, c(1), which), nextA, nextB);
+  SmallVector<Value> next =
+      compute(b, half(pairA, which), half(pairB, which), sumsIn);
+  // The next stage, loaded in the previous iteration, into the other
+  // buffer; the barrier publishes it and ends this stage's reads.
+  size_t shareA = aheadA.size();
+  storeBoth(arith::SubIOp::create(b, loc, c(1), which),
+            SmallVector<Value>(loaded.take_front(shareA)),
+            SmallVector<Value>(loaded.drop_front(shareA)));
   gpu::BarrierOp::create(b, loc);
-  scf::YieldOp::create(b, loc, sums);
-  return loop.getResults();
+  llvm::append_range(next, aheadA);
+  llvm::append_range(next, aheadB);
+  scf::YieldOp::create(b, loc, next);
+  return loop.getResults().take_front(accs.size());
 }
 
 Value OutputBlock::stageBuffer(OpBuilder &b, Location loc, Value pair,

@@ -103,10 +103,12 @@ public:
   /// The reduction in stages of `stageK` along K (times the window
   /// positions) staged through workgroup memory by the `threads` threads of
   /// the block, software-pipelined: two buffers per operand; while a stage
-  /// is computed from one, the next stage's loads from global memory are
-  /// in flight and then stored into the other, and one barrier per stage
-  /// separates them (the stage written is complete before anyone reads it;
-  /// the one read is done before it is overwritten two stages later).
+  /// is computed from one, the next stage (loaded into registers in the
+  /// previous iteration) is stored into the other and the loads of the
+  /// stage after it are in flight, two iterations ahead of their use; one
+  /// barrier per stage separates them (the stage written is complete
+  /// before anyone reads it; the one read is done before it is overwritten
+  /// two stages later).
   /// `kMajor[i]`: operand i's buffers are [k][tile index], else [tile
   /// index][k]. Returns the accumulators' last values.
   mlir::ValueRange emitStagedReductionLoop(mlir::OpBuilder &b,

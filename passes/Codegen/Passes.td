@@ -295,9 +295,11 @@ def ContractWithMatrixCores
     contiguous in global memory, 16 bytes per load where the runs are known
     to be aligned; rows padded by 16 bytes against bank conflicts), two
     buffers per operand, software-pipelined: each
-    iteration loads the next stage from global memory, runs its own from
-    one buffer, stores the next into the other and meets the others at one
-    `gpu.barrier` (OutputBlock::emitStagedReductionLoop); the warps load
+    iteration loads the stage after next from global memory into registers
+    (two iterations ahead of its use), runs its own stage from one buffer,
+    stores the next (loaded in the previous iteration) into the other and
+    meets the others at one `gpu.barrier`
+    (OutputBlock::emitStagedReductionLoop); the warps load
     their fragments from workgroup memory, on NVIDIA with one
     `nvgpu.ldmatrix` x4 per 16x16 piece of a 16-bit operand (each
     operand's buffer in its global order, `.trans` for [k][tile] ones, so
@@ -342,8 +344,9 @@ def ContractWithThreadTiles
     it), all threads copy the block's slices of both operands into
     workgroup memory, k-major and padded by 16 bytes (coalesced along the
     dim contiguous in global memory), two buffers per operand, pipelined
-    as for kiln-contract-with-matrix-cores (the next stage's global loads
-    in flight while this one is computed, one `gpu.barrier` per stage);
+    as for kiln-contract-with-matrix-cores (the global loads of the stage
+    after next in flight while this one is computed, one `gpu.barrier` per
+    stage);
     each thread runs the stage's outer products, each run of its rows and
     columns at each k one vector load. Threads are numbered along the output's
     contiguous dim. Blocks of fewer than 32 threads (a per-thread register

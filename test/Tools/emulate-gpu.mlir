@@ -40,6 +40,10 @@
 // the block apart, K = 48 in three stages of 16:
 // NV: matmul_f32_block128: 4 blocks x 256 threads, thread tiles 8x8, 2 workgroup buffers: max error {{.*}}: OK
 // AMD: matmul_f32_block128: 4 blocks x 256 threads, thread tiles 8x8, 2 workgroup buffers: max error {{.*}}: OK
+// A 3x3 convolution whose block is a 28-pixel output row by 128 filters:
+// 7 x 16 threads of 4x8 outputs (the filters in two runs of 4, 64 apart).
+// NV: conv3x3_f32_filters128: 4 blocks x 112 threads, thread tiles 4x8, 2 workgroup buffers: max error {{.*}}: OK
+// AMD: conv3x3_f32_filters128: 4 blocks x 112 threads, thread tiles 4x8, 2 workgroup buffers: max error {{.*}}: OK
 // Thread tiles at odd sizes (below):
 // NV: conv3x3_f32_stride2_rows: 4 blocks x 42 threads, thread tiles 2x4, 2 workgroup buffers: max error {{.*}}: OK
 // NV: gemm_f32_alpha_transb: 4 blocks x 64 threads, thread tiles 4x4, 2 workgroup buffers: max error {{.*}}: OK
@@ -229,6 +233,24 @@ func.func @matmul_f32_block128(%x: memref<256x48xf32>, %w: memref<48x256xf32>, %
     ^bb0(%in: f32, %in_0: f32, %out: f32):
       %0 = arith.maximumf %in, %in_0 : f32
       linalg.yield %0 : f32
+    }
+  }
+  return
+}
+
+func.func @conv3x3_f32_filters128(%x: memref<1x8x6x30xf32>, %w: memref<128x8x3x3xf32>, %b: memref<128xf32>, %y: memref<1x128x4x28xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  scf.forall (%oh) in (4) {
+    %xs = memref.subview %x[0, 0, %oh, 0] [1, 8, 3, 30] [1, 1, 1, 1] : memref<1x8x6x30xf32> to memref<1x8x3x30xf32, strided<[1440, 180, 30, 1], offset: ?>>
+    %ys = memref.subview %y[0, 0, %oh, 0] [1, 128, 1, 28] [1, 1, 1, 1] : memref<1x128x4x28xf32> to memref<1x128x1x28xf32, strided<[14336, 112, 28, 1], offset: ?>>
+    linalg.generic {indexing_maps = [#cb, #cid], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%b : memref<128xf32>) outs(%ys : memref<1x128x1x28xf32, strided<[14336, 112, 28, 1], offset: ?>>) {
+    ^bb0(%in: f32, %out: f32):
+      linalg.yield %in : f32
+    }
+    linalg.generic {indexing_maps = [#cx, #cw, #co], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%xs, %w : memref<1x8x3x30xf32, strided<[1440, 180, 30, 1], offset: ?>>, memref<128x8x3x3xf32>) outs(%ys : memref<1x128x1x28xf32, strided<[14336, 112, 28, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %2 = arith.mulf %in, %in_0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
     }
   }
   return

@@ -165,9 +165,10 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // of the stage computed last (clamped to the last stage near the end) and
 // runs two steps of 16 along K while they fly (per step, one ldmatrix.x4
 // per 16x16 piece, B's with .trans, feeding 8 mma.sync). AMD copies
-// through two buffers via registers (the loads of
-// the next stage before the math, the stores into the other buffers after
-// it, one barrier), buffers [row][k] and [column][k] (B transposed element
+// through two buffers via registers (the loads of the stage after next,
+// carried into the next iteration, before the math; the stores of the
+// next stage, loaded in the previous iteration, into the other buffers
+// after it; one barrier), buffers [row][k] and [column][k] (B transposed element
 // by element), fragments loaded element by element, 4 mfma per step. Each
 // lane adds the bias to its 4 subtiles' fragment elements (32 on NVIDIA,
 // 16 on AMD) at its warp's offset and stores each once: the fill's and the
@@ -221,7 +222,7 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // AMD-SAME: kiln.cooperative
 // AMD-SAME: kiln.lanes = 256 : i64
 // AMD: gpu.barrier
-// AMD: scf.for {{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// AMD: scf.for {{.*}} step %c1{{.*}} iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<8xf16>, vector<8xf16>)
 // AMD: vector.load {{.*}} : memref<64x128xf16, strided<[128, 1], offset: ?>>, vector<8xf16>
 // AMD-NOT: gpu.barrier
 // AMD-COUNT-8: amdgpu.mfma

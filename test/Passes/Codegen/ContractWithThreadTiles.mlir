@@ -4,11 +4,13 @@
 // iteration: 256 threads of 4x4 outputs, numbered along N (the output's
 // contiguous dim: 16 threads across). K goes in 4 stages of 16 through two
 // k-major workgroup buffers per operand (64 + 4 padding columns, 16-byte
-// aligned): the first stage is copied before the loop; each iteration
-// loads the next stage's 4 + 4 elements per thread from global memory,
-// computes its stage (each k one vector<4xf32> load of A and one of B and
-// 16 multiply-adds), stores the loaded elements into the other buffer and
-// meets the others at one barrier. The fill is forwarded into the
+// aligned): the first stage is copied before the loop and the second
+// stage's 4 + 4 elements per thread are loaded from global memory into
+// registers the loop carries; each iteration loads the stage after next
+// (two iterations ahead of its use), computes its stage (each k one
+// vector<4xf32> load of A and one of B and 16 multiply-adds), stores the
+// carried elements of the next stage into the other buffer and meets the
+// others at one barrier. The fill is forwarded into the
 // accumulators and the bias added in registers: each thread stores its 16
 // outputs once (the fill's and the contraction's own stores are
 // overwritten before anything reads them, so they are dropped).
@@ -27,11 +29,14 @@
 // CHECK-COUNT-4: memref.store
 // CHECK: memref.subview %[[B]][%{{.+}}, 0, 0] [1, 16, 68] [1, 1, 1]
 // CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<16x68xf32, strided<[68, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: %[[NEXTA:.+]] = vector.load {{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<4xf32>
+// CHECK: %[[NEXTB:.+]] = vector.load {{.*}} : memref<64x64xf32, strided<[128, 1], offset: ?>>, vector<4xf32>
 // CHECK-NEXT: gpu.barrier
-// CHECK: scf.for %{{.+}} = %{{.+}} to %c4{{.*}} step %c1{{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
-// CHECK: arith.minui
-// CHECK: vector.load {{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<4xf32>
-// CHECK: vector.load {{.*}} : memref<64x64xf32, strided<[128, 1], offset: ?>>, vector<4xf32>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c4{{.*}} step %c1{{.*}} iter_args({{.*}}, %[[CA:.+]] = %[[NEXTA]], %[[CB:.+]] = %[[NEXTB]]) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, vector<4xf32>, vector<4xf32>)
+// CHECK: %[[AHEAD:.+]] = arith.addi %{{.+}}, %c2
+// CHECK: arith.minui %[[AHEAD]], %c3
+// CHECK: %[[LA:.+]] = vector.load {{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<4xf32>
+// CHECK: %[[LB:.+]] = vector.load {{.*}} : memref<64x64xf32, strided<[128, 1], offset: ?>>, vector<4xf32>
 // CHECK-NOT: gpu.barrier
 // CHECK: %[[SA:.+]] = memref.subview %[[A]]
 // CHECK: %[[SB:.+]] = memref.subview %[[B]]
@@ -40,11 +45,12 @@
 // CHECK-COUNT-16: arith.addf %{{.+}}, %{{.+}} fastmath<contract> : f32
 // CHECK-NOT: gpu.barrier
 // CHECK: memref.subview %[[A]]
+// CHECK: vector.extract %[[CA]][0]
 // CHECK-COUNT-4: memref.store
 // CHECK: memref.subview %[[B]]
-// CHECK: vector.store
+// CHECK: vector.store %[[CB]]
 // CHECK-NEXT: gpu.barrier
-// CHECK-NEXT: scf.yield
+// CHECK-NEXT: scf.yield {{.*}}, %[[LA]], %[[LB]] :
 // CHECK-NOT: linalg.
 // CHECK-NOT: memref.store
 // CHECK-COUNT-16: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[128, 1], offset: ?>>

@@ -299,11 +299,14 @@ func.func @mixed_rows(%x: memref<16x64xf32>, %z: memref<16x128xf32>, %y: memref<
 // -----
 
 // Ops of row-invariant values (here sqrt(var + eps) of LayerNorm) are
-// computed once per thread, not once per element.
+// computed once per thread, not once per element; so is the reciprocal of
+// a row-invariant divisor, each element then multiplied by it.
 // CHECK-LABEL: func.func @row_invariant
 // CHECK: math.sqrt
 // CHECK-NOT: math.sqrt
-// CHECK-COUNT-4: arith.divf
+// CHECK: %[[R:.+]] = arith.divf %cst{{.*}}, %{{.+}} : f32
+// CHECK-NOT: arith.divf
+// CHECK-COUNT-4: arith.mulf %{{.+}}, %[[R]] : f32
 // CHECK-NOT: arith.divf
 #a4 = affine_map<(d0, d1) -> (d0, d1)>
 #r4 = affine_map<(d0, d1) -> (d0)>
