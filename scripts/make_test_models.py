@@ -175,6 +175,26 @@ def build_mlp():
     return model, [{"x": x}]
 
 
+def build_matmul_split_k():
+    # A short, deep matmul (16 x 32 outputs, K = 512) with a bias and ReLU:
+    # GPU targets split its K into parts summed by a second kernel
+    # (kiln-split-matmul-k); the CPU computes it whole. Either must match.
+    rng = np.random.default_rng(1013)
+    inits = [
+        init("proj.weight", weights(rng, (512, 32), 512)),
+        init("proj.bias", bias(rng, 32)),
+    ]
+    nodes = [
+        helper.make_node("MatMul", ["x", "proj.weight"], ["proj_mm"], name="proj"),
+        helper.make_node("Add", ["proj_mm", "proj.bias"], ["proj_out"], name="proj_bias"),
+        helper.make_node("Relu", ["proj_out"], ["y"], name="relu"),
+    ]
+    g = helper.make_graph(nodes, "matmul_split_k", [vi("x", [1, 16, 512])], [vi("y", [1, 16, 32])], inits)
+    model = make_model(g, 13, "matmul_split_k")
+    x = rng.standard_normal((1, 16, 512), dtype=np.float32)
+    return model, [{"x": x}]
+
+
 def cnn_graph(rng, name, in_shape, out_batch, hw, use_reshape):
     """Shared structure of small_cnn / cnn_symbolic.
 
@@ -769,6 +789,7 @@ def main():
         (build_if_folded, os.path.join(E2E_DIR, "if_folded")),
         (build_f16_mix, os.path.join(E2E_DIR, "f16_mix")),
         (build_activations_cnn, os.path.join(E2E_DIR, "activations_cnn")),
+        (build_matmul_split_k, os.path.join(E2E_DIR, "matmul_split_k")),
         (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),
     ]:
         model, input_sets = build()

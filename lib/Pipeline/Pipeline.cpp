@@ -192,7 +192,11 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
     // whole heads (the GPU kernels would give each thread a whole row of
     // it), and depthwise convolutions pad inside their kernel (GPU threads
     // would each pad their own tile).
-    return std::string("func.func(kiln-split-conv-padding") +
+    // On GPUs, short deep matmuls in parts along K (BERT at batch 1).
+    return std::string(options.splitMatMulK.value_or(cuda || rocm)
+                           ? "func.func(kiln-split-matmul-k),"
+                           : "") +
+           "func.func(kiln-split-conv-padding" +
            (cuda || rocm ? "" : "{split-depthwise=false}") +
            "),func.func(kiln-split-pointwise-conv-stride),"
            "func.func(kiln-form-dispatch-regions" +

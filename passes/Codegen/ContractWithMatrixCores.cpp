@@ -229,9 +229,6 @@ struct ContractWithMatrixCoresPass
   int64_t subtileRows() const { return warpRows / kTile; }
   int64_t subtileCols() const { return warpCols / kTile; }
 
-  /// Static workgroup memory a kernel may declare (CUDA's limit without
-  /// the dynamic opt-in; AMD's LDS is larger).
-  static constexpr int64_t kStaticWorkgroupBytes = 48 * 1024;
   /// Most cp.async stage buffers per operand: three stages in flight while
   /// a fourth is computed, as CUTLASS's Ampere kernels keep.
   static constexpr int64_t kMaxAsyncBuffers = 4;
@@ -275,7 +272,8 @@ struct ContractWithMatrixCoresPass
   /// Sets the tile fields from the contraction's M, N and K extents; false
   /// when matrix instructions cannot cover them (M or N not a multiple of
   /// 16 or over 128, K not a multiple of 16, a stage the block's threads
-  /// cannot copy in equal shares).
+  /// cannot copy in equal shares, two stages that do not fit the static
+  /// workgroup memory).
   bool chooseWarpLayout(const OutputBlock &block) {
     tileM = block.tileM;
     tileN = block.tileN;
@@ -292,11 +290,23 @@ struct ContractWithMatrixCoresPass
     };
     warpRows = warpExtent(tileM);
     warpCols = warpExtent(tileN);
-    stageK = k % 32 == 0 ? 32 : kTile;
-    if (!staged())
+    if (!staged()) {
+      stageK = k % 32 == 0 ? 32 : kTile;
       return true;
-    return (tileM * stageK) % threads() == 0 &&
-           (tileN * stageK) % threads() == 0;
+    }
+    // Stages of 32 along K, or 16 where 32 does not divide K or two
+    // buffers per operand would not fit the static workgroup memory (a
+    // 128x128 float32 block for TF32: 72 KiB at 32, 40 KiB at 16).
+    for (int64_t depth : {32, 16}) {
+      int64_t bytes = 2 * (block.stageBufferBytes(0, depth, false) +
+                           block.stageBufferBytes(1, depth, false));
+      if (k % depth != 0 || bytes > kStaticWorkgroupBytes)
+        continue;
+      stageK = depth;
+      return (tileM * stageK) % threads() == 0 &&
+             (tileN * stageK) % threads() == 0;
+    }
+    return false;
   }
 
   /// The (row, column) of the block tile's output elements that this lane's

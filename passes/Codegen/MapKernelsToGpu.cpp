@@ -150,7 +150,8 @@ struct MapKernelsToGpuPass
     rewriter.setInsertionPoint(ret);
     rewriter.replaceOpWithNewOp<gpu::ReturnOp>(ret);
     allowFusedMultiplyAdd(gpuFunc);
-    allocationsAsAttributions(rewriter, gpuFunc);
+    if (failed(allocationsAsAttributions(rewriter, gpuFunc)))
+      return failure();
     if (forall && total == 0)
       rewriter.eraseOp(forall); // an empty iteration space does nothing
     else if (forall)
@@ -168,14 +169,25 @@ struct MapKernelsToGpuPass
   /// stages) become the kernel's workgroup attributions: static shared
   /// memory, one copy per block, aligned as the allocation asks (vector
   /// loads from a stage need 16 bytes; the lowering otherwise aligns a
-  /// buffer only to its element).
-  static void allocationsAsAttributions(IRRewriter &rewriter,
-                                        gpu::GPUFuncOp func) {
+  /// buffer only to its element). Fails, naming the kernel, when they add
+  /// up to more than a block may declare statically: the driver would
+  /// refuse to load the module on the device.
+  static LogicalResult allocationsAsAttributions(IRRewriter &rewriter,
+                                                 gpu::GPUFuncOp func) {
     SmallVector<memref::AllocOp> allocs;
+    int64_t bytes = 0;
     func.walk([&](memref::AllocOp alloc) {
-      if (gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(alloc.getType()))
-        allocs.push_back(alloc);
+      if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(alloc.getType()))
+        return;
+      allocs.push_back(alloc);
+      MemRefType type = alloc.getType();
+      bytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
     });
+    if (bytes > kStaticWorkgroupBytes)
+      return func.emitError("GPU kernel ")
+             << func.getName() << " needs " << bytes
+             << " bytes of workgroup memory, more than the "
+             << kStaticWorkgroupBytes << " a block may declare statically";
     for (memref::AllocOp alloc : allocs) {
       BlockArgument buffer =
           func.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
@@ -188,6 +200,7 @@ struct MapKernelsToGpuPass
           rewriter.eraseOp(user);
       rewriter.replaceOp(alloc, buffer);
     }
+    return success();
   }
 
   /// Lets a multiply feeding an add become one fma instruction, as nvcc

@@ -138,4 +138,27 @@ def SplitPointwiseConvStride
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def SplitMatMulK : Pass<"kiln-split-matmul-k", "mlir::func::FuncOp"> {
+  let summary = "Splits a float32 matmul with few outputs and a long K into K parts summed by a second kernel (GPU)";
+  let description = [{
+    A float32 `kiln.matmul` of A [..., M, K] and a 2-D B [K, N] whose
+    outputs make fewer than `max-blocks` blocks of 32x32 and whose K is at
+    least `min-k` becomes `reduce_sum(einsum("...msk,skn->s...mn",
+    reshape(A), reshape(B)), axes = [0])` with S = 8, 4 or 2 parts (each a
+    multiple of 16 and at least 128 long; at most 4 x max-blocks blocks):
+    S times as many GPU blocks, each with an S times shorter reduction
+    loop, plus one kernel that adds the parts and runs the matmul's
+    elementwise epilogue. For GPU targets, where such a matmul (BERT at
+    batch 1) leaves most SMs idle and each block waits on its loads.
+  }];
+  let options = [
+    Option<"minK", "min-k", "int64_t", "512",
+           "Shortest K that is split">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "264",
+           "Matmuls with at least this many 32x32 output blocks (two per "
+           "SM of an H200) are left alone">
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 #endif

@@ -37,9 +37,12 @@
 // AMD: matmul_f32_staged: 4 blocks x 256 threads, thread tiles 4x4, 2 workgroup buffers: max error {{.*}}: OK
 // TF32: matmul_f32_staged: 4 blocks x 128 threads, mma.sync m16n8k8 tf32, 2 workgroup buffers: max error {{.*}}: OK
 // 128x128 float32 blocks: 256 threads of 8x8 outputs in runs of 4 half
-// the block apart, K = 48 in three stages of 16:
+// the block apart, K = 64 in four stages of 16; on TF32 tensor cores,
+// four 64x64 warps in stages of 16 (two buffers of 32 would need 72 KiB of
+// workgroup memory, over the 48 a block may declare):
 // NV: matmul_f32_block128: 4 blocks x 256 threads, thread tiles 8x8, 2 workgroup buffers: max error {{.*}}: OK
 // AMD: matmul_f32_block128: 4 blocks x 256 threads, thread tiles 8x8, 2 workgroup buffers: max error {{.*}}: OK
+// TF32: matmul_f32_block128: 4 blocks x 128 threads, mma.sync m16n8k8 tf32, 2 workgroup buffers: max error {{.*}}: OK
 // A 3x3 convolution whose block is a 28-pixel output row by 128 filters:
 // 7 x 16 threads of 4x8 outputs (the filters in two runs of 4, 64 apart).
 // NV: conv3x3_f32_filters128: 4 blocks x 112 threads, thread tiles 4x8, 2 workgroup buffers: max error {{.*}}: OK
@@ -215,14 +218,14 @@ func.func @matmul_f32_staged(%x: memref<128x64xf32>, %w: memref<64x128xf32>, %y:
   return
 }
 
-func.func @matmul_f32_block128(%x: memref<256x48xf32>, %w: memref<48x256xf32>, %b: memref<256xf32>, %y: memref<256x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+func.func @matmul_f32_block128(%x: memref<256x64xf32>, %w: memref<64x256xf32>, %b: memref<256xf32>, %y: memref<256x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
   %zero = arith.constant 0.0 : f32
   scf.forall (%i, %j) = (0, 0) to (256, 256) step (128, 128) {
-    %xs = memref.subview %x[%i, 0] [128, 48] [1, 1] : memref<256x48xf32> to memref<128x48xf32, strided<[48, 1], offset: ?>>
-    %ws = memref.subview %w[0, %j] [48, 128] [1, 1] : memref<48x256xf32> to memref<48x128xf32, strided<[256, 1], offset: ?>>
+    %xs = memref.subview %x[%i, 0] [128, 64] [1, 1] : memref<256x64xf32> to memref<128x64xf32, strided<[64, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [64, 128] [1, 1] : memref<64x256xf32> to memref<64x128xf32, strided<[256, 1], offset: ?>>
     %ys = memref.subview %y[%i, %j] [128, 128] [1, 1] : memref<256x256xf32> to memref<128x128xf32, strided<[256, 1], offset: ?>>
     linalg.fill ins(%zero : f32) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>)
-    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<128x48xf32, strided<[48, 1], offset: ?>>, memref<48x128xf32, strided<[256, 1], offset: ?>>) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>) {
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<128x64xf32, strided<[64, 1], offset: ?>>, memref<64x128xf32, strided<[256, 1], offset: ?>>) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>) {
     ^bb0(%in: f32, %in_0: f32, %out: f32):
       %2 = arith.mulf %in, %in_0 : f32
       %3 = arith.addf %out, %2 : f32

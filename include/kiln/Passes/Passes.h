@@ -91,6 +91,11 @@ int64_t threadTileExtent(int64_t blockExtent);
 /// The longest run of consecutive outputs a thread owns along a block side
 /// (threadTileExtent up to 4): what one vector load of a stage row gives.
 int64_t threadTileRun(int64_t blockExtent);
+/// Workgroup (shared) memory one GPU block may declare statically: CUDA's
+/// limit without the dynamic opt-in (AMD's LDS holds 64 KiB). The staged
+/// contractions size their buffers to fit it; kiln-map-kernels-to-gpu
+/// rejects a kernel that does not.
+constexpr int64_t kStaticWorkgroupBytes = 48 * 1024;
 /// The K of one shared-memory stage of kiln-contract-with-thread-tiles: the
 /// largest of 16, 8, 4, 2, 1 that divides `k`.
 int64_t stageDepth(int64_t k);

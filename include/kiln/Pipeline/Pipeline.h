@@ -39,6 +39,9 @@ struct CompileOptions {
   /// GPU targets: the output block (rows x columns) of one GPU block of a
   /// tensor-core / MFMA matmul or convolution; 0 chooses per kernel.
   int64_t matrixBlockRows = 0, matrixBlockCols = 0;
+  /// kiln-split-matmul-k: split float32 matmuls with few outputs and a
+  /// long K into parts along K; unset: on for GPU targets only.
+  std::optional<bool> splitMatMulK;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

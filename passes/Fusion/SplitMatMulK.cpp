@@ -1,0 +1,122 @@
+//===- SplitMatMulK.cpp - split a short, deep matmul's K over GPU blocks --===//
+//
+// A float32 matmul with few outputs and a long K (BERT at batch 1: 128 x
+// 768 outputs, K = 768 or 3072) gives a GPU few output blocks, each
+// walking all of K one stage after another: a couple of warps per SM, each
+// waiting on its loads. Split into S parts along K, as cuBLAS does for
+// such shapes, the parts are S times as many blocks with S times shorter
+// loops, and one more small kernel adds them up:
+//
+//   A [..., M, K] -> [..., M, S, K/S]            (kiln.reshape: no copy)
+//   B [K, N]      -> [S, K/S, N]                 (kiln.reshape)
+//   partial = einsum("...msk,skn->s...mn")       [S, ..., M, N]
+//   C       = reduce_sum(partial, axes = [0])    [..., M, N]
+//
+// The einsum is a batched contraction (its block loop over s), the sum a
+// kernel that the matmul's elementwise epilogue (bias, residual) joins.
+// Float32 only: 16-bit operands take tensor cores, whose contraction
+// kernels accumulate widened loads, not an einsum's products.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Passes/Passes.h"
+
+#include "kiln/Dialect/OnnxValueNames.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_SPLITMATMULK
+#include "kiln/Passes/FusionPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+struct SplitK : public OpRewritePattern<MatMulOp> {
+  SplitK(MLIRContext *context, int64_t minK, int64_t maxBlocks)
+      : OpRewritePattern(context), minK(minK), maxBlocks(maxBlocks) {}
+
+  /// Outputs one GPU block computes, as kiln-tile-and-distribute's blocks
+  /// come out for such small products (32x32, roughly): what "few blocks"
+  /// counts in.
+  static constexpr int64_t kOutputsPerBlock = 32 * 32;
+  /// Shortest part of K worth a block of its own: a few stages of 16.
+  static constexpr int64_t kMinPart = 128;
+
+  /// Parts along K: the most of 8, 4, 2 that divide K into parts of at
+  /// least kMinPart (multiples of 16) and keep the blocks at most
+  /// 4 x maxBlocks; 1 when the product has maxBlocks blocks already or K
+  /// is shorter than minK.
+  int64_t parts(int64_t outputs, int64_t k) const {
+    int64_t blocks = std::max<int64_t>(1, outputs / kOutputsPerBlock);
+    if (k < minK || blocks >= maxBlocks)
+      return 1;
+    for (int64_t s : {8, 4, 2})
+      if (k % (16 * s) == 0 && k / s >= kMinPart && blocks * s <= 4 * maxBlocks)
+        return s;
+    return 1;
+  }
+
+  LogicalResult matchAndRewrite(MatMulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto a = dyn_cast<RankedTensorType>(op.getLhs().getType());
+    auto b = dyn_cast<RankedTensorType>(op.getRhs().getType());
+    auto c = dyn_cast<RankedTensorType>(op.getType());
+    if (!a || !b || !c || a.getRank() < 2 || b.getRank() != 2 ||
+        !a.hasStaticShape() || !b.hasStaticShape() || !c.hasStaticShape() ||
+        !a.getElementType().isF32() || !b.getElementType().isF32() ||
+        !c.getElementType().isF32() || c.getRank() != a.getRank())
+      return failure();
+    int64_t k = b.getDimSize(0), n = b.getDimSize(1);
+    int64_t s = parts(c.getNumElements(), k);
+    if (s == 1)
+      return failure();
+    // Leading (batch) dims of A keep letters a, b, ... in the equation.
+    int64_t batchDims = a.getRank() - 2;
+    if (batchDims > 8)
+      return failure();
+    std::string batch;
+    for (int64_t i = 0; i < batchDims; ++i)
+      batch += char('a' + i);
+    std::string equation = batch + "msk,skn->s" + batch + "mn";
+
+    Location loc = op.getLoc();
+    Location partLoc = withoutOnnxValues(loc);
+    Type f32 = rewriter.getF32Type();
+    SmallVector<int64_t> aShape(a.getShape().drop_back());
+    aShape.append({s, k / s});
+    Value aParts = ReshapeOp::create(rewriter, partLoc,
+                                     RankedTensorType::get(aShape, f32),
+                                     op.getLhs());
+    Value bParts = ReshapeOp::create(
+        rewriter, partLoc, RankedTensorType::get({s, k / s, n}, f32),
+        op.getRhs());
+    SmallVector<int64_t> partialShape = {s};
+    llvm::append_range(partialShape, c.getShape());
+    Value partial = EinsumOp::create(
+        rewriter, partLoc, RankedTensorType::get(partialShape, f32),
+        ValueRange{aParts, bParts}, rewriter.getStringAttr(equation));
+    rewriter.replaceOpWithNewOp<ReduceSumOp>(
+        op, c, partial, rewriter.getDenseI64ArrayAttr({0}),
+        rewriter.getBoolAttr(false));
+    return success();
+  }
+
+  int64_t minK, maxBlocks;
+};
+
+struct SplitMatMulKPass
+    : public kiln::impl::SplitMatMulKBase<SplitMatMulKPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<SplitK>(&getContext(), minK, maxBlocks);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
