@@ -103,12 +103,17 @@ static cl::opt<bool> allowTf32(
     "allow-tf32",
     cl::desc("cuda: run float32 matmuls on tensor cores as TF32 (10-bit "
              "mantissa products, float32 accumulation)"));
-static cl::opt<std::string> splitMatMulK(
+enum class SplitMatMulK { Auto, On, Off };
+static cl::opt<SplitMatMulK> splitMatMulK(
     "split-matmul-k",
     cl::desc("Split float32 matmuls with few outputs and a long K into K "
-             "parts summed by a second kernel (kiln-split-matmul-k): auto "
-             "(GPU targets; default), on, off"),
-    cl::init("auto"));
+             "parts summed by a second kernel (kiln-split-matmul-k)"),
+    cl::values(clEnumValN(SplitMatMulK::Auto, "auto",
+                          "on GPU targets only (default)"),
+               clEnumValN(SplitMatMulK::On, "on",
+                          "on every target (the CPU too, to check it)"),
+               clEnumValN(SplitMatMulK::Off, "off", "never")),
+    cl::init(SplitMatMulK::Auto));
 static cl::opt<std::string>
     dumpIRDir("dump-ir",
               cl::desc("Write the IR after import and after every pass to "
@@ -198,13 +203,8 @@ int main(int argc, char **argv) {
   }
   request.compile.precision = precision;
   request.compile.allowTf32 = allowTf32;
-  if (splitMatMulK == "on" || splitMatMulK == "off") {
-    request.compile.splitMatMulK = splitMatMulK == "on";
-  } else if (splitMatMulK != "auto") {
-    llvm::errs() << "error: --split-matmul-k must be auto, on or off, got '"
-                 << splitMatMulK << "'\n";
-    return 2;
-  }
+  if (splitMatMulK != SplitMatMulK::Auto)
+    request.compile.splitMatMulK = splitMatMulK == SplitMatMulK::On;
   request.stopAfter = *phase;
   for (const std::string &spec : inputShapes) {
     std::string error;

@@ -239,10 +239,9 @@ struct ContractWithMatrixCoresPass
   /// two.
   static int64_t asyncBuffers(const OutputBlock &block, int64_t depth,
                               std::array<bool, 2> kMajor) {
-    int64_t perStage = block.stageBufferBytes(0, depth, kMajor[0]) +
-                       block.stageBufferBytes(1, depth, kMajor[1]);
-    int64_t buffers =
-        std::min(kMaxAsyncBuffers, kStaticWorkgroupBytes / perStage);
+    int64_t buffers = std::min(kMaxAsyncBuffers,
+                               kStaticWorkgroupBytes /
+                                   block.stageBytes(depth, kMajor));
     buffers = std::min(buffers, block.stageCount(depth) + 1);
     return std::max<int64_t>(buffers, 2);
   }
@@ -298,9 +297,8 @@ struct ContractWithMatrixCoresPass
     // buffers per operand would not fit the static workgroup memory (a
     // 128x128 float32 block for TF32: 72 KiB at 32, 40 KiB at 16).
     for (int64_t depth : {32, 16}) {
-      int64_t bytes = 2 * (block.stageBufferBytes(0, depth, false) +
-                           block.stageBufferBytes(1, depth, false));
-      if (k % depth != 0 || bytes > kStaticWorkgroupBytes)
+      if (k % depth != 0 ||
+          2 * block.stageBytes(depth, {false, false}) > kStaticWorkgroupBytes)
         continue;
       stageK = depth;
       return (tileM * stageK) % threads() == 0 &&

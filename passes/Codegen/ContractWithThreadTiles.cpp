@@ -177,9 +177,11 @@ struct ContractWithThreadTilesPass
                                      Value k, Value first, int64_t count,
                                      int64_t run, int64_t stride) {
     SmallVector<Value> values;
-    for (int64_t r = 0; r < count / run; ++r)
-      llvm::append_range(values, loadRun(b, loc, shared, k,
-                                         offset(b, loc, first, r * stride), run));
+    for (int64_t i = 0; i < count; i += run)
+      llvm::append_range(
+          values, loadRun(b, loc, shared, k,
+                          offset(b, loc, first, tileOffset(i, run, stride)),
+                          run));
     return values;
   }
 

@@ -615,6 +615,12 @@ int64_t OutputBlock::stageBufferBytes(unsigned input, int64_t stageK,
   return shape[0] * shape[1] * loops.operandType.getIntOrFloatBitWidth() / 8;
 }
 
+int64_t OutputBlock::stageBytes(int64_t stageK,
+                                std::array<bool, 2> kMajor) const {
+  return stageBufferBytes(0, stageK, kMajor[0]) +
+         stageBufferBytes(1, stageK, kMajor[1]);
+}
+
 Value OutputBlock::allocateStages(OpBuilder &b, Location loc, unsigned input,
                                   int64_t stageK, bool kMajor,
                                   int64_t buffers) {

@@ -138,9 +138,9 @@ public:
   bool stageCopiesAsync(unsigned input, int64_t stageK, int64_t threads,
                         bool kMajor);
 
-  /// Bytes of workgroup memory one stage buffer of operand `input` takes
-  /// (allocateStages' padded rows).
-  int64_t stageBufferBytes(unsigned input, int64_t stageK, bool kMajor) const;
+  /// Bytes of workgroup memory one stage takes: a buffer of each operand
+  /// (`kMajor[i]`: operand i's buffer is [k][tile index]).
+  int64_t stageBytes(int64_t stageK, std::array<bool, 2> kMajor) const;
   /// Number of stages of `stepK` along K times the window positions.
   int64_t stageCount(int64_t stepK) const;
 
@@ -165,6 +165,9 @@ private:
   llvm::SmallVector<int64_t, 2> stageBufferShape(unsigned input,
                                                  int64_t stageK,
                                                  bool kMajor) const;
+  /// Bytes of workgroup memory one stage buffer of operand `input` takes
+  /// (allocateStages' padded rows).
+  int64_t stageBufferBytes(unsigned input, int64_t stageK, bool kMajor) const;
   /// Buffer `which` of a set from allocateStages.
   mlir::Value stageBuffer(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value pair, mlir::Value which);
