@@ -195,6 +195,37 @@ def build_matmul_split_k():
     return model, [{"x": x}]
 
 
+def build_conv_split_k():
+    # Small, deep convolutions (few outputs, K = channels x window >= 512):
+    # GPU targets split their input channels into parts summed by a second
+    # kernel (kiln-split-conv-k); the CPU computes them whole. Either must
+    # match. A 3x3 one on a 7x7 map (64 channels, K = 576: four groups of a
+    # grouped convolution over rearranged weights) with bias and ReLU, and a
+    # strided 1x1 one (512 channels: subsampled to 4x4, then four einsum
+    # parts over the 16 pixels) with bias and a sigmoid.
+    rng = np.random.default_rng(1017)
+    inits = [
+        init("conv3x3.weight", weights(rng, (32, 64, 3, 3), 64 * 9)),
+        init("conv3x3.bias", bias(rng, 32)),
+        init("conv1x1.weight", weights(rng, (32, 512, 1, 1), 512)),
+        init("conv1x1.bias", bias(rng, 32)),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "conv3x3.weight", "conv3x3.bias"], ["c3"],
+                         name="conv3x3", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c3"], ["y"], name="relu"),
+        helper.make_node("Conv", ["x2", "conv1x1.weight", "conv1x1.bias"], ["c1"],
+                         name="conv1x1", kernel_shape=[1, 1], strides=[2, 2]),
+        helper.make_node("Sigmoid", ["c1"], ["y2"], name="sigmoid"),
+    ]
+    g = helper.make_graph(nodes, "conv_split_k",
+                          [vi("x", [1, 64, 7, 7]), vi("x2", [1, 512, 8, 8])],
+                          [vi("y", [1, 32, 7, 7]), vi("y2", [1, 32, 4, 4])], inits)
+    model = make_model(g, 13, "conv_split_k")
+    x = rng.standard_normal((1, 64, 7, 7), dtype=np.float32)
+    x2 = rng.standard_normal((1, 512, 8, 8), dtype=np.float32)
+    return model, [{"x": x, "x2": x2}]
+
 def cnn_graph(rng, name, in_shape, out_batch, hw, use_reshape):
     """Shared structure of small_cnn / cnn_symbolic.
 
@@ -790,6 +821,7 @@ def main():
         (build_f16_mix, os.path.join(E2E_DIR, "f16_mix")),
         (build_activations_cnn, os.path.join(E2E_DIR, "activations_cnn")),
         (build_matmul_split_k, os.path.join(E2E_DIR, "matmul_split_k")),
+        (build_conv_split_k, os.path.join(E2E_DIR, "conv_split_k")),
         (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),
     ]:
         model, input_sets = build()

@@ -103,17 +103,25 @@ static cl::opt<bool> allowTf32(
     "allow-tf32",
     cl::desc("cuda: run float32 matmuls on tensor cores as TF32 (10-bit "
              "mantissa products, float32 accumulation)"));
-enum class SplitMatMulK { Auto, On, Off };
-static cl::opt<SplitMatMulK> splitMatMulK(
+/// --split-matmul-k / --split-conv-k: GPU targets only unless forced.
+enum class SplitK { Auto, On, Off };
+static auto splitKValues() {
+  return cl::values(
+      clEnumValN(SplitK::Auto, "auto", "on GPU targets only (default)"),
+      clEnumValN(SplitK::On, "on", "on every target (the CPU too, to check it)"),
+      clEnumValN(SplitK::Off, "off", "never"));
+}
+static cl::opt<SplitK> splitMatMulK(
     "split-matmul-k",
     cl::desc("Split float32 matmuls with few outputs and a long K into K "
              "parts summed by a second kernel (kiln-split-matmul-k)"),
-    cl::values(clEnumValN(SplitMatMulK::Auto, "auto",
-                          "on GPU targets only (default)"),
-               clEnumValN(SplitMatMulK::On, "on",
-                          "on every target (the CPU too, to check it)"),
-               clEnumValN(SplitMatMulK::Off, "off", "never")),
-    cl::init(SplitMatMulK::Auto));
+    splitKValues(), cl::init(SplitK::Auto));
+static cl::opt<SplitK> splitConvK(
+    "split-conv-k",
+    cl::desc("Split float32 convolutions with few outputs and many input "
+             "channels into channel parts summed by a second kernel "
+             "(kiln-split-conv-k)"),
+    splitKValues(), cl::init(SplitK::Auto));
 static cl::opt<std::string>
     dumpIRDir("dump-ir",
               cl::desc("Write the IR after import and after every pass to "
@@ -203,8 +211,10 @@ int main(int argc, char **argv) {
   }
   request.compile.precision = precision;
   request.compile.allowTf32 = allowTf32;
-  if (splitMatMulK != SplitMatMulK::Auto)
-    request.compile.splitMatMulK = splitMatMulK == SplitMatMulK::On;
+  if (splitMatMulK != SplitK::Auto)
+    request.compile.splitMatMulK = splitMatMulK == SplitK::On;
+  if (splitConvK != SplitK::Auto)
+    request.compile.splitConvK = splitConvK == SplitK::On;
   request.stopAfter = *phase;
   for (const std::string &spec : inputShapes) {
     std::string error;

@@ -351,6 +351,12 @@ LogicalResult CastOp::verify() {
   return success();
 }
 
+bool CastOp::isWidening() {
+  Type from = getElementTypeOrSelf(getInput().getType());
+  return getElementTypeOrSelf(getType()).isF32() &&
+         (from.isF16() || from.isBF16());
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())
     return getInput();

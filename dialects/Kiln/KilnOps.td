@@ -148,6 +148,11 @@ def Kiln_CastOp : Kiln_Op<"cast", [Pure]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// float16/bfloat16 to float32: a value kiln-demote-precision (or a
+    /// 16-bit model) stores in 16 bits, widened for the op that reads it.
+    bool isWidening();
+  }];
 }
 
 class Kiln_ParamUnaryOp<string mnemonic, string doc>

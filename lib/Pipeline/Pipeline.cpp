@@ -192,13 +192,19 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
     // whole heads (the GPU kernels would give each thread a whole row of
     // it), and depthwise convolutions pad inside their kernel (GPU threads
     // would each pad their own tile).
-    // On GPUs, short deep matmuls in parts along K (BERT at batch 1).
+    // On GPUs, short deep matmuls and convolutions in parts along K (BERT
+    // and ResNet-50 at batch 1).
     return std::string(options.splitMatMulK.value_or(cuda || rocm)
                            ? "func.func(kiln-split-matmul-k),"
                            : "") +
            "func.func(kiln-split-conv-padding" +
            (cuda || rocm ? "" : "{split-depthwise=false}") +
-           "),func.func(kiln-split-pointwise-conv-stride),"
+           "),func.func(kiln-split-pointwise-conv-stride)," +
+           // After both splits above: the convolutions it splits have no
+           // padding and strided 1x1 ones are stride 1.
+           (options.splitConvK.value_or(cuda || rocm)
+                ? "func.func(kiln-split-conv-k),"
+                : "") +
            "func.func(kiln-form-dispatch-regions" +
            (cuda || rocm ? "" : "{fuse-attention=true}") +
            "),func.func(canonicalize)";

@@ -31,11 +31,7 @@ bool isInlinableConstant(Value v) {
 /// A cast from a 16-bit float type to float32 (see kiln-demote-precision).
 bool isWideningCast(Operation *op) {
   auto cast = dyn_cast<CastOp>(op);
-  if (!cast)
-    return false;
-  Type from = getElementTypeOrSelf(cast.getInput().getType());
-  Type to = getElementTypeOrSelf(cast.getType());
-  return to.isF32() && (from.isF16() || from.isBF16());
+  return cast && cast.isWidening();
 }
 
 /// Ops that multiply and accumulate: they read widened operands inside

@@ -161,4 +161,31 @@ def SplitMatMulK : Pass<"kiln-split-matmul-k", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def SplitConvK : Pass<"kiln-split-conv-k", "mlir::func::FuncOp"> {
+  let summary = "Splits a float32 convolution with few outputs and many input channels into channel parts summed by a second kernel (GPU)";
+  let description = [{
+    The convolution sibling of `kiln-split-matmul-k`. A float32
+    `kiln.conv` (one group, static shapes) whose outputs make fewer than
+    `max-blocks` blocks of 32x32 and whose K (input channels x window) is
+    at least `min-k` is computed in S = 8, 4 or 2 parts along its input
+    channels (each a multiple of 16 channels and at least 128 products per
+    output; at most 4 x max-blocks blocks), summed by `kiln.reduce_sum`,
+    then the bias added. A 1x1 convolution at stride 1 without padding
+    becomes `einsum("nskp,fsk->snfp")` over reshaped (not copied) operands;
+    any other one a grouped convolution (group = S) over its constant
+    weight, rearranged once at compile time into the groups' order
+    (non-constant weights are left alone). For GPU targets: ResNet-50 at
+    batch 1 (14x14 and 7x7 maps, 256 to 2048 channels), whose convolutions
+    otherwise leave most SMs idle.
+  }];
+  let options = [
+    Option<"minK", "min-k", "int64_t", "512",
+           "Shortest K (input channels x window) that is split">,
+    Option<"maxBlocks", "max-blocks", "int64_t", "264",
+           "Convolutions with at least this many 32x32 output blocks (two "
+           "per SM of an H200) are left alone">
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 #endif

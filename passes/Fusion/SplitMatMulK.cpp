@@ -14,8 +14,10 @@
 //
 // The einsum is a batched contraction (its block loop over s), the sum a
 // kernel that the matmul's elementwise epilogue (bias, residual) joins.
-// Float32 only: 16-bit operands take tensor cores, whose contraction
-// kernels accumulate widened loads, not an einsum's products.
+// Float32 only: 16-bit operands (a 16-bit model's, or float32 ones that
+// --precision=f16|bf16 stores in 16 bits and widens for the matmul) take
+// tensor cores, whose contraction kernels accumulate widened loads, not an
+// einsum's products.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Passes/Passes.h"
@@ -33,6 +35,13 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
+
+/// A 16-bit value widened for the op that reads it (--precision=f16|bf16,
+/// 16-bit models): the matmul then takes tensor cores.
+bool isWidened(Value value) {
+  auto cast = value.getDefiningOp<CastOp>();
+  return cast && cast.isWidening();
+}
 
 struct SplitK : public OpRewritePattern<MatMulOp> {
   SplitK(MLIRContext *context, int64_t minK, int64_t maxBlocks)
@@ -67,7 +76,8 @@ struct SplitK : public OpRewritePattern<MatMulOp> {
     if (!a || !b || !c || a.getRank() < 2 || b.getRank() != 2 ||
         !a.hasStaticShape() || !b.hasStaticShape() || !c.hasStaticShape() ||
         !a.getElementType().isF32() || !b.getElementType().isF32() ||
-        !c.getElementType().isF32() || c.getRank() != a.getRank())
+        !c.getElementType().isF32() || c.getRank() != a.getRank() ||
+        isWidened(op.getLhs()) || isWidened(op.getRhs()))
       return failure();
     int64_t k = b.getDimSize(0), n = b.getDimSize(1);
     int64_t s = parts(c.getNumElements(), k);

@@ -7,9 +7,9 @@
 // is transposed once at compile time instead, and the Gemm reads it K x N.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Passes/Passes.h"
+#include "FloatConstants.h"
 
-#include "mlir/IR/DialectResourceBlobManager.h"
+#include "kiln/Passes/Passes.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_TRANSPOSEWEIGHTS
@@ -28,32 +28,10 @@ FailureOr<ElementsAttr> transposeMatrix(ElementsAttr value) {
   int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
   auto transposedType =
       RankedTensorType::get({columns, rows}, type.getElementType());
-  SmallVector<float> source;
-  std::string name;
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (dense.isSplat())
-      return ElementsAttr(dense.reshape(transposedType));
-    for (float f : dense.getValues<float>())
-      source.push_back(f);
-  } else if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(value)) {
-    std::optional<ArrayRef<float>> floats = resource.tryGetAsArrayRef();
-    if (!floats)
-      return failure();
-    source.assign(floats->begin(), floats->end());
-    name = (resource.getRawHandle().getKey() + ".t").str();
-  } else {
-    return failure();
-  }
-  SmallVector<float> transposed(source.size());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < columns; ++c)
-      transposed[c * rows + r] = source[r * columns + c];
-  if (name.empty())
-    return ElementsAttr(
-        DenseElementsAttr::get(transposedType, ArrayRef(transposed)));
-  auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef(transposed));
-  return ElementsAttr(
-      DenseResourceElementsAttr::get(transposedType, name, std::move(blob)));
+  // Element (c, r) of the result is element (r, c) of the source.
+  return rearrangeFloatConstant(
+      value, transposedType,
+      [&](int64_t i) { return (i % rows) * columns + i / rows; }, ".t");
 }
 
 struct TransposeWeightsPass

@@ -42,6 +42,9 @@ struct CompileOptions {
   /// kiln-split-matmul-k: split float32 matmuls with few outputs and a
   /// long K into parts along K; unset: on for GPU targets only.
   std::optional<bool> splitMatMulK;
+  /// kiln-split-conv-k: the same for float32 convolutions with few outputs
+  /// and many input channels (parts along the channels).
+  std::optional<bool> splitConvK;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

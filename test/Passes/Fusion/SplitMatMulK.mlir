@@ -43,3 +43,17 @@ func.func @left_alone(%big: tensor<4096x3072xf32>, %w: tensor<3072x768xf32>, %sh
   %3 = kiln.matmul %bx, %bw : tensor<2x128x1024xf32>, tensor<2x1024x64xf32> -> tensor<2x128x64xf32>
   return %0, %1, %2, %3 : tensor<4096x768xf32>, tensor<128x768xf32>, tensor<128x768xf16>, tensor<2x128x64xf32>
 }
+
+// -----
+
+// Left alone: float32 operands widened from 16-bit values (what
+// --precision=f16 makes of a float32 model): the matmul takes tensor cores.
+// CHECK-LABEL: func.func @widened
+// CHECK-NOT: kiln.einsum
+// CHECK: kiln.matmul
+func.func @widened(%x: tensor<128x3072xf16>, %w: tensor<3072x768xf16>) -> tensor<128x768xf32> {
+  %0 = kiln.cast %x : tensor<128x3072xf16> -> tensor<128x3072xf32>
+  %1 = kiln.cast %w : tensor<3072x768xf16> -> tensor<3072x768xf32>
+  %2 = kiln.matmul %0, %1 : tensor<128x3072xf32>, tensor<3072x768xf32> -> tensor<128x768xf32>
+  return %2 : tensor<128x768xf32>
+}

@@ -1,0 +1,31 @@
+//===- FloatConstants.h - rearranging float32 weights at compile time -*- C++ -*-===//
+//
+// Graph passes that change how a kernel reads a constant weight (Gemm's
+// transposed B, a convolution split into channel groups) store it once in
+// the new order instead of adding a kernel that moves it on every run.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_FUSION_FLOATCONSTANTS_H
+#define KILN_PASSES_FUSION_FLOATCONSTANTS_H
+
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Support/LLVM.h"
+
+namespace kiln {
+
+/// The float32 constant `value` rearranged into `resultType` (as many
+/// elements): result element i (row-major) is source element
+/// `sourceIndex(i)`. A splat stays a splat; dense data stays dense, a
+/// resource becomes a resource named after it plus `nameSuffix`. Failure
+/// when the storage is not readable (an external or elided blob) or not
+/// float32.
+mlir::FailureOr<mlir::ElementsAttr>
+rearrangeFloatConstant(mlir::ElementsAttr value,
+                       mlir::RankedTensorType resultType,
+                       llvm::function_ref<int64_t(int64_t)> sourceIndex,
+                       llvm::StringRef nameSuffix);
+
+} // namespace kiln
+
+#endif
