@@ -737,6 +737,25 @@ def build_import_models():
         [vi("x", [1, 16, 28, 28])], [vi("y", [1, 32, 28, 28])],
         [init("w", weights(pointwise_rng, (32, 16, 1, 1), 16)),
          init("b", pointwise_rng.standard_normal(32).astype(np.float32))], opset=17)
+    # 3x3 convolutions onto 28-pixel rows: GPU blocks of several whole
+    # output rows (four rows: 112 pixels, seven 16-row matrix tiles at
+    # --precision=f16; 8 outputs per thread along M with --matrix-block),
+    # at stride 1 and at stride 2 from a 56x56 map
+    # (test/Tools/emulate-gpu-model.test).
+    rows_rng = np.random.default_rng(3003)
+    imp("conv3x3_rows",
+        [n("Conv", ["x", "w", "b"], ["c"], "conv", pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+         n("Relu", ["c"], ["y"], "relu")],
+        [vi("x", [2, 16, 28, 28])], [vi("y", [2, 32, 28, 28])],
+        [init("w", weights(rows_rng, (32, 16, 3, 3), 16 * 9)),
+         init("b", rows_rng.standard_normal(32).astype(np.float32))], opset=17)
+    imp("conv3x3_rows_s2",
+        [n("Conv", ["x", "w", "b"], ["c"], "conv", pads=[1, 1, 1, 1], kernel_shape=[3, 3],
+           strides=[2, 2]),
+         n("Relu", ["c"], ["y"], "relu")],
+        [vi("x", [1, 16, 56, 56])], [vi("y", [1, 32, 28, 28])],
+        [init("w", weights(rows_rng, (32, 16, 3, 3), 16 * 9)),
+         init("b", rows_rng.standard_normal(32).astype(np.float32))], opset=17)
 
 
 # --------------------------------------------------------------------------- main

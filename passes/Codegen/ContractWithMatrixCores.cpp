@@ -147,6 +147,16 @@ kiln::matchMatrixContraction(linalg::LinalgOp linalgOp, bool allowFloat32) {
   }
   if (loops.m < 0 || loops.n < 0 || loops.k < 0)
     return std::nullopt;
+  // A convolution (a window) walks its output height just outside M.
+  if (!loops.window.empty() && loops.outM > 0) {
+    auto height = dyn_cast<AffineDimExpr>(out.getResult(loops.outM - 1));
+    int64_t dim = height ? int64_t(height.getPosition()) : -1;
+    if (dim >= 0 && iterators[dim] == utils::IteratorType::parallel &&
+        uses(first, dim) && !uses(second, dim)) {
+      loops.mOuter = dim;
+      loops.outMOuter = loops.outM - 1;
+    }
+  }
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;
@@ -283,9 +293,12 @@ struct ContractWithMatrixCoresPass
     // Warps of up to 32x32, 64 along a side of 128: a 128x128 block is
     // four warps of 64x64 (each A fragment serves four subtiles, each B
     // fragment four), which halves the workgroup-memory reads per matrix
-    // instruction of a 32x32 warp.
+    // instruction of a 32x32 warp. Sides that 32 does not divide (blocks
+    // of whole convolution rows: 112 = two rows of 56) take warps of 16.
     auto warpExtent = [](int64_t tile) -> int64_t {
-      return tile >= 128 ? 64 : std::min<int64_t>(32, tile);
+      if (tile >= 128)
+        return 64;
+      return tile % 32 == 0 ? 32 : kTile;
     };
     warpRows = warpExtent(tileM);
     warpCols = warpExtent(tileN);
@@ -295,14 +308,20 @@ struct ContractWithMatrixCoresPass
     }
     // Stages of 32 along K, or 16 where 32 does not divide K or two
     // buffers per operand would not fit the static workgroup memory (a
-    // 128x128 float32 block for TF32: 72 KiB at 32, 40 KiB at 16).
+    // 128x128 float32 block for TF32: 72 KiB at 32, 40 KiB at 16). Blocks
+    // of 16-row warps (112 rows: 14 warps for 64 columns) take 16: at 32
+    // the stage loads each of their 448 threads carries two iterations
+    // ahead do not fit its 128 registers (ptxas spilled).
     for (int64_t depth : {32, 16}) {
+      if (depth == 32 && warpRows == kTile && tileM > kTile)
+        continue;
       if (k % depth != 0 ||
           2 * block.stageBytes(depth, {false, false}) > kStaticWorkgroupBytes)
         continue;
       stageK = depth;
-      return (tileM * stageK) % threads() == 0 &&
-             (tileN * stageK) % threads() == 0;
+      // A stage slice that the threads do not divide (112 rows: seven
+      // warps) leaves the last copy guarded (loadStageShare).
+      return true;
     }
     return false;
   }

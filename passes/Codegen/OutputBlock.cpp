@@ -63,18 +63,24 @@ std::optional<OutputBlock> OutputBlock::match(func::FuncOp func,
   }
   if (!block.contraction)
     return std::nullopt;
+  // A block of one convolution row is M alone, as for any contraction.
+  if (loops->mOuter >= 0 && loops->ranges[loops->mOuter] == 1)
+    loops->mOuter = loops->outMOuter = -1;
   block.loops = *loops;
   for (auto [i, extent] : llvm::enumerate(loops->ranges))
     if (int64_t(i) != loops->m && int64_t(i) != loops->n &&
-        int64_t(i) != loops->k && !llvm::is_contained(loops->window, i) &&
-        extent != 1)
+        int64_t(i) != loops->k && int64_t(i) != loops->mOuter &&
+        !llvm::is_contained(loops->window, i) && extent != 1)
       return std::nullopt;
-  block.tileM = loops->ranges[loops->m];
+  block.rowWidth = loops->ranges[loops->m];
+  block.tileM = block.rowWidth *
+                (loops->mOuter >= 0 ? loops->ranges[loops->mOuter] : 1);
   block.tileN = loops->ranges[loops->n];
   // Every other op writes a buffer shaped like the output tile, whose M
-  // and N dims are at the contraction's positions.
+  // and N dims (and rows) are at the contraction's positions.
   block.outM = loops->outM;
   block.outN = loops->outN;
+  block.outMOuter = loops->outMOuter;
   int64_t outRank = block.contraction
                         .getMatchingIndexingMap(
                             block.contraction.getDpsInitOperand(0))
@@ -98,25 +104,53 @@ bool OutputBlock::isTileElementwise(linalg::LinalgOp op) {
   return true;
 }
 
-/// The loops of an elementwise tile op that walk the tile's rows (M) and
-/// columns (N): those its output indexes at the contraction's M and N
-/// positions, of the tile's extents, every other loop of extent 1; none
-/// when its output is not shaped like the tile.
-std::optional<std::pair<int64_t, int64_t>>
+/// The loops of an elementwise tile op that walk the tile's rows (M, and
+/// the output rows outside it) and columns (N): those its output indexes
+/// at the contraction's positions, of the tile's extents, every other loop
+/// of extent 1; none when its output is not shaped like the tile.
+std::optional<OutputBlock::TileLoops>
 OutputBlock::tileLoopsOf(linalg::LinalgOp op, int64_t outRank) const {
   AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (int64_t(map.getNumResults()) != outRank)
     return std::nullopt;
-  auto row = dyn_cast<AffineDimExpr>(map.getResult(outM));
-  auto col = dyn_cast<AffineDimExpr>(map.getResult(outN));
+  auto loopAt = [&](int64_t position) -> int64_t {
+    auto dim = dyn_cast<AffineDimExpr>(map.getResult(position));
+    return dim ? int64_t(dim.getPosition()) : -1;
+  };
+  TileLoops tile{-1, loopAt(outM), loopAt(outN)};
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (!row || !col || row == col || ranges[row.getPosition()] != tileM ||
-      ranges[col.getPosition()] != tileN)
+  if (tile.row < 0 || tile.col < 0 || tile.row == tile.col ||
+      ranges[tile.row] != rowWidth || ranges[tile.col] != tileN)
     return std::nullopt;
-  for (auto [i, extent] : llvm::enumerate(ranges))
-    if (i != row.getPosition() && i != col.getPosition() && extent != 1)
+  if (outMOuter >= 0) {
+    tile.rowOuter = loopAt(outMOuter);
+    if (tile.rowOuter < 0 || tile.rowOuter == tile.row ||
+        tile.rowOuter == tile.col || ranges[tile.rowOuter] != tileM / rowWidth)
       return std::nullopt;
-  return std::pair<int64_t, int64_t>(row.getPosition(), col.getPosition());
+  }
+  for (auto [i, extent] : llvm::enumerate(ranges))
+    if (int64_t(i) != tile.row && int64_t(i) != tile.col &&
+        int64_t(i) != tile.rowOuter && extent != 1)
+      return std::nullopt;
+  return tile;
+}
+
+SmallVector<std::pair<int64_t, Value>>
+OutputBlock::rowAt(OpBuilder &b, Location loc, int64_t rowOuter,
+                   int64_t rowLoop, Value row) const {
+  if (rowOuter < 0)
+    return {{rowLoop, row}};
+  Value width = arith::ConstantIndexOp::create(b, loc, rowWidth);
+  return {{rowOuter, arith::DivUIOp::create(b, loc, row, width)},
+          {rowLoop, arith::RemUIOp::create(b, loc, row, width)}};
+}
+
+SmallVector<std::pair<int64_t, Value>>
+OutputBlock::tileAt(OpBuilder &b, Location loc, unsigned input,
+                    Value tileIndex) const {
+  if (input == 0)
+    return rowAt(b, loc, loops.mOuter, loops.m, tileIndex);
+  return {{loops.n, tileIndex}};
 }
 
 /// True when `map` indexes a buffer shaped like the output tile, loop
@@ -124,13 +158,17 @@ OutputBlock::tileLoopsOf(linalg::LinalgOp op, int64_t outRank) const {
 /// result a unit loop or a constant: each position then names the same
 /// element of every such buffer.
 bool OutputBlock::indexesTileElement(linalg::LinalgOp op, AffineMap map,
-                                     int64_t row, int64_t col) const {
+                                     TileLoops tile) const {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (int64_t(map.getNumResults()) <= std::max(outM, outN))
+  if (int64_t(map.getNumResults()) <= std::max({outM, outN, outMOuter}))
     return false;
   for (auto [r, expr] : llvm::enumerate(map.getResults())) {
     auto dim = dyn_cast<AffineDimExpr>(expr);
-    int64_t want = int64_t(r) == outM ? row : int64_t(r) == outN ? col : -1;
+    int64_t want = int64_t(r) == outM   ? tile.row
+                   : int64_t(r) == outN ? tile.col
+                   : outMOuter >= 0 && int64_t(r) == outMOuter
+                       ? tile.rowOuter
+                       : -1;
     if (want >= 0 ? (!dim || int64_t(dim.getPosition()) != want)
                   : (dim && ranges[dim.getPosition()] != 1))
       return false;
@@ -180,12 +218,13 @@ void OutputBlock::emitAtPositions(OpBuilder &b, linalg::LinalgOp op,
                                   ArrayRef<Position> positions) {
   Location loc = op.getLoc();
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  auto [rowLoop, colLoop] = *tileLoopsOf(op, outMap.getNumResults());
+  TileLoops tile = *tileLoopsOf(op, outMap.getNumResults());
   Block &body = op->getRegion(0).front();
   for (auto [e, position] : llvm::enumerate(positions)) {
     auto [row, col] = position;
-    SmallVector<std::pair<int64_t, Value>> at = {{rowLoop, row},
-                                                 {colLoop, col}};
+    SmallVector<std::pair<int64_t, Value>> at =
+        rowAt(b, loc, tile.rowOuter, tile.row, row);
+    at.push_back({tile.col, col});
     IRMapping mapping;
     for (OpOperand &operand : op->getOpOperands()) {
       BlockArgument arg = op.getMatchingBlockArgument(&operand);
@@ -195,17 +234,18 @@ void OutputBlock::emitAtPositions(OpBuilder &b, linalg::LinalgOp op,
       AffineMap map = op.getMatchingIndexingMap(&operand);
       if (isa<MemRefType>(v.getType()))
         v = loadElement(b, loc, v, indicesAt(b, loc, map, at), e,
-                        indexesTileElement(op, map, rowLoop, colLoop));
+                        indexesTileElement(op, map, tile));
       mapping.map(arg, v);
     }
     for (Operation &inner : body.without_terminator()) {
       if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-        int64_t dim = index.getDim();
+        auto loop = llvm::find_if(at, [&](auto &loopValue) {
+          return loopValue.first == int64_t(index.getDim());
+        });
         mapping.map(index.getResult(),
-                    dim == rowLoop   ? row
-                    : dim == colLoop ? col
-                                     : Value(arith::ConstantIndexOp::create(
-                                           b, loc, 0)));
+                    loop != at.end()
+                        ? loop->second
+                        : Value(arith::ConstantIndexOp::create(b, loc, 0)));
         continue;
       }
       b.clone(inner, mapping);
@@ -215,7 +255,7 @@ void OutputBlock::emitAtPositions(OpBuilder &b, linalg::LinalgOp op,
       AffineMap map = op.getMatchingIndexingMap(&init);
       storeElement(b, loc, mapping.lookupOrDefault(value), init.get(),
                    indicesAt(b, loc, map, at), e,
-                   indexesTileElement(op, map, rowLoop, colLoop));
+                   indexesTileElement(op, map, tile));
     }
   }
 }
@@ -238,8 +278,10 @@ SmallVector<Value> OutputBlock::outputIndices(OpBuilder &b, Location loc,
                                               Position position) {
   AffineMap outMap =
       contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
-  return indicesAt(b, loc, outMap,
-                   {{loops.m, position.first}, {loops.n, position.second}});
+  SmallVector<std::pair<int64_t, Value>> at =
+      tileAt(b, loc, /*input=*/0, position.first);
+  at.push_back({loops.n, position.second});
+  return indicesAt(b, loc, outMap, at);
 }
 
 SmallVector<Value>
@@ -248,7 +290,8 @@ OutputBlock::initialAccumulators(OpBuilder &b, Location loc,
   Value output = contraction.getDpsInits()[0];
   AffineMap outMap =
       contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
-  bool tileElement = indexesTileElement(contraction, outMap, loops.m, loops.n);
+  bool tileElement =
+      indexesTileElement(contraction, outMap, contractionTileLoops());
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   SmallVector<Value> initial;
   for (auto [e, position] : llvm::enumerate(positions))
@@ -265,7 +308,8 @@ void OutputBlock::storeResults(OpBuilder &b, Location loc,
   Value output = contraction.getDpsInits()[0];
   AffineMap outMap =
       contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
-  bool tileElement = indexesTileElement(contraction, outMap, loops.m, loops.n);
+  bool tileElement =
+      indexesTileElement(contraction, outMap, contractionTileLoops());
   for (auto [e, position, sum] : llvm::enumerate(positions, sums)) {
     SmallVector<Value> at = outputIndices(b, loc, position);
     Value element = sum;
@@ -330,6 +374,10 @@ int64_t OutputBlock::stageRun(unsigned input, int64_t stageK) {
   int64_t tileLoop = input == 0 ? loops.m : loops.n;
   if (!fast || (int64_t(fast.getPosition()) != tileLoop &&
                 int64_t(fast.getPosition()) != loops.k))
+    return 1;
+  // Runs along M would cross from one output row into the next.
+  if (input == 0 && loops.mOuter >= 0 &&
+      int64_t(fast.getPosition()) == loops.m)
     return 1;
   int64_t fastExtent = int64_t(fast.getPosition()) == tileLoop
                            ? (input == 0 ? tileM : tileN)
@@ -511,9 +559,9 @@ SmallVector<Value> OutputBlock::issueAsyncStageCopies(
     Value index = arith::AddIOp::create(b, loc, thread, c(i * threads));
     auto [tileIndex, k] = stagePlace(
         b, loc, input, arith::MulIOp::create(b, loc, index, c(run)), stageK);
-    SmallVector<std::pair<int64_t, Value>> at = {
-        {input == 0 ? loops.m : loops.n, tileIndex},
-        {loops.k, arith::AddIOp::create(b, loc, k0, k)}};
+    SmallVector<std::pair<int64_t, Value>> at =
+        tileAt(b, loc, input, tileIndex);
+    at.push_back({loops.k, arith::AddIOp::create(b, loc, k0, k)});
     llvm::append_range(at, window);
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, tokenType, shared,
@@ -592,8 +640,8 @@ Value OutputBlock::loadOperand(OpBuilder &b, Location loc, unsigned input,
   OpOperand *operand = contraction.getDpsInputOperand(input);
   forgetUnreadStores(operand->get());
   AffineMap map = contraction.getMatchingIndexingMap(operand);
-  SmallVector<std::pair<int64_t, Value>> at = {
-      {input == 0 ? loops.m : loops.n, tileIndex}, {loops.k, k}};
+  SmallVector<std::pair<int64_t, Value>> at = tileAt(b, loc, input, tileIndex);
+  at.push_back({loops.k, k});
   llvm::append_range(at, window);
   return memref::LoadOp::create(b, loc, operand->get(),
                                 indicesAt(b, loc, map, at));
@@ -675,8 +723,9 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
     if (run == 1)
       return loadOperand(b, loc, input, tileIndex, kAt, window);
     forgetUnreadStores(operand->get());
-    SmallVector<std::pair<int64_t, Value>> at = {
-        {input == 0 ? loops.m : loops.n, tileIndex}, {loops.k, kAt}};
+    SmallVector<std::pair<int64_t, Value>> at =
+        tileAt(b, loc, input, tileIndex);
+    at.push_back({loops.k, kAt});
     llvm::append_range(at, window);
     return vector::LoadOp::create(
         b, loc, cast<VectorType>(runType), operand->get(),

@@ -40,8 +40,12 @@ public:
 
   mlir::scf::ForallOp forall;
   mlir::linalg::GenericOp contraction;
+  /// With loops.mOuter (-1 when the block takes one convolution row): the
+  /// block's M is tileM / rowWidth whole rows of rowWidth outputs, its row
+  /// r the output row r / rowWidth, position r % rowWidth.
   MatrixContractionLoops loops;
   int64_t tileM = 0, tileN = 0; ///< the block's rows (M) and columns (N)
+  int64_t rowWidth = 0;         ///< M's extent (one output row's width)
 
   /// Replaces every linalg op of the iteration, in order: the contraction
   /// by what `emitContraction` builds (at its place), each other op by its
@@ -199,8 +203,14 @@ private:
                                                  mlir::Value index,
                                                  int64_t stageK);
 
-  /// Positions of M and N among the output tile's dims.
-  int64_t outM = -1, outN = -1;
+  /// Positions of M and N (and of the rows outside M) among the output
+  /// tile's dims.
+  int64_t outM = -1, outN = -1, outMOuter = -1;
+  /// The loops of an op over the block that walk its rows (the output row
+  /// outside M, -1 without loops.mOuter; M) and its columns (N).
+  struct TileLoops {
+    int64_t rowOuter = -1, row = -1, col = -1;
+  };
   llvm::SmallVector<mlir::linalg::LinalgOp> ops;
   /// What this thread last stored at (buffer, element of its positions).
   llvm::DenseMap<std::pair<mlir::Value, int64_t>, mlir::Value> stored;
@@ -212,10 +222,24 @@ private:
   void forgetUnreadStores(mlir::Value buffer);
 
   static bool isTileElementwise(mlir::linalg::LinalgOp op);
-  std::optional<std::pair<int64_t, int64_t>>
-  tileLoopsOf(mlir::linalg::LinalgOp op, int64_t outRank) const;
+  std::optional<TileLoops> tileLoopsOf(mlir::linalg::LinalgOp op,
+                                       int64_t outRank) const;
   bool indexesTileElement(mlir::linalg::LinalgOp op, mlir::AffineMap map,
-                          int64_t row, int64_t col) const;
+                          TileLoops loops) const;
+  /// Loop values at the block's row `row` for loops `rowOuter` (-1: none)
+  /// and `rowLoop`: M's alone, or the output row and the position in it.
+  llvm::SmallVector<std::pair<int64_t, mlir::Value>>
+  rowAt(mlir::OpBuilder &b, mlir::Location loc, int64_t rowOuter,
+        int64_t rowLoop, mlir::Value row) const;
+  /// Loop values of the contraction at `tileIndex` along operand `input`'s
+  /// tile dim (a row of the block for A, a column for B).
+  llvm::SmallVector<std::pair<int64_t, mlir::Value>>
+  tileAt(mlir::OpBuilder &b, mlir::Location loc, unsigned input,
+         mlir::Value tileIndex) const;
+  /// The contraction's own TileLoops.
+  TileLoops contractionTileLoops() const {
+    return {loops.mOuter, loops.m, loops.n};
+  }
   mlir::Value loadElement(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value buffer, llvm::ArrayRef<mlir::Value> indices,
                           int64_t e, bool tileElement);

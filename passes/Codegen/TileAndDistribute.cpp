@@ -464,37 +464,91 @@ struct TileAndDistributePass
         sizes[i] = 1;
         otherIterations *= rootRanges[i];
       }
-    int64_t m = loops->ranges[loops->m], n = loops->ranges[loops->n];
-    otherIterations /= m * n;
-    // A single block would be a forall of one iteration, which
-    // canonicalization folds away: the kernel would then run as one
-    // thread. Such a kernel keeps per-thread tiles instead.
-    auto severalBlocks = [&](std::pair<int64_t, int64_t> block) {
-      return otherIterations * (m / block.first) * (n / block.second) > 1;
+    int64_t width = loops->ranges[loops->m], n = loops->ranges[loops->n];
+    auto rootLoop = [&](int64_t outPosition) {
+      return cast<AffineDimExpr>(rootOut.getResult(outPosition)).getPosition();
     };
-    std::optional<std::pair<int64_t, int64_t>> block;
-    if (takesMatrixInstructions(*loops))
-      block = matrixBlock(m, n, otherIterations);
-    if ((!block || !severalBlocks(*block)) && threadBlocks)
-      block = threadBlock(m, n, otherIterations);
-    if (!block || !severalBlocks(*block))
+    // Blocks of whole output rows where a convolution's rows are short
+    // (ResNet's 56, 28, 14 and 7 pixels): M is then rows x width, whose
+    // 112 outputs of two rows of 56 make seven 16-row matrix tiles or 8
+    // outputs per thread where one row made neither. Taken when they get
+    // matrix instructions that one row does not, or as many blocks as one
+    // row gets (up to kMinMatrixBlocks): a row can be split further; or
+    // when --matrix-block asks for them.
+    std::optional<Block> row =
+        chooseBlock(*loops, width, n, otherIterations / (width * n), 1);
+    if (loops->mOuter >= 0 && width < kShortRow) {
+      int64_t m = width * loops->ranges[loops->mOuter];
+      std::optional<Block> rows =
+          chooseBlock(*loops, m, n, otherIterations / (m * n), width);
+      bool asked = rows && rows->rows == matrixBlockRows &&
+                   rows->cols == matrixBlockCols; // --matrix-block
+      if (rows && (!row || asked || (rows->matrix && !row->matrix) ||
+                   (rows->matrix == row->matrix &&
+                    rows->blocks >= std::min(kMinMatrixBlocks, row->blocks)))) {
+        sizes[rootLoop(loops->outMOuter)] = rows->rows / width;
+        sizes[rootLoop(loops->outM)] = width;
+        sizes[rootLoop(loops->outN)] = rows->cols;
+        return sizes;
+      }
+    }
+    if (!row)
       return std::nullopt;
     // The root's loops that write the output dims where the contraction
     // has M and N.
-    sizes[cast<AffineDimExpr>(rootOut.getResult(loops->outM)).getPosition()] =
-        block->first;
-    sizes[cast<AffineDimExpr>(rootOut.getResult(loops->outN)).getPosition()] =
-        block->second;
+    sizes[rootLoop(loops->outM)] = row->rows;
+    sizes[rootLoop(loops->outN)] = row->cols;
     return sizes;
   }
 
-  /// 16-bit operands (float32 ones too with matrixFloat32) whose M, N and
-  /// K `matrixTile` divides.
-  bool takesMatrixInstructions(const MatrixContractionLoops &loops) const {
+  /// Output rows shorter than this (a thread tile's 8 outputs along M need
+  /// 96) make blocks of several rows.
+  static constexpr int64_t kShortRow = 96;
+
+  /// An output block: rows along M x columns along N, whether matrix
+  /// instructions take it, and how many blocks the kernel has.
+  struct Block {
+    int64_t rows = 0, cols = 0;
+    bool matrix = false;
+    int64_t blocks = 0;
+  };
+
+  /// The output block of a contraction with `m` x `n` outputs times
+  /// `otherIterations`: matrix instructions' when they take it, else
+  /// thread tiles'; rows a multiple of `rowQuantum` (whole convolution
+  /// rows). None when neither gives more than one block: a single block
+  /// would be a forall of one iteration, which canonicalization folds
+  /// away, and the kernel would run as one thread; such a kernel keeps
+  /// per-thread tiles instead.
+  std::optional<Block> chooseBlock(const MatrixContractionLoops &loops,
+                                   int64_t m, int64_t n,
+                                   int64_t otherIterations,
+                                   int64_t rowQuantum) const {
+    auto counted = [&](std::optional<std::pair<int64_t, int64_t>> size,
+                       bool matrix) -> std::optional<Block> {
+      if (!size || size->first <= 0 || size->second <= 0)
+        return std::nullopt;
+      int64_t blocks =
+          otherIterations * (m / size->first) * (n / size->second);
+      if (blocks <= 1)
+        return std::nullopt;
+      return Block{size->first, size->second, matrix, blocks};
+    };
+    std::optional<Block> block;
+    if (takesMatrixInstructions(loops, m))
+      block = counted(matrixBlock(m, n, otherIterations, rowQuantum), true);
+    if (!block && threadBlocks)
+      block = counted(threadBlock(m, n, otherIterations, rowQuantum), false);
+    return block;
+  }
+
+  /// 16-bit operands (float32 ones too with matrixFloat32) whose M (`m`
+  /// outputs), N and K `matrixTile` divides.
+  bool takesMatrixInstructions(const MatrixContractionLoops &loops,
+                               int64_t m) const {
     if (matrixTile <= 0 || (loops.operandType.isF32() && !matrixFloat32))
       return false;
-    return loops.ranges[loops.m] % matrixTile == 0 &&
-           loops.ranges[loops.n] % matrixTile == 0 &&
+    return m % matrixTile == 0 && loops.ranges[loops.n] % matrixTile == 0 &&
            loops.ranges[loops.k] % matrixTile == 0;
   }
 
@@ -511,36 +565,39 @@ struct TileAndDistributePass
   /// (a matrix-vector product: per-thread tiles then). Larger blocks read
   /// each operand element from global memory fewer times, and their 8x8
   /// thread tiles do 64 FMAs per four 16-byte workgroup loads (a 4x4
-  /// tile: 16 per two).
+  /// tile: 16 per two). Rows stay multiples of `rowQuantum`.
   std::optional<std::pair<int64_t, int64_t>>
-  threadBlock(int64_t m, int64_t n, int64_t otherIterations) const {
-    auto largest = [](int64_t extent) -> int64_t {
+  threadBlock(int64_t m, int64_t n, int64_t otherIterations,
+              int64_t rowQuantum) const {
+    auto largestOf = [](int64_t extent, int64_t quantum) -> int64_t {
       for (int64_t size = 128; size >= 16; size -= 4)
-        if (extent % size == 0)
+        if (extent % size == 0 && size % quantum == 0)
           return size;
       if (extent <= 64)
         return extent;
       for (int64_t size = 64; size >= 8; --size)
-        if (extent % size == 0)
+        if (extent % size == 0 && size % quantum == 0)
           return size;
       return 0;
     };
+    auto largest = [&](int64_t extent) { return largestOf(extent, 1); };
     auto threads = [](int64_t rows, int64_t cols) {
       return rows / threadTileExtent(rows) * (cols / threadTileExtent(cols));
     };
     // --matrix-block, when it divides M and N into blocks of 32 to 1024
     // threads.
     if (matrixBlockRows > 0 && matrixBlockCols > 0 && m % matrixBlockRows == 0 &&
-        n % matrixBlockCols == 0 &&
+        matrixBlockRows % rowQuantum == 0 && n % matrixBlockCols == 0 &&
         threads(matrixBlockRows, matrixBlockCols) >= minBlockThreads &&
         threads(matrixBlockRows, matrixBlockCols) <= 1024)
       return std::pair<int64_t, int64_t>(matrixBlockRows, matrixBlockCols);
-    int64_t rows = largest(m), cols = largest(n);
+    int64_t rows = largestOf(m, rowQuantum), cols = largest(n);
     if (rows == 0 || cols == 0 || threads(rows, cols) < minBlockThreads)
       return std::nullopt;
     auto blocks = [&] { return otherIterations * (m / rows) * (n / cols); };
     auto halvable = [&](int64_t side, int64_t other, bool isRows) {
-      if (side % 2 != 0 || side / 2 < 8)
+      if (side % 2 != 0 || side / 2 < 8 ||
+          (isRows && (side / 2) % rowQuantum != 0))
         return false;
       return isRows ? threads(side / 2, other) >= minBlockThreads
                     : threads(other, side / 2) >= minBlockThreads;
@@ -570,29 +627,50 @@ struct TileAndDistributePass
   /// (matrixTile) that divides it, halved, the larger side first, while the
   /// kernel would have fewer than kMinMatrixBlocks blocks. Larger blocks
   /// read each operand element from global memory fewer times (M / rows
-  /// times for B, N / columns for A); too few leave SMs idle.
-  std::pair<int64_t, int64_t> matrixBlock(int64_t m, int64_t n,
-                                          int64_t otherIterations) const {
-    auto fits = [&](int64_t size, int64_t extent) {
-      return size >= matrixTile && size % matrixTile == 0 && extent % size == 0;
+  /// times for B, N / columns for A); too few leave SMs idle. Rows stay
+  /// multiples of `rowQuantum` (whole convolution rows: 112 for rows of
+  /// 56, 28 or 14, the multiples of 16 up to 128 then being candidates);
+  /// none when no such block exists.
+  std::optional<std::pair<int64_t, int64_t>>
+  matrixBlock(int64_t m, int64_t n, int64_t otherIterations,
+              int64_t rowQuantum) const {
+    auto fits = [&](int64_t size, int64_t extent, int64_t quantum) {
+      return size >= matrixTile && size % matrixTile == 0 &&
+             extent % size == 0 && size % quantum == 0;
     };
-    if (fits(matrixBlockRows, m) && fits(matrixBlockCols, n))
-      return {matrixBlockRows, matrixBlockCols};
-    auto largest = [&](int64_t extent) {
+    if (fits(matrixBlockRows, m, rowQuantum) && fits(matrixBlockCols, n, 1))
+      return std::pair(matrixBlockRows.getValue(), matrixBlockCols.getValue());
+    auto largest = [&](int64_t extent, int64_t quantum) -> int64_t {
       for (int64_t size : {128, 64, 32})
-        if (fits(size, extent))
+        if (fits(size, extent, quantum))
           return size;
-      return matrixTile.getValue();
+      if (quantum > 1)
+        for (int64_t size = 128; size > matrixTile; size -= matrixTile)
+          if (fits(size, extent, quantum))
+            return size;
+      return fits(matrixTile, extent, quantum) ? matrixTile.getValue() : 0;
     };
-    int64_t rows = largest(m), cols = largest(n);
+    int64_t rows = largest(m, rowQuantum), cols = largest(n, 1);
+    if (rows == 0 || cols == 0)
+      return std::nullopt;
+    // Rows that 32 does not divide (112) take warps of 16 rows: seven per
+    // 64 columns, and a 112 x 128 block's 448 threads would leave each
+    // 128 registers, under what its pipelined stage loads need (ptxas
+    // spilled).
+    if (rows % 32 != 0 && cols > 64)
+      cols = 64;
     auto blocks = [&] { return otherIterations * (m / rows) * (n / cols); };
-    while (blocks() < kMinMatrixBlocks && (rows > matrixTile || cols > matrixTile)) {
-      if (rows >= cols && rows > matrixTile)
+    while (blocks() < kMinMatrixBlocks) {
+      bool rowsHalve = rows > matrixTile && fits(rows / 2, m, rowQuantum);
+      bool colsHalve = cols > matrixTile && fits(cols / 2, n, 1);
+      if (rowsHalve && (rows >= cols || !colsHalve))
         rows /= 2;
-      else
+      else if (colsHalve)
         cols /= 2;
+      else
+        break;
     }
-    return {rows, cols};
+    return std::pair(rows, cols);
   }
 
   /// Tiles the root into one forall iteration per output tile of `tile`.

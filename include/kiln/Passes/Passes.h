@@ -74,6 +74,13 @@ struct MatrixContractionLoops {
   int64_t m = -1, n = -1, k = -1;
   /// Positions of M and N among the output's dims.
   int64_t outM = -1, outN = -1;
+  /// A convolution's output rows: the loop of the output dim just outside
+  /// M (its height), which only the first input uses too, and its position
+  /// among the output's dims; -1 for none. A block may then take several
+  /// whole rows (rows x width outputs along M), which short rows (ResNet's
+  /// 56, 28, 14 and 7 pixels) need for 16-row matrix tiles and 8-output
+  /// thread tiles.
+  int64_t mOuter = -1, outMOuter = -1;
   /// Other reduction loops (a convolution's window), iterated around K.
   llvm::SmallVector<int64_t> window;
   llvm::SmallVector<int64_t> ranges; ///< static extent of every loop

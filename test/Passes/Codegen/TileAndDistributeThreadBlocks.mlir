@@ -112,6 +112,64 @@ func.func @conv3x3_56(%arg0: memref<1x16x58x58xf32>, %arg1: memref<32x16x3x3xf32
 
 // -----
 
+// Short rows (28 pixels, batch 32, 64 filters): blocks of whole output
+// rows (M = rows x width). An image's 784 pixels give 112 (four rows) x
+// 64 blocks of 8x8 outputs per thread; 224 blocks are too few and the rows
+// halve to two: 56 x 64 (14 x 8 threads of 4x8), 448 blocks. One row
+// alone would have been 28 x 64 (7 x 8 threads of 4x8).
+// CHECK-LABEL: func.func @conv3x3_rows
+// CHECK-SAME: kiln.matrix_tile = array<i64: 1, 64, 2, 28, 0, 0, 0>
+// CHECK-SAME: kiln.workgroups = 448 : i64
+#rx = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#rw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#ro = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @conv3x3_rows(%arg0: memref<32x64x30x30xf32>, %arg1: memref<64x64x3x3xf32>, %arg2: memref<32x64x28x28xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<32x64x30x30xf32> to tensor<32x64x30x30xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<64x64x3x3xf32> to tensor<64x64x3x3xf32>
+  %e = tensor.empty() : tensor<32x64x28x28xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x64x28x28xf32>) -> tensor<32x64x28x28xf32>
+  %conv = linalg.generic {indexing_maps = [#rx, #rw, #ro], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<32x64x30x30xf32>, tensor<64x64x3x3xf32>) outs(%f : tensor<32x64x28x28xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %2 = arith.mulf %in, %in_0 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<32x64x28x28xf32>
+  bufferization.materialize_in_destination %conv in restrict writable %arg2 : (tensor<32x64x28x28xf32>, memref<32x64x28x28xf32>) -> ()
+  return
+}
+
+// -----
+
+// Float16 on 56-pixel rows: no row is a multiple of 16, two rows (112)
+// are, seven 16-row matrix tiles: blocks of 2 x 56 rows x 16 filters (64
+// halved to reach 448 blocks; a row of 56 cannot halve into 16s).
+// CHECK-LABEL: func.func @conv3x3_rows_f16
+// CHECK-SAME: kiln.matrix_tile = array<i64: 1, 16, 2, 56, 0, 0, 0>
+// CHECK-SAME: kiln.workgroups = 448 : i64
+#hx = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#hw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#ho = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @conv3x3_rows_f16(%arg0: memref<4x64x58x58xf16>, %arg1: memref<64x64x3x3xf16>, %arg2: memref<4x64x56x56xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<4x64x58x58xf16> to tensor<4x64x58x58xf16>
+  %w = bufferization.to_tensor %arg1 restrict : memref<64x64x3x3xf16> to tensor<64x64x3x3xf16>
+  %e = tensor.empty() : tensor<4x64x56x56xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x64x56x56xf32>) -> tensor<4x64x56x56xf32>
+  %conv = linalg.generic {indexing_maps = [#hx, #hw, #ho], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<4x64x58x58xf16>, tensor<64x64x3x3xf16>) outs(%f : tensor<4x64x56x56xf32>) {
+  ^bb0(%in: f16, %in_0: f16, %out: f32):
+    %1 = arith.extf %in : f16 to f32
+    %2 = arith.extf %in_0 : f16 to f32
+    %3 = arith.mulf %1, %2 : f32
+    %4 = arith.addf %out, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<4x64x56x56xf32>
+  bufferization.materialize_in_destination %conv in restrict writable %arg2 : (tensor<4x64x56x56xf32>, memref<4x64x56x56xf32>) -> ()
+  return
+}
+
+// -----
+
 // A matrix-vector product (a batch-1 Gemm: M = 1) has no block of 32
 // threads: per-thread tiles.
 // CHECK-LABEL: func.func @gemv
