@@ -756,6 +756,29 @@ def build_import_models():
         [vi("x", [1, 16, 56, 56])], [vi("y", [1, 32, 28, 28])],
         [init("w", weights(rows_rng, (32, 16, 3, 3), 16 * 9)),
          init("b", rows_rng.standard_normal(32).astype(np.float32))], opset=17)
+    # Blocks whose rows 16 does not divide, padded to the next multiple of
+    # 16 on tensor cores (paddedMatrixRows): a 3x3 convolution on 14x14
+    # maps with a residual add (seven 14-pixel rows, 98 outputs, computed
+    # as 112), a 1x1 convolution onto 7x7 maps (the flattened image's 49
+    # pixels as 64) and a matmul of 49 rows.
+    padded_rng = np.random.default_rng(3004)
+    imp("conv3x3_14_residual",
+        [n("Conv", ["x", "w", "b"], ["c"], "conv", pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
+         n("Add", ["c", "x"], ["s"], "add"),
+         n("Relu", ["s"], ["y"], "relu")],
+        [vi("x", [2, 32, 14, 14])], [vi("y", [2, 32, 14, 14])],
+        [init("w", weights(padded_rng, (32, 32, 3, 3), 32 * 9)),
+         init("b", padded_rng.standard_normal(32).astype(np.float32))], opset=17)
+    imp("conv1x1_7",
+        [n("Conv", ["x", "w", "b"], ["c"], "conv", kernel_shape=[1, 1]),
+         n("Relu", ["c"], ["y"], "relu")],
+        [vi("x", [2, 32, 7, 7])], [vi("y", [2, 64, 7, 7])],
+        [init("w", weights(padded_rng, (64, 32, 1, 1), 32)),
+         init("b", padded_rng.standard_normal(64).astype(np.float32))], opset=17)
+    imp("matmul_49",
+        [n("MatMul", ["x", "w"], ["y"], "matmul")],
+        [vi("x", [49, 64])], [vi("y", [49, 32])],
+        [init("w", weights(padded_rng, (64, 32), 64))], opset=17)
 
 
 # --------------------------------------------------------------------------- main

@@ -3,6 +3,7 @@
 
 #include "kiln/Pipeline/DispatchGraph.h"
 #include "kiln/Pipeline/IRDump.h"
+#include "kiln/Passes/Passes.h"
 #include "kiln/Target/CpuTarget.h"
 #include "kiln/Target/CudaTarget.h"
 #include "kiln/Target/RocmTarget.h"
@@ -41,10 +42,15 @@ LogicalResult kiln::parseMatrixBlock(StringRef spec, CompileOptions &options,
   auto [rows, cols] = spec.split('x');
   int64_t r = 0, c = 0;
   auto valid = [](int64_t v) { return v >= 16 && v <= 128 && v % 16 == 0; };
-  if (rows.getAsInteger(10, r) || cols.getAsInteger(10, c) || !valid(r) ||
+  // Rows may also be what tensor cores compute padded (98 as 112).
+  auto validRows = [&](int64_t v) {
+    return valid(v) || (v > 0 && v <= 128 && paddedMatrixRows(v) > 0);
+  };
+  if (rows.getAsInteger(10, r) || cols.getAsInteger(10, c) || !validRows(r) ||
       !valid(c)) {
     error = "--matrix-block=" + spec.str() +
-            " is not ROWSxCOLUMNS with multiples of 16 up to 128 (e.g. 64x64)";
+            " is not ROWSxCOLUMNS with multiples of 16 up to 128 (e.g. 64x64; "
+            "rows within a quarter under one, e.g. 49 or 98, are padded)";
     return failure();
   }
   options.matrixBlockRows = r;

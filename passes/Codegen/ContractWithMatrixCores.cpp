@@ -24,6 +24,11 @@
 // its input channels; its window loops (kh, kw) run around the K steps and
 // the input's `o * stride + k` indices are computed per element.
 //
+// A block whose rows 16 does not divide (whole 7x7 images: 49 outputs;
+// seven 14-pixel rows: 98) computes the next multiple of 16 when that
+// wastes at most a quarter (paddedMatrixRows): the padded rows load the
+// last valid row's operands and epilogue inputs and store nothing.
+//
 // Every other op of the block (the accumulator's fill, the elementwise
 // epilogue: bias, activation, rounding to 16 bits) is elementwise over the
 // block, so each lane runs it only at the output elements its accumulator
@@ -54,6 +59,15 @@ constexpr int64_t kTile = 16;
 bool isSixteenBitFloat(Type t) { return t.isF16() || t.isBF16(); }
 
 } // namespace
+
+int64_t kiln::paddedMatrixRows(int64_t rows) {
+  if (rows <= 0)
+    return 0;
+  int64_t padded = llvm::alignTo(rows, kTile);
+  if (padded == rows)
+    return rows;
+  return padded <= 128 && 4 * (padded - rows) <= padded ? padded : 0;
+}
 
 bool kiln::isMultiplyAdd(linalg::GenericOp op, Value &scale) {
   Block &body = op.getRegion().front();
@@ -178,7 +192,13 @@ struct ContractWithMatrixCoresPass
       return;
     std::optional<OutputBlock> block =
         OutputBlock::match(func, tf32 && arch == "nvidia");
-    if (!block || !chooseWarpLayout(*block))
+    if (!block)
+      return;
+    // Rows that 16 does not divide (a 7x7 map's 49 pixels) are computed
+    // as the next multiple of 16 when that wastes little.
+    if (int64_t rows = paddedMatrixRows(block->tileM); rows > block->tileM)
+      block->padRows(rows);
+    if (!chooseWarpLayout(*block))
       return;
     scf::ForallOp forall = block->forall;
     IRRewriter rewriter(&getContext());
@@ -278,9 +298,9 @@ struct ContractWithMatrixCoresPass
     return best;
   }
 
-  /// Sets the tile fields from the contraction's M, N and K extents; false
-  /// when matrix instructions cannot cover them (M or N not a multiple of
-  /// 16 or over 128, K not a multiple of 16, a stage the block's threads
+  /// Sets the tile fields from the contraction's M (padded: padRows), N and
+  /// K extents; false when matrix instructions cannot cover them (M or N
+  /// not a multiple of 16 or over 128, K not a multiple of 16, a stage the block's threads
   /// cannot copy in equal shares, two stages that do not fit the static
   /// workgroup memory).
   bool chooseWarpLayout(const OutputBlock &block) {

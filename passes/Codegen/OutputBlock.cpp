@@ -76,6 +76,7 @@ std::optional<OutputBlock> OutputBlock::match(func::FuncOp func,
   block.tileM = block.rowWidth *
                 (loops->mOuter >= 0 ? loops->ranges[loops->mOuter] : 1);
   block.tileN = loops->ranges[loops->n];
+  block.validM = block.tileM;
   // Every other op writes a buffer shaped like the output tile, whose M
   // and N dims (and rows) are at the contraction's positions.
   block.outM = loops->outM;
@@ -125,7 +126,7 @@ OutputBlock::tileLoopsOf(linalg::LinalgOp op, int64_t outRank) const {
   if (outMOuter >= 0) {
     tile.rowOuter = loopAt(outMOuter);
     if (tile.rowOuter < 0 || tile.rowOuter == tile.row ||
-        tile.rowOuter == tile.col || ranges[tile.rowOuter] != tileM / rowWidth)
+        tile.rowOuter == tile.col || ranges[tile.rowOuter] != validM / rowWidth)
       return std::nullopt;
   }
   for (auto [i, extent] : llvm::enumerate(ranges))
@@ -135,9 +136,23 @@ OutputBlock::tileLoopsOf(linalg::LinalgOp op, int64_t outRank) const {
   return tile;
 }
 
+void OutputBlock::padRows(int64_t rows) {
+  assert(rows >= validM && "padding adds rows");
+  tileM = rows;
+}
+
+Value OutputBlock::clampRow(OpBuilder &b, Location loc, Value row,
+                            int64_t run) const {
+  if (validM == tileM)
+    return row;
+  return arith::MinUIOp::create(
+      b, loc, row, arith::ConstantIndexOp::create(b, loc, validM - run));
+}
+
 SmallVector<std::pair<int64_t, Value>>
 OutputBlock::rowAt(OpBuilder &b, Location loc, int64_t rowOuter,
                    int64_t rowLoop, Value row) const {
+  row = clampRow(b, loc, row);
   if (rowOuter < 0)
     return {{rowLoop, row}};
   Value width = arith::ConstantIndexOp::create(b, loc, rowWidth);
@@ -200,7 +215,19 @@ void OutputBlock::forgetUnreadStores(Value buffer) {
 void OutputBlock::storeElement(OpBuilder &b, Location loc, Value value,
                                Value buffer, ArrayRef<Value> indices, int64_t e,
                                bool tileElement) {
-  auto store = memref::StoreOp::create(b, loc, value, buffer, indices);
+  // The op that stores (erased whole when overwritten).
+  Operation *store;
+  if (rowValid.empty()) {
+    store = memref::StoreOp::create(b, loc, value, buffer, indices);
+  } else {
+    // A padded row's element: its indices are the last valid row's, whose
+    // owner stores the real value.
+    auto guard = scf::IfOp::create(b, loc, rowValid[e], /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard insertion(b);
+    b.setInsertionPoint(guard.thenBlock()->getTerminator());
+    memref::StoreOp::create(b, loc, value, buffer, indices);
+    store = guard;
+  }
   if (!tileElement) {
     forgetUnreadStores(buffer);
     return;
@@ -264,6 +291,15 @@ void OutputBlock::rewrite(OpBuilder &b, ArrayRef<Position> positions,
                           function_ref<void(OpBuilder &)> emitContraction) {
   stored.clear();
   unreadStores.clear();
+  rowValid.clear();
+  if (validM < tileM) {
+    b.setInsertionPoint(ops.front());
+    Location loc = forall.getLoc();
+    Value rows = arith::ConstantIndexOp::create(b, loc, validM);
+    for (const Position &position : positions)
+      rowValid.push_back(arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult, position.first, rows));
+  }
   for (linalg::LinalgOp op : ops) {
     b.setInsertionPoint(op);
     if (op.getOperation() == contraction.getOperation())
@@ -390,7 +426,10 @@ int64_t OutputBlock::stageRun(unsigned input, int64_t stageK) {
   int64_t bytes = type.getElementTypeBitWidth() / 8;
   int64_t known = knownOffsetMultiple(operand->get(), bytes);
   for (int64_t run = 16 / bytes; run > 1; run /= 2) {
-    bool aligned = fastExtent % run == 0 && known % run == 0 &&
+    // Along M of a padded block, runs end at the last valid row too.
+    bool alongValidM = input != 0 || int64_t(fast.getPosition()) != loops.m ||
+                       validM % run == 0;
+    bool aligned = fastExtent % run == 0 && alongValidM && known % run == 0 &&
                    llvm::all_of(ArrayRef(strides).drop_back(), [&](int64_t s) {
                      return !ShapedType::isDynamic(s) && s % run == 0;
                    });
@@ -560,7 +599,7 @@ SmallVector<Value> OutputBlock::issueAsyncStageCopies(
     auto [tileIndex, k] = stagePlace(
         b, loc, input, arith::MulIOp::create(b, loc, index, c(run)), stageK);
     SmallVector<std::pair<int64_t, Value>> at =
-        tileAt(b, loc, input, tileIndex);
+        tileAt(b, loc, input, runStart(b, loc, input, tileIndex, run));
     at.push_back({loops.k, arith::AddIOp::create(b, loc, k0, k)});
     llvm::append_range(at, window);
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
@@ -690,6 +729,13 @@ bool OutputBlock::operandContiguousAlongTile(unsigned input) {
       .isFunctionOfDim(input == 0 ? loops.m : loops.n);
 }
 
+Value OutputBlock::runStart(OpBuilder &b, Location loc, unsigned input,
+                           Value tileIndex, int64_t run) {
+  if (input != 0 || !operandContiguousAlongTile(0))
+    return tileIndex;
+  return clampRow(b, loc, tileIndex, run);
+}
+
 std::pair<Value, Value> OutputBlock::stagePlace(OpBuilder &b, Location loc,
                                                 unsigned input, Value index,
                                                 int64_t stageK) {
@@ -724,7 +770,7 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
       return loadOperand(b, loc, input, tileIndex, kAt, window);
     forgetUnreadStores(operand->get());
     SmallVector<std::pair<int64_t, Value>> at =
-        tileAt(b, loc, input, tileIndex);
+        tileAt(b, loc, input, runStart(b, loc, input, tileIndex, run));
     at.push_back({loops.k, kAt});
     llvm::append_range(at, window);
     return vector::LoadOp::create(

@@ -46,6 +46,14 @@ public:
   MatrixContractionLoops loops;
   int64_t tileM = 0, tileN = 0; ///< the block's rows (M) and columns (N)
   int64_t rowWidth = 0;         ///< M's extent (one output row's width)
+  /// The block's output rows: tileM, or fewer after padRows.
+  int64_t validM = 0;
+
+  /// Makes the block compute `rows` rows (more than it has: matrix tiles
+  /// of 16 over 49 outputs). Rows past validM read the operands and the
+  /// epilogue's inputs at the last valid row (in bounds, and never NaN
+  /// from uninitialized workgroup memory) and store nothing.
+  void padRows(int64_t rows);
 
   /// Replaces every linalg op of the iteration, in order: the contraction
   /// by what `emitContraction` builds (at its place), each other op by its
@@ -212,6 +220,18 @@ private:
     int64_t rowOuter = -1, row = -1, col = -1;
   };
   llvm::SmallVector<mlir::linalg::LinalgOp> ops;
+  /// Per element of the thread's positions, whether its row is one of the
+  /// block's (validM); empty when the block has no padded rows.
+  llvm::SmallVector<mlir::Value> rowValid;
+  /// `row`, or the last valid row start for a run of `run` elements when
+  /// the block is padded.
+  mlir::Value clampRow(mlir::OpBuilder &b, mlir::Location loc, mlir::Value row,
+                       int64_t run = 1) const;
+  /// Where a run of `run` elements of operand `input` at `tileIndex` of a
+  /// stage slice is read from: a padded block's runs along M past its
+  /// last valid row read the last valid run instead.
+  mlir::Value runStart(mlir::OpBuilder &b, mlir::Location loc, unsigned input,
+                       mlir::Value tileIndex, int64_t run);
   /// What this thread last stored at (buffer, element of its positions).
   llvm::DenseMap<std::pair<mlir::Value, int64_t>, mlir::Value> stored;
   /// This thread's last store at (buffer, element) when nothing has read

@@ -472,9 +472,9 @@ struct TileAndDistributePass
     // (ResNet's 56, 28, 14 and 7 pixels): M is then rows x width, whose
     // 112 outputs of two rows of 56 make seven 16-row matrix tiles or 8
     // outputs per thread where one row made neither. Taken when they get
-    // matrix instructions that one row does not, or as many blocks as one
-    // row gets (up to kMinMatrixBlocks): a row can be split further; or
-    // when --matrix-block asks for them.
+    // matrix instructions that one row does not (or only padded), or as
+    // many blocks as one row gets (up to kMinMatrixBlocks): a row can be
+    // split further; or when --matrix-block asks for them.
     std::optional<Block> row =
         chooseBlock(*loops, width, n, otherIterations / (width * n), 1);
     if (loops->mOuter >= 0 && width < kShortRow) {
@@ -483,7 +483,14 @@ struct TileAndDistributePass
           chooseBlock(*loops, m, n, otherIterations / (m * n), width);
       bool asked = rows && rows->rows == matrixBlockRows &&
                    rows->cols == matrixBlockCols; // --matrix-block
-      if (rows && (!row || asked || (rows->matrix && !row->matrix) ||
+      // Matrix tiles without padding beat padded ones (a 28-pixel row as
+      // 32 rows) as they beat none.
+      auto padded = [](const Block &block) {
+        return block.matrix && block.rows % 16 != 0;
+      };
+      if (rows && (!row || asked ||
+                   (rows->matrix && (!row->matrix ||
+                                     (padded(*row) && !padded(*rows)))) ||
                    (rows->matrix == row->matrix &&
                     rows->blocks >= std::min(kMinMatrixBlocks, row->blocks)))) {
         sizes[rootLoop(loops->outMOuter)] = rows->rows / width;
@@ -535,20 +542,19 @@ struct TileAndDistributePass
       return Block{size->first, size->second, matrix, blocks};
     };
     std::optional<Block> block;
-    if (takesMatrixInstructions(loops, m))
+    if (takesMatrixInstructions(loops))
       block = counted(matrixBlock(m, n, otherIterations, rowQuantum), true);
     if (!block && threadBlocks)
       block = counted(threadBlock(m, n, otherIterations, rowQuantum), false);
     return block;
   }
 
-  /// 16-bit operands (float32 ones too with matrixFloat32) whose M (`m`
-  /// outputs), N and K `matrixTile` divides.
-  bool takesMatrixInstructions(const MatrixContractionLoops &loops,
-                               int64_t m) const {
+  /// 16-bit operands (float32 ones too with matrixFloat32) whose N and K
+  /// `matrixTile` divides (M's blocks are matrixBlock's to find).
+  bool takesMatrixInstructions(const MatrixContractionLoops &loops) const {
     if (matrixTile <= 0 || (loops.operandType.isF32() && !matrixFloat32))
       return false;
-    return m % matrixTile == 0 && loops.ranges[loops.n] % matrixTile == 0 &&
+    return loops.ranges[loops.n] % matrixTile == 0 &&
            loops.ranges[loops.k] % matrixTile == 0;
   }
 
@@ -629,8 +635,11 @@ struct TileAndDistributePass
   /// read each operand element from global memory fewer times (M / rows
   /// times for B, N / columns for A); too few leave SMs idle. Rows stay
   /// multiples of `rowQuantum` (whole convolution rows: 112 for rows of
-  /// 56, 28 or 14, the multiples of 16 up to 128 then being candidates);
-  /// none when no such block exists.
+  /// 56, 28 or 14, the multiples of 16 up to 128 then being candidates).
+  /// Where no multiple of 16 divides M into such rows (14x14 and 7x7 maps,
+  /// as rows or flattened), the largest that paddedMatrixRows pads (98 of
+  /// 196 as 112, 49 as 64), halved to the next such while the block count
+  /// needs it and the columns cannot halve. None when no block exists.
   std::optional<std::pair<int64_t, int64_t>>
   matrixBlock(int64_t m, int64_t n, int64_t otherIterations,
               int64_t rowQuantum) const {
@@ -638,7 +647,12 @@ struct TileAndDistributePass
       return size >= matrixTile && size % matrixTile == 0 &&
              extent % size == 0 && size % quantum == 0;
     };
-    if (fits(matrixBlockRows, m, rowQuantum) && fits(matrixBlockCols, n, 1))
+    // --matrix-block; its rows may be padded ones (98: 112 on 14-pixel rows).
+    bool askedRowsFit = fits(matrixBlockRows, m, rowQuantum) ||
+                        (matrixBlockRows > 0 && m % matrixBlockRows == 0 &&
+                         matrixBlockRows % rowQuantum == 0 &&
+                         paddedMatrixRows(matrixBlockRows) > 0);
+    if (askedRowsFit && fits(matrixBlockCols, n, 1))
       return std::pair(matrixBlockRows.getValue(), matrixBlockCols.getValue());
     auto largest = [&](int64_t extent, int64_t quantum) -> int64_t {
       for (int64_t size : {128, 64, 32})
@@ -650,21 +664,36 @@ struct TileAndDistributePass
             return size;
       return fits(matrixTile, extent, quantum) ? matrixTile.getValue() : 0;
     };
+    // Padded rows: the largest candidate up to `most`, or 0.
+    auto largestPadded = [&](int64_t most) -> int64_t {
+      for (int64_t size = std::min<int64_t>(most, 128); size > 0; --size)
+        if (m % size == 0 && size % rowQuantum == 0 &&
+            paddedMatrixRows(size) > 0)
+          return size;
+      return 0;
+    };
     int64_t rows = largest(m, rowQuantum), cols = largest(n, 1);
+    bool padded = rows == 0;
+    if (padded)
+      rows = largestPadded(128);
     if (rows == 0 || cols == 0)
       return std::nullopt;
     // Rows that 32 does not divide (112) take warps of 16 rows: seven per
     // 64 columns, and a 112 x 128 block's 448 threads would leave each
     // 128 registers, under what its pipelined stage loads need (ptxas
     // spilled).
-    if (rows % 32 != 0 && cols > 64)
+    if (paddedMatrixRows(rows) % 32 != 0 && cols > 64)
       cols = 64;
     auto blocks = [&] { return otherIterations * (m / rows) * (n / cols); };
     while (blocks() < kMinMatrixBlocks) {
-      bool rowsHalve = rows > matrixTile && fits(rows / 2, m, rowQuantum);
+      // Halving padded rows may waste more of the matrix tiles: columns
+      // first.
+      int64_t halfRows = padded ? largestPadded(rows / 2) : rows / 2;
+      bool rowsHalve = padded ? halfRows > 0
+                              : rows > matrixTile && fits(halfRows, m, rowQuantum);
       bool colsHalve = cols > matrixTile && fits(cols / 2, n, 1);
-      if (rowsHalve && (rows >= cols || !colsHalve))
-        rows /= 2;
+      if (rowsHalve && (!colsHalve || (!padded && rows >= cols)))
+        rows = halfRows;
       else if (colsHalve)
         cols /= 2;
       else

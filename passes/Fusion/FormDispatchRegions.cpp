@@ -30,8 +30,7 @@ bool isInlinableConstant(Value v) {
 
 /// A cast from a 16-bit float type to float32 (see kiln-demote-precision).
 bool isWideningCast(Operation *op) {
-  auto cast = dyn_cast<CastOp>(op);
-  return cast && cast.isWidening();
+  return op->getNumResults() == 1 && isWidened(op->getResult(0));
 }
 
 /// Ops that multiply and accumulate: they read widened operands inside
@@ -54,6 +53,7 @@ struct FormDispatchRegionsPass
 
   void runOnOperation() override {
     SmallVector<SmallVector<Operation *>> groups = formGroups();
+    moveTrailingWidenings(groups);
     for (auto &group : groups)
       if (!group.empty())
         createRegion(group);
@@ -108,6 +108,32 @@ struct FormDispatchRegionsPass
     }
     SmallVector<Operation *> &group = groups[target];
     group.insert(group.end() - 1, casts.begin(), casts.end());
+  }
+
+  /// A group that ends by widening its 16-bit result (--precision: the
+  /// rounding, then a widening cast for a consumer in another kernel, e.g.
+  /// a residual add) would store float32 values, twice the bytes. The
+  /// widening moves into the consumer's group, just ahead of the consumer,
+  /// so the producer stores 16-bit values and the consumer loads them.
+  void moveTrailingWidenings(SmallVectorImpl<SmallVector<Operation *>> &groups) {
+    DenseMap<Operation *, size_t> groupOf;
+    for (auto [index, group] : llvm::enumerate(groups))
+      for (Operation *op : group)
+        groupOf[op] = index;
+    for (SmallVector<Operation *> &group : groups) {
+      if (group.size() < 2 || !isWideningCast(group.back()) ||
+          !group.back()->hasOneUse())
+        continue;
+      Operation *widen = group.back();
+      Operation *user = *widen->getUsers().begin();
+      auto it = groupOf.find(user);
+      if (it == groupOf.end() || &groups[it->second] == &group)
+        continue;
+      SmallVector<Operation *> &consumers = groups[it->second];
+      group.pop_back();
+      consumers.insert(llvm::find(consumers, user), widen);
+      groupOf[widen] = it->second;
+    }
   }
 
   std::optional<size_t>

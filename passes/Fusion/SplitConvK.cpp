@@ -52,12 +52,6 @@ bool isStaticF32(Type type) {
   return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
 }
 
-/// A 16-bit value widened for the op that reads it (--precision=f16|bf16,
-/// 16-bit models): the convolution then takes tensor cores.
-bool isWidened(Value value) {
-  auto cast = value.getDefiningOp<CastOp>();
-  return cast && cast.isWidening();
-}
 
 /// A 1x1 convolution at stride 1 without padding: a matmul per image.
 bool isPointwise(ConvOp conv) {

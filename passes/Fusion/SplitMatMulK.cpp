@@ -36,13 +36,6 @@ using namespace kiln;
 
 namespace {
 
-/// A 16-bit value widened for the op that reads it (--precision=f16|bf16,
-/// 16-bit models): the matmul then takes tensor cores.
-bool isWidened(Value value) {
-  auto cast = value.getDefiningOp<CastOp>();
-  return cast && cast.isWidening();
-}
-
 struct SplitK : public OpRewritePattern<MatMulOp> {
   SplitK(MLIRContext *context, int64_t minK, int64_t maxBlocks)
       : OpRewritePattern(context), minK(minK), maxBlocks(maxBlocks) {}

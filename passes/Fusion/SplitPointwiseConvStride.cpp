@@ -61,13 +61,26 @@ struct SplitStride : public OpRewritePattern<ConvOp> {
       shape[i] = conv.getType().getDimSize(i);
       steps[i] = conv.getStrides()[i - 2];
     }
+    // A 16-bit input widened for the convolution (--precision, float16
+    // models) is subsampled as it is and widened after: the copy kernel
+    // moves half the bytes and the widening stays the convolution's
+    // prologue (its operand then stays 16-bit: tensor cores).
+    Value source = conv.getInput();
+    bool widened = isWidened(source);
+    if (widened)
+      source = source.getDefiningOp<CastOp>().getInput();
     // The subsampled input is part of the convolution's work, not its
     // output.
+    Location partLoc = withoutOnnxValues(conv.getLoc());
     Value pixels = SliceOp::create(
-        rewriter, withoutOnnxValues(conv.getLoc()),
-        RankedTensorType::get(shape, inType.getElementType()),
-        conv.getInput(), rewriter.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 0)),
+        rewriter, partLoc,
+        RankedTensorType::get(shape, getElementTypeOrSelf(source.getType())),
+        source, rewriter.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 0)),
         rewriter.getDenseI64ArrayAttr(steps));
+    if (widened)
+      pixels = CastOp::create(
+          rewriter, partLoc,
+          RankedTensorType::get(shape, inType.getElementType()), pixels);
     rewriter.modifyOpInPlace(conv, [&] {
       conv.getInputMutable().assign(pixels);
       conv.setStrides(SmallVector<int64_t>(rank - 2, 1));

@@ -90,6 +90,23 @@ struct MatrixContractionLoops {
 std::optional<MatrixContractionLoops>
 matchMatrixContraction(mlir::linalg::LinalgOp op, bool allowFloat32 = false);
 
+/// True when `value` is a 16-bit float widened to float32 by a kiln.cast
+/// (CastOp::isWidening: --precision=f16|bf16, 16-bit models): the op that
+/// reads it loads 16-bit values, and a contraction takes matrix
+/// instructions.
+inline bool isWidened(mlir::Value value) {
+  auto cast = value.getDefiningOp<CastOp>();
+  return cast && cast.isWidening();
+}
+
+/// The rows that 16-row matrix tiles compute for a block of `rows` outputs
+/// along M (kiln-contract-with-matrix-cores): `rows` itself when 16
+/// divides it, else rounded up to a multiple of 16 when that adds at most
+/// a quarter and stays within 128 (a 7x7 map's 49 pixels: 64; seven
+/// 14-pixel rows, 98: 112). The rows past `rows` compute from copies of
+/// the last one and are never stored. 0 when neither holds.
+int64_t paddedMatrixRows(int64_t rows);
+
 /// Outputs per thread along one side of a block in
 /// kiln-contract-with-thread-tiles: 8 on sides of 96 or more that it
 /// divides (two runs of 4, half the side apart), else 4, 2 or 1, whichever

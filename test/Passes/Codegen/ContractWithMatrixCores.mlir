@@ -265,3 +265,48 @@ func.func @matmul_f16_staged(%x: memref<128x128xf16>, %w: memref<128x256xf16>, %
   }
   return
 }
+
+// -----
+
+// A block of 14 rows (a 14-pixel output row, a matmul of 28 rows in two
+// blocks) is computed as one 16-row matrix tile (paddedMatrixRows): rows
+// 14 and 15 load operands at row 13 (in bounds) and store nothing; each
+// lane's stores are guarded by its row being under 14.
+// NV-LABEL: func.func @padded_rows
+// NV-SAME: kiln.lanes = 32
+// NV-SAME: kiln.matrix_cores = "mma.sync m16n8k16"
+// NV: %[[ROW:.+]] = arith.divui %{{.+}}, %c4
+// NV: arith.cmpi ult, %{{.+}}, %c14
+// NV-NOT: scf.if
+// NV: scf.for
+// NV: arith.minui %{{.+}}, %c13
+// NV: nvgpu.mma.sync
+// NV: scf.yield
+// NV-COUNT-8: scf.if
+// NV-NOT: scf.if
+// NV-NOT: linalg.
+// AMD-LABEL: func.func @padded_rows
+// AMD-SAME: kiln.matrix_cores = "mfma 16x16x16"
+// AMD: arith.minui %{{.+}}, %c13
+// AMD: amdgpu.mfma
+// AMD-COUNT-4: scf.if
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @padded_rows(%x: memref<28x32xf16>, %w: memref<32x16xf16>, %y: memref<28x16xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i) = (0) to (28) step (14) {
+    %xs = memref.subview %x[%i, 0] [14, 32] [1, 1] : memref<28x32xf16> to memref<14x32xf16, strided<[32, 1], offset: ?>>
+    %ys = memref.subview %y[%i, 0] [14, 16] [1, 1] : memref<28x16xf32> to memref<14x16xf32, strided<[16, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<14x16xf32, strided<[16, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %w : memref<14x32xf16, strided<[32, 1], offset: ?>>, memref<32x16xf16>) outs(%ys : memref<14x16xf32, strided<[16, 1], offset: ?>>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.extf %in : f16 to f32
+      %2 = arith.mulf %1, %0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+  }
+  return
+}

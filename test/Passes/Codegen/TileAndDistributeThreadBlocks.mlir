@@ -170,6 +170,57 @@ func.func @conv3x3_rows_f16(%arg0: memref<4x64x58x58xf16>, %arg1: memref<64x64x3
 
 // -----
 
+// Float16 on 14x14 maps: no whole number of 14-pixel rows that divides
+// the map is a multiple of 16, so seven rows (98) are computed as 112
+// (paddedMatrixRows, a quarter at most); 64 filters halve to 32 before the
+// padded rows do, for 512 blocks. On 7x7 maps the whole image (49) is
+// computed as 64.
+// CHECK-LABEL: func.func @conv3x3_14_f16
+// CHECK-SAME: kiln.matrix_tile = array<i64: 1, 32, 7, 14, 0, 0, 0>
+// CHECK-SAME: kiln.workgroups = 512 : i64
+// CHECK-LABEL: func.func @conv3x3_7_f16
+// CHECK-SAME: kiln.matrix_tile = array<i64: 1, 32, 7, 7, 0, 0, 0>
+// CHECK-SAME: kiln.workgroups = 512 : i64
+#px = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#pw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#po = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @conv3x3_14_f16(%arg0: memref<32x256x16x16xf16>, %arg1: memref<256x256x3x3xf16>, %arg2: memref<32x256x14x14xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<32x256x16x16xf16> to tensor<32x256x16x16xf16>
+  %w = bufferization.to_tensor %arg1 restrict : memref<256x256x3x3xf16> to tensor<256x256x3x3xf16>
+  %e = tensor.empty() : tensor<32x256x14x14xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x256x14x14xf32>) -> tensor<32x256x14x14xf32>
+  %conv = linalg.generic {indexing_maps = [#px, #pw, #po], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<32x256x16x16xf16>, tensor<256x256x3x3xf16>) outs(%f : tensor<32x256x14x14xf32>) {
+  ^bb0(%in: f16, %in_0: f16, %out: f32):
+    %1 = arith.extf %in : f16 to f32
+    %2 = arith.extf %in_0 : f16 to f32
+    %3 = arith.mulf %1, %2 : f32
+    %4 = arith.addf %out, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<32x256x14x14xf32>
+  bufferization.materialize_in_destination %conv in restrict writable %arg2 : (tensor<32x256x14x14xf32>, memref<32x256x14x14xf32>) -> ()
+  return
+}
+func.func @conv3x3_7_f16(%arg0: memref<32x512x9x9xf16>, %arg1: memref<512x512x3x3xf16>, %arg2: memref<32x512x7x7xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<32x512x9x9xf16> to tensor<32x512x9x9xf16>
+  %w = bufferization.to_tensor %arg1 restrict : memref<512x512x3x3xf16> to tensor<512x512x3x3xf16>
+  %e = tensor.empty() : tensor<32x512x7x7xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<32x512x7x7xf32>) -> tensor<32x512x7x7xf32>
+  %conv = linalg.generic {indexing_maps = [#px, #pw, #po], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%x, %w : tensor<32x512x9x9xf16>, tensor<512x512x3x3xf16>) outs(%f : tensor<32x512x7x7xf32>) {
+  ^bb0(%in: f16, %in_0: f16, %out: f32):
+    %1 = arith.extf %in : f16 to f32
+    %2 = arith.extf %in_0 : f16 to f32
+    %3 = arith.mulf %1, %2 : f32
+    %4 = arith.addf %out, %3 : f32
+    linalg.yield %4 : f32
+  } -> tensor<32x512x7x7xf32>
+  bufferization.materialize_in_destination %conv in restrict writable %arg2 : (tensor<32x512x7x7xf32>, memref<32x512x7x7xf32>) -> ()
+  return
+}
+
+// -----
+
 // A matrix-vector product (a batch-1 Gemm: M = 1) has no block of 32
 // threads: per-thread tiles.
 // CHECK-LABEL: func.func @gemv

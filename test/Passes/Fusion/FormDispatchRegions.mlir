@@ -89,3 +89,33 @@ func.func @demoted_matmul(%x: tensor<4x8xf32>) -> tensor<4x32xf16> {
   %5 = kiln.cast %4 : tensor<4x32xf32> -> tensor<4x32xf16>
   return %5 : tensor<4x32xf16>
 }
+
+// -----
+
+// A 16-bit result widened for a consumer in another kernel (ResNet's
+// downsample branch at --precision=f16, read by the residual add of the
+// next convolution): the widening joins the consumer's kernel, so the
+// producer stores 16-bit values instead of float32 ones.
+// CHECK-LABEL: func.func @widened_for_other_kernel
+// CHECK: %[[D:.+]] = kiln.dispatch_region({{.*}}) -> tensor<4x32xf16> {
+// CHECK: kiln.matmul
+// CHECK-NEXT: kiln.cast %{{.+}} : tensor<4x32xf32> -> tensor<4x32xf16>
+// CHECK-NEXT: kiln.yield %{{.+}} : tensor<4x32xf16>
+// CHECK: kiln.dispatch_region({{.*}}%[[D]]) : ({{.*}}tensor<4x32xf16>) -> tensor<4x32xf16> {
+// CHECK: kiln.matmul
+// CHECK-NEXT: kiln.cast %{{.+}} : tensor<4x32xf16> -> tensor<4x32xf32>
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.cast %{{.+}} : tensor<4x32xf32> -> tensor<4x32xf16>
+// CHECK-NEXT: kiln.yield
+// CHECK-NOT: kiln.dispatch_region
+// CHECK: return
+func.func @widened_for_other_kernel(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x32xf16> {
+  %w = kiln.constant dense_resource<w> : tensor<8x32xf32>
+  %0 = kiln.matmul %x, %w : tensor<4x8xf32>, tensor<8x32xf32> -> tensor<4x32xf32>
+  %1 = kiln.cast %0 : tensor<4x32xf32> -> tensor<4x32xf16>
+  %2 = kiln.cast %1 : tensor<4x32xf16> -> tensor<4x32xf32>
+  %3 = kiln.matmul %y, %w : tensor<4x8xf32>, tensor<8x32xf32> -> tensor<4x32xf32>
+  %4 = kiln.add %3, %2 : tensor<4x32xf32>, tensor<4x32xf32> -> tensor<4x32xf32>
+  %5 = kiln.cast %4 : tensor<4x32xf32> -> tensor<4x32xf16>
+  return %5 : tensor<4x32xf16>
+}

@@ -52,3 +52,19 @@ func.func @left_alone(%y: tensor<1x8x14x14xf32>, %w: tensor<8x8x1x1xf32>, %w3: t
   %4 = kiln.conv %y, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x8x14x14xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x14x14xf32>
   return %1, %2, %3, %4 : tensor<1x8x6x6xf32>, tensor<1x8x8x8xf32>, tensor<1x8x7x7xf32>, tensor<1x8x14x14xf32>
 }
+
+// -----
+
+// A 16-bit input widened for the convolution (--precision=f16) is
+// subsampled in 16 bits and widened after, so the copy moves half the bytes
+// and the convolution's operand is still a widened 16-bit value (its
+// prologue: tensor cores).
+// CHECK-LABEL: func.func @widened
+// CHECK: %[[S:.+]] = kiln.slice %arg0 {{.*}}steps = array<i64: 1, 1, 2, 2>{{.*}} : tensor<1x8x56x56xf16> -> tensor<1x8x28x28xf16>
+// CHECK: %[[W:.+]] = kiln.cast %[[S]] : tensor<1x8x28x28xf16> -> tensor<1x8x28x28xf32>
+// CHECK: kiln.conv %[[W]], %arg1 {{.*}}strides = array<i64: 1, 1>
+func.func @widened(%x: tensor<1x8x56x56xf16>, %w: tensor<8x8x1x1xf32>) -> tensor<1x8x28x28xf32> {
+  %x32 = kiln.cast %x : tensor<1x8x56x56xf16> -> tensor<1x8x56x56xf32>
+  %0 = kiln.conv %x32, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x8x56x56xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x28x28xf32>
+  return %0 : tensor<1x8x28x28xf32>
+}
