@@ -19,7 +19,11 @@
 // independently of the code generator. Workgroup memory starts as NaN, so a
 // read of a value no thread wrote shows up as a wrong result. Every buffer
 // is compared afterwards; the tool fails when any differs by more than the
-// tolerance.
+// tolerance. With --check-bounds (the default) every memref load and store
+// of the emulated kernel is checked against its view
+// (generate-runtime-verification) and every cp.async against the kernel's
+// buffers: an access past a view that a wrong result would not show (a
+// padded row's load, whose result is never stored) fails the run too.
 //
 //   kiln-emulate-gpu kernels.mlir --arch=nvidia [--tf32]
 //
@@ -30,9 +34,11 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/RuntimeOpVerification.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -49,6 +55,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <condition_variable>
@@ -77,6 +84,13 @@ static llvm::cl::opt<int64_t> maxThreads(
 static llvm::cl::opt<bool>
     dump("dump", llvm::cl::desc("Print the module of both functions before "
                                 "lowering to LLVM"));
+static llvm::cl::opt<bool> checkBounds(
+    "check-bounds",
+    llvm::cl::desc("Check every load and store of the emulated kernel "
+                   "against its memref's bounds (generate-runtime-"
+                   "verification: a violation aborts with the op) and every "
+                   "cp.async against the buffers it copies between"),
+    llvm::cl::init(true));
 static llvm::cl::opt<double> tolerance(
     "tolerance",
     llvm::cl::desc("Largest |emulated - reference| / (1 + |reference|)"),
@@ -260,12 +274,50 @@ struct PendingCopy {
 thread_local std::vector<PendingCopy> pendingCopies;
 thread_local int64_t committedGroups = 0;
 
+/// The byte ranges of the kernel's buffers (global memory) and of its
+/// workgroup buffers, for --check-bounds; set before a kernel runs.
+std::vector<std::pair<const uint8_t *, size_t>> globalRanges, workgroupRanges;
+/// Set by a cp.async outside those ranges (any thread).
+std::atomic<bool> asyncCopyOutOfBounds{false};
+
+bool withinOne(const std::vector<std::pair<const uint8_t *, size_t>> &ranges,
+               const uint8_t *start, int64_t bytes) {
+  return llvm::any_of(ranges, [&](const auto &range) {
+    return start >= range.first &&
+           start + bytes <= range.first + range.second;
+  });
+}
+
+/// The kernel being emulated and the messages of its bounds checks (the
+/// cf.assert ops of generate-runtime-verification, by index).
+std::string currentKernel;
+std::vector<std::string> boundsMessages;
+
+/// A bounds check failed: the access would fault or corrupt memory on a
+/// GPU (and here), so the run ends with the check's message.
+extern "C" void kiln_emu_out_of_bounds(int64_t check) {
+  static std::mutex reporting;
+  std::lock_guard<std::mutex> lock(reporting);
+  llvm::outs() << currentKernel << ": OUT OF BOUNDS: "
+               << StringRef(boundsMessages[check]).trim() << "\n";
+  llvm::outs().flush();
+  std::_Exit(1);
+}
+
 /// Records a copy; it lands only when a wait completes its group, the
 /// latest the PTX ISA allows, so a read before the wait (or before the
-/// barrier after it) sees what was there before.
+/// barrier after it) sees what was there before. A copy from outside the
+/// kernel's buffers or into anything but a workgroup buffer is dropped
+/// and fails the kernel (--check-bounds).
 extern "C" void kiln_emu_async_copy(int64_t dst, int64_t src, int64_t bytes) {
-  pendingCopies.push_back({reinterpret_cast<uint8_t *>(dst),
-                           reinterpret_cast<const uint8_t *>(src), bytes, -1});
+  auto *to = reinterpret_cast<uint8_t *>(dst);
+  auto *from = reinterpret_cast<const uint8_t *>(src);
+  if (checkBounds && (!withinOne(globalRanges, from, bytes) ||
+                      !withinOne(workgroupRanges, to, bytes))) {
+    asyncCopyOutOfBounds = true;
+    return;
+  }
+  pendingCopies.push_back({to, from, bytes, -1});
 }
 
 /// cp.async.commit_group: the uncommitted copies become the newest group.
@@ -717,6 +769,32 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
           {b.getI64Type(), b.getI64Type(), b.getI64Type()});
   declare("kiln_emu_async_commit", {});
   declare("kiln_emu_async_wait", {b.getI64Type()});
+  // Bounds checks in the emulated kernel only (the reference is the
+  // kernel's own loops): an index past a view's extent that stays inside
+  // the buffer would otherwise go unnoticed here and fault or corrupt on a
+  // GPU.
+  if (checkBounds) {
+    if (failed(runPipeline(*module, "generate-runtime-verification")))
+      return failure();
+    // Each check reports through kiln_emu_out_of_bounds: cf.assert would
+    // abort without its message.
+    boundsMessages.clear();
+    declare("kiln_emu_out_of_bounds", {b.getI64Type()});
+    module->walk([&](cf::AssertOp check) {
+      OpBuilder at(check);
+      Location loc = check.getLoc();
+      Value failed = arith::XOrIOp::create(
+          at, loc, check.getArg(), arith::ConstantIntOp::create(at, loc, 1, 1));
+      auto report = scf::IfOp::create(at, loc, failed, /*withElseRegion=*/false);
+      at.setInsertionPoint(report.thenBlock()->getTerminator());
+      func::CallOp::create(
+          at, loc, "kiln_emu_out_of_bounds", TypeRange{},
+          ValueRange{arith::ConstantIntOp::create(
+              at, loc, int64_t(boundsMessages.size()), 64)});
+      boundsMessages.push_back(check.getMsg().str());
+      check.erase();
+    });
+  }
   // Both functions in one module; constant tables (same names, same
   // values: both come from bufferizing the same kernel) once.
   SymbolTable symbols(*module);
@@ -760,7 +838,9 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
           {"kiln_emu_async_commit",
            reinterpret_cast<void *>(&kiln_emu_async_commit)},
           {"kiln_emu_async_wait",
-           reinterpret_cast<void *>(&kiln_emu_async_wait)}})
+           reinterpret_cast<void *>(&kiln_emu_async_wait)},
+          {"kiln_emu_out_of_bounds",
+           reinterpret_cast<void *>(&kiln_emu_out_of_bounds)}})
       symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(function),
                                  llvm::JITSymbolFlags::Exported};
     return symbols;
@@ -801,6 +881,14 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   sharedBuffers.reserve(shared.size());
   for (MemRefType type : shared)
     sharedBuffers.emplace_back(type); // reserved: no buffer moves
+  currentKernel = name.str();
+  globalRanges.clear();
+  workgroupRanges.clear();
+  for (Buffer &buffer : actual)
+    globalRanges.push_back({buffer.bytes.data(), buffer.bytes.size()});
+  for (Buffer &buffer : sharedBuffers)
+    workgroupRanges.push_back({buffer.bytes.data(), buffer.bytes.size()});
+  asyncCopyOutOfBounds = false;
   auto resetShared = [&] {
     for (Buffer &buffer : sharedBuffers)
       for (int64_t e = 0; e < buffer.count(); ++e)
@@ -833,6 +921,12 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   for (std::thread &worker : workers)
     worker.join();
 
+  if (asyncCopyOutOfBounds) {
+    llvm::outs() << name << ": " << blocks << " blocks x " << threads
+                 << " threads: a cp.async copies outside the kernel's "
+                    "buffers: OUT OF BOUNDS\n";
+    return failure();
+  }
   double worst = 0;
   int64_t worstAt = -1, worstBuffer = -1;
   for (int64_t i = 0; i < buffers; ++i)
@@ -875,6 +969,7 @@ int main(int argc, char **argv) {
       argc, argv, "Runs tiled GPU kernels on the CPU against their reference\n");
   DialectRegistry registry;
   registerAllDialects(registry);
+  memref::registerRuntimeVerifiableOpInterfaceExternalModels(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
   registry.insert<kiln::KilnDialect>();
