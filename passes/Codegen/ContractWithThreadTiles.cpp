@@ -24,6 +24,11 @@
 // Threads are numbered along whichever of M and N the output is
 // contiguous in, so that neighbouring threads store neighbouring outputs.
 //
+// A block whose rows 4 does not divide (whole 7x7 images: 49) computes
+// more (threadTileRows: 64, as matrix tiles pad, else the next multiple of
+// 4; OutputBlock::padRows): the padded rows read the last valid row's
+// operands and store nothing.
+//
 //===----------------------------------------------------------------------===//
 #include "OutputBlock.h"
 
@@ -42,6 +47,17 @@ int64_t kiln::threadTileExtent(int64_t blockExtent) {
     if (blockExtent % size == 0)
       return size;
   return 1;
+}
+
+int64_t kiln::threadTileRows(int64_t rows) {
+  if (rows <= 4 || rows % 4 == 0)
+    return rows;
+  // As matrix tiles pad (49 as 64) where that wastes at most a quarter:
+  // threads then divide the stage slices (52 rows gave blocks of 208
+  // threads whose uneven, guarded stage shares spilled in ptxas).
+  if (int64_t padded = paddedMatrixRows(rows))
+    return padded;
+  return llvm::alignTo(rows, 4);
 }
 
 int64_t kiln::threadTileRun(int64_t blockExtent) {
@@ -81,6 +97,16 @@ struct ContractWithThreadTilesPass
         OutputBlock::match(func, /*allowFloat32=*/true);
     if (!block)
       return;
+    // Rows that 4 does not divide (a 7x7 map's 49 pixels) would leave each
+    // thread one row (1x4 tiles: a loaded weight serves one FMA); padded
+    // (threadTileRows), each thread gets four, unless that leaves the
+    // block fewer threads than a warp.
+    if (int64_t rows = threadTileRows(block->tileM);
+        rows > block->tileM &&
+        rows / threadTileExtent(rows) *
+                (block->tileN / threadTileExtent(block->tileN)) >=
+            kMinThreads)
+      block->padRows(rows);
     rowsPerThread = threadTileExtent(block->tileM);
     colsPerThread = threadTileExtent(block->tileN);
     rowRun = threadTileRun(block->tileM);

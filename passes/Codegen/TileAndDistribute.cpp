@@ -587,8 +587,16 @@ struct TileAndDistributePass
       return 0;
     };
     auto largest = [&](int64_t extent) { return largestOf(extent, 1); };
+    // Threads of a block as kiln-contract-with-thread-tiles lays it out:
+    // rows padded (threadTileRows: 49 as 64) unless that leaves fewer than
+    // a warp.
     auto threads = [](int64_t rows, int64_t cols) {
-      return rows / threadTileExtent(rows) * (cols / threadTileExtent(cols));
+      auto count = [&](int64_t computed) {
+        return computed / threadTileExtent(computed) *
+               (cols / threadTileExtent(cols));
+      };
+      int64_t padded = count(threadTileRows(rows));
+      return padded >= 32 ? padded : count(rows);
     };
     // --matrix-block, when it divides M and N into blocks of 32 to 1024
     // threads.

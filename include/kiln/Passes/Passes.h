@@ -107,6 +107,13 @@ inline bool isWidened(mlir::Value value) {
 /// the last one and are never stored. 0 when neither holds.
 int64_t paddedMatrixRows(int64_t rows);
 
+/// The rows kiln-contract-with-thread-tiles computes for a block of `rows`
+/// outputs along M when 4 does not divide it: paddedMatrixRows' (a 7x7
+/// map's 49 pixels as 64), else the next multiple of 4, so that every
+/// thread owns a run of 4 rows rather than 1 or 2; the rows past `rows`
+/// are padded (OutputBlock::padRows) and never stored.
+int64_t threadTileRows(int64_t rows);
+
 /// Outputs per thread along one side of a block in
 /// kiln-contract-with-thread-tiles: 8 on sides of 96 or more that it
 /// divides (two runs of 4, half the side apart), else 4, 2 or 1, whichever
