@@ -485,8 +485,8 @@ struct TileAndDistributePass
                    rows->cols == matrixBlockCols; // --matrix-block
       // Matrix tiles without padding beat padded ones (a 28-pixel row as
       // 32 rows) as they beat none.
-      auto padded = [](const Block &block) {
-        return block.matrix && block.rows % 16 != 0;
+      auto padded = [&](const Block &block) {
+        return block.matrix && block.rows % matrixTile != 0;
       };
       if (rows && (!row || asked ||
                    (rows->matrix && (!row->matrix ||
@@ -655,12 +655,14 @@ struct TileAndDistributePass
       return size >= matrixTile && size % matrixTile == 0 &&
              extent % size == 0 && size % quantum == 0;
     };
+    // Rows that matrix tiles compute padded (paddedMatrixRows).
+    auto fitsPadded = [&](int64_t size) {
+      return size > 0 && m % size == 0 && size % rowQuantum == 0 &&
+             paddedMatrixRows(size) > 0;
+    };
     // --matrix-block; its rows may be padded ones (98: 112 on 14-pixel rows).
-    bool askedRowsFit = fits(matrixBlockRows, m, rowQuantum) ||
-                        (matrixBlockRows > 0 && m % matrixBlockRows == 0 &&
-                         matrixBlockRows % rowQuantum == 0 &&
-                         paddedMatrixRows(matrixBlockRows) > 0);
-    if (askedRowsFit && fits(matrixBlockCols, n, 1))
+    if ((fits(matrixBlockRows, m, rowQuantum) || fitsPadded(matrixBlockRows)) &&
+        fits(matrixBlockCols, n, 1))
       return std::pair(matrixBlockRows.getValue(), matrixBlockCols.getValue());
     auto largest = [&](int64_t extent, int64_t quantum) -> int64_t {
       for (int64_t size : {128, 64, 32})
@@ -675,8 +677,7 @@ struct TileAndDistributePass
     // Padded rows: the largest candidate up to `most`, or 0.
     auto largestPadded = [&](int64_t most) -> int64_t {
       for (int64_t size = std::min<int64_t>(most, 128); size > 0; --size)
-        if (m % size == 0 && size % rowQuantum == 0 &&
-            paddedMatrixRows(size) > 0)
+        if (fitsPadded(size))
           return size;
       return 0;
     };
