@@ -779,6 +779,29 @@ def build_import_models():
         [n("MatMul", ["x", "w"], ["y"], "matmul")],
         [vi("x", [49, 64])], [vi("y", [49, 32])],
         [init("w", weights(padded_rng, (64, 32), 64))], opset=17)
+    # Attention's heads as PyTorch exports them: queries, keys and values
+    # reshaped into 2 heads of 32 and transposed, the context transposed
+    # back; the GPU targets fold every transpose into the matmuls
+    # (kiln-fold-transposes-into-contractions).
+    heads_shape = np.array([1, 32, 2, 32], dtype=np.int64)
+    imp("attention_heads",
+        [n("Reshape", ["q", "heads"], ["q4"], "q_heads"),
+         n("Transpose", ["q4"], ["qt"], "q_transpose", perm=[0, 2, 1, 3]),
+         n("Reshape", ["k", "heads"], ["k4"], "k_heads"),
+         n("Transpose", ["k4"], ["kt"], "k_transpose", perm=[0, 2, 3, 1]),
+         n("Reshape", ["v", "heads"], ["v4"], "v_heads"),
+         n("Transpose", ["v4"], ["vt"], "v_transpose", perm=[0, 2, 1, 3]),
+         n("MatMul", ["qt", "kt"], ["s"], "scores"),
+         n("Mul", ["s", "scale"], ["ss"], "scale_scores"),
+         n("Softmax", ["ss"], ["p"], "softmax", axis=-1),
+         n("MatMul", ["p", "vt"], ["c"], "context"),
+         n("Transpose", ["c"], ["ct"], "context_transpose", perm=[0, 2, 1, 3]),
+         n("Reshape", ["ct", "merged"], ["y"], "merge_heads")],
+        [vi("q", [1, 32, 64]), vi("k", [1, 32, 64]), vi("v", [1, 32, 64])],
+        [vi("y", [1, 32, 64])],
+        [init("heads", heads_shape),
+         init("merged", np.array([1, 32, 64], dtype=np.int64)),
+         init("scale", np.array(32 ** -0.5, dtype=np.float32))], opset=17)
 
 
 # --------------------------------------------------------------------------- main

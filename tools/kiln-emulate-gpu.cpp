@@ -52,6 +52,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
@@ -91,6 +92,11 @@ static llvm::cl::opt<bool> checkBounds(
                    "verification: a violation aborts with the op) and every "
                    "cp.async against the buffers it copies between"),
     llvm::cl::init(true));
+static llvm::cl::opt<std::string> kernelFilter(
+    "kernels",
+    llvm::cl::desc("Emulate only the kernels whose names match this regular "
+                   "expression (a few kernels of a full-size model)"),
+    llvm::cl::init(""));
 static llvm::cl::opt<double> tolerance(
     "tolerance",
     llvm::cl::desc("Largest |emulated - reference| / (1 + |reference|)"),
@@ -980,13 +986,23 @@ int main(int argc, char **argv) {
     return 2;
   // Kernels anywhere in the input (kiln-compile's phases nest them in a
   // module of their own).
+  llvm::Regex filter(kernelFilter.empty() ? std::string(".*") : kernelFilter.getValue());
+  std::string filterError;
+  if (!filter.isValid(filterError)) {
+    llvm::errs() << "error: --kernels=" << kernelFilter << ": " << filterError
+                 << "\n";
+    return 2;
+  }
   SmallVector<func::FuncOp> kernels;
   module->walk([&](func::FuncOp func) {
-    if (func->hasAttr("kiln.kernel") && !func.isExternal())
+    if (func->hasAttr("kiln.kernel") && !func.isExternal() &&
+        filter.match(func.getName()))
       kernels.push_back(func);
   });
   if (kernels.empty()) {
-    llvm::errs() << "error: " << inputFile << " has no kiln.kernel function\n";
+    llvm::errs() << "error: " << inputFile << " has no kiln.kernel function"
+                 << (kernelFilter.empty() ? "" : " matching --kernels")
+                 << "\n";
     return 2;
   }
   int failures = 0;

@@ -192,9 +192,13 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
     // whole heads (the GPU kernels would give each thread a whole row of
     // it), and depthwise convolutions pad inside their kernel (GPU threads
     // would each pad their own tile).
-    // On GPUs, short deep matmuls and convolutions in parts along K (BERT
+    // On GPUs, transposes read by matmuls (attention's heads) folded into
+    // them, and short deep matmuls and convolutions in parts along K (BERT
     // and ResNet-50 at batch 1).
-    return std::string(options.splitMatMulK.value_or(cuda || rocm)
+    return std::string(cuda || rocm
+                           ? "func.func(kiln-fold-transposes-into-contractions),"
+                           : "") +
+           (options.splitMatMulK.value_or(cuda || rocm)
                            ? "func.func(kiln-split-matmul-k),"
                            : "") +
            "func.func(kiln-split-conv-padding" +

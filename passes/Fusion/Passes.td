@@ -138,6 +138,22 @@ def SplitPointwiseConvStride
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def FoldTransposesIntoContractions
+    : Pass<"kiln-fold-transposes-into-contractions", "mlir::func::FuncOp"> {
+  let summary = "Folds a transpose that only feeds a matmul or einsum (or only reads its result) into it as a kiln.einsum";
+  let description = [{
+    `matmul(transpose(x), b)` becomes `einsum(x, b)` with x's subscripts
+    permuted, and `transpose(matmul(a, b))` an einsum whose output
+    subscripts are permuted (a kiln.cast between the two moves to the other
+    side), when the transpose has no other use and the permuted operand's
+    (or result's) innermost dim is one of the contraction's M, N or K. For
+    GPU targets, where each transpose is otherwise a copy kernel: attention
+    as PyTorch exports it has four per layer (queries, keys and values
+    into heads, the context back).
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitMatMulK : Pass<"kiln-split-matmul-k", "mlir::func::FuncOp"> {
   let summary = "Splits a float32 matmul with few outputs and a long K into K parts summed by a second kernel (GPU)";
   let description = [{
