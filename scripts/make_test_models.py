@@ -779,6 +779,22 @@ def build_import_models():
         [n("MatMul", ["x", "w"], ["y"], "matmul")],
         [vi("x", [49, 64])], [vi("y", [49, 32])],
         [init("w", weights(padded_rng, (64, 32), 64))], opset=17)
+    # MobileNet's depthwise convolutions (3x3, padding 1, stride 1 then 2,
+    # with ReLU6): the GPU targets read the padding in place
+    # (kiln-convert-to-linalg's read-window-padding-in-place), no padding
+    # kernels.
+    dw_rng = np.random.default_rng(3005)
+    imp("depthwise_pads",
+        [n("Conv", ["x", "w1", "b1"], ["c1"], "dw1", group=16, pads=[1, 1, 1, 1],
+           kernel_shape=[3, 3]),
+         n("Clip", ["c1", "lo", "hi"], ["r1"], "relu6"),
+         n("Conv", ["r1", "w2"], ["y"], "dw2", group=16, pads=[1, 1, 1, 1],
+           strides=[2, 2], kernel_shape=[3, 3])],
+        [vi("x", [2, 16, 12, 12])], [vi("y", [2, 16, 6, 6])],
+        [init("w1", weights(dw_rng, (16, 1, 3, 3), 9)), init("b1", bias(dw_rng, 16)),
+         init("w2", weights(dw_rng, (16, 1, 3, 3), 9)),
+         init("lo", np.array(0.0, dtype=np.float32)),
+         init("hi", np.array(6.0, dtype=np.float32))], opset=17)
     # Attention's heads as PyTorch exports them: queries, keys and values
     # reshaped into 2 heads of 32 and transposed, the context transposed
     # back; the GPU targets fold every transpose into the matmuls

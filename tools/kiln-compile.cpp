@@ -103,25 +103,32 @@ static cl::opt<bool> allowTf32(
     "allow-tf32",
     cl::desc("cuda: run float32 matmuls on tensor cores as TF32 (10-bit "
              "mantissa products, float32 accumulation)"));
-/// --split-matmul-k / --split-conv-k: GPU targets only unless forced.
-enum class SplitK { Auto, On, Off };
-static auto splitKValues() {
+/// --split-matmul-k / --split-conv-k / --window-padding-in-place: GPU
+/// targets only unless forced.
+enum class GpuDefault { Auto, On, Off };
+static auto gpuDefaultValues() {
   return cl::values(
-      clEnumValN(SplitK::Auto, "auto", "on GPU targets only (default)"),
-      clEnumValN(SplitK::On, "on", "on every target (the CPU too, to check it)"),
-      clEnumValN(SplitK::Off, "off", "never"));
+      clEnumValN(GpuDefault::Auto, "auto", "on GPU targets only (default)"),
+      clEnumValN(GpuDefault::On, "on",
+                 "on every target (the CPU too, to check it)"),
+      clEnumValN(GpuDefault::Off, "off", "never"));
 }
-static cl::opt<SplitK> splitMatMulK(
+static cl::opt<GpuDefault> splitMatMulK(
     "split-matmul-k",
     cl::desc("Split float32 matmuls with few outputs and a long K into K "
              "parts summed by a second kernel (kiln-split-matmul-k)"),
-    splitKValues(), cl::init(SplitK::Auto));
-static cl::opt<SplitK> splitConvK(
+    gpuDefaultValues(), cl::init(GpuDefault::Auto));
+static cl::opt<GpuDefault> splitConvK(
     "split-conv-k",
     cl::desc("Split float32 convolutions with few outputs and many input "
              "channels into channel parts summed by a second kernel "
              "(kiln-split-conv-k)"),
-    splitKValues(), cl::init(SplitK::Auto));
+    gpuDefaultValues(), cl::init(GpuDefault::Auto));
+static cl::opt<GpuDefault> windowPaddingInPlace(
+    "window-padding-in-place",
+    cl::desc("Depthwise convolutions and pooling read their padding in place "
+             "(index checks) instead of from a padded copy of their input"),
+    gpuDefaultValues(), cl::init(GpuDefault::Auto));
 static cl::opt<std::string>
     dumpIRDir("dump-ir",
               cl::desc("Write the IR after import and after every pass to "
@@ -211,10 +218,12 @@ int main(int argc, char **argv) {
   }
   request.compile.precision = precision;
   request.compile.allowTf32 = allowTf32;
-  if (splitMatMulK != SplitK::Auto)
-    request.compile.splitMatMulK = splitMatMulK == SplitK::On;
-  if (splitConvK != SplitK::Auto)
-    request.compile.splitConvK = splitConvK == SplitK::On;
+  if (splitMatMulK != GpuDefault::Auto)
+    request.compile.splitMatMulK = splitMatMulK == GpuDefault::On;
+  if (splitConvK != GpuDefault::Auto)
+    request.compile.splitConvK = splitConvK == GpuDefault::On;
+  if (windowPaddingInPlace != GpuDefault::Auto)
+    request.compile.windowPaddingInPlace = windowPaddingInPlace == GpuDefault::On;
   request.stopAfter = *phase;
   for (const std::string &spec : inputShapes) {
     std::string error;

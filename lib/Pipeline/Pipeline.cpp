@@ -176,6 +176,7 @@ static std::string rocmKernelsPipeline(const CompileOptions &options) {
 static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   bool cuda = isCudaTarget(options.target);
   bool rocm = isRocmTarget(options.target);
+  bool windowPaddingInPlace = options.windowPaddingInPlace.value_or(cuda || rocm);
   switch (phase) {
   case Phase::Graph:
     return std::string("func.func(canonicalize),func.func(cse),"
@@ -190,8 +191,9 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   case Phase::Fused:
     // On the CPU, attention as one kernel, whose workgroups each take
     // whole heads (the GPU kernels would give each thread a whole row of
-    // it), and depthwise convolutions pad inside their kernel (GPU threads
-    // would each pad their own tile).
+    // it). Depthwise convolutions keep their padding: a CPU workgroup pads
+    // its channels once, GPU kernels read the padding in place
+    // (read-window-padding-in-place below).
     // On GPUs, transposes read by matmuls (attention's heads) folded into
     // them, and short deep matmuls and convolutions in parts along K (BERT
     // and ResNet-50 at batch 1).
@@ -201,9 +203,11 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            (options.splitMatMulK.value_or(cuda || rocm)
                            ? "func.func(kiln-split-matmul-k),"
                            : "") +
-           "func.func(kiln-split-conv-padding" +
-           (cuda || rocm ? "" : "{split-depthwise=false}") +
-           "),func.func(kiln-split-pointwise-conv-stride)," +
+           // GPU kernels that pad a depthwise input inside would pad a
+           // copy of every thread's tile.
+           "func.func(kiln-split-conv-padding{split-depthwise=" +
+           ((cuda || rocm) && !windowPaddingInPlace ? "true" : "false") +
+           "}),func.func(kiln-split-pointwise-conv-stride)," +
            // After both splits above: the convolutions it splits have no
            // padding and strided 1x1 ones are stride 1.
            (options.splitConvK.value_or(cuda || rocm)
@@ -215,8 +219,10 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   case Phase::Tiled:
     return "kiln-outline-dispatches{target=" + options.target + "},"
            "builtin.module(kiln-convert-to-linalg" +
-           std::string(cuda || rocm ? "{flatten-rows-below=0}" : "") +
-           ",canonicalize,cse,"
+           std::string(cuda || rocm ? "{flatten-rows-below=0" : "{") +
+           " read-window-padding-in-place=" +
+           (windowPaddingInPlace ? "true" : "false") +
+           "},canonicalize,cse,"
            "func.func(kiln-fold-expand-shapes-into-consumers),"
            "func.func(kiln-fuse-elementwise-producers),"
            "func.func(kiln-tile-and-distribute{max-workgroups=" +

@@ -56,8 +56,16 @@ int64_t kernelFlops(func::FuncOp func) {
     for (int64_t size : op.getStaticLoopRanges())
       points *= std::max<int64_t>(size, 1);
     int64_t scalarOps = 0;
+    // Not index arithmetic, comparisons, selects or float casts (a window
+    // read's position checks, its choice of the padding value, a 16-bit
+    // operand's widening).
     for (Operation &inner : op->getRegion(0).front().without_terminator())
-      scalarOps += isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
+      scalarOps += isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()) &&
+                   !isa<arith::ConstantOp, arith::SelectOp, arith::ExtFOp,
+                        arith::TruncFOp>(inner) &&
+                   llvm::none_of(inner.getResultTypes(), [](Type t) {
+                     return t.isIndex() || t.isInteger(1);
+                   });
     flops += points * scalarOps;
   });
   return flops;
@@ -764,17 +772,27 @@ struct TileAndDistributePass
       if (found != 1)
         return sizes;
     }
-    if (contraction.getNumDpsInputs() < 2)
+    // A window generic that reads its input in its body (a depthwise
+    // convolution or pooling reading its padding in place) tiles the loop
+    // its input operand would have had to itself: an output loop that the
+    // other operand (the weight, the window's extent) does not index.
+    bool readsInBody = contraction.getNumDpsInputs() == 1 &&
+                       !contraction->getRegion(0)
+                            .getOps<tensor::ExtractOp>()
+                            .empty();
+    if (contraction.getNumDpsInputs() < 2 && !readsInBody)
       return sizes;
     SmallVector<int64_t> ranges = contraction.getStaticLoopRanges();
     SmallVector<utils::IteratorType> iterators =
         contraction.getIteratorTypesArray();
-    AffineMap first =
-        contraction.getMatchingIndexingMap(contraction.getDpsInputOperand(0));
-    AffineMap second =
-        contraction.getMatchingIndexingMap(contraction.getDpsInputOperand(1));
     AffineMap contractionOut =
         contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
+    AffineMap first =
+        readsInBody ? contractionOut
+                    : contraction.getMatchingIndexingMap(
+                          contraction.getDpsInputOperand(0));
+    AffineMap second = contraction.getMatchingIndexingMap(
+        contraction.getDpsInputOperand(readsInBody ? 0 : 1));
     AffineMap rootOut = rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
     if (contractionOut.getNumResults() != rootOut.getNumResults())
       return sizes;
@@ -786,7 +804,8 @@ struct TileAndDistributePass
           return i;
       return int64_t(-1);
     };
-    for (int64_t loop : {pick(first, second), pick(second, first)}) {
+    for (int64_t loop :
+         {pick(first, second), readsInBody ? -1 : pick(second, first)}) {
       if (loop < 0)
         continue;
       // The result dim the contraction's loop writes, and the root loop

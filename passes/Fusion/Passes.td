@@ -109,12 +109,13 @@ def SplitConvPadding : Pass<"kiln-split-conv-padding", "mlir::func::FuncOp"> {
     workgroup of the kernel would do it again. As a separate `kiln.pad` the
     padding becomes its own (tiled) kernel that runs once, and the
     convolution reads a padded buffer with no bounds logic. With
-    `split-depthwise=false` (the CPU), depthwise convolutions keep their
-    padding: a workgroup's channels read only the same input channels, so
-    each channel is padded once, in the workgroup's cache, instead of a
-    padded copy of the input being written and read back (MobileNetV2:
-    18 padding kernels, 0.78 ms of 4.9). GPU threads would each pad their
-    own tile, so GPUs split every padding.
+    `split-depthwise=false` (every target's pipeline), depthwise
+    convolutions keep their padding: on the CPU a workgroup's channels read
+    only the same input channels, so each channel is padded once, in the
+    workgroup's cache, instead of a padded copy of the input being written
+    and read back (MobileNetV2: 18 padding kernels, 0.78 ms of 4.9); GPU
+    kernels read the padding in place (kiln-convert-to-linalg's
+    read-window-padding-in-place).
   }];
   let options = [
     Option<"splitDepthwise", "split-depthwise", "bool", "true",

@@ -26,7 +26,8 @@ struct ConvertKilnToLinalgPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    populateKilnToLinalgPatterns(patterns, flattenRowsBelow);
+    populateKilnToLinalgPatterns(patterns, flattenRowsBelow,
+                                 readWindowPaddingInPlace);
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect,

@@ -34,13 +34,22 @@ def ConvertKilnToLinalg : Pass<"kiln-convert-to-linalg", "mlir::ModuleOp"> {
     is reported by name. A pointwise convolution (1x1, stride 1, no padding
     or groups) whose output rows are shorter than `flatten-rows-below`
     computes over the flattened image, [N, F, H*W], as a batched matmul.
+    With `read-window-padding-in-place`, depthwise convolutions and pooling
+    read each window element at its unpadded position, clamped into the
+    input and replaced by the padding value outside it.
   }];
   let options = [
     Option<"flattenRowsBelow", "flatten-rows-below", "int64_t",
            "kiln::kFlattenImageRowsBelow",
            "Pointwise convolutions with output rows shorter than this compute "
            "over the flattened image; 0: every one (the GPU targets: M = H*W "
-           "for the matmul blocks)">
+           "for the matmul blocks)">,
+    Option<"readWindowPaddingInPlace", "read-window-padding-in-place", "bool",
+           "false",
+           "Depthwise convolutions and pooling read their padding in place "
+           "(index checks in the generic's body) instead of from a padded "
+           "copy of the input (the GPU targets: tiled to threads, the copy "
+           "would be a padded tile per thread)">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
                            "mlir::arith::ArithDialect", "mlir::math::MathDialect"];

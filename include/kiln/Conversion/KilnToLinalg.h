@@ -20,9 +20,13 @@ constexpr int64_t kFlattenImageRowsBelow = 16;
 /// math ops on tensors, one op family per file in lib/Conversion/KilnToLinalg.
 /// Pointwise convolutions with rows shorter than `flattenImageRowsBelow`
 /// (every one when 0: the GPU targets) compute over the flattened image.
+/// `readWindowPaddingInPlace` (GPU targets): depthwise convolutions and
+/// pooling read their padding in place (index checks in the generic's
+/// body) instead of from a padded copy of the input.
 void populateKilnToLinalgPatterns(
     mlir::RewritePatternSet &patterns,
-    int64_t flattenImageRowsBelow = kFlattenImageRowsBelow);
+    int64_t flattenImageRowsBelow = kFlattenImageRowsBelow,
+    bool readWindowPaddingInPlace = false);
 } // namespace kiln
 
 #endif

@@ -45,6 +45,10 @@ struct CompileOptions {
   /// kiln-split-conv-k: the same for float32 convolutions with few outputs
   /// and many input channels (parts along the channels).
   std::optional<bool> splitConvK;
+  /// Depthwise convolutions and pooling read their padding in place
+  /// (kiln-convert-to-linalg's read-window-padding-in-place) instead of
+  /// from a padded copy of their input; unset: on for GPU targets only.
+  std::optional<bool> windowPaddingInPlace;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

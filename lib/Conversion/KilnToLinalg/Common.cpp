@@ -153,6 +153,75 @@ Value kiln::lowering::padSpatial(OpBuilder &b, Location loc, Value input, ArrayR
       .getResult();
 }
 
+/// The 16-bit tensor that `v` widens (a float kiln.cast, or the
+/// elementwise extf generic it lowered to), else `v`.
+static Value narrowSourceOf(Value v) {
+  if (auto cast = v.getDefiningOp<CastOp>()) {
+    Type from = getElementTypeOrSelf(cast.getInput().getType());
+    Type to = getElementTypeOrSelf(cast.getType());
+    if (isa<FloatType>(from) && isa<FloatType>(to) &&
+        from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+      return cast.getInput();
+    return v;
+  }
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumReductionLoops() != 0 ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return v;
+  Block &body = generic.getRegion().front();
+  auto extf = body.getTerminator()->getOperand(0).getDefiningOp<arith::ExtFOp>();
+  if (!extf || body.getOperations().size() != 2 ||
+      extf.getIn() != body.getArgument(0))
+    return v;
+  return generic.getDpsInputs()[0];
+}
+
+Value kiln::lowering::readWindowElement(OpBuilder &b, Location loc,
+                                        Value input, const WindowLoops &loops,
+                                        Type elementType, double padValue) {
+  Value source = narrowSourceOf(input);
+  auto shape = tensorTypeOf(source).getShape();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<Value> indices = {linalg::IndexOp::create(b, loc, loops.nDim),
+                                linalg::IndexOp::create(b, loc, loops.cDim)};
+  Value inside;
+  for (size_t i = 0; i < loops.oDims.size(); ++i) {
+    // o * stride + k * dilation - padBegin, in [0, size) or padding.
+    auto index = [&](int64_t dim, int64_t scale) -> Value {
+      Value v = linalg::IndexOp::create(b, loc, dim);
+      if (scale == 1)
+        return v;
+      return arith::MulIOp::create(
+          b, loc, v, arith::ConstantIndexOp::create(b, loc, scale));
+    };
+    Value pos = arith::AddIOp::create(
+        b, loc, index(loops.oDims[i], loops.strides[i]),
+        index(loops.kDims[i], loops.dilations[i]));
+    if (loops.padsBegin[i] != 0)
+      pos = arith::SubIOp::create(
+          b, loc, pos,
+          arith::ConstantIndexOp::create(b, loc, loops.padsBegin[i]));
+    Value last = arith::ConstantIndexOp::create(b, loc, shape[i + 2] - 1);
+    Value inRange = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, pos, zero),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, pos, last));
+    inside = inside ? arith::AndIOp::create(b, loc, inside, inRange).getResult()
+                    : inRange;
+    indices.push_back(arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, pos, zero), last));
+  }
+  Value element = tensor::ExtractOp::create(b, loc, source, indices);
+  if (element.getType() != elementType)
+    element = arith::ExtFOp::create(b, loc, elementType, element);
+  if (!inside)
+    return element;
+  return arith::SelectOp::create(b, loc, inside, element,
+                                 scalarConst(b, loc, elementType, padValue));
+}
+
 /// Expressions o_i * stride_i + k_i * dilation_i for each spatial dim.
 SmallVector<AffineExpr> kiln::lowering::windowExprs(MLIRContext *ctx, int64_t firstO,
                                     int64_t firstK, ArrayRef<int64_t> strides,

@@ -73,14 +73,38 @@ llvm::SmallVector<mlir::AffineExpr> windowExprs(mlir::MLIRContext *ctx,
                                                 int64_t firstO, int64_t firstK,
                                                 llvm::ArrayRef<int64_t> strides,
                                                 llvm::ArrayRef<int64_t> dilations);
+/// A window generic's loops: batch, channel, output positions and window
+/// positions (one per spatial dim), and the window's geometry.
+struct WindowLoops {
+  int64_t nDim = 0, cDim = 1;
+  llvm::SmallVector<int64_t> oDims, kDims;
+  llvm::ArrayRef<int64_t> strides, dilations, padsBegin;
+};
+
+/// For window generics on GPUs (depthwise convolutions, pooling): built in
+/// the generic's body from linalg.index, the element of `input` [N, C,
+/// spatial...] that the iteration reads, at o_i * stride_i + k_i *
+/// dilation_i - padBegin_i, or `padValue` where that lies in the padding
+/// (the load's indices are clamped into the input, then the value
+/// selected). The padded input is never materialized: tiled to GPU
+/// threads, a tensor.pad becomes a padded copy of its tile per thread. An
+/// input that a float cast widened is read narrow and widened here (the
+/// cast, no longer an operand the generic's tiles fuse, would otherwise
+/// convert the whole tensor in every thread).
+mlir::Value readWindowElement(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value input, const WindowLoops &loops,
+                              mlir::Type elementType, double padValue);
+
 /// Dim expressions d_first .. d_{first+count-1}.
 llvm::SmallVector<mlir::AffineExpr> dimRange(mlir::MLIRContext *ctx,
                                              int64_t first, int64_t count);
 
 void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
 void populateContractionPatterns(mlir::RewritePatternSet &patterns,
-                                 int64_t flattenRowsBelow);
-void populatePoolingPatterns(mlir::RewritePatternSet &patterns);
+                                 int64_t flattenRowsBelow,
+                                 bool readWindowPaddingInPlace);
+void populatePoolingPatterns(mlir::RewritePatternSet &patterns,
+                             bool readWindowPaddingInPlace);
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
 

@@ -294,6 +294,51 @@ Value lowerDepthwise(OpBuilder &b, ConvOp op, Value paddedInput) {
       .getResult(0);
 }
 
+/// lowerDepthwise for GPU kernels: the input is read in the body at its
+/// unpadded position (readWindowElement), zero in the padding, so the
+/// kernel neither pads a copy of the input per thread nor needs a padding
+/// kernel before it.
+Value lowerDepthwiseReadingPadding(OpBuilder &b, ConvOp op) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = op.getLoc();
+  int64_t spatial = op.getType().getRank() - 2;
+  WindowLoops loops;
+  int64_t next = 2;
+  loops.oDims.resize(spatial);
+  loops.kDims.resize(spatial);
+  for (int64_t i = 0; i + 1 < spatial; ++i)
+    loops.oDims[i] = next++;
+  for (int64_t i = 0; i < spatial; ++i)
+    loops.kDims[i] = next++;
+  loops.oDims[spatial - 1] = next++;
+  loops.strides = op.getStrides();
+  loops.dilations = op.getDilations();
+  loops.padsBegin = op.getPads().take_front(spatial);
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> wExprs = {d(loops.cDim), getAffineConstantExpr(0, ctx)};
+  SmallVector<AffineExpr> outExprs = {d(loops.nDim), d(loops.cDim)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    wExprs.push_back(d(loops.kDims[i]));
+    outExprs.push_back(d(loops.oDims[i]));
+  }
+  SmallVector<IteratorType> iterators(next, IteratorType::parallel);
+  for (int64_t k : loops.kDims)
+    iterators[k] = IteratorType::reduction;
+  SmallVector<AffineMap> maps = {AffineMap::get(next, 0, wExprs, ctx),
+                                 AffineMap::get(next, 0, outExprs, ctx)};
+  Value input = op.getInput();
+  Type elementType = op.getType().getElementType();
+  return linalg::GenericOp::create(
+             b, loc, op.getType(), ValueRange{op.getWeight()},
+             convInit(b, loc, op), maps, iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               Value x = readWindowElement(nb, l, input, loops, elementType,
+                                           0.0);
+               multiplyAccumulate(nb, l, {x, args[0], args[1]}, std::nullopt);
+             })
+      .getResult(0);
+}
+
 /// Whether `op` is a pointwise convolution whose spatial dims can be read
 /// as one: a 1x1 kernel at stride 1, no padding, no groups, static shapes
 /// with at least two spatial dims, rows shorter than `rowsBelow` (any rows
@@ -386,11 +431,15 @@ Value lowerPointwise(OpBuilder &b, ConvOp op) {
 }
 
 struct ConvLowering : public OpRewritePattern<ConvOp> {
-  ConvLowering(MLIRContext *ctx, int64_t flattenRowsBelow)
-      : OpRewritePattern(ctx), flattenRowsBelow(flattenRowsBelow) {}
+  ConvLowering(MLIRContext *ctx, int64_t flattenRowsBelow,
+               bool readWindowPaddingInPlace)
+      : OpRewritePattern(ctx), flattenRowsBelow(flattenRowsBelow),
+        readWindowPaddingInPlace(readWindowPaddingInPlace) {}
   /// Pointwise convolutions with rows shorter than this (any when 0)
   /// compute over the flattened image.
   int64_t flattenRowsBelow;
+  /// Depthwise convolutions read their padding in place (GPU targets).
+  bool readWindowPaddingInPlace;
 
   LogicalResult matchAndRewrite(ConvOp op,
                                 PatternRewriter &rewriter) const override {
@@ -409,10 +458,15 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
       rewriter.replaceOp(op, lowerPointwise(rewriter, op));
       return success();
     }
+    bool depthwise = groups > 1 && channelsPerGroup == 1 && filtersPerGroup == 1;
+    if (depthwise && readWindowPaddingInPlace) {
+      rewriter.replaceOp(op, lowerDepthwiseReadingPadding(rewriter, op));
+      return success();
+    }
     SmallVector<int64_t> noExtra(spatial, 0);
     Value input =
         padSpatial(rewriter, loc, op.getInput(), op.getPads(), noExtra, 0.0);
-    if (groups > 1 && channelsPerGroup == 1 && filtersPerGroup == 1) {
+    if (depthwise) {
       rewriter.replaceOp(op, lowerDepthwise(rewriter, op, input));
       return success();
     }
@@ -540,8 +594,10 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
 } // namespace
 
 void kiln::lowering::populateContractionPatterns(RewritePatternSet &patterns,
-                                                 int64_t flattenRowsBelow) {
+                                                 int64_t flattenRowsBelow,
+                                                 bool readWindowPaddingInPlace) {
   patterns.add<MatMulLowering, GemmLowering, EinsumLowering>(
       patterns.getContext());
-  patterns.add<ConvLowering>(patterns.getContext(), flattenRowsBelow);
+  patterns.add<ConvLowering>(patterns.getContext(), flattenRowsBelow,
+                             readWindowPaddingInPlace);
 }

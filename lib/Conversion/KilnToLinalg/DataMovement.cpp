@@ -452,10 +452,12 @@ void kiln::lowering::populateDataMovementPatterns(RewritePatternSet &patterns) {
 }
 
 void kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns,
-                                        int64_t flattenImageRowsBelow) {
+                                        int64_t flattenImageRowsBelow,
+                                        bool readWindowPaddingInPlace) {
   populateElementwisePatterns(patterns);
-  populateContractionPatterns(patterns, flattenImageRowsBelow);
-  populatePoolingPatterns(patterns);
+  populateContractionPatterns(patterns, flattenImageRowsBelow,
+                              readWindowPaddingInPlace);
+  populatePoolingPatterns(patterns, readWindowPaddingInPlace);
   populateReductionPatterns(patterns);
   populateDataMovementPatterns(patterns);
 }

@@ -25,8 +25,13 @@ int64_t windowCount(int64_t out, int64_t in, int64_t kernel, int64_t stride,
 
 template <typename PoolOp>
 struct PoolLowering : public OpRewritePattern<PoolOp> {
-  using OpRewritePattern<PoolOp>::OpRewritePattern;
+  PoolLowering(MLIRContext *ctx, bool readWindowPaddingInPlace)
+      : OpRewritePattern<PoolOp>(ctx),
+        readWindowPaddingInPlace(readWindowPaddingInPlace) {}
   static constexpr bool isMax = std::is_same_v<PoolOp, MaxPoolOp>;
+  /// The window reads its padding in place (GPU targets: readWindowElement)
+  /// instead of from a padded copy of the input.
+  bool readWindowPaddingInPlace;
 
   LogicalResult matchAndRewrite(PoolOp op,
                                 PatternRewriter &rewriter) const override {
@@ -49,8 +54,9 @@ struct PoolLowering : public OpRewritePattern<PoolOp> {
       extra.push_back(std::max<int64_t>(0, needed - have));
     }
     double padValue = isMax ? -INFINITY : 0.0;
-    Value input =
-        padSpatial(rewriter, loc, op.getInput(), pads, extra, padValue);
+    Value input = op.getInput();
+    if (!readWindowPaddingInPlace)
+      input = padSpatial(rewriter, loc, input, pads, extra, padValue);
     Value window = tensor::EmptyOp::create(
         rewriter, loc, SmallVector<int64_t>(kernel.begin(), kernel.end()),
         elementType);
@@ -70,18 +76,40 @@ struct PoolLowering : public OpRewritePattern<PoolOp> {
     SmallVector<IteratorType> iterators(2 + spatial, IteratorType::parallel);
     iterators.append(spatial, IteratorType::reduction);
     Value init = filledTensor(rewriter, loc, resultType, padValue);
-    Value pooled =
-        linalg::GenericOp::create(
-            rewriter, loc, resultType, ValueRange{input, window}, init, maps,
-            iterators,
-            [&](OpBuilder &b, Location l, ValueRange args) {
-              Value r = isMax ? arith::MaximumFOp::create(b, l, args[0], args[2])
-                                    .getResult()
-                              : arith::AddFOp::create(b, l, args[0], args[2])
-                                    .getResult();
-              linalg::YieldOp::create(b, l, r);
-            })
-            .getResult(0);
+    auto combine = [&](OpBuilder &b, Location l, Value x, Value acc) {
+      Value r = isMax ? arith::MaximumFOp::create(b, l, x, acc).getResult()
+                      : arith::AddFOp::create(b, l, x, acc).getResult();
+      linalg::YieldOp::create(b, l, r);
+    };
+    Value pooled;
+    if (readWindowPaddingInPlace) {
+      // The window's empty tensor gives the k loops their extents.
+      WindowLoops loops;
+      loops.oDims = llvm::to_vector(llvm::seq<int64_t>(2, 2 + spatial));
+      loops.kDims =
+          llvm::to_vector(llvm::seq<int64_t>(2 + spatial, 2 + 2 * spatial));
+      loops.strides = strides;
+      loops.dilations = dilations;
+      loops.padsBegin = pads.take_front(spatial);
+      pooled = linalg::GenericOp::create(
+                   rewriter, loc, resultType, ValueRange{window}, init,
+                   ArrayRef<AffineMap>{maps[1], maps[2]}, iterators,
+                   [&](OpBuilder &b, Location l, ValueRange args) {
+                     combine(b, l,
+                             readWindowElement(b, l, input, loops, elementType,
+                                               padValue),
+                             args[1]);
+                   })
+                   .getResult(0);
+    } else {
+      pooled = linalg::GenericOp::create(
+                   rewriter, loc, resultType, ValueRange{input, window}, init,
+                   maps, iterators,
+                   [&](OpBuilder &b, Location l, ValueRange args) {
+                     combine(b, l, args[0], args[2]);
+                   })
+                   .getResult(0);
+    }
     if constexpr (!isMax)
       pooled = divideByWindowCount(rewriter, loc, op, pooled);
     rewriter.replaceOp(op, pooled);
@@ -127,7 +155,8 @@ struct PoolLowering : public OpRewritePattern<PoolOp> {
 
 } // namespace
 
-void kiln::lowering::populatePoolingPatterns(RewritePatternSet &patterns) {
+void kiln::lowering::populatePoolingPatterns(RewritePatternSet &patterns,
+                                             bool readWindowPaddingInPlace) {
   patterns.add<PoolLowering<MaxPoolOp>, PoolLowering<AveragePoolOp>>(
-      patterns.getContext());
+      patterns.getContext(), readWindowPaddingInPlace);
 }
