@@ -60,6 +60,23 @@ int64_t kiln::threadTileRows(int64_t rows) {
   return llvm::alignTo(rows, 4);
 }
 
+/// Threads of a block computing `rows` x `cols` outputs, threadTileExtent
+/// per thread along each side.
+static int64_t threadsFor(int64_t rows, int64_t cols) {
+  return rows / threadTileExtent(rows) * (cols / threadTileExtent(cols));
+}
+
+int64_t kiln::threadBlockRows(int64_t rows, int64_t cols) {
+  // Fewer threads than a warp would leave lanes idle in every warp.
+  constexpr int64_t kWarp = 32;
+  int64_t padded = threadTileRows(rows);
+  return threadsFor(padded, cols) >= kWarp ? padded : rows;
+}
+
+int64_t kiln::threadBlockThreads(int64_t rows, int64_t cols) {
+  return threadsFor(threadBlockRows(rows, cols), cols);
+}
+
 int64_t kiln::threadTileRun(int64_t blockExtent) {
   return std::min<int64_t>(4, threadTileExtent(blockExtent));
 }
@@ -101,11 +118,8 @@ struct ContractWithThreadTilesPass
     // thread one row (1x4 tiles: a loaded weight serves one FMA); padded
     // (threadTileRows), each thread gets four, unless that leaves the
     // block fewer threads than a warp.
-    if (int64_t rows = threadTileRows(block->tileM);
-        rows > block->tileM &&
-        rows / threadTileExtent(rows) *
-                (block->tileN / threadTileExtent(block->tileN)) >=
-            kMinThreads)
+    if (int64_t rows = threadBlockRows(block->tileM, block->tileN);
+        rows > block->tileM)
       block->padRows(rows);
     rowsPerThread = threadTileExtent(block->tileM);
     colsPerThread = threadTileExtent(block->tileN);

@@ -595,34 +595,25 @@ struct TileAndDistributePass
       return 0;
     };
     auto largest = [&](int64_t extent) { return largestOf(extent, 1); };
-    // Threads of a block as kiln-contract-with-thread-tiles lays it out:
-    // rows padded (threadTileRows: 49 as 64) unless that leaves fewer than
-    // a warp.
-    auto threads = [](int64_t rows, int64_t cols) {
-      auto count = [&](int64_t computed) {
-        return computed / threadTileExtent(computed) *
-               (cols / threadTileExtent(cols));
-      };
-      int64_t padded = count(threadTileRows(rows));
-      return padded >= 32 ? padded : count(rows);
-    };
-    // --matrix-block, when it divides M and N into blocks of 32 to 1024
-    // threads.
+    // Threads are counted as kiln-contract-with-thread-tiles lays the
+    // block out (threadBlockThreads: 49 rows padded to 64 unless that
+    // leaves fewer than a warp). --matrix-block, when it divides M and N
+    // into blocks of 32 to 1024 threads.
     if (matrixBlockRows > 0 && matrixBlockCols > 0 && m % matrixBlockRows == 0 &&
         matrixBlockRows % rowQuantum == 0 && n % matrixBlockCols == 0 &&
-        threads(matrixBlockRows, matrixBlockCols) >= minBlockThreads &&
-        threads(matrixBlockRows, matrixBlockCols) <= 1024)
+        threadBlockThreads(matrixBlockRows, matrixBlockCols) >= minBlockThreads &&
+        threadBlockThreads(matrixBlockRows, matrixBlockCols) <= 1024)
       return std::pair<int64_t, int64_t>(matrixBlockRows, matrixBlockCols);
     int64_t rows = largestOf(m, rowQuantum), cols = largest(n);
-    if (rows == 0 || cols == 0 || threads(rows, cols) < minBlockThreads)
+    if (rows == 0 || cols == 0 || threadBlockThreads(rows, cols) < minBlockThreads)
       return std::nullopt;
     auto blocks = [&] { return otherIterations * (m / rows) * (n / cols); };
     auto halvable = [&](int64_t side, int64_t other, bool isRows) {
       if (side % 2 != 0 || side / 2 < 8 ||
           (isRows && (side / 2) % rowQuantum != 0))
         return false;
-      return isRows ? threads(side / 2, other) >= minBlockThreads
-                    : threads(other, side / 2) >= minBlockThreads;
+      return isRows ? threadBlockThreads(side / 2, other) >= minBlockThreads
+                    : threadBlockThreads(other, side / 2) >= minBlockThreads;
     };
     while (blocks() < kMinMatrixBlocks) {
       if (rows >= cols && halvable(rows, cols, true))

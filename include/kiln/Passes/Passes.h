@@ -114,6 +114,16 @@ int64_t paddedMatrixRows(int64_t rows);
 /// are padded (OutputBlock::padRows) and never stored.
 int64_t threadTileRows(int64_t rows);
 
+/// The rows kiln-contract-with-thread-tiles computes for a block of `rows`
+/// x `cols` outputs: threadTileRows(rows), unless that would leave the
+/// block fewer threads than a warp (then `rows`).
+int64_t threadBlockRows(int64_t rows, int64_t cols);
+
+/// The threads kiln-contract-with-thread-tiles gives a block of `rows` x
+/// `cols` outputs: threadTileExtent outputs per thread along each side of
+/// the rows it computes (threadBlockRows) and the columns.
+int64_t threadBlockThreads(int64_t rows, int64_t cols);
+
 /// Outputs per thread along one side of a block in
 /// kiln-contract-with-thread-tiles: 8 on sides of 96 or more that it
 /// divides (two runs of 4, half the side apart), else 4, 2 or 1, whichever
