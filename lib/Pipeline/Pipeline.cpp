@@ -213,6 +213,7 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            (options.splitConvK.value_or(cuda || rocm)
                 ? "func.func(kiln-split-conv-k),"
                 : "") +
+           "func.func(kiln-move-reshapes-after-elementwise),"
            "func.func(kiln-form-dispatch-regions" +
            (cuda || rocm ? "" : "{fuse-attention=true}") +
            "),func.func(canonicalize)";

@@ -155,6 +155,21 @@ def FoldTransposesIntoContractions
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def MoveReshapesAfterElementwise
+    : Pass<"kiln-move-reshapes-after-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Computes an elementwise op before the reshape it reads, so that it fuses into the reshaped value's kernel";
+  let description = [{
+    `op(reshape(x), y...)` becomes `reshape(op(x, reshape(y)...))` when the
+    reshape has no other use and reads a computed value, and every operand
+    has the op's shape (no broadcasting). Reshapes are aliases that
+    kiln-form-dispatch-regions keeps outside kernels; moved after the op,
+    they no longer stand between a kernel and its elementwise epilogue
+    (GPT-2's Gemm on [B*S, E] followed by GELU or a residual add on
+    [B, S, E]). Casts and Expand are left alone.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitMatMulK : Pass<"kiln-split-matmul-k", "mlir::func::FuncOp"> {
   let summary = "Splits a float32 matmul with few outputs and a long K into K parts summed by a second kernel (GPU)";
   let description = [{
