@@ -779,6 +779,32 @@ def build_import_models():
         [n("MatMul", ["x", "w"], ["y"], "matmul")],
         [vi("x", [49, 64])], [vi("y", [49, 32])],
         [init("w", weights(padded_rng, (64, 32), 64))], opset=17)
+    # K that 16 does not divide, walked as the next multiple of 16 on
+    # tensor cores (paddedMatrixK; both operands read zero past K):
+    # MobileNet's 1x1 convolutions from 24 channels (cp.async runs along
+    # M, one k each), a 3x3 one (its window around the padded K steps), a
+    # matmul with K = 40 (runs along K, zero-filled past 40) and one of
+    # 16x16 single-warp blocks loading from global memory.
+    padded_k_rng = np.random.default_rng(3006)
+    imp("conv1x1_k24",
+        [n("Conv", ["x", "w", "b"], ["c"], "conv", kernel_shape=[1, 1]),
+         n("Relu", ["c"], ["y"], "relu")],
+        [vi("x", [2, 24, 28, 28])], [vi("y", [2, 64, 28, 28])],
+        [init("w", weights(padded_k_rng, (64, 24, 1, 1), 24)),
+         init("b", padded_k_rng.standard_normal(64).astype(np.float32))], opset=17)
+    imp("conv3x3_k24",
+        [n("Conv", ["x", "w", "b"], ["y"], "conv", pads=[1, 1, 1, 1], kernel_shape=[3, 3])],
+        [vi("x", [2, 24, 16, 16])], [vi("y", [2, 32, 16, 16])],
+        [init("w", weights(padded_k_rng, (32, 24, 3, 3), 24 * 9)),
+         init("b", padded_k_rng.standard_normal(32).astype(np.float32))], opset=17)
+    imp("matmul_k40",
+        [n("MatMul", ["x", "w"], ["y"], "matmul")],
+        [vi("x", [128, 40])], [vi("y", [128, 64])],
+        [init("w", weights(padded_k_rng, (40, 64), 40))], opset=17)
+    imp("matmul_k24_warp",
+        [n("MatMul", ["x", "w"], ["y"], "matmul")],
+        [vi("x", [32, 24])], [vi("y", [32, 16])],
+        [init("w", weights(padded_k_rng, (24, 16), 24))], opset=17)
     # MobileNet's depthwise convolutions (3x3, padding 1, stride 1 then 2,
     # with ReLU6): the GPU targets read the padding in place
     # (kiln-convert-to-linalg's read-window-padding-in-place), no padding

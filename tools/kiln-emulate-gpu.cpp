@@ -275,7 +275,8 @@ extern "C" void kiln_emu_ldmatrix(float *, float *scratch, int64_t offset,
 struct PendingCopy {
   uint8_t *dst;
   const uint8_t *src;
-  int64_t bytes, group;
+  /// Bytes written, and read from `src` (the rest are zero-filled).
+  int64_t bytes, sourceBytes, group;
 };
 thread_local std::vector<PendingCopy> pendingCopies;
 thread_local int64_t committedGroups = 0;
@@ -310,20 +311,25 @@ extern "C" void kiln_emu_out_of_bounds(int64_t check) {
   std::_Exit(1);
 }
 
-/// Records a copy; it lands only when a wait completes its group, the
-/// latest the PTX ISA allows, so a read before the wait (or before the
-/// barrier after it) sees what was there before. A copy from outside the
-/// kernel's buffers or into anything but a workgroup buffer is dropped
-/// and fails the kernel (--check-bounds).
-extern "C" void kiln_emu_async_copy(int64_t dst, int64_t src, int64_t bytes) {
+/// Records a copy of `bytes`, the first `sourceBytes` of them read from
+/// `src` and the rest zero (cp.async's src-size); it lands only when a
+/// wait completes its group, the latest the PTX ISA allows, so a read
+/// before the wait (or before the barrier after it) sees what was there
+/// before. A copy that reads outside the kernel's buffers or writes
+/// anything but a workgroup buffer is dropped and fails the kernel
+/// (--check-bounds).
+extern "C" void kiln_emu_async_copy(int64_t dst, int64_t src, int64_t bytes,
+                                    int64_t sourceBytes) {
   auto *to = reinterpret_cast<uint8_t *>(dst);
   auto *from = reinterpret_cast<const uint8_t *>(src);
-  if (checkBounds && (!withinOne(globalRanges, from, bytes) ||
-                      !withinOne(workgroupRanges, to, bytes))) {
+  if (sourceBytes < 0 || sourceBytes > bytes ||
+      (checkBounds &&
+       ((sourceBytes > 0 && !withinOne(globalRanges, from, sourceBytes)) ||
+        !withinOne(workgroupRanges, to, bytes)))) {
     asyncCopyOutOfBounds = true;
     return;
   }
-  pendingCopies.push_back({to, from, bytes, -1});
+  pendingCopies.push_back({to, from, bytes, sourceBytes, -1});
 }
 
 /// cp.async.commit_group: the uncommitted copies become the newest group.
@@ -341,7 +347,8 @@ extern "C" void kiln_emu_async_wait(int64_t keep) {
   llvm::erase_if(pendingCopies, [&](const PendingCopy &copy) {
     if (copy.group < 0 || copy.group >= limit)
       return false;
-    std::memcpy(copy.dst, copy.src, copy.bytes);
+    std::memcpy(copy.dst, copy.src, copy.sourceBytes);
+    std::memset(copy.dst + copy.sourceBytes, 0, copy.bytes - copy.sourceBytes);
     return true;
   });
 }
@@ -503,17 +510,23 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
         return arith::IndexCastOp::create(
             b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, bytes));
       };
-      if (copy.getSrcElements())
-        return op->emitError("cp.async with a source size is not emulated");
-      int64_t bytes =
-          copy.getDstElements().getZExtValue() *
+      int64_t elementBytes =
           cast<MemRefType>(copy.getDst().getType()).getElementTypeBitWidth() /
           8;
+      int64_t bytes = copy.getDstElements().getZExtValue() * elementBytes;
+      // src-size: the elements read, the rest of the copy zero-filled.
+      Value sourceBytes = arith::ConstantIntOp::create(b, loc, bytes, 64);
+      if (Value elements = copy.getSrcElements())
+        sourceBytes = arith::MulIOp::create(
+            b, loc,
+            arith::IndexCastOp::create(b, loc, b.getI64Type(), elements),
+            arith::ConstantIntOp::create(b, loc, elementBytes, 64));
       func::CallOp::create(
           b, loc, "kiln_emu_async_copy", TypeRange{},
           ValueRange{address(copy.getDst(), copy.getDstIndices()),
                      address(copy.getSrc(), copy.getSrcIndices()),
-                     arith::ConstantIntOp::create(b, loc, bytes, 64)});
+                     arith::ConstantIntOp::create(b, loc, bytes, 64),
+                     sourceBytes});
       copy.getAsyncToken().replaceAllUsesWith(
           arith::ConstantIndexOp::create(b, loc, 0).getResult());
       op->erase();
@@ -772,7 +785,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   declare("kiln_emu_ldmatrix",
           {MemRefType::get({kSlot}, b.getF32Type()), b.getI64Type()});
   declare("kiln_emu_async_copy",
-          {b.getI64Type(), b.getI64Type(), b.getI64Type()});
+          {b.getI64Type(), b.getI64Type(), b.getI64Type(), b.getI64Type()});
   declare("kiln_emu_async_commit", {});
   declare("kiln_emu_async_wait", {b.getI64Type()});
   // Bounds checks in the emulated kernel only (the reference is the

@@ -27,7 +27,10 @@
 // A block whose rows 16 does not divide (whole 7x7 images: 49 outputs;
 // seven 14-pixel rows: 98) computes the next multiple of 16 when that
 // wastes at most a quarter (paddedMatrixRows): the padded rows load the
-// last valid row's operands and epilogue inputs and store nothing.
+// last valid row's operands and epilogue inputs and store nothing. A K
+// that 16 does not divide (MobileNet's 24 input channels) is walked as the
+// next multiple of 16 on the same terms (paddedMatrixK), both operands
+// reading zero past it.
 //
 // Every other op of the block (the accumulator's fill, the elementwise
 // epilogue: bias, activation, rounding to 16 bits) is elementwise over the
@@ -67,6 +70,13 @@ int64_t kiln::paddedMatrixRows(int64_t rows) {
   if (padded == rows)
     return rows;
   return padded <= 128 && 4 * (padded - rows) <= padded ? padded : 0;
+}
+
+int64_t kiln::paddedMatrixK(int64_t k) {
+  if (k <= 0)
+    return 0;
+  int64_t padded = llvm::alignTo(k, kTile);
+  return 4 * (padded - k) <= padded ? padded : 0;
 }
 
 bool kiln::isMultiplyAdd(linalg::GenericOp op, Value &scale) {
@@ -198,6 +208,10 @@ struct ContractWithMatrixCoresPass
     // as the next multiple of 16 when that wastes little.
     if (int64_t rows = paddedMatrixRows(block->tileM); rows > block->tileM)
       block->padRows(rows);
+    // A K that 16 does not divide (24 input channels) likewise, the
+    // operands reading zero past it.
+    if (int64_t k = paddedMatrixK(block->tileK); k > block->tileK)
+      block->padK(k);
     if (!chooseWarpLayout(*block))
       return;
     scf::ForallOp forall = block->forall;
@@ -284,7 +298,7 @@ struct ContractWithMatrixCoresPass
   /// flight instead of 32. None when no depth qualifies.
   std::optional<std::pair<int64_t, int64_t>>
   asyncPipeline(OutputBlock &block, std::array<bool, 2> kMajor) const {
-    int64_t k = block.loops.ranges[block.loops.k];
+    int64_t k = block.tileK;
     std::optional<std::pair<int64_t, int64_t>> best;
     for (int64_t depth : {32, 16}) {
       if (k % depth != 0 ||
@@ -299,14 +313,14 @@ struct ContractWithMatrixCoresPass
   }
 
   /// Sets the tile fields from the contraction's M (padded: padRows), N and
-  /// K extents; false when matrix instructions cannot cover them (M or N
-  /// not a multiple of 16 or over 128, K not a multiple of 16, a stage the block's threads
+  /// K (padded: padK) extents; false when matrix instructions cannot cover
+  /// them (M or N not a multiple of 16 or over 128, K not a multiple of 16, a stage the block's threads
   /// cannot copy in equal shares, two stages that do not fit the static
   /// workgroup memory).
   bool chooseWarpLayout(const OutputBlock &block) {
     tileM = block.tileM;
     tileN = block.tileN;
-    int64_t k = block.loops.ranges[block.loops.k];
+    int64_t k = block.tileK;
     if (tileM % kTile || tileN % kTile || k % kTile || tileM > 128 ||
         tileN > 128)
       return false;

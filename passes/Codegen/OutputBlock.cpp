@@ -77,6 +77,7 @@ std::optional<OutputBlock> OutputBlock::match(func::FuncOp func,
                 (loops->mOuter >= 0 ? loops->ranges[loops->mOuter] : 1);
   block.tileN = loops->ranges[loops->n];
   block.validM = block.tileM;
+  block.tileK = block.validK = loops->ranges[loops->k];
   // Every other op writes a buffer shaped like the output tile, whose M
   // and N dims (and rows) are at the contraction's positions.
   block.outM = loops->outM;
@@ -139,6 +140,33 @@ OutputBlock::tileLoopsOf(linalg::LinalgOp op, int64_t outRank) const {
 void OutputBlock::padRows(int64_t rows) {
   assert(rows >= validM && "padding adds rows");
   tileM = rows;
+}
+
+void OutputBlock::padK(int64_t k) {
+  assert(k >= validK && "padding adds to K");
+  tileK = k;
+}
+
+Value OutputBlock::kValid(OpBuilder &b, Location loc, Value k) const {
+  if (validK == tileK)
+    return Value();
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k,
+                               arith::ConstantIndexOp::create(b, loc, validK));
+}
+
+Value OutputBlock::clampK(OpBuilder &b, Location loc, Value k,
+                          int64_t run) const {
+  if (validK == tileK)
+    return k;
+  return arith::MinUIOp::create(
+      b, loc, k, arith::ConstantIndexOp::create(b, loc, validK - run));
+}
+
+std::pair<Value, Value> OutputBlock::runK(OpBuilder &b, Location loc,
+                                          unsigned input, Value k,
+                                          int64_t run) {
+  int64_t alongK = operandContiguousAlongTile(input) ? 1 : run;
+  return {clampK(b, loc, k, alongK), kValid(b, loc, k)};
 }
 
 Value OutputBlock::clampRow(OpBuilder &b, Location loc, Value row,
@@ -429,7 +457,11 @@ int64_t OutputBlock::stageRun(unsigned input, int64_t stageK) {
     // Along M of a padded block, runs end at the last valid row too.
     bool alongValidM = input != 0 || int64_t(fast.getPosition()) != loops.m ||
                        validM % run == 0;
-    bool aligned = fastExtent % run == 0 && alongValidM && known % run == 0 &&
+    // Along a padded K, runs end at the last valid k too.
+    bool alongValidK =
+        int64_t(fast.getPosition()) != loops.k || validK % run == 0;
+    bool aligned = fastExtent % run == 0 && alongValidM && alongValidK &&
+                   known % run == 0 &&
                    llvm::all_of(ArrayRef(strides).drop_back(), [&](int64_t s) {
                      return !ShapedType::isDynamic(s) && s % run == 0;
                    });
@@ -440,7 +472,7 @@ int64_t OutputBlock::stageRun(unsigned input, int64_t stageK) {
 }
 
 int64_t OutputBlock::stageCount(int64_t stepK) const {
-  int64_t count = loops.ranges[loops.k] / stepK;
+  int64_t count = tileK / stepK;
   for (int64_t w : loops.window)
     count *= loops.ranges[w];
   return count;
@@ -451,7 +483,7 @@ OutputBlock::stageAt(OpBuilder &b, Location loc, Value stage, int64_t stepK) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  int64_t kSteps = loops.ranges[loops.k] / stepK;
+  int64_t kSteps = tileK / stepK;
   Value k0 = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, stage, c(kSteps)), c(stepK));
   WindowValues window;
@@ -476,8 +508,7 @@ ValueRange OutputBlock::emitReductionLoop(OpBuilder &b, Location loc,
   };
   scf::ForOp loop =
       loops.window.empty()
-          ? scf::ForOp::create(b, loc, c(0), c(loops.ranges[loops.k]),
-                               c(stepK), accs)
+          ? scf::ForOp::create(b, loc, c(0), c(tileK), c(stepK), accs)
           : scf::ForOp::create(b, loc, c(0), c(stageCount(stepK)), c(1), accs);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
@@ -600,13 +631,19 @@ SmallVector<Value> OutputBlock::issueAsyncStageCopies(
         b, loc, input, arith::MulIOp::create(b, loc, index, c(run)), stageK);
     SmallVector<std::pair<int64_t, Value>> at =
         tileAt(b, loc, input, runStart(b, loc, input, tileIndex, run));
-    at.push_back({loops.k, arith::AddIOp::create(b, loc, k0, k)});
+    auto [kAt, valid] =
+        runK(b, loc, input, arith::AddIOp::create(b, loc, k0, k), run);
+    at.push_back({loops.k, kAt});
     llvm::append_range(at, window);
+    // Past a padded K the copy reads no source bytes and zero-fills.
+    Value sourceElements;
+    if (valid)
+      sourceElements = arith::SelectOp::create(b, loc, valid, c(run), c(0));
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, tokenType, shared,
         kMajor ? ValueRange{k, tileIndex} : ValueRange{tileIndex, k},
         operand->get(), indicesAt(b, loc, map, at), b.getIndexAttr(run),
-        /*srcElements=*/Value(), /*bypassL1=*/b.getUnitAttr()));
+        sourceElements, /*bypassL1=*/b.getUnitAttr()));
   }
   return tokens;
 }
@@ -680,10 +717,15 @@ Value OutputBlock::loadOperand(OpBuilder &b, Location loc, unsigned input,
   forgetUnreadStores(operand->get());
   AffineMap map = contraction.getMatchingIndexingMap(operand);
   SmallVector<std::pair<int64_t, Value>> at = tileAt(b, loc, input, tileIndex);
-  at.push_back({loops.k, k});
+  at.push_back({loops.k, clampK(b, loc, k)});
   llvm::append_range(at, window);
-  return memref::LoadOp::create(b, loc, operand->get(),
-                                indicesAt(b, loc, map, at));
+  Value element = memref::LoadOp::create(b, loc, operand->get(),
+                                         indicesAt(b, loc, map, at));
+  if (Value valid = kValid(b, loc, k))
+    element = arith::SelectOp::create(
+        b, loc, valid, element,
+        arith::ConstantOp::create(b, loc, b.getZeroAttr(element.getType())));
+  return element;
 }
 
 SmallVector<int64_t, 2> OutputBlock::stageBufferShape(unsigned input,
@@ -771,12 +813,18 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
     forgetUnreadStores(operand->get());
     SmallVector<std::pair<int64_t, Value>> at =
         tileAt(b, loc, input, runStart(b, loc, input, tileIndex, run));
-    at.push_back({loops.k, kAt});
+    auto [kClamped, valid] = runK(b, loc, input, kAt, run);
+    at.push_back({loops.k, kClamped});
     llvm::append_range(at, window);
-    return vector::LoadOp::create(
+    Value values = vector::LoadOp::create(
         b, loc, cast<VectorType>(runType), operand->get(),
         indicesAt(b, loc, map, at), /*nontemporal=*/false,
         llvm::MaybeAlign(run * type.getIntOrFloatBitWidth() / 8));
+    if (valid) // past a padded K
+      values = arith::SelectOp::create(
+          b, loc, valid, values,
+          arith::ConstantOp::create(b, loc, b.getZeroAttr(runType)));
+    return values;
   };
   SmallVector<Value> share;
   for (int64_t i = 0; i * threads < runs; ++i) {

@@ -48,12 +48,21 @@ public:
   int64_t rowWidth = 0;         ///< M's extent (one output row's width)
   /// The block's output rows: tileM, or fewer after padRows.
   int64_t validM = 0;
+  /// The extent of the reduction along K the loops walk (tileK) and the
+  /// contraction's own (validK: fewer after padK).
+  int64_t tileK = 0, validK = 0;
 
   /// Makes the block compute `rows` rows (more than it has: matrix tiles
   /// of 16 over 49 outputs). Rows past validM read the operands and the
   /// epilogue's inputs at the last valid row (in bounds, and never NaN
   /// from uninitialized workgroup memory) and store nothing.
   void padRows(int64_t rows);
+
+  /// Makes the reduction walk `k` along K (more than the contraction has:
+  /// 24 input channels in steps of 16). Every operand load past validK
+  /// reads zero (a select, or a cp.async that copies no source bytes and
+  /// zero-fills), from an address clamped into the operand.
+  void padK(int64_t k);
 
   /// Replaces every linalg op of the iteration, in order: the contraction
   /// by what `emitContraction` builds (at its place), each other op by its
@@ -223,6 +232,18 @@ private:
   /// Per element of the thread's positions, whether its row is one of the
   /// block's (validM); empty when the block has no padded rows.
   llvm::SmallVector<mlir::Value> rowValid;
+  /// For a reduction padded along K (padK): whether `k` is one of the
+  /// contraction's (null when K is not padded), and `k` clamped to the last
+  /// valid start of a run of `run` elements (`k` itself when not padded).
+  mlir::Value kValid(mlir::OpBuilder &b, mlir::Location loc, mlir::Value k) const;
+  mlir::Value clampK(mlir::OpBuilder &b, mlir::Location loc, mlir::Value k,
+                     int64_t run = 1) const;
+  /// Where a run of `run` elements of operand `input` at `k` reads along K
+  /// (clampK; a run along the tile dim is at one k), and whether it is one
+  /// of the contraction's (null when K is not padded).
+  std::pair<mlir::Value, mlir::Value> runK(mlir::OpBuilder &b,
+                                           mlir::Location loc, unsigned input,
+                                           mlir::Value k, int64_t run);
   /// `row`, or the last valid row start for a run of `run` elements when
   /// the block is padded.
   mlir::Value clampRow(mlir::OpBuilder &b, mlir::Location loc, mlir::Value row,

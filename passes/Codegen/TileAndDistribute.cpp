@@ -557,13 +557,14 @@ struct TileAndDistributePass
     return block;
   }
 
-  /// 16-bit operands (float32 ones too with matrixFloat32) whose N and K
-  /// `matrixTile` divides (M's blocks are matrixBlock's to find).
+  /// 16-bit operands (float32 ones too with matrixFloat32) whose N
+  /// `matrixTile` divides and whose K it divides or pads (paddedMatrixK:
+  /// 24 channels as 32; M's blocks are matrixBlock's to find).
   bool takesMatrixInstructions(const MatrixContractionLoops &loops) const {
     if (matrixTile <= 0 || (loops.operandType.isF32() && !matrixFloat32))
       return false;
     return loops.ranges[loops.n] % matrixTile == 0 &&
-           loops.ranges[loops.k] % matrixTile == 0;
+           paddedMatrixK(loops.ranges[loops.k]) > 0;
   }
 
   /// The output block (rows x columns) of one forall iteration that

@@ -107,6 +107,13 @@ inline bool isWidened(mlir::Value value) {
 /// the last one and are never stored. 0 when neither holds.
 int64_t paddedMatrixRows(int64_t rows);
 
+/// The K that matrix instructions (16 along K per step) compute for a
+/// contraction of `k` along K: `k` when 16 divides it, else the next
+/// multiple of 16 when that adds at most a quarter (MobileNet's 24-, 40-
+/// and 72-channel layers: 32, 48, 80); the operands read zero past `k`.
+/// 0 when neither holds.
+int64_t paddedMatrixK(int64_t k);
+
 /// The rows kiln-contract-with-thread-tiles computes for a block of `rows`
 /// outputs along M when 4 does not divide it: paddedMatrixRows' (a 7x7
 /// map's 49 pixels as 64), else the next multiple of 4, so that every
