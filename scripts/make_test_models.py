@@ -805,6 +805,30 @@ def build_import_models():
         [n("MatMul", ["x", "w"], ["y"], "matmul")],
         [vi("x", [32, 24])], [vi("y", [32, 16])],
         [init("w", weights(padded_k_rng, (24, 16), 24))], opset=17)
+    # N that 16 does not divide, blocks of columns computed as the next
+    # multiple of 16 (padded columns read B and the epilogue's inputs at the
+    # last valid column and store nothing): MobileNet's 1x1 convolutions
+    # onto 24 channels with a residual add, a matmul onto 40 columns with a
+    # bias (runs of B along N clamped) and a Gemm onto 200 (blocks of 100
+    # as 112).
+    padded_n_rng = np.random.default_rng(3007)
+    imp("conv1x1_n24",
+        [n("Conv", ["x", "w", "b"], ["c"], "conv", kernel_shape=[1, 1]),
+         n("Add", ["c", "r"], ["y"], "add")],
+        [vi("x", [2, 96, 28, 28]), vi("r", [2, 24, 28, 28])], [vi("y", [2, 24, 28, 28])],
+        [init("w", weights(padded_n_rng, (24, 96, 1, 1), 96)),
+         init("b", padded_n_rng.standard_normal(24).astype(np.float32))], opset=17)
+    imp("matmul_n40",
+        [n("MatMul", ["x", "w"], ["m"], "matmul"),
+         n("Add", ["m", "b"], ["y"], "bias")],
+        [vi("x", [64, 32])], [vi("y", [64, 40])],
+        [init("w", weights(padded_n_rng, (32, 40), 32)),
+         init("b", padded_n_rng.standard_normal(40).astype(np.float32))], opset=17)
+    imp("gemm_n200",
+        [n("Gemm", ["x", "w", "b"], ["y"], "gemm", transB=1)],
+        [vi("x", [32, 64])], [vi("y", [32, 200])],
+        [init("w", weights(padded_n_rng, (200, 64), 64)),
+         init("b", padded_n_rng.standard_normal(200).astype(np.float32))], opset=17)
     # MobileNet's depthwise convolutions (3x3, padding 1, stride 1 then 2,
     # with ReLU6): the GPU targets read the padding in place
     # (kiln-convert-to-linalg's read-window-padding-in-place), no padding

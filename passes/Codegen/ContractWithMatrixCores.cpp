@@ -208,8 +208,12 @@ struct ContractWithMatrixCoresPass
     // as the next multiple of 16 when that wastes little.
     if (int64_t rows = paddedMatrixRows(block->tileM); rows > block->tileM)
       block->padRows(rows);
-    // A K that 16 does not divide (24 input channels) likewise, the
-    // operands reading zero past it.
+    // Columns likewise (24 filters as 32; the same rule), and a K that 16
+    // does not divide (24 input channels), the operands reading zero past
+    // it.
+    if (int64_t columns = paddedMatrixRows(block->tileN);
+        columns > block->tileN)
+      block->padColumns(columns);
     if (int64_t k = paddedMatrixK(block->tileK); k > block->tileK)
       block->padK(k);
     if (!chooseWarpLayout(*block))

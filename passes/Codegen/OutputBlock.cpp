@@ -77,6 +77,7 @@ std::optional<OutputBlock> OutputBlock::match(func::FuncOp func,
                 (loops->mOuter >= 0 ? loops->ranges[loops->mOuter] : 1);
   block.tileN = loops->ranges[loops->n];
   block.validM = block.tileM;
+  block.validN = block.tileN;
   block.tileK = block.validK = loops->ranges[loops->k];
   // Every other op writes a buffer shaped like the output tile, whose M
   // and N dims (and rows) are at the contraction's positions.
@@ -122,7 +123,7 @@ OutputBlock::tileLoopsOf(linalg::LinalgOp op, int64_t outRank) const {
   TileLoops tile{-1, loopAt(outM), loopAt(outN)};
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (tile.row < 0 || tile.col < 0 || tile.row == tile.col ||
-      ranges[tile.row] != rowWidth || ranges[tile.col] != tileN)
+      ranges[tile.row] != rowWidth || ranges[tile.col] != validN)
     return std::nullopt;
   if (outMOuter >= 0) {
     tile.rowOuter = loopAt(outMOuter);
@@ -142,6 +143,26 @@ void OutputBlock::padRows(int64_t rows) {
   tileM = rows;
 }
 
+void OutputBlock::padColumns(int64_t columns) {
+  assert(columns >= validN && "padding adds columns");
+  tileN = columns;
+}
+
+/// `index` along a padded extent (`valid` of `padded`), clamped to the
+/// last valid start of a run of `run` elements.
+static Value clampToValid(OpBuilder &b, Location loc, Value index,
+                          int64_t valid, int64_t padded, int64_t run) {
+  if (valid == padded)
+    return index;
+  return arith::MinUIOp::create(
+      b, loc, index, arith::ConstantIndexOp::create(b, loc, valid - run));
+}
+
+Value OutputBlock::clampColumn(OpBuilder &b, Location loc, Value column,
+                               int64_t run) const {
+  return clampToValid(b, loc, column, validN, tileN, run);
+}
+
 void OutputBlock::padK(int64_t k) {
   assert(k >= validK && "padding adds to K");
   tileK = k;
@@ -156,10 +177,7 @@ Value OutputBlock::kValid(OpBuilder &b, Location loc, Value k) const {
 
 Value OutputBlock::clampK(OpBuilder &b, Location loc, Value k,
                           int64_t run) const {
-  if (validK == tileK)
-    return k;
-  return arith::MinUIOp::create(
-      b, loc, k, arith::ConstantIndexOp::create(b, loc, validK - run));
+  return clampToValid(b, loc, k, validK, tileK, run);
 }
 
 std::pair<Value, Value> OutputBlock::runK(OpBuilder &b, Location loc,
@@ -171,10 +189,7 @@ std::pair<Value, Value> OutputBlock::runK(OpBuilder &b, Location loc,
 
 Value OutputBlock::clampRow(OpBuilder &b, Location loc, Value row,
                             int64_t run) const {
-  if (validM == tileM)
-    return row;
-  return arith::MinUIOp::create(
-      b, loc, row, arith::ConstantIndexOp::create(b, loc, validM - run));
+  return clampToValid(b, loc, row, validM, tileM, run);
 }
 
 SmallVector<std::pair<int64_t, Value>>
@@ -193,7 +208,7 @@ OutputBlock::tileAt(OpBuilder &b, Location loc, unsigned input,
                     Value tileIndex) const {
   if (input == 0)
     return rowAt(b, loc, loops.mOuter, loops.m, tileIndex);
-  return {{loops.n, tileIndex}};
+  return {{loops.n, clampColumn(b, loc, tileIndex)}};
 }
 
 /// True when `map` indexes a buffer shaped like the output tile, loop
@@ -245,12 +260,13 @@ void OutputBlock::storeElement(OpBuilder &b, Location loc, Value value,
                                bool tileElement) {
   // The op that stores (erased whole when overwritten).
   Operation *store;
-  if (rowValid.empty()) {
+  if (positionValid.empty()) {
     store = memref::StoreOp::create(b, loc, value, buffer, indices);
   } else {
-    // A padded row's element: its indices are the last valid row's, whose
-    // owner stores the real value.
-    auto guard = scf::IfOp::create(b, loc, rowValid[e], /*withElseRegion=*/false);
+    // A padded row's or column's element: its indices are the last valid
+    // one's, whose owner stores the real value.
+    auto guard =
+        scf::IfOp::create(b, loc, positionValid[e], /*withElseRegion=*/false);
     OpBuilder::InsertionGuard insertion(b);
     b.setInsertionPoint(guard.thenBlock()->getTerminator());
     memref::StoreOp::create(b, loc, value, buffer, indices);
@@ -279,7 +295,7 @@ void OutputBlock::emitAtPositions(OpBuilder &b, linalg::LinalgOp op,
     auto [row, col] = position;
     SmallVector<std::pair<int64_t, Value>> at =
         rowAt(b, loc, tile.rowOuter, tile.row, row);
-    at.push_back({tile.col, col});
+    at.push_back({tile.col, clampColumn(b, loc, col)});
     IRMapping mapping;
     for (OpOperand &operand : op->getOpOperands()) {
       BlockArgument arg = op.getMatchingBlockArgument(&operand);
@@ -319,14 +335,25 @@ void OutputBlock::rewrite(OpBuilder &b, ArrayRef<Position> positions,
                           function_ref<void(OpBuilder &)> emitContraction) {
   stored.clear();
   unreadStores.clear();
-  rowValid.clear();
-  if (validM < tileM) {
+  positionValid.clear();
+  if (validM < tileM || validN < tileN) {
     b.setInsertionPoint(ops.front());
     Location loc = forall.getLoc();
-    Value rows = arith::ConstantIndexOp::create(b, loc, validM);
-    for (const Position &position : positions)
-      rowValid.push_back(arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ult, position.first, rows));
+    auto under = [&](Value index, int64_t extent) -> Value {
+      return arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::ult, index,
+          arith::ConstantIndexOp::create(b, loc, extent));
+    };
+    for (const Position &position : positions) {
+      Value valid;
+      if (validM < tileM)
+        valid = under(position.first, validM);
+      if (validN < tileN) {
+        Value column = under(position.second, validN);
+        valid = valid ? arith::AndIOp::create(b, loc, valid, column) : column;
+      }
+      positionValid.push_back(valid);
+    }
   }
   for (linalg::LinalgOp op : ops) {
     b.setInsertionPoint(op);
@@ -344,7 +371,7 @@ SmallVector<Value> OutputBlock::outputIndices(OpBuilder &b, Location loc,
       contraction.getMatchingIndexingMap(contraction.getDpsInitOperand(0));
   SmallVector<std::pair<int64_t, Value>> at =
       tileAt(b, loc, /*input=*/0, position.first);
-  at.push_back({loops.n, position.second});
+  at.push_back({loops.n, clampColumn(b, loc, position.second)});
   return indicesAt(b, loc, outMap, at);
 }
 
@@ -457,10 +484,14 @@ int64_t OutputBlock::stageRun(unsigned input, int64_t stageK) {
     // Along M of a padded block, runs end at the last valid row too.
     bool alongValidM = input != 0 || int64_t(fast.getPosition()) != loops.m ||
                        validM % run == 0;
-    // Along a padded K, runs end at the last valid k too.
+    // Along N of a padded block, and along a padded K, runs end at the
+    // last valid column or k too.
+    bool alongValidN = input != 1 || int64_t(fast.getPosition()) != loops.n ||
+                       validN % run == 0;
     bool alongValidK =
         int64_t(fast.getPosition()) != loops.k || validK % run == 0;
-    bool aligned = fastExtent % run == 0 && alongValidM && alongValidK &&
+    bool aligned = fastExtent % run == 0 && alongValidM && alongValidN &&
+                   alongValidK &&
                    known % run == 0 &&
                    llvm::all_of(ArrayRef(strides).drop_back(), [&](int64_t s) {
                      return !ShapedType::isDynamic(s) && s % run == 0;
@@ -773,9 +804,10 @@ bool OutputBlock::operandContiguousAlongTile(unsigned input) {
 
 Value OutputBlock::runStart(OpBuilder &b, Location loc, unsigned input,
                            Value tileIndex, int64_t run) {
-  if (input != 0 || !operandContiguousAlongTile(0))
+  if (!operandContiguousAlongTile(input))
     return tileIndex;
-  return clampRow(b, loc, tileIndex, run);
+  return input == 0 ? clampRow(b, loc, tileIndex, run)
+                    : clampColumn(b, loc, tileIndex, run);
 }
 
 std::pair<Value, Value> OutputBlock::stagePlace(OpBuilder &b, Location loc,

@@ -48,6 +48,8 @@ public:
   int64_t rowWidth = 0;         ///< M's extent (one output row's width)
   /// The block's output rows: tileM, or fewer after padRows.
   int64_t validM = 0;
+  /// The block's output columns: tileN, or fewer after padColumns.
+  int64_t validN = 0;
   /// The extent of the reduction along K the loops walk (tileK) and the
   /// contraction's own (validK: fewer after padK).
   int64_t tileK = 0, validK = 0;
@@ -57,6 +59,11 @@ public:
   /// epilogue's inputs at the last valid row (in bounds, and never NaN
   /// from uninitialized workgroup memory) and store nothing.
   void padRows(int64_t rows);
+
+  /// Makes the block compute `columns` columns (more than it has: 24
+  /// filters as 32), as padRows does rows: columns past validN read B and
+  /// the epilogue's inputs at the last valid column and store nothing.
+  void padColumns(int64_t columns);
 
   /// Makes the reduction walk `k` along K (more than the contraction has:
   /// 24 input channels in steps of 16). Every operand load past validK
@@ -229,9 +236,10 @@ private:
     int64_t rowOuter = -1, row = -1, col = -1;
   };
   llvm::SmallVector<mlir::linalg::LinalgOp> ops;
-  /// Per element of the thread's positions, whether its row is one of the
-  /// block's (validM); empty when the block has no padded rows.
-  llvm::SmallVector<mlir::Value> rowValid;
+  /// Per element of the thread's positions, whether it is one of the
+  /// block's (row under validM, column under validN); empty when the block
+  /// has no padded rows or columns.
+  llvm::SmallVector<mlir::Value> positionValid;
   /// For a reduction padded along K (padK): whether `k` is one of the
   /// contraction's (null when K is not padded), and `k` clamped to the last
   /// valid start of a run of `run` elements (`k` itself when not padded).
@@ -248,9 +256,13 @@ private:
   /// the block is padded.
   mlir::Value clampRow(mlir::OpBuilder &b, mlir::Location loc, mlir::Value row,
                        int64_t run = 1) const;
+  /// `column`, or the last valid column start for a run of `run` elements
+  /// when the block's columns are padded.
+  mlir::Value clampColumn(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value column, int64_t run = 1) const;
   /// Where a run of `run` elements of operand `input` at `tileIndex` of a
-  /// stage slice is read from: a padded block's runs along M past its
-  /// last valid row read the last valid run instead.
+  /// stage slice is read from: a padded block's runs along M (N) past its
+  /// last valid row (column) read the last valid run instead.
   mlir::Value runStart(mlir::OpBuilder &b, mlir::Location loc, unsigned input,
                        mlir::Value tileIndex, int64_t run);
   /// What this thread last stored at (buffer, element of its positions).

@@ -558,13 +558,26 @@ struct TileAndDistributePass
   }
 
   /// 16-bit operands (float32 ones too with matrixFloat32) whose N
-  /// `matrixTile` divides and whose K it divides or pads (paddedMatrixK:
-  /// 24 channels as 32; M's blocks are matrixBlock's to find).
+  /// `matrixTile` divides or has blocks of columns it pads
+  /// (paddedColumns: 24 filters as 32), and whose K it divides or pads
+  /// (paddedMatrixK: 24 channels as 32; M's blocks are matrixBlock's to
+  /// find).
   bool takesMatrixInstructions(const MatrixContractionLoops &loops) const {
     if (matrixTile <= 0 || (loops.operandType.isF32() && !matrixFloat32))
       return false;
-    return loops.ranges[loops.n] % matrixTile == 0 &&
+    int64_t n = loops.ranges[loops.n];
+    return (n % matrixTile == 0 || paddedColumns(n, 128) > 0) &&
            paddedMatrixK(loops.ranges[loops.k]) > 0;
+  }
+
+  /// The largest block of columns up to `most` that divides `n` and that
+  /// matrix tiles compute padded as they pad rows (paddedMatrixRows: 24
+  /// as 32; 1000 classes in blocks of 125 as 128), or 0.
+  static int64_t paddedColumns(int64_t n, int64_t most) {
+    for (int64_t size = std::min<int64_t>(most, 128); size > 0; --size)
+      if (n % size == 0 && paddedMatrixRows(size) > 0)
+        return size;
+    return 0;
   }
 
   /// The output block (rows x columns) of one forall iteration that
@@ -685,14 +698,21 @@ struct TileAndDistributePass
     bool padded = rows == 0;
     if (padded)
       rows = largestPadded(128);
+    // Columns that no multiple of 16 divides into (24 filters) are padded
+    // likewise.
+    bool paddedCols = cols == 0;
+    if (paddedCols)
+      cols = paddedColumns(n, 128);
     if (rows == 0 || cols == 0)
       return std::nullopt;
     // Rows that 32 does not divide (112) take warps of 16 rows: seven per
     // 64 columns, and a 112 x 128 block's 448 threads would leave each
     // 128 registers, under what its pipelined stage loads need (ptxas
     // spilled).
-    if (paddedMatrixRows(rows) % 32 != 0 && cols > 64)
-      cols = 64;
+    if (paddedMatrixRows(rows) % 32 != 0 && paddedMatrixRows(cols) > 64)
+      cols = paddedCols ? paddedColumns(n, 64) : 64;
+    if (cols == 0)
+      return std::nullopt;
     auto blocks = [&] { return otherIterations * (m / rows) * (n / cols); };
     while (blocks() < kMinMatrixBlocks) {
       // Halving padded rows may waste more of the matrix tiles: columns
@@ -700,11 +720,13 @@ struct TileAndDistributePass
       int64_t halfRows = padded ? largestPadded(rows / 2) : rows / 2;
       bool rowsHalve = padded ? halfRows > 0
                               : rows > matrixTile && fits(halfRows, m, rowQuantum);
-      bool colsHalve = cols > matrixTile && fits(cols / 2, n, 1);
+      int64_t halfCols = paddedCols ? paddedColumns(n, cols / 2) : cols / 2;
+      bool colsHalve = paddedCols ? halfCols > 0
+                                  : cols > matrixTile && fits(halfCols, n, 1);
       if (rowsHalve && (!colsHalve || (!padded && rows >= cols)))
         rows = halfRows;
       else if (colsHalve)
-        cols /= 2;
+        cols = halfCols;
       else
         break;
     }
