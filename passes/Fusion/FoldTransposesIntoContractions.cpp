@@ -124,17 +124,21 @@ Operation *onlyUser(Value v) {
   return v.hasOneUse() ? *v.getUsers().begin() : nullptr;
 }
 
+/// `v`, or the input of the kiln.cast that `v` is (`cast`: that cast, else
+/// null) when `v` has no other use; null when it has.
+Value throughSingleUseCast(Value v, CastOp &cast) {
+  cast = v.getDefiningOp<CastOp>();
+  if (!cast)
+    return v;
+  return v.hasOneUse() ? cast.getInput() : Value();
+}
+
 /// The transpose that `operand` is, possibly behind one kiln.cast, when
 /// each has no other use; null otherwise.
 TransposeOp transposeFeeding(Value operand, CastOp &castBetween) {
-  castBetween = operand.getDefiningOp<CastOp>();
-  if (castBetween) {
-    if (!operand.hasOneUse())
-      return nullptr;
-    operand = castBetween.getInput();
-  }
-  auto transpose = operand.getDefiningOp<TransposeOp>();
-  if (!transpose || !operand.hasOneUse())
+  Value source = throughSingleUseCast(operand, castBetween);
+  auto transpose = source ? source.getDefiningOp<TransposeOp>() : nullptr;
+  if (!transpose || !source.hasOneUse())
     return nullptr;
   return transpose;
 }
@@ -197,13 +201,10 @@ struct FoldResultTranspose : public OpRewritePattern<TransposeOp> {
 
   LogicalResult matchAndRewrite(TransposeOp transpose,
                                 PatternRewriter &rewriter) const override {
-    Value input = transpose.getInput();
-    auto castBetween = input.getDefiningOp<CastOp>();
-    if (castBetween) {
-      if (!input.hasOneUse())
-        return failure();
-      input = castBetween.getInput();
-    }
+    CastOp castBetween;
+    Value input = throughSingleUseCast(transpose.getInput(), castBetween);
+    if (!input)
+      return failure();
     Operation *contraction = input.getDefiningOp();
     if (!contraction || !isa<MatMulOp, EinsumOp>(contraction) ||
         !onlyUser(input))
