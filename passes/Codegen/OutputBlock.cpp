@@ -148,6 +148,19 @@ void OutputBlock::padColumns(int64_t columns) {
   tileN = columns;
 }
 
+/// Whether `index` is under `extent`.
+static Value isBelow(OpBuilder &b, Location loc, Value index, int64_t extent) {
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index,
+                               arith::ConstantIndexOp::create(b, loc, extent));
+}
+
+/// `value` where `valid` holds, else zero (an operand read past a padded K).
+static Value zeroUnless(OpBuilder &b, Location loc, Value valid, Value value) {
+  return arith::SelectOp::create(
+      b, loc, valid, value,
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(value.getType())));
+}
+
 /// `index` along a padded extent (`valid` of `padded`), clamped to the
 /// last valid start of a run of `run` elements.
 static Value clampToValid(OpBuilder &b, Location loc, Value index,
@@ -171,8 +184,7 @@ void OutputBlock::padK(int64_t k) {
 Value OutputBlock::kValid(OpBuilder &b, Location loc, Value k) const {
   if (validK == tileK)
     return Value();
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k,
-                               arith::ConstantIndexOp::create(b, loc, validK));
+  return isBelow(b, loc, k, validK);
 }
 
 Value OutputBlock::clampK(OpBuilder &b, Location loc, Value k,
@@ -339,17 +351,12 @@ void OutputBlock::rewrite(OpBuilder &b, ArrayRef<Position> positions,
   if (validM < tileM || validN < tileN) {
     b.setInsertionPoint(ops.front());
     Location loc = forall.getLoc();
-    auto under = [&](Value index, int64_t extent) -> Value {
-      return arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::ult, index,
-          arith::ConstantIndexOp::create(b, loc, extent));
-    };
     for (const Position &position : positions) {
       Value valid;
       if (validM < tileM)
-        valid = under(position.first, validM);
+        valid = isBelow(b, loc, position.first, validM);
       if (validN < tileN) {
-        Value column = under(position.second, validN);
+        Value column = isBelow(b, loc, position.second, validN);
         valid = valid ? arith::AndIOp::create(b, loc, valid, column) : column;
       }
       positionValid.push_back(valid);
@@ -753,9 +760,7 @@ Value OutputBlock::loadOperand(OpBuilder &b, Location loc, unsigned input,
   Value element = memref::LoadOp::create(b, loc, operand->get(),
                                          indicesAt(b, loc, map, at));
   if (Value valid = kValid(b, loc, k))
-    element = arith::SelectOp::create(
-        b, loc, valid, element,
-        arith::ConstantOp::create(b, loc, b.getZeroAttr(element.getType())));
+    element = zeroUnless(b, loc, valid, element);
   return element;
 }
 
@@ -853,9 +858,7 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
         indicesAt(b, loc, map, at), /*nontemporal=*/false,
         llvm::MaybeAlign(run * type.getIntOrFloatBitWidth() / 8));
     if (valid) // past a padded K
-      values = arith::SelectOp::create(
-          b, loc, valid, values,
-          arith::ConstantOp::create(b, loc, b.getZeroAttr(runType)));
+      values = zeroUnless(b, loc, valid, values);
     return values;
   };
   SmallVector<Value> share;
