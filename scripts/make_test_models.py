@@ -12,6 +12,8 @@ Writes (all deterministic; fixed seeds):
        test/models/mlp/            opset 13
        test/models/small_cnn/      opset 13
        test/models/cnn_symbolic/   opset 17, batch dim "N", 2 data sets
+       test/models/vit_block/      opset 17, 131 tokens (GPU: shifted blocks)
+       test/models/grouped_f16/    opset 13, float16 grouped convolution
        examples/tiny_cnn/          opset 13, the bundled example
   B. Importer test models (no data) in test/Import/models/*.onnx.
 
@@ -318,6 +320,89 @@ def build_if_folded():
     model = make_model(g, 13, "if_folded")
     return model, [{"x": rng.standard_normal((1, 3)).astype(np.float32)},
                    {"x": rng.standard_normal((3, 3)).astype(np.float32)}]
+
+
+def build_vit_block():
+    """A small ViT encoder block: 4x4 patches of a 40x52 image (130 tokens),
+    a class token concatenated in front and a position embedding added
+    (GPU targets: the concat reads its element inside the add's kernel,
+    concat-by-element, instead of one thread copying it), LayerNorm,
+    single-head attention and an MLP with residual adds. 131 tokens (a
+    prime) make matmul blocks no size divides or pads: the GPU targets
+    shift each kernel's last block back (kiln-tile-and-distribute)."""
+    rng = np.random.default_rng(1014)
+    e, tokens = 32, 131
+    inits = [
+        init("patch.weight", weights(rng, (e, 3, 4, 4), 48)),
+        init("patch.bias", bias(rng, e)),
+        init("flat_shape", np.array([1, e, tokens - 1], dtype=np.int64)),
+        init("cls", (rng.standard_normal((1, 1, e)) * 0.5).astype(np.float32)),
+        init("pos", (rng.standard_normal((1, tokens, e)) * 0.5).astype(np.float32)),
+        init("ln.scale", (1 + rng.standard_normal(e) * 0.1).astype(np.float32)),
+        init("ln.bias", bias(rng, e)),
+        init("q.weight", weights(rng, (e, e), e)),
+        init("k.weight", weights(rng, (e, e), e)),
+        init("v.weight", weights(rng, (e, e), e)),
+        init("scale", np.array(1.0 / np.sqrt(e), dtype=np.float32)),
+        init("out.weight", weights(rng, (e, e), e)),
+        init("out.bias", bias(rng, e)),
+        init("fc1.weight", weights(rng, (e, 2 * e), e)),
+        init("fc1.bias", bias(rng, 2 * e)),
+        init("fc2.weight", weights(rng, (2 * e, e), 2 * e)),
+        init("fc2.bias", bias(rng, e)),
+    ]
+    mk = helper.make_node
+    nodes = [
+        mk("Conv", ["img", "patch.weight", "patch.bias"], ["patches"], name="patch",
+           kernel_shape=[4, 4], strides=[4, 4]),
+        mk("Reshape", ["patches", "flat_shape"], ["flat"], name="flatten"),
+        mk("Transpose", ["flat"], ["seq"], name="to_tokens", perm=[0, 2, 1]),
+        mk("Concat", ["cls", "seq"], ["with_cls"], name="class_token", axis=1),
+        mk("Add", ["with_cls", "pos"], ["x0"], name="position"),
+        mk("LayerNormalization", ["x0", "ln.scale", "ln.bias"], ["h"], name="ln", axis=-1),
+        mk("MatMul", ["h", "q.weight"], ["q"], name="q"),
+        mk("MatMul", ["h", "k.weight"], ["k"], name="k"),
+        mk("MatMul", ["h", "v.weight"], ["v"], name="v"),
+        mk("Transpose", ["k"], ["kt"], name="k_t", perm=[0, 2, 1]),
+        mk("MatMul", ["q", "kt"], ["scores_raw"], name="scores"),
+        mk("Mul", ["scores_raw", "scale"], ["scores_scaled"], name="scale_scores"),
+        mk("Softmax", ["scores_scaled"], ["attn"], name="softmax", axis=-1),
+        mk("MatMul", ["attn", "v"], ["ctx"], name="context"),
+        mk("MatMul", ["ctx", "out.weight"], ["o_mm"], name="out"),
+        mk("Add", ["o_mm", "out.bias"], ["o"], name="out_bias"),
+        mk("Add", ["x0", "o"], ["x1"], name="residual1"),
+        mk("MatMul", ["x1", "fc1.weight"], ["f1_mm"], name="fc1"),
+        mk("Add", ["f1_mm", "fc1.bias"], ["f1"], name="fc1_bias"),
+        mk("Relu", ["f1"], ["f1r"], name="relu"),
+        mk("MatMul", ["f1r", "fc2.weight"], ["f2_mm"], name="fc2"),
+        mk("Add", ["f2_mm", "fc2.bias"], ["f2"], name="fc2_bias"),
+        mk("Add", ["x1", "f2"], ["y"], name="residual2"),
+    ]
+    g = helper.make_graph(nodes, "vit_block", [vi("img", [1, 3, 40, 52])],
+                          [vi("y", [1, tokens, e])], inits)
+    model = make_model(g, 17, "vit_block")
+    return model, [{"img": rng.standard_normal((1, 3, 40, 52)).astype(np.float32)}]
+
+
+def build_grouped_f16():
+    """A float16 model with a grouped convolution (4 groups of 2 channels)
+    and ReLU, as ResNeXt's: the GPU targets widen the input and weights to
+    float32 before splitting the group dim out of them, and must expand the
+    widening with them (kiln-fold-expand-shapes-into-consumers); behind the
+    reshape it ran before the tiled loop and the kernel was one thread."""
+    rng = np.random.default_rng(1015)
+    H = TensorProto.FLOAT16
+    w = (rng.standard_normal((8, 2, 3, 3)) * 0.3).astype(np.float16)
+    b = (rng.standard_normal((8,)) * 0.1).astype(np.float16)
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], name="grouped", group=4,
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["y"], name="relu"),
+    ]
+    g = helper.make_graph(nodes, "grouped_f16", [vi("x", [1, 8, 10, 10], H)],
+                          [vi("y", [1, 8, 10, 10], H)], [init("w", w), init("b", b)])
+    model = make_model(g, 13, "grouped_f16")
+    return model, [{"x": rng.standard_normal((1, 8, 10, 10)).astype(np.float16)}]
 
 
 def build_f16_mix():
@@ -829,6 +914,17 @@ def build_import_models():
         [vi("x", [32, 64])], [vi("y", [32, 200])],
         [init("w", weights(padded_n_rng, (200, 64), 64)),
          init("b", padded_n_rng.standard_normal(200).astype(np.float32))], opset=17)
+    # Rows and columns that no block divides or pads (ViT's 197 tokens; 131
+    # is prime): blocks of 32 whose last is shifted back to end with the
+    # matrix, recomputing part of the one before it; K = 40 is padded to 48.
+    shifted_rng = np.random.default_rng(3008)
+    imp("matmul_m131_n131",
+        [n("MatMul", ["x", "w"], ["m"], "matmul"),
+         n("Add", ["m", "b"], ["a"], "bias"),
+         n("Relu", ["a"], ["y"], "relu")],
+        [vi("x", [131, 40])], [vi("y", [131, 131])],
+        [init("w", weights(shifted_rng, (40, 131), 40)),
+         init("b", shifted_rng.standard_normal(131).astype(np.float32))], opset=17)
     # MobileNet's depthwise convolutions (3x3, padding 1, stride 1 then 2,
     # with ReLU6): the GPU targets read the padding in place
     # (kiln-convert-to-linalg's read-window-padding-in-place), no padding
@@ -953,6 +1049,8 @@ def main():
         (build_activations_cnn, os.path.join(E2E_DIR, "activations_cnn")),
         (build_matmul_split_k, os.path.join(E2E_DIR, "matmul_split_k")),
         (build_conv_split_k, os.path.join(E2E_DIR, "conv_split_k")),
+        (build_vit_block, os.path.join(E2E_DIR, "vit_block")),
+        (build_grouped_f16, os.path.join(E2E_DIR, "grouped_f16")),
         (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),
     ]:
         model, input_sets = build()

@@ -223,6 +223,7 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            std::string(cuda || rocm ? "{flatten-rows-below=0" : "{") +
            " read-window-padding-in-place=" +
            (windowPaddingInPlace ? "true" : "false") +
+           (cuda || rocm ? " concat-by-element=true" : "") +
            "},canonicalize,cse,"
            "func.func(kiln-fold-expand-shapes-into-consumers),"
            "func.func(kiln-fuse-elementwise-producers),"

@@ -143,18 +143,29 @@ kiln::matchMatrixContraction(linalg::LinalgOp linalgOp, bool allowFloat32) {
   if (!out.isProjectedPermutation() || out.getNumResults() < 2)
     return std::nullopt;
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
   auto uses = [](AffineMap map, int64_t dim) { return map.isFunctionOfDim(dim); };
-  for (int64_t r = out.getNumResults() - 1; r >= 0; --r) {
-    int64_t dim = cast<AffineDimExpr>(out.getResult(r)).getPosition();
-    if (loops.m < 0 && uses(first, dim) && !uses(second, dim)) {
-      loops.m = dim;
-      loops.outM = r;
+  // A matmul's loops of extent 1 are M or N only when no other is: its
+  // result transposed from [1, S, N] to [S, 1, N] (ViT's attention
+  // projections through kiln-fold-transposes-into-contractions) has M = S,
+  // not its unit loop. (A convolution's M stays its output width.)
+  bool matmul = op.getNumReductionLoops() == 1;
+  for (bool unitLoops : {!matmul, true})
+    for (int64_t r = out.getNumResults() - 1; r >= 0; --r) {
+      int64_t dim = cast<AffineDimExpr>(out.getResult(r)).getPosition();
+      if (!unitLoops && ranges[dim] == 1)
+        continue;
+      if (loops.m < 0 && uses(first, dim) && !uses(second, dim)) {
+        loops.m = dim;
+        loops.outM = r;
+      }
+      if (loops.n < 0 && uses(second, dim) && !uses(first, dim)) {
+        loops.n = dim;
+        loops.outN = r;
+      }
     }
-    if (loops.n < 0 && uses(second, dim) && !uses(first, dim)) {
-      loops.n = dim;
-      loops.outN = r;
-    }
-  }
   auto direct = [](AffineMap map, int64_t dim) {
     return llvm::any_of(map.getResults(), [&](AffineExpr e) {
       auto d = dyn_cast<AffineDimExpr>(e);
@@ -181,9 +192,6 @@ kiln::matchMatrixContraction(linalg::LinalgOp linalgOp, bool allowFloat32) {
       loops.outMOuter = loops.outM - 1;
     }
   }
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return std::nullopt;
   loops.ranges = ranges;
   loops.operandType = a;
   return loops;

@@ -14,8 +14,10 @@
 // its elementwise consumers are expanded to its shape, and the output
 // buffer written through an expanded view. (Without this, the tiled root
 // was the epilogue and the convolution, not fusable through the reshape,
-// ran whole in every workgroup.) Reshapes of contiguous data become views
-// after bufferization: no copies.
+// ran whole in every workgroup.) An elementwise producer of the
+// contraction's operands behind an expand_shape (a widening to float32)
+// is expanded likewise. Reshapes of contiguous data become views after
+// bufferization: no copies.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Passes/Passes.h"
@@ -42,13 +44,26 @@ namespace {
 /// both directions: a reshape of anything else (an operand widened to
 /// float32 before a pointwise convolution collapses it) would otherwise be
 /// expanded by one rule and collapsed back by the other, forever.
-bool descendsFromContraction(Value v) {
+/// `throughReshapes`: also behind reshapes (an epilogue that an earlier
+/// rule collapsed reads a collapse of the contraction's expanded result).
+bool descendsFromContraction(Value v, bool throughReshapes = false) {
   // A walk over the generics behind `v`, each visited once (epilogues fan
   // in: every op's inputs may share producers).
   SmallVector<Value> work = {v};
   llvm::SmallPtrSet<Operation *, 16> seen;
   while (!work.empty()) {
-    auto generic = work.pop_back_val().getDefiningOp<linalg::GenericOp>();
+    Value next = work.pop_back_val();
+    if (throughReshapes) {
+      if (auto expand = next.getDefiningOp<tensor::ExpandShapeOp>()) {
+        work.push_back(expand.getSrc());
+        continue;
+      }
+      if (auto collapse = next.getDefiningOp<tensor::CollapseShapeOp>()) {
+        work.push_back(collapse.getSrc());
+        continue;
+      }
+    }
+    auto generic = next.getDefiningOp<linalg::GenericOp>();
     if (!generic || !seen.insert(generic).second)
       continue;
     if (generic.getNumReductionLoops() > 0)
@@ -77,6 +92,23 @@ bool readsCollapsedGenericResult(OpOperand *use) {
   auto consumer = dyn_cast<linalg::GenericOp>(use->getOwner());
   return collapse && consumer && consumer.getNumReductionLoops() == 0 &&
          descendsFromContraction(collapse.getSrc());
+}
+
+/// `use` is the source of an expand_shape, computed by an elementwise
+/// generic from the kernel's inputs alone (not from a contraction, whose
+/// results the rules above reshape) and used only there: an operand
+/// widened to float32 (--precision=f16) before a grouped convolution
+/// expands it to [N, G, C/G, H, W]. The generic is expanded to the
+/// reshape's shape instead, reading its inputs through expand_shape views,
+/// so that tiling fuses it into the convolution's tiles; behind the
+/// reshape it ran whole before the kernel's forall, which made the kernel
+/// one GPU thread (ResNeXt-50's 16 grouped convolutions, RegNetY's).
+bool expandsElementwiseInput(OpOperand *use) {
+  auto expand = dyn_cast<tensor::ExpandShapeOp>(use->getOwner());
+  auto producer = use->get().getDefiningOp<linalg::GenericOp>();
+  return expand && producer && producer.getNumReductionLoops() == 0 &&
+         producer->hasOneUse() &&
+         !descendsFromContraction(use->get(), /*throughReshapes=*/true);
 }
 
 /// An elementwise consumer of an expanded contraction result whose other
@@ -204,7 +236,10 @@ struct FoldExpandShapesIntoConsumersPass
     linalg::populateFoldReshapeOpsByCollapsingPatterns(
         patterns, readsExpandedGenericResult);
     linalg::populateFoldReshapeOpsByExpansionPatterns(
-        patterns, readsCollapsedGenericResult);
+        patterns, [](OpOperand *use) {
+          return readsCollapsedGenericResult(use) ||
+                 expandsElementwiseInput(use);
+        });
     patterns.add<MaterializeThroughCollapsedView,
                  MaterializeThroughExpandedView, DropConstantIndexedUnitDims>(
         &getContext());

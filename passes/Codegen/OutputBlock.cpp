@@ -419,12 +419,38 @@ void OutputBlock::storeResults(OpBuilder &b, Location loc,
   }
 }
 
+/// A number that `index` is known to be a multiple of: a constant itself,
+/// a forall's induction variable from 0 its step, the smaller of two such
+/// (a shifted last block's offset, min(iv, extent - size): tileMatrix)
+/// their gcd. None when unknown.
+static std::optional<int64_t> knownIndexMultiple(OpFoldResult index) {
+  if (std::optional<int64_t> constant = getConstantIntValue(index))
+    return constant;
+  auto value = cast<Value>(index);
+  if (auto min = value.getDefiningOp<arith::MinUIOp>()) {
+    std::optional<int64_t> lhs = knownIndexMultiple(min.getLhs());
+    std::optional<int64_t> rhs = knownIndexMultiple(min.getRhs());
+    if (!lhs || !rhs)
+      return std::nullopt;
+    return std::gcd(*lhs, *rhs);
+  }
+  scf::ForallOp forall = scf::getForallOpThreadIndexOwner(value);
+  if (!forall)
+    return std::nullopt;
+  unsigned i = cast<BlockArgument>(value).getArgNumber();
+  std::optional<int64_t> lower =
+      getConstantIntValue(forall.getMixedLowerBound()[i]);
+  if (!lower || *lower != 0)
+    return std::nullopt;
+  return getConstantIntValue(forall.getMixedStep()[i]);
+}
+
 /// A multiple (in elements, up to 64 bytes' worth) that the offset of
 /// `view` from the start of its kernel argument is known to be: the
 /// arguments themselves are 64-byte aligned (the runtime's arena slots,
 /// `llvm.align` on the GPU function), reshapes keep the offset, subviews
 /// add theirs, and an offset that is a forall's induction variable is a
-/// multiple of its step. 1 when unknown.
+/// multiple of its step (knownIndexMultiple). 1 when unknown.
 static int64_t knownOffsetMultiple(Value view, int64_t elementBytes) {
   int64_t multiple = 64 / elementBytes;
   while (true) {
@@ -435,20 +461,9 @@ static int64_t knownOffsetMultiple(Value view, int64_t elementBytes) {
     } else if (auto subview = view.getDefiningOp<memref::SubViewOp>()) {
       auto [strides, offset] = subview.getSourceType().getStridesAndOffset();
       for (auto [d, mixed] : llvm::enumerate(subview.getMixedOffsets())) {
-        std::optional<int64_t> step = getConstantIntValue(mixed);
-        if (!step) {
-          auto value = dyn_cast<Value>(mixed);
-          scf::ForallOp forall =
-              value ? scf::getForallOpThreadIndexOwner(value) : nullptr;
-          if (!forall)
-            return 1;
-          unsigned i = cast<BlockArgument>(value).getArgNumber();
-          std::optional<int64_t> lower =
-              getConstantIntValue(forall.getMixedLowerBound()[i]);
-          step = getConstantIntValue(forall.getMixedStep()[i]);
-          if (!lower || *lower != 0 || !step)
-            return 1;
-        }
+        std::optional<int64_t> step = knownIndexMultiple(mixed);
+        if (!step)
+          return 1;
         if (ShapedType::isDynamic(strides[d]))
           return 1;
         if (*step * strides[d] != 0)

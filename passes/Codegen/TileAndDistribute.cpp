@@ -85,8 +85,6 @@ int64_t kernelWork(func::FuncOp func) {
   return total;
 }
 
-/// Tiles `root` into an scf.forall with `tileSizes` (0: untiled) and fuses
-/// its producers into the loop.
 /// A contraction that accumulates into a kernel input (Gemm's C when it
 /// has the output's shape, so that its broadcast folded away) would have
 /// that input copied whole into the output buffer before the tiled loop:
@@ -111,11 +109,90 @@ void copyInputAccumulators(func::FuncOp func) {
   });
 }
 
+/// The forall over the tiled loops (tile size not 0) of a domain whose
+/// every tile has its full static size: along a loop that its tile size
+/// does not divide (197 rows in blocks of 32), the last tile starts at
+/// `extent - size` instead of past it, overlapping the tile before it,
+/// whose outputs there it computes again and writes with the same values
+/// (same operands, same order of operations). A tile that ended past the
+/// loop would have dynamic sizes, which output blocks cannot take. Loops
+/// that the tile sizes divide are tiled as ForallOp tiling does.
+FailureOr<scf::SCFTilingOptions::CustomLoopHeaderInfo>
+shiftedLastTileLoop(RewriterBase &rewriter, Location loc,
+                    ArrayRef<Range> loopRanges, ArrayRef<OpFoldResult> tileSizes,
+                    ValueRange destinations) {
+  SmallVector<OpFoldResult> lowers, uppers, steps;
+  for (auto [range, size] : llvm::zip_equal(loopRanges, tileSizes)) {
+    if (isZeroInteger(size))
+      continue;
+    lowers.push_back(range.offset);
+    uppers.push_back(range.size);
+    steps.push_back(size);
+  }
+  auto forall = scf::ForallOp::create(rewriter, loc, lowers, uppers, steps,
+                                      destinations, std::nullopt);
+  rewriter.setInsertionPoint(forall.getTerminator());
+  SmallVector<OpFoldResult> offsets, sizes;
+  auto inductionVar = forall.getInductionVars().begin();
+  for (auto [range, size] : llvm::zip_equal(loopRanges, tileSizes)) {
+    if (isZeroInteger(size)) {
+      offsets.push_back(range.offset);
+      sizes.push_back(range.size);
+      continue;
+    }
+    Value offset = *inductionVar++;
+    std::optional<int64_t> lower = getConstantIntValue(range.offset);
+    std::optional<int64_t> extent = getConstantIntValue(range.size);
+    std::optional<int64_t> tile = getConstantIntValue(size);
+    if (!lower || *lower != 0 || !extent || !tile)
+      return rewriter.notifyMatchFailure(loc, "tiles of dynamic loops");
+    if (*extent % *tile != 0)
+      offset = arith::MinUIOp::create(
+          rewriter, loc, offset,
+          arith::ConstantIndexOp::create(rewriter, loc, *extent - *tile));
+    offsets.push_back(offset);
+    sizes.push_back(size);
+  }
+  return scf::SCFTilingOptions::CustomLoopHeaderInfo{
+      {cast<LoopLikeOpInterface>(forall.getOperation())},
+      offsets,
+      sizes,
+      SmallVector<Value>(forall.getRegionOutArgs().begin(),
+                         forall.getRegionOutArgs().end())};
+}
+
+/// Inserts each tile's results into the forall's outputs.
+LogicalResult
+insertTilesInParallel(RewriterBase &rewriter, Location loc,
+                      ArrayRef<LoopLikeOpInterface> loops, ValueRange results,
+                      ArrayRef<SmallVector<OpFoldResult>> offsets,
+                      ArrayRef<SmallVector<OpFoldResult>> sizes,
+                      ValueRange destinations) {
+  LoopLikeOpInterface loop = loops.front();
+  auto forall = cast<scf::ForallOp>(loop.getOperation());
+  rewriter.setInsertionPointToEnd(forall.getTerminator().getBody());
+  for (auto [result, destination, offset, size] :
+       llvm::zip_equal(results, destinations, offsets, sizes))
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, result, destination, offset, size,
+        SmallVector<OpFoldResult>(offset.size(), rewriter.getIndexAttr(1)));
+  return success();
+}
+
+/// Tiles `root` into an scf.forall with `tileSizes` (0: untiled) and fuses
+/// its producers into the loop. `shiftLastTiles`: tile sizes that do not
+/// divide their loops shift the last tile back (shiftedLastTileLoop)
+/// instead of shrinking it.
 LogicalResult tileAndFuse(TilingInterface root,
-                          ArrayRef<OpFoldResult> tileSizes) {
+                          ArrayRef<OpFoldResult> tileSizes,
+                          bool shiftLastTiles = false) {
   scf::SCFTileAndFuseOptions options;
-  options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp)
-      .setTileSizes(tileSizes);
+  options.tilingOptions.setTileSizes(tileSizes);
+  if (shiftLastTiles)
+    options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::CustomOp)
+        .setCustomLoopGenerationFns(shiftedLastTileLoop, insertTilesInParallel);
+  else
+    options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
   // Producers whose results are written through constant indices (a
   // reduction with keepdims) cannot be tiled; they run before the loop.
   options.setFusionControlFn(
@@ -543,8 +620,8 @@ struct TileAndDistributePass
                        bool matrix) -> std::optional<Block> {
       if (!size || size->first <= 0 || size->second <= 0)
         return std::nullopt;
-      int64_t blocks =
-          otherIterations * (m / size->first) * (n / size->second);
+      int64_t blocks = otherIterations * llvm::divideCeil(m, size->first) *
+                       llvm::divideCeil(n, size->second);
       if (blocks <= 1)
         return std::nullopt;
       return Block{size->first, size->second, matrix, blocks};
@@ -593,7 +670,8 @@ struct TileAndDistributePass
   /// (a matrix-vector product: per-thread tiles then). Larger blocks read
   /// each operand element from global memory fewer times, and their 8x8
   /// thread tiles do 64 FMAs per four 16-byte workgroup loads (a 4x4
-  /// tile: 16 per two). Rows stay multiples of `rowQuantum`.
+  /// tile: 16 per two). Rows stay multiples of `rowQuantum`. A side that
+  /// nothing divides (197 tokens) takes shiftedSide's blocks.
   std::optional<std::pair<int64_t, int64_t>>
   threadBlock(int64_t m, int64_t n, int64_t otherIterations,
               int64_t rowQuantum) const {
@@ -619,9 +697,17 @@ struct TileAndDistributePass
         threadBlockThreads(matrixBlockRows, matrixBlockCols) <= 1024)
       return std::pair<int64_t, int64_t>(matrixBlockRows, matrixBlockCols);
     int64_t rows = largestOf(m, rowQuantum), cols = largest(n);
+    // Sides that nothing divides (197 tokens): shifted blocks.
+    if (rows == 0 && rowQuantum == 1)
+      rows = shiftedSide(m, 16);
+    if (cols == 0)
+      cols = shiftedSide(n, 16);
     if (rows == 0 || cols == 0 || threadBlockThreads(rows, cols) < minBlockThreads)
       return std::nullopt;
-    auto blocks = [&] { return otherIterations * (m / rows) * (n / cols); };
+    auto blocks = [&] {
+      return otherIterations * llvm::divideCeil(m, rows) *
+             llvm::divideCeil(n, cols);
+    };
     auto halvable = [&](int64_t side, int64_t other, bool isRows) {
       if (side % 2 != 0 || side / 2 < 8 ||
           (isRows && (side / 2) % rowQuantum != 0))
@@ -647,6 +733,21 @@ struct TileAndDistributePass
   /// runs two.
   static constexpr int64_t kMinMatrixBlocks = 264;
 
+  /// A block side for an extent that no candidate divides or pads (ViT's
+  /// 197 tokens, a prime): the largest power of two from 128 down to
+  /// `least` whose blocks, the last shifted back to end with the extent
+  /// (tileMatrix; it recomputes part of the one before it), compute at
+  /// most a quarter more than the extent (197 in blocks of 128: 256). 0
+  /// when none does (an extent under `least`, or 17: 32 for 17).
+  static int64_t shiftedSide(int64_t extent, int64_t least) {
+    for (int64_t size = 128; size >= least && size > 0; size /= 2) {
+      int64_t computed = llvm::alignTo(extent, size);
+      if (size <= extent && 4 * (computed - extent) <= computed)
+        return size;
+    }
+    return 0;
+  }
+
   /// The output block (rows x columns) of one forall iteration, which
   /// kiln-contract-with-matrix-cores gives to one GPU block of warps that
   /// stage their operands through shared memory. The options' sizes when
@@ -660,7 +761,9 @@ struct TileAndDistributePass
   /// Where no multiple of 16 divides M into such rows (14x14 and 7x7 maps,
   /// as rows or flattened), the largest that paddedMatrixRows pads (98 of
   /// 196 as 112, 49 as 64), halved to the next such while the block count
-  /// needs it and the columns cannot halve. None when no block exists.
+  /// needs it and the columns cannot halve. Where neither exists (ViT's 197
+  /// tokens: a prime), blocks of shiftedSide, the last shifted back.
+  /// None when no block exists.
   std::optional<std::pair<int64_t, int64_t>>
   matrixBlock(int64_t m, int64_t n, int64_t otherIterations,
               int64_t rowQuantum) const {
@@ -703,6 +806,18 @@ struct TileAndDistributePass
     bool paddedCols = cols == 0;
     if (paddedCols)
       cols = paddedColumns(n, 128);
+    // Sides that neither divides nor pads: shifted blocks (not of whole
+    // convolution rows).
+    bool shiftedRows = rows == 0 && rowQuantum == 1;
+    if (shiftedRows) {
+      rows = shiftedSide(m, matrixTile);
+      padded = false;
+    }
+    bool shiftedCols = cols == 0;
+    if (shiftedCols) {
+      cols = shiftedSide(n, matrixTile);
+      paddedCols = false;
+    }
     if (rows == 0 || cols == 0)
       return std::nullopt;
     // Rows that 32 does not divide (112) take warps of 16 rows: seven per
@@ -713,16 +828,21 @@ struct TileAndDistributePass
       cols = paddedCols ? paddedColumns(n, 64) : 64;
     if (cols == 0)
       return std::nullopt;
-    auto blocks = [&] { return otherIterations * (m / rows) * (n / cols); };
+    auto blocks = [&] {
+      return otherIterations * llvm::divideCeil(m, rows) *
+             llvm::divideCeil(n, cols);
+    };
     while (blocks() < kMinMatrixBlocks) {
       // Halving padded rows may waste more of the matrix tiles: columns
       // first.
       int64_t halfRows = padded ? largestPadded(rows / 2) : rows / 2;
       bool rowsHalve = padded ? halfRows > 0
-                              : rows > matrixTile && fits(halfRows, m, rowQuantum);
+                              : rows > matrixTile &&
+                                    (shiftedRows || fits(halfRows, m, rowQuantum));
       int64_t halfCols = paddedCols ? paddedColumns(n, cols / 2) : cols / 2;
       bool colsHalve = paddedCols ? halfCols > 0
-                                  : cols > matrixTile && fits(halfCols, n, 1);
+                                  : cols > matrixTile &&
+                                        (shiftedCols || fits(halfCols, n, 1));
       if (rowsHalve && (!colsHalve || (!padded && rows >= cols)))
         rows = halfRows;
       else if (colsHalve)
@@ -733,18 +853,24 @@ struct TileAndDistributePass
     return std::pair(rows, cols);
   }
 
-  /// Tiles the root into one forall iteration per output tile of `tile`.
+  /// Tiles the root into one forall iteration per output tile of `tile`;
+  /// a loop that its tile does not divide (a shifted block side) gets one
+  /// more, shifted back to end with the loop.
   int64_t tileMatrix(TilingInterface root, ArrayRef<Range> domain,
                      ArrayRef<int64_t> tile) {
     OpBuilder builder(root);
     SmallVector<OpFoldResult> tileSizes;
     int64_t tiles = 1;
+    bool shifted = false;
     for (auto [size, range] : llvm::zip(tile, domain)) {
       tileSizes.push_back(builder.getIndexAttr(size));
-      if (size > 0)
-        tiles *= *getConstantIntValue(range.size) / size;
+      if (size <= 0)
+        continue;
+      int64_t extent = *getConstantIntValue(range.size);
+      tiles *= llvm::divideCeil(extent, size);
+      shifted |= extent % size != 0;
     }
-    if (failed(tileAndFuse(root, tileSizes)))
+    if (failed(tileAndFuse(root, tileSizes, shifted)))
       return 1;
     root->getParentOfType<func::FuncOp>()->setAttr(
         "kiln.matrix_tile", builder.getDenseI64ArrayAttr(tile));

@@ -27,7 +27,7 @@ struct ConvertKilnToLinalgPass
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     populateKilnToLinalgPatterns(patterns, flattenRowsBelow,
-                                 readWindowPaddingInPlace);
+                                 readWindowPaddingInPlace, concatByElement);
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect,

@@ -36,7 +36,12 @@ def ConvertKilnToLinalg : Pass<"kiln-convert-to-linalg", "mlir::ModuleOp"> {
     computes over the flattened image, [N, F, H*W], as a batched matmul.
     With `read-window-padding-in-place`, depthwise convolutions and pooling
     read each window element at its unpadded position, clamped into the
-    input and replaced by the padding value outside it.
+    input and replaced by the padding value outside it. With
+    `concat-by-element`, a concatenation that other ops of its kernel
+    consume becomes a parallel generic whose body reads each element from
+    the input that holds it (scf.if per boundary), which tiling fuses into
+    its consumers' tiles; otherwise (and when the kernel only writes it out)
+    it inserts each input into the result.
   }];
   let options = [
     Option<"flattenRowsBelow", "flatten-rows-below", "int64_t",
@@ -49,10 +54,16 @@ def ConvertKilnToLinalg : Pass<"kiln-convert-to-linalg", "mlir::ModuleOp"> {
            "Depthwise convolutions and pooling read their padding in place "
            "(index checks in the generic's body) instead of from a padded "
            "copy of the input (the GPU targets: tiled to threads, the copy "
-           "would be a padded tile per thread)">
+           "would be a padded tile per thread)">,
+    Option<"concatByElement", "concat-by-element", "bool", "false",
+           "Concatenations consumed inside their kernel become generics "
+           "reading each element from the input that holds it (the GPU "
+           "targets: the inserted slices' copies would stay outside the "
+           "tiled loop and make the kernel one thread)">
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
-                           "mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+                           "mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::scf::SCFDialect"];
 }
 
 #endif

@@ -22,11 +22,14 @@ constexpr int64_t kFlattenImageRowsBelow = 16;
 /// (every one when 0: the GPU targets) compute over the flattened image.
 /// `readWindowPaddingInPlace` (GPU targets): depthwise convolutions and
 /// pooling read their padding in place (index checks in the generic's
-/// body) instead of from a padded copy of the input.
+/// body) instead of from a padded copy of the input. `concatByElement` (GPU
+/// targets): concatenations that other ops of their kernel consume become
+/// generics that read each element from the input holding it, which tiling
+/// fuses into the consumers' tiles.
 void populateKilnToLinalgPatterns(
     mlir::RewritePatternSet &patterns,
     int64_t flattenImageRowsBelow = kFlattenImageRowsBelow,
-    bool readWindowPaddingInPlace = false);
+    bool readWindowPaddingInPlace = false, bool concatByElement = false);
 } // namespace kiln
 
 #endif

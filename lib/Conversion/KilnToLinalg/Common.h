@@ -106,7 +106,11 @@ void populateContractionPatterns(mlir::RewritePatternSet &patterns,
 void populatePoolingPatterns(mlir::RewritePatternSet &patterns,
                              bool readWindowPaddingInPlace);
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
-void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
+/// `concatByElement`: concatenations that other ops of their kernel
+/// consume become generics reading each element from the input that holds
+/// it (ConcatLowering).
+void populateDataMovementPatterns(mlir::RewritePatternSet &patterns,
+                                  bool concatByElement);
 
 } // namespace kiln::lowering
 

@@ -1,6 +1,10 @@
 //===- DataMovement.cpp - transpose, concat, reshape, gather, slice, pad --===//
 #include "Common.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::lowering;
@@ -76,11 +80,58 @@ struct TransposeLowering : public OpRewritePattern<TransposeOp> {
   }
 };
 
+/// The element of a concatenation along `axis` at `at` (its result's
+/// coordinates), read from input `piece` (whose first position along the
+/// axis is starts[piece]) or a later one: a chain of scf.if, one per
+/// boundary, so that only the input that holds the element is read.
+Value readConcatElement(OpBuilder &b, Location l, ValueRange inputs,
+                        ArrayRef<int64_t> starts, ArrayRef<Value> at,
+                        int64_t axis, size_t piece) {
+  auto readPiece = [&](OpBuilder &nb, Location nl) -> Value {
+    SmallVector<Value> local(at);
+    if (starts[piece] != 0)
+      local[axis] = arith::SubIOp::create(
+          nb, nl, at[axis],
+          arith::ConstantIndexOp::create(nb, nl, starts[piece]));
+    return tensor::ExtractOp::create(nb, nl, inputs[piece], local);
+  };
+  if (piece + 1 == inputs.size())
+    return readPiece(b, l);
+  Value inPiece = arith::CmpIOp::create(
+      b, l, arith::CmpIPredicate::ult, at[axis],
+      arith::ConstantIndexOp::create(b, l, starts[piece + 1]));
+  auto choice = scf::IfOp::create(
+      b, l, inPiece,
+      [&](OpBuilder &nb, Location nl) {
+        scf::YieldOp::create(nb, nl, readPiece(nb, nl));
+      },
+      [&](OpBuilder &nb, Location nl) {
+        scf::YieldOp::create(nb, nl, readConcatElement(nb, nl, inputs, starts,
+                                                       at, axis, piece + 1));
+      });
+  return choice.getResult(0);
+}
+
+/// Concatenations become insert_slices of each input into the result;
+/// with `byElement` (the GPU targets), one that other ops of its kernel
+/// consume becomes instead a parallel generic whose body reads each element
+/// from the input that holds it (readConcatElement). Tiling fuses that
+/// generic into its consumers' tiles like any elementwise producer, where
+/// the insert_slices would stay outside the tiled loop: their copies into a
+/// temporary made the whole kernel one GPU thread (ViT's class token
+/// concatenated before the position embedding's add: 151296 elements).
 struct ConcatLowering : public OpRewritePattern<ConcatOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ConcatLowering(MLIRContext *context, bool byElement)
+      : OpRewritePattern(context), byElement(byElement) {}
+  bool byElement;
+
   LogicalResult matchAndRewrite(ConcatOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    if (byElement && hasConsumerInKernel(op)) {
+      rewriter.replaceOp(op, concatByElement(rewriter, op));
+      return success();
+    }
     Value result = emptyTensor(rewriter, loc, op.getType());
     int64_t rank = op.getType().getRank(), offset = 0;
     for (Value input : op.getInputs()) {
@@ -95,6 +146,46 @@ struct ConcatLowering : public OpRewritePattern<ConcatOp> {
     }
     rewriter.replaceOp(op, result);
     return success();
+  }
+
+  /// True when an op of the kernel computes with the concatenation (not
+  /// only writes it to the kernel's output).
+  static bool hasConsumerInKernel(ConcatOp op) {
+    return llvm::any_of(op->getUsers(), [](Operation *user) {
+      return !isa<bufferization::MaterializeInDestinationOp, func::ReturnOp>(
+          user);
+    });
+  }
+
+  static Value concatByElement(PatternRewriter &rewriter, ConcatOp op) {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank(), axis = op.getAxis(), start = 0;
+    // Inputs empty along the axis hold no element.
+    SmallVector<Value> inputs;
+    SmallVector<int64_t> starts;
+    for (Value input : op.getInputs()) {
+      int64_t extent = tensorTypeOf(input).getDimSize(axis);
+      if (extent == 0)
+        continue;
+      inputs.push_back(input);
+      starts.push_back(start);
+      start += extent;
+    }
+    return linalg::GenericOp::create(
+               rewriter, loc, type, ValueRange{},
+               emptyTensor(rewriter, loc, type),
+               SmallVector<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
+               SmallVector<IteratorType>(rank, IteratorType::parallel),
+               [&](OpBuilder &b, Location l, ValueRange) {
+                 SmallVector<Value> at;
+                 for (int64_t d = 0; d < rank; ++d)
+                   at.push_back(linalg::IndexOp::create(b, l, d));
+                 linalg::YieldOp::create(
+                     b, l,
+                     readConcatElement(b, l, inputs, starts, at, axis, 0));
+               })
+        .getResult(0);
   }
 };
 
@@ -443,8 +534,10 @@ struct PadLowering : public OpRewritePattern<PadOp> {
 
 } // namespace
 
-void kiln::lowering::populateDataMovementPatterns(RewritePatternSet &patterns) {
-  patterns.add<TransposeLowering, ConcatLowering, ReshapeLowering,
+void kiln::lowering::populateDataMovementPatterns(RewritePatternSet &patterns,
+                                                 bool concatByElement) {
+  patterns.add<ConcatLowering>(patterns.getContext(), concatByElement);
+  patterns.add<TransposeLowering, ReshapeLowering,
                ConstantLowering, GatherLowering, GatherElementsLowering,
                ScatterElementsLowering, ScatterNDLowering,
                SliceLowering, TileLowering,
@@ -453,11 +546,12 @@ void kiln::lowering::populateDataMovementPatterns(RewritePatternSet &patterns) {
 
 void kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns,
                                         int64_t flattenImageRowsBelow,
-                                        bool readWindowPaddingInPlace) {
+                                        bool readWindowPaddingInPlace,
+                                        bool concatByElement) {
   populateElementwisePatterns(patterns);
   populateContractionPatterns(patterns, flattenImageRowsBelow,
                               readWindowPaddingInPlace);
   populatePoolingPatterns(patterns, readWindowPaddingInPlace);
   populateReductionPatterns(patterns);
-  populateDataMovementPatterns(patterns);
+  populateDataMovementPatterns(patterns, concatByElement);
 }
