@@ -14,6 +14,7 @@ Writes (all deterministic; fixed seeds):
        test/models/cnn_symbolic/   opset 17, batch dim "N", 2 data sets
        test/models/vit_block/      opset 17, 131 tokens (GPU: shifted blocks)
        test/models/grouped_f16/    opset 13, float16 grouped convolution
+       test/models/scatter_splat_f16/ opset 13, float16 ScatterND of one value
        examples/tiny_cnn/          opset 13, the bundled example
   B. Importer test models (no data) in test/Import/models/*.onnx.
 
@@ -403,6 +404,26 @@ def build_grouped_f16():
                           [vi("y", [1, 8, 10, 10], H)], [init("w", w), init("b", b)])
     model = make_model(g, 13, "grouped_f16")
     return model, [{"x": rng.standard_normal((1, 8, 10, 10)).astype(np.float16)}]
+
+
+def build_scatter_splat_f16():
+    """A float16 ScatterND whose updates are one value (Swin's shifted-window
+    masks): the GPU targets fold the splat into the scatter's body, which
+    keeps the updates' shape only as a dead output; made before the tiled
+    loop, that output's buffer made the kernel one thread."""
+    H = TensorProto.FLOAT16
+    indices = np.array([[[0, 1], [2, 3]], [[5, 5], [7, 0]]], dtype=np.int64)
+    nodes = [
+        helper.make_node("ScatterND", ["x", "indices", "updates"], ["s"], name="scatter"),
+        helper.make_node("Relu", ["s"], ["y"], name="relu"),
+    ]
+    g = helper.make_graph(
+        nodes, "scatter_splat_f16", [vi("x", [64, 64], H)], [vi("y", [64, 64], H)],
+        [init("indices", indices),
+         init("updates", np.full((2, 2), 4.0, dtype=np.float16))])
+    model = make_model(g, 13, "scatter_splat_f16")
+    rng = np.random.default_rng(1016)
+    return model, [{"x": rng.standard_normal((64, 64)).astype(np.float16)}]
 
 
 def build_f16_mix():
@@ -1051,6 +1072,7 @@ def main():
         (build_conv_split_k, os.path.join(E2E_DIR, "conv_split_k")),
         (build_vit_block, os.path.join(E2E_DIR, "vit_block")),
         (build_grouped_f16, os.path.join(E2E_DIR, "grouped_f16")),
+        (build_scatter_splat_f16, os.path.join(E2E_DIR, "scatter_splat_f16")),
         (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),
     ]:
         model, input_sets = build()

@@ -642,6 +642,10 @@ struct Buffer {
   int64_t count() const { return type.getNumElements(); }
   double get(int64_t i) const {
     Type t = type.getElementType();
+    if (t.isInteger(64))
+      return double(reinterpret_cast<const int64_t *>(bytes.data())[i]);
+    if (t.isInteger(32))
+      return double(reinterpret_cast<const int32_t *>(bytes.data())[i]);
     if (t.isF32())
       return reinterpret_cast<const float *>(bytes.data())[i];
     uint16_t raw = reinterpret_cast<const uint16_t *>(bytes.data())[i];
@@ -649,8 +653,21 @@ struct Buffer {
                                               : llvm::APFloat::BFloat();
     return llvm::APFloat(sem, llvm::APInt(16, raw)).convertToDouble();
   }
+  bool isInteger() const { return type.getElementType().isInteger(); }
+  /// Integer buffers (indices) take `v` rounded down; NaN (an unwritten
+  /// output's poison) as the type's lowest value.
   void set(int64_t i, double v) {
     Type t = type.getElementType();
+    if (t.isInteger(64)) {
+      reinterpret_cast<int64_t *>(bytes.data())[i] =
+          std::isnan(v) ? INT64_MIN : int64_t(std::floor(v));
+      return;
+    }
+    if (t.isInteger(32)) {
+      reinterpret_cast<int32_t *>(bytes.data())[i] =
+          std::isnan(v) ? INT32_MIN : int32_t(std::floor(v));
+      return;
+    }
     if (t.isF32()) {
       reinterpret_cast<float *>(bytes.data())[i] = float(v);
       return;
@@ -680,7 +697,9 @@ bool supported(Type t) {
   auto memref = dyn_cast<MemRefType>(t);
   return memref && memref.hasStaticShape() &&
          (memref.getElementType().isF32() || memref.getElementType().isF16() ||
-          memref.getElementType().isBF16());
+          memref.getElementType().isBF16() ||
+          memref.getElementType().isInteger(64) ||
+          memref.getElementType().isInteger(32));
 }
 
 /// Runs `pipeline` (the passes inside a builtin.module(...)) on `module`.
@@ -767,7 +786,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   while (buffers < int64_t(argTypes.size()) && supported(argTypes[buffers]))
     ++buffers;
   if (buffers + 2 != int64_t(argTypes.size()))
-    return skip(name, "arguments other than static f32/f16/bf16 buffers");
+    return skip(name,
+                "arguments other than static f32/f16/bf16/i32/i64 buffers");
   if (bufferize && failed(runPipeline(*module, kiln::gpuBufferizePasses())))
     return failure();
 
@@ -914,14 +934,17 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     return symbols;
   });
 
-  // Pseudo-random inputs in [-1, 1), the same for both runs.
+  // Pseudo-random inputs in [-1, 1), the same for both runs; integers
+  // (indices, which the kernels clamp into range and wrap when negative) in
+  // [-8, 8).
   std::mt19937 random(7);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   std::vector<Buffer> expected, actual;
   for (int64_t i = 0; i < buffers; ++i) {
     expected.emplace_back(cast<MemRefType>(argTypes[i]));
+    double scale = expected.back().isInteger() ? 8.0 : 1.0;
     for (int64_t e = 0; e < expected.back().count(); ++e)
-      expected.back().set(e, uniform(random));
+      expected.back().set(e, scale * uniform(random));
     actual.push_back(expected.back());
   }
   if (failed(runReference(**engine, expected)) ||

@@ -47,6 +47,51 @@ bool hasTileableResults(Operation *op) {
   });
 }
 
+/// Gives each use inside the kernel's forall of a tensor.empty made
+/// outside it an empty tensor of its own, made at the use, when every use
+/// is the output of a linalg op inside the loop whose result nothing reads:
+/// a ScatterND whose splat updates folded into its body keeps their [4, 4]
+/// only as such a dead output (the one operand that spans its update
+/// loops). Made before the loop it would bufferize to one allocation
+/// shared by every iteration, and a kernel with work before its loop runs
+/// as one GPU thread; inside, it is scratch of each iteration. Only small
+/// ones (up to kMaxPerIterationEmptyBytes: registers or a little stack): a
+/// thread's larger temporary is a device malloc per thread, worse than the
+/// serial kernel. Other uses are left alone: a row kernel's statistics
+/// (kiln-distribute-rows-to-lanes) are one buffer on purpose.
+constexpr int64_t kMaxPerIterationEmptyBytes = 1024;
+
+bool isDeadOutputInLoop(OpOperand &use) {
+  auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  if (!op || !op->getParentOfType<scf::ForallOp>() || !op.isDpsInit(&use))
+    return false;
+  return op.getTiedOpResult(&use).use_empty() &&
+         !op.payloadUsesValueFromOperand(&use);
+}
+
+void makeEmptyTensorsPerIteration(func::FuncOp func) {
+  SmallVector<tensor::EmptyOp> empties;
+  for (Operation &op : func.getBody().front())
+    if (auto empty = dyn_cast<tensor::EmptyOp>(op))
+      empties.push_back(empty);
+  for (tensor::EmptyOp empty : empties) {
+    RankedTensorType type = empty.getType();
+    if (empty->use_empty() || !type.hasStaticShape() ||
+        !type.getElementType().isIntOrFloat() ||
+        type.getNumElements() *
+                llvm::divideCeil(type.getElementTypeBitWidth(), 8) >
+            kMaxPerIterationEmptyBytes)
+      continue;
+    if (!llvm::all_of(empty->getUses(), isDeadOutputInLoop))
+      continue;
+    for (OpOperand &use : llvm::make_early_inc_range(empty->getUses())) {
+      OpBuilder b(use.getOwner());
+      use.set(b.clone(*empty)->getResult(0));
+    }
+    empty->erase();
+  }
+}
+
 /// Arithmetic operations of the kernel: for every linalg op, its iteration
 /// points times the scalar ops of its body (an estimate for reports).
 int64_t kernelFlops(func::FuncOp func) {
@@ -230,6 +275,8 @@ struct TileAndDistributePass
       // Tiling leaves the untiled ops and unused slices behind; the greedy
       // driver with no patterns erases dead ops.
       (void)applyPatternsGreedily(func, RewritePatternSet(&getContext()));
+      if (gpu)
+        makeEmptyTensorsPerIteration(func);
     }
     func->setAttr("kiln.workgroups",
                   IntegerAttr::get(IntegerType::get(&getContext(), 64),
