@@ -152,10 +152,10 @@ kiln::matchMatrixContraction(linalg::LinalgOp linalgOp, bool allowFloat32) {
   // projections through kiln-fold-transposes-into-contractions) has M = S,
   // not its unit loop. (A convolution's M stays its output width.)
   bool matmul = op.getNumReductionLoops() == 1;
-  for (bool unitLoops : {!matmul, true})
+  for (bool skipUnitLoops : {matmul, false})
     for (int64_t r = out.getNumResults() - 1; r >= 0; --r) {
       int64_t dim = cast<AffineDimExpr>(out.getResult(r)).getPosition();
-      if (!unitLoops && ranges[dim] == 1)
+      if (skipUnitLoops && ranges[dim] == 1)
         continue;
       if (loops.m < 0 && uses(first, dim) && !uses(second, dim)) {
         loops.m = dim;

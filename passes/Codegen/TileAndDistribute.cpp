@@ -170,6 +170,9 @@ shiftedLastTileLoop(RewriterBase &rewriter, Location loc,
   for (auto [range, size] : llvm::zip_equal(loopRanges, tileSizes)) {
     if (isZeroInteger(size))
       continue;
+    if (!isZeroInteger(range.offset) || !getConstantIntValue(range.size) ||
+        !getConstantIntValue(size))
+      return rewriter.notifyMatchFailure(loc, "tiles of dynamic loops");
     lowers.push_back(range.offset);
     uppers.push_back(range.size);
     steps.push_back(size);
@@ -186,15 +189,12 @@ shiftedLastTileLoop(RewriterBase &rewriter, Location loc,
       continue;
     }
     Value offset = *inductionVar++;
-    std::optional<int64_t> lower = getConstantIntValue(range.offset);
-    std::optional<int64_t> extent = getConstantIntValue(range.size);
-    std::optional<int64_t> tile = getConstantIntValue(size);
-    if (!lower || *lower != 0 || !extent || !tile)
-      return rewriter.notifyMatchFailure(loc, "tiles of dynamic loops");
-    if (*extent % *tile != 0)
+    int64_t extent = *getConstantIntValue(range.size);
+    int64_t tile = *getConstantIntValue(size);
+    if (extent % tile != 0)
       offset = arith::MinUIOp::create(
           rewriter, loc, offset,
-          arith::ConstantIndexOp::create(rewriter, loc, *extent - *tile));
+          arith::ConstantIndexOp::create(rewriter, loc, extent - tile));
     offsets.push_back(offset);
     sizes.push_back(size);
   }
@@ -667,8 +667,8 @@ struct TileAndDistributePass
                        bool matrix) -> std::optional<Block> {
       if (!size || size->first <= 0 || size->second <= 0)
         return std::nullopt;
-      int64_t blocks = otherIterations * llvm::divideCeil(m, size->first) *
-                       llvm::divideCeil(n, size->second);
+      int64_t blocks =
+          blockCount(otherIterations, m, n, size->first, size->second);
       if (blocks <= 1)
         return std::nullopt;
       return Block{size->first, size->second, matrix, blocks};
@@ -752,8 +752,7 @@ struct TileAndDistributePass
     if (rows == 0 || cols == 0 || threadBlockThreads(rows, cols) < minBlockThreads)
       return std::nullopt;
     auto blocks = [&] {
-      return otherIterations * llvm::divideCeil(m, rows) *
-             llvm::divideCeil(n, cols);
+      return blockCount(otherIterations, m, n, rows, cols);
     };
     auto halvable = [&](int64_t side, int64_t other, bool isRows) {
       if (side % 2 != 0 || side / 2 < 8 ||
@@ -779,6 +778,15 @@ struct TileAndDistributePass
   /// two per SM of an H200 (132 SMs), so that no SM idles while another
   /// runs two.
   static constexpr int64_t kMinMatrixBlocks = 264;
+
+  /// GPU blocks of `rows` x `cols` over `m` x `n` outputs, times
+  /// `otherIterations`; a side that its block does not divide gets one
+  /// more, shifted back (shiftedSide).
+  static int64_t blockCount(int64_t otherIterations, int64_t m, int64_t n,
+                            int64_t rows, int64_t cols) {
+    return otherIterations * llvm::divideCeil(m, rows) *
+           llvm::divideCeil(n, cols);
+  }
 
   /// A block side for an extent that no candidate divides or pads (ViT's
   /// 197 tokens, a prime): the largest power of two from 128 down to
@@ -876,8 +884,7 @@ struct TileAndDistributePass
     if (cols == 0)
       return std::nullopt;
     auto blocks = [&] {
-      return otherIterations * llvm::divideCeil(m, rows) *
-             llvm::divideCeil(n, cols);
+      return blockCount(otherIterations, m, n, rows, cols);
     };
     while (blocks() < kMinMatrixBlocks) {
       // Halving padded rows may waste more of the matrix tiles: columns
