@@ -15,6 +15,7 @@ Writes (all deterministic; fixed seeds):
        test/models/vit_block/      opset 17, 131 tokens (GPU: shifted blocks)
        test/models/grouped_f16/    opset 13, float16 grouped convolution
        test/models/scatter_splat_f16/ opset 13, float16 ScatterND of one value
+       test/models/position_ids/   opset 13, integer CumSum (RoBERTa's positions)
        examples/tiny_cnn/          opset 13, the bundled example
   B. Importer test models (no data) in test/Import/models/*.onnx.
 
@@ -426,6 +427,38 @@ def build_scatter_splat_f16():
     return model, [{"x": rng.standard_normal((64, 64)).astype(np.float16)}]
 
 
+def build_position_ids():
+    """RoBERTa's position ids: a running count (int32 CumSum) of the tokens
+    that are not padding, offset by the padding id, indexing a position
+    table; and an int64 CumSum, reversed and exclusive, along the batch."""
+    pad = 1
+    table = np.random.default_rng(1017).standard_normal((16, 8)).astype(np.float32)
+    nodes = [
+        helper.make_node("Equal", ["ids", "pad"], ["is_pad"], name="is_pad"),
+        helper.make_node("Not", ["is_pad"], ["is_token"], name="is_token"),
+        helper.make_node("Cast", ["is_token"], ["mask"], name="mask", to=I32),
+        helper.make_node("CumSum", ["mask", "axis1"], ["count"], name="count"),
+        helper.make_node("Mul", ["count", "mask"], ["count_tokens"], name="count_tokens"),
+        helper.make_node("Cast", ["count_tokens"], ["count64"], name="count64", to=I64),
+        helper.make_node("Add", ["count64", "pad"], ["positions"], name="positions"),
+        helper.make_node("Gather", ["table", "positions"], ["embedded"], name="embedded"),
+        helper.make_node("CumSum", ["ids", "axis0"], ["ids_after"], name="ids_after",
+                         reverse=1, exclusive=1),
+    ]
+    g = helper.make_graph(
+        nodes, "position_ids", [vi("ids", [2, 12], I64)],
+        [vi("embedded", [2, 12, 8]), vi("ids_after", [2, 12], I64)],
+        [init("pad", np.array(pad, dtype=np.int64)),
+         init("axis1", np.array(1, dtype=np.int64)),
+         init("axis0", np.array(0, dtype=np.int64)),
+         init("table", table)])
+    model = make_model(g, 13, "position_ids")
+    ids = np.random.default_rng(1018).integers(0, 40, (2, 12)).astype(np.int64)
+    ids[0, 9:] = pad
+    ids[1, 4] = pad
+    return model, [{"ids": ids}]
+
+
 def build_f16_mix():
     """A float16 model (conv, pooling, matmul, softmax, a mean, math):
     Kiln computes each op in float32 and rounds to float16 between ops."""
@@ -774,6 +807,11 @@ def build_import_models():
                init("w2", weights(se_rng, [16, 8, 1, 1], 8)), init("b2", bias(se_rng, 16))])
     # Reductions over every element (no parallel loop to give threads): the
     # whole tensor is one row for a block of threads on the GPU.
+    # CumSum of an unsigned type: a clear error (signed integers and floats
+    # are supported).
+    imp("cumsum_uint32", [n("CumSum", ["x", "axis"], ["y"], "cumsum")],
+        [vi("x", [4, 6], TensorProto.UINT32)], [vi("y", [4, 6], TensorProto.UINT32)],
+        inits=[init("axis", np.array(1, dtype=np.int64))], ort_check=False)
     imp("reduce_sum_all", [n("ReduceSum", ["x"], ["y"], "reduce", keepdims=0)],
         [vi("x", [512, 256])], [vi("y", [])])
     imp("reduce_mean_all_keepdims",
@@ -1073,6 +1111,7 @@ def main():
         (build_vit_block, os.path.join(E2E_DIR, "vit_block")),
         (build_grouped_f16, os.path.join(E2E_DIR, "grouped_f16")),
         (build_scatter_splat_f16, os.path.join(E2E_DIR, "scatter_splat_f16")),
+        (build_position_ids, os.path.join(E2E_DIR, "position_ids")),
         (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),
     ]:
         model, input_sets = build()

@@ -604,7 +604,8 @@ def Kiln_LayerNormOp : Kiln_Op<"layer_norm",
   let hasVerifier = 1;
 }
 
-class Kiln_ReduceOp<string mnemonic, string doc>
+class Kiln_ReduceOp<string mnemonic, string doc,
+                    Type tensorType = Kiln_FloatTensor>
     : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
   let summary = doc # " over a set of axes";
   let description = doc # [{ over the sorted, non-negative `axes`; with
@@ -614,13 +615,15 @@ class Kiln_ReduceOp<string mnemonic, string doc>
     %y = kiln.}] # mnemonic # [{ %x {axes = array<i64: 1>, keepdims = true} : tensor<2x10xf32> -> tensor<2x1xf32>
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$input, DenseI64ArrayAttr:$axes,
+  let arguments = (ins tensorType:$input, DenseI64ArrayAttr:$axes,
                    BoolAttr:$keepdims);
-  let results = (outs Kiln_FloatTensor:$result);
+  let results = (outs tensorType:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
 }
-def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "Sum">;
+// Integers too: sums of integer tensors (CumSum's running counts) wrap as
+// the integer type does.
+def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "Sum", Kiln_NumericTensor>;
 def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", "Mean">;
 def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "Maximum">;
 def Kiln_ReduceMinOp : Kiln_ReduceOp<"reduce_min", "Minimum">;

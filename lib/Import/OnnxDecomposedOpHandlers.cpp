@@ -70,10 +70,42 @@ LogicalResult onnx_import::importTrilu(NodeContext &ctx) {
   return setResult(ctx, where(ctx, mask, x, ctx.scalar(x, 0)));
 }
 
-/// CumSum along an axis is a product with a triangular 0/1 matrix.
+/// The running sum along the last axis of `moved` ([..., n]), whose
+/// element j counts into element i where `counted[j * n + i]`. Floats: a
+/// product with the triangular 0/1 matrix (a matmul, which GPU targets put
+/// on matrix instructions). Integers, which matmul does not take (RoBERTa's
+/// position ids count its int32 padding mask): each element broadcast
+/// along a new last axis ([..., n, 1] against the [n, n] mask), the
+/// uncounted ones replaced by 0 and the rest summed over j, exact in the
+/// input's own type.
+static FailureOr<Value> runningSumAlongLastAxis(NodeContext &ctx, Value moved,
+                                                ArrayRef<bool> counted) {
+  int64_t rank = rankOf(moved);
+  int64_t n = shapeOf(moved).back();
+  Type element = getElementTypeOrSelf(moved.getType());
+  if (isa<FloatType>(element)) {
+    std::vector<double> triangle(counted.begin(), counted.end());
+    Value matrix =
+        ctx.constant(RankedTensorType::get({n, n}, element), triangle);
+    return ctx.create<MatMulOp>(ValueRange{moved, matrix});
+  }
+  SmallVector<int64_t> column(shapeOf(moved));
+  column.push_back(1);
+  auto terms = where(ctx, boolConstant(ctx, {n, n}, counted),
+                     reshapeTo(ctx, moved, column), ctx.scalar(moved, 0));
+  if (failed(terms))
+    return failure();
+  auto &b = ctx.b();
+  return ctx.create<ReduceSumOp>(
+      *terms, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr({rank - 1})),
+               b.getNamedAttr("keepdims", b.getBoolAttr(false))});
+}
+
+/// CumSum along an axis: the axis moved last, runningSumAlongLastAxis,
+/// moved back.
 LogicalResult onnx_import::importCumSum(NodeContext &ctx) {
   Value x = ctx.input(0);
-  if (!x || failed(ctx.requireFloat(x)))
+  if (!x || failed(ctx.requireDtypes(x, NodeContext::Float | NodeContext::Int)))
     return failure();
   auto axisValue = ctx.constInts(1);
   if (failed(axisValue))
@@ -87,17 +119,12 @@ LogicalResult onnx_import::importCumSum(NodeContext &ctx) {
   bool exclusive = ctx.intAttr("exclusive", 0) != 0;
   bool reverse = ctx.intAttr("reverse", 0) != 0;
   int64_t n = shapeOf(x)[axis];
-  // out[i] = sum_j in[j] * T[j][i]
-  std::vector<double> triangle(n * n, 0.0);
+  // out[i] = sum over the j counted into i of in[j]
+  SmallVector<bool> counted(n * n, false);
   for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < n; ++i) {
-      bool counted = reverse ? (exclusive ? j > i : j >= i)
-                             : (exclusive ? j < i : j <= i);
-      triangle[j * n + i] = counted ? 1.0 : 0.0;
-    }
-  Value matrix = ctx.constant(
-      RankedTensorType::get({n, n}, getElementTypeOrSelf(x.getType())),
-      triangle);
+    for (int64_t i = 0; i < n; ++i)
+      counted[j * n + i] = reverse ? (exclusive ? j > i : j >= i)
+                                   : (exclusive ? j < i : j <= i);
   auto &b = ctx.b();
   SmallVector<int64_t> perm;
   for (int64_t d = 0; d < rank; ++d)
@@ -112,7 +139,7 @@ LogicalResult onnx_import::importCumSum(NodeContext &ctx) {
       return failure();
     moved = *t;
   }
-  auto summed = ctx.create<MatMulOp>(ValueRange{moved, matrix});
+  auto summed = runningSumAlongLastAxis(ctx, moved, counted);
   if (failed(summed) || axis == rank - 1)
     return setResult(ctx, summed);
   SmallVector<int64_t> inverse(rank);

@@ -969,7 +969,11 @@ template <typename OpTy> static LogicalResult importSoftmax(NodeContext &ctx) {
 template <typename OpTy>
 static LogicalResult importReduce(NodeContext &ctx, int axesInputSince) {
   Value x = ctx.input(0);
-  if (!x || failed(ctx.requireFloat(x)))
+  // Sums take signed integers too (they wrap, as onnxruntime's do).
+  unsigned dtypes = std::is_same_v<OpTy, ReduceSumOp>
+                        ? NodeContext::Float | NodeContext::Int
+                        : NodeContext::Float;
+  if (!x || failed(ctx.requireDtypes(x, dtypes)))
     return failure();
   auto axes = axesAttrOrInput(ctx, axesInputSince);
   if (failed(axes))
@@ -1075,7 +1079,7 @@ static const OpHandler kHandlers[] = {
     {"ConvTranspose", 1, kMaxOpset, "1-D/2-D/3-D; groups, output_padding, output_shape, auto_pad", importConvTranspose},
     {"Cos", 7, kMaxOpset, "", importUnary<CosOp>},
     {"Cosh", 9, kMaxOpset, "", importUnary<CoshOp>},
-    {"CumSum", 11, kMaxOpset, "float; exclusive, reverse", importCumSum},
+    {"CumSum", 11, kMaxOpset, "float and integer; exclusive, reverse", importCumSum},
     {"DepthToSpace", 1, kMaxOpset, "DCR and CRD", importDepthToSpace},
     {"Div", 1, kMaxOpset, "numpy broadcasting; float and integer", importBinary<DivOp>},
     {"Dropout", 1, kMaxOpset, "inference mode (identity)", importDropout},
@@ -1146,7 +1150,7 @@ static const OpHandler kHandlers[] = {
     {"ReduceMean", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceMeanOp>(c, 18); }},
     {"ReduceMin", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceMinOp>(c, 18); }},
     {"ReduceProd", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceProdOp>(c, 18); }},
-    {"ReduceSum", 1, kMaxOpset, "axes input from opset 13", [](NodeContext &c) { return importReduce<ReduceSumOp>(c, 13); }},
+    {"ReduceSum", 1, kMaxOpset, "axes input from opset 13; float and integer", [](NodeContext &c) { return importReduce<ReduceSumOp>(c, 13); }},
     {"ReduceSumSquare", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceSumSquareOp>(c, 18); }},
     {"Relu", 6, kMaxOpset, "", importUnary<ReluOp>},
     {"Reshape", 1, kMaxOpset, "constant shape; 0, -1, allowzero", importReshape},

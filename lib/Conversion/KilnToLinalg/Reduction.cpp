@@ -93,6 +93,8 @@ struct ReduceLowering : public OpRewritePattern<ReduceOp> {
                               });
     };
     auto add = [](OpBuilder &b, Location l, ValueRange a) -> Value {
+      if (isa<IntegerType>(a[0].getType())) // ReduceSum of integers
+        return arith::AddIOp::create(b, l, a[0], a[1]);
       return arith::AddFOp::create(b, l, a[0], a[1]);
     };
     auto addSquare = [](OpBuilder &b, Location l, ValueRange a) -> Value {

@@ -238,3 +238,17 @@ func.func @silu_hard_swish(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8x
   %1 = kiln.hard_swish %x : tensor<4x8xf32>
   return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// A sum of integers (CumSum's running counts) adds as integers, from 0.
+// CHECK-LABEL: func.func @reduce_sum_i32
+// CHECK: %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK: linalg.fill ins(%[[ZERO]] : i32)
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: arith.addi
+// CHECK-NOT: arith.addf
+// CHECK: linalg.yield
+func.func @reduce_sum_i32(%x: tensor<2x12x12xi32>) -> tensor<2x12xi32> attributes {kiln.kernel} {
+  %0 = kiln.reduce_sum %x {axes = array<i64: 1>, keepdims = false} : tensor<2x12x12xi32> -> tensor<2x12xi32>
+  return %0 : tensor<2x12xi32>
+}
