@@ -906,6 +906,20 @@ def build_import_models():
     # as 112), a 1x1 convolution onto 7x7 maps (the flattened image's 49
     # pixels as 64) and a matmul of 49 rows.
     padded_rng = np.random.default_rng(3004)
+    # Inception's odd maps: no block of whole 17- or 35-pixel rows divides
+    # the map or pads within a quarter; GPU blocks of 3 rows, the last
+    # shifted back (a 1x7 convolution on 17x17, a 3x3 one on 35x35).
+    odd_rng = np.random.default_rng(2017)
+    imp("conv1x7_rows17",
+        [n("Conv", ["x", "w", "b"], ["c"], "conv", pads=[0, 3, 0, 3], kernel_shape=[1, 7]),
+         n("Relu", ["c"], ["y"], "relu")],
+        [vi("x", [1, 32, 17, 17])], [vi("y", [1, 48, 17, 17])],
+        [init("w", weights(odd_rng, (48, 32, 1, 7), 32 * 7)),
+         init("b", odd_rng.standard_normal(48).astype(np.float32))], opset=17)
+    imp("conv3x3_rows35",
+        [n("Conv", ["x", "w"], ["y"], "conv", pads=[1, 1, 1, 1], kernel_shape=[3, 3])],
+        [vi("x", [1, 16, 35, 35])], [vi("y", [1, 32, 35, 35])],
+        [init("w", weights(odd_rng, (32, 16, 3, 3), 16 * 9))], opset=17)
     imp("conv3x3_14_residual",
         [n("Conv", ["x", "w", "b"], ["c"], "conv", pads=[1, 1, 1, 1], kernel_shape=[3, 3]),
          n("Add", ["c", "x"], ["s"], "add"),

@@ -803,6 +803,36 @@ struct TileAndDistributePass
     return 0;
   }
 
+  /// Rows of a block of whole convolution rows (`width` outputs each) on a
+  /// map of `height` rows that no such block divides or pads (Inception's
+  /// 35x35 and 17x17 maps: 35 and 17 have no divisor whose rows make a
+  /// multiple of 16 or pad to one within a quarter): r whole rows (r x
+  /// width at most 128 outputs, paddedMatrixRows pads them), the last
+  /// block shifted back to end with the map (tileMatrix), for the r that
+  /// computes the fewest outputs in all (ceil(height / r) blocks of
+  /// padded rows; the more rows on a tie: fewer blocks), if that is at
+  /// most half as many again as the map has (35: 3 rows of 105 as 112,
+  /// 12 blocks, 10% more; 17: 6 rows of 102 as 112, 3 blocks, 16% more).
+  /// At most `mostRows` rows (smaller blocks while the kernel needs more).
+  /// 0 when none is.
+  static int64_t shiftedWholeRowsBlock(int64_t height, int64_t width,
+                                       int64_t mostRows = 128) {
+    int64_t best = 0, bestComputed = 0;
+    for (int64_t r = 1; r < height && r <= mostRows && r * width <= 128; ++r) {
+      int64_t padded = paddedMatrixRows(r * width);
+      if (padded == 0)
+        continue;
+      int64_t computed = llvm::divideCeil(height, r) * padded;
+      if (best == 0 || computed <= bestComputed) {
+        best = r;
+        bestComputed = computed;
+      }
+    }
+    if (best == 0 || 2 * bestComputed > 3 * height * width)
+      return 0;
+    return best * width;
+  }
+
   /// The output block (rows x columns) of one forall iteration, which
   /// kiln-contract-with-matrix-cores gives to one GPU block of warps that
   /// stage their operands through shared memory. The options' sizes when
@@ -817,8 +847,9 @@ struct TileAndDistributePass
   /// as rows or flattened), the largest that paddedMatrixRows pads (98 of
   /// 196 as 112, 49 as 64), halved to the next such while the block count
   /// needs it and the columns cannot halve. Where neither exists (ViT's 197
-  /// tokens: a prime), blocks of shiftedSide, the last shifted back.
-  /// None when no block exists.
+  /// tokens: a prime), blocks of shiftedSide, the last shifted back; of
+  /// whole convolution rows, shiftedWholeRowsBlock's. None when no block
+  /// exists.
   std::optional<std::pair<int64_t, int64_t>>
   matrixBlock(int64_t m, int64_t n, int64_t otherIterations,
               int64_t rowQuantum) const {
@@ -861,11 +892,16 @@ struct TileAndDistributePass
     bool paddedCols = cols == 0;
     if (paddedCols)
       cols = paddedColumns(n, 128);
-    // Sides that neither divides nor pads: shifted blocks (not of whole
-    // convolution rows).
+    // Sides that neither divides nor pads: shifted blocks; of whole
+    // convolution rows when the block takes rows (shiftedWholeRows).
     bool shiftedRows = rows == 0 && rowQuantum == 1;
     if (shiftedRows) {
       rows = shiftedSide(m, matrixTile);
+      padded = false;
+    }
+    bool shiftedWholeRows = rows == 0 && rowQuantum > 1;
+    if (shiftedWholeRows) {
+      rows = shiftedWholeRowsBlock(m / rowQuantum, rowQuantum);
       padded = false;
     }
     bool shiftedCols = cols == 0;
@@ -887,17 +923,23 @@ struct TileAndDistributePass
       return blockCount(otherIterations, m, n, rows, cols);
     };
     while (blocks() < kMinMatrixBlocks) {
-      // Halving padded rows may waste more of the matrix tiles: columns
-      // first.
-      int64_t halfRows = padded ? largestPadded(rows / 2) : rows / 2;
-      bool rowsHalve = padded ? halfRows > 0
-                              : rows > matrixTile &&
-                                    (shiftedRows || fits(halfRows, m, rowQuantum));
+      // Halving padded rows (or shifted whole rows) may waste more of the
+      // matrix tiles: columns first.
+      int64_t halfRows = padded ? largestPadded(rows / 2)
+                         : shiftedWholeRows
+                             ? shiftedWholeRowsBlock(m / rowQuantum, rowQuantum,
+                                                     rows / rowQuantum / 2)
+                             : rows / 2;
+      bool rowsHalve = padded || shiftedWholeRows
+                           ? halfRows > 0
+                           : rows > matrixTile &&
+                                 (shiftedRows || fits(halfRows, m, rowQuantum));
       int64_t halfCols = paddedCols ? paddedColumns(n, cols / 2) : cols / 2;
       bool colsHalve = paddedCols ? halfCols > 0
                                   : cols > matrixTile &&
                                         (shiftedCols || fits(halfCols, n, 1));
-      if (rowsHalve && (!colsHalve || (!padded && rows >= cols)))
+      if (rowsHalve &&
+          (!colsHalve || (!padded && !shiftedWholeRows && rows >= cols)))
         rows = halfRows;
       else if (colsHalve)
         cols = halfCols;
