@@ -71,3 +71,21 @@ func.func @moves(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
   %1 = kiln.relu %0 : tensor<3x2xf32>
   return %1 : tensor<3x2xf32>
 }
+
+// -----
+
+// Rounding at the boundaries (the values APFloat's conversion gives, which
+// the pass's faster one must match): float16 65519 -> 65504 and 65520 ->
+// inf, subnormal ties to even (2^-25 -> 0, just above it -> 2^-24), ties
+// at 1 + 2^-11 (down to even) and 1 + 3 * 2^-11 (up to even), NaNs quiet,
+// -0 kept; bfloat16 the same on its own grid (1 + 2^-8 -> 1, 1 + 3 * 2^-8
+// -> 1.015625, the largest float32 -> inf).
+// CHECK-LABEL: func.func @rounding
+// CHECK: kiln.constant dense<[6.550400e+04, 0x7C00, 5.960460e-08, 0.000000e+00, 5.960460e-08, 1.000980e+00, 1.000000e+00, 1.001950e+00, 0x7E00, 0xFC00, -0.000000e+00, 0x7C00, 0x7C00, 1.003910e+00, 1.011720e+00, 0x7E00]> : tensor<16xf16>
+// BF16-LABEL: func.func @rounding
+// BF16: kiln.constant dense<[6.553600e+04, 6.553600e+04, 5.960460e-08, 2.980230e-08, 2.980230e-08, 1.000000e+00, 1.000000e+00, 1.000000e+00, 0x7FC0, 0xFF80, -0.000000e+00, 3.389530e+38, 0x7F80, 1.000000e+00, 1.015630e+00, 0x7FC0]> : tensor<16xbf16>
+func.func @rounding(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %w = kiln.constant dense<[65519.0, 65520.0, 5.9604644775390625e-08, 2.98023223876953125e-08, 2.98023259404089913e-08, 1.0009765625, 1.00048828125, 1.00146484375, 0x7FC00000, 0xFF800000, -0.0, 3.3895313892515355e+38, 3.40282346638528859e+38, 1.00390625, 1.01171875, 0x7F800001]> : tensor<16xf32>
+  %0 = kiln.add %x, %w : tensor<16xf32>, tensor<16xf32> -> tensor<16xf32>
+  return %0 : tensor<16xf32>
+}
