@@ -16,6 +16,7 @@ Writes (all deterministic; fixed seeds):
        test/models/grouped_f16/    opset 13, float16 grouped convolution
        test/models/scatter_splat_f16/ opset 13, float16 ScatterND of one value
        test/models/position_ids/   opset 13, integer CumSum (RoBERTa's positions)
+       test/models/patch_embedding/ opset 17, ViT's 16x16 patch embedding into tokens
        examples/tiny_cnn/          opset 13, the bundled example
   B. Importer test models (no data) in test/Import/models/*.onnx.
 
@@ -457,6 +458,32 @@ def build_position_ids():
     ids[0, 9:] = pad
     ids[1, 4] = pad
     return model, [{"ids": ids}]
+
+
+def build_patch_embedding():
+    """ViT's patch embedding: 16x16 patches of a 128x96 image (48 tokens) by a
+    convolution of stride 16, flattened and transposed into tokens. GPU
+    targets compute it as an einsum over the image reshaped into patches
+    (K = the patch width, 16, instead of 3 input channels: tensor cores)
+    that writes the tokens directly (kiln-patchify-convs-as-einsums)."""
+    rng = np.random.default_rng(1019)
+    e = 64
+    inits = [
+        init("patch.weight", weights(rng, (e, 3, 16, 16), 3 * 256)),
+        init("patch.bias", bias(rng, e)),
+        init("flat_shape", np.array([1, e, 48], dtype=np.int64)),
+    ]
+    mk = helper.make_node
+    nodes = [
+        mk("Conv", ["img", "patch.weight", "patch.bias"], ["patches"], name="patch",
+           kernel_shape=[16, 16], strides=[16, 16]),
+        mk("Reshape", ["patches", "flat_shape"], ["flat"], name="flatten"),
+        mk("Transpose", ["flat"], ["tokens"], name="to_tokens", perm=[0, 2, 1]),
+    ]
+    g = helper.make_graph(nodes, "patch_embedding", [vi("img", [1, 3, 128, 96])],
+                          [vi("tokens", [1, 48, e])], inits)
+    model = make_model(g, 17, "patch_embedding")
+    return model, [{"img": rng.standard_normal((1, 3, 128, 96)).astype(np.float32)}]
 
 
 def build_f16_mix():
@@ -1126,6 +1153,7 @@ def main():
         (build_grouped_f16, os.path.join(E2E_DIR, "grouped_f16")),
         (build_scatter_splat_f16, os.path.join(E2E_DIR, "scatter_splat_f16")),
         (build_position_ids, os.path.join(E2E_DIR, "position_ids")),
+        (build_patch_embedding, os.path.join(E2E_DIR, "patch_embedding")),
         (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),
     ]:
         model, input_sets = build()

@@ -103,7 +103,8 @@ static cl::opt<bool> allowTf32(
     "allow-tf32",
     cl::desc("cuda: run float32 matmuls on tensor cores as TF32 (10-bit "
              "mantissa products, float32 accumulation)"));
-/// --split-matmul-k / --split-conv-k / --window-padding-in-place: GPU
+/// --split-matmul-k / --split-conv-k / --window-padding-in-place /
+/// --patchify-convs: GPU
 /// targets only unless forced.
 enum class GpuDefault { Auto, On, Off };
 static auto gpuDefaultValues() {
@@ -128,6 +129,12 @@ static cl::opt<GpuDefault> windowPaddingInPlace(
     "window-padding-in-place",
     cl::desc("Depthwise convolutions and pooling read their padding in place "
              "(index checks) instead of from a padded copy of their input"),
+    gpuDefaultValues(), cl::init(GpuDefault::Auto));
+static cl::opt<GpuDefault> patchifyConvs(
+    "patchify-convs",
+    cl::desc("Convolutions whose windows tile the image (ViT's patch "
+             "embedding) as einsums over patches "
+             "(kiln-patchify-convs-as-einsums)"),
     gpuDefaultValues(), cl::init(GpuDefault::Auto));
 static cl::opt<std::string>
     dumpIRDir("dump-ir",
@@ -224,6 +231,8 @@ int main(int argc, char **argv) {
     request.compile.splitConvK = splitConvK == GpuDefault::On;
   if (windowPaddingInPlace != GpuDefault::Auto)
     request.compile.windowPaddingInPlace = windowPaddingInPlace == GpuDefault::On;
+  if (patchifyConvs != GpuDefault::Auto)
+    request.compile.patchifyConvs = patchifyConvs == GpuDefault::On;
   request.stopAfter = *phase;
   for (const std::string &spec : inputShapes) {
     std::string error;

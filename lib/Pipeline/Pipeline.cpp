@@ -197,9 +197,14 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
     // On GPUs, transposes read by matmuls (attention's heads) folded into
     // them, and short deep matmuls and convolutions in parts along K (BERT
     // and ResNet-50 at batch 1).
-    return std::string(cuda || rocm
-                           ? "func.func(kiln-fold-transposes-into-contractions),"
+    // Patch embeddings as einsums first: a transpose after one (ViT's
+    // flatten and transpose) then folds into it.
+    return std::string(options.patchifyConvs.value_or(cuda || rocm)
+                           ? "func.func(kiln-patchify-convs-as-einsums),"
                            : "") +
+           (cuda || rocm
+                ? "func.func(kiln-fold-transposes-into-contractions),"
+                : "") +
            (options.splitMatMulK.value_or(cuda || rocm)
                            ? "func.func(kiln-split-matmul-k),"
                            : "") +

@@ -124,6 +124,21 @@ def SplitConvPadding : Pass<"kiln-split-conv-padding", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def PatchifyConvsAsEinsums
+    : Pass<"kiln-patchify-convs-as-einsums", "mlir::func::FuncOp"> {
+  let summary = "Convolutions whose windows tile the image as einsums over patches";
+  let description = [{
+    A convolution with stride equal to its kernel and no padding (ViT's
+    and CLIP's patch embeddings) becomes a `kiln.einsum` over the input
+    reshaped into patches (`[N, C, H/p, p, W/q, q]`, an alias) and the
+    weight, plus the bias: its K is then the window's width (16, 32)
+    instead of the input channels (3), so that GPU targets compute it
+    with matrix instructions. Windows narrower than matrix instructions
+    take (paddedMatrixK: Swin's and ConvNeXt's 4x4) are left alone.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitPointwiseConvStride
     : Pass<"kiln-split-pointwise-conv-stride", "mlir::func::FuncOp"> {
   let summary = "Subsamples a strided 1x1 convolution's input with its own kiln.slice";

@@ -49,6 +49,9 @@ struct CompileOptions {
   /// (kiln-convert-to-linalg's read-window-padding-in-place) instead of
   /// from a padded copy of their input; unset: on for GPU targets only.
   std::optional<bool> windowPaddingInPlace;
+  /// kiln-patchify-convs-as-einsums: convolutions whose windows tile the
+  /// image as einsums over patches; unset: on for GPU targets only.
+  std::optional<bool> patchifyConvs;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

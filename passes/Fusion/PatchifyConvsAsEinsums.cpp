@@ -1,0 +1,181 @@
+//===- PatchifyConvsAsEinsums.cpp - patch embeddings as einsums ----------===//
+//
+// A convolution whose windows tile the image (stride = kernel, no padding:
+// ViT's 16x16 patch embedding, CLIP's 32x32) sums over input channels and
+// the window. As implicit GEMM its K is the input channels, 3 for an RGB
+// image, which matrix instructions (16 along K) cannot take: the kernel ran
+// as float32 thread tiles. Reshaped into patches, [N, C, H, W] ->
+// [N, C, H/p, p, W/p, q] (an alias), the same sums are an einsum whose
+// summed subscripts all index the operands directly; the one for the
+// window's width, contiguous in memory and at least 16 wide, sorts first
+// and becomes K (matchMatrixContraction takes the first summed loop both
+// operands index directly), the window's rows and the channels its outer
+// loops.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Passes/Passes.h"
+
+#include "kiln/Dialect/OnnxValueNames.h"
+
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_PATCHIFYCONVSASEINSUMS
+#include "kiln/Passes/FusionPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// A 2-D convolution with static shapes, one group, no padding or
+/// dilation, whose stride equals its kernel and whose windows cover the
+/// image exactly, with a window width that matrix instructions take as K
+/// (paddedMatrixK: 16 or 32; 14 padded to 16).
+bool isPatchify(ConvOp conv) {
+  auto inType = conv.getInput().getType();
+  auto wType = conv.getWeight().getType();
+  auto outType = conv.getType();
+  if (conv.getGroup() != 1 || inType.getRank() != 4 ||
+      !inType.hasStaticShape() || !wType.hasStaticShape() ||
+      !outType.hasStaticShape())
+    return false;
+  if (llvm::any_of(conv.getPads(), [](int64_t p) { return p != 0; }) ||
+      llvm::any_of(conv.getDilations(), [](int64_t d) { return d != 1; }))
+    return false;
+  for (int64_t i = 0; i < 2; ++i) {
+    int64_t window = wType.getDimSize(2 + i);
+    if (conv.getStrides()[i] != window ||
+        inType.getDimSize(2 + i) != outType.getDimSize(2 + i) * window)
+      return false;
+  }
+  return paddedMatrixK(wType.getDimSize(3)) > 0;
+}
+
+/// The one user of `value`, or null.
+Operation *onlyUser(Value value) {
+  return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
+}
+
+/// The transpose that makes the convolution's [N, O, H', W'] result tokens
+/// ([N, H' * W', O], ViT's flatten(2).transpose(1, 2)) through a reshape,
+/// perhaps after the result's rounding to 16 bits (--precision), each the
+/// only user of the one before; null when there is none.
+TransposeOp tokensTranspose(ConvOp conv) {
+  Value value = conv.getResult();
+  Operation *user = onlyUser(value);
+  if (auto cast = dyn_cast_or_null<CastOp>(user)) {
+    value = cast.getResult();
+    user = onlyUser(value);
+  }
+  auto reshape = dyn_cast_or_null<ReshapeOp>(user);
+  auto outType = conv.getType();
+  if (!reshape || reshape.getType().getShape() !=
+                      ArrayRef<int64_t>{outType.getDimSize(0),
+                                        outType.getDimSize(1),
+                                        outType.getDimSize(2) *
+                                            outType.getDimSize(3)})
+    return nullptr;
+  auto transpose = dyn_cast_or_null<TransposeOp>(onlyUser(reshape.getResult()));
+  if (!transpose || transpose.getPerm() != ArrayRef<int64_t>{0, 2, 1})
+    return nullptr;
+  return transpose;
+}
+
+/// `value` reshaped to `shape`; a widened 16-bit value is reshaped before
+/// its widening, which stays next to its consumer (a kernel's prologue).
+Value reshapeBeforeWidening(PatternRewriter &rewriter, Location loc,
+                            Value value, ArrayRef<int64_t> shape) {
+  Type element = getElementTypeOrSelf(value.getType());
+  bool widened = isWidened(value);
+  Value source = widened ? value.getDefiningOp<CastOp>().getInput() : value;
+  Value reshaped = ReshapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get(shape, getElementTypeOrSelf(source.getType())),
+      source);
+  if (!widened)
+    return reshaped;
+  return CastOp::create(rewriter, loc, RankedTensorType::get(shape, element),
+                        reshaped);
+}
+
+struct PatchifyConv : public OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    if (!isPatchify(conv))
+      return failure();
+    auto inType = conv.getInput().getType();
+    auto wType = conv.getWeight().getType();
+    auto outType = conv.getType();
+    int64_t n = inType.getDimSize(0), c = inType.getDimSize(1);
+    int64_t rows = outType.getDimSize(2), cols = outType.getDimSize(3);
+    int64_t p = wType.getDimSize(2), q = wType.getDimSize(3);
+    // The einsum writes tokens ([N, H', W', O]) where the result is only
+    // made tokens by a transpose (ViT), else the convolution's layout.
+    TransposeOp transpose = tokensTranspose(conv);
+    int64_t filters = outType.getDimSize(1);
+    Location partLoc = withoutOnnxValues(conv.getLoc());
+    Value patches = reshapeBeforeWidening(rewriter, partLoc, conv.getInput(),
+                                          {n, c, rows, p, cols, q});
+    // n: image, c: channel, u/v: patch row/column, b/a: row/column in the
+    // patch (a sorts first: K), o: filter.
+    auto resultType =
+        transpose ? RankedTensorType::get({n, rows, cols, filters},
+                                          outType.getElementType())
+                  : outType;
+    // Only a result in the convolution's own shape and with its bias
+    // claims its ONNX value (kiln-bisect compares by shape).
+    Value bias = conv.getBias();
+    Location resultLoc = transpose ? partLoc : conv.getLoc();
+    Value result = EinsumOp::create(
+        rewriter, bias ? partLoc : resultLoc, resultType,
+        ValueRange{patches, conv.getWeight()},
+        rewriter.getStringAttr(transpose ? "ncubva,ocba->nuvo"
+                                         : "ncubva,ocba->nouv"));
+    if (bias) {
+      SmallVector<int64_t> biasShape =
+          transpose ? SmallVector<int64_t>{1, 1, 1, filters}
+                    : SmallVector<int64_t>{1, filters, 1, 1};
+      result = AddOp::create(
+          rewriter, resultLoc, resultType, result,
+          reshapeBeforeWidening(rewriter, partLoc, bias, biasShape));
+    }
+    if (transpose) {
+      // The rounding to 16 bits, if any, then the tokens' shape: the
+      // transpose's value, without the copy.
+      Operation *reshape = transpose.getInput().getDefiningOp();
+      auto rounding = dyn_cast<CastOp>(*conv->getUsers().begin());
+      Value rounded = result;
+      if (rounding)
+        rounded = CastOp::create(
+            rewriter, withoutOnnxValues(rounding.getLoc()),
+            RankedTensorType::get({n, rows, cols, filters},
+                                  getElementTypeOrSelf(rounding.getType())),
+            result);
+      rewriter.replaceOpWithNewOp<ReshapeOp>(transpose, transpose.getType(),
+                                             rounded);
+      rewriter.eraseOp(reshape);
+      if (rounding)
+        rewriter.eraseOp(rounding);
+      rewriter.eraseOp(conv);
+      return success();
+    }
+    rewriter.replaceOp(conv, result);
+    return success();
+  }
+};
+
+struct PatchifyConvsAsEinsumsPass
+    : public kiln::impl::PatchifyConvsAsEinsumsBase<PatchifyConvsAsEinsumsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<PatchifyConv>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
