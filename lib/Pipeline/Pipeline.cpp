@@ -88,6 +88,8 @@ static std::string cpuKernelsPipeline(const CompileOptions &options) {
          // vectorizes softmax, GELU and sigmoid loops.
          "func.func(kiln-approximate-math{functions=math.exp,math.erf,"
          "math.tanh}),"
+         // bfloat16 rounding without a libcall (__truncsfbf2).
+         "kiln-expand-bfloat16-casts,"
          "expand-strided-metadata,lower-affine,convert-vector-to-llvm,"
          "finalize-memref-to-llvm,"
          "convert-scf-to-cf,convert-math-to-llvm,convert-math-to-libm,"

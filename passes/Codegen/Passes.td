@@ -394,6 +394,18 @@ def AllocasToPrivateAddressSpace
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def ExpandBFloat16Casts : Pass<"kiln-expand-bfloat16-casts"> {
+  let summary = "Rounds to and widens from bfloat16 with integer arithmetic";
+  let description = [{
+    `arith.truncf` to bfloat16 and `arith.extf` from it become integer
+    operations (MLIR's bfloat16 expansion: round to nearest even, NaN kept
+    a quiet NaN). The CPU target runs it: without AVX512-BF16, LLVM would
+    call `__truncsfbf2`, which the kernel object cannot resolve where the
+    system's libgcc lacks it (Debian 12).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def ApproximateMath : Pass<"kiln-approximate-math"> {
   let summary = "Rewrites math functions into arithmetic (no libdevice needed)";
   let description = [{
