@@ -15,38 +15,67 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-echo "== repository: no large or misnamed tracked files (scripts/check-repository.sh)"
+# Each phase starts with "== name"; when the next one starts, the time the
+# last took goes to stderr, and the whole list at the end (CI is asked to
+# stay well under 45 minutes on two cores: this says where they go).
+phase_times=()
+phase_name=""
+phase_start=$SECONDS
+phase() {
+  end_phase
+  phase_name="$1"
+  phase_start=$SECONDS
+  echo "== $1"
+}
+end_phase() {
+  if [ -n "$phase_name" ]; then
+    local took=$((SECONDS - phase_start))
+    phase_times+=("$(printf '%5d s  %s' "$took" "$phase_name")")
+    echo "   ($took s)" >&2
+  fi
+  phase_name=""
+}
+print_phase_times() {
+  end_phase
+  echo "== time per phase (total $SECONDS s)" >&2
+  printf '%s\n' "${phase_times[@]}" >&2
+}
+trap print_phase_times EXIT
+
+phase "repository: no large or misnamed tracked files (scripts/check-repository.sh)"
 bash scripts/check-repository.sh
 
+phase "setup (scripts/setup.sh)"
 bash scripts/setup.sh
+phase "build (scripts/build.sh)"
 bash scripts/build.sh
 
-echo "== runtime unit tests (ctest)"
+phase "runtime unit tests (ctest)"
 ctest --test-dir build --output-on-failure -j2
 
-echo "== everything under ASan+UBSan (scripts/asan.sh)"
+phase "everything under ASan+UBSan (scripts/asan.sh)"
 bash scripts/asan.sh
-echo "== fuzzing (artifacts, tensor files, inputs, ONNX importer; scripts/fuzz.sh)"
+phase "fuzzing (artifacts, tensor files, inputs, ONNX importer; scripts/fuzz.sh)"
 bash scripts/fuzz.sh
-echo "== runtime under ThreadSanitizer (scripts/tsan.sh)"
+phase "runtime under ThreadSanitizer (scripts/tsan.sh)"
 bash scripts/tsan.sh
 
-echo "== lit suites"
+phase "lit suites"
 /usr/lib/llvm-22/bin/lit -sv build/test
 
-echo "== whole-model suite (cpu)"
+phase "whole-model suite (cpu)"
 build/bin/kiln-onnx-test --target=cpu --xfail-file test/whole-models/xfail-cpu.txt \
   test/models examples test/whole-models
 
-echo "== ONNX backend pytorch-converted, pytorch-operator and simple suites (cpu)"
+phase "ONNX backend pytorch-converted, pytorch-operator and simple suites (cpu)"
 build/bin/kiln-onnx-test --target=cpu --xfail-file test/onnx/xfail-cpu.txt \
   /usr/share/libonnx-testdata/data/pytorch-converted \
   /usr/share/libonnx-testdata/data/pytorch-operator \
   /usr/share/libonnx-testdata/data/simple
 
-echo "== CUDA compile of the whole-model and node suites (--target=cuda --compile-only)"
+phase "CUDA compile of the whole-model and node suites (--target=cuda --compile-only)"
 gpu_artifacts="$(mktemp -d)"
-trap 'rm -rf "$gpu_artifacts"' EXIT
+trap 'rm -rf "$gpu_artifacts"; print_phase_times' EXIT
 # --max-serial-kernel-bytes: a model kernel that runs as one GPU thread over
 # more than 4 KiB is a code generator bug (kernels the tiling could not
 # parallelize were found this way) and fails the test.
@@ -55,12 +84,12 @@ build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artif
 build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artifacts" \
   /usr/share/libonnx-testdata/data/node | tail -1
 
-echo "== ROCm compile of the whole-model and node suites (--target=rocm:gfx90a,gfx942 --compile-only)"
+phase "ROCm compile of the whole-model and node suites (--target=rocm:gfx90a,gfx942 --compile-only)"
 build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
   --max-serial-kernel-bytes=4096 test/models examples test/whole-models | grep -E "^FAIL|passed,"
 build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
   /usr/share/libonnx-testdata/data/node | tail -1
 
-echo "== ONNX backend node suite (cpu)"
+phase "ONNX backend node suite (cpu)"
 build/bin/kiln-onnx-test --target=cpu --xfail-file test/onnx/xfail-cpu.txt \
   /usr/share/libonnx-testdata/data/node

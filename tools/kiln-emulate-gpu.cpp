@@ -11,9 +11,12 @@
 //              (buffers, workgroup buffers, block id, thread id).
 //
 // Both run on the same pseudo-random buffers; the emulated kernel runs block
-// after block, each block as one OS thread per GPU thread, so that
-// `gpu.barrier` and the warp-wide matrix instructions (which exchange
-// fragments between lanes) behave as on the device. Their semantics here
+// after block, each GPU thread of a block a fiber (Boost.Context: its own
+// stack, switched in user space), so that `gpu.barrier` and the warp-wide
+// matrix instructions (which exchange fragments between lanes) behave as
+// on the device. One OS thread runs them all, in a fixed order that flips
+// at every block barrier: the same result on every run, and a missing
+// barrier shows whichever way the data crosses between threads. Their semantics here
 // are written from the PTX ISA (mma.sync m16n8k16 and m16n8k8 TF32
 // fragment layouts, ldmatrix, cp.async landing at its wait) and AMD's matrix instruction tables (v_mfma 16x16x16),
 // independently of the code generator. Workgroup memory starts as NaN, so a
@@ -56,13 +59,14 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
+
 #include <atomic>
 #include <cmath>
 #include <cstring>
-#include <condition_variable>
 #include <mutex>
 #include <random>
-#include <thread>
 
 using namespace mlir;
 
@@ -79,8 +83,8 @@ static llvm::cl::opt<bool> bufferize(
                    "tiled): bufferize them as the GPU targets do first"));
 static llvm::cl::opt<int64_t> maxThreads(
     "max-threads",
-    llvm::cl::desc("Skip kernels with more GPU threads than this (each is an "
-                   "OS thread here)"),
+    llvm::cl::desc("Skip kernels with more GPU threads than this, all blocks "
+                   "together (each runs as a fiber here)"),
     llvm::cl::init(200000));
 static llvm::cl::opt<bool>
     dump("dump", llvm::cl::desc("Print the module of both functions before "
@@ -103,31 +107,94 @@ static llvm::cl::opt<double> tolerance(
     llvm::cl::init(1e-2));
 
 //===----------------------------------------------------------------------===//
-// The emulated device: blocks of OS threads
+// The emulated device: blocks of fibers
 //===----------------------------------------------------------------------===//
 
 namespace {
 
-/// A reusable barrier for `count` threads.
+namespace fibers = boost::context;
+
+/// Runs the GPU threads of a block as fibers on the calling OS thread. A
+/// fiber runs until it waits at a barrier, then the next one runs; the
+/// order is fixed (deterministic runs) and flips at every block barrier.
+class FiberScheduler {
+public:
+  /// Runs `body(thread)` for threads 0..count-1 to completion.
+  void run(int64_t count, const std::function<void(int64_t)> &body);
+  /// From inside a fiber: lets the others run until this one is resumed.
+  void yield();
+  /// The thread whose fiber runs now.
+  int64_t current() const { return currentThread; }
+  /// Reverses the order in which the fibers run from the next round on.
+  void flipOrder() { flipPending = !flipPending; }
+
+private:
+  std::vector<fibers::fiber> threads;
+  /// Per thread: where its fiber returns to when it yields.
+  std::vector<fibers::fiber> schedulers;
+  int64_t currentThread = 0;
+  bool reversed = false, flipPending = false;
+};
+
+FiberScheduler scheduler;
+
+void FiberScheduler::run(int64_t count,
+                         const std::function<void(int64_t)> &body) {
+  // Kernel frames are small (registers spill into a few KiB of private
+  // arrays); a guard page turns an overflow into a crash, not corruption.
+  fibers::protected_fixedsize_stack stacks(256 * 1024);
+  threads.clear();
+  schedulers.clear();
+  schedulers.resize(count);
+  for (int64_t thread = 0; thread < count; ++thread)
+    threads.emplace_back(std::allocator_arg, stacks,
+                         [this, thread, &body](fibers::fiber &&back) {
+                           schedulers[thread] = std::move(back);
+                           body(thread);
+                           return std::move(schedulers[thread]);
+                         });
+  for (int64_t running = count; running > 0;) {
+    running = 0;
+    reversed ^= flipPending;
+    flipPending = false;
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t thread = reversed ? count - 1 - i : i;
+      if (!threads[thread])
+        continue;
+      currentThread = thread;
+      threads[thread] = std::move(threads[thread]).resume();
+      running += bool(threads[thread]);
+    }
+  }
+}
+
+void FiberScheduler::yield() {
+  int64_t thread = currentThread;
+  schedulers[thread] = std::move(schedulers[thread]).resume();
+}
+
+/// A reusable barrier for `count` GPU threads (fibers). A block's barrier
+/// flips the order the fibers run in when the last thread arrives.
 class Barrier {
 public:
-  explicit Barrier(int count) : count(count) {}
+  Barrier(int count, bool flipsOrder) : count(count), flipsOrder(flipsOrder) {}
   void arriveAndWait() {
-    std::unique_lock<std::mutex> lock(mutex);
     int generation = this->generation;
     if (++arrived == count) {
       arrived = 0;
       ++this->generation;
-      changed.notify_all();
+      if (flipsOrder)
+        scheduler.flipOrder();
       return;
     }
-    changed.wait(lock, [&] { return generation != this->generation; });
+    while (generation == this->generation)
+      scheduler.yield();
   }
 
 private:
-  std::mutex mutex;
-  std::condition_variable changed;
-  int count, arrived = 0, generation = 0;
+  int count;
+  bool flipsOrder;
+  int arrived = 0, generation = 0;
 };
 
 /// Exchange slots of one lane for a warp-wide instruction: operands A
@@ -136,10 +203,10 @@ constexpr int kSlot = 20;
 
 struct ThreadBlock {
   ThreadBlock(int threads, int warpSize)
-      : threads(threads), warpSize(warpSize), barrier(threads),
+      : threads(threads), warpSize(warpSize), barrier(threads, true),
         slots(size_t(threads) * kSlot) {
     for (int w = 0; w < threads / warpSize; ++w)
-      warpBarriers.push_back(std::make_unique<Barrier>(warpSize));
+      warpBarriers.push_back(std::make_unique<Barrier>(warpSize, false));
   }
   int threads, warpSize;
   Barrier barrier;
@@ -147,8 +214,7 @@ struct ThreadBlock {
   std::vector<float> slots;
 };
 
-thread_local ThreadBlock *currentBlock = nullptr;
-thread_local int currentThread = 0;
+ThreadBlock *currentBlock = nullptr;
 
 /// Which warp-wide instruction a kiln_emu_matrix call is.
 enum MatrixKind : int64_t { kMmaF16 = 0, kMmaTf32 = 1, kMfma16 = 2 };
@@ -235,8 +301,9 @@ extern "C" void kiln_emu_matrix(float *, float *scratch, int64_t offset,
                                 int64_t, int64_t, int64_t kind) {
   ThreadBlock &block = *currentBlock;
   int warpSize = kind == kMfma16 ? 64 : 32;
-  int warp = currentThread / warpSize, lane = currentThread % warpSize;
-  float *slot = &block.slots[size_t(currentThread) * kSlot];
+  int64_t thread = scheduler.current();
+  int warp = thread / warpSize, lane = thread % warpSize;
+  float *slot = &block.slots[size_t(thread) * kSlot];
   std::copy(scratch + offset, scratch + offset + 16, slot);
   Barrier &warpBarrier = *block.warpBarriers[warp];
   warpBarrier.arriveAndWait();
@@ -255,8 +322,9 @@ extern "C" void kiln_emu_matrix(float *, float *scratch, int64_t offset,
 extern "C" void kiln_emu_ldmatrix(float *, float *scratch, int64_t offset,
                                   int64_t, int64_t, int64_t transpose) {
   ThreadBlock &block = *currentBlock;
-  int warp = currentThread / 32, lane = currentThread % 32;
-  float *slot = &block.slots[size_t(currentThread) * kSlot];
+  int64_t thread = scheduler.current();
+  int warp = thread / 32, lane = thread % 32;
+  float *slot = &block.slots[size_t(thread) * kSlot];
   std::copy(scratch + offset, scratch + offset + 8, slot);
   Barrier &warpBarrier = *block.warpBarriers[warp];
   warpBarrier.arriveAndWait();
@@ -278,8 +346,9 @@ struct PendingCopy {
   /// Bytes written, and read from `src` (the rest are zero-filled).
   int64_t bytes, sourceBytes, group;
 };
-thread_local std::vector<PendingCopy> pendingCopies;
-thread_local int64_t committedGroups = 0;
+/// Per GPU thread: its copies in flight, and how many groups it committed.
+std::vector<std::vector<PendingCopy>> pendingCopies;
+std::vector<int64_t> committedGroups;
 
 /// The byte ranges of the kernel's buffers (global memory) and of its
 /// workgroup buffers, for --check-bounds; set before a kernel runs.
@@ -329,22 +398,24 @@ extern "C" void kiln_emu_async_copy(int64_t dst, int64_t src, int64_t bytes,
     asyncCopyOutOfBounds = true;
     return;
   }
-  pendingCopies.push_back({to, from, bytes, sourceBytes, -1});
+  pendingCopies[scheduler.current()].push_back({to, from, bytes, sourceBytes, -1});
 }
 
 /// cp.async.commit_group: the uncommitted copies become the newest group.
 extern "C" void kiln_emu_async_commit() {
-  for (PendingCopy &copy : pendingCopies)
+  int64_t thread = scheduler.current();
+  for (PendingCopy &copy : pendingCopies[thread])
     if (copy.group < 0)
-      copy.group = committedGroups;
-  ++committedGroups;
+      copy.group = committedGroups[thread];
+  ++committedGroups[thread];
 }
 
 /// cp.async.wait_group `keep`: every committed group but the `keep` newest
 /// lands.
 extern "C" void kiln_emu_async_wait(int64_t keep) {
-  int64_t limit = committedGroups - keep;
-  llvm::erase_if(pendingCopies, [&](const PendingCopy &copy) {
+  int64_t thread = scheduler.current();
+  int64_t limit = committedGroups[thread] - keep;
+  llvm::erase_if(pendingCopies[thread], [&](const PendingCopy &copy) {
     if (copy.group < 0 || copy.group >= limit)
       return false;
     std::memcpy(copy.dst, copy.src, copy.sourceBytes);
@@ -357,8 +428,9 @@ extern "C" void kiln_emu_async_wait(int64_t keep) {
 /// `lane ^ offset` passed.
 extern "C" int32_t kiln_emu_shuffle_xor(int32_t bits, int32_t offset) {
   ThreadBlock &block = *currentBlock;
-  int warp = currentThread / block.warpSize, lane = currentThread % block.warpSize;
-  float *slot = &block.slots[size_t(currentThread) * kSlot];
+  int64_t thread = scheduler.current();
+  int warp = thread / block.warpSize, lane = thread % block.warpSize;
+  float *slot = &block.slots[size_t(thread) * kSlot];
   std::memcpy(slot, &bits, sizeof bits);
   Barrier &warpBarrier = *block.warpBarriers[warp];
   warpBarrier.arriveAndWait();
@@ -956,10 +1028,6 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     llvm::errs() << "error: " << llvm::toString(entry.takeError()) << "\n";
     return failure();
   }
-  // One OS thread per GPU thread of a block; the same threads run the
-  // blocks one after another (creating threads per block cost more than
-  // the kernels), meeting at the block barrier between blocks, when
-  // workgroup memory goes back to NaN.
   ThreadBlock device(threads, warpSize);
   std::vector<Buffer> sharedBuffers;
   sharedBuffers.reserve(shared.size());
@@ -984,26 +1052,26 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     buffer.appendArgs(kernelArgs);
   for (Buffer &buffer : sharedBuffers)
     buffer.appendArgs(kernelArgs);
-  std::vector<std::thread> workers;
-  for (int64_t thread = 0; thread < threads; ++thread)
-    workers.emplace_back([&, thread] {
-      currentBlock = &device;
-      currentThread = thread;
-      int64_t blockId = 0, threadId = thread;
-      SmallVector<void *> threadArgs(kernelArgs);
-      threadArgs.push_back(&blockId);
-      threadArgs.push_back(&threadId);
-      for (int64_t block = 0; block < blocks; ++block) {
-        if (thread == 0)
-          resetShared();
-        device.barrier.arriveAndWait();
-        blockId = block;
-        (*entry)(threadArgs.data());
-        device.barrier.arriveAndWait();
-      }
-    });
-  for (std::thread &worker : workers)
-    worker.join();
+  // The threads of a block run the blocks one after another, meeting at
+  // the block barrier between blocks, when workgroup memory goes back to
+  // NaN.
+  currentBlock = &device;
+  pendingCopies.assign(threads, {});
+  committedGroups.assign(threads, 0);
+  scheduler.run(threads, [&](int64_t thread) {
+    int64_t blockId = 0, threadId = thread;
+    SmallVector<void *> threadArgs(kernelArgs);
+    threadArgs.push_back(&blockId);
+    threadArgs.push_back(&threadId);
+    for (int64_t block = 0; block < blocks; ++block) {
+      if (thread == 0)
+        resetShared();
+      device.barrier.arriveAndWait();
+      blockId = block;
+      (*entry)(threadArgs.data());
+      device.barrier.arriveAndWait();
+    }
+  });
 
   if (asyncCopyOutOfBounds) {
     llvm::outs() << name << ": " << blocks << " blocks x " << threads

@@ -4,7 +4,7 @@
 
 // The GPU code generation of matrix kernels, run: kiln-emulate-gpu gives
 // each kernel to kiln-contract-with-matrix-cores and kiln-map-kernels-to-gpu,
-// runs the gpu.func on the CPU (an OS thread per GPU thread, barriers and
+// runs the gpu.func on the CPU (a fiber per GPU thread, barriers and
 // warp-wide matrix instructions as on the device, workgroup memory starting
 // as NaN) and compares every buffer with the kernel run as plain loops.
 // One 16x16 tile per warp, fragments from global memory:
