@@ -17,6 +17,7 @@ Writes (all deterministic; fixed seeds):
        test/models/scatter_splat_f16/ opset 13, float16 ScatterND of one value
        test/models/position_ids/   opset 13, integer CumSum (RoBERTa's positions)
        test/models/patch_embedding/ opset 17, ViT's 16x16 patch embedding into tokens
+       test/models/strided_stems/  opset 17, first convolutions at stride 2 and 4 on 3 channels
        examples/tiny_cnn/          opset 13, the bundled example
   B. Importer test models (no data) in test/Import/models/*.onnx.
 
@@ -486,6 +487,42 @@ def build_patch_embedding():
                           [vi("tokens", [1, 48, e])], inits)
     model = make_model(g, 17, "patch_embedding")
     return model, [{"img": rng.standard_normal((1, 3, 128, 96)).astype(np.float32)}]
+
+
+def build_strided_stems():
+    """First convolutions over an image's 3 channels with overlapping
+    windows: ResNet's 7x7 stride 2 (pad 3), MobileNet's 3x3 stride 2 (pad
+    1), AlexNet's 11x11 stride 4 (pad 2) and Inception's 3x3 stride 2 with
+    no padding on an odd 37x37 image. GPU targets with matrix instructions
+    compute them as stride-1 convolutions over 2x2 (4x4) blocks stacked as
+    12 (48) channels (kiln-space-to-depth-strided-convs)."""
+    rng = np.random.default_rng(1020)
+    f = 32
+    convs = [  # name, kernel, stride, pads, input
+        ("stem7x7", 7, 2, 3, "img"),
+        ("stem3x3", 3, 2, 1, "img"),
+        ("stem11x11", 11, 4, 2, "img"),
+        ("stem3x3_odd", 3, 2, 0, "odd"),
+    ]
+    inits, nodes, outputs = [], [], []
+    shapes = {"img": 40, "odd": 37}
+    for name, k, s, p, src in convs:
+        inits.append(init(name + ".weight", weights(rng, (f, 3, k, k), 3 * k * k)))
+        # Biased away from zero (float32 summation order, rtol 1e-3).
+        inits.append(init(name + ".bias", bias(rng, f) + np.float32(4.0)))
+        nodes.append(helper.make_node(
+            "Conv", [src, name + ".weight", name + ".bias"], [name], name=name,
+            kernel_shape=[k, k], strides=[s, s], pads=[p, p, p, p]))
+        size = (shapes[src] + 2 * p - k) // s + 1
+        outputs.append(vi(name, [1, f, size, size]))
+    g = helper.make_graph(nodes, "strided_stems",
+                          [vi("img", [1, 3, 40, 40]), vi("odd", [1, 3, 37, 37])],
+                          outputs, inits)
+    model = make_model(g, 17, "strided_stems")
+    return model, [{
+        "img": rng.standard_normal((1, 3, 40, 40)).astype(np.float32),
+        "odd": rng.standard_normal((1, 3, 37, 37)).astype(np.float32),
+    }]
 
 
 def build_f16_mix():
@@ -1156,6 +1193,7 @@ def main():
         (build_scatter_splat_f16, os.path.join(E2E_DIR, "scatter_splat_f16")),
         (build_position_ids, os.path.join(E2E_DIR, "position_ids")),
         (build_patch_embedding, os.path.join(E2E_DIR, "patch_embedding")),
+        (build_strided_stems, os.path.join(E2E_DIR, "strided_stems")),
         (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),
     ]:
         model, input_sets = build()

@@ -104,7 +104,7 @@ static cl::opt<bool> allowTf32(
     cl::desc("cuda: run float32 matmuls on tensor cores as TF32 (10-bit "
              "mantissa products, float32 accumulation)"));
 /// --split-matmul-k / --split-conv-k / --window-padding-in-place /
-/// --patchify-convs: GPU
+/// --patchify-convs / --space-to-depth-convs: GPU
 /// targets only unless forced.
 enum class GpuDefault { Auto, On, Off };
 static auto gpuDefaultValues() {
@@ -135,6 +135,13 @@ static cl::opt<GpuDefault> patchifyConvs(
     cl::desc("Convolutions whose windows tile the image (ViT's patch "
              "embedding) as einsums over patches "
              "(kiln-patchify-convs-as-einsums)"),
+    gpuDefaultValues(), cl::init(GpuDefault::Auto));
+static cl::opt<GpuDefault> spaceToDepthConvs(
+    "space-to-depth-convs",
+    cl::desc("Strided convolutions over few input channels (an image's 3) "
+             "as stride-1 ones over space-to-depth blocks "
+             "(kiln-space-to-depth-strided-convs; auto: GPU targets at "
+             "--precision=f16/bf16 or with --allow-tf32)"),
     gpuDefaultValues(), cl::init(GpuDefault::Auto));
 static cl::opt<std::string>
     dumpIRDir("dump-ir",
@@ -233,6 +240,8 @@ int main(int argc, char **argv) {
     request.compile.windowPaddingInPlace = windowPaddingInPlace == GpuDefault::On;
   if (patchifyConvs != GpuDefault::Auto)
     request.compile.patchifyConvs = patchifyConvs == GpuDefault::On;
+  if (spaceToDepthConvs != GpuDefault::Auto)
+    request.compile.spaceToDepthConvs = spaceToDepthConvs == GpuDefault::On;
   request.stopAfter = *phase;
   for (const std::string &spec : inputShapes) {
     std::string error;

@@ -84,8 +84,10 @@ std::optional<double> kiln::floatSplatValue(Value v) {
 }
 
 bool kiln::movesDataOnly(Operation *op) {
+  // A pad's constant is rounded like the elements: the 16-bit pad is the
+  // rounded 32-bit one.
   return isa<ReshapeOp, TransposeOp, ConcatOp, GatherOp, GatherElementsOp,
-             SliceOp, ExpandOp, TileOp>(op);
+             SliceOp, ExpandOp, TileOp, PadOp>(op);
 }
 
 FailureOr<EinsumSubscripts> kiln::parseEinsumEquation(StringRef equation,

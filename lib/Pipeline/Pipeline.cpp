@@ -181,10 +181,18 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   bool windowPaddingInPlace = options.windowPaddingInPlace.value_or(cuda || rocm);
   switch (phase) {
   case Phase::Graph:
+    // Strided convolutions over an image's channels as space-to-depth
+    // ones where matrix instructions would compute them: on float32
+    // thread tiles the blocks' zero weights would only add work.
     return std::string("func.func(canonicalize),func.func(cse),"
                        "func.func(kiln-recognize-layer-norm),"
                        "func.func(kiln-recognize-activations),"
                        "func.func(kiln-transpose-weights),") +
+           (options.spaceToDepthConvs.value_or(
+                (cuda || rocm) &&
+                (options.precision != "f32" || (cuda && options.allowTf32)))
+                ? "func.func(kiln-space-to-depth-strided-convs),"
+                : "") +
            (options.precision == "f32"
                 ? ""
                 : "func.func(kiln-demote-precision{precision=" +

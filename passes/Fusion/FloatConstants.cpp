@@ -11,13 +11,13 @@ kiln::rearrangeFloatConstant(ElementsAttr value, RankedTensorType resultType,
                              function_ref<int64_t(int64_t)> sourceIndex,
                              StringRef nameSuffix) {
   auto type = cast<ShapedType>(value.getType());
-  if (!type.getElementType().isF32() ||
-      type.getNumElements() != resultType.getNumElements())
+  if (!type.getElementType().isF32())
     return failure();
+  bool sameCount = type.getNumElements() == resultType.getNumElements();
   SmallVector<float> source;
   std::string name;
   if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
-    if (dense.isSplat())
+    if (dense.isSplat() && sameCount)
       return ElementsAttr(dense.reshape(resultType));
     llvm::append_range(source, dense.getValues<float>());
   } else if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(value)) {
@@ -29,9 +29,11 @@ kiln::rearrangeFloatConstant(ElementsAttr value, RankedTensorType resultType,
   } else {
     return failure();
   }
-  SmallVector<float> result(source.size());
-  for (int64_t i = 0, e = result.size(); i < e; ++i)
-    result[i] = source[sourceIndex(i)];
+  SmallVector<float> result(resultType.getNumElements());
+  for (int64_t i = 0, e = result.size(); i < e; ++i) {
+    int64_t from = sourceIndex(i);
+    result[i] = from < 0 ? 0.0f : source[from];
+  }
   if (name.empty())
     return ElementsAttr(DenseElementsAttr::get(resultType, ArrayRef(result)));
   auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef(result));

@@ -14,9 +14,10 @@
 
 namespace kiln {
 
-/// The float32 constant `value` rearranged into `resultType` (as many
-/// elements): result element i (row-major) is source element
-/// `sourceIndex(i)`. A splat stays a splat; dense data stays dense, a
+/// The float32 constant `value` rearranged into `resultType`: result
+/// element i (row-major) is source element `sourceIndex(i)`, or zero where
+/// that is -1 (padding). A splat rearranged into as many elements stays a
+/// splat; dense data stays dense, a
 /// resource becomes a resource named after it plus `nameSuffix`. Failure
 /// when the storage is not readable (an external or elided blob) or not
 /// float32.

@@ -139,6 +139,27 @@ def PatchifyConvsAsEinsums
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def SpaceToDepthStridedConvs
+    : Pass<"kiln-space-to-depth-strided-convs", "mlir::func::FuncOp"> {
+  let summary = "Strided convolutions over few input channels as stride-1 "
+                "ones over space-to-depth blocks";
+  let description = [{
+    A convolution at stride s >= 2 with overlapping windows (kernel > s;
+    patch embeddings are kiln-patchify-convs-as-einsums') over fewer input
+    channels C than matrix
+    instructions take as K (paddedMatrixK: an image's 3), where C*s*s
+    they do take (12 as 16 at stride 2), with a float32 constant weight,
+    becomes a stride-1 convolution over the input cut into s x s blocks
+    stacked as channels (a `kiln.pad` whose begin pad is a multiple of s,
+    a reshape, a transpose and a reshape: [N, C*s*s, H/s, W/s]) with the
+    weight rearranged the same way at compile time (shifted and padded
+    with zeros to whole blocks). ResNet's 7x7 stride-2 first convolution
+    becomes a 4x4 one over 12 channels. Run before
+    kiln-demote-precision (float32 weights only).
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitPointwiseConvStride
     : Pass<"kiln-split-pointwise-conv-stride", "mlir::func::FuncOp"> {
   let summary = "Subsamples a strided 1x1 convolution's input with its own kiln.slice";

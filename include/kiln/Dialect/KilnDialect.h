@@ -50,7 +50,7 @@ einsumDimSizes(const EinsumSubscripts &subscripts,
 bool isElementwise(mlir::Operation *op);
 
 /// True for ops that only move or copy elements (reshape, transpose, slice,
-/// gather, ...): exact in any element type, so they need not compute in a
+/// gather, pad, ...): exact in any element type, so they need not compute in a
 /// wider one.
 bool movesDataOnly(mlir::Operation *op);
 

@@ -52,6 +52,11 @@ struct CompileOptions {
   /// kiln-patchify-convs-as-einsums: convolutions whose windows tile the
   /// image as einsums over patches; unset: on for GPU targets only.
   std::optional<bool> patchifyConvs;
+  /// kiln-space-to-depth-strided-convs: strided convolutions over few
+  /// input channels (an image's 3) as stride-1 ones over space-to-depth
+  /// blocks; unset: on for GPU targets where convolutions use matrix
+  /// instructions (16-bit precision, or TF32 on cuda).
+  std::optional<bool> spaceToDepthConvs;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };
