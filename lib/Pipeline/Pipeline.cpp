@@ -185,6 +185,7 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
     // ones where matrix instructions would compute them: on float32
     // thread tiles the blocks' zero weights would only add work.
     return std::string("func.func(canonicalize),func.func(cse),"
+                       "func.func(kiln-gather-before-transpose),"
                        "func.func(kiln-recognize-layer-norm),"
                        "func.func(kiln-recognize-activations),"
                        "func.func(kiln-transpose-weights),") +

@@ -139,6 +139,20 @@ def PatchifyConvsAsEinsums
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def GatherBeforeTranspose
+    : Pass<"kiln-gather-before-transpose", "mlir::func::FuncOp"> {
+  let summary = "Gathers of one index ahead of the transpose they read; "
+                "transposes of unit dims as reshapes";
+  let description = [{
+    `gather(transpose(x), i)` with a rank-0 index becomes the transpose of
+    the gather on x's matching axis (PyTorch's MultiheadAttention takes q,
+    k and v from a transpose of its whole packed projection: that copy
+    goes away), and a transpose that keeps the order of the dims longer
+    than 1 becomes a reshape (an alias).
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SpaceToDepthStridedConvs
     : Pass<"kiln-space-to-depth-strided-convs", "mlir::func::FuncOp"> {
   let summary = "Strided convolutions over few input channels as stride-1 "
