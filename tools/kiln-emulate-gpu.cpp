@@ -16,8 +16,8 @@
 // matrix instructions (which exchange fragments between lanes) behave as
 // on the device. One OS thread runs them all, in a fixed order that flips
 // at every block barrier: the same result on every run, and a missing
-// barrier shows whichever way the data crosses between threads. Their semantics here
-// are written from the PTX ISA (mma.sync m16n8k16 and m16n8k8 TF32
+// barrier shows whichever way the data crosses between threads. Their
+// semantics here are written from the PTX ISA (mma.sync m16n8k16 and m16n8k8 TF32
 // fragment layouts, ldmatrix, cp.async landing at its wait) and AMD's matrix instruction tables (v_mfma 16x16x16),
 // independently of the code generator. Workgroup memory starts as NaN, so a
 // read of a value no thread wrote shows up as a wrong result. Every buffer
@@ -62,10 +62,9 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
-#include <atomic>
 #include <cmath>
 #include <cstring>
-#include <mutex>
+#include <functional>
 #include <random>
 
 using namespace mlir;
@@ -353,8 +352,8 @@ std::vector<int64_t> committedGroups;
 /// The byte ranges of the kernel's buffers (global memory) and of its
 /// workgroup buffers, for --check-bounds; set before a kernel runs.
 std::vector<std::pair<const uint8_t *, size_t>> globalRanges, workgroupRanges;
-/// Set by a cp.async outside those ranges (any thread).
-std::atomic<bool> asyncCopyOutOfBounds{false};
+/// Set by a cp.async outside those ranges (any GPU thread).
+bool asyncCopyOutOfBounds = false;
 
 bool withinOne(const std::vector<std::pair<const uint8_t *, size_t>> &ranges,
                const uint8_t *start, int64_t bytes) {
@@ -372,8 +371,6 @@ std::vector<std::string> boundsMessages;
 /// A bounds check failed: the access would fault or corrupt memory on a
 /// GPU (and here), so the run ends with the check's message.
 extern "C" void kiln_emu_out_of_bounds(int64_t check) {
-  static std::mutex reporting;
-  std::lock_guard<std::mutex> lock(reporting);
   llvm::outs() << currentKernel << ": OUT OF BOUNDS: "
                << StringRef(boundsMessages[check]).trim() << "\n";
   llvm::outs().flush();

@@ -193,8 +193,6 @@ struct SpaceToDepthConv : public OpRewritePattern<ConvOp> {
         rewriter.getDenseI64ArrayAttr({0, 0, 0, 0}),
         rewriter.getDenseI64ArrayAttr({1, 1}),
         rewriter.getDenseI64ArrayAttr({1, 1}), rewriter.getI64IntegerAttr(1));
-    if (weights->use_empty())
-      rewriter.eraseOp(weights);
     return success();
   }
 };
