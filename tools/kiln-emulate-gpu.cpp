@@ -31,6 +31,8 @@
 //   kiln-emulate-gpu kernels.mlir --arch=nvidia [--tf32]
 //
 //===----------------------------------------------------------------------===//
+#include "emulate-gpu/MemoryTraffic.h"
+
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
 #include "kiln/Pipeline/Pipeline.h"
@@ -41,6 +43,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Dialect/MemRef/Transforms/RuntimeOpVerification.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -55,6 +58,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -100,6 +104,17 @@ static llvm::cl::opt<std::string> kernelFilter(
     llvm::cl::desc("Emulate only the kernels whose names match this regular "
                    "expression (a few kernels of a full-size model)"),
     llvm::cl::init(""));
+static llvm::cl::opt<bool> memoryTraffic(
+    "memory-traffic",
+    llvm::cl::desc("Count how each kernel's warps use global memory (32-byte "
+                   "sectors per request against the bytes asked for) and "
+                   "workgroup memory (wavefronts per request against the "
+                   "conflict-free count), and print it after its result"));
+static llvm::cl::opt<bool> memoryTrafficSites(
+    "memory-traffic-sites",
+    llvm::cl::desc("With --memory-traffic, also a line per load or store "
+                   "that takes more sectors or wavefronts than its bytes "
+                   "need, named by op and location"));
 static llvm::cl::opt<double> tolerance(
     "tolerance",
     llvm::cl::desc("Largest |emulated - reference| / (1 + |reference|)"),
@@ -439,6 +454,15 @@ extern "C" int32_t kiln_emu_shuffle_xor(int32_t bits, int32_t offset) {
   return partner;
 }
 
+/// --memory-traffic: the accesses of the kernel being emulated.
+kiln::emulator::MemoryTraffic traffic;
+
+/// A global or workgroup-memory access of `bytes` at `address` by the
+/// running GPU thread, at instrumented site `site`.
+extern "C" void kiln_emu_access(int64_t site, int64_t address, int64_t bytes) {
+  traffic.record(scheduler.current(), site, uint64_t(address), bytes);
+}
+
 //===----------------------------------------------------------------------===//
 // From gpu.func to a CPU function of (buffers, workgroup buffers, block, thread)
 //===----------------------------------------------------------------------===//
@@ -449,6 +473,108 @@ MemRefType withoutMemorySpace(MemRefType type) {
   return MemRefType::get(type.getShape(), type.getElementType(),
                          type.getLayout(), Attribute());
 }
+
+/// The byte address of `memref[indices]`: the buffer's aligned pointer plus
+/// the view's offset and the indices times its strides.
+Value byteAddress(OpBuilder &b, Location loc, Value memref, ValueRange indices) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value linear = meta.getOffset();
+  for (auto [index, stride] : llvm::zip(indices, meta.getStrides()))
+    linear = arith::AddIOp::create(b, loc, linear,
+                                   arith::MulIOp::create(b, loc, index, stride));
+  auto type = cast<MemRefType>(memref.getType());
+  Value bytes = arith::MulIOp::create(
+      b, loc, linear,
+      arith::ConstantIndexOp::create(b, loc, type.getElementTypeBitWidth() / 8));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                    arith::AddIOp::create(b, loc, base, bytes));
+}
+
+/// The kernel's loads and stores that --memory-traffic instruments: which
+/// entry-block arguments are global buffers and which workgroup buffers,
+/// and the sites found so far.
+struct AccessTracer {
+  unsigned globalBuffers = 0, workgroupBuffers = 0;
+  std::vector<kiln::emulator::AccessSite> sites;
+
+  /// Where `memref` lives, from the buffer it is a view of; none for
+  /// private arrays and constant tables (registers and the constant cache
+  /// on the device), which are not traced.
+  std::optional<kiln::emulator::MemorySpace> spaceOf(Value memref) const {
+    while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
+      memref = view.getViewSource();
+    auto argument = dyn_cast<BlockArgument>(memref);
+    if (!argument || !argument.getOwner()->isEntryBlock())
+      return std::nullopt;
+    if (argument.getArgNumber() < globalBuffers)
+      return kiln::emulator::MemorySpace::Global;
+    if (argument.getArgNumber() < globalBuffers + workgroupBuffers)
+      return kiln::emulator::MemorySpace::Workgroup;
+    return std::nullopt;
+  }
+
+  /// Whether the innermost loop around `op` has at most 16 iterations,
+  /// known here: LLVM unrolls those (4-wide elementwise tiles).
+  static bool inUnrolledLoop(Operation *op) {
+    auto loop = op->getParentOfType<scf::ForOp>();
+    if (!loop)
+      return false;
+    std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    return lower && upper && step && *step > 0 &&
+           (*upper - *lower + *step - 1) / *step <= 16;
+  }
+
+  /// Calls kiln_emu_access before `op`, which reads (or with `store`
+  /// writes) `bytes` at `memref[indices]`.
+  void trace(OpBuilder &b, Operation *op, Value memref, ValueRange indices,
+             Value bytes, bool store) {
+    std::optional<kiln::emulator::MemorySpace> space = spaceOf(memref);
+    if (!space)
+      return;
+    std::string where;
+    llvm::raw_string_ostream os(where);
+    os << op->getName();
+    if (auto file = dyn_cast<FileLineColLoc>(op->getLoc()))
+      os << " at " << llvm::sys::path::filename(file.getFilename().getValue())
+         << ":" << file.getLine() << ":" << file.getColumn();
+    Location loc = op->getLoc();
+    func::CallOp::create(
+        b, loc, "kiln_emu_access", TypeRange{},
+        ValueRange{arith::ConstantIntOp::create(b, loc, sites.size(), 64),
+                   byteAddress(b, loc, memref, indices), bytes});
+    sites.push_back({where, *space, store, inUnrolledLoop(op)});
+  }
+  void trace(OpBuilder &b, Operation *op, Value memref, ValueRange indices,
+             int64_t bytes, bool store) {
+    trace(b, op, memref, indices,
+          arith::ConstantIntOp::create(b, op->getLoc(), bytes, 64), store);
+  }
+
+  /// Loads and stores of scalars and vectors.
+  void traceLoadOrStore(OpBuilder &b, Operation *op) {
+    auto elementBytes = [](Value memref) {
+      return cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+    };
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      trace(b, op, load.getMemRef(), load.getIndices(),
+            elementBytes(load.getMemRef()), false);
+    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      trace(b, op, store.getMemRef(), store.getIndices(),
+            elementBytes(store.getMemRef()), true);
+    else if (auto load = dyn_cast<vector::LoadOp>(op))
+      trace(b, op, load.getBase(), load.getIndices(),
+            load.getVectorType().getNumElements() * elementBytes(load.getBase()),
+            false);
+    else if (auto store = dyn_cast<vector::StoreOp>(op))
+      trace(b, op, store.getBase(), store.getIndices(),
+            store.getVectorType().getNumElements() *
+                elementBytes(store.getBase()),
+            true);
+  }
+};
 
 /// Replaces a warp-wide matrix op by a call of kiln_emu_matrix through a
 /// scratch buffer: operands widened to f32 at A [0, 8), B [8, 12), C [12,
@@ -490,10 +616,15 @@ LogicalResult emulateMatrixOp(OpBuilder &b, Operation *op, Value a, Value bv,
 }
 
 /// Turns `kernel` into func.func @emulated_<name>(buffers..., workgroup
-/// buffers..., block id, thread id) in `module`.
+/// buffers..., block id, thread id) in `module`. With `tracer`, its global
+/// and workgroup-memory accesses call kiln_emu_access first.
 LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
-                            int64_t warpSize) {
+                            int64_t warpSize, AccessTracer *tracer) {
   OpBuilder b(module.getContext());
+  if (tracer) {
+    tracer->globalBuffers = kernel.getNumArguments();
+    tracer->workgroupBuffers = kernel.getNumWorkgroupAttributions();
+  }
   b.setInsertionPointToEnd(module.getBody());
   Region &body = kernel.getBody();
   Block &entry = body.front();
@@ -518,6 +649,8 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
   for (Operation *op : ops) {
     b.setInsertionPoint(op);
     Location loc = op->getLoc();
+    if (tracer)
+      tracer->traceLoadOrStore(b, op);
     if (auto id = dyn_cast<gpu::ThreadIdOp>(op)) {
       if (id.getDimension() != gpu::Dimension::x)
         return op->emitError("only 1-D blocks are emulated");
@@ -561,24 +694,6 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
           arith::ConstantIntOp::create(b, loc, 1, 1));
       op->erase();
     } else if (auto copy = dyn_cast<nvgpu::DeviceAsyncCopyOp>(op)) {
-      // Byte addresses of the first elements: the buffer's aligned pointer
-      // plus its view's offset and the indices times its strides.
-      auto address = [&](Value memref, ValueRange indices) -> Value {
-        auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-        Value linear = meta.getOffset();
-        for (auto [index, stride] : llvm::zip(indices, meta.getStrides()))
-          linear = arith::AddIOp::create(
-              b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
-        auto type = cast<MemRefType>(memref.getType());
-        Value bytes = arith::MulIOp::create(
-            b, loc, linear,
-            arith::ConstantIndexOp::create(b, loc,
-                                           type.getElementTypeBitWidth() / 8));
-        Value base =
-            memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-        return arith::IndexCastOp::create(
-            b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, bytes));
-      };
       int64_t elementBytes =
           cast<MemRefType>(copy.getDst().getType()).getElementTypeBitWidth() /
           8;
@@ -590,10 +705,15 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
             b, loc,
             arith::IndexCastOp::create(b, loc, b.getI64Type(), elements),
             arith::ConstantIntOp::create(b, loc, elementBytes, 64));
+      if (tracer) {
+        tracer->trace(b, op, copy.getSrc(), copy.getSrcIndices(), sourceBytes,
+                      false);
+        tracer->trace(b, op, copy.getDst(), copy.getDstIndices(), bytes, true);
+      }
       func::CallOp::create(
           b, loc, "kiln_emu_async_copy", TypeRange{},
-          ValueRange{address(copy.getDst(), copy.getDstIndices()),
-                     address(copy.getSrc(), copy.getSrcIndices()),
+          ValueRange{byteAddress(b, loc, copy.getDst(), copy.getDstIndices()),
+                     byteAddress(b, loc, copy.getSrc(), copy.getSrcIndices()),
                      arith::ConstantIntOp::create(b, loc, bytes, 64),
                      sourceBytes});
       copy.getAsyncToken().replaceAllUsesWith(
@@ -625,6 +745,11 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
       auto index = [&](int64_t v) -> Value {
         return arith::ConstantIndexOp::create(b, loc, v);
       };
+      // Each lane reads its row: 8 lanes' rows make a matrix, one
+      // wavefront when they fall in distinct banks.
+      if (tracer)
+        tracer->trace(b, op, ldmatrix.getSrcMemref(), ldmatrix.getIndices(), 16,
+                      false);
       Value row = vector::LoadOp::create(b, loc, VectorType::get({8}, element),
                                          ldmatrix.getSrcMemref(),
                                          ldmatrix.getIndices());
@@ -688,11 +813,27 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
 // Buffers and runs
 //===----------------------------------------------------------------------===//
 
+/// Allocates bytes 256-byte aligned, as the runtime's arena places every
+/// tensor on the GPU: --memory-traffic counts 32-byte sectors and banks
+/// from the addresses.
+template <typename T> struct DeviceAlignedAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{256};
+  DeviceAlignedAllocator() = default;
+  template <typename U>
+  DeviceAlignedAllocator(const DeviceAlignedAllocator<U> &) {}
+  T *allocate(size_t count) {
+    return static_cast<T *>(::operator new(count * sizeof(T), kAlignment));
+  }
+  void deallocate(T *pointer, size_t) { ::operator delete(pointer, kAlignment); }
+  bool operator==(const DeviceAlignedAllocator &) const { return true; }
+};
+
 /// A host buffer for one memref argument, with its descriptor fields
 /// (allocated, aligned, offset, sizes, strides) for a packed call.
 struct Buffer {
   MemRefType type;
-  std::vector<uint8_t> bytes;
+  std::vector<uint8_t, DeviceAlignedAllocator<uint8_t>> bytes;
   void *pointer = nullptr;
   int64_t offset = 0;
   SmallVector<int64_t> sizes, strides;
@@ -898,7 +1039,9 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   });
   if (!unsupported.empty())
     return skip(name, unsupported + " is not emulated");
-  if (failed(emulateKernel(*module, kernel, warpSize)))
+  AccessTracer tracer;
+  if (failed(emulateKernel(*module, kernel, warpSize,
+                           memoryTraffic ? &tracer : nullptr)))
     return failure();
   // Constant tables live in the gpu.module; the emulated kernel reads them
   // from the host module.
@@ -926,6 +1069,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
           {b.getI64Type(), b.getI64Type(), b.getI64Type(), b.getI64Type()});
   declare("kiln_emu_async_commit", {});
   declare("kiln_emu_async_wait", {b.getI64Type()});
+  declare("kiln_emu_access", {b.getI64Type(), b.getI64Type(), b.getI64Type()});
   // Bounds checks in the emulated kernel only (the reference is the
   // kernel's own loops): an index past a view's extent that stays inside
   // the buffer would otherwise go unnoticed here and fault or corrupt on a
@@ -997,7 +1141,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
           {"kiln_emu_async_wait",
            reinterpret_cast<void *>(&kiln_emu_async_wait)},
           {"kiln_emu_out_of_bounds",
-           reinterpret_cast<void *>(&kiln_emu_out_of_bounds)}})
+           reinterpret_cast<void *>(&kiln_emu_out_of_bounds)},
+          {"kiln_emu_access", reinterpret_cast<void *>(&kiln_emu_access)}})
       symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(function),
                                  llvm::JITSymbolFlags::Exported};
     return symbols;
@@ -1055,6 +1200,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   currentBlock = &device;
   pendingCopies.assign(threads, {});
   committedGroups.assign(threads, 0);
+  traffic.start(std::move(tracer.sites), threads, warpSize);
   scheduler.run(threads, [&](int64_t thread) {
     int64_t blockId = 0, threadId = thread;
     SmallVector<void *> threadArgs(kernelArgs);
@@ -1067,6 +1213,10 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
       blockId = block;
       (*entry)(threadArgs.data());
       device.barrier.arriveAndWait();
+      // Every thread has finished the block; none starts the next before
+      // thread 0 arrives at its first barrier.
+      if (thread == 0)
+        traffic.finishBlock();
     }
   });
 
@@ -1103,6 +1253,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     return failure();
   }
   llvm::outs() << ": OK\n";
+  if (memoryTraffic)
+    traffic.print(llvm::outs(), name, memoryTrafficSites);
   return success();
 }
 

@@ -601,13 +601,24 @@ ValueRange OutputBlock::emitStagedReductionLoop(OpBuilder &b, Location loc,
                     kMajor[1], bs);
   };
 
+  // Zeros in place of a share's loads past the last stage: what the loop
+  // stores of them goes to a buffer nobody reads again.
+  auto zerosLike = [&](ArrayRef<Value> share) {
+    SmallVector<Value> zeros;
+    for (Value value : share)
+      zeros.push_back(arith::ConstantOp::create(
+          b, loc, cast<TypedAttr>(b.getZeroAttr(value.getType()))));
+    return zeros;
+  };
+
   // Stage 0 into buffer 0, and stage 1's loads in flight into the loop.
   int64_t stages = stageCount(stageK);
   SmallVector<Value> inits(accs);
   {
     auto [a, bs] = loadBoth(c(0));
     storeBoth(c(0), a, bs);
-    auto [nextA, nextB] = loadBoth(c(std::min<int64_t>(1, stages - 1)));
+    auto [nextA, nextB] =
+        stages > 1 ? loadBoth(c(1)) : std::pair(zerosLike(a), zerosLike(bs));
     llvm::append_range(inits, nextA);
     llvm::append_range(inits, nextB);
     gpu::BarrierOp::create(b, loc);
@@ -620,17 +631,30 @@ ValueRange OutputBlock::emitStagedReductionLoop(OpBuilder &b, Location loc,
   ValueRange sumsIn = iterArgs.take_front(accs.size());
   ValueRange loaded = iterArgs.drop_front(accs.size());
   // The loads of the stage after next first: they have this iteration and
-  // the next to land (the last iterations reload the last stage, which
-  // ends in the buffer nobody reads again, rather than branch).
-  Value ahead = arith::MinUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, stage, c(2)), c(stages - 1));
-  auto [aheadA, aheadB] = loadBoth(ahead);
+  // the next to land. The last two iterations have none to load (a branch
+  // the whole block takes alike): reloading the last stage instead would
+  // read global memory for nothing, twice the loads when K has 2 stages.
+  Value ahead = arith::AddIOp::create(b, loc, stage, c(2));
+  size_t shareA = 0;
+  auto aheadLoads = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead,
+                            c(stages)),
+      [&](OpBuilder &, Location) {
+        auto [a, bs] = loadBoth(ahead);
+        shareA = a.size();
+        scf::YieldOp::create(b, loc, llvm::to_vector(llvm::concat<Value>(a, bs)));
+      },
+      [&](OpBuilder &, Location) {
+        scf::YieldOp::create(b, loc, zerosLike(SmallVector<Value>(loaded)));
+      });
+  ValueRange aheadA = aheadLoads.getResults().take_front(shareA);
+  ValueRange aheadB = aheadLoads.getResults().drop_front(shareA);
   Value which = arith::RemUIOp::create(b, loc, stage, c(2));
   SmallVector<Value> next =
       compute(b, half(pairA, which), half(pairB, which), sumsIn);
   // The next stage, loaded in the previous iteration, into the other
   // buffer; the barrier publishes it and ends this stage's reads.
-  size_t shareA = aheadA.size();
   storeBoth(arith::SubIOp::create(b, loc, c(1), which),
             SmallVector<Value>(loaded.take_front(shareA)),
             SmallVector<Value>(loaded.drop_front(shareA)));
@@ -713,12 +737,13 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
   Value setB = allocateStages(b, loc, 1, stageK, kMajor[1], buffers);
   int64_t stages = stageCount(stageK);
   // Copies of both operands' shares of `stage` into buffer `which`, as one
-  // group; its token. Stages past the last reload the last one into a
-  // buffer nobody reads again (its stage was computed, and the loop ends
-  // before the buffer comes round), rather than branch, so that every
-  // iteration commits one group and the wait counts stay the same.
-  auto issueStage = [&](Value stage, Value which) -> Value {
-    stage = b.createOrFold<arith::MinUIOp>(loc, stage, c(stages - 1));
+  // group; its token. Every iteration commits one group, so that the wait
+  // counts stay the same: past the last stage an empty one (a branch the
+  // whole block takes alike; copying the last stage again would read
+  // global memory for nothing, 2.5x the copies when K has 2 stages of a
+  // 4-buffer pipeline).
+  auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+  auto copyStage = [&](Value stage, Value which) -> Value {
     auto [k0, window] = stageAt(b, loc, stage, stageK);
     SmallVector<Value> tokens = issueAsyncStageCopies(
         b, loc, 0, window, k0, stageK, thread, threads,
@@ -727,8 +752,26 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
                                    b, loc, 1, window, k0, stageK, thread,
                                    threads, stageBuffer(b, loc, setB, which),
                                    kMajor[1]));
-    return nvgpu::DeviceAsyncCreateGroupOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tokens);
+    return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
+  };
+  auto emptyGroup = [&]() -> Value {
+    return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
+                                                   ValueRange{});
+  };
+  auto issueStage = [&](Value stage, Value which) -> Value {
+    if (std::optional<int64_t> known = getConstantIntValue(stage))
+      return *known < stages ? copyStage(stage, which) : emptyGroup();
+    auto group = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, stage,
+                              c(stages)),
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(b, loc, copyStage(stage, which));
+        },
+        [&](OpBuilder &, Location) {
+          scf::YieldOp::create(b, loc, emptyGroup());
+        });
+    return group.getResult(0);
   };
   Value newest;
   for (int64_t s = 0; s + 1 < buffers; ++s)

@@ -200,10 +200,15 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // NV: %[[WHICH:.+]] = arith.remui %{{.+}}, %c4
 // NV: %[[AHEAD:.+]] = arith.addi %{{.+}}, %c3
 // NV: %[[INTO:.+]] = arith.remui %[[AHEAD]], %c4
-// NV: arith.minui %[[AHEAD]], %c3
+// NV: %[[LIVE:.+]] = arith.cmpi ult, %[[AHEAD]], %c4
+// NV: %[[NEXT:.+]] = scf.if %[[LIVE]] -> (!nvgpu.device.async.token) {
 // NV: memref.subview %[[A]][%[[INTO]]
 // NV-COUNT-4: nvgpu.device_async_copy
-// NV: %[[NEXT:.+]] = nvgpu.device_async_create_group
+// NV: %[[COPIES:.+]] = nvgpu.device_async_create_group
+// NV-NEXT: scf.yield %[[COPIES]]
+// NV-NEXT: } else {
+// NV-NEXT: %[[EMPTY:.+]] = nvgpu.device_async_create_group{{ *$}}
+// NV-NEXT: scf.yield %[[EMPTY]]
 // NV-NOT: gpu.barrier
 // NV-NOT: memref.store
 // NV-COUNT-2: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = false} : memref<64x40xf16, strided<[40, 1], offset: ?>, #gpu.address_space<workgroup>> -> vector<4x2xf16>

@@ -34,9 +34,15 @@
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c4{{.*}} step %c1{{.*}} iter_args({{.*}}, %[[CA:.+]] = %[[NEXTA]], %[[CB:.+]] = %[[NEXTB]]) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, vector<4xf32>, vector<4xf32>)
 // CHECK: %[[AHEAD:.+]] = arith.addi %{{.+}}, %c2
-// CHECK: arith.minui %[[AHEAD]], %c3
+// CHECK: %[[LIVE:.+]] = arith.cmpi ult, %[[AHEAD]], %c4
+// CHECK: %[[AHEADLOADS:.+]]:2 = scf.if %[[LIVE]] -> (vector<4xf32>, vector<4xf32>) {
 // CHECK: %[[LA:.+]] = vector.load {{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<4xf32>
 // CHECK: %[[LB:.+]] = vector.load {{.*}} : memref<64x64xf32, strided<[128, 1], offset: ?>>, vector<4xf32>
+// CHECK-NEXT: scf.yield %[[LA]], %[[LB]]
+// CHECK-NEXT: } else {
+// CHECK-NOT: vector.load
+// CHECK: scf.yield
+// CHECK-NEXT: }
 // CHECK-NOT: gpu.barrier
 // CHECK: %[[SA:.+]] = memref.subview %[[A]]
 // CHECK: %[[SB:.+]] = memref.subview %[[B]]
@@ -50,7 +56,7 @@
 // CHECK: memref.subview %[[B]]
 // CHECK: vector.store %[[CB]]
 // CHECK-NEXT: gpu.barrier
-// CHECK-NEXT: scf.yield {{.*}}, %[[LA]], %[[LB]] :
+// CHECK-NEXT: scf.yield {{.*}}, %[[AHEADLOADS]]#0, %[[AHEADLOADS]]#1 :
 // CHECK-NOT: linalg.
 // CHECK-NOT: memref.store
 // CHECK-COUNT-16: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[128, 1], offset: ?>>
