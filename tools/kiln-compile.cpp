@@ -104,7 +104,8 @@ static cl::opt<bool> allowTf32(
     cl::desc("cuda: run float32 matmuls on tensor cores as TF32 (10-bit "
              "mantissa products, float32 accumulation)"));
 /// --split-matmul-k / --split-conv-k / --window-padding-in-place /
-/// --patchify-convs / --space-to-depth-convs: GPU
+/// --patchify-convs / --space-to-depth-convs /
+/// --channels-last-conv-weights: GPU
 /// targets only unless forced.
 enum class GpuDefault { Auto, On, Off };
 static auto gpuDefaultValues() {
@@ -142,6 +143,12 @@ static cl::opt<GpuDefault> spaceToDepthConvs(
              "as stride-1 ones over space-to-depth blocks "
              "(kiln-space-to-depth-strided-convs; auto: GPU targets at "
              "--precision=f16/bf16 or with --allow-tf32)"),
+    gpuDefaultValues(), cl::init(GpuDefault::Auto));
+static cl::opt<GpuDefault> channelsLastConvWeights(
+    "channels-last-conv-weights",
+    cl::desc("Store the constant weights of KxK convolutions as "
+             "[F][kh][kw][C], read through a transpose that folds into the "
+             "kernel (kiln-channels-last-conv-weights)"),
     gpuDefaultValues(), cl::init(GpuDefault::Auto));
 static cl::opt<std::string>
     dumpIRDir("dump-ir",
@@ -242,6 +249,9 @@ int main(int argc, char **argv) {
     request.compile.patchifyConvs = patchifyConvs == GpuDefault::On;
   if (spaceToDepthConvs != GpuDefault::Auto)
     request.compile.spaceToDepthConvs = spaceToDepthConvs == GpuDefault::On;
+  if (channelsLastConvWeights != GpuDefault::Auto)
+    request.compile.channelsLastConvWeights =
+        channelsLastConvWeights == GpuDefault::On;
   request.stopAfter = *phase;
   for (const std::string &spec : inputShapes) {
     std::string error;

@@ -115,7 +115,8 @@ std::string kiln::gpuThreadMappingPasses(llvm::StringRef matrixArch,
          "}),"
          "func.func(kiln-distribute-copies-to-threads),"
          "func.func(convert-linalg-to-loops),"
-         "kiln-map-kernels-to-gpu";
+         "kiln-map-kernels-to-gpu{warp-size=" +
+         std::to_string(lanes) + "}";
 }
 
 /// What both GPU targets do to tiled kernels: bufferize, keep small
@@ -228,6 +229,10 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            // padding and strided 1x1 ones are stride 1.
            (options.splitConvK.value_or(cuda || rocm)
                 ? "func.func(kiln-split-conv-k),"
+                : "") +
+           // After split-K, whose grouped convolutions keep their layout.
+           (options.channelsLastConvWeights.value_or(cuda || rocm)
+                ? "func.func(kiln-channels-last-conv-weights),"
                 : "") +
            "func.func(kiln-move-reshapes-after-elementwise),"
            "func.func(kiln-form-dispatch-regions" +

@@ -7,12 +7,15 @@
 // Folded into their consumer's body, a chain such as LayerNorm's normalize,
 // scale and bias computes each element in registers.
 //
-// Two kinds of producer are folded: a generic that only widens a 16-bit
+// Three kinds of producer are folded: a generic that only widens a 16-bit
 // operand (`arith.extf`; --precision and float16 models put these at the
 // start of kernels) into every consumer, so that a contraction becomes
 // `extf(a) * extf(b) + acc`, the form matrix-core code generation matches;
-// and any other all-parallel generic that has one use, into a consumer that
-// reads it element for element (no broadcast, which would recompute it).
+// a transpose with one consumer (a weight stored in another layout:
+// kiln-channels-last-conv-weights), which the consumer's indexing map
+// then reads through; and any other all-parallel generic that has one
+// use, into a consumer that reads it element for element (no broadcast,
+// which would recompute it).
 // A widening that a collapse_shape separates from its consumer (a batched
 // MatMul computed as one 2-D matmul reads its activations collapsed) is
 // moved below the collapse first: left outside, it stayed a full-size op of
@@ -46,6 +49,33 @@ bool isWideningGeneric(Operation *op) {
   auto extf = dyn_cast<arith::ExtFOp>(body.front());
   return extf && extf.getIn() == body.getArgument(0);
 }
+
+/// A linalg.generic that only moves its one input (a transpose: the body
+/// yields the input element).
+bool isDataMovementGeneric(Operation *op) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumReductionLoops() != 0)
+    return false;
+  auto yield = cast<linalg::YieldOp>(generic.getRegion().front().getTerminator());
+  return yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == generic.getRegion().front().getArgument(0);
+}
+
+/// linalg.transpose as a generic, so that the fusion below can fold it
+/// into its one consumer (a weight stored in another layout:
+/// kiln-channels-last-conv-weights).
+struct GeneralizeTransposeIntoConsumer : OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
+                                PatternRewriter &rewriter) const override {
+    Value result = transpose->getResult(0);
+    if (!result.hasOneUse() ||
+        !isa<linalg::GenericOp>(*result.getUsers().begin()))
+      return failure();
+    return linalg::generalizeNamedOp(rewriter, transpose);
+  }
+};
 
 /// `use` reads an all-parallel, single-use producer through a permutation
 /// of the consumer's loops: each producer element is computed once.
@@ -103,10 +133,16 @@ struct FuseElementwiseProducersPass
     if (!func->hasAttr("kiln.kernel"))
       return;
     RewritePatternSet patterns(&getContext());
-    patterns.add<CollapseBeforeWidening>(&getContext());
+    patterns.add<CollapseBeforeWidening, GeneralizeTransposeIntoConsumer>(
+        &getContext());
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *use) {
-          if (isWideningGeneric(use->get().getDefiningOp()))
+          Operation *producer = use->get().getDefiningOp();
+          if (isWideningGeneric(producer))
+            return isa<linalg::GenericOp>(use->getOwner());
+          // A transpose's consumer reads the transposed input instead,
+          // whatever its map: each element is still loaded once per use.
+          if (isDataMovementGeneric(producer) && use->get().hasOneUse())
             return isa<linalg::GenericOp>(use->getOwner());
           return isElementForElement(use);
         });

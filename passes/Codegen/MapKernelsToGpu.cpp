@@ -82,6 +82,21 @@ struct MapKernelsToGpuPass
       global->moveBefore(gpuModule.getBody(), gpuModule.getBody()->begin());
   }
 
+  /// Threads per block for `needed` threads whose iterations take `lanes`
+  /// each: threadsPerBlock, fewer where that would make fewer blocks than
+  /// minBlocks (a block runs on one SM: 224 warps of 16x16 matrix tiles
+  /// were 28 blocks of 8 warps, on 28 of an H200's 132 SMs), down to one
+  /// warp; always whole iterations.
+  int64_t threadsFor(int64_t needed, int64_t lanes) const {
+    int64_t unit = std::max<int64_t>(warpSize, lanes);
+    int64_t threads = std::clamp<int64_t>((needed + unit - 1) / unit * unit,
+                                          unit,
+                                          std::max<int64_t>(unit, threadsPerBlock));
+    if ((needed + threads - 1) / threads >= minBlocks)
+      return threads;
+    return std::max<int64_t>(unit, needed / minBlocks / unit * unit);
+  }
+
   LogicalResult convert(func::FuncOp func, gpu::GPUModuleOp gpuModule) {
     IRRewriter rewriter(&getContext());
     scf::ForallOp forall = parallelForall(func);
@@ -94,8 +109,7 @@ struct MapKernelsToGpuPass
       for (int64_t count : tripCounts(forall))
         total *= count;
       int64_t needed = total * lanes;
-      threads = std::min<int64_t>(threadsPerBlock,
-                                  std::max<int64_t>(32, (needed + 31) / 32 * 32));
+      threads = threadsFor(needed, lanes);
       // A cooperative iteration (warps sharing workgroup memory, meeting
       // at barriers) is one whole block.
       if (func->hasAttr("kiln.cooperative"))

@@ -170,7 +170,9 @@ def MapKernelsToGpu : Pass<"kiln-map-kernels-to-gpu", "mlir::ModuleOp"> {
     `blockIdx.x * blockDim.x + threadIdx.x` (delinearized over the loop's
     dims) and threads past the end do nothing; `kiln.lanes` consecutive
     threads share an iteration (a warp per row, a warp per matrix tile).
-    A `kiln.cooperative` kernel's iteration is one whole block of
+    Blocks have `threads-per-block` threads, fewer (down to a warp) where
+    that would leave the kernel fewer than `min-blocks` blocks: each block
+    runs on one SM. A `kiln.cooperative` kernel's iteration is one whole block of
     `kiln.lanes` threads, and its workgroup-memory allocations become the
     gpu.func's workgroup attributions. Any other kernel runs as one
     thread of one block (correct, and slow: the reports say so).
@@ -181,7 +183,12 @@ def MapKernelsToGpu : Pass<"kiln-map-kernels-to-gpu", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"threadsPerBlock", "threads-per-block", "int64_t", "256",
-           "Threads per block of a mapped kernel">
+           "Threads per block of a mapped kernel">,
+    Option<"minBlocks", "min-blocks", "int64_t", "132",
+           "Fewer threads per block (down to a warp) where the kernel would "
+           "otherwise have fewer blocks than this (an H200's SMs)">,
+    Option<"warpSize", "warp-size", "int64_t", "32",
+           "Threads of a warp (64: an AMD wavefront), the smallest block">
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect"];

@@ -1,42 +1,75 @@
-//===- FloatConstants.cpp - rearranging float32 weights at compile time --===//
+//===- FloatConstants.cpp - rearranging float weights at compile time -----===//
 #include "FloatConstants.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
+#include <cstring>
+
 using namespace mlir;
+
+namespace {
+
+/// The bytes of `value`'s elements, row-major (a splat's one element
+/// repeated), and for a resource its key; failure when they are not
+/// readable (an external or elided blob).
+FailureOr<std::vector<char>> elementBytes(ElementsAttr value, size_t width,
+                                          std::string &resourceKey) {
+  size_t count = cast<ShapedType>(value.getType()).getNumElements();
+  ArrayRef<char> raw;
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    raw = dense.getRawData();
+  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return failure();
+    raw = blob->getData();
+    resourceKey = resource.getRawHandle().getKey().str();
+  } else {
+    return failure();
+  }
+  if (raw.size() == width && count > 1) { // a splat's one element
+    std::vector<char> bytes;
+    bytes.reserve(count * width);
+    for (size_t i = 0; i < count; ++i)
+      bytes.insert(bytes.end(), raw.begin(), raw.end());
+    return bytes;
+  }
+  if (raw.size() != count * width)
+    return failure();
+  return std::vector<char>(raw.begin(), raw.end());
+}
+
+} // namespace
 
 FailureOr<ElementsAttr>
 kiln::rearrangeFloatConstant(ElementsAttr value, RankedTensorType resultType,
                              function_ref<int64_t(int64_t)> sourceIndex,
                              StringRef nameSuffix) {
   auto type = cast<ShapedType>(value.getType());
-  if (!type.getElementType().isF32())
+  Type element = type.getElementType();
+  if (!(element.isF32() || element.isF16() || element.isBF16()) ||
+      resultType.getElementType() != element)
     return failure();
   bool sameCount = type.getNumElements() == resultType.getNumElements();
-  SmallVector<float> source;
-  std::string name;
-  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
     if (dense.isSplat() && sameCount)
       return ElementsAttr(dense.reshape(resultType));
-    llvm::append_range(source, dense.getValues<float>());
-  } else if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(value)) {
-    std::optional<ArrayRef<float>> floats = resource.tryGetAsArrayRef();
-    if (!floats)
-      return failure();
-    source.assign(floats->begin(), floats->end());
-    name = (resource.getRawHandle().getKey() + nameSuffix).str();
-  } else {
+  size_t width = element.getIntOrFloatBitWidth() / 8;
+  std::string key;
+  FailureOr<std::vector<char>> source = elementBytes(value, width, key);
+  if (failed(source))
     return failure();
-  }
-  SmallVector<float> result(resultType.getNumElements());
-  for (int64_t i = 0, e = result.size(); i < e; ++i) {
-    int64_t from = sourceIndex(i);
-    result[i] = from < 0 ? 0.0f : source[from];
-  }
-  if (name.empty())
-    return ElementsAttr(DenseElementsAttr::get(resultType, ArrayRef(result)));
-  auto blob = HeapAsmResourceBlob::allocateAndCopyInferAlign(ArrayRef(result));
-  return ElementsAttr(
-      DenseResourceElementsAttr::get(resultType, name, std::move(blob)));
+  // Zero bits are 0.0 in every IEEE-style float type: the padding.
+  std::vector<char> result(resultType.getNumElements() * width, 0);
+  for (int64_t i = 0, e = resultType.getNumElements(); i < e; ++i)
+    if (int64_t from = sourceIndex(i); from >= 0)
+      std::memcpy(&result[i * width], &(*source)[from * width], width);
+  if (key.empty())
+    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(resultType, result));
+  // Aligned to the element, as the importer's and demote-precision's.
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(ArrayRef(result),
+                                                            width);
+  return ElementsAttr(DenseResourceElementsAttr::get(
+      resultType, key + nameSuffix.str(), std::move(blob)));
 }

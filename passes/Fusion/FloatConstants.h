@@ -1,4 +1,4 @@
-//===- FloatConstants.h - rearranging float32 weights at compile time -*- C++ -*-===//
+//===- FloatConstants.h - rearranging float weights at compile time -*- C++ -*-===//
 //
 // Graph passes that change how a kernel reads a constant weight (Gemm's
 // transposed B, a convolution split into channel groups) store it once in
@@ -14,13 +14,13 @@
 
 namespace kiln {
 
-/// The float32 constant `value` rearranged into `resultType`: result
-/// element i (row-major) is source element `sourceIndex(i)`, or zero where
-/// that is -1 (padding). A splat rearranged into as many elements stays a
-/// splat; dense data stays dense, a
-/// resource becomes a resource named after it plus `nameSuffix`. Failure
-/// when the storage is not readable (an external or elided blob) or not
-/// float32.
+/// The float32, float16 or bfloat16 constant `value` rearranged into
+/// `resultType` (the same element type): result element i (row-major) is
+/// source element `sourceIndex(i)`, or zero where that is -1 (padding). A
+/// splat rearranged into as many elements stays a splat; dense data stays
+/// dense, a resource becomes a resource named after it plus `nameSuffix`.
+/// Failure when the storage is not readable (an external or elided blob)
+/// or of another element type.
 mlir::FailureOr<mlir::ElementsAttr>
 rearrangeFloatConstant(mlir::ElementsAttr value,
                        mlir::RankedTensorType resultType,

@@ -80,34 +80,53 @@ struct FormDispatchRegionsPass
         groupOf[&op] = groups.size();
         groups.push_back({&op});
       }
-      absorbOperandCasts(&op, groupOf, groups);
+      // A preparation is absorbed with the ones behind it by its user.
+      if (!preparesOperand(&op))
+        absorbOperandPreparations(&op, groupOf, groups);
     }
     return groups;
   }
 
-  /// Moves the widening casts that only `op` uses and that are a group of
-  /// their own (a contraction's 16-bit operands, a weight or an input that
-  /// kiln-demote-precision stored in 16 bits) into `op`'s group, just ahead
-  /// of it: the kernel then loads 16-bit values instead of another kernel
-  /// widening them.
-  void absorbOperandCasts(Operation *op, DenseMap<Operation *, size_t> &groupOf,
+  /// Moves the ops that only `op` uses and that prepare one of its operands,
+  /// each a group of its own, into `op`'s group, just ahead of it: widening
+  /// casts (a contraction's 16-bit operands, a weight or an input that
+  /// kiln-demote-precision stored in 16 bits: the kernel then loads 16-bit
+  /// values instead of another kernel widening them) and transposes of
+  /// constants (kiln-channels-last-conv-weights: the kernel then reads the
+  /// stored layout instead of another kernel transposing the weight on
+  /// every run), also behind one another.
+  void absorbOperandPreparations(Operation *op, DenseMap<Operation *, size_t> &groupOf,
                           SmallVectorImpl<SmallVector<Operation *>> &groups) {
     size_t target = groupOf[op];
-    SmallVector<Operation *> casts;
-    for (Value operand : op->getOperands()) {
-      Operation *producer = operand.getDefiningOp();
-      if (!producer || !isWideningCast(producer) || !operand.hasOneUse() ||
-          llvm::is_contained(casts, producer))
-        continue;
-      size_t source = groupOf[producer];
-      if (source == target || groups[source].size() != 1)
-        continue;
-      groups[source].clear();
-      groupOf[producer] = target;
-      casts.push_back(producer);
-    }
+    SmallVector<Operation *> absorbed;
+    std::function<void(Operation *)> absorbOperandsOf = [&](Operation *user) {
+      for (Value operand : user->getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        if (!producer || !preparesOperand(producer) || !operand.hasOneUse() ||
+            llvm::is_contained(absorbed, producer))
+          continue;
+        size_t source = groupOf[producer];
+        if (source == target || groups[source].size() != 1)
+          continue;
+        // A transpose ahead of the cast that reads it.
+        absorbOperandsOf(producer);
+        groups[source].clear();
+        groupOf[producer] = target;
+        absorbed.push_back(producer);
+      }
+    };
+    absorbOperandsOf(op);
     SmallVector<Operation *> &group = groups[target];
-    group.insert(group.end() - 1, casts.begin(), casts.end());
+    group.insert(group.end() - 1, absorbed.begin(), absorbed.end());
+  }
+
+  /// A widening cast, or a transpose of a constant (a weight's stored
+  /// layout).
+  static bool preparesOperand(Operation *op) {
+    if (isWideningCast(op))
+      return true;
+    auto transpose = dyn_cast<TransposeOp>(op);
+    return transpose && transpose.getInput().getDefiningOp<ConstantOp>();
   }
 
   /// A group that ends by widening its 16-bit result (--precision: the

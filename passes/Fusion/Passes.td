@@ -174,6 +174,24 @@ def SpaceToDepthStridedConvs
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def ChannelsLastConvWeights
+    : Pass<"kiln-channels-last-conv-weights", "mlir::func::FuncOp"> {
+  let summary = "Stores the constant weights of KxK convolutions as "
+                "[F][kh][kw][C], read through a transpose";
+  let description = [{
+    A convolution (groups of 1) whose window is more than one element and
+    whose weight is a constant (float32, or 16-bit behind a widening
+    `kiln.cast`) reads a new constant holding the weight as [F][kh][kw][C]
+    through a `kiln.transpose` back to [F][C][kh][kw]. The transpose joins
+    the convolution's kernel (kiln-form-dispatch-regions) and folds into
+    its indexing map (kiln-fuse-elementwise-producers): the GPU kernels,
+    which stage K as input channels at one window position, then read runs
+    contiguous along C instead of one element kh*kw apart from the next.
+    GPU targets.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitPointwiseConvStride
     : Pass<"kiln-split-pointwise-conv-stride", "mlir::func::FuncOp"> {
   let summary = "Subsamples a strided 1x1 convolution's input with its own kiln.slice";

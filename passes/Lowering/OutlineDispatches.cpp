@@ -31,17 +31,21 @@ void collectNodeNames(Location loc, SmallVectorImpl<std::string> &names) {
 
 /// The ONNX nodes whose work a region computes, in op order. Weights and
 /// the casts that only widen an input or a weight (float16 models,
-/// --precision) carry the name of the initializer or of the node before
-/// this kernel, which it does not compute: they are left out unless the
-/// region holds nothing else.
+/// --precision), also behind the transpose of a weight's stored layout
+/// (kiln-channels-last-conv-weights), carry the name of the initializer or
+/// of the node before this kernel, which it does not compute: they are
+/// left out unless the region holds nothing else.
 SmallVector<std::string> nodesComputedBy(DispatchRegionOp region) {
   Block &body = region.getBody().front();
+  std::function<bool(Value)> isBoundary = [&](Value value) {
+    if (isa<BlockArgument>(value) || value.getDefiningOp<ConstantOp>())
+      return true;
+    auto transpose = value.getDefiningOp<TransposeOp>();
+    return transpose && isBoundary(transpose.getInput());
+  };
   auto isBoundaryCast = [&](Operation &op) {
     auto cast = dyn_cast<CastOp>(op);
-    if (!cast)
-      return false;
-    Value input = cast.getInput();
-    return isa<BlockArgument>(input) || input.getDefiningOp<ConstantOp>();
+    return cast && isBoundary(cast.getInput());
   };
   SmallVector<std::string> nodes;
   for (Operation &op : body.without_terminator())

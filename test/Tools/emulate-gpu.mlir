@@ -7,9 +7,10 @@
 // runs the gpu.func on the CPU (a fiber per GPU thread, barriers and
 // warp-wide matrix instructions as on the device, workgroup memory starting
 // as NaN) and compares every buffer with the kernel run as plain loops.
-// One 16x16 tile per warp, fragments from global memory:
-// NV: matmul_f16_bias_relu: 1 blocks x 128 threads, mma.sync m16n8k16, 0 workgroup buffers: max error {{.*}}: OK
-// AMD: matmul_f16_bias_relu: 1 blocks x 256 threads, mfma 16x16x16, 0 workgroup buffers: max error {{.*}}: OK
+// One 16x16 tile per warp, fragments from global memory; a block per warp
+// (four tiles: far fewer blocks than SMs):
+// NV: matmul_f16_bias_relu: 4 blocks x 32 threads, mma.sync m16n8k16, 0 workgroup buffers: max error {{.*}}: OK
+// AMD: matmul_f16_bias_relu: 4 blocks x 64 threads, mfma 16x16x16, 0 workgroup buffers: max error {{.*}}: OK
 // 64x64 blocks of four warps staging operands through workgroup memory:
 // NV: matmul_f16_staged: 8 blocks x 128 threads, mma.sync m16n8k16, 2 workgroup buffers: max error {{.*}}: OK
 // AMD: matmul_f16_staged: 8 blocks x 256 threads, mfma 16x16x16, 2 workgroup buffers: max error {{.*}}: OK

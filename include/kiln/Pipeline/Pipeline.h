@@ -57,6 +57,9 @@ struct CompileOptions {
   /// blocks; unset: on for GPU targets where convolutions use matrix
   /// instructions (16-bit precision, or TF32 on cuda).
   std::optional<bool> spaceToDepthConvs;
+  /// kiln-channels-last-conv-weights: constant weights of KxK
+  /// convolutions stored [F][kh][kw][C]; unset: on for GPU targets.
+  std::optional<bool> channelsLastConvWeights;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

@@ -1,15 +1,21 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-map-kernels-to-gpu)' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-map-kernels-to-gpu{min-blocks=1})' | FileCheck %s --check-prefix=ONE
 
 // A kernel whose only side effect is its forall: one thread per iteration.
-// 4x28 = 112 iterations fit one block of 128 threads (rounded to warps);
-// thread ids past 112 skip the body. The CPU workgroup arguments go away and
-// the host keeps a declaration with the launch shape.
+// 4x28 = 112 iterations: with blocks of 256 threads (rounded down to
+// warps) they would be one block on one SM; blocks shrink, down to a warp,
+// while the kernel has fewer than 132 of them: 4 blocks of 32. Thread ids
+// past 112 skip the body. The CPU workgroup arguments go away and the host
+// keeps a declaration with the launch shape.
 // CHECK-LABEL: module @kernels attributes {gpu.container_module}
 // CHECK: func.func private @mapped(memref<4x28xf32>, memref<4x28xf32>, index, index)
-// CHECK-SAME: kiln.threads = 128 : i64, kiln.workgroups = 1 : i64
+// CHECK-SAME: kiln.threads = 32 : i64, kiln.workgroups = 4 : i64
 // CHECK: gpu.module @kiln_kernels
 // CHECK: gpu.func @mapped(%[[IN:.+]]: memref<4x28xf32> {llvm.align = 64 : i64, llvm.noalias}, %[[OUT:.+]]: memref<4x28xf32> {llvm.align = 64 : i64, llvm.noalias}) kernel
-// CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
+// CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
+// With min-blocks=1, the fewest blocks: one of 128 threads.
+// ONE: func.func private @mapped(memref<4x28xf32>, memref<4x28xf32>, index, index)
+// ONE-SAME: kiln.threads = 128 : i64, kiln.workgroups = 1 : i64
 // CHECK-DAG: %[[BID:.+]] = gpu.block_id x
 // CHECK-DAG: %[[TID:.+]] = gpu.thread_id x
 // CHECK: %[[LINEAR:.+]] = arith.addi %{{.+}}, %[[TID]] : index

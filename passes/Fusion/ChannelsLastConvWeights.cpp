@@ -1,0 +1,109 @@
+//===- ChannelsLastConvWeights.cpp - store KxK conv weights [F][kh][kw][C] -===//
+//
+// ONNX stores a convolution's weight [F][C][kh][kw]. The GPU kernels walk
+// K as input channels inside the window loops (kh, kw outside): a stage
+// reads W[f][c][r][s] for a range of c at one (r, s), elements kh*kw apart
+// along c and C*kh*kw apart along f. Nothing is contiguous, so every stage
+// copy moves one element per thread, and a warp's 32 two-byte loads touch
+// 18 sectors (ResNet-50's 3x3 convolutions at float16: 11% of the bytes
+// fetched used, kiln-emulate-gpu --memory-traffic). 1x1 convolutions do
+// not have this problem: their weight is [F][C], contiguous along K.
+//
+// A constant weight of a convolution whose window is more than one
+// element is stored [F][kh][kw][C] instead (rearranged once at compile
+// time) and read through a kiln.transpose back to [F][C][kh][kw]:
+// kiln-form-dispatch-regions puts that transpose in the convolution's
+// kernel and kiln-fuse-elementwise-producers folds it into the
+// convolution's indexing map, so the kernel reads the stored weight
+// directly, contiguous along c like a 1x1 convolution's. GPU targets only
+// (the CPU kernels' loop order reads the ONNX layout well). Groups of 1
+// (split-K's grouped convolutions keep theirs). Runs after
+// kiln-demote-precision: the constant may be float16 behind its widening.
+//
+//===----------------------------------------------------------------------===//
+#include "FloatConstants.h"
+
+#include "kiln/Dialect/OnnxValueNames.h"
+#include "kiln/Passes/Passes.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_CHANNELSLASTCONVWEIGHTS
+#include "kiln/Passes/FusionPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The weight [F][C][k...] of `conv` rearranged as [F][k...][C], or failure.
+FailureOr<ElementsAttr> channelsLast(ElementsAttr weight) {
+  auto type = cast<RankedTensorType>(weight.getType());
+  int64_t filters = type.getDimSize(0), channels = type.getDimSize(1);
+  int64_t window = type.getNumElements() / (filters * channels);
+  SmallVector<int64_t> shape = {filters};
+  llvm::append_range(shape, type.getShape().drop_front(2));
+  shape.push_back(channels);
+  // Element (f, w, c) of the result is element (f, c, w) of the source.
+  return rearrangeFloatConstant(
+      weight, RankedTensorType::get(shape, type.getElementType()),
+      [&](int64_t i) {
+        int64_t c = i % channels, w = (i / channels) % window,
+                f = i / (channels * window);
+        return (f * channels + c) * window + w;
+      },
+      ".fkc");
+}
+
+struct ChannelsLastConvWeightsPass
+    : public kiln::impl::ChannelsLastConvWeightsBase<
+          ChannelsLastConvWeightsPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](ConvOp conv) { rewrite(conv); });
+  }
+
+  /// The weight operand's constant: the conv's operand itself, or the
+  /// operand of the widening cast that the conv reads (--precision).
+  static OpOperand *constantOperand(ConvOp conv) {
+    OpOperand *operand = &conv.getWeightMutable();
+    if (auto cast = operand->get().getDefiningOp<CastOp>();
+        cast && cast.isWidening() && cast->hasOneUse())
+      operand = &cast->getOpOperand(0);
+    return operand->get().getDefiningOp<ConstantOp>() ? operand : nullptr;
+  }
+
+  void rewrite(ConvOp conv) {
+    auto type = dyn_cast<RankedTensorType>(conv.getWeight().getType());
+    if (conv.getGroup() != 1 || !type || !type.hasStaticShape() ||
+        type.getRank() < 3 ||
+        type.getNumElements() == type.getDimSize(0) * type.getDimSize(1))
+      return;
+    OpOperand *operand = constantOperand(conv);
+    if (!operand)
+      return;
+    auto constant = operand->get().getDefiningOp<ConstantOp>();
+    FailureOr<ElementsAttr> stored =
+        channelsLast(cast<ElementsAttr>(constant.getValue()));
+    if (failed(stored))
+      return;
+    OpBuilder b(operand->getOwner());
+    Value channelsLastWeight =
+        ConstantOp::create(b, constant.getLoc(), *stored);
+    // Part of the convolution's work, named by its node (the kernel's
+    // name) but holding none of its ONNX values.
+    Location loc = withoutOnnxValues(conv.getLoc());
+    // [F][k...][C] back to [F][C][k...].
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> perm = {0, rank - 1};
+    for (int64_t d = 1; d + 1 < rank; ++d)
+      perm.push_back(d);
+    Value asOnnx = TransposeOp::create(
+        b, loc, cast<RankedTensorType>(operand->get().getType()),
+        channelsLastWeight, b.getDenseI64ArrayAttr(perm));
+    operand->set(asOnnx);
+    if (constant->use_empty())
+      constant->erase();
+  }
+};
+
+} // namespace
