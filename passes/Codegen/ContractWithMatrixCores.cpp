@@ -297,7 +297,8 @@ struct ContractWithMatrixCoresPass
                               std::array<bool, 2> kMajor) {
     int64_t buffers = std::min(kMaxAsyncBuffers,
                                kStaticWorkgroupBytes /
-                                   block.stageBytes(depth, kMajor));
+                                   block.stageBytes(depth, kMajor,
+                                                    /*async=*/true));
     buffers = std::min(buffers, block.stageCount(depth) + 1);
     return std::max<int64_t>(buffers, 2);
   }
@@ -440,11 +441,14 @@ struct ContractWithMatrixCoresPass
   /// first half), then columns 8-15 likewise. A [tile][k] buffer's rows are
   /// the operand's rows (A) or columns (B): plain loads; a [k][tile] one's
   /// rows are k: .trans.
+  /// `swizzled[i]`: operand i's stage buffers are swizzled
+  /// (OutputBlock::stageSwizzles).
   static FragmentLoader ldmatrixLoader(OpBuilder &b, Location loc,
                                        Value sharedA, Value sharedB,
-                                       std::array<bool, 2> kMajor, Value lane,
+                                       std::array<bool, 2> kMajor,
+                                       std::array<bool, 2> swizzled, Value lane,
                                        Type operandType) {
-    return [&b, loc, sharedA, sharedB, kMajor, lane,
+    return [&b, loc, sharedA, sharedB, kMajor, swizzled, lane,
             operandType](unsigned input, Value base,
                          Value k0) -> SmallVector<Value> {
       auto c = [&](int64_t v) -> Value {
@@ -471,10 +475,13 @@ struct ContractWithMatrixCoresPass
               : SmallVector<Value>{arith::AddIOp::create(b, loc, tileStart,
                                                          rowInMatrix),
                                    kStart};
+      Value shared = input == 0 ? sharedA : sharedB;
+      if (swizzled[input])
+        address[1] =
+            OutputBlock::swizzledColumn(b, loc, shared, address[0], address[1]);
       auto fragmentType = VectorType::get({4, 2}, operandType);
       Value fragment = nvgpu::LdMatrixOp::create(
-          b, loc, fragmentType, input == 0 ? sharedA : sharedB, address,
-          transpose, /*numTiles=*/4);
+          b, loc, fragmentType, shared, address, transpose, /*numTiles=*/4);
       if (input == 0)
         return {fragment};
       // Registers 0-1 and 2-3, row by row (the NVVM lowering takes 1-D
@@ -724,6 +731,11 @@ struct ContractWithMatrixCoresPass
         pipeline = asyncPipeline(block, kMajor);
       if (pipeline)
         stageK = pipeline->first;
+      // The cp.async pipeline's buffers of 32- and 64-byte rows are
+      // swizzled instead of padded.
+      std::array<bool, 2> swizzled = {
+          pipeline && block.stageSwizzles(0, stageK, kMajor[0]),
+          pipeline && block.stageSwizzles(1, stageK, kMajor[1])};
       auto computeStage =
           [&](OpBuilder &b, Value sharedA, Value sharedB, ValueRange accs) {
             auto fromStage = [&](unsigned input, Value tileIndex,
@@ -736,7 +748,7 @@ struct ContractWithMatrixCoresPass
             FragmentLoader fragments;
             if (ldmatrix)
               fragments = ldmatrixLoader(b, loc, sharedA, sharedB, kMajor,
-                                         lane, operandType);
+                                         swizzled, lane, operandType);
             SmallVector<Value> next(accs);
             for (int64_t kk = 0; kk < stageK; kk += kStep)
               next = emitMatrixStep(b, loc, fromStage, operandType, lane,

@@ -716,9 +716,11 @@ SmallVector<Value> OutputBlock::issueAsyncStageCopies(
     Value sourceElements;
     if (valid)
       sourceElements = arith::SelectOp::create(b, loc, valid, c(run), c(0));
+    Value row = kMajor ? k : tileIndex, column = kMajor ? tileIndex : k;
+    if (stageSwizzles(input, stageK, kMajor))
+      column = swizzledColumn(b, loc, shared, row, column);
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, tokenType, shared,
-        kMajor ? ValueRange{k, tileIndex} : ValueRange{tileIndex, k},
+        b, loc, tokenType, shared, ValueRange{row, column},
         operand->get(), indicesAt(b, loc, map, at), b.getIndexAttr(run),
         sourceElements, /*bypassL1=*/b.getUnitAttr()));
   }
@@ -733,8 +735,10 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   assert(buffers >= 2 && "one stage in flight while another is computed");
-  Value setA = allocateStages(b, loc, 0, stageK, kMajor[0], buffers);
-  Value setB = allocateStages(b, loc, 1, stageK, kMajor[1], buffers);
+  Value setA = allocateStages(b, loc, 0, stageK, kMajor[0], buffers,
+                              stageSwizzles(0, stageK, kMajor[0]));
+  Value setB = allocateStages(b, loc, 1, stageK, kMajor[1], buffers,
+                              stageSwizzles(1, stageK, kMajor[1]));
   int64_t stages = stageCount(stageK);
   // Copies of both operands' shares of `stage` into buffer `which`, as one
   // group; its token. Every iteration commits one group, so that the wait
@@ -824,33 +828,70 @@ Value OutputBlock::loadOperand(OpBuilder &b, Location loc, unsigned input,
 
 SmallVector<int64_t, 2> OutputBlock::stageBufferShape(unsigned input,
                                                      int64_t stageK,
-                                                     bool kMajor) const {
-  int64_t pad = 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
+                                                     bool kMajor,
+                                                     bool swizzled) const {
+  int64_t pad =
+      swizzled ? 0 : 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
   int64_t extent = input == 0 ? tileM : tileN;
   if (kMajor)
     return {stageK, extent + pad};
   return {extent, stageK + pad};
 }
 
+bool OutputBlock::stageSwizzles(unsigned input, int64_t stageK,
+                                bool kMajor) const {
+  int64_t rowBytes = stageBufferShape(input, stageK, kMajor, true)[1] *
+                     loops.operandType.getIntOrFloatBitWidth() / 8;
+  return rowBytes == 32 || rowBytes == 64;
+}
+
+Value OutputBlock::swizzledColumn(OpBuilder &b, Location loc, Value shared,
+                                  Value row, Value column) {
+  auto type = cast<MemRefType>(shared.getType());
+  int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+  int64_t rowBytes = type.getShape().back() * elementBytes;
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  // Rows of 32 or 64 bytes: 4 or 2 of them share a 128-byte line of
+  // banks; the line's rows take their 16-byte chunks in XOR-permuted
+  // orders, so that 8 rows' same chunk (an ldmatrix matrix) and a line's
+  // whole rows (8 lanes' 16-byte copies) both cover all 32 banks.
+  int64_t chunks = rowBytes / 16, rowsPerLine = 128 / rowBytes;
+  Value permutation = arith::MulIOp::create(
+      b, loc,
+      arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, row, c(rowsPerLine)),
+          c(chunks)),
+      c(16 / elementBytes));
+  return arith::XOrIOp::create(b, loc, column, permutation);
+}
+
 int64_t OutputBlock::stageBufferBytes(unsigned input, int64_t stageK,
-                                      bool kMajor) const {
-  SmallVector<int64_t, 2> shape = stageBufferShape(input, stageK, kMajor);
+                                      bool kMajor, bool swizzled) const {
+  SmallVector<int64_t, 2> shape =
+      stageBufferShape(input, stageK, kMajor, swizzled);
   return shape[0] * shape[1] * loops.operandType.getIntOrFloatBitWidth() / 8;
 }
 
-int64_t OutputBlock::stageBytes(int64_t stageK,
-                                std::array<bool, 2> kMajor) const {
-  return stageBufferBytes(0, stageK, kMajor[0]) +
-         stageBufferBytes(1, stageK, kMajor[1]);
+int64_t OutputBlock::stageBytes(int64_t stageK, std::array<bool, 2> kMajor,
+                                bool async) const {
+  int64_t bytes = 0;
+  for (unsigned input : {0u, 1u})
+    bytes += stageBufferBytes(input, stageK, kMajor[input],
+                              async && stageSwizzles(input, stageK,
+                                                     kMajor[input]));
+  return bytes;
 }
 
 Value OutputBlock::allocateStages(OpBuilder &b, Location loc, unsigned input,
                                   int64_t stageK, bool kMajor,
-                                  int64_t buffers) {
+                                  int64_t buffers, bool swizzled) {
   auto space = gpu::AddressSpaceAttr::get(b.getContext(),
                                           gpu::AddressSpace::Workgroup);
   SmallVector<int64_t> shape = {buffers};
-  llvm::append_range(shape, stageBufferShape(input, stageK, kMajor));
+  llvm::append_range(shape,
+                     stageBufferShape(input, stageK, kMajor, swizzled));
   return memref::AllocOp::create(
       b, loc,
       MemRefType::get(shape, loops.operandType, MemRefLayoutAttrInterface(),

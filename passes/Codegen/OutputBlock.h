@@ -167,14 +167,29 @@ public:
                         bool kMajor);
 
   /// Bytes of workgroup memory one stage takes: a buffer of each operand
-  /// (`kMajor[i]`: operand i's buffer is [k][tile index]).
-  int64_t stageBytes(int64_t stageK, std::array<bool, 2> kMajor) const;
+  /// (`kMajor[i]`: operand i's buffer is [k][tile index]; `async`: the
+  /// cp.async pipeline's, unpadded where stageSwizzles).
+  int64_t stageBytes(int64_t stageK, std::array<bool, 2> kMajor,
+                     bool async = false) const;
   /// Number of stages of `stepK` along K times the window positions.
   int64_t stageCount(int64_t stepK) const;
 
   /// True when operand `input` (0: A, 1: B) is contiguous in global memory
   /// along its tile dim (M for A, N for B) rather than along K.
   bool operandContiguousAlongTile(unsigned input);
+  /// Whether the cp.async pipeline's buffers of operand `input` are
+  /// swizzled: their unpadded rows are 32 or 64 bytes (a float16 stage of
+  /// 16 or 32 along K, or 16 or 32 columns [k][n]). Padded by 16 bytes,
+  /// such rows keep ldmatrix's 8-row reads conflict-free, but the 8 lanes
+  /// of a 16-byte copy's phase write 2 or 4 rows whose banks overlap (two
+  /// wavefronts where one would do; kiln-emulate-gpu --memory-traffic).
+  bool stageSwizzles(unsigned input, int64_t stageK, bool kMajor) const;
+  /// The column at which element (`row`, `column`) of the swizzled stage
+  /// buffer `shared` lives: its 16-byte chunk XOR-permuted by the row's
+  /// place in its 128-byte line of banks. `column` starts a chunk.
+  static mlir::Value swizzledColumn(mlir::OpBuilder &b, mlir::Location loc,
+                                    mlir::Value shared, mlir::Value row,
+                                    mlir::Value column);
 
   /// True when the output is contiguous along M (its last dim is M's: a
   /// convolution's output width), false when along N (a matmul's columns).
@@ -186,16 +201,19 @@ private:
   /// `kMajor`; each row padded by 16 bytes, so that rows that would map to
   /// the same banks start in different ones, and 16-byte aligned (thread
   /// tiles read runs of a row as one vector).
+  /// With `swizzled`, rows are not padded: swizzledColumn places the
+  /// elements instead.
   mlir::Value allocateStages(mlir::OpBuilder &b, mlir::Location loc,
                              unsigned input, int64_t stageK, bool kMajor,
-                             int64_t buffers = 2);
+                             int64_t buffers = 2, bool swizzled = false);
   /// The shape of one buffer of allocateStages.
   llvm::SmallVector<int64_t, 2> stageBufferShape(unsigned input,
-                                                 int64_t stageK,
-                                                 bool kMajor) const;
+                                                 int64_t stageK, bool kMajor,
+                                                 bool swizzled = false) const;
   /// Bytes of workgroup memory one stage buffer of operand `input` takes
-  /// (allocateStages' padded rows).
-  int64_t stageBufferBytes(unsigned input, int64_t stageK, bool kMajor) const;
+  /// (allocateStages' rows).
+  int64_t stageBufferBytes(unsigned input, int64_t stageK, bool kMajor,
+                           bool swizzled = false) const;
   /// Buffer `which` of a set from allocateStages.
   mlir::Value stageBuffer(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value pair, mlir::Value which);

@@ -162,7 +162,7 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // stages' groups before the loop; each iteration waits until only the two
 // newest groups may fly (its own stage has landed), meets the others at
 // one barrier, issues the copies of the stage three ahead into the buffer
-// of the stage computed last (clamped to the last stage near the end) and
+// of the stage computed last (an empty group past the last stage) and
 // runs two steps of 16 along K while they fly (per step, one ldmatrix.x4
 // per 16x16 piece, B's with .trans, feeding 8 mma.sync). AMD copies
 // through two buffers via registers (the loads of the stage after next,
@@ -173,7 +173,9 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // lane adds the bias to its 4 subtiles' fragment elements (32 on NVIDIA,
 // 16 on AMD) at its warp's offset and stores each once: the fill's and the
 // contraction's own stores are overwritten before anything reads them, so
-// they are dropped.
+// they are dropped. A's rows of 32 halves (64 bytes) are not padded but
+// swizzled: a copy's and an ldmatrix row's 16-byte chunk is XOR-permuted
+// by the row's place in its 128-byte line of banks.
 // NV-LABEL: func.func @matmul_f16_staged
 // NV-SAME: kiln.cooperative
 // NV-SAME: kiln.lanes = 128 : i64
@@ -181,10 +183,12 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // NV: scf.forall
 // NV: %[[TID:.+]] = gpu.thread_id x
 // NV: %[[WARP:.+]] = arith.divui %[[TID]], %c32
-// NV-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x64x40xf16, #gpu.address_space<workgroup>>
+// NV-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x64x32xf16, #gpu.address_space<workgroup>>
 // NV-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x32x72xf16, #gpu.address_space<workgroup>>
 // NV: memref.subview %[[A]][%c0
-// NV-COUNT-2: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<64x128xf16, strided<[128, 1], offset: ?>> to memref<64x40xf16, strided<[40, 1], offset: ?>, #gpu.address_space<workgroup>>
+// NV: %[[CHUNK:.+]] = arith.xori
+// NV: nvgpu.device_async_copy {{.*}}, %{{.+}}[%{{.+}}, %[[CHUNK]]], 8 {bypassL1} : memref<64x128xf16, strided<[128, 1], offset: ?>> to memref<64x32xf16, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
+// NV: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<64x128xf16, strided<[128, 1], offset: ?>> to memref<64x32xf16, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>>
 // NV: memref.subview %[[B]][%c0
 // NV-COUNT-2: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<128x64xf16, strided<[256, 1], offset: ?>> to memref<32x72xf16, strided<[72, 1], offset: ?>, #gpu.address_space<workgroup>>
 // NV: nvgpu.device_async_create_group
@@ -211,7 +215,7 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // NV-NEXT: scf.yield %[[EMPTY]]
 // NV-NOT: gpu.barrier
 // NV-NOT: memref.store
-// NV-COUNT-2: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = false} : memref<64x40xf16, strided<[40, 1], offset: ?>, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// NV-COUNT-2: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = false} : memref<64x32xf16, strided<[32, 1], offset: ?>, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // NV-COUNT-2: nvgpu.ldmatrix %{{.+}} {numTiles = 4 : i32, transpose = true} : memref<32x72xf16, strided<[72, 1], offset: ?>, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // NV-NOT: memref.load
 // NV-COUNT-8: nvgpu.mma.sync
