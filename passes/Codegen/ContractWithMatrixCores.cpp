@@ -600,8 +600,10 @@ struct ContractWithMatrixCoresPass
       //   m16n8k8 TF32 (pairs = 1, stride 4): A [r] at (g + 8 (r % 2),
       //     k0 + t + 4 (r / 2)); B [r] at (k0 + t + 4r, 8h + g); operands
       //     are float32 registers the tensor cores read as TF32.
+      // ldmatrix loads them so; elements loaded one by one take K
+      // permuted (below).
       bool isTf32 = operandType.isF32();
-      int64_t pairs = isTf32 ? 1 : 2, stride = isTf32 ? 4 : 8;
+      int64_t pairs = isTf32 ? 1 : 2;
       if (fragments && !isTf32) {
         for (Value rowBase : rowBases)
           aFragments.push_back(fragments(0, rowBase, k0).front());
@@ -610,18 +612,26 @@ struct ContractWithMatrixCoresPass
           bFragments.emplace_back(halves.begin(), halves.end());
         }
       } else {
+        // Elements loaded one by one (from global memory, or a TF32 stage)
+        // take K in another order within the step, the same for A and B
+        // (the products' sum does not change): the fragment's second half
+        // along K, which the ISA puts `stride` further, comes right after
+        // the first, so that a lane's elements of a row are 2 * pairs
+        // contiguous K (8 bytes: one load where NVPTX joins them, and a
+        // warp's rows whole 32-byte sectors instead of half ones).
         Value g = arith::DivUIOp::create(b, loc, lane, c(4));
         Value kt = arith::AddIOp::create(
             b, loc, k0,
             arith::MulIOp::create(
-                b, loc, arith::RemUIOp::create(b, loc, lane, c(4)), c(pairs)));
+                b, loc, arith::RemUIOp::create(b, loc, lane, c(4)),
+                c(2 * pairs)));
         for (Value rowBase : rowBases) {
           Value row = arith::AddIOp::create(b, loc, rowBase, g);
           SmallVector<std::pair<Value, Value>> elements;
           for (int64_t r = 0; r < 4; ++r)
             for (int64_t j = 0; j < pairs; ++j)
               elements.push_back(
-                  {add(row, 8 * (r % 2)), add(kt, stride * (r / 2) + j)});
+                  {add(row, 8 * (r % 2)), add(kt, pairs * (r / 2) + j)});
           aFragments.push_back(
               loadFragment(b, loc, load, 0, operandType, elements, {4, pairs}));
         }
@@ -632,7 +642,7 @@ struct ContractWithMatrixCoresPass
             SmallVector<std::pair<Value, Value>> elements;
             for (int64_t r = 0; r < 2; ++r)
               for (int64_t j = 0; j < pairs; ++j)
-                elements.push_back({add(col, 8 * h), add(kt, stride * r + j)});
+                elements.push_back({add(col, 8 * h), add(kt, pairs * r + j)});
             bFragments.back().push_back(loadFragment(
                 b, loc, load, 1, operandType, elements, {2, pairs}));
           }
