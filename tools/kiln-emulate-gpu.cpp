@@ -454,8 +454,11 @@ extern "C" int32_t kiln_emu_shuffle_xor(int32_t bits, int32_t offset) {
   return partner;
 }
 
-/// --memory-traffic: the accesses of the kernel being emulated.
+/// --memory-traffic: the accesses of the kernel being emulated, and the
+/// totals of the kernels emulated so far.
 kiln::emulator::MemoryTraffic traffic;
+kiln::emulator::TrafficByKind allKernelsTraffic;
+int64_t kernelsCounted = 0;
 
 /// A global or workgroup-memory access of `bytes` at `address` by the
 /// running GPU thread, at instrumented site `site`.
@@ -1253,8 +1256,13 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     return failure();
   }
   llvm::outs() << ": OK\n";
-  if (memoryTraffic)
+  if (memoryTraffic) {
     traffic.print(llvm::outs(), name, memoryTrafficSites);
+    kiln::emulator::TrafficByKind kernel = traffic.byKind();
+    for (size_t kind = 0; kind < kernel.size(); ++kind)
+      allKernelsTraffic[kind].add(kernel[kind]);
+    ++kernelsCounted;
+  }
   return success();
 }
 
@@ -1303,5 +1311,10 @@ int main(int argc, char **argv) {
   int failures = 0;
   for (func::FuncOp kernel : kernels)
     failures += failed(checkKernel(kernel));
+  // A whole model's totals, to compare two compilations of it.
+  if (memoryTraffic && kernelsCounted > 1)
+    kiln::emulator::printTraffic(
+        llvm::outs(), "all " + std::to_string(kernelsCounted) + " kernels",
+        allKernelsTraffic);
   return failures ? 1 : 0;
 }

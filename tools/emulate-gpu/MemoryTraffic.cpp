@@ -166,7 +166,7 @@ namespace {
 
 /// "8.0 sectors each, 100% of their bytes used" / "4.00 wavefronts each,
 /// 1.00x the conflict-free count".
-void printTraffic(llvm::raw_ostream &os, MemorySpace space,
+void printKind(llvm::raw_ostream &os, MemorySpace space,
                   const Traffic &traffic) {
   double each = double(traffic.transactions) / traffic.requests;
   os << traffic.requests << " requests, ";
@@ -179,6 +179,10 @@ void printTraffic(llvm::raw_ostream &os, MemorySpace space,
                        each, double(traffic.transactions) / traffic.ideal);
 }
 
+size_t kindIndex(MemorySpace space, bool store) {
+  return (space == MemorySpace::Global ? 0 : 2) + (store ? 1 : 0);
+}
+
 const char *kindName(MemorySpace space, bool store) {
   if (space == MemorySpace::Global)
     return store ? "global stores" : "global loads";
@@ -187,23 +191,33 @@ const char *kindName(MemorySpace space, bool store) {
 
 } // namespace
 
-void MemoryTraffic::print(llvm::raw_ostream &os, llvm::StringRef kernel,
-                          bool perSite) const {
-  os << kernel << ": memory:";
+TrafficByKind MemoryTraffic::byKind() const {
+  TrafficByKind totals;
+  for (size_t site = 0; site < sites.size(); ++site)
+    totals[kindIndex(sites[site].space, sites[site].store)].add(
+        siteTraffic[site]);
+  return totals;
+}
+
+void kiln::emulator::printTraffic(llvm::raw_ostream &os, llvm::StringRef label,
+                                  const TrafficByKind &totals) {
+  os << label << ": memory:";
   bool any = false;
   for (MemorySpace space : {MemorySpace::Global, MemorySpace::Workgroup})
     for (bool store : {false, true}) {
-      Traffic total;
-      for (size_t site = 0; site < sites.size(); ++site)
-        if (sites[site].space == space && sites[site].store == store)
-          total.add(siteTraffic[site]);
+      const Traffic &total = totals[kindIndex(space, store)];
       if (total.requests == 0)
         continue;
       os << (any ? "; " : " ") << kindName(space, store) << " ";
-      printTraffic(os, space, total);
+      printKind(os, space, total);
       any = true;
     }
   os << (any ? "\n" : " none\n");
+}
+
+void MemoryTraffic::print(llvm::raw_ostream &os, llvm::StringRef kernel,
+                          bool perSite) const {
+  printTraffic(os, kernel, byKind());
   if (!perSite)
     return;
   for (size_t site = 0; site < sites.size(); ++site) {
@@ -212,7 +226,7 @@ void MemoryTraffic::print(llvm::raw_ostream &os, llvm::StringRef kernel,
       continue;
     os << "  " << kindName(sites[site].space, sites[site].store) << " by "
        << sites[site].description << ": ";
-    printTraffic(os, sites[site].space, traffic);
+    printKind(os, sites[site].space, traffic);
     os << "\n";
   }
 }

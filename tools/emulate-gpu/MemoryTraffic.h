@@ -29,6 +29,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -62,6 +63,15 @@ struct Traffic {
   void add(const Traffic &other);
 };
 
+/// Totals of global loads, global stores, workgroup loads, workgroup
+/// stores, in that order.
+using TrafficByKind = std::array<Traffic, 4>;
+
+/// "LABEL: memory: global loads N requests, ...": each kind that has
+/// requests.
+void printTraffic(llvm::raw_ostream &os, llvm::StringRef label,
+                  const TrafficByKind &totals);
+
 /// One lane's part of a warp-wide request.
 struct LaneAccess {
   int64_t lane;
@@ -93,6 +103,8 @@ public:
   /// load/store) it makes, and with `perSite` a line per site that takes
   /// more transactions than its bytes need.
   void print(llvm::raw_ostream &os, llvm::StringRef kernel, bool perSite) const;
+  /// The kernel's totals by kind.
+  TrafficByKind byKind() const;
 
 private:
   struct Access {
