@@ -69,9 +69,12 @@ struct GeneralizeTransposeIntoConsumer : OpRewritePattern<linalg::TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
                                 PatternRewriter &rewriter) const override {
+    // Its consumer, or the expand_shape of a grouped convolution's weight
+    // (which then moves ahead of it).
     Value result = transpose->getResult(0);
     if (!result.hasOneUse() ||
-        !isa<linalg::GenericOp>(*result.getUsers().begin()))
+        !isa<linalg::GenericOp, tensor::ExpandShapeOp>(
+            *result.getUsers().begin()))
       return failure();
     return linalg::generalizeNamedOp(rewriter, transpose);
   }
@@ -145,6 +148,16 @@ struct FuseElementwiseProducersPass
           if (isDataMovementGeneric(producer) && use->get().hasOneUse())
             return isa<linalg::GenericOp>(use->getOwner());
           return isElementForElement(use);
+        });
+    // A grouped convolution reads its weight expanded to [G, F/G, ...]
+    // (tensor.expand_shape): a transpose ahead of it (a stored layout)
+    // takes the expanded shape itself, so that the fusion above can fold
+    // it into the convolution.
+    linalg::populateFoldReshapeOpsByExpansionPatterns(
+        patterns, [](OpOperand *use) {
+          return isa<tensor::ExpandShapeOp>(use->getOwner()) &&
+                 isDataMovementGeneric(use->get().getDefiningOp()) &&
+                 use->get().hasOneUse();
         });
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();

@@ -16,8 +16,9 @@
 // kernel and kiln-fuse-elementwise-producers folds it into the
 // convolution's indexing map, so the kernel reads the stored weight
 // directly, contiguous along c like a 1x1 convolution's. GPU targets only
-// (the CPU kernels' loop order reads the ONNX layout well). Groups of 1
-// (split-K's grouped convolutions keep theirs). Runs after
+// (the CPU kernels' loop order reads the ONNX layout well). Grouped
+// convolutions too (split-K's: the lowering's expand_shape of the weight
+// to [G, F/G, ...] moves ahead of the transpose). Runs after
 // kiln-demote-precision: the constant may be float16 behind its widening.
 //
 //===----------------------------------------------------------------------===//
@@ -73,9 +74,11 @@ struct ChannelsLastConvWeightsPass
   }
 
   void rewrite(ConvOp conv) {
+    // Not for a depthwise convolution's [F][1][k...] (nothing to gather
+    // along C) nor a 1x1's [F][C][1...] (contiguous along C already).
     auto type = dyn_cast<RankedTensorType>(conv.getWeight().getType());
-    if (conv.getGroup() != 1 || !type || !type.hasStaticShape() ||
-        type.getRank() < 3 ||
+    if (!type || !type.hasStaticShape() || type.getRank() < 3 ||
+        type.getDimSize(1) == 1 ||
         type.getNumElements() == type.getDimSize(0) * type.getDimSize(1))
       return;
     OpOperand *operand = constantOperand(conv);

@@ -179,7 +179,7 @@ def ChannelsLastConvWeights
   let summary = "Stores the constant weights of KxK convolutions as "
                 "[F][kh][kw][C], read through a transpose";
   let description = [{
-    A convolution (groups of 1) whose window is more than one element and
+    A convolution (not depthwise) whose window is more than one element and
     whose weight is a constant (float32, or 16-bit behind a widening
     `kiln.cast`) reads a new constant holding the weight as [F][kh][kw][C]
     through a `kiln.transpose` back to [F][C][kh][kw]. The transpose joins

@@ -32,16 +32,30 @@ func.func @conv3x3_f16(%x: tensor<1x4x5x5xf32>) -> tensor<1x8x3x3xf32> {
 
 // -----
 
-// Left alone: a 1x1 convolution (its weight is [F][C] already), a grouped
-// one, and one whose weight is not a constant.
+// A grouped convolution (split-K's) too: [F][C/G][k...] as [F][k...][C/G].
+// CHECK-LABEL: func.func @grouped
+// CHECK: %[[STORED:.+]] = kiln.constant dense<1.000000e+00> : tensor<8x3x3x2xf32>
+// CHECK: %[[W:.+]] = kiln.transpose %[[STORED]] {perm = array<i64: 0, 3, 1, 2>} : tensor<8x3x3x2xf32> -> tensor<8x2x3x3xf32>
+// CHECK: kiln.conv %arg0, %[[W]] {{.*}}group = 2
+func.func @grouped(%x: tensor<1x4x5x5xf32>) -> tensor<1x8x3x3xf32> {
+  %wg = kiln.constant dense<1.0> : tensor<8x2x3x3xf32>
+  %0 = kiln.conv %x, %wg {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x3x3xf32>
+  return %0 : tensor<1x8x3x3xf32>
+}
+
+// -----
+
+// Left alone: a 1x1 convolution (its weight is [F][C] already), a
+// depthwise one ([F][1][k...]: nothing to gather along C), and one whose
+// weight is not a constant.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: kiln.transpose
 // CHECK: return
-func.func @left_alone(%x: tensor<1x4x5x5xf32>, %wv: tensor<8x4x3x3xf32>) -> (tensor<1x8x5x5xf32>, tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>) {
+func.func @left_alone(%x: tensor<1x4x5x5xf32>, %wv: tensor<8x4x3x3xf32>) -> (tensor<1x8x5x5xf32>, tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>) {
   %w1 = kiln.constant dense<1.0> : tensor<8x4x1x1xf32>
   %0 = kiln.conv %x, %w1 {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x5x5xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x5x5xf32>
-  %wg = kiln.constant dense<1.0> : tensor<8x2x3x3xf32>
-  %1 = kiln.conv %x, %wg {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x3x3xf32>
+  %wd = kiln.constant dense<1.0> : tensor<4x1x3x3xf32>
+  %1 = kiln.conv %x, %wd {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 4 : i64} : (tensor<1x4x5x5xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x3x3xf32>
   %2 = kiln.conv %x, %wv {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x5x5xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x3x3xf32>
-  return %0, %1, %2 : tensor<1x8x5x5xf32>, tensor<1x8x3x3xf32>, tensor<1x8x3x3xf32>
+  return %0, %1, %2 : tensor<1x8x5x5xf32>, tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>
 }
