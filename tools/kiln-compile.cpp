@@ -105,7 +105,7 @@ static cl::opt<bool> allowTf32(
              "mantissa products, float32 accumulation)"));
 /// --split-matmul-k / --split-conv-k / --window-padding-in-place /
 /// --patchify-convs / --space-to-depth-convs /
-/// --channels-last-conv-weights: GPU
+/// --channels-last-conv-weights / --k-major-matmul-weights: GPU
 /// targets only unless forced.
 enum class GpuDefault { Auto, On, Off };
 static auto gpuDefaultValues() {
@@ -149,6 +149,12 @@ static cl::opt<GpuDefault> channelsLastConvWeights(
     cl::desc("Store the constant weights of KxK convolutions as "
              "[F][kh][kw][C], read through a transpose that folds into the "
              "kernel (kiln-channels-last-conv-weights)"),
+    gpuDefaultValues(), cl::init(GpuDefault::Auto));
+static cl::opt<GpuDefault> kMajorMatMulWeights(
+    "k-major-matmul-weights",
+    cl::desc("Store the 16-bit constant weights of MatMuls as [N][K], read "
+             "through a transpose that folds into the matmul "
+             "(kiln-k-major-matmul-weights)"),
     gpuDefaultValues(), cl::init(GpuDefault::Auto));
 static cl::opt<std::string>
     dumpIRDir("dump-ir",
@@ -252,6 +258,8 @@ int main(int argc, char **argv) {
   if (channelsLastConvWeights != GpuDefault::Auto)
     request.compile.channelsLastConvWeights =
         channelsLastConvWeights == GpuDefault::On;
+  if (kMajorMatMulWeights != GpuDefault::Auto)
+    request.compile.kMajorMatMulWeights = kMajorMatMulWeights == GpuDefault::On;
   request.stopAfter = *phase;
   for (const std::string &spec : inputShapes) {
     std::string error;

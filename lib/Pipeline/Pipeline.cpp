@@ -214,6 +214,10 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
     return std::string(options.patchifyConvs.value_or(cuda || rocm)
                            ? "func.func(kiln-patchify-convs-as-einsums),"
                            : "") +
+           // Before the fold that makes its transposes permuted einsums.
+           (options.kMajorMatMulWeights.value_or(cuda || rocm)
+                ? "func.func(kiln-k-major-matmul-weights),"
+                : "") +
            (cuda || rocm
                 ? "func.func(kiln-fold-transposes-into-contractions),"
                 : "") +

@@ -192,6 +192,21 @@ def ChannelsLastConvWeights
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def KMajorMatMulWeights
+    : Pass<"kiln-k-major-matmul-weights", "mlir::func::FuncOp"> {
+  let summary = "Stores a MatMul's 16-bit constant weight [N][K], read "
+                "through a transpose";
+  let description = [{
+    A `kiln.matmul` whose B is a 2-D 16-bit constant behind its widening
+    `kiln.cast` (the matmuls that take tensor cores) reads a new constant
+    holding it transposed, [N][K], through a `kiln.transpose`, which
+    kiln-fold-transposes-into-contractions folds into the matmul (a
+    permuted einsum): tensor-core fragments loaded from global memory then
+    read B contiguous along K, 8 bytes a lane. GPU targets.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitPointwiseConvStride
     : Pass<"kiln-split-pointwise-conv-stride", "mlir::func::FuncOp"> {
   let summary = "Subsamples a strided 1x1 convolution's input with its own kiln.slice";

@@ -60,6 +60,9 @@ struct CompileOptions {
   /// kiln-channels-last-conv-weights: constant weights of KxK
   /// convolutions stored [F][kh][kw][C]; unset: on for GPU targets.
   std::optional<bool> channelsLastConvWeights;
+  /// kiln-k-major-matmul-weights: 16-bit constant MatMul weights stored
+  /// [N][K]; unset: on for GPU targets.
+  std::optional<bool> kMajorMatMulWeights;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };
