@@ -37,25 +37,6 @@ using namespace kiln;
 
 namespace {
 
-/// The weight [F][C][k...] of `conv` rearranged as [F][k...][C], or failure.
-FailureOr<ElementsAttr> channelsLast(ElementsAttr weight) {
-  auto type = cast<RankedTensorType>(weight.getType());
-  int64_t filters = type.getDimSize(0), channels = type.getDimSize(1);
-  int64_t window = type.getNumElements() / (filters * channels);
-  SmallVector<int64_t> shape = {filters};
-  llvm::append_range(shape, type.getShape().drop_front(2));
-  shape.push_back(channels);
-  // Element (f, w, c) of the result is element (f, c, w) of the source.
-  return rearrangeFloatConstant(
-      weight, RankedTensorType::get(shape, type.getElementType()),
-      [&](int64_t i) {
-        int64_t c = i % channels, w = (i / channels) % window,
-                f = i / (channels * window);
-        return (f * channels + c) * window + w;
-      },
-      ".fkc");
-}
-
 struct ChannelsLastConvWeightsPass
     : public kiln::impl::ChannelsLastConvWeightsBase<
           ChannelsLastConvWeightsPass> {
@@ -85,8 +66,17 @@ struct ChannelsLastConvWeightsPass
     if (!operand)
       return;
     auto constant = operand->get().getDefiningOp<ConstantOp>();
-    FailureOr<ElementsAttr> stored =
-        channelsLast(cast<ElementsAttr>(constant.getValue()));
+    // [F][C][k...] stored as [F][k...][C], read back through the inverse
+    // permutation.
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> toStored = {0}, toOnnx = {0, rank - 1};
+    for (int64_t d = 2; d < rank; ++d)
+      toStored.push_back(d);
+    toStored.push_back(1);
+    for (int64_t d = 1; d + 1 < rank; ++d)
+      toOnnx.push_back(d);
+    FailureOr<ElementsAttr> stored = permuteFloatConstant(
+        cast<ElementsAttr>(constant.getValue()), toStored, ".fkc");
     if (failed(stored))
       return;
     OpBuilder b(operand->getOwner());
@@ -95,14 +85,9 @@ struct ChannelsLastConvWeightsPass
     // Part of the convolution's work, named by its node (the kernel's
     // name) but holding none of its ONNX values.
     Location loc = withoutOnnxValues(conv.getLoc());
-    // [F][k...][C] back to [F][C][k...].
-    int64_t rank = type.getRank();
-    SmallVector<int64_t> perm = {0, rank - 1};
-    for (int64_t d = 1; d + 1 < rank; ++d)
-      perm.push_back(d);
     Value asOnnx = TransposeOp::create(
         b, loc, cast<RankedTensorType>(operand->get().getType()),
-        channelsLastWeight, b.getDenseI64ArrayAttr(perm));
+        channelsLastWeight, b.getDenseI64ArrayAttr(toOnnx));
     operand->set(asOnnx);
     if (constant->use_empty())
       constant->erase();

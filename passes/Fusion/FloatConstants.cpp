@@ -42,6 +42,30 @@ FailureOr<std::vector<char>> elementBytes(ElementsAttr value, size_t width,
 
 } // namespace
 
+FailureOr<ElementsAttr> kiln::permuteFloatConstant(ElementsAttr value,
+                                                   ArrayRef<int64_t> perm,
+                                                   StringRef nameSuffix) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> sourceStrides(rank, 1), shape(rank);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    sourceStrides[d] = sourceStrides[d + 1] * type.getDimSize(d + 1);
+  for (int64_t d = 0; d < rank; ++d)
+    shape[d] = type.getDimSize(perm[d]);
+  return rearrangeFloatConstant(
+      value, RankedTensorType::get(shape, type.getElementType()),
+      [&](int64_t i) {
+        // Result dim d, innermost first, steps along source dim perm[d].
+        int64_t source = 0;
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          source += (i % shape[d]) * sourceStrides[perm[d]];
+          i /= shape[d];
+        }
+        return source;
+      },
+      nameSuffix);
+}
+
 FailureOr<ElementsAttr>
 kiln::rearrangeFloatConstant(ElementsAttr value, RankedTensorType resultType,
                              function_ref<int64_t(int64_t)> sourceIndex,

@@ -27,6 +27,13 @@ rearrangeFloatConstant(mlir::ElementsAttr value,
                        llvm::function_ref<int64_t(int64_t)> sourceIndex,
                        llvm::StringRef nameSuffix);
 
+/// The constant `value` with its dims permuted as kiln.transpose would:
+/// result dim i is source dim `perm[i]`. The same storage and failures as
+/// rearrangeFloatConstant.
+mlir::FailureOr<mlir::ElementsAttr>
+permuteFloatConstant(mlir::ElementsAttr value, llvm::ArrayRef<int64_t> perm,
+                     llvm::StringRef nameSuffix);
+
 } // namespace kiln
 
 #endif

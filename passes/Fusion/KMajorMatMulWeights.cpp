@@ -34,16 +34,6 @@ using namespace kiln;
 
 namespace {
 
-/// The matrix `weight` (K x N) transposed, or failure.
-FailureOr<ElementsAttr> transposed(ElementsAttr weight) {
-  auto type = cast<RankedTensorType>(weight.getType());
-  int64_t k = type.getDimSize(0), n = type.getDimSize(1);
-  // Element (j, i) of the result is element (i, j) of the source.
-  return rearrangeFloatConstant(
-      weight, RankedTensorType::get({n, k}, type.getElementType()),
-      [&](int64_t e) { return (e % k) * n + e / k; }, ".nk");
-}
-
 struct KMajorMatMulWeightsPass
     : public kiln::impl::KMajorMatMulWeightsBase<KMajorMatMulWeightsPass> {
   void runOnOperation() override {
@@ -58,8 +48,8 @@ struct KMajorMatMulWeightsPass
     auto type = dyn_cast<RankedTensorType>(widen.getInput().getType());
     if (!constant || !type || type.getRank() != 2 || !type.hasStaticShape())
       return;
-    FailureOr<ElementsAttr> stored =
-        transposed(cast<ElementsAttr>(constant.getValue()));
+    FailureOr<ElementsAttr> stored = permuteFloatConstant(
+        cast<ElementsAttr>(constant.getValue()), {1, 0}, ".nk");
     if (failed(stored))
       return;
     // The fold makes the matmul an einsum over the activations' own dims,

@@ -21,19 +21,6 @@ using namespace kiln;
 
 namespace {
 
-/// The float32 matrix `value` (rows x columns) transposed; failure when its
-/// storage is not readable.
-FailureOr<ElementsAttr> transposeMatrix(ElementsAttr value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
-  auto transposedType =
-      RankedTensorType::get({columns, rows}, type.getElementType());
-  // Element (c, r) of the result is element (r, c) of the source.
-  return rearrangeFloatConstant(
-      value, transposedType,
-      [&](int64_t i) { return (i % rows) * columns + i / rows; }, ".t");
-}
-
 struct TransposeWeightsPass
     : public kiln::impl::TransposeWeightsBase<TransposeWeightsPass> {
   void runOnOperation() override {
@@ -43,8 +30,8 @@ struct TransposeWeightsPass
       if (!gemm.getTransB() || !weights || !type || !type.hasStaticShape() ||
           !type.getElementType().isF32())
         return;
-      FailureOr<ElementsAttr> transposed =
-          transposeMatrix(cast<ElementsAttr>(weights.getValue()));
+      FailureOr<ElementsAttr> transposed = permuteFloatConstant(
+          cast<ElementsAttr>(weights.getValue()), {1, 0}, ".t");
       if (failed(transposed))
         return;
       OpBuilder builder(gemm);

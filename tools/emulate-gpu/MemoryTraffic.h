@@ -93,9 +93,9 @@ public:
   /// An access by GPU thread `thread` of the current block. One that
   /// continues a recent access of the thread by a site before it (the
   /// same loop iteration, or the next of an unrolled loop) joins it where
-  /// the two make one aligned access of at most 16 bytes: NVPTX's load-store vectorizer makes those
-  /// `ld/st.v2/.v4` where it can prove the alignment (the PTX shows
-  /// whether it did).
+  /// the two make one aligned access of at most 16 bytes: NVPTX's
+  /// load-store vectorizer makes those `ld/st.v2/.v4` where it can prove
+  /// the alignment (the PTX shows whether it did).
   void record(int64_t thread, int64_t site, uint64_t address, int64_t bytes);
   /// Counts the current block's requests and forgets its accesses.
   void finishBlock();

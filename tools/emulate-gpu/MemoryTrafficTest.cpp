@@ -22,6 +22,14 @@ std::vector<LaneAccess> strided(uint64_t base, int64_t stride, int64_t bytes,
   return lanes;
 }
 
+/// The kernel line MemoryTraffic prints for its blocks so far.
+std::string printed(const MemoryTraffic &traffic) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  traffic.print(os, "k", false);
+  return text;
+}
+
 TEST(GlobalRequest, ConsecutiveWordsAreFourSectors) {
   Traffic traffic = globalRequest(strided(1024, 4, 4));
   EXPECT_EQ(traffic.transactions, 4);
@@ -123,10 +131,7 @@ TEST(MemoryTraffic, LanesOfAWarpMatchByExecution) {
     for (int64_t thread = 0; thread < 64; ++thread)
       traffic.record(thread, 0, 4096 * execution + 4 * thread, 4);
   traffic.finishBlock();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  traffic.print(os, "k", false);
-  EXPECT_EQ(text, "k: memory: global loads 4 requests, 4.0 sectors each, 100% "
+  EXPECT_EQ(printed(traffic), "k: memory: global loads 4 requests, 4.0 sectors each, 100% "
                   "of their bytes used\n");
 }
 
@@ -143,10 +148,7 @@ TEST(MemoryTraffic, AdjacentAlignedAccessesJoinIntoOneVector) {
     traffic.record(thread, 2, 4096 + 4 * thread, 4);
   }
   traffic.finishBlock();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  traffic.print(os, "k", false);
-  EXPECT_EQ(text, "k: memory: global loads 2 requests, 6.0 sectors each, 100% "
+  EXPECT_EQ(printed(traffic), "k: memory: global loads 2 requests, 6.0 sectors each, 100% "
                   "of their bytes used\n");
 }
 
@@ -158,10 +160,7 @@ TEST(MemoryTraffic, ASiteDoesNotJoinItselfOutsideUnrolledLoops) {
     traffic.record(thread, 0, 8 * thread + 4, 4);
   }
   traffic.finishBlock();
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  traffic.print(os, "k", false);
-  EXPECT_EQ(text, "k: memory: global loads 2 requests, 8.0 sectors each, 50% "
+  EXPECT_EQ(printed(traffic), "k: memory: global loads 2 requests, 8.0 sectors each, 50% "
                   "of their bytes used\n");
 }
 
