@@ -888,6 +888,13 @@ def build_import_models():
         [vi("a", [1024, 256]), vi("b", [1024, 256])], [vi("y", [1024, 256])])
     imp("matmul_large", [n("MatMul", ["a", "b"], ["y"], "matmul")],
         [vi("a", [512, 128]), vi("b", [128, 512])], [vi("y", [512, 512])])
+    # float16, 288 blocks of 128x128 on the GPU targets, K in four stages
+    # of 32: 64 KiB of stage buffers, dynamic shared memory on cuda
+    # (test/Target/cuda-ptx.test).
+    imp("matmul_f16_wide", [n("MatMul", ["a", "b"], ["y"], "matmul")],
+        [vi("a", [2048, 128], TensorProto.FLOAT16),
+         vi("b", [128, 2304], TensorProto.FLOAT16)],
+        [vi("y", [2048, 2304], TensorProto.FLOAT16)])
     # Found by kiln-fuzz-importer: Concat of a matrix and a scalar crashed
     # shape inference (test/Import/errors.test expects a clean error).
     imp("concat_rank_mismatch", [n("Concat", ["a", "b"], ["y"], "concat", axis=0)],

@@ -93,6 +93,14 @@ static cl::opt<std::string> matrixBlock(
              "one warp reading global memory; larger blocks stage operands "
              "through shared memory. Default: chosen per kernel"),
     cl::value_desc("RxC"));
+static cl::opt<int64_t> workgroupMemoryLimit(
+    "workgroup-memory-limit",
+    cl::desc("cuda: most shared memory one GPU block may use, in bytes; the "
+             "stage pipelines of tensor-core blocks are sized to it. "
+             "Default: what every chip of the target allows (227 KiB on "
+             "sm_90, 163 KiB on sm_80, 99 KiB on sm_86/sm_89); over 48 KiB "
+             "is dynamic shared memory"),
+    cl::value_desc("BYTES"), cl::init(0));
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("Type float32 tensors are kept in between ops: f32 (default), "
@@ -243,6 +251,12 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (workgroupMemoryLimit < 0) {
+    llvm::errs() << "error: --workgroup-memory-limit must be >= 0, got "
+                 << workgroupMemoryLimit << "\n";
+    return 2;
+  }
+  request.compile.workgroupMemoryLimit = workgroupMemoryLimit;
   request.compile.precision = precision;
   request.compile.allowTf32 = allowTf32;
   if (splitMatMulK != GpuDefault::Auto)

@@ -35,6 +35,7 @@
 
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
+#include "kiln/Target/CudaTarget.h"
 #include "kiln/Pipeline/Pipeline.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -115,6 +116,13 @@ static llvm::cl::opt<bool> memoryTrafficSites(
     llvm::cl::desc("With --memory-traffic, also a line per load or store "
                    "that takes more sectors or wavefronts than its bytes "
                    "need, named by op and location"));
+static llvm::cl::opt<int64_t> workgroupMemoryBytes(
+    "workgroup-memory-bytes",
+    llvm::cl::desc("Workgroup memory a block may use, as kiln-compile's "
+                   "target gives it (the stage buffers are sized to it); "
+                   "default: sm_90's 227 KiB for nvidia (--target=cuda), "
+                   "48 KiB for amd"),
+    llvm::cl::init(0));
 static llvm::cl::opt<double> tolerance(
     "tolerance",
     llvm::cl::desc("Largest |emulated - reference| / (1 + |reference|)"),
@@ -327,6 +335,20 @@ extern "C" void kiln_emu_matrix(float *, float *scratch, int64_t offset,
   warpBarrier.arriveAndWait();
 }
 
+/// The first access whose address the GPU would refuse as misaligned (a
+/// cp.async of N bytes at an address N does not divide, an ldmatrix row
+/// not 16-byte aligned): "misaligned address" faults the context there,
+/// while the host here does not care.
+std::string misalignedAccess;
+
+void noteMisaligned(const char *what, int64_t address, int64_t alignment) {
+  if (misalignedAccess.empty())
+    misalignedAccess = (llvm::Twine(what) + " at an address " +
+                        llvm::Twine(address % alignment) + " bytes past a " +
+                        llvm::Twine(alignment) + "-byte boundary")
+                           .str();
+}
+
 /// nvgpu.ldmatrix x4: `scratch` (a memref<20xf32>) holds this lane's row,
 /// the 8 16-bit elements at the address it gave, in [0, 8), and receives
 /// its fragment in [8, 16). PTX ISA: lanes 8m..8m+7 give rows 0-7 of
@@ -334,7 +356,10 @@ extern "C" void kiln_emu_matrix(float *, float *scratch, int64_t offset,
 /// columns 2 (l % 4) and 2 (l % 4) + 1; with .trans (`transpose` 1), at
 /// rows 2 (l % 4) and 2 (l % 4) + 1 of column l / 4.
 extern "C" void kiln_emu_ldmatrix(float *, float *scratch, int64_t offset,
-                                  int64_t, int64_t, int64_t transpose) {
+                                  int64_t, int64_t, int64_t transpose,
+                                  int64_t address) {
+  if (address % 16)
+    noteMisaligned("an ldmatrix row", address, 16);
   ThreadBlock &block = *currentBlock;
   int64_t thread = scheduler.current();
   int warp = thread / 32, lane = thread % 32;
@@ -403,6 +428,11 @@ extern "C" void kiln_emu_async_copy(int64_t dst, int64_t src, int64_t bytes,
                                     int64_t sourceBytes) {
   auto *to = reinterpret_cast<uint8_t *>(dst);
   auto *from = reinterpret_cast<const uint8_t *>(src);
+  // PTX: both addresses aligned to the copy's size.
+  if (dst % bytes)
+    noteMisaligned("a cp.async writes workgroup memory", dst, bytes);
+  if (sourceBytes > 0 && src % bytes)
+    noteMisaligned("a cp.async reads global memory", src, bytes);
   if (sourceBytes < 0 || sourceBytes > bytes ||
       (checkBounds &&
        ((sourceBytes > 0 && !withinOne(globalRanges, from, sourceBytes)) ||
@@ -765,8 +795,11 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
             scratch, ValueRange{index(i)});
       func::CallOp::create(
           b, loc, "kiln_emu_ldmatrix", TypeRange{},
-          ValueRange{scratch, arith::ConstantIntOp::create(
-                                  b, loc, ldmatrix.getTranspose() ? 1 : 0, 64)});
+          ValueRange{scratch,
+                     arith::ConstantIntOp::create(
+                         b, loc, ldmatrix.getTranspose() ? 1 : 0, 64),
+                     byteAddress(b, loc, ldmatrix.getSrcMemref(),
+                                 ldmatrix.getIndices())});
       SmallVector<Value> elements;
       for (int64_t i = 0; i < 8; ++i)
         elements.push_back(arith::TruncFOp::create(
@@ -1009,7 +1042,13 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     if (func.getName() == name)
       func.setName("reference");
   int64_t warpSize = arch == "amd" ? 64 : 32;
-  std::string gpuPipeline = kiln::gpuThreadMappingPasses(arch, warpSize, tf32);
+  int64_t workgroupMemory = workgroupMemoryBytes;
+  if (workgroupMemory <= 0)
+    workgroupMemory =
+        arch == "amd" ? kiln::kStaticWorkgroupBytes
+                      : kiln::cudaWorkgroupMemoryLimit(kiln::CudaTargetSpec{{"sm_90"}});
+  std::string gpuPipeline =
+      kiln::gpuThreadMappingPasses(arch, warpSize, tf32, workgroupMemory);
   if (failed(runPipeline(*module, gpuPipeline)) ||
       failed(runPipeline(*reference,
                          "func.func(scf-forall-to-for),"
@@ -1067,7 +1106,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   declare("kiln_emu_matrix", {MemRefType::get({kSlot}, b.getF32Type()),
                               b.getI64Type()});
   declare("kiln_emu_ldmatrix",
-          {MemRefType::get({kSlot}, b.getF32Type()), b.getI64Type()});
+          {MemRefType::get({kSlot}, b.getF32Type()), b.getI64Type(),
+           b.getI64Type()});
   declare("kiln_emu_async_copy",
           {b.getI64Type(), b.getI64Type(), b.getI64Type(), b.getI64Type()});
   declare("kiln_emu_async_commit", {});
@@ -1186,6 +1226,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   for (Buffer &buffer : sharedBuffers)
     workgroupRanges.push_back({buffer.bytes.data(), buffer.bytes.size()});
   asyncCopyOutOfBounds = false;
+  misalignedAccess.clear();
   auto resetShared = [&] {
     for (Buffer &buffer : sharedBuffers)
       for (int64_t e = 0; e < buffer.count(); ++e)
@@ -1227,6 +1268,11 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     llvm::outs() << name << ": " << blocks << " blocks x " << threads
                  << " threads: a cp.async copies outside the kernel's "
                     "buffers: OUT OF BOUNDS\n";
+    return failure();
+  }
+  if (!misalignedAccess.empty()) {
+    llvm::outs() << name << ": " << blocks << " blocks x " << threads
+                 << " threads: " << misalignedAccess << ": MISALIGNED\n";
     return failure();
   }
   double worst = 0;

@@ -241,6 +241,11 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
   report.nodes = nodes;
   report.workgroups = workgroups;
   report.threads = threads;
+  if (auto bytes = kernel->getAttrOfType<IntegerAttr>("kiln.workgroup_memory"))
+    report.workgroupMemory = bytes.getInt();
+  if (auto bytes =
+          kernel->getAttrOfType<IntegerAttr>("kiln.dynamic_workgroup_memory"))
+    report.dynamicWorkgroupMemory = bytes.getInt();
   if (auto flops = kernel->getAttrOfType<IntegerAttr>("kiln.flops"))
     report.flops = flops.getInt();
   if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.tile"))
@@ -278,7 +283,8 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
   auto bindingVector = fbb.CreateVector(bindings);
   dispatches.push_back(fb::CreateDispatch(fbb, kernelName, bindingVector,
                                          workgroups, nodeOffsets, report.flops,
-                                         threads, fbb.CreateVector(results)));
+                                         threads, fbb.CreateVector(results),
+                                         report.dynamicWorkgroupMemory));
   return success();
 }
 

@@ -234,6 +234,11 @@ void kiln::writeReportJson(const CompileResult &result, StringRef model,
           json.attribute("min_bytes", int64_t(k.bytes));
           json.attribute("workgroups", int64_t(k.workgroups));
           json.attribute("threads", int64_t(k.threads));
+          if (k.workgroupMemory)
+            json.attribute("workgroup_memory", int64_t(k.workgroupMemory));
+          if (k.dynamicWorkgroupMemory)
+            json.attribute("dynamic_workgroup_memory",
+                           int64_t(k.dynamicWorkgroupMemory));
           if (k.tile.size() == 2)
             json.attributeObject("tile", [&] {
               json.attribute("loop", k.tile[0]);

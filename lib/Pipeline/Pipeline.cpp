@@ -105,9 +105,12 @@ std::string kiln::gpuBufferizePasses() {
 }
 
 std::string kiln::gpuThreadMappingPasses(llvm::StringRef matrixArch,
-                                         int64_t lanes, bool tf32) {
+                                         int64_t lanes, bool tf32,
+                                         int64_t workgroupMemoryBytes) {
+  std::string workgroupMemory =
+      " workgroup-memory-bytes=" + std::to_string(workgroupMemoryBytes);
   return "func.func(kiln-contract-with-matrix-cores{arch=" + matrixArch.str() +
-         (tf32 ? " tf32=true" : "") +
+         (tf32 ? " tf32=true" : "") + workgroupMemory +
          "}),"
          "func.func(kiln-contract-with-thread-tiles),"
          "func.func(kiln-distribute-rows-to-lanes{lanes=" +
@@ -116,16 +119,19 @@ std::string kiln::gpuThreadMappingPasses(llvm::StringRef matrixArch,
          "func.func(kiln-distribute-copies-to-threads),"
          "func.func(convert-linalg-to-loops),"
          "kiln-map-kernels-to-gpu{warp-size=" +
-         std::to_string(lanes) + "}";
+         std::to_string(lanes) + workgroupMemory + "}";
 }
 
 /// What both GPU targets do to tiled kernels: bufferize, keep small
 /// temporaries on the stack, give each row-reduction row to the lanes of a
 /// warp, and make every kernel a gpu.func of one gpu.module.
 static std::string gpuKernelsPrefix(llvm::StringRef matrixArch,
-                                    int64_t lanes, bool tf32 = false) {
+                                    int64_t lanes, bool tf32,
+                                    int64_t workgroupMemoryBytes) {
   return "builtin.module(" + gpuBufferizePasses() + "," +
-         gpuThreadMappingPasses(matrixArch, lanes, tf32) + ",";
+         gpuThreadMappingPasses(matrixArch, lanes, tf32,
+                                workgroupMemoryBytes) +
+         ",";
 }
 
 /// The gpu.module lowered to NVVM with one target per chip; serialization
@@ -134,16 +140,23 @@ static std::string gpuKernelsPrefix(llvm::StringRef matrixArch,
 static std::string cudaKernelsPipeline(const CompileOptions &options) {
   std::string error;
   bool toolkit = !findCudaToolkit(options.cudaToolkit).empty();
+  FailureOr<CudaTargetSpec> spec = parseCudaTarget(options.target, error);
+  // Buffers over 48 KiB become dynamic shared memory, up to what every
+  // chip of the target allows a block (163 KiB on sm_80, 227 on sm_90).
+  int64_t workgroupMemory = cudaWorkgroupMemoryLimit(*spec);
+  if (options.workgroupMemoryLimit > 0)
+    workgroupMemory = std::min(workgroupMemory, options.workgroupMemoryLimit);
   std::string pipeline =
-      gpuKernelsPrefix("nvidia", 32, options.allowTf32) +
+      gpuKernelsPrefix("nvidia", 32, options.allowTf32, workgroupMemory) +
+      "kiln-dynamic-workgroup-memory,"
       "gpu.module(gpu.func(kiln-hoist-static-allocas),"
       "expand-strided-metadata,lower-affine,convert-nvgpu-to-nvvm," +
       (toolkit ? "" : "kiln-approximate-math,") +
       "convert-scf-to-cf,"
-      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}" +
+      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
+      "kiln-extern-dynamic-shared-memory" +
       (toolkit ? "" : ",kiln-libdevice-to-intrinsics") + "),";
   // sm_90 needs PTX 8.0; the same ISA version serves every chip we support.
-  FailureOr<CudaTargetSpec> spec = parseCudaTarget(options.target, error);
   for (const std::string &chip : spec->chips)
     pipeline += "nvvm-attach-target{chip=" + chip + " features=+ptx80 O=3},";
   return pipeline + "reconcile-unrealized-casts,canonicalize)";
@@ -156,7 +169,7 @@ static std::string rocmKernelsPipeline(const CompileOptions &options) {
   std::string error;
   FailureOr<RocmTargetSpec> spec = parseRocmTarget(options.target, error);
   std::string pipeline =
-      gpuKernelsPrefix("amd", 64) +
+      gpuKernelsPrefix("amd", 64, /*tf32=*/false, kStaticWorkgroupBytes) +
       "gpu.module(gpu.func(kiln-hoist-static-allocas),"
       "expand-strided-metadata,lower-affine,convert-scf-to-cf,"
       "convert-amdgpu-to-rocdl{chipset=" + rocmLoweringChip(*spec) + "}),"

@@ -20,6 +20,24 @@ using namespace kiln;
 static constexpr llvm::StringLiteral kSupportedChips[] = {
     "sm_80", "sm_86", "sm_89", "sm_90", "sm_90a"};
 
+int64_t kiln::cudaWorkgroupMemoryLimit(const CudaTargetSpec &spec) {
+  // The CUDA C++ Programming Guide's table of technical specifications
+  // per compute capability ("maximum amount of shared memory per thread
+  // block"), which cuDeviceGetAttribute's
+  // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN reports.
+  auto limit = [](StringRef chip) -> int64_t {
+    if (chip.starts_with("sm_90"))
+      return 227 * 1024;
+    if (chip == "sm_80")
+      return 163 * 1024;
+    return 99 * 1024; // sm_86, sm_89
+  };
+  int64_t bytes = INT64_MAX;
+  for (const std::string &chip : spec.chips)
+    bytes = std::min(bytes, limit(chip));
+  return bytes;
+}
+
 bool kiln::isCudaTarget(StringRef target) {
   return target == "cuda" || target.starts_with("cuda:");
 }

@@ -290,13 +290,13 @@ struct ContractWithMatrixCoresPass
   static constexpr int64_t kMaxAsyncBuffers = 4;
 
   /// Stage buffers per operand of a cp.async pipeline in stages of `depth`
-  /// along K: as many as fit the static workgroup memory, up to
+  /// along K: as many as fit the workgroup memory a block may use, up to
   /// kMaxAsyncBuffers and one more than the reduction has stages; at least
   /// two.
-  static int64_t asyncBuffers(const OutputBlock &block, int64_t depth,
-                              std::array<bool, 2> kMajor) {
+  int64_t asyncBuffers(const OutputBlock &block, int64_t depth,
+                       std::array<bool, 2> kMajor) const {
     int64_t buffers = std::min(kMaxAsyncBuffers,
-                               kStaticWorkgroupBytes /
+                               workgroupMemoryBytes /
                                    block.stageBytes(depth, kMajor,
                                                     /*async=*/true));
     buffers = std::min(buffers, block.stageCount(depth) + 1);
@@ -306,9 +306,11 @@ struct ContractWithMatrixCoresPass
   /// The stage depth along K (32 or 16, dividing K) and buffers per operand
   /// of a cp.async pipeline that keep the most of K in flight (depth times
   /// buffers - 1; the deeper stage on a tie: fewer barriers), among those
-  /// whose copies cp.async takes (stageCopiesAsync). A 128x128 block fits
-  /// two buffers of 32 (37 KiB) or four of 16 (41 KiB): 48 along K in
-  /// flight instead of 32. None when no depth qualifies.
+  /// whose copies cp.async takes (stageCopiesAsync). In CUDA's 48 KiB of
+  /// static shared memory a 128x128 float16 block fits two buffers of 32
+  /// (32 KiB) or four of 16: 48 along K in flight instead of 32; with the
+  /// dynamic shared memory of sm_80/sm_90 (163/227 KiB) four of 32 (64
+  /// KiB): 96. None when no depth qualifies.
   std::optional<std::pair<int64_t, int64_t>>
   asyncPipeline(OutputBlock &block, std::array<bool, 2> kMajor) const {
     int64_t k = block.tileK;
@@ -354,8 +356,8 @@ struct ContractWithMatrixCoresPass
       return true;
     }
     // Stages of 32 along K, or 16 where 32 does not divide K or two
-    // buffers per operand would not fit the static workgroup memory (a
-    // 128x128 float32 block for TF32: 72 KiB at 32, 40 KiB at 16). Blocks
+    // buffers per operand would not fit the workgroup memory (a 128x128
+    // float32 block for TF32 in 48 KiB: 72 KiB at 32, 40 KiB at 16). Blocks
     // of 16-row warps (112 rows: 14 warps for 64 columns) take 16: at 32
     // the stage loads each of their 448 threads carries two iterations
     // ahead do not fit its 128 registers (ptxas spilled).
@@ -363,7 +365,7 @@ struct ContractWithMatrixCoresPass
       if (depth == 32 && warpRows == kTile && tileM > kTile)
         continue;
       if (k % depth != 0 ||
-          2 * block.stageBytes(depth, {false, false}) > kStaticWorkgroupBytes)
+          2 * block.stageBytes(depth, {false, false}) > workgroupMemoryBytes)
         continue;
       stageK = depth;
       // A stage slice that the threads do not divide (112 rows: seven

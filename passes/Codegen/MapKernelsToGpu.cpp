@@ -164,7 +164,12 @@ struct MapKernelsToGpuPass
     rewriter.setInsertionPoint(ret);
     rewriter.replaceOpWithNewOp<gpu::ReturnOp>(ret);
     allowFusedMultiplyAdd(gpuFunc);
-    if (failed(allocationsAsAttributions(rewriter, gpuFunc)))
+    eraseWriteOnlyHeapBuffers(rewriter, gpuFunc);
+    if (failed(checkNoHeapBuffers(gpuFunc)))
+      return failure();
+    FailureOr<int64_t> workgroupBytes =
+        allocationsAsAttributions(rewriter, gpuFunc);
+    if (failed(workgroupBytes))
       return failure();
     if (forall && total == 0)
       rewriter.eraseOp(forall); // an empty iteration space does nothing
@@ -176,18 +181,21 @@ struct MapKernelsToGpuPass
     auto i64 = rewriter.getI64Type();
     func->setAttr("kiln.workgroups", rewriter.getIntegerAttr(i64, blocks));
     func->setAttr("kiln.threads", rewriter.getIntegerAttr(i64, threads));
+    if (*workgroupBytes > 0)
+      func->setAttr("kiln.workgroup_memory",
+                    rewriter.getIntegerAttr(i64, *workgroupBytes));
     return success();
   }
 
   /// Buffers allocated in workgroup memory (a block's shared operand
-  /// stages) become the kernel's workgroup attributions: static shared
-  /// memory, one copy per block, aligned as the allocation asks (vector
-  /// loads from a stage need 16 bytes; the lowering otherwise aligns a
-  /// buffer only to its element). Fails, naming the kernel, when they add
-  /// up to more than a block may declare statically: the driver would
-  /// refuse to load the module on the device.
-  static LogicalResult allocationsAsAttributions(IRRewriter &rewriter,
-                                                 gpu::GPUFuncOp func) {
+  /// stages) become the kernel's workgroup attributions: shared memory,
+  /// one copy per block, aligned as the allocation asks (vector loads from
+  /// a stage need 16 bytes; the lowering otherwise aligns a buffer only to
+  /// its element). Returns their bytes; fails, naming the kernel, when
+  /// they add up to more than a block may use (workgroupMemoryBytes): the
+  /// driver would refuse to launch it.
+  FailureOr<int64_t> allocationsAsAttributions(IRRewriter &rewriter,
+                                               gpu::GPUFuncOp func) const {
     SmallVector<memref::AllocOp> allocs;
     int64_t bytes = 0;
     func.walk([&](memref::AllocOp alloc) {
@@ -197,11 +205,11 @@ struct MapKernelsToGpuPass
       MemRefType type = alloc.getType();
       bytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
     });
-    if (bytes > kStaticWorkgroupBytes)
+    if (bytes > workgroupMemoryBytes)
       return func.emitError("GPU kernel ")
              << func.getName() << " needs " << bytes
              << " bytes of workgroup memory, more than the "
-             << kStaticWorkgroupBytes << " a block may declare statically";
+             << int64_t(workgroupMemoryBytes) << " a block may use on this target";
     for (memref::AllocOp alloc : allocs) {
       BlockArgument buffer =
           func.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
@@ -214,7 +222,53 @@ struct MapKernelsToGpuPass
           rewriter.eraseOp(user);
       rewriter.replaceOp(alloc, buffer);
     }
-    return success();
+    return bytes;
+  }
+
+  /// Heap buffers (memref.alloc outside workgroup memory) that the kernel
+  /// only stores to: what is left of a block's accumulator tile once
+  /// kiln-contract-with-matrix-cores keeps each lane's fragments in
+  /// registers. On the GPU each would be a malloc per thread (a 128x128
+  /// float32 tile: 64 KiB, from a device heap of 8 MiB) that LLVM does not
+  /// delete, so they go here, with their stores.
+  static void eraseWriteOnlyHeapBuffers(IRRewriter &rewriter,
+                                        gpu::GPUFuncOp func) {
+    SmallVector<memref::AllocOp> allocs;
+    func.walk([&](memref::AllocOp alloc) {
+      if (!gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(alloc.getType()))
+        allocs.push_back(alloc);
+    });
+    for (memref::AllocOp alloc : allocs) {
+      bool writeOnly = llvm::all_of(alloc->getUses(), [](OpOperand &use) {
+        Operation *user = use.getOwner();
+        if (auto store = dyn_cast<memref::StoreOp>(user))
+          return use.get() == store.getMemRef();
+        if (auto store = dyn_cast<vector::StoreOp>(user))
+          return use.get() == store.getBase();
+        return isa<memref::DeallocOp>(user);
+      });
+      if (!writeOnly)
+        continue;
+      for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+        rewriter.eraseOp(user);
+      rewriter.eraseOp(alloc);
+    }
+  }
+
+  /// A heap buffer left in a kernel would be a device malloc per thread:
+  /// slow, and a null pointer (an illegal address) once the 8 MiB device
+  /// heap runs out. None should be left; one that is, is a code generator
+  /// bug, reported with the kernel's name instead of a fault at run time.
+  static LogicalResult checkNoHeapBuffers(gpu::GPUFuncOp func) {
+    WalkResult result = func.walk([&](memref::AllocOp alloc) {
+      if (gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(alloc.getType()))
+        return WalkResult::advance();
+      alloc.emitError("GPU kernel ")
+          << func.getName() << " allocates a " << alloc.getType()
+          << " per thread on the device heap";
+      return WalkResult::interrupt();
+    });
+    return failure(result.wasInterrupted());
   }
 
   /// Lets a multiply feeding an add become one fma instruction, as nvcc

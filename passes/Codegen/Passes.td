@@ -174,7 +174,8 @@ def MapKernelsToGpu : Pass<"kiln-map-kernels-to-gpu", "mlir::ModuleOp"> {
     that would leave the kernel fewer than `min-blocks` blocks: each block
     runs on one SM. A `kiln.cooperative` kernel's iteration is one whole block of
     `kiln.lanes` threads, and its workgroup-memory allocations become the
-    gpu.func's workgroup attributions. Any other kernel runs as one
+    gpu.func's workgroup attributions (their bytes in
+    `kiln.workgroup_memory` on the declaration). Any other kernel runs as one
     thread of one block (correct, and slow: the reports say so).
 
     The original function stays as a body-less declaration carrying the
@@ -188,7 +189,11 @@ def MapKernelsToGpu : Pass<"kiln-map-kernels-to-gpu", "mlir::ModuleOp"> {
            "Fewer threads per block (down to a warp) where the kernel would "
            "otherwise have fewer blocks than this (an H200's SMs)">,
     Option<"warpSize", "warp-size", "int64_t", "32",
-           "Threads of a warp (64: an AMD wavefront), the smallest block">
+           "Threads of a warp (64: an AMD wavefront), the smallest block">,
+    Option<"workgroupMemoryBytes", "workgroup-memory-bytes", "int64_t",
+           "kiln::kStaticWorkgroupBytes",
+           "Most workgroup memory a block may use: a kernel needing more is "
+           "an error naming it">
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect"];
@@ -312,8 +317,8 @@ def ContractWithMatrixCores
     operand's buffer in its global order, `.trans` for [k][tile] ones, so
     the copies store whole runs; where every copy is a whole 16-byte run
     the stages are copied by `cp.async` instead, one commit group per
-    stage, into as many buffers per operand as fit 48 KiB of workgroup
-    memory, up to four: up to three stages in flight, each waited for at
+    stage, into as many buffers per operand as fit `workgroup-memory-bytes`
+    of workgroup memory, up to four: up to three stages in flight, each waited for at
     the top of the iteration that computes it).
     Such kernels are marked
     `kiln.cooperative` (one forall iteration per GPU block) with their
@@ -327,7 +332,11 @@ def ContractWithMatrixCores
            "Matrix instructions: nvidia (mma.sync, sm_80+) or amd (MFMA, CDNA)">,
     Option<"tf32", "tf32", "bool", "false",
            "nvidia: float32 matmuls too, as TF32 (mma.sync m16n8k8, 10-bit "
-           "mantissa products, float32 accumulation)">
+           "mantissa products, float32 accumulation)">,
+    Option<"workgroupMemoryBytes", "workgroup-memory-bytes", "int64_t",
+           "kiln::kStaticWorkgroupBytes",
+           "Workgroup memory a block may use (the target's limit; above 48 "
+           "KiB a CUDA kernel takes it as dynamic shared memory)">
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::vector::VectorDialect",
                            "mlir::nvgpu::NVGPUDialect", "mlir::NVVM::NVVMDialect",
@@ -365,6 +374,39 @@ def ContractWithThreadTiles
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::vector::VectorDialect",
                            "mlir::scf::SCFDialect", "mlir::affine::AffineDialect",
                            "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"];
+}
+
+def DynamicWorkgroupMemory
+    : Pass<"kiln-dynamic-workgroup-memory", "mlir::ModuleOp"> {
+  let summary = "Moves a CUDA kernel's shared buffers over 48 KiB into dynamic shared memory";
+  let description = [{
+    Runs on the kernels module after kiln-map-kernels-to-gpu (cuda target).
+    A block may declare at most 48 KiB of shared memory statically; more,
+    up to the chip's opt-in limit, must be dynamic shared memory. A
+    `gpu.func` whose workgroup attributions add up to more loses them:
+    each becomes a `memref.view` at its offset (128-byte aligned) into
+    `gpu.dynamic_shared_memory`, and the kernel's host declaration gets
+    `kiln.dynamic_workgroup_memory` (bytes), which the artifact records and
+    the runtime passes at launch after raising the kernel's limit. Smaller
+    kernels keep their static buffers.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def ExternDynamicSharedMemory
+    : Pass<"kiln-extern-dynamic-shared-memory", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Declares a CUDA kernel's dynamic shared memory as .extern";
+  let description = [{
+    After convert-gpu-to-nvvm: the zero-length global in shared memory that
+    `gpu.dynamic_shared_memory` lowers to is internal, which NVPTX demotes
+    into the kernel as a one-byte static `.shared` variable that the kernel
+    then overruns into its dynamic shared memory. Made external, it prints
+    as `.extern .shared .align 16 .b8 __dynamic_shmem__0[];`, the start of
+    the block's dynamic shared memory, as CUDA C++'s `extern __shared__`
+    arrays do.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
 def HoistStaticAllocas : Pass<"kiln-hoist-static-allocas", "mlir::gpu::GPUFuncOp"> {

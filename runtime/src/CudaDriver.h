@@ -30,6 +30,12 @@ using GraphExec = struct CUgraphExec_st *;
 
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
+constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
+constexpr int kFuncAttrMaxDynamicSharedSizeBytes = 8;
+/// Shared memory a block may declare statically; more is dynamic shared
+/// memory, which a kernel takes only after cuFuncSetAttribute raised its
+/// maximum.
+constexpr unsigned kStaticSharedMemoryBytes = 48 * 1024;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr int kCaptureModeThreadLocal = 1;
 constexpr Result kErrorOutOfMemory = 2;
@@ -59,6 +65,8 @@ struct Driver {
   Result (*moduleLoadData)(Module *, const void *);
   Result (*moduleUnload)(Module);
   Result (*moduleGetFunction)(Function *, Module, const char *);
+  /// Null for HIP, whose module kernels need no opt-in.
+  Result (*funcSetAttribute)(Function, int, int);
   Result (*launchKernel)(Function, unsigned, unsigned, unsigned, unsigned,
                          unsigned, unsigned, unsigned, Stream, void **,
                          void **);

@@ -228,6 +228,8 @@ kiln_status GpuExecutor::loadKernels() {
                   "kernel '" + dispatch.kernel + "' (ONNX nodes " +
                       quoteList(dispatch.nodes) + ") is not in the " +
                       image->chip + " image: " + cu::describe(*driver_, r));
+    if (kiln_status s = allowDynamicSharedMemory(fn, dispatch))
+      return s;
     functions_.push_back(fn);
     std::vector<cu::DevicePtr> pointers;
     for (uint32_t b : dispatch.bindings) {
@@ -246,6 +248,31 @@ kiln_status GpuExecutor::loadKernels() {
   return KILN_OK;
 }
 
+kiln_status GpuExecutor::allowDynamicSharedMemory(cu::Function fn,
+                                                  const DispatchDesc &dispatch) {
+  uint32_t bytes = dispatch.dynamicWorkgroupMemory;
+  if (bytes <= cu::kStaticSharedMemoryBytes || !driver_->funcSetAttribute)
+    return KILN_OK;
+  std::string kernel = "kernel '" + dispatch.kernel + "' (ONNX nodes " +
+                       quoteList(dispatch.nodes) + ")";
+  int limit = 0;
+  if (driver_->deviceGetAttribute(&limit, cu::kAttrMaxSharedMemoryPerBlockOptin,
+                                  device_) == 0 &&
+      bytes > uint32_t(limit))
+    return fail(KILN_ERROR_KERNEL_LOAD,
+                kernel + " needs " + std::to_string(bytes) +
+                    " bytes of shared memory per block; " + deviceName_ +
+                    " allows " + std::to_string(limit) +
+                    ": recompile with --target=cuda:CHIP for this GPU's chip");
+  if (cu::Result r = driver_->funcSetAttribute(
+          fn, cu::kFuncAttrMaxDynamicSharedSizeBytes, int(bytes)))
+    return fail(KILN_ERROR_KERNEL_LOAD,
+                "allowing " + kernel + " " + std::to_string(bytes) +
+                    " bytes of dynamic shared memory failed on " +
+                    deviceName_ + ": " + cu::describe(*driver_, r));
+  return KILN_OK;
+}
+
 void GpuExecutor::stageInput(int index, const void *data, size_t bytes) {
   std::memcpy(staging_ + inputSlots_[index], data, bytes);
 }
@@ -257,8 +284,8 @@ void GpuExecutor::readOutput(int index, void *data, size_t bytes) const {
 kiln_status GpuExecutor::launch(size_t index) {
   const DispatchDesc &dispatch = model_.dispatches()[index];
   cu::Result r = driver_->launchKernel(
-      functions_[index], dispatch.workgroups, 1, 1, dispatch.threads, 1, 1, 0,
-      stream_, params_[index].data(), nullptr);
+      functions_[index], dispatch.workgroups, 1, 1, dispatch.threads, 1, 1,
+      dispatch.dynamicWorkgroupMemory, stream_, params_[index].data(), nullptr);
   if (r != 0)
     return fail(KILN_ERROR_INTERNAL,
                 "launching kernel '" + dispatch.kernel + "' (ONNX nodes " +

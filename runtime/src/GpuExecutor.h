@@ -47,6 +47,11 @@ private:
   kiln_status loadModule(const GpuImageDesc *&loaded);
   const char *apiName() const { return api_ == GpuApi::Cuda ? "CUDA" : "HIP"; }
   kiln_status loadKernels();
+  /// Lets `fn` take the dynamic shared memory `dispatch` launches with
+  /// (cuda, over 48 KiB); an error naming the kernel when the device
+  /// allows a block less.
+  kiln_status allowDynamicSharedMemory(cu::Function fn,
+                                       const DispatchDesc &dispatch);
   kiln_status launch(size_t index);
   kiln_status captureGraph();
   /// Checks a synchronization: a failure there is a fault in a kernel or a

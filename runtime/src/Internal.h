@@ -99,6 +99,8 @@ struct DispatchDesc {
   std::vector<const char *> nodePtrs; // for kiln_dispatch_info
   uint64_t flops;
   uint32_t threads; // per block, GPU targets
+  /// Bytes of dynamic shared memory per block (cuda kernels over 48 KiB).
+  uint32_t dynamicWorkgroupMemory;
   /// What the kernel writes; name: the ONNX value it holds, or "".
   std::vector<TensorDesc> results;
 };

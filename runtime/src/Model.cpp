@@ -183,6 +183,7 @@ kiln_status Model::readDispatches(const fb::Model &m) {
     d.kernel = fd->kernel()->str();
     d.workgroups = fd->workgroups();
     d.threads = fd->threads();
+    d.dynamicWorkgroupMemory = fd->dynamic_workgroup_memory();
     d.flops = fd->flops();
     if (fd->nodes())
       for (const flatbuffers::String *n : *fd->nodes())

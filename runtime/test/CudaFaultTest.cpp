@@ -210,6 +210,51 @@ TEST_F(CudaFaults, EverySetupFailureIsReported) {
   ASSERT_EQ(create(), KILN_OK) << lastError(); // nothing was poisoned
 }
 
+// A kernel whose stage buffers exceed 48 KiB launches with dynamic shared
+// memory after the runtime raised its limit (the fake refuses the launch
+// otherwise), in the captured graph and one by one alike.
+TEST_F(CudaFaults, DynamicSharedMemoryIsAllowedBeforeLaunch) {
+  ArtifactSpec spec = cudaSpec();
+  spec.dispatches[1].dynamicWorkgroupMemory = 64 * 1024;
+  ASSERT_EQ(create(spec), KILN_OK) << lastError();
+  ASSERT_EQ(setX(std::vector<float>(N, 1.0f)), KILN_OK);
+  ASSERT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+  std::vector<double> ms(2, -1);
+  EXPECT_EQ(kiln_session_run_profiled(session, ms.data(), 2), KILN_OK)
+      << lastError();
+  EXPECT_EQ(fake->count("launches"), 4);
+}
+
+TEST_F(CudaFaults, DynamicSharedMemoryOverTheDeviceLimit) {
+  ArtifactSpec spec = cudaSpec();
+  spec.dispatches[1].dynamicWorkgroupMemory = 200 * 1024;
+  fake->setSharedMemoryOptin(99 * 1024);
+  std::vector<uint8_t> bytes = spec.build();
+  ASSERT_EQ(kiln_model_open_memory(bytes.data(), bytes.size(), &model), KILN_OK);
+  EXPECT_EQ(kiln_session_create(model, "cuda", nullptr, &session),
+            KILN_ERROR_KERNEL_LOAD);
+  EXPECT_TRUE(contains(lastError(),
+                       "kernel 'scale' (ONNX nodes 'Mul_1', 'Identity_2') "
+                       "needs 204800 bytes of shared memory per block; Fake "
+                       "GPU (CUDA device 0) allows 101376"))
+      << lastError();
+}
+
+TEST_F(CudaFaults, DynamicSharedMemoryRefused) {
+  ArtifactSpec spec = cudaSpec();
+  spec.dispatches[0].dynamicWorkgroupMemory = 96 * 1024;
+  failNext("cuFuncSetAttribute", kInvalidValue);
+  std::vector<uint8_t> bytes = spec.build();
+  ASSERT_EQ(kiln_model_open_memory(bytes.data(), bytes.size(), &model), KILN_OK);
+  EXPECT_EQ(kiln_session_create(model, "cuda", nullptr, &session),
+            KILN_ERROR_KERNEL_LOAD);
+  EXPECT_TRUE(contains(lastError(), "allowing kernel 'add_one' (ONNX nodes "
+                                    "'Add_0') 98304 bytes of dynamic shared "
+                                    "memory failed on Fake GPU (CUDA device "
+                                    "0): CUDA_ERROR_INVALID_VALUE"))
+      << lastError();
+}
+
 TEST_F(CudaFaults, KernelMissingFromTheImage) {
   ArtifactSpec spec = cudaSpec();
   std::string ptx = ".version 8.0\n.target sm_90\n"

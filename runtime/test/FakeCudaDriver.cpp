@@ -14,6 +14,10 @@
 //       the nth next call of `entry` ("cuMemAlloc") returns `code`; with
 //       `sticky`, so does every call after it, to any entry point
 //   kiln_fake_cuda_set_memory(bytes)           device memory size
+//   kiln_fake_cuda_set_shared_memory_optin(bytes)
+//       the shared memory a block may opt in to (sm_90's 227 KiB by
+//       default); launches with more dynamic shared memory than a kernel
+//       was allowed (cuFuncSetAttribute) fail as the driver's do
 //   kiln_fake_cuda_count(what)                 "launches", "graph-launches",
 //                                              "live-allocations",
 //                                              "live-modules", "live-graphs",
@@ -77,7 +81,12 @@ struct State {
   std::map<DevicePtr, uint64_t> allocations;
   int launches = 0, graphLaunches = 0, liveModules = 0, liveGraphs = 0,
       liveEvents = 0, liveStreams = 0;
+  int sharedMemoryOptin = 227 * 1024;
+  /// Per kernel name: the dynamic shared memory cuFuncSetAttribute allowed.
+  std::map<std::string, int> dynamicSharedAllowed;
 };
+
+constexpr int kStaticSharedBytes = 48 * 1024;
 
 State &state() {
   static State s;
@@ -122,6 +131,11 @@ Result cuDeviceGet(Device *device, int ordinal) {
 
 Result cuDeviceGetAttribute(int *value, int attribute, Device) {
   ENTER("cuDeviceGetAttribute");
+  if (attribute == kiln::cu::kAttrMaxSharedMemoryPerBlockOptin) {
+    std::lock_guard<std::mutex> lock(state().mu);
+    *value = state().sharedMemoryOptin;
+    return kSuccess;
+  }
   *value = attribute == 75 ? 9 : attribute == 76 ? 0 : 1; // sm_90
   return kSuccess;
 }
@@ -277,14 +291,31 @@ Result cuModuleGetFunction(Function *function, Module module,
   return kSuccess;
 }
 
-Result cuLaunchKernel(Function, unsigned gridX, unsigned, unsigned,
-                      unsigned blockX, unsigned, unsigned, unsigned,
+/// Only the attribute the runtime sets: a kernel's dynamic shared memory,
+/// up to what the device lets a block opt in to.
+Result cuFuncSetAttribute(Function function, int attribute, int value) {
+  ENTER("cuFuncSetAttribute");
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (attribute != kiln::cu::kFuncAttrMaxDynamicSharedSizeBytes || value < 0 ||
+      value > s.sharedMemoryOptin)
+    return kInvalidValue;
+  s.dynamicSharedAllowed[function->name] = value;
+  return kSuccess;
+}
+
+Result cuLaunchKernel(Function function, unsigned gridX, unsigned, unsigned,
+                      unsigned blockX, unsigned, unsigned, unsigned shared,
                       Stream stream, void **params, void **) {
   ENTER("cuLaunchKernel");
   if (gridX == 0 || blockX == 0 || blockX > 1024 || !params)
     return kInvalidValue;
   State &s = state();
   std::lock_guard<std::mutex> lock(s.mu);
+  // More than 48 KiB only after cuFuncSetAttribute allowed it.
+  if (shared > unsigned(kStaticSharedBytes) &&
+      int(shared) > s.dynamicSharedAllowed[function->name])
+    return kInvalidValue;
   if (stream->capturing)
     ++stream->capturing->launches;
   else
@@ -426,6 +457,7 @@ const std::map<std::string, void *> &entryPoints() {
       ENTRY(cuModuleLoadData),
       ENTRY(cuModuleUnload),
       ENTRY(cuModuleGetFunction),
+      ENTRY(cuFuncSetAttribute),
       ENTRY(cuLaunchKernel),
       ENTRY(cuStreamBeginCapture),
       ENTRY(cuStreamEndCapture),
@@ -596,6 +628,14 @@ __attribute__((visibility("default"))) void kiln_fake_cuda_reset() {
   s.stickyError = kSuccess;
   s.memory = uint64_t(1) << 30;
   s.launches = s.graphLaunches = 0;
+  s.sharedMemoryOptin = 227 * 1024;
+  s.dynamicSharedAllowed.clear();
+}
+
+__attribute__((visibility("default"))) void
+kiln_fake_cuda_set_shared_memory_optin(int bytes) {
+  std::lock_guard<std::mutex> lock(state().mu);
+  state().sharedMemoryOptin = bytes;
 }
 
 __attribute__((visibility("default"))) void

@@ -23,6 +23,8 @@ struct FakeDriver {
   /// with `sticky`, so does every later call.
   void (*fail)(const char *entry, int nth, int code, int sticky);
   void (*setMemory)(uint64_t bytes);
+  /// Shared memory a block may opt in to (cuda; 227 KiB by default).
+  void (*setSharedMemoryOptin)(int bytes);
   /// "launches", "graph-launches", "live-allocations", "live-modules", ...
   long (*count)(const char *what);
 };
@@ -38,6 +40,8 @@ inline FakeDriver loadFakeDriver(const char *path) {
       ::dlsym(handle, "kiln_fake_cuda_fail"));
   d.setMemory = reinterpret_cast<void (*)(uint64_t)>(
       ::dlsym(handle, "kiln_fake_cuda_set_memory"));
+  d.setSharedMemoryOptin = reinterpret_cast<void (*)(int)>(
+      ::dlsym(handle, "kiln_fake_cuda_set_shared_memory_optin"));
   d.count = reinterpret_cast<long (*)(const char *)>(
       ::dlsym(handle, "kiln_fake_cuda_count"));
   return d;

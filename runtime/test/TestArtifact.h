@@ -40,6 +40,7 @@ struct DispatchSpec {
   uint32_t workgroups;
   std::vector<std::string> nodes;
   std::vector<TensorSpec> results = {}; // what the kernel writes
+  uint32_t dynamicWorkgroupMemory = 0;  // bytes of dynamic shared memory
 };
 
 struct BufferSpec {
@@ -101,7 +102,8 @@ struct ArtifactSpec {
       auto results = tensors(d.results);
       disps.push_back(fb::CreateDispatchDirect(b, d.kernel.c_str(), &d.bindings,
                                                d.workgroups, &nodes, 0, 1,
-                                               &results));
+                                               &results,
+                                               d.dynamicWorkgroupMemory));
     }
     std::vector<flatbuffers::Offset<fb::GpuImage>> images;
     for (const GpuImageSpec &g : gpuImages)

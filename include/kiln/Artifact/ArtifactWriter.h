@@ -17,6 +17,9 @@ struct KernelReport {
   uint32_t workgroups = 1;
   /// Threads per workgroup (GPU blocks); 1 on the CPU.
   uint32_t threads = 1;
+  /// Workgroup memory of one block (GPU stage buffers), and how much of it
+  /// is dynamic shared memory reserved at launch (cuda, over 48 KiB).
+  uint32_t workgroupMemory = 0, dynamicWorkgroupMemory = 0;
   uint64_t flops = 0;
   /// Bytes of every buffer the kernel reads or writes: the least it moves.
   uint64_t bytes = 0;

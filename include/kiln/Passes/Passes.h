@@ -20,6 +20,15 @@
 
 namespace kiln {
 
+/// Workgroup (shared) memory one GPU block may declare statically: CUDA's
+/// limit without the dynamic opt-in (AMD's LDS holds 64 KiB). The default
+/// budget of the staged contractions and of kiln-map-kernels-to-gpu; the
+/// cuda target raises it to the chip's limit, and
+/// kiln-dynamic-workgroup-memory moves larger kernels' buffers into
+/// dynamic shared memory. (Before the pass declarations: their options
+/// default to it.)
+constexpr int64_t kStaticWorkgroupBytes = 48 * 1024;
+
 // Each generated file #undefs the macro it reads.
 #define GEN_PASS_DECL
 #include "kiln/Passes/FusionPasses.h.inc"
@@ -139,11 +148,6 @@ int64_t threadTileExtent(int64_t blockExtent);
 /// The longest run of consecutive outputs a thread owns along a block side
 /// (threadTileExtent up to 4): what one vector load of a stage row gives.
 int64_t threadTileRun(int64_t blockExtent);
-/// Workgroup (shared) memory one GPU block may declare statically: CUDA's
-/// limit without the dynamic opt-in (AMD's LDS holds 64 KiB). The staged
-/// contractions size their buffers to fit it; kiln-map-kernels-to-gpu
-/// rejects a kernel that does not.
-constexpr int64_t kStaticWorkgroupBytes = 48 * 1024;
 /// The K of one shared-memory stage of kiln-contract-with-thread-tiles: the
 /// largest of 16, 8, 4, 2, 1 that divides `k`.
 int64_t stageDepth(int64_t k);

@@ -39,6 +39,10 @@ struct CompileOptions {
   /// GPU targets: the output block (rows x columns) of one GPU block of a
   /// tensor-core / MFMA matmul or convolution; 0 chooses per kernel.
   int64_t matrixBlockRows = 0, matrixBlockCols = 0;
+  /// cuda: the most shared memory a GPU block may use, in bytes (0: what
+  /// every chip of the target allows; over 48 KiB is dynamic shared
+  /// memory). For A/B runs against smaller stage pipelines.
+  int64_t workgroupMemoryLimit = 0;
   /// kiln-split-matmul-k: split float32 matmuls with few outputs and a
   /// long K into parts along K; unset: on for GPU targets only.
   std::optional<bool> splitMatMulK;
@@ -74,10 +78,11 @@ void registerCompilerDialects(mlir::DialectRegistry &registry);
 /// kernels module (what kiln-emulate-gpu runs too): bufferization with
 /// small temporaries on the stack; then matrix instructions
 /// (`matrixArch` nvidia or amd), rows on the lanes of a warp, and one
-/// gpu.func per kernel.
+/// gpu.func per kernel, whose blocks may use `workgroupMemoryBytes` of
+/// workgroup memory (the stage buffers are sized to it).
 std::string gpuBufferizePasses();
 std::string gpuThreadMappingPasses(llvm::StringRef matrixArch, int64_t lanes,
-                                   bool tf32);
+                                   bool tf32, int64_t workgroupMemoryBytes);
 
 /// Adds the passes of one phase (the artifact phase has none: it is
 /// serialization).

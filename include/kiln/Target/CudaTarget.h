@@ -15,6 +15,12 @@ struct CudaTargetSpec {
   std::vector<std::string> chips;
 };
 
+/// The most workgroup (shared) memory one block may use on every chip of
+/// `spec`, in bytes, dynamic shared memory included (CUDA's opt-in limit
+/// per block: 227 KiB on sm_90, 163 KiB on sm_80, 99 KiB on sm_86 and
+/// sm_89).
+int64_t cudaWorkgroupMemoryLimit(const CudaTargetSpec &spec);
+
 /// True for "cuda" and "cuda:...".
 bool isCudaTarget(llvm::StringRef target);
 

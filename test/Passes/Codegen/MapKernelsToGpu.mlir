@@ -94,7 +94,7 @@ module @kernels {
 // aligned as the allocation asks.
 // CHECK-LABEL: module @kernels
 // CHECK: func.func private @cooperative
-// CHECK-SAME: kiln.threads = 128 : i64, kiln.workgroups = 3 : i64
+// CHECK-SAME: kiln.threads = 128 : i64, kiln.workgroup_memory = 512 : i64, kiln.workgroups = 3 : i64
 // CHECK: gpu.func @cooperative(%{{.+}}: memref<3x128xf32> {{.*}}) workgroup(%[[STAGE:.+]] : memref<128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-SAME: known_block_size = array<i32: 128, 1, 1>
 // CHECK: scf.if
