@@ -609,12 +609,11 @@ struct AccessTracer {
   }
 };
 
-/// Replaces a warp-wide matrix op by a call of kiln_emu_matrix through a
-/// scratch buffer: operands widened to f32 at A [0, 8), B [8, 12), C [12,
-/// 16); the result read back from [16, 20).
-LogicalResult emulateMatrixOp(OpBuilder &b, Operation *op, Value a, Value bv,
-                              Value c, MatrixKind kind) {
-  Location loc = op->getLoc();
+/// A warp-wide matrix op as a call of kiln_emu_matrix through a scratch
+/// buffer: operands (vectors) widened to f32 at A [0, 8), B [8, 12), C
+/// [12, 16); returns the `results` result elements read back from [16, 20).
+SmallVector<Value> callMatrixOp(OpBuilder &b, Location loc, Value a, Value bv,
+                                Value c, MatrixKind kind, int64_t results) {
   auto f32 = b.getF32Type();
   auto scratchType = MemRefType::get({kSlot}, f32);
   Value scratch = memref::AllocaOp::create(b, loc, scratchType);
@@ -637,14 +636,67 @@ LogicalResult emulateMatrixOp(OpBuilder &b, Operation *op, Value a, Value bv,
   func::CallOp::create(
       b, loc, "kiln_emu_matrix", TypeRange{},
       ValueRange{scratch, arith::ConstantIntOp::create(b, loc, kind, 64)});
-  auto resultType = cast<VectorType>(op->getResult(0).getType());
   SmallVector<Value> elements;
-  for (int64_t i = 0; i < resultType.getNumElements(); ++i)
+  for (int64_t i = 0; i < results; ++i)
     elements.push_back(memref::LoadOp::create(
         b, loc, scratch, ValueRange{arith::ConstantIndexOp::create(b, loc, 16 + i)}));
+  return elements;
+}
+
+/// Replaces a matrix op whose operands and result are vectors (nvgpu
+/// mma.sync, amdgpu mfma) by callMatrixOp.
+LogicalResult emulateMatrixOp(OpBuilder &b, Operation *op, Value a, Value bv,
+                              Value c, MatrixKind kind) {
+  Location loc = op->getLoc();
+  auto resultType = cast<VectorType>(op->getResult(0).getType());
+  SmallVector<Value> elements =
+      callMatrixOp(b, loc, a, bv, c, kind, resultType.getNumElements());
   op->getResult(0).replaceAllUsesWith(
       vector::FromElementsOp::create(b, loc, resultType, elements));
   op->erase();
+  return success();
+}
+
+/// nvvm.mma.sync m16n8k16 of bfloat16 (kiln-contract-with-matrix-cores
+/// packs each pair of a fragment in an i32, as the instruction's registers
+/// hold them; nvgpu.mma.sync does not take bfloat16): the pairs unpacked,
+/// and the result struct rebuilt from the emulated elements (its
+/// llvm.extractvalue users stay as they are).
+LogicalResult emulateBFloat16Mma(OpBuilder &b, NVVM::MmaOp mma) {
+  Location loc = mma.getLoc();
+  NVVM::MMAShapeAttr shape = mma.getShape();
+  if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != 16 ||
+      mma.getMultiplicandAPtxType() != NVVM::MMATypes::bf16 ||
+      mma.getMultiplicandBPtxType() != NVVM::MMATypes::bf16 ||
+      mma.getOperandC().size() != 4)
+    return mma.emitError("only nvvm.mma.sync m16n8k16 of bfloat16 is "
+                         "emulated");
+  auto pairs = [&](ValueRange words) -> Value {
+    SmallVector<Value> elements;
+    auto pairType = VectorType::get({2}, b.getBF16Type());
+    for (Value word : words) {
+      Value pair = vector::BitCastOp::create(
+          b, loc, pairType,
+          vector::FromElementsOp::create(
+              b, loc, VectorType::get({1}, b.getI32Type()), word));
+      for (int64_t j = 0; j < 2; ++j)
+        elements.push_back(vector::ExtractOp::create(b, loc, pair, j));
+    }
+    return vector::FromElementsOp::create(
+        b, loc, VectorType::get({int64_t(elements.size())}, b.getBF16Type()),
+        elements);
+  };
+  Value c = vector::FromElementsOp::create(
+      b, loc, VectorType::get({4}, b.getF32Type()), mma.getOperandC());
+  SmallVector<Value> elements =
+      callMatrixOp(b, loc, pairs(mma.getOperandA()), pairs(mma.getOperandB()),
+                   c, kMmaF16, 4);
+  Value result = LLVM::UndefOp::create(b, loc, mma.getType());
+  for (auto [i, element] : llvm::enumerate(elements))
+    result = LLVM::InsertValueOp::create(b, loc, result, element,
+                                         ArrayRef<int64_t>{int64_t(i)});
+  mma.getResult().replaceAllUsesWith(result);
+  mma->erase();
   return success();
 }
 
@@ -816,6 +868,9 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
         return op->emitError("mma.sync shape not emulated");
       if (failed(emulateMatrixOp(b, op, mma.getMatrixA(), mma.getMatrixB(),
                                  mma.getMatrixC(), isTf32 ? kMmaTf32 : kMmaF16)))
+        return failure();
+    } else if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
+      if (failed(emulateBFloat16Mma(b, mma)))
         return failure();
     } else if (auto mfma = dyn_cast<amdgpu::MFMAOp>(op)) {
       if (mfma.getM() != 16 || mfma.getN() != 16 || mfma.getK() != 16 ||
@@ -1074,13 +1129,6 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   SmallVector<MemRefType> shared;
   for (BlockArgument arg : kernel.getWorkgroupAttributions())
     shared.push_back(withoutMemorySpace(cast<MemRefType>(arg.getType())));
-  std::string unsupported;
-  kernel.walk([&](Operation *op) {
-    if (isa<NVVM::MmaOp>(op))
-      unsupported = op->getName().getStringRef().str();
-  });
-  if (!unsupported.empty())
-    return skip(name, unsupported + " is not emulated");
   AccessTracer tracer;
   if (failed(emulateKernel(*module, kernel, warpSize,
                            memoryTraffic ? &tracer : nullptr)))
