@@ -16,7 +16,8 @@ const char kUsage[] =
     "usage: kiln-bench MODEL.kiln [options]\n"
     "\n"
     "Times a compiled model: median/min/mean over the repeats, then each\n"
-    "kernel's median time, slowest first.\n"
+    "kernel's median time, slowest first, with its rates against the least\n"
+    "work it must do (GFLOP/s of its FLOPs, GB/s of the buffers it binds).\n"
     "\n"
     "  --input [NAME=]@FILE  input from a .pb or .npy file (repeatable);\n"
     "                        inputs not given are random in [-1, 1)\n"
@@ -105,16 +106,28 @@ void printKernelTable(const kiln_model *model,
   std::sort(rows.begin(), rows.end(), [](const Row &a, const Row &b) {
     return a.ms != b.ms ? a.ms > b.ms : a.index < b.index;
   });
-  std::printf("\n%-32s %10s %12s %7s  %s\n", "kernel", "workgroups",
-              "median ms", "%", "ONNX nodes");
+  // Rates against the least work each kernel must do (its FLOPs; the
+  // bytes of the buffers it binds): how far from the hardware's limits.
+  std::printf("\n%-32s %10s %12s %7s %9s %8s  %s\n", "kernel", "workgroups",
+              "median ms", "%", "GFLOP/s", "GB/s", "ONNX nodes");
   for (const Row &r : rows) {
     kiln_dispatch_info info;
     kiln_model_dispatch_info(model, r.index, &info);
     std::string nodes;
     for (int32_t n = 0; n < info.node_count; ++n)
       nodes += (n ? ", " : "") + std::string(info.nodes[n]);
-    std::printf("%-32s %10u %12.4f %6.1f%%  %s\n", info.kernel, info.workgroups,
-                r.ms, total > 0 ? 100.0 * r.ms / total : 0.0, nodes.c_str());
+    double seconds = r.ms / 1000.0;
+    auto rate = [&](double amount) {
+      char text[32] = "-";
+      if (amount > 0 && seconds > 0)
+        std::snprintf(text, sizeof(text), "%.1f", amount / seconds / 1e9);
+      return std::string(text);
+    };
+    std::printf("%-32s %10u %12.4f %6.1f%% %9s %8s  %s\n", info.kernel,
+                info.workgroups, r.ms, total > 0 ? 100.0 * r.ms / total : 0.0,
+                rate(double(info.flops)).c_str(),
+                rate(double(kiln_model_dispatch_bytes(model, r.index))).c_str(),
+                nodes.c_str());
   }
 }
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "Internal.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -279,6 +280,19 @@ kiln_status kiln_model_dispatch_info(const kiln_model *model, int32_t index,
   info->nodes = d.nodePtrs.data();
   info->flops = d.flops;
   return KILN_OK;
+}
+
+uint64_t kiln_model_dispatch_bytes(const kiln_model *model, int32_t index) {
+  if (!model || index < 0 ||
+      size_t(index) >= model->impl->dispatches().size())
+    return 0;
+  std::vector<uint32_t> bound = model->impl->dispatches()[index].bindings;
+  std::sort(bound.begin(), bound.end());
+  bound.erase(std::unique(bound.begin(), bound.end()), bound.end());
+  uint64_t bytes = 0;
+  for (uint32_t b : bound)
+    bytes += model->impl->buffers()[b].size;
+  return bytes;
 }
 
 int32_t kiln_model_dispatch_result_count(const kiln_model *model,

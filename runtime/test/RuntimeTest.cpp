@@ -135,6 +135,11 @@ TEST(Runtime, ModelInfo) {
   ASSERT_EQ(d.node_count, 2);
   EXPECT_STREQ(d.nodes[0], "Mul_1");
   EXPECT_STREQ(d.nodes[1], "Identity_2");
+  // scale binds x + 1, w and y: three 4 KiB buffers; add_one two.
+  EXPECT_EQ(kiln_model_dispatch_bytes(l.model, 1), 3 * kTensorBytes);
+  EXPECT_EQ(kiln_model_dispatch_bytes(l.model, 0), 2 * kTensorBytes);
+  EXPECT_EQ(kiln_model_dispatch_bytes(l.model, 2), 0u);
+  EXPECT_EQ(kiln_model_dispatch_bytes(nullptr, 0), 0u);
 }
 
 TEST(Runtime, ProfiledRunTimesEachDispatch) {

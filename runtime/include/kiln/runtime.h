@@ -113,6 +113,11 @@ KILN_API int32_t kiln_model_dispatch_count(const kiln_model *model);
 KILN_API kiln_status kiln_model_dispatch_info(const kiln_model *model,
                                               int32_t index,
                                               kiln_dispatch_info *info);
+/* The bytes of every buffer dispatch `index` binds (its inputs, weights and
+ * results, each counted once): the least a run of it moves, for bandwidth
+ * rates. 0 for a null model or an index out of range. */
+KILN_API uint64_t kiln_model_dispatch_bytes(const kiln_model *model,
+                                            int32_t index);
 /* The tensors dispatch `index` writes; info->name is the ONNX value each
  * holds ("" for one that is none: a padded copy of an input, part of a
  * node's work). Artifacts from before these were recorded have none. */
