@@ -249,10 +249,19 @@ struct ContractWithMatrixCoresPass
       warpCol = scaled(arith::RemUIOp::create(rewriter, loc, warp, warpsAcross),
                        warpCols);
     }
-    SmallVector<OutputBlock::Position> positions =
+    SmallVector<OutputBlock::Position> fragmentPositions =
         ownedPositions(rewriter, loc, lane, warpRow, warpCol);
+    // 16-bit rows along N: lane pairs swap halves of their fragments after
+    // the reduction, so that each lane stores 4 consecutive elements (one
+    // 8-byte store, a quad's 32 bytes one sector) instead of two pairs.
+    bool exchange = arch == "nvidia" && block->uniformInitialAccumulators() &&
+                    block->storesSixteenBitRowsAlongN();
+    SmallVector<OutputBlock::Position> positions =
+        exchange ? exchangedPositions(rewriter, loc, lane, warpRow, warpCol)
+                 : fragmentPositions;
     block->rewrite(rewriter, positions, [&](OpBuilder &b) {
-      emitContraction(b, *block, lane, warpRow, warpCol, positions);
+      emitContraction(b, *block, lane, warpRow, warpCol, fragmentPositions,
+                      positions, exchange);
     });
     func->setAttr("kiln.lanes", rewriter.getI64IntegerAttr(lanes() * warps()));
     if (staged()) {
@@ -416,6 +425,69 @@ struct ContractWithMatrixCoresPass
         for (auto [dr, dc] : offsets)
           positions.push_back({add(row, kTile * si + dr), add(col, kTile * sj + dc)});
     return positions;
+  }
+
+  /// nvidia: where this lane's elements are after exchangeLanePairs, per
+  /// subtile: element [i][q] at (g + 8i, base + q) with g = lane / 4,
+  /// t = lane % 4 and base 0, 8, 4, 12 for t = 0..3 (even t: its own
+  /// columns 2t, 2t+1 of the first 8-column half and its odd partner's;
+  /// odd t: its even partner's columns of the second half and its own).
+  SmallVector<OutputBlock::Position>
+  exchangedPositions(OpBuilder &b, Location loc, Value lane, Value warpRow,
+                     Value warpCol) {
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value row = arith::AddIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, lane, c(4)), warpRow);
+    Value t = arith::RemUIOp::create(b, loc, lane, c(4));
+    Value base = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, arith::RemUIOp::create(b, loc, t, c(2)),
+                              c(8)),
+        arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, t, c(2)),
+                              c(4)));
+    Value col = arith::AddIOp::create(b, loc, base, warpCol);
+    SmallVector<OutputBlock::Position> positions;
+    for (int64_t si = 0; si < subtileRows(); ++si)
+      for (int64_t sj = 0; sj < subtileCols(); ++sj)
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t q = 0; q < 4; ++q)
+            positions.push_back(
+                {arith::AddIOp::create(b, loc, row, c(kTile * si + 8 * i)),
+                 arith::AddIOp::create(b, loc, col, c(kTile * sj + q))});
+    return positions;
+  }
+
+  /// The accumulator elements (ownedPositions' order) rearranged into
+  /// exchangedPositions' order: per subtile row, an even lane sends its
+  /// pair of the second 8-column half to its odd partner (lane ^ 1) and
+  /// receives the partner's pair of the first half; the odd lane the other
+  /// way round. One xor shuffle per element pair.
+  static SmallVector<Value> exchangeLanePairs(OpBuilder &b, Location loc,
+                                              Value lane,
+                                              ArrayRef<Value> elements) {
+    Value odd = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::RemUIOp::create(b, loc, lane,
+                               arith::ConstantIndexOp::create(b, loc, 2)),
+        arith::ConstantIndexOp::create(b, loc, 0));
+    SmallVector<Value> exchanged(elements.size());
+    for (int64_t s = 0; s < int64_t(elements.size()) / 8; ++s)
+      for (int64_t i = 0; i < 2; ++i)
+        for (int64_t j = 0; j < 2; ++j) {
+          Value first = elements[8 * s + 2 * i + j];
+          Value second = elements[8 * s + 4 + 2 * i + j];
+          Value sent = arith::SelectOp::create(b, loc, odd, first, second);
+          Value received =
+              gpu::ShuffleOp::create(b, loc, sent, 1, 32, gpu::ShuffleMode::XOR)
+                  .getShuffleResult();
+          exchanged[8 * s + 4 * i + j] =
+              arith::SelectOp::create(b, loc, odd, received, first);
+          exchanged[8 * s + 4 * i + 2 + j] =
+              arith::SelectOp::create(b, loc, odd, second, received);
+        }
+    return exchanged;
   }
 
   /// Loads an operand element by its place in the block's tile: input 0
@@ -689,9 +761,14 @@ struct ContractWithMatrixCoresPass
     return next;
   }
 
+  /// The contraction: accumulators start at `positions` (the fragments'),
+  /// and the results are stored at `storePositions`, after
+  /// exchangeLanePairs when `exchange`.
   void emitContraction(OpBuilder &b, OutputBlock &block, Value lane,
                        Value warpRow, Value warpCol,
-                       ArrayRef<OutputBlock::Position> positions) {
+                       ArrayRef<OutputBlock::Position> positions,
+                       ArrayRef<OutputBlock::Position> storePositions,
+                       bool exchange) {
     Location loc = block.contraction.getLoc();
     Type f32 = b.getF32Type();
     Type operandType = block.loops.operandType;
@@ -794,7 +871,9 @@ struct ContractWithMatrixCoresPass
                        ArrayRef<int64_t>{int64_t(e % 4) / 2, int64_t(e % 2)})
                  : vector::ExtractOp::create(b, loc, sums[e / 4],
                                              ArrayRef<int64_t>{int64_t(e % 4)}));
-    block.storeResults(b, loc, positions, elements);
+    if (exchange)
+      elements = exchangeLanePairs(b, loc, lane, elements);
+    block.storeResults(b, loc, storePositions, elements);
   }
 };
 

@@ -906,6 +906,40 @@ bool OutputBlock::operandContiguousAlongTile(unsigned input) {
       .isFunctionOfDim(input == 0 ? loops.m : loops.n);
 }
 
+bool OutputBlock::uniformInitialAccumulators() {
+  if (loops.scale)
+    return true;
+  Value accumulator = contraction.getDpsInits()[0];
+  for (linalg::LinalgOp op : ops) {
+    if (op.getOperation() == contraction.getOperation())
+      return false;
+    auto fill = dyn_cast<linalg::FillOp>(op.getOperation());
+    if (fill && fill.getDpsInits()[0] == accumulator &&
+        !isa<ShapedType>(fill.getInputs()[0].getType()))
+      return true;
+  }
+  return false;
+}
+
+bool OutputBlock::storesSixteenBitRowsAlongN() {
+  linalg::LinalgOp last = ops.back();
+  if (last->getNumResults() != 0 || last.getNumDpsInits() != 1)
+    return false;
+  auto output = dyn_cast<MemRefType>(last.getDpsInits()[0].getType());
+  AffineMap map = last.getMatchingIndexingMap(last.getDpsInitOperand(0));
+  std::optional<TileLoops> tile = tileLoopsOf(last, map.getNumResults());
+  if (!output || output.getRank() == 0 ||
+      output.getElementTypeBitWidth() != 16 || !tile)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(output.getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1)
+    return false;
+  return map.getResult(map.getNumResults() - 1) ==
+         getAffineDimExpr(tile->col, contraction.getContext());
+}
+
 Value OutputBlock::runStart(OpBuilder &b, Location loc, unsigned input,
                            Value tileIndex, int64_t run) {
   if (!operandContiguousAlongTile(input))

@@ -177,6 +177,16 @@ public:
   /// True when operand `input` (0: A, 1: B) is contiguous in global memory
   /// along its tile dim (M for A, N for B) rather than along K.
   bool operandContiguousAlongTile(unsigned input);
+
+  /// True when every element of the contraction's accumulator starts at
+  /// the same value (a fill of one value in the block, or Gemm's alpha
+  /// form, which starts at zero): lanes may then hold their accumulators
+  /// at other positions than they store them at.
+  bool uniformInitialAccumulators();
+  /// True when the block's last op writes 16-bit elements that are
+  /// consecutive in memory along N (a row-major matmul's output; not an
+  /// NCHW convolution's, whose N is the channel).
+  bool storesSixteenBitRowsAlongN();
   /// Whether the cp.async pipeline's buffers of operand `input` are
   /// swizzled: their unpadded rows are 32 or 64 bytes (a float16 stage of
   /// 16 or 32 along K, or 16 or 32 columns [k][n]). Padded by 16 bytes,
