@@ -937,8 +937,10 @@ struct Buffer {
     for (int64_t d = t.getRank() - 2; d >= 0; --d)
       strides[d] = strides[d + 1] * sizes[d + 1];
   }
+  /// A byte per boolean (i1), as the runtime and both code generators
+  /// store them.
   int64_t elementBytes() const {
-    return type.getElementType().getIntOrFloatBitWidth() / 8;
+    return std::max<int64_t>(1, type.getElementType().getIntOrFloatBitWidth() / 8);
   }
   int64_t count() const { return type.getNumElements(); }
   double get(int64_t i) const {
@@ -947,6 +949,12 @@ struct Buffer {
       return double(reinterpret_cast<const int64_t *>(bytes.data())[i]);
     if (t.isInteger(32))
       return double(reinterpret_cast<const int32_t *>(bytes.data())[i]);
+    if (t.isInteger(16))
+      return double(reinterpret_cast<const int16_t *>(bytes.data())[i]);
+    if (t.isInteger(8))
+      return double(reinterpret_cast<const int8_t *>(bytes.data())[i]);
+    if (t.isInteger(1)) // the byte: 0xff (unwritten) differs from 0 and 1
+      return double(bytes[i]);
     if (t.isF32())
       return reinterpret_cast<const float *>(bytes.data())[i];
     uint16_t raw = reinterpret_cast<const uint16_t *>(bytes.data())[i];
@@ -967,6 +975,20 @@ struct Buffer {
     if (t.isInteger(32)) {
       reinterpret_cast<int32_t *>(bytes.data())[i] =
           std::isnan(v) ? INT32_MIN : int32_t(std::floor(v));
+      return;
+    }
+    if (t.isInteger(16)) {
+      reinterpret_cast<int16_t *>(bytes.data())[i] =
+          std::isnan(v) ? INT16_MIN : int16_t(std::floor(v));
+      return;
+    }
+    if (t.isInteger(8)) {
+      reinterpret_cast<int8_t *>(bytes.data())[i] =
+          std::isnan(v) ? INT8_MIN : int8_t(std::floor(v));
+      return;
+    }
+    if (t.isInteger(1)) { // booleans: the low bit of v rounded down
+      bytes[i] = std::isnan(v) ? 0xff : uint8_t(int64_t(std::floor(v)) & 1);
       return;
     }
     if (t.isF32()) {
@@ -999,8 +1021,10 @@ bool supported(Type t) {
   return memref && memref.hasStaticShape() &&
          (memref.getElementType().isF32() || memref.getElementType().isF16() ||
           memref.getElementType().isBF16() ||
-          memref.getElementType().isInteger(64) ||
-          memref.getElementType().isInteger(32));
+          llvm::is_contained({1u, 8u, 16u, 32u, 64u},
+                             memref.getElementType().isInteger()
+                                 ? memref.getElementType().getIntOrFloatBitWidth()
+                                 : 0u));
 }
 
 /// Runs `pipeline` (the passes inside a builtin.module(...)) on `module`.
@@ -1088,7 +1112,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     ++buffers;
   if (buffers + 2 != int64_t(argTypes.size()))
     return skip(name,
-                "arguments other than static f32/f16/bf16/i32/i64 buffers");
+                "arguments other than static f32/f16/bf16/i1/i8/i16/i32/i64 buffers");
   if (bufferize && failed(runPipeline(*module, kiln::gpuBufferizePasses())))
     return failure();
 

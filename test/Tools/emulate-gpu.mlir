@@ -15,8 +15,8 @@
 // NV: matmul_f16_staged: 8 blocks x 128 threads, mma.sync m16n8k16, 2 workgroup buffers: max error {{.*}}: OK
 // AMD: matmul_f16_staged: 8 blocks x 256 threads, mfma 16x16x16, 2 workgroup buffers: max error {{.*}}: OK
 // 128x128 blocks: four warps of 64x64 (4x4 subtiles each), on NVIDIA
-// four cp.async buffers of 16 along K per operand (10 KiB a stage; two of
-// 32 would keep less in flight); 128x64 blocks with a bias: four
+// cp.async buffers of 32 along K per operand (K = 64: two stages, three
+// buffers; A's rows swizzled, B's [k][n] rows padded); 128x64 blocks with a bias: four
 // warps of 64x32, K = 192 in six stages through three buffers per operand
 // on NVIDIA (two stages in flight).
 // NV: matmul_f16_block128: 4 blocks x 128 threads, mma.sync m16n8k16, 2 workgroup buffers: max error {{.*}}: OK
