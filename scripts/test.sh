@@ -9,7 +9,8 @@
 #   pytorch-operator, simple, node) on the CPU, the CUDA compile (NVVM,
 #   then ptxas when a toolkit is installed, else PTX) and the ROCm compile
 #   (hsaco code objects for gfx90a and gfx942) of the whole-model and node
-#   suites: no GPU is needed for these.
+#   suites, and every GPU kernel of the model suites emulated on the CPU
+#   (scripts/emulate-gpu-suite): no GPU is needed for these.
 # The last line is the node suite's "N passed, M failed, K skipped".
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -83,6 +84,13 @@ build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artif
   --max-serial-kernel-bytes=4096 test/models examples test/whole-models | grep -E "^FAIL|passed,"
 build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artifacts" \
   /usr/share/libonnx-testdata/data/node | tail -1
+
+# Every GPU kernel of the model suites, run on the CPU as a GPU would run
+# it (kiln-emulate-gpu) against the same kernel as loops, at each precision.
+phase "GPU kernels of the whole-model and model suites emulated (scripts/emulate-gpu-suite)"
+# Only what is not plainly OK is printed, then the count.
+.venv/bin/python scripts/emulate-gpu-suite test/whole-models/*_opset17 test/models/* |
+  grep -v "kernels OK, 0 skipped$"
 
 phase "ROCm compile of the whole-model and node suites (--target=rocm:gfx90a,gfx942 --compile-only)"
 build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
