@@ -21,9 +21,11 @@ using namespace kiln;
 
 namespace {
 
-/// Every buffer starts at a multiple of this within the dynamic memory, at
-/// least its own alignment: 16-byte cp.async copies and ldmatrix rows need
-/// 16, and 128 keeps each buffer's bank mapping the one it had alone.
+/// Every buffer starts at a multiple of this from the start of the dynamic
+/// memory (itself 16-byte aligned, at the start of the block's shared
+/// memory when there is no static part, as here), at least its own
+/// alignment: cp.async copies and ldmatrix rows need 16, and the stage
+/// swizzles assume rows that start on 128-byte bank lines.
 constexpr int64_t kBufferAlignment = 128;
 
 int64_t bufferBytes(MemRefType type) {
