@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
@@ -284,9 +285,13 @@ void kiln::printSummary(const CompileResult &result, llvm::raw_ostream &os) {
   // GPU kernels launch blocks of threads; CPU ones run workgroups.
   bool gpu = llvm::any_of(s.kernels,
                           [](const KernelReport &k) { return k.threads > 1; });
-  os << llvm::format("%-36s %12s %12s %11s  %s\n", "kernel",
-                     gpu ? "blocks x thr" : "workgroups", "MFLOP", "KiB moved",
-                     "ONNX nodes");
+  // GPU kernels: the shared memory of a block too ("+dyn": dynamic, over
+  // the 48 KiB a block declares statically).
+  os << llvm::format("%-36s %12s %12s %11s", "kernel",
+                     gpu ? "blocks x thr" : "workgroups", "MFLOP", "KiB moved");
+  if (gpu)
+    os << llvm::format(" %13s", "smem KiB");
+  os << "  ONNX nodes\n";
   for (const KernelReport &k : s.kernels) {
     std::string nodes = llvm::join(k.nodes, ", ");
     if (nodes.size() > 60)
@@ -294,9 +299,16 @@ void kiln::printSummary(const CompileResult &result, llvm::raw_ostream &os) {
     std::string grid = std::to_string(k.workgroups);
     if (gpu)
       grid += " x " + std::to_string(k.threads);
-    os << llvm::format("%-36s %12s %12.3f %11.1f  %s\n",
-                       k.name.substr(0, 36).c_str(), grid.c_str(),
-                       double(k.flops) / 1e6, double(k.bytes) / 1024.0,
-                       nodes.c_str());
+    os << llvm::format("%-36s %12s %12.3f %11.1f", k.name.substr(0, 36).c_str(),
+                       grid.c_str(), double(k.flops) / 1e6,
+                       double(k.bytes) / 1024.0);
+    if (gpu) {
+      std::string shared = "-";
+      if (k.workgroupMemory)
+        shared = llvm::formatv("{0:F1}{1}", k.workgroupMemory / 1024.0,
+                               k.dynamicWorkgroupMemory ? " +dyn" : "");
+      os << llvm::format(" %13s", shared.c_str());
+    }
+    os << "  " << nodes << "\n";
   }
 }
