@@ -85,12 +85,15 @@ build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artif
 build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artifacts" \
   /usr/share/libonnx-testdata/data/node | tail -1
 
-# Every GPU kernel of the model suites, run on the CPU as a GPU would run
-# it (kiln-emulate-gpu) against the same kernel as loops, at each precision.
-phase "GPU kernels of the whole-model and model suites emulated (scripts/emulate-gpu-suite)"
+# Every GPU kernel of the model suites and of scripts/gpu-check's GPU
+# patterns (staged matmul and convolution blocks sized to grow), run on the
+# CPU as a GPU would run it (kiln-emulate-gpu) against the same kernel as
+# loops, at each precision.
+phase "GPU kernels of the whole-model, model and GPU-pattern suites emulated (scripts/emulate-gpu-suite)"
+.venv/bin/python bench/make_gpu_bench_models.py --tests "$gpu_artifacts/patterns" > /dev/null
 # Only what is not plainly OK is printed, then the count.
-.venv/bin/python scripts/emulate-gpu-suite test/whole-models/*_opset17 test/models/* |
-  grep -v "kernels OK, 0 skipped$"
+.venv/bin/python scripts/emulate-gpu-suite test/whole-models/*_opset17 test/models/* \
+  "$gpu_artifacts"/patterns/* | grep -v "kernels OK, 0 skipped$"
 
 phase "ROCm compile of the whole-model and node suites (--target=rocm:gfx90a,gfx942 --compile-only)"
 build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
