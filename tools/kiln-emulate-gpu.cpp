@@ -70,6 +70,8 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <array>
+#include <limits>
 #include <random>
 
 using namespace mlir;
@@ -943,18 +945,30 @@ struct Buffer {
     return std::max<int64_t>(1, type.getElementType().getIntOrFloatBitWidth() / 8);
   }
   int64_t count() const { return type.getNumElements(); }
+  /// Element `i` of an integer buffer of element type T.
+  template <typename T> double getInteger(int64_t i) const {
+    return double(reinterpret_cast<const T *>(bytes.data())[i]);
+  }
+  /// Stores `v` rounded down, or T's lowest value for NaN (an unwritten
+  /// output's poison).
+  template <typename T> void setInteger(int64_t i, double v) {
+    reinterpret_cast<T *>(bytes.data())[i] =
+        std::isnan(v) ? std::numeric_limits<T>::min() : T(std::floor(v));
+  }
   double get(int64_t i) const {
     Type t = type.getElementType();
-    if (t.isInteger(64))
-      return double(reinterpret_cast<const int64_t *>(bytes.data())[i]);
-    if (t.isInteger(32))
-      return double(reinterpret_cast<const int32_t *>(bytes.data())[i]);
-    if (t.isInteger(16))
-      return double(reinterpret_cast<const int16_t *>(bytes.data())[i]);
-    if (t.isInteger(8))
-      return double(reinterpret_cast<const int8_t *>(bytes.data())[i]);
     if (t.isInteger(1)) // the byte: 0xff (unwritten) differs from 0 and 1
       return double(bytes[i]);
+    switch (t.isInteger() ? t.getIntOrFloatBitWidth() : 0) {
+    case 64:
+      return getInteger<int64_t>(i);
+    case 32:
+      return getInteger<int32_t>(i);
+    case 16:
+      return getInteger<int16_t>(i);
+    case 8:
+      return getInteger<int8_t>(i);
+    }
     if (t.isF32())
       return reinterpret_cast<const float *>(bytes.data())[i];
     uint16_t raw = reinterpret_cast<const uint16_t *>(bytes.data())[i];
@@ -963,33 +977,22 @@ struct Buffer {
     return llvm::APFloat(sem, llvm::APInt(16, raw)).convertToDouble();
   }
   bool isInteger() const { return type.getElementType().isInteger(); }
-  /// Integer buffers (indices) take `v` rounded down; NaN (an unwritten
-  /// output's poison) as the type's lowest value.
+  /// Integer buffers (indices) take `v` rounded down (setInteger).
   void set(int64_t i, double v) {
     Type t = type.getElementType();
-    if (t.isInteger(64)) {
-      reinterpret_cast<int64_t *>(bytes.data())[i] =
-          std::isnan(v) ? INT64_MIN : int64_t(std::floor(v));
-      return;
-    }
-    if (t.isInteger(32)) {
-      reinterpret_cast<int32_t *>(bytes.data())[i] =
-          std::isnan(v) ? INT32_MIN : int32_t(std::floor(v));
-      return;
-    }
-    if (t.isInteger(16)) {
-      reinterpret_cast<int16_t *>(bytes.data())[i] =
-          std::isnan(v) ? INT16_MIN : int16_t(std::floor(v));
-      return;
-    }
-    if (t.isInteger(8)) {
-      reinterpret_cast<int8_t *>(bytes.data())[i] =
-          std::isnan(v) ? INT8_MIN : int8_t(std::floor(v));
-      return;
-    }
     if (t.isInteger(1)) { // booleans: the low bit of v rounded down
       bytes[i] = std::isnan(v) ? 0xff : uint8_t(int64_t(std::floor(v)) & 1);
       return;
+    }
+    switch (t.isInteger() ? t.getIntOrFloatBitWidth() : 0) {
+    case 64:
+      return setInteger<int64_t>(i, v);
+    case 32:
+      return setInteger<int32_t>(i, v);
+    case 16:
+      return setInteger<int16_t>(i, v);
+    case 8:
+      return setInteger<int8_t>(i, v);
     }
     if (t.isF32()) {
       reinterpret_cast<float *>(bytes.data())[i] = float(v);
@@ -1021,10 +1024,9 @@ bool supported(Type t) {
   return memref && memref.hasStaticShape() &&
          (memref.getElementType().isF32() || memref.getElementType().isF16() ||
           memref.getElementType().isBF16() ||
-          llvm::is_contained({1u, 8u, 16u, 32u, 64u},
-                             memref.getElementType().isInteger()
-                                 ? memref.getElementType().getIntOrFloatBitWidth()
-                                 : 0u));
+          llvm::any_of(std::array{1u, 8u, 16u, 32u, 64u}, [&](unsigned width) {
+            return memref.getElementType().isInteger(width);
+          }));
 }
 
 /// Runs `pipeline` (the passes inside a builtin.module(...)) on `module`.
