@@ -895,6 +895,12 @@ def build_import_models():
         [vi("a", [2048, 128], TensorProto.FLOAT16),
          vi("b", [128, 2304], TensorProto.FLOAT16)],
         [vi("y", [2048, 2304], TensorProto.FLOAT16)])
+    # The same with K = 1024: 32 stages of 32, so the staged loop stays a
+    # loop (test/Target/cuda-sass.test counts one iteration's instructions).
+    imp("matmul_f16_deep", [n("MatMul", ["a", "b"], ["y"], "matmul")],
+        [vi("a", [2048, 1024], TensorProto.FLOAT16),
+         vi("b", [1024, 2304], TensorProto.FLOAT16)],
+        [vi("y", [2048, 2304], TensorProto.FLOAT16)])
     # Found by kiln-fuzz-importer: Concat of a matrix and a scalar crashed
     # shape inference (test/Import/errors.test expects a clean error).
     imp("concat_rank_mismatch", [n("Concat", ["a", "b"], ["y"], "concat", axis=0)],

@@ -35,7 +35,7 @@ venv="$root/.venv"
 if [ ! -x "$venv/bin/python" ]; then
   /usr/bin/python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c "import onnx, numpy, onnxruntime" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import onnx, numpy, onnxruntime, nvidia.cu13" 2>/dev/null; then
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
 fi
 echo "setup: ok"

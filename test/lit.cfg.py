@@ -44,3 +44,13 @@ if os.path.exists(venv_python) and subprocess.run(
         [venv_python, "-c", "import onnx, onnxruntime"],
         capture_output=True).returncode == 0:
     config.available_features.add("onnxruntime")
+
+# "sass": ptxas from the CUDA toolkit and nvdisasm (nvidia-cuda-nvdisasm in
+# the venv), which scripts/sass-survey needs to count a kernel's SASS.
+cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+if os.access(os.path.join(cuda_home, "bin", "ptxas"), os.X_OK) and \
+        os.path.exists(venv_python) and subprocess.run(
+            [venv_python, "-c", "import nvidia, os, sys; sys.exit(not any("
+             "os.access(os.path.join(p, 'cu13', 'bin', 'nvdisasm'), os.X_OK) "
+             "for p in nvidia.__path__))"], capture_output=True).returncode == 0:
+    config.available_features.add("sass")

@@ -158,6 +158,13 @@ static cl::opt<GpuDefault> channelsLastConvWeights(
              "[F][kh][kw][C], read through a transpose that folds into the "
              "kernel (kiln-channels-last-conv-weights)"),
     gpuDefaultValues(), cl::init(GpuDefault::Auto));
+static cl::opt<bool> narrowGpuIndices(
+    "narrow-gpu-indices",
+    cl::desc("32-bit index arithmetic in cuda kernels whose buffers span "
+             "under 2 GiB and whose launches have under 2^31 threads "
+             "(kiln-narrow-gpu-indices; off by default: fewer integer "
+             "instructions, but fewer 128-bit loads and stores)"),
+    cl::init(false));
 static cl::opt<GpuDefault> kMajorMatMulWeights(
     "k-major-matmul-weights",
     cl::desc("Store the 16-bit constant weights of MatMuls as [N][K], read "
@@ -274,6 +281,7 @@ int main(int argc, char **argv) {
         channelsLastConvWeights == GpuDefault::On;
   if (kMajorMatMulWeights != GpuDefault::Auto)
     request.compile.kMajorMatMulWeights = kMajorMatMulWeights == GpuDefault::On;
+  request.compile.narrowGpuIndices = narrowGpuIndices;
   request.stopAfter = *phase;
   for (const std::string &spec : inputShapes) {
     std::string error;

@@ -148,9 +148,10 @@ static std::string cudaKernelsPipeline(const CompileOptions &options) {
     workgroupMemory = std::min(workgroupMemory, options.workgroupMemoryLimit);
   std::string pipeline =
       gpuKernelsPrefix("nvidia", 32, options.allowTf32, workgroupMemory) +
-      "kiln-dynamic-workgroup-memory,"
+      "kiln-dynamic-workgroup-memory," +
+      (options.narrowGpuIndices ? "kiln-narrow-gpu-indices," : "") +
       "gpu.module(gpu.func(kiln-hoist-static-allocas),"
-      "expand-strided-metadata,lower-affine,convert-nvgpu-to-nvvm," +
+      "expand-strided-metadata,lower-affine,kiln-convert-nvgpu-to-nvvm," +
       (toolkit ? "" : "kiln-approximate-math,") +
       "convert-scf-to-cf,"
       "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"

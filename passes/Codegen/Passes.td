@@ -409,6 +409,31 @@ def ExternDynamicSharedMemory
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
 }
 
+def NarrowGpuIndices : Pass<"kiln-narrow-gpu-indices", "mlir::ModuleOp"> {
+  let summary = "32-bit index arithmetic in GPU kernels whose values fit it";
+  let description = [{
+    After kiln-map-kernels-to-gpu: a gpu.module whose buffers each span
+    fewer than 2^31 bytes, whose index constants fit 32 bits and whose
+    kernels launch fewer than 2^31 threads (the `kiln.workgroups` and
+    `kiln.threads` of their host declarations) gets a data layout with
+    32-bit indices, which the lowering to NVVM follows: address arithmetic
+    in single 32-bit instructions instead of pairs with carries, and half
+    the registers for it. Other modules are left alone.
+  }];
+  let dependentDialects = ["mlir::DLTIDialect"];
+}
+
+def ConvertNvgpuToNvvm : Pass<"kiln-convert-nvgpu-to-nvvm", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Lowers nvgpu ops (ldmatrix, mma.sync, cp.async) at the module's index width";
+  let description = [{
+    Upstream's convert-nvgpu-to-nvvm with a type converter built from the
+    gpu.module's data layout, so that a module given 32-bit indices by
+    kiln-narrow-gpu-indices lowers its nvgpu ops with the same index type
+    as convert-gpu-to-nvvm lowers the rest.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"];
+}
+
 def HoistStaticAllocas : Pass<"kiln-hoist-static-allocas", "mlir::gpu::GPUFuncOp"> {
   let summary = "Moves a GPU kernel's fixed-size stack buffers to its entry block";
   let description = [{

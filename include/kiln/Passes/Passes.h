@@ -149,7 +149,7 @@ int64_t threadTileExtent(int64_t blockExtent);
 /// (threadTileExtent up to 4): what one vector load of a stage row gives.
 int64_t threadTileRun(int64_t blockExtent);
 /// The K of one shared-memory stage of kiln-contract-with-thread-tiles: the
-/// largest of 16, 8, 4, 2, 1 that divides `k`.
+/// largest of 16, 8, 4 that divides `k`, else k's largest divisor up to 16.
 int64_t stageDepth(int64_t k);
 
 inline void registerKilnPasses() {

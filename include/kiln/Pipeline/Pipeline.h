@@ -67,6 +67,12 @@ struct CompileOptions {
   /// kiln-k-major-matmul-weights: 16-bit constant MatMul weights stored
   /// [N][K]; unset: on for GPU targets.
   std::optional<bool> kMajorMatMulWeights;
+  /// kiln-narrow-gpu-indices: 32-bit index arithmetic in cuda kernels
+  /// whose buffers and launches fit it. Off by default: it saves integer
+  /// instructions and registers, but LLVM's load-store vectorizer then
+  /// merges fewer neighbouring accesses (docs/gpu.md); a GPU must say
+  /// which matters more.
+  bool narrowGpuIndices = false;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

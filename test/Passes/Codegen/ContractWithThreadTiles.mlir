@@ -93,24 +93,25 @@ func.func @matmul_bias(%x: memref<128x64xf32>, %w: memref<64x128xf32>, %bias: me
 
 // A 3x3 convolution at stride 2 whose block is a 14-pixel output row by 24
 // filters: 2x4 outputs per thread, 42 threads numbered along the output
-// width (the NCHW output's contiguous dim: 7 across). Six channels: stages
-// of 2, 27 steps (3x3 window positions times 3 stages); the stage slices
-// (28 and 48 elements) do not divide among 42 threads, so the last share
-// of each copy is guarded.
+// width (the NCHW output's contiguous dim: 7 across). Six channels, which
+// 4 does not divide: one stage of all 6 (stageDepth), 9 steps (the 3x3
+// window positions; stages of 2 would make 27 of a third the work each);
+// the filter slice of a stage (6 x 24 = 144 elements) does not divide
+// among 42 threads, so its last share is guarded; the input's (6 x 14 =
+// 84) does.
 // CHECK-LABEL: func.func @conv_rows
 // CHECK-SAME: kiln.lanes = 42 : i64
 // CHECK-SAME: kiln.thread_tile = array<i64: 2, 4>
 // CHECK: %[[T:.+]] = gpu.thread_id x
 // CHECK: arith.remui %[[T]], %c7
-// CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x2x18xf32, #gpu.address_space<workgroup>>
-// CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x2x28xf32, #gpu.address_space<workgroup>>
-// CHECK: scf.for %{{.+}} = %{{.+}} to %c27 step %c1
-// CHECK: arith.cmpi ult, %{{.+}}, %c28
+// CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x6x18xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x6x28xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT: arith.cmpi ult, %{{.+}}, %c84
+// CHECK: arith.cmpi ult, %{{.+}}, %c144
 // CHECK: scf.if
-// CHECK: arith.cmpi ult, %{{.+}}, %c48
-// CHECK: scf.if
-// CHECK: vector.load {{.*}} : memref<2x18xf32, strided<[18, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<2xf32>
-// CHECK: vector.load {{.*}} : memref<2x28xf32, strided<[28, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c9 step %c1
+// CHECK: vector.load {{.*}} : memref<6x18xf32, strided<[18, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<2xf32>
+// CHECK: vector.load {{.*}} : memref<6x28xf32, strided<[28, 1], offset: ?>, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK-NOT: linalg.
 // CHECK-COUNT-8: arith.maximumf
 #sx = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
