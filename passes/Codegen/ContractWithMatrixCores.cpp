@@ -366,13 +366,13 @@ struct ContractWithMatrixCoresPass
     }
     // Stages of 32 along K, or 16 where 32 does not divide K or two
     // buffers per operand would not fit the workgroup memory (a 128x128
-    // float32 block for TF32 in 48 KiB: 72 KiB at 32, 40 KiB at 16). Blocks
-    // of 16-row warps (112 rows: 14 warps for 64 columns) take 16: at 32
-    // the stage loads each of their 448 threads carries two iterations
-    // ahead do not fit its 128 registers (ptxas spilled).
+    // float32 block for TF32 in 48 KiB: 72 KiB at 32, 40 KiB at 16).
+    // Blocks of 16-row warps (112 rows: 14 warps for 64 columns) too:
+    // their stage loads, carried in registers, fit since each thread's
+    // loads share one address (OutputBlock::stagePlace, stageOrigin; at
+    // 32 a warp runs 8 mma.sync per stage instead of 4 for the same
+    // barrier and loop).
     for (int64_t depth : {32, 16}) {
-      if (depth == 32 && warpRows == kTile && tileM > kTile)
-        continue;
       if (k % depth != 0 ||
           2 * block.stageBytes(depth, {false, false}) > workgroupMemoryBytes)
         continue;

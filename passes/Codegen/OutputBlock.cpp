@@ -700,18 +700,21 @@ SmallVector<Value> OutputBlock::issueAsyncStageCopies(
   OpOperand *operand = contraction.getDpsInputOperand(input);
   forgetUnreadStores(operand->get());
   AffineMap map = contraction.getMatchingIndexingMap(operand);
+  Value origin = stageOrigin(b, loc, input, k0, window);
+  Value source = origin ? origin : operand->get();
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
   SmallVector<Value> tokens;
   for (int64_t i = 0; i < runs / threads; ++i) {
-    Value index = arith::AddIOp::create(b, loc, thread, c(i * threads));
-    auto [tileIndex, k] = stagePlace(
-        b, loc, input, arith::MulIOp::create(b, loc, index, c(run)), stageK);
+    auto [tileIndex, k] =
+        stagePlace(b, loc, input, thread, i, threads, run, stageK);
     SmallVector<std::pair<int64_t, Value>> at =
         tileAt(b, loc, input, runStart(b, loc, input, tileIndex, run));
-    auto [kAt, valid] =
-        runK(b, loc, input, arith::AddIOp::create(b, loc, k0, k), run);
+    auto [kAt, valid] = runK(
+        b, loc, input,
+        origin ? k : arith::AddIOp::create(b, loc, k0, k).getResult(), run);
     at.push_back({loops.k, kAt});
-    llvm::append_range(at, window);
+    if (!origin)
+      llvm::append_range(at, window);
     // Past a padded K the copy reads no source bytes and zero-fills.
     Value sourceElements;
     if (valid)
@@ -721,7 +724,7 @@ SmallVector<Value> OutputBlock::issueAsyncStageCopies(
       column = swizzledColumn(b, loc, shared, row, column);
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
         b, loc, tokenType, shared, ValueRange{row, column},
-        operand->get(), indicesAt(b, loc, map, at), b.getIndexAttr(run),
+        source, indicesAt(b, loc, map, at), b.getIndexAttr(run),
         sourceElements, /*bypassL1=*/b.getUnitAttr()));
   }
   return tokens;
@@ -812,18 +815,86 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
 
 Value OutputBlock::loadOperand(OpBuilder &b, Location loc, unsigned input,
                                Value tileIndex, Value k,
-                               const WindowValues &window) {
+                               const WindowValues &window, Value origin) {
   OpOperand *operand = contraction.getDpsInputOperand(input);
   forgetUnreadStores(operand->get());
   AffineMap map = contraction.getMatchingIndexingMap(operand);
   SmallVector<std::pair<int64_t, Value>> at = tileAt(b, loc, input, tileIndex);
   at.push_back({loops.k, clampK(b, loc, k)});
   llvm::append_range(at, window);
-  Value element = memref::LoadOp::create(b, loc, operand->get(),
-                                         indicesAt(b, loc, map, at));
+  Value element = memref::LoadOp::create(
+      b, loc, origin ? origin : operand->get(), indicesAt(b, loc, map, at));
   if (Value valid = kValid(b, loc, k))
     element = zeroUnless(b, loc, valid, element);
   return element;
+}
+
+/// Whether `expr` is a sum of loop terms and a constant (no mod or
+/// division): then it splits into the parts of any two sets of loops.
+static bool isLinear(AffineExpr expr) {
+  bool linear = true;
+  expr.walk([&](AffineExpr e) {
+    if (e.getKind() == AffineExprKind::Mod ||
+        e.getKind() == AffineExprKind::FloorDiv ||
+        e.getKind() == AffineExprKind::CeilDiv)
+      linear = false;
+  });
+  return linear;
+}
+
+Value OutputBlock::stageOrigin(OpBuilder &b, Location loc, unsigned input,
+                               Value k0, const WindowValues &window) {
+  if (loops.window.empty() || validK != tileK)
+    return Value();
+  OpOperand *operand = contraction.getDpsInputOperand(input);
+  AffineMap map = contraction.getMatchingIndexingMap(operand);
+  if (!llvm::all_of(map.getResults(), isLinear))
+    return Value();
+  MLIRContext *context = b.getContext();
+  // The loops that stay fixed through a stage: K (at its offset) and the
+  // window's; every other loop reads as 0 here, and these as 0 in the
+  // loads from the origin.
+  SmallVector<std::pair<int64_t, Value>> stageLoops(window);
+  stageLoops.push_back({loops.k, k0});
+  SmallVector<AffineExpr> others(map.getNumDims(),
+                                 getAffineConstantExpr(0, context));
+  for (auto [loop, value] : stageLoops)
+    others[loop] = getAffineDimExpr(loop, context);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<Value> loopValues(map.getNumDims(), zero);
+  for (auto [loop, value] : stageLoops)
+    loopValues[loop] = value;
+  Value source = operand->get();
+  auto type = cast<MemRefType>(source.getType());
+  SmallVector<OpFoldResult> offsets, sizes;
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
+    // The stage's part of the index, less the constant (the loads from
+    // the origin keep that).
+    AffineExpr stagePart = simplifyAffineExpr(
+        expr.replaceDims(others) -
+            expr.replaceDims(SmallVector<AffineExpr>(
+                map.getNumDims(), getAffineConstantExpr(0, context))),
+        map.getNumDims(), 0);
+    OpFoldResult extent =
+        type.isDynamicDim(dim)
+            ? OpFoldResult(memref::DimOp::create(b, loc, source, dim))
+            : b.getIndexAttr(type.getDimSize(dim));
+    if (auto constant = dyn_cast<AffineConstantExpr>(stagePart);
+        constant && constant.getValue() == 0) {
+      offsets.push_back(b.getIndexAttr(0));
+      sizes.push_back(extent);
+      continue;
+    }
+    Value offset = affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(map.getNumDims(), 0, stagePart), loopValues);
+    offsets.push_back(offset);
+    sizes.push_back(
+        arith::SubIOp::create(
+            b, loc, getValueOrCreateConstantIndexOp(b, loc, extent), offset)
+            .getResult());
+  }
+  return memref::SubViewOp::create(b, loc, source, offsets, sizes, strides);
 }
 
 SmallVector<int64_t, 2> OutputBlock::stageBufferShape(unsigned input,
@@ -948,15 +1019,31 @@ Value OutputBlock::runStart(OpBuilder &b, Location loc, unsigned input,
                     : clampColumn(b, loc, tileIndex, run);
 }
 
-std::pair<Value, Value> OutputBlock::stagePlace(OpBuilder &b, Location loc,
-                                                unsigned input, Value index,
-                                                int64_t stageK) {
+std::pair<Value, Value>
+OutputBlock::stagePlace(OpBuilder &b, Location loc, unsigned input,
+                        Value thread, int64_t share, int64_t threads,
+                        int64_t run, int64_t stageK) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
   int64_t extent = input == 0 ? tileM : tileN;
   bool tileFastest = operandContiguousAlongTile(input);
-  Value fastest =
-      arith::ConstantIndexOp::create(b, loc, tileFastest ? extent : stageK);
-  Value inner = arith::RemUIOp::create(b, loc, index, fastest);
-  Value outer = arith::DivUIOp::create(b, loc, index, fastest);
+  int64_t fastest = tileFastest ? extent : stageK;
+  // Elements between a thread's consecutive shares.
+  int64_t step = threads * run;
+  Value first = arith::MulIOp::create(b, loc, thread, c(run));
+  Value inner, outer;
+  if (step % fastest == 0) {
+    inner = arith::RemUIOp::create(b, loc, first, c(fastest));
+    outer = arith::DivUIOp::create(b, loc, first, c(fastest));
+    if (share > 0)
+      outer = arith::AddIOp::create(b, loc, outer,
+                                    c(share * step / fastest));
+  } else {
+    Value index = arith::AddIOp::create(b, loc, first, c(share * step));
+    inner = arith::RemUIOp::create(b, loc, index, c(fastest));
+    outer = arith::DivUIOp::create(b, loc, index, c(fastest));
+  }
   return tileFastest ? std::pair(inner, outer) : std::pair(outer, inner);
 }
 
@@ -974,20 +1061,23 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
   Type runType = run == 1 ? type : VectorType::get({run}, type);
   OpOperand *operand = contraction.getDpsInputOperand(input);
   AffineMap map = contraction.getMatchingIndexingMap(operand);
-  auto load = [&](OpBuilder &b, Value index) -> Value {
-    auto [tileIndex, k] = stagePlace(
-        b, loc, input, arith::MulIOp::create(b, loc, index, c(run)), stageK);
-    Value kAt = arith::AddIOp::create(b, loc, k0, k);
+  Value origin = stageOrigin(b, loc, input, k0, window);
+  Value source = origin ? origin : operand->get();
+  const WindowValues &loadWindow = origin ? WindowValues() : window;
+  auto load = [&](OpBuilder &b, int64_t i) -> Value {
+    auto [tileIndex, k] =
+        stagePlace(b, loc, input, thread, i, threads, run, stageK);
+    Value kAt = origin ? k : arith::AddIOp::create(b, loc, k0, k).getResult();
     if (run == 1)
-      return loadOperand(b, loc, input, tileIndex, kAt, window);
+      return loadOperand(b, loc, input, tileIndex, kAt, loadWindow, origin);
     forgetUnreadStores(operand->get());
     SmallVector<std::pair<int64_t, Value>> at =
         tileAt(b, loc, input, runStart(b, loc, input, tileIndex, run));
     auto [kClamped, valid] = runK(b, loc, input, kAt, run);
     at.push_back({loops.k, kClamped});
-    llvm::append_range(at, window);
+    llvm::append_range(at, loadWindow);
     Value values = vector::LoadOp::create(
-        b, loc, cast<VectorType>(runType), operand->get(),
+        b, loc, cast<VectorType>(runType), source,
         indicesAt(b, loc, map, at), /*nontemporal=*/false,
         llvm::MaybeAlign(run * type.getIntOrFloatBitWidth() / 8));
     if (valid) // past a padded K
@@ -998,7 +1088,7 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
   for (int64_t i = 0; i * threads < runs; ++i) {
     Value index = arith::AddIOp::create(b, loc, thread, c(i * threads));
     if ((i + 1) * threads <= runs) {
-      share.push_back(load(b, index));
+      share.push_back(load(b, i));
       continue;
     }
     // The last share, when the threads do not divide the slice: only the
@@ -1009,7 +1099,7 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
     auto guard = scf::IfOp::create(
         b, loc, inSlice,
         [&](OpBuilder &b, Location loc) {
-          scf::YieldOp::create(b, loc, load(b, index));
+          scf::YieldOp::create(b, loc, load(b, i));
         },
         [&](OpBuilder &b, Location loc) {
           scf::YieldOp::create(
@@ -1036,9 +1126,9 @@ void OutputBlock::storeStageShare(OpBuilder &b, Location loc, unsigned input,
   // vector store, else an element at a time.
   bool runAlongTile = operandContiguousAlongTile(input);
   bool contiguous = runAlongTile == kMajor;
-  auto store = [&](OpBuilder &b, Value value, Value index) {
-    auto [tileIndex, k] = stagePlace(
-        b, loc, input, arith::MulIOp::create(b, loc, index, c(run)), stageK);
+  auto store = [&](OpBuilder &b, Value value, int64_t share) {
+    auto [tileIndex, k] =
+        stagePlace(b, loc, input, thread, share, threads, run, stageK);
     auto at = [&](int64_t i) -> SmallVector<Value> {
       Value t = tileIndex, kk = k;
       if (i > 0)
@@ -1062,7 +1152,7 @@ void OutputBlock::storeStageShare(OpBuilder &b, Location loc, unsigned input,
   for (auto [i, value] : llvm::enumerate(share)) {
     Value index = arith::AddIOp::create(b, loc, thread, c(i * threads));
     if (int64_t(i + 1) * threads <= runs) {
-      store(b, value, index);
+      store(b, value, i);
       continue;
     }
     Value inSlice = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
@@ -1070,7 +1160,7 @@ void OutputBlock::storeStageShare(OpBuilder &b, Location loc, unsigned input,
     auto guard = scf::IfOp::create(b, loc, inSlice, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard insertion(b);
     b.setInsertionPoint(guard.thenBlock()->getTerminator());
-    store(b, value, index);
+    store(b, value, i);
   }
 }
 

@@ -100,9 +100,25 @@ public:
                                      StepBuilder step);
 
   /// The element of operand `input` (0: A, 1: B) at `tileIndex` (a row of
-  /// the block for A, a column for B) and `k`, from global memory.
+  /// the block for A, a column for B) and `k`, from global memory; from
+  /// `origin` (a stageOrigin view; `k` then counts from the stage's and
+  /// `window` is empty) when given.
   mlir::Value loadOperand(mlir::OpBuilder &b, mlir::Location loc,
                           unsigned input, mlir::Value tileIndex, mlir::Value k,
+                          const WindowValues &window,
+                          mlir::Value origin = {});
+  /// Operand `input` seen from a stage's origin: the view at the indices
+  /// its map takes from the stage's K offset `k0` and window position
+  /// (the same for every thread of the block), so that a stage's loads
+  /// index it with what depends on the thread and the element only. A
+  /// convolution's gathered loads then cost one add each on the device
+  /// (the rest is invariant across stages and hoisted) instead of the
+  /// whole 64-bit address computed from the stage's divided-out window
+  /// position per load. None for a matmul (no window: LLVM already steps
+  /// its addresses), a padded K (its clamp is not linear) or a map that is
+  /// not a sum of loop terms.
+  mlir::Value stageOrigin(mlir::OpBuilder &b, mlir::Location loc,
+                          unsigned input, mlir::Value k0,
                           const WindowValues &window);
 
   /// This thread's share of the block's slice of operand `input` at `k0`
@@ -247,13 +263,16 @@ private:
   /// its offset from the kernel argument, as far as known, are multiples);
   /// else 1.
   int64_t stageRun(unsigned input, int64_t stageK);
-  /// Where element `index` of a slice of operand `input` goes: (tile
-  /// index, k), consecutive indices along the dim contiguous in memory.
-  std::pair<mlir::Value, mlir::Value> stagePlace(mlir::OpBuilder &b,
-                                                 mlir::Location loc,
-                                                 unsigned input,
-                                                 mlir::Value index,
-                                                 int64_t stageK);
+  /// Where share `share` of `thread` (of `threads`, runs of `run`
+  /// elements) of a slice of operand `input` goes: (tile index, k),
+  /// consecutive elements along the dim contiguous in memory. When a
+  /// round of shares covers whole lines of that dim, a thread's shares
+  /// differ by a constant along the other: one address and immediate
+  /// offsets on the device instead of an address per share.
+  std::pair<mlir::Value, mlir::Value>
+  stagePlace(mlir::OpBuilder &b, mlir::Location loc, unsigned input,
+             mlir::Value thread, int64_t share, int64_t threads, int64_t run,
+             int64_t stageK);
 
   /// Positions of M and N (and of the rows outside M) among the output
   /// tile's dims.

@@ -319,3 +319,45 @@ func.func @padded_rows(%x: memref<28x32xf16>, %w: memref<32x16xf16>, %y: memref<
   }
   return
 }
+
+// -----
+
+// A 3x3 convolution over NCHW float16, two output rows of 24 per block:
+// 48 rows that 32 does not divide, so three warps of 16x32. K (32
+// channels) goes in one stage of 32 per window position (9 stages, 8
+// mma.sync per warp and stage), the stage buffers [k][rows] (A) and
+// [columns][k] (B), padded by 8, both gathered element by element (A's
+// runs start at odd columns, B's channels are 9 apart). Each stage's loads index views at the stage's origin
+// (its channels' first, its window position).
+// NV-LABEL: func.func @conv3x3_rows48
+// NV-SAME: kiln.lanes = 96 : i64
+// NV: memref.alloc() {alignment = 16 : i64} : memref<2x32x56xf16, #gpu.address_space<workgroup>>
+// NV: memref.alloc() {alignment = 16 : i64} : memref<2x32x40xf16, #gpu.address_space<workgroup>>
+// NV: %[[XO:.+]] = memref.subview %{{.+}}[0, %{{.+}}, %{{.+}}, %{{.+}}] [1, %{{.+}}, %{{.+}}, %{{.+}}] [1, 1, 1, 1] : memref<1x32x4x26xf16, {{.+}}> to memref<1x?x?x?xf16
+// NV: memref.load %[[XO]]
+// NV: %[[WO:.+]] = memref.subview %{{.+}}[0, %{{.+}}, %{{.+}}, %{{.+}}] [32, %{{.+}}, %{{.+}}, %{{.+}}] [1, 1, 1, 1] : memref<32x32x3x3xf16> to memref<32x?x?x?xf16
+// NV: memref.load %[[WO]]
+// NV: scf.for %{{.+}} = %{{.+}} to %c9{{.*}} step %c1
+// NV-COUNT-8: nvgpu.mma.sync
+// NV-NOT: nvgpu.mma.sync
+// NV: scf.yield
+#cx = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
+#cw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+#co = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+func.func @conv3x3_rows48(%x: memref<1x32x6x26xf16>, %w: memref<32x32x3x3xf16>, %y: memref<1x32x4x24xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i) = (0) to (4) step (2) {
+    %xs = memref.subview %x[0, 0, %i, 0] [1, 32, 4, 26] [1, 1, 1, 1] : memref<1x32x6x26xf16> to memref<1x32x4x26xf16, strided<[4992, 156, 26, 1], offset: ?>>
+    %ys = memref.subview %y[0, 0, %i, 0] [1, 32, 2, 24] [1, 1, 1, 1] : memref<1x32x4x24xf32> to memref<1x32x2x24xf32, strided<[3072, 96, 24, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<1x32x2x24xf32, strided<[3072, 96, 24, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#cx, #cw, #co], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%xs, %w : memref<1x32x4x26xf16, strided<[4992, 156, 26, 1], offset: ?>>, memref<32x32x3x3xf16>) outs(%ys : memref<1x32x2x24xf32, strided<[3072, 96, 24, 1], offset: ?>>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.extf %in : f16 to f32
+      %2 = arith.mulf %1, %0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+  }
+  return
+}

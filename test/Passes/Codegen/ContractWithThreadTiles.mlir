@@ -106,6 +106,12 @@ func.func @matmul_bias(%x: memref<128x64xf32>, %w: memref<64x128xf32>, %bias: me
 // CHECK: arith.remui %[[T]], %c7
 // CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x6x18xf32, #gpu.address_space<workgroup>>
 // CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x6x28xf32, #gpu.address_space<workgroup>>
+// A stage's loads index views at its origin (its channels' first, its
+// window position), with what depends on the thread alone:
+// CHECK: %[[XO:.+]] = memref.subview %{{.+}}[0, %{{.+}}, %{{.+}}, %{{.+}}] [1, %{{.+}}, %{{.+}}, %{{.+}}] [1, 1, 1, 1] : memref<1x6x3x29xf32, {{.+}}> to memref<1x?x?x?xf32
+// CHECK: memref.load %[[XO]]
+// CHECK: %[[WO:.+]] = memref.subview %{{.+}}[0, %{{.+}}, %{{.+}}, %{{.+}}] [24, %{{.+}}, %{{.+}}, %{{.+}}] [1, 1, 1, 1] : memref<24x6x3x3xf32> to memref<24x?x?x?xf32
+// CHECK: memref.load %[[WO]][%{{.+}}, %{{.+}}, %c0{{.*}}, %c0{{.*}}]
 // CHECK-NOT: arith.cmpi ult, %{{.+}}, %c84
 // CHECK: arith.cmpi ult, %{{.+}}, %c144
 // CHECK: scf.if
