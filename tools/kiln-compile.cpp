@@ -130,9 +130,9 @@ static cl::opt<GpuDefault> splitMatMulK(
     gpuDefaultValues(), cl::init(GpuDefault::Auto));
 static cl::opt<GpuDefault> splitConvK(
     "split-conv-k",
-    cl::desc("Split float32 convolutions with few outputs and many input "
-             "channels into channel parts summed by a second kernel "
-             "(kiln-split-conv-k)"),
+    cl::desc("Split convolutions (float32, or widened from 16 bits by "
+             "--precision) with few outputs and many input channels into "
+             "channel parts summed by a second kernel (kiln-split-conv-k)"),
     gpuDefaultValues(), cl::init(GpuDefault::Auto));
 static cl::opt<GpuDefault> windowPaddingInPlace(
     "window-padding-in-place",

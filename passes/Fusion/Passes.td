@@ -280,7 +280,9 @@ def SplitConvK : Pass<"kiln-split-conv-k", "mlir::func::FuncOp"> {
   let summary = "Splits a float32 convolution with few outputs and many input channels into channel parts summed by a second kernel (GPU)";
   let description = [{
     The convolution sibling of `kiln-split-matmul-k`. A float32
-    `kiln.conv` (one group, static shapes) whose outputs make fewer than
+    `kiln.conv` (one group, static shapes; both operands float32 or both
+    widened from 16 bits, which are split before their widening and keep
+    tensor cores) whose outputs make fewer than
     `max-blocks` blocks of 32x32 and whose K (input channels x window) is
     at least `min-k` is computed in S = 8, 4 or 2 parts along its input
     channels (each a multiple of 16 channels and at least 128 products per

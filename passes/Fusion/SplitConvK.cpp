@@ -23,10 +23,12 @@
 //     Y = reduce_sum(reshape(partial) [N, S, F, H', W'], axes = [1]) + bias
 //
 // A grouped convolution's group s reads input channels s*C/S.. and writes
-// the filters of group s: exactly part s of the sum. Float32 only: 16-bit
-// operands (a 16-bit model's, or float32 ones that --precision=f16|bf16
-// stores in 16 bits and widens for the convolution) take tensor cores.
-// Groups of 1 only.
+// the filters of group s: exactly part s of the sum. Float32 operands, or
+// 16-bit ones widened to float32 (--precision=f16|bf16): those are split
+// before their widening (the reshapes and the weight's rearrangement act
+// on the 16-bit values), so the parts still take tensor cores (a part's
+// channels are a multiple of 16: K of mma.sync) and their partial sums
+// are float32. Groups of 1 only.
 //
 //===----------------------------------------------------------------------===//
 #include "FloatConstants.h"
@@ -50,6 +52,30 @@ namespace {
 bool isStaticF32(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
+}
+
+/// The value a float32 operand holds: its 16-bit source when it is a
+/// widened one (isWidened), else itself.
+Value storedValue(Value value) {
+  return isWidened(value) ? value.getDefiningOp<CastOp>().getInput() : value;
+}
+
+/// `value` reshaped to `shape`, before its widening when it is a widened
+/// 16-bit value (the widening stays next to its consumer, which then
+/// loads 16-bit values).
+Value reshapeStored(PatternRewriter &rewriter, Location loc, Value value,
+                    ArrayRef<int64_t> shape) {
+  Value stored = storedValue(value);
+  Value reshaped = ReshapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get(shape, getElementTypeOrSelf(stored.getType())),
+      stored);
+  if (stored == value)
+    return reshaped;
+  return CastOp::create(
+      rewriter, loc,
+      RankedTensorType::get(shape, getElementTypeOrSelf(value.getType())),
+      reshaped);
 }
 
 
@@ -89,11 +115,13 @@ struct SplitK : public OpRewritePattern<ConvOp> {
 
   LogicalResult matchAndRewrite(ConvOp conv,
                                 PatternRewriter &rewriter) const override {
+    // Both operands float32 or both widened from 16 bits (one of each
+    // would be a float32 contraction either way).
     if (conv.getGroup() != 1 || !isStaticF32(conv.getInput().getType()) ||
         !isStaticF32(conv.getWeight().getType()) ||
         !isStaticF32(conv.getType()) ||
         (conv.getBias() && !isStaticF32(conv.getBias().getType())) ||
-        isWidened(conv.getInput()) || isWidened(conv.getWeight()))
+        isWidened(conv.getInput()) != isWidened(conv.getWeight()))
       return failure();
     auto weight = cast<RankedTensorType>(conv.getWeight().getType());
     int64_t window = 1;
@@ -133,12 +161,10 @@ struct SplitK : public OpRewritePattern<ConvOp> {
     int64_t pixels = out.getNumElements() / (n * f);
     Type f32 = rewriter.getF32Type();
     Location partLoc = withoutOnnxValues(conv.getLoc());
-    Value xParts = ReshapeOp::create(
-        rewriter, partLoc, RankedTensorType::get({n, s, c / s, pixels}, f32),
-        conv.getInput());
-    Value wParts = ReshapeOp::create(
-        rewriter, partLoc, RankedTensorType::get({f, s, c / s}, f32),
-        conv.getWeight());
+    Value xParts = reshapeStored(rewriter, partLoc, conv.getInput(),
+                                 {n, s, c / s, pixels});
+    Value wParts =
+        reshapeStored(rewriter, partLoc, conv.getWeight(), {f, s, c / s});
     Value partial = EinsumOp::create(
         rewriter, partLoc, RankedTensorType::get({s, n, f, pixels}, f32),
         ValueRange{xParts, wParts}, rewriter.getStringAttr("nskp,fsk->snfp"));
@@ -159,10 +185,10 @@ struct SplitK : public OpRewritePattern<ConvOp> {
   /// parts, [N, F, H', W'] (no bias). Null when the weight is not a
   /// readable constant.
   Value splitGrouped(PatternRewriter &rewriter, ConvOp conv, int64_t s) const {
-    auto constant = conv.getWeight().getDefiningOp<ConstantOp>();
+    auto constant = storedValue(conv.getWeight()).getDefiningOp<ConstantOp>();
     if (!constant)
       return {};
-    auto weight = cast<RankedTensorType>(conv.getWeight().getType());
+    auto weight = cast<RankedTensorType>(constant.getType());
     int64_t f = weight.getDimSize(0), c = weight.getDimSize(1);
     int64_t window = weight.getNumElements() / (f * c);
     SmallVector<int64_t> groupedShape(weight.getShape());
@@ -185,6 +211,11 @@ struct SplitK : public OpRewritePattern<ConvOp> {
       return {};
     Location partLoc = withoutOnnxValues(conv.getLoc());
     Value groupedWeight = ConstantOp::create(rewriter, constant.getLoc(), *grouped);
+    if (isWidened(conv.getWeight()))
+      groupedWeight = CastOp::create(
+          rewriter, partLoc,
+          RankedTensorType::get(groupedShape, rewriter.getF32Type()),
+          groupedWeight);
     auto out = conv.getType();
     SmallVector<int64_t> partialShape(out.getShape());
     partialShape[1] = s * f;

@@ -86,15 +86,49 @@ func.func @left_alone(%big: tensor<32x64x56x56xf32>, %short: tensor<1x32x7x7xf32
 
 // -----
 
-// Left alone: float32 operands widened from 16-bit values (what
-// --precision=f16 makes of a float32 model): the convolution takes tensor
-// cores.
-// CHECK-LABEL: func.func @widened
+// Float32 operands widened from 16-bit values (what --precision=f16
+// makes of a float32 model) split before their widening: the reshapes and
+// the weight's rearrangement act on the 16-bit values, the widenings stay
+// next to the contraction (which then takes tensor cores, a part's 128
+// channels a multiple of 16), the partial sums are float32.
+// CHECK-LABEL: func.func @widened_pointwise
+// CHECK: %[[X:.+]] = kiln.reshape %arg0 : tensor<1x512x7x7xf16> -> tensor<1x4x128x49xf16>
+// CHECK: %[[XW:.+]] = kiln.cast %[[X]] : tensor<1x4x128x49xf16> -> tensor<1x4x128x49xf32>
+// CHECK: %[[W:.+]] = kiln.reshape %arg1 : tensor<2048x512x1x1xf16> -> tensor<2048x4x128xf16>
+// CHECK: %[[WW:.+]] = kiln.cast %[[W]] : tensor<2048x4x128xf16> -> tensor<2048x4x128xf32>
+// CHECK: kiln.einsum %[[XW]], %[[WW]] {equation = "nskp,fsk->snfp"} : (tensor<1x4x128x49xf32>, tensor<2048x4x128xf32>) -> tensor<4x1x2048x49xf32>
+// CHECK: kiln.reduce_sum {{.*}} -> tensor<1x2048x7x7xf32>
+func.func @widened_pointwise(%x: tensor<1x512x7x7xf16>, %w: tensor<2048x512x1x1xf16>) -> tensor<1x2048x7x7xf32> {
+  %0 = kiln.cast %x : tensor<1x512x7x7xf16> -> tensor<1x512x7x7xf32>
+  %1 = kiln.cast %w : tensor<2048x512x1x1xf16> -> tensor<2048x512x1x1xf32>
+  %2 = kiln.conv %0, %1 {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x512x7x7xf32>, tensor<2048x512x1x1xf32>) -> tensor<1x2048x7x7xf32>
+  return %2 : tensor<1x2048x7x7xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @widened_3x3
+// CHECK: %[[W:.+]] = kiln.constant dense<5.000000e-01> : tensor<4096x64x3x3xf16>
+// CHECK: %[[X:.+]] = kiln.cast %arg0 : tensor<1x512x7x7xf16> -> tensor<1x512x7x7xf32>
+// CHECK: %[[WW:.+]] = kiln.cast %[[W]] : tensor<4096x64x3x3xf16> -> tensor<4096x64x3x3xf32>
+// CHECK: %[[P:.+]] = kiln.conv %[[X]], %[[WW]] {{.*}}group = 8 : i64{{.*}} -> tensor<1x4096x7x7xf32>
+// CHECK: kiln.reduce_sum {{.*}} -> tensor<1x512x7x7xf32>
+func.func @widened_3x3(%x: tensor<1x512x7x7xf16>) -> tensor<1x512x7x7xf32> {
+  %w = kiln.constant dense<0.5> : tensor<512x512x3x3xf16>
+  %0 = kiln.cast %x : tensor<1x512x7x7xf16> -> tensor<1x512x7x7xf32>
+  %1 = kiln.cast %w : tensor<512x512x3x3xf16> -> tensor<512x512x3x3xf32>
+  %2 = kiln.conv %0, %1 {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x512x7x7xf32>, tensor<512x512x3x3xf32>) -> tensor<1x512x7x7xf32>
+  return %2 : tensor<1x512x7x7xf32>
+}
+
+// -----
+
+// Left alone: one operand widened from 16 bits, the other float32.
+// CHECK-LABEL: func.func @half_widened
 // CHECK-NOT: kiln.reduce_sum
 // CHECK: kiln.conv
-func.func @widened(%x: tensor<1x512x7x7xf16>, %w: tensor<512x512x1x1xf16>) -> tensor<1x512x7x7xf32> {
+func.func @half_widened(%x: tensor<1x512x7x7xf16>, %w: tensor<512x512x1x1xf32>) -> tensor<1x512x7x7xf32> {
   %0 = kiln.cast %x : tensor<1x512x7x7xf16> -> tensor<1x512x7x7xf32>
-  %1 = kiln.cast %w : tensor<512x512x1x1xf16> -> tensor<512x512x1x1xf32>
-  %2 = kiln.conv %0, %1 {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x512x7x7xf32>, tensor<512x512x1x1xf32>) -> tensor<1x512x7x7xf32>
-  return %2 : tensor<1x512x7x7xf32>
+  %1 = kiln.conv %0, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x512x7x7xf32>, tensor<512x512x1x1xf32>) -> tensor<1x512x7x7xf32>
+  return %1 : tensor<1x512x7x7xf32>
 }
