@@ -39,9 +39,10 @@
 // CHECK: %[[LA:.+]] = vector.load {{.*}} : memref<64x64xf32, strided<[64, 1], offset: ?>>, vector<4xf32>
 // CHECK: %[[LB:.+]] = vector.load {{.*}} : memref<64x64xf32, strided<[128, 1], offset: ?>>, vector<4xf32>
 // CHECK-NEXT: scf.yield %[[LA]], %[[LB]]
+// Past the last stage, the values carried in (no zeros to set every
+// iteration; they are stored into a buffer nobody reads again):
 // CHECK-NEXT: } else {
-// CHECK-NOT: vector.load
-// CHECK: scf.yield
+// CHECK-NEXT: scf.yield %[[CA]], %[[CB]] : vector<4xf32>, vector<4xf32>
 // CHECK-NEXT: }
 // CHECK-NOT: gpu.barrier
 // CHECK: %[[SA:.+]] = memref.subview %[[A]]
