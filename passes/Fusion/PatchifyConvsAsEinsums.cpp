@@ -13,6 +13,8 @@
 // loops.
 //
 //===----------------------------------------------------------------------===//
+#include "Widening.h"
+
 #include "kiln/Passes/Passes.h"
 
 #include "kiln/Dialect/OnnxValueNames.h"
@@ -81,23 +83,6 @@ TransposeOp tokensTranspose(ConvOp conv) {
   if (!transpose || transpose.getPerm() != ArrayRef<int64_t>{0, 2, 1})
     return nullptr;
   return transpose;
-}
-
-/// `value` reshaped to `shape`; a widened 16-bit value is reshaped before
-/// its widening, which stays next to its consumer (a kernel's prologue).
-Value reshapeBeforeWidening(PatternRewriter &rewriter, Location loc,
-                            Value value, ArrayRef<int64_t> shape) {
-  Type element = getElementTypeOrSelf(value.getType());
-  bool widened = isWidened(value);
-  Value source = widened ? value.getDefiningOp<CastOp>().getInput() : value;
-  Value reshaped = ReshapeOp::create(
-      rewriter, loc,
-      RankedTensorType::get(shape, getElementTypeOrSelf(source.getType())),
-      source);
-  if (!widened)
-    return reshaped;
-  return CastOp::create(rewriter, loc, RankedTensorType::get(shape, element),
-                        reshaped);
 }
 
 struct PatchifyConv : public OpRewritePattern<ConvOp> {

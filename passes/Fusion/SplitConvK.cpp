@@ -32,6 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FloatConstants.h"
+#include "Widening.h"
 
 #include "kiln/Passes/Passes.h"
 
@@ -53,31 +54,6 @@ bool isStaticF32(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32();
 }
-
-/// The value a float32 operand holds: its 16-bit source when it is a
-/// widened one (isWidened), else itself.
-Value storedValue(Value value) {
-  return isWidened(value) ? value.getDefiningOp<CastOp>().getInput() : value;
-}
-
-/// `value` reshaped to `shape`, before its widening when it is a widened
-/// 16-bit value (the widening stays next to its consumer, which then
-/// loads 16-bit values).
-Value reshapeStored(PatternRewriter &rewriter, Location loc, Value value,
-                    ArrayRef<int64_t> shape) {
-  Value stored = storedValue(value);
-  Value reshaped = ReshapeOp::create(
-      rewriter, loc,
-      RankedTensorType::get(shape, getElementTypeOrSelf(stored.getType())),
-      stored);
-  if (stored == value)
-    return reshaped;
-  return CastOp::create(
-      rewriter, loc,
-      RankedTensorType::get(shape, getElementTypeOrSelf(value.getType())),
-      reshaped);
-}
-
 
 /// A 1x1 convolution at stride 1 without padding: a matmul per image.
 bool isPointwise(ConvOp conv) {
@@ -161,10 +137,10 @@ struct SplitK : public OpRewritePattern<ConvOp> {
     int64_t pixels = out.getNumElements() / (n * f);
     Type f32 = rewriter.getF32Type();
     Location partLoc = withoutOnnxValues(conv.getLoc());
-    Value xParts = reshapeStored(rewriter, partLoc, conv.getInput(),
-                                 {n, s, c / s, pixels});
-    Value wParts =
-        reshapeStored(rewriter, partLoc, conv.getWeight(), {f, s, c / s});
+    Value xParts = reshapeBeforeWidening(rewriter, partLoc, conv.getInput(),
+                                         {n, s, c / s, pixels});
+    Value wParts = reshapeBeforeWidening(rewriter, partLoc, conv.getWeight(),
+                                         {f, s, c / s});
     Value partial = EinsumOp::create(
         rewriter, partLoc, RankedTensorType::get({s, n, f, pixels}, f32),
         ValueRange{xParts, wParts}, rewriter.getStringAttr("nskp,fsk->snfp"));
