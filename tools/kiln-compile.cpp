@@ -113,7 +113,8 @@ static cl::opt<bool> allowTf32(
              "mantissa products, float32 accumulation)"));
 /// --split-matmul-k / --split-conv-k / --window-padding-in-place /
 /// --patchify-convs / --space-to-depth-convs /
-/// --channels-last-conv-weights / --k-major-matmul-weights: GPU
+/// --channels-last-conv-weights / --k-major-matmul-weights /
+/// --channels-last-activations: GPU
 /// targets only unless forced.
 enum class GpuDefault { Auto, On, Off };
 static auto gpuDefaultValues() {
@@ -157,6 +158,14 @@ static cl::opt<GpuDefault> channelsLastConvWeights(
     cl::desc("Store the constant weights of KxK convolutions as "
              "[F][kh][kw][C], read through a transpose that folds into the "
              "kernel (kiln-channels-last-conv-weights)"),
+    gpuDefaultValues(), cl::init(GpuDefault::Auto));
+static cl::opt<GpuDefault> channelsLastActivations(
+    "channels-last-activations",
+    cl::desc("Compute 2-D convolutions, and the ops between them, on NHWC "
+             "activations, with transposes only where a chain of them "
+             "starts or ends (kiln-channels-last-activations; auto: GPU "
+             "targets, where it adds at most one transpose per two "
+             "convolutions; on: always)"),
     gpuDefaultValues(), cl::init(GpuDefault::Auto));
 static cl::opt<bool> narrowGpuIndices(
     "narrow-gpu-indices",
@@ -281,6 +290,9 @@ int main(int argc, char **argv) {
         channelsLastConvWeights == GpuDefault::On;
   if (kMajorMatMulWeights != GpuDefault::Auto)
     request.compile.kMajorMatMulWeights = kMajorMatMulWeights == GpuDefault::On;
+  if (channelsLastActivations != GpuDefault::Auto)
+    request.compile.channelsLastActivations =
+        channelsLastActivations == GpuDefault::On;
   request.compile.narrowGpuIndices = narrowGpuIndices;
   request.stopAfter = *phase;
   for (const std::string &spec : inputShapes) {

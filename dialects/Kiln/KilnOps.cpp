@@ -469,12 +469,18 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
       (int64_t)dilations.size() != spatial ||
       (int64_t)pads.size() != 2 * spatial)
     return emitInferError(loc, "conv window attributes have the wrong length");
-  SmallVector<int64_t> shape = {inType.getDimSize(0), wType.getDimSize(0)};
+  bool channelsLast = adaptor.getChannelsLast();
+  int64_t firstSpatial = channelsLast ? 1 : 2;
+  SmallVector<int64_t> shape = {inType.getDimSize(0)};
+  if (!channelsLast)
+    shape.push_back(wType.getDimSize(0));
   for (int64_t i = 0; i < spatial; ++i)
-    shape.push_back(windowOutputSize(inType.getDimSize(i + 2),
+    shape.push_back(windowOutputSize(inType.getDimSize(i + firstSpatial),
                                      wType.getDimSize(i + 2), strides[i],
                                      dilations[i], pads[i], pads[i + spatial],
                                      /*ceilMode=*/false));
+  if (channelsLast)
+    shape.push_back(wType.getDimSize(0));
   types.push_back(RankedTensorType::get(shape, inType.getElementType()));
   return success();
 }
@@ -486,14 +492,15 @@ LogicalResult ConvOp::verify() {
                                getStrides(), getDilations(), getPads())))
     return failure();
   int64_t group = getGroup();
-  if (group <= 0 || inType.getDimSize(1) % group != 0 ||
+  int64_t channels = inType.getDimSize(getChannelDim());
+  if (group <= 0 || channels % group != 0 ||
       wType.getDimSize(0) % group != 0)
     return emitOpError("group ") << group
                                  << " does not divide the channel counts";
-  if (wType.getDimSize(1) * group != inType.getDimSize(1))
+  if (wType.getDimSize(1) * group != channels)
     return emitOpError("weight has ")
            << wType.getDimSize(1) << " input channels per group, input has "
-           << inType.getDimSize(1) << " channels in " << group << " groups";
+           << channels << " channels in " << group << " groups";
   if (getBias() && (tensorType(getBias()).getRank() != 1 ||
                     tensorType(getBias()).getDimSize(0) != wType.getDimSize(0)))
     return emitOpError("bias must be 1-D with one value per output channel");
@@ -513,11 +520,18 @@ static LogicalResult inferPool(std::optional<Location> loc,
       (int64_t)dilations.size() != spatial ||
       (int64_t)pads.size() != 2 * spatial)
     return emitInferError(loc, "pool window attributes have the wrong length");
-  SmallVector<int64_t> shape(inType.getShape().take_front(2));
+  bool channelsLast = adaptor.getChannelsLast();
+  int64_t firstSpatial = channelsLast ? 1 : 2;
+  SmallVector<int64_t> shape = {inType.getDimSize(0)};
+  if (!channelsLast)
+    shape.push_back(inType.getDimSize(1));
   for (int64_t i = 0; i < spatial; ++i)
-    shape.push_back(windowOutputSize(inType.getDimSize(i + 2), kernel[i],
-                                     strides[i], dilations[i], pads[i],
-                                     pads[i + spatial], adaptor.getCeilMode()));
+    shape.push_back(windowOutputSize(inType.getDimSize(i + firstSpatial),
+                                     kernel[i], strides[i], dilations[i],
+                                     pads[i], pads[i + spatial],
+                                     adaptor.getCeilMode()));
+  if (channelsLast)
+    shape.push_back(inType.getShape().back());
   types.push_back(RankedTensorType::get(shape, inType.getElementType()));
   return success();
 }

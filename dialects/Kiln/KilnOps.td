@@ -341,6 +341,11 @@ def Kiln_ConvOp : Kiln_Op<"conv", [Pure, InferTypeOpAdaptor]> {
     ONNX Conv with explicit padding. `pads` holds the begin pads of every
     spatial dim followed by the end pads.
 
+    With `channels_last` the input is [N, spatial..., C] and the result
+    [N, spatial..., F] (the weight stays [F, C/group, k...]); groups split
+    the last dim.
+    kiln-channels-last-activations makes such convolutions for GPU targets.
+
     ```mlir
     %y = kiln.conv %x, %w, %b {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>,
            dilations = array<i64: 1, 1>, group = 1 : i64}
@@ -350,16 +355,28 @@ def Kiln_ConvOp : Kiln_Op<"conv", [Pure, InferTypeOpAdaptor]> {
   let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$weight,
                    Optional<Kiln_FloatTensor>:$bias,
                    DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$strides,
-                   DenseI64ArrayAttr:$dilations, I64Attr:$group);
+                   DenseI64ArrayAttr:$dilations, I64Attr:$group,
+                   UnitAttr:$channels_last);
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The dim of the input and result that holds channels (1, or the
+    /// last with channels_last), and the first spatial dim.
+    int64_t getChannelDim() {
+      return getChannelsLast()
+                 ? ::mlir::cast<::mlir::ShapedType>(getType()).getRank() - 1
+                 : 1;
+    }
+    int64_t getFirstSpatialDim() { return getChannelsLast() ? 1 : 2; }
+  }];
 }
 
 class Kiln_PoolOp<string mnemonic, string doc, dag extraArgs>
     : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
   let summary = doc;
-  let description = doc # [{ over windows of the spatial dims of an NC... tensor.
+  let description = doc # [{ over windows of the spatial dims of an NC... tensor
+    (N...C with `channels_last`, which kiln-channels-last-activations sets).
     `pads` holds begin pads then end pads; `ceil_mode` rounds the output size up.
 
     ```mlir
@@ -371,7 +388,8 @@ class Kiln_PoolOp<string mnemonic, string doc, dag extraArgs>
   let arguments = !con((ins Kiln_FloatTensor:$input,
                        DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
                        DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
-                       BoolAttr:$ceil_mode), extraArgs);
+                       BoolAttr:$ceil_mode), extraArgs,
+                       (ins UnitAttr:$channels_last));
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;

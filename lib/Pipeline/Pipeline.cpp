@@ -243,6 +243,16 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            "func.func(kiln-split-conv-padding{split-depthwise=" +
            ((cuda || rocm) && !windowPaddingInPlace ? "true" : "false") +
            "}),func.func(kiln-split-pointwise-conv-stride)," +
+           // After both splits above (it moves their pads and slices to
+           // NHWC) and before split-K, which splits either layout.
+           // Forced on (--channels-last-activations=on), every convolution
+           // even where it adds more transposes than its trial allows.
+           (options.channelsLastActivations.value_or(cuda || rocm)
+                ? std::string("func.func(kiln-channels-last-activations") +
+                      (options.channelsLastActivations.value_or(false)
+                           ? "{min-convs-per-transpose=0}),"
+                           : "),")
+                : "") +
            // After both splits above: the convolutions it splits have no
            // padding and strided 1x1 ones are stride 1.
            (options.splitConvK.value_or(cuda || rocm)

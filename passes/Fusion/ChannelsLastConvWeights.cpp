@@ -54,27 +54,51 @@ struct ChannelsLastConvWeightsPass
     return operand->get().getDefiningOp<ConstantOp>() ? operand : nullptr;
   }
 
+  /// A depthwise convolution on NHWC activations
+  /// (kiln-channels-last-activations): neighbouring GPU threads take
+  /// neighbouring channels, so its weight [C][1][k...] is read C-major,
+  /// kh*kw elements apart.
+  static bool isChannelsLastDepthwise(ConvOp conv, RankedTensorType weight) {
+    return conv.getChannelsLast() && weight.getDimSize(1) == 1 &&
+           conv.getGroup() == weight.getDimSize(0) && conv.getGroup() > 1;
+  }
+
   void rewrite(ConvOp conv) {
-    // Not for a depthwise convolution's [F][1][k...] (nothing to gather
-    // along C) nor a 1x1's [F][C][1...] (contiguous along C already).
     auto type = dyn_cast<RankedTensorType>(conv.getWeight().getType());
-    if (!type || !type.hasStaticShape() || type.getRank() < 3 ||
-        type.getDimSize(1) == 1 ||
-        type.getNumElements() == type.getDimSize(0) * type.getDimSize(1))
+    if (!type || !type.hasStaticShape() || type.getRank() < 3)
       return;
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> toStored, toOnnx;
+    if (isChannelsLastDepthwise(conv, type)) {
+      // [C][1][k...] stored as [1][k...][C]: a window position's channels
+      // contiguous.
+      for (int64_t d = 1; d < rank; ++d)
+        toStored.push_back(d);
+      toStored.push_back(0);
+      toOnnx.push_back(rank - 1);
+      for (int64_t d = 0; d + 1 < rank; ++d)
+        toOnnx.push_back(d);
+    } else {
+      // Not for another depthwise convolution's [F][1][k...] (nothing to
+      // gather along C) nor a 1x1's [F][C][1...] (contiguous along C
+      // already).
+      if (type.getDimSize(1) == 1 ||
+          type.getNumElements() == type.getDimSize(0) * type.getDimSize(1))
+        return;
+      // [F][C][k...] stored as [F][k...][C], read back through the inverse
+      // permutation.
+      toStored = {0};
+      toOnnx = {0, rank - 1};
+      for (int64_t d = 2; d < rank; ++d)
+        toStored.push_back(d);
+      toStored.push_back(1);
+      for (int64_t d = 1; d + 1 < rank; ++d)
+        toOnnx.push_back(d);
+    }
     OpOperand *operand = constantOperand(conv);
     if (!operand)
       return;
     auto constant = operand->get().getDefiningOp<ConstantOp>();
-    // [F][C][k...] stored as [F][k...][C], read back through the inverse
-    // permutation.
-    int64_t rank = type.getRank();
-    SmallVector<int64_t> toStored = {0}, toOnnx = {0, rank - 1};
-    for (int64_t d = 2; d < rank; ++d)
-      toStored.push_back(d);
-    toStored.push_back(1);
-    for (int64_t d = 1; d + 1 < rank; ++d)
-      toOnnx.push_back(d);
     FailureOr<ElementsAttr> stored = permuteFloatConstant(
         cast<ElementsAttr>(constant.getValue()), toStored, ".fkc");
     if (failed(stored))

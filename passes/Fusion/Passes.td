@@ -192,6 +192,29 @@ def ChannelsLastConvWeights
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def ChannelsLastActivations
+    : Pass<"kiln-channels-last-activations", "mlir::func::FuncOp"> {
+  let summary = "Computes convolutions without groups on NHWC activations";
+  let description = [{
+    Every 2-D `kiln.conv` without groups becomes a `channels_last` one
+    between a transpose to NHWC and one back to NCHW. The transposes back
+    then move down through the elementwise ops and constant pads that read
+    them, and adjacent transposes compose, so that between convolutions
+    they cancel: the GPU kernels read A's rows (pixels) and write the
+    result's rows contiguous along channels. Transposes remain where a
+    chain of convolutions starts or ends (a flatten, the model's input and
+    output): each is a kernel, so the function is rewritten only where a
+    trial on a copy leaves at least `min-convs-per-transpose` convolutions
+    per transpose it adds. GPU targets (--channels-last-activations).
+  }];
+  let options = [
+    Option<"minConvsPerTranspose", "min-convs-per-transpose", "int64_t",
+           /*default=*/"2",
+           "Convolutions converted per transpose added, at least (0: always)">
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def KMajorMatMulWeights
     : Pass<"kiln-k-major-matmul-weights", "mlir::func::FuncOp"> {
   let summary = "Stores a MatMul's 16-bit constant weight [N][K], read "

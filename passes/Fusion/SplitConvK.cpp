@@ -30,6 +30,12 @@
 // channels are a multiple of 16: K of mma.sync) and their partial sums
 // are float32. Groups of 1 only.
 //
+// A channels_last convolution (kiln-channels-last-activations, which runs
+// first) splits the same way in its own layout: X [N, H, W, C] -> [N, H*W,
+// S, C/S] and einsum("npsk,fsk->snpf") for the 1x1 form; a grouped
+// channels_last partial [N, H', W', S*F] summed over dim 3 of [N, H', W',
+// S, F] for the other; the bias broadcast along the last dim.
+//
 //===----------------------------------------------------------------------===//
 #include "FloatConstants.h"
 #include "Widening.h"
@@ -117,7 +123,9 @@ struct SplitK : public OpRewritePattern<ConvOp> {
       // the image.
       auto out = conv.getType();
       SmallVector<int64_t> biasShape(out.getRank() - 1, 1);
-      biasShape[0] = out.getDimSize(1);
+      biasShape[0] = out.getDimSize(conv.getChannelDim());
+      if (conv.getChannelsLast())
+        biasShape = {out.getDimSize(conv.getChannelDim())};
       Value column = ReshapeOp::create(
           rewriter, withoutOnnxValues(conv.getLoc()),
           RankedTensorType::get(biasShape, out.getElementType()), bias);
@@ -132,18 +140,27 @@ struct SplitK : public OpRewritePattern<ConvOp> {
                        int64_t s) const {
     auto x = cast<RankedTensorType>(conv.getInput().getType());
     auto out = conv.getType();
-    int64_t n = x.getDimSize(0), c = x.getDimSize(1);
-    int64_t f = out.getDimSize(1);
+    bool channelsLast = conv.getChannelsLast();
+    int64_t n = x.getDimSize(0), c = x.getDimSize(conv.getChannelDim());
+    int64_t f = out.getDimSize(conv.getChannelDim());
     int64_t pixels = out.getNumElements() / (n * f);
     Type f32 = rewriter.getF32Type();
     Location partLoc = withoutOnnxValues(conv.getLoc());
-    Value xParts = reshapeBeforeWidening(rewriter, partLoc, conv.getInput(),
-                                         {n, s, c / s, pixels});
+    Value xParts = reshapeBeforeWidening(
+        rewriter, partLoc, conv.getInput(),
+        channelsLast ? SmallVector<int64_t>{n, pixels, s, c / s}
+                     : SmallVector<int64_t>{n, s, c / s, pixels});
     Value wParts = reshapeBeforeWidening(rewriter, partLoc, conv.getWeight(),
                                          {f, s, c / s});
     Value partial = EinsumOp::create(
-        rewriter, partLoc, RankedTensorType::get({s, n, f, pixels}, f32),
-        ValueRange{xParts, wParts}, rewriter.getStringAttr("nskp,fsk->snfp"));
+        rewriter, partLoc,
+        RankedTensorType::get(channelsLast
+                                  ? SmallVector<int64_t>{s, n, pixels, f}
+                                  : SmallVector<int64_t>{s, n, f, pixels},
+                              f32),
+        ValueRange{xParts, wParts},
+        rewriter.getStringAttr(channelsLast ? "npsk,fsk->snpf"
+                                            : "nskp,fsk->snfp"));
     // The parts as images, so that the sum's result is the convolution's
     // shape and its elementwise consumers (bias, residual, activation) join
     // its kernel: a reshape after the sum would end the kernel.
@@ -193,21 +210,23 @@ struct SplitK : public OpRewritePattern<ConvOp> {
           RankedTensorType::get(groupedShape, rewriter.getF32Type()),
           groupedWeight);
     auto out = conv.getType();
+    int64_t channelDim = conv.getChannelDim();
     SmallVector<int64_t> partialShape(out.getShape());
-    partialShape[1] = s * f;
+    partialShape[channelDim] = s * f;
     Type f32 = rewriter.getF32Type();
     Value partial = ConvOp::create(
         rewriter, partLoc, RankedTensorType::get(partialShape, f32),
         conv.getInput(), groupedWeight, Value(), conv.getPadsAttr(),
         conv.getStridesAttr(), conv.getDilationsAttr(),
-        rewriter.getI64IntegerAttr(s));
+        rewriter.getI64IntegerAttr(s), conv.getChannelsLastAttr());
+    // [.., S*F, ..] -> [.., S, F, ..]: the parts' dim just ahead of F.
     SmallVector<int64_t> partsShape(out.getShape());
-    partsShape.insert(partsShape.begin() + 1, s);
+    partsShape.insert(partsShape.begin() + channelDim, s);
     Value parts = ReshapeOp::create(
         rewriter, partLoc, RankedTensorType::get(partsShape, f32), partial);
     return ReduceSumOp::create(rewriter,
                                conv.getBias() ? partLoc : conv.getLoc(), out,
-                               parts, rewriter.getDenseI64ArrayAttr({1}),
+                               parts, rewriter.getDenseI64ArrayAttr({channelDim}),
                                rewriter.getBoolAttr(false));
   }
 

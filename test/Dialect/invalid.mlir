@@ -52,6 +52,14 @@ func.func @conv_groups(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) {
 
 // -----
 
+func.func @conv_channels_last_groups(%x: tensor<1x8x8x4xf32>, %w: tensor<6x4x3x3xf32>) {
+  // expected-error @+1 {{weight has 4 input channels per group, input has 4 channels in 2 groups}}
+  %0 = kiln.conv %x, %w {channels_last, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x8x8x4xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return
+}
+
+// -----
+
 func.func @conv_strides(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) {
   // expected-error @+1 {{expects 2 strides and dilations and 4 pads}}
   %0 = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x6x6xf32>

@@ -44,6 +44,19 @@ func.func @windows(%x: tensor<1x4x8x8xf32>, %w: tensor<6x2x3x3xf32>, %b: tensor<
 
 // -----
 
+// channels_last: [N, H, W, C] in, [N, H', W', F] out; the weight stays
+// [F, C/group, kh, kw].
+// CHECK-LABEL: func.func @windows_channels_last
+func.func @windows_channels_last(%x: tensor<1x8x8x4xf32>, %w: tensor<6x2x3x3xf32>) -> (tensor<1x4x4x6xf32>, tensor<1x4x4x4xf32>) {
+  // CHECK: kiln.conv %{{.*}}, %{{.*}} {channels_last, {{.*}}group = 2 : i64{{.*}}} : (tensor<1x8x8x4xf32>, tensor<6x2x3x3xf32>) -> tensor<1x4x4x6xf32>
+  %0 = kiln.conv %x, %w {channels_last, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x8x8x4xf32>, tensor<6x2x3x3xf32>) -> tensor<1x4x4x6xf32>
+  // CHECK: kiln.max_pool %{{.*}} {ceil_mode = false, channels_last, {{.*}}} : tensor<1x8x8x4xf32> -> tensor<1x4x4x4xf32>
+  %1 = kiln.max_pool %x {channels_last, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false} : tensor<1x8x8x4xf32> -> tensor<1x4x4x4xf32>
+  return %0, %1 : tensor<1x4x4x6xf32>, tensor<1x4x4x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @dispatch_region
 func.func @dispatch_region(%x: tensor<4xf32>) -> tensor<4xf32> {
   // CHECK: kiln.dispatch_region(%{{.*}}) : (tensor<4xf32>) -> tensor<4xf32>

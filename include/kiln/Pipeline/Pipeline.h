@@ -67,6 +67,12 @@ struct CompileOptions {
   /// kiln-k-major-matmul-weights: 16-bit constant MatMul weights stored
   /// [N][K]; unset: on for GPU targets.
   std::optional<bool> kMajorMatMulWeights;
+  /// kiln-channels-last-activations: 2-D convolutions, and the ops
+  /// between them, on NHWC activations; transposes only where a chain of
+  /// them starts or ends. Unset: on for GPU targets where its trial adds
+  /// at most one transpose per two convolutions; true: on every target,
+  /// always.
+  std::optional<bool> channelsLastActivations;
   /// kiln-narrow-gpu-indices: 32-bit index arithmetic in cuda kernels
   /// whose buffers and launches fit it. Off by default: it saves integer
   /// instructions and registers, but LLVM's load-store vectorizer then

@@ -126,21 +126,22 @@ Value kiln::lowering::expandToKeptDims(OpBuilder &b, Location loc,
 
 /// Pads the spatial dims (2..) of `input`; `extraEnd` adds to the end pads.
 Value kiln::lowering::padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> pads,
-                 ArrayRef<int64_t> extraEnd, double padValue) {
+                 ArrayRef<int64_t> extraEnd, double padValue,
+                 int64_t firstSpatialDim) {
   auto type = tensorTypeOf(input);
-  int64_t spatial = type.getRank() - 2;
-  SmallVector<int64_t> low(2, 0), high(2, 0);
+  int64_t rank = type.getRank(), spatial = rank - 2;
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
   bool any = false;
   for (int64_t i = 0; i < spatial; ++i) {
-    low.push_back(pads[i]);
-    high.push_back(pads[i + spatial] + extraEnd[i]);
-    any |= low.back() != 0 || high.back() != 0;
+    low[i + firstSpatialDim] = pads[i];
+    high[i + firstSpatialDim] = pads[i + spatial] + extraEnd[i];
+    any |= pads[i] != 0 || pads[i + spatial] + extraEnd[i] != 0;
   }
   if (!any)
     return input;
   SmallVector<int64_t> shape(type.getShape());
-  for (int64_t i = 0; i < spatial; ++i)
-    shape[i + 2] += low[i + 2] + high[i + 2];
+  for (int64_t d = 0; d < rank; ++d)
+    shape[d] += low[d] + high[d];
   auto paddedType = RankedTensorType::get(shape, type.getElementType());
   Value value = scalarConst(b, loc, type.getElementType(), padValue);
   SmallVector<OpFoldResult> lowSizes, highSizes;
@@ -184,8 +185,10 @@ Value kiln::lowering::readWindowElement(OpBuilder &b, Location loc,
   Value source = narrowSourceOf(input);
   auto shape = tensorTypeOf(source).getShape();
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  SmallVector<Value> indices = {linalg::IndexOp::create(b, loc, loops.nDim),
-                                linalg::IndexOp::create(b, loc, loops.cDim)};
+  SmallVector<Value> indices = {linalg::IndexOp::create(b, loc, loops.nDim)};
+  if (!loops.channelsLast)
+    indices.push_back(linalg::IndexOp::create(b, loc, loops.cDim));
+  int64_t firstSpatial = loops.channelsLast ? 1 : 2;
   Value inside;
   for (size_t i = 0; i < loops.oDims.size(); ++i) {
     // o * stride + k * dilation - padBegin, in [0, size) or padding.
@@ -203,7 +206,8 @@ Value kiln::lowering::readWindowElement(OpBuilder &b, Location loc,
       pos = arith::SubIOp::create(
           b, loc, pos,
           arith::ConstantIndexOp::create(b, loc, loops.padsBegin[i]));
-    Value last = arith::ConstantIndexOp::create(b, loc, shape[i + 2] - 1);
+    Value last =
+        arith::ConstantIndexOp::create(b, loc, shape[i + firstSpatial] - 1);
     Value inRange = arith::AndIOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, pos, zero),
@@ -213,6 +217,8 @@ Value kiln::lowering::readWindowElement(OpBuilder &b, Location loc,
     indices.push_back(arith::MinSIOp::create(
         b, loc, arith::MaxSIOp::create(b, loc, pos, zero), last));
   }
+  if (loops.channelsLast)
+    indices.push_back(linalg::IndexOp::create(b, loc, loops.cDim));
   Value element = tensor::ExtractOp::create(b, loc, source, indices);
   if (element.getType() != elementType)
     element = arith::ExtFOp::create(b, loc, elementType, element);

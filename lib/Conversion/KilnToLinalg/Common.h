@@ -64,10 +64,12 @@ mlir::Value expandToKeptDims(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::RankedTensorType keptType,
                              llvm::ArrayRef<int64_t> axes);
 
-/// Pads the spatial dims (2..) of `input`; `extraEnd` adds to the end pads.
+/// Pads the spatial dims (firstSpatialDim.. : 2 for NC..., 1 for N...C)
+/// of `input`; `extraEnd` adds to the end pads.
 mlir::Value padSpatial(mlir::OpBuilder &b, mlir::Location loc,
                        mlir::Value input, llvm::ArrayRef<int64_t> pads,
-                       llvm::ArrayRef<int64_t> extraEnd, double padValue);
+                       llvm::ArrayRef<int64_t> extraEnd, double padValue,
+                       int64_t firstSpatialDim = 2);
 /// Expressions o_i * stride_i + k_i * dilation_i for each spatial dim.
 llvm::SmallVector<mlir::AffineExpr> windowExprs(mlir::MLIRContext *ctx,
                                                 int64_t firstO, int64_t firstK,
@@ -77,6 +79,8 @@ llvm::SmallVector<mlir::AffineExpr> windowExprs(mlir::MLIRContext *ctx,
 /// positions (one per spatial dim), and the window's geometry.
 struct WindowLoops {
   int64_t nDim = 0, cDim = 1;
+  /// The input is [N, spatial..., C] rather than [N, C, spatial...].
+  bool channelsLast = false;
   llvm::SmallVector<int64_t> oDims, kDims;
   llvm::ArrayRef<int64_t> strides, dilations, padsBegin;
 };

@@ -22,6 +22,21 @@ void multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args,
                           arith::AddFOp::create(b, loc, args[2], product).getResult());
 }
 
+/// A generic that sums the product of `inputs` into `init` (the
+/// contractions below: every convolution form).
+Value multiplyAccumulateGeneric(OpBuilder &b, Location loc, Type resultType,
+                                ValueRange inputs, Value init,
+                                ArrayRef<AffineMap> maps,
+                                ArrayRef<utils::IteratorType> iterators) {
+  return linalg::GenericOp::create(
+             b, loc, resultType, inputs, init, maps, iterators,
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               multiplyAccumulate(nb, l, args, std::nullopt);
+             })
+      .getResult(0);
+}
+
+
 /// The linalg form of an ONNX MatMul of `lhs` and `rhs` (numpy matmul
 /// broadcasting) into `resultType`.
 Value buildMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
@@ -70,12 +85,7 @@ Value buildMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
   SmallVector<IteratorType> iterators(numDims, IteratorType::parallel);
   iterators[kDim] = IteratorType::reduction;
   Value init = filledTensor(b, loc, resultType, 0.0);
-  return linalg::GenericOp::create(
-             b, loc, resultType, ValueRange{lhs, rhs}, init, maps, iterators,
-             [](OpBuilder &nb, Location l, ValueRange args) {
-               multiplyAccumulate(nb, l, args, std::nullopt);
-             })
-      .getResult(0);
+  return multiplyAccumulateGeneric(b, loc, resultType, ValueRange{lhs, rhs}, init, maps, iterators);
 }
 
 struct MatMulLowering : public OpRewritePattern<MatMulOp> {
@@ -420,14 +430,328 @@ Value lowerPointwise(OpBuilder &b, ConvOp op) {
   SmallVector<IteratorType> iterators = {
       IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
       IteratorType::parallel};
-  Value flat = linalg::GenericOp::create(
-                   b, loc, accType, ValueRange{input, weight}, init, maps,
-                   iterators,
-                   [](OpBuilder &nb, Location l, ValueRange args) {
-                     multiplyAccumulate(nb, l, args, std::nullopt);
-                   })
-                   .getResult(0);
+  Value flat = multiplyAccumulateGeneric(b, loc, accType, ValueRange{input, weight}, init, maps, iterators);
   return tensor::ExpandShapeOp::create(b, loc, resultType, flat, imageReassoc);
+}
+
+/// The bias of a channels-last conv broadcast along the last dim of
+/// `accType`, or zeros.
+Value channelsLastInit(OpBuilder &b, Location loc, ConvOp op,
+                       RankedTensorType accType) {
+  if (!op.getBias())
+    return filledTensor(b, loc, accType, 0.0);
+  int64_t rank = accType.getRank();
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, b.getContext())),
+      b.getMultiDimIdentityMap(rank)};
+  return linalg::GenericOp::create(
+             b, loc, accType, op.getBias(), emptyTensor(b, loc, accType), maps,
+             SmallVector<IteratorType>(rank, IteratorType::parallel),
+             [](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, args[0]);
+             })
+      .getResult(0);
+}
+
+/// Whether a channels-last conv is a matmul over its pixels: a 1x1 kernel
+/// at stride 1 without padding, static shapes.
+bool isChannelsLastPointwise(ConvOp op) {
+  auto wType = tensorTypeOf(op.getWeight());
+  if (!tensorTypeOf(op.getInput()).hasStaticShape() ||
+      !op.getType().hasStaticShape())
+    return false;
+  for (int64_t i = 2; i < wType.getRank(); ++i)
+    if (wType.getDimSize(i) != 1 || op.getStrides()[i - 2] != 1)
+      return false;
+  return llvm::all_of(op.getPads(), [](int64_t p) { return p == 0; });
+}
+
+/// A pointwise channels-last conv as one matmul over the flattened pixels
+/// with the weight read k-major: out[p, f] = bias[f] + sum_c x[p, c] *
+/// w[f, c], loops p, f, c. The input's and result's rows are contiguous
+/// along K and N, like a linear layer's.
+Value lowerChannelsLastPointwise(OpBuilder &b, ConvOp op) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = op.getLoc();
+  auto resultType = op.getType();
+  auto inType = tensorTypeOf(op.getInput());
+  auto wType = tensorTypeOf(op.getWeight());
+  int64_t rank = resultType.getRank();
+  int64_t pixels = resultType.getNumElements() / resultType.getShape().back();
+  int64_t channels = inType.getShape().back();
+  int64_t filters = resultType.getShape().back();
+  ReassociationIndices pixelDims, weightDims = {1};
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    pixelDims.push_back(i);
+  for (int64_t i = 2; i < rank; ++i)
+    weightDims.push_back(i);
+  SmallVector<ReassociationIndices> imageReassoc = {pixelDims, {rank - 1}};
+  Value input = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({pixels, channels}, inType.getElementType()),
+      op.getInput(), imageReassoc);
+  Value weight = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({filters, channels}, wType.getElementType()),
+      op.getWeight(), SmallVector<ReassociationIndices>{{0}, weightDims});
+  auto accType = RankedTensorType::get({pixels, filters},
+                                       resultType.getElementType());
+  Value init = channelsLastInit(b, loc, op, accType);
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {d(0), d(2)}, ctx),
+                                 AffineMap::get(3, 0, {d(1), d(2)}, ctx),
+                                 AffineMap::get(3, 0, {d(0), d(1)}, ctx)};
+  SmallVector<IteratorType> iterators = {IteratorType::parallel,
+                                         IteratorType::parallel,
+                                         IteratorType::reduction};
+  Value flat = multiplyAccumulateGeneric(b, loc, accType, ValueRange{input, weight}, init, maps, iterators);
+  return tensor::ExpandShapeOp::create(b, loc, resultType, flat, imageReassoc);
+}
+
+/// A depthwise channels-last conv ([N, s..., C] * [C, 1, k...]) as one
+/// generic, loops n, o_1..o_s, c, k_1..k_s: channels innermost, so
+/// neighbouring GPU threads read neighbouring channels. With
+/// `readPaddingInPlace` (GPU targets) the window reads its padding in
+/// place (readWindowElement), else a padded copy.
+Value lowerDepthwiseChannelsLast(OpBuilder &b, ConvOp op,
+                                 bool readPaddingInPlace) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = op.getLoc();
+  auto resultType = op.getType();
+  int64_t rank = resultType.getRank(), spatial = rank - 2;
+  WindowLoops loops;
+  loops.channelsLast = true;
+  loops.cDim = rank - 1;
+  for (int64_t i = 0; i < spatial; ++i) {
+    loops.oDims.push_back(1 + i);
+    loops.kDims.push_back(rank + i);
+  }
+  loops.strides = op.getStrides();
+  loops.dilations = op.getDilations();
+  loops.padsBegin = op.getPads().take_front(spatial);
+  int64_t numDims = rank + spatial;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> xExprs = {d(0)};
+  SmallVector<AffineExpr> wExprs = {d(loops.cDim),
+                                    getAffineConstantExpr(0, ctx)};
+  for (int64_t i = 0; i < spatial; ++i) {
+    xExprs.push_back(d(loops.oDims[i]) * op.getStrides()[i] +
+                     d(loops.kDims[i]) * op.getDilations()[i]);
+    wExprs.push_back(d(loops.kDims[i]));
+  }
+  xExprs.push_back(d(loops.cDim));
+  SmallVector<IteratorType> iterators(numDims, IteratorType::parallel);
+  for (int64_t k : loops.kDims)
+    iterators[k] = IteratorType::reduction;
+  AffineMap wMap = AffineMap::get(numDims, 0, wExprs, ctx);
+  AffineMap outMap = AffineMap::getMultiDimMapWithTargets(
+      numDims, llvm::to_vector(llvm::seq<unsigned>(0, rank)), ctx);
+  Value init = channelsLastInit(b, loc, op, resultType);
+  if (readPaddingInPlace) {
+    Value input = op.getInput();
+    Type elementType = resultType.getElementType();
+    return linalg::GenericOp::create(
+               b, loc, resultType, ValueRange{op.getWeight()}, init,
+               ArrayRef<AffineMap>{wMap, outMap}, iterators,
+               [&](OpBuilder &nb, Location l, ValueRange args) {
+                 Value x = readWindowElement(nb, l, input, loops, elementType,
+                                             0.0);
+                 multiplyAccumulate(nb, l, {x, args[0], args[1]},
+                                    std::nullopt);
+               })
+        .getResult(0);
+  }
+  SmallVector<int64_t> noExtra(spatial, 0);
+  Value input = padSpatial(b, loc, op.getInput(), op.getPads(), noExtra, 0.0,
+                           /*firstSpatialDim=*/1);
+  return multiplyAccumulateGeneric(
+      b, loc, resultType, ValueRange{input, op.getWeight()}, init,
+      {AffineMap::get(numDims, 0, xExprs, ctx), wMap, outMap}, iterators);
+}
+
+/// A grouped channels-last conv (kiln-split-conv-k's parts along K) as
+/// one generic over [N, s..., G, C/G] * [G, F/G, C/G, k...] -> [N, o...,
+/// G, F/G] views, loops n, o_1..o_s, g, f, c, k_1..k_s; a pointwise one at
+/// stride 1 over the flattened pixels, loops p, g, f, c.
+Value lowerGroupedChannelsLast(OpBuilder &b, ConvOp op, Value input) {
+  MLIRContext *ctx = b.getContext();
+  Location loc = op.getLoc();
+  auto resultType = op.getType();
+  Type elementType = resultType.getElementType();
+  auto inType = tensorTypeOf(input);
+  auto wType = tensorTypeOf(op.getWeight());
+  int64_t rank = resultType.getRank(), spatial = rank - 2;
+  int64_t groups = op.getGroup();
+  int64_t filters = resultType.getShape().back();
+  int64_t channelsPerGroup = wType.getDimSize(1);
+  bool pointwise = isChannelsLastPointwise(op);
+  auto expand = [&](Value v, ArrayRef<int64_t> shape,
+                    SmallVector<ReassociationIndices> reassoc) -> Value {
+    auto type = RankedTensorType::get(shape, tensorTypeOf(v).getElementType());
+    return tensor::ExpandShapeOp::create(b, loc, type, v, reassoc);
+  };
+  // The image's dims (pixels, flattened when pointwise), then G, C/G.
+  SmallVector<int64_t> xShape, outShape;
+  SmallVector<ReassociationIndices> xReassoc, outReassoc;
+  if (pointwise) {
+    ReassociationIndices pixelDims;
+    for (int64_t i = 0; i + 1 < rank; ++i)
+      pixelDims.push_back(i);
+    int64_t pixels = resultType.getNumElements() / filters;
+    input = tensor::CollapseShapeOp::create(
+        b, loc,
+        RankedTensorType::get({pixels, inType.getShape().back()},
+                              inType.getElementType()),
+        input, SmallVector<ReassociationIndices>{pixelDims, {rank - 1}});
+    xShape = {pixels, groups, channelsPerGroup};
+    outShape = {pixels, groups, filters / groups};
+    xReassoc = {{0}, {1, 2}};
+  } else {
+    for (int64_t i = 0; i + 1 < rank; ++i) {
+      xShape.push_back(inType.getDimSize(i));
+      outShape.push_back(resultType.getDimSize(i));
+      xReassoc.push_back({i});
+    }
+    xShape.append({groups, channelsPerGroup});
+    outShape.append({groups, filters / groups});
+    xReassoc.push_back({rank - 1, rank});
+  }
+  int64_t imageDims = xShape.size() - 2;
+  Value x = expand(input, xShape, xReassoc);
+  SmallVector<int64_t> wShape = {groups, filters / groups, channelsPerGroup};
+  SmallVector<ReassociationIndices> wReassoc = {{0, 1}, {2}};
+  if (!pointwise)
+    for (int64_t i = 0; i < spatial; ++i) {
+      wShape.push_back(wType.getDimSize(i + 2));
+      wReassoc.push_back({i + 3});
+    }
+  Value weight = op.getWeight();
+  if (pointwise) {
+    ReassociationIndices rest = {1};
+    for (int64_t i = 2; i < rank; ++i)
+      rest.push_back(i);
+    weight = tensor::CollapseShapeOp::create(
+        b, loc,
+        RankedTensorType::get({filters, channelsPerGroup},
+                              wType.getElementType()),
+        weight, SmallVector<ReassociationIndices>{{0}, rest});
+    wReassoc = {{0, 1}, {2}};
+  }
+  weight = expand(weight, wShape, wReassoc);
+  auto accType = RankedTensorType::get(outShape, elementType);
+  int64_t accRank = accType.getRank();
+  Value init;
+  if (op.getBias()) {
+    Value bias = expand(op.getBias(), {groups, filters / groups}, {{0, 1}});
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(accRank, 0,
+                       {getAffineDimExpr(accRank - 2, ctx),
+                        getAffineDimExpr(accRank - 1, ctx)},
+                       ctx),
+        b.getMultiDimIdentityMap(accRank)};
+    init = linalg::GenericOp::create(
+               b, loc, accType, bias, emptyTensor(b, loc, accType), maps,
+               SmallVector<IteratorType>(accRank, IteratorType::parallel),
+               [](OpBuilder &nb, Location l, ValueRange args) {
+                 linalg::YieldOp::create(nb, l, args[0]);
+               })
+               .getResult(0);
+  } else {
+    init = filledTensor(b, loc, accType, 0.0);
+  }
+  // Dims: the image's (0 .. imageDims-1), g, f, c, then k_1..k_s.
+  int64_t g = imageDims, f = g + 1, c = g + 2;
+  int64_t numDims = c + 1 + (pointwise ? 0 : spatial);
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> xExprs, wExprs = {d(g), d(f), d(c)}, outExprs;
+  for (int64_t i = 0; i < imageDims; ++i) {
+    outExprs.push_back(d(i));
+    if (pointwise || i == 0) {
+      xExprs.push_back(d(i));
+      continue;
+    }
+    int64_t k = c + i;
+    xExprs.push_back(d(i) * op.getStrides()[i - 1] +
+                     d(k) * op.getDilations()[i - 1]);
+    wExprs.push_back(d(k));
+  }
+  xExprs.append({d(g), d(c)});
+  outExprs.append({d(g), d(f)});
+  SmallVector<IteratorType> iterators(numDims, IteratorType::reduction);
+  for (int64_t i = 0; i <= f; ++i)
+    iterators[i] = IteratorType::parallel;
+  SmallVector<AffineMap> maps = {AffineMap::get(numDims, 0, xExprs, ctx),
+                                 AffineMap::get(numDims, 0, wExprs, ctx),
+                                 AffineMap::get(numDims, 0, outExprs, ctx)};
+  Value result = multiplyAccumulateGeneric(b, loc, accType, ValueRange{x, weight}, init, maps, iterators);
+  SmallVector<ReassociationIndices> collapse;
+  if (pointwise) {
+    result = tensor::CollapseShapeOp::create(
+        b, loc,
+        RankedTensorType::get({outShape[0], filters}, elementType), result,
+        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+    ReassociationIndices pixelDims;
+    for (int64_t i = 0; i + 1 < rank; ++i)
+      pixelDims.push_back(i);
+    return tensor::ExpandShapeOp::create(
+        b, loc, resultType, result,
+        SmallVector<ReassociationIndices>{pixelDims, {rank - 1}});
+  }
+  for (int64_t i = 0; i + 1 < rank; ++i)
+    collapse.push_back({i});
+  collapse.push_back({rank - 1, rank});
+  return tensor::CollapseShapeOp::create(b, loc, resultType, result, collapse);
+}
+
+/// A channels-last conv ([N, s..., C] * [F, C, k...] -> [N, o..., F],
+/// group 1) as one generic, loops n, o_1..o_s, f, c, k_1..k_s: the
+/// result's dims in order, then the reduction. Padding, if any, is a
+/// tensor.pad of the spatial dims.
+Value lowerChannelsLast(OpBuilder &b, ConvOp op) {
+  if (op.getGroup() == 1 && isChannelsLastPointwise(op))
+    return lowerChannelsLastPointwise(b, op);
+  MLIRContext *ctx = b.getContext();
+  Location loc = op.getLoc();
+  auto resultType = op.getType();
+  int64_t rank = resultType.getRank();
+  int64_t spatial = rank - 2;
+  Value input = op.getInput();
+  if (llvm::any_of(op.getPads(), [](int64_t p) { return p != 0; })) {
+    auto inType = tensorTypeOf(input);
+    SmallVector<int64_t> shape(inType.getShape());
+    SmallVector<OpFoldResult> low(rank, b.getIndexAttr(0)),
+        high(rank, b.getIndexAttr(0));
+    for (int64_t i = 0; i < spatial; ++i) {
+      low[i + 1] = b.getIndexAttr(op.getPads()[i]);
+      high[i + 1] = b.getIndexAttr(op.getPads()[i + spatial]);
+      shape[i + 1] += op.getPads()[i] + op.getPads()[i + spatial];
+    }
+    input = tensor::PadOp::create(
+        b, loc, RankedTensorType::get(shape, inType.getElementType()), input,
+        low, high, scalarConst(b, loc, inType.getElementType(), 0.0));
+  }
+  if (op.getGroup() != 1)
+    return lowerGroupedChannelsLast(b, op, input);
+  // Dims: n = 0, o_i = 1 + i, f = rank - 1, c = rank, k_i = rank + 1 + i.
+  int64_t f = rank - 1, c = rank, numDims = rank + 1 + spatial;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> xExprs = {d(0)}, wExprs = {d(f), d(c)}, outExprs;
+  for (int64_t i = 0; i < spatial; ++i) {
+    xExprs.push_back(d(1 + i) * op.getStrides()[i] +
+                     d(rank + 1 + i) * op.getDilations()[i]);
+    wExprs.push_back(d(rank + 1 + i));
+  }
+  xExprs.push_back(d(c));
+  for (int64_t i = 0; i < rank; ++i)
+    outExprs.push_back(d(i));
+  SmallVector<IteratorType> iterators(numDims, IteratorType::reduction);
+  for (int64_t i = 0; i < rank; ++i)
+    iterators[i] = IteratorType::parallel;
+  SmallVector<AffineMap> maps = {AffineMap::get(numDims, 0, xExprs, ctx),
+                                 AffineMap::get(numDims, 0, wExprs, ctx),
+                                 AffineMap::get(numDims, 0, outExprs, ctx)};
+  return multiplyAccumulateGeneric(b, loc, resultType,
+                                   ValueRange{input, op.getWeight()},
+                                   channelsLastInit(b, loc, op, resultType),
+                                   maps, iterators);
 }
 
 struct ConvLowering : public OpRewritePattern<ConvOp> {
@@ -453,6 +777,16 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
     auto wShape = tensorTypeOf(op.getWeight()).getShape();
     int64_t channelsPerGroup = inShape[1] / groups;
     int64_t filtersPerGroup = wShape[0] / groups;
+
+    if (op.getChannelsLast()) {
+      bool depthwiseCl = groups > 1 && wShape[1] == 1 &&
+                         filtersPerGroup == 1;
+      rewriter.replaceOp(op, depthwiseCl ? lowerDepthwiseChannelsLast(
+                                               rewriter, op,
+                                               readWindowPaddingInPlace)
+                                         : lowerChannelsLast(rewriter, op));
+      return success();
+    }
 
     if (isFlattenablePointwise(op, flattenRowsBelow)) {
       rewriter.replaceOp(op, lowerPointwise(rewriter, op));

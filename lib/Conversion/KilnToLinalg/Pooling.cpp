@@ -43,32 +43,42 @@ struct PoolLowering : public OpRewritePattern<PoolOp> {
     int64_t spatial = resultType.getRank() - 2;
     auto kernel = op.getKernelShape(), strides = op.getStrides();
     auto dilations = op.getDilations(), pads = op.getPads();
+    bool channelsLast = op.getChannelsLast();
+    int64_t firstSpatial = channelsLast ? 1 : 2;
 
     // ceil_mode windows may run past the end padding: pad more so every read
     // is in bounds; the extra cells never win a max and are not counted.
     SmallVector<int64_t> extra;
     for (int64_t i = 0; i < spatial; ++i) {
-      int64_t needed = (resultType.getDimSize(i + 2) - 1) * strides[i] +
-                       (kernel[i] - 1) * dilations[i] + 1;
-      int64_t have = inShape[i + 2] + pads[i] + pads[i + spatial];
+      int64_t needed =
+          (resultType.getDimSize(i + firstSpatial) - 1) * strides[i] +
+          (kernel[i] - 1) * dilations[i] + 1;
+      int64_t have = inShape[i + firstSpatial] + pads[i] + pads[i + spatial];
       extra.push_back(std::max<int64_t>(0, needed - have));
     }
     double padValue = isMax ? -INFINITY : 0.0;
     Value input = op.getInput();
     if (!readWindowPaddingInPlace)
-      input = padSpatial(rewriter, loc, input, pads, extra, padValue);
+      input = padSpatial(rewriter, loc, input, pads, extra, padValue,
+                         firstSpatial);
     Value window = tensor::EmptyOp::create(
         rewriter, loc, SmallVector<int64_t>(kernel.begin(), kernel.end()),
         elementType);
 
-    // Loop dims: n, c, o_1..o_s, k_1..k_s.
+    // Loop dims: the result's (n, c, o_1..o_s, or n, o_1..o_s, c with
+    // channels_last), then k_1..k_s.
     int64_t numDims = 2 + 2 * spatial;
+    int64_t cDim = channelsLast ? 1 + spatial : 1;
+    int64_t firstO = channelsLast ? 1 : 2;
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-    SmallVector<AffineExpr> xExprs = {d(0), d(1)};
-    llvm::append_range(xExprs,
-                       windowExprs(ctx, 2, 2 + spatial, strides, dilations));
-    SmallVector<AffineExpr> outExprs = {d(0), d(1)};
-    llvm::append_range(outExprs, dimRange(ctx, 2, spatial));
+    SmallVector<AffineExpr> xExprs = {d(0)};
+    if (!channelsLast)
+      xExprs.push_back(d(cDim));
+    llvm::append_range(xExprs, windowExprs(ctx, firstO, 2 + spatial, strides,
+                                           dilations));
+    if (channelsLast)
+      xExprs.push_back(d(cDim));
+    SmallVector<AffineExpr> outExprs = dimRange(ctx, 0, 2 + spatial);
     SmallVector<AffineMap> maps = {
         AffineMap::get(numDims, 0, xExprs, ctx),
         AffineMap::get(numDims, 0, dimRange(ctx, 2 + spatial, spatial), ctx),
@@ -85,7 +95,10 @@ struct PoolLowering : public OpRewritePattern<PoolOp> {
     if (readWindowPaddingInPlace) {
       // The window's empty tensor gives the k loops their extents.
       WindowLoops loops;
-      loops.oDims = llvm::to_vector(llvm::seq<int64_t>(2, 2 + spatial));
+      loops.cDim = cDim;
+      loops.channelsLast = channelsLast;
+      loops.oDims =
+          llvm::to_vector(llvm::seq<int64_t>(firstO, firstO + spatial));
       loops.kDims =
           llvm::to_vector(llvm::seq<int64_t>(2 + spatial, 2 + 2 * spatial));
       loops.strides = strides;
@@ -122,7 +135,9 @@ struct PoolLowering : public OpRewritePattern<PoolOp> {
                             Value sums) const {
     auto resultType = op.getType();
     int64_t spatial = resultType.getRank() - 2;
-    auto outSpatial = resultType.getShape().drop_front(2);
+    bool channelsLast = op.getChannelsLast();
+    int64_t firstSpatial = channelsLast ? 1 : 2;
+    auto outSpatial = resultType.getShape().slice(firstSpatial, spatial);
     auto inShape = tensorTypeOf(op.getInput()).getShape();
     SmallVector<float> counts;
     int64_t total = 1;
@@ -133,14 +148,20 @@ struct PoolLowering : public OpRewritePattern<PoolOp> {
       for (int64_t i = spatial - 1; i >= 0; --i) {
         int64_t o = rest % outSpatial[i];
         rest /= outSpatial[i];
-        count *= windowCount(o, inShape[i + 2], op.getKernelShape()[i],
+        count *= windowCount(o, inShape[i + firstSpatial], op.getKernelShape()[i],
                              op.getStrides()[i], op.getDilations()[i],
                              op.getPads()[i], op.getPads()[i + spatial],
                              op.getCountIncludePad());
       }
       counts.push_back(float(std::max<int64_t>(count, 1)));
     }
-    auto countType = RankedTensorType::get(outSpatial, resultType.getElementType());
+    // [spatial...] broadcasts over N, C; [spatial..., 1] over N and a
+    // trailing C.
+    SmallVector<int64_t> countShape(outSpatial);
+    if (channelsLast)
+      countShape.push_back(1);
+    auto countType =
+        RankedTensorType::get(countShape, resultType.getElementType());
     Value countTensor = arith::ConstantOp::create(
         rewriter, loc, DenseElementsAttr::get(countType, ArrayRef<float>(counts)));
     return buildElementwise(rewriter, loc, ValueRange{sums, countTensor},

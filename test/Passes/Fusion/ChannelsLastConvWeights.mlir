@@ -59,3 +59,19 @@ func.func @left_alone(%x: tensor<1x4x5x5xf32>, %wv: tensor<8x4x3x3xf32>) -> (ten
   %2 = kiln.conv %x, %wv {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x5x5xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x3x3xf32>
   return %0, %1, %2 : tensor<1x8x5x5xf32>, tensor<1x4x3x3xf32>, tensor<1x8x3x3xf32>
 }
+
+// -----
+
+// A depthwise convolution on NHWC activations (channels_last): neighbouring
+// threads take neighbouring channels, so its weight [C=2][1][2][2] is
+// stored [1][2][2][C] and read back through perm [3, 0, 1, 2] (channel
+// c's window elements are 4c..4c+3).
+// CHECK-LABEL: func.func @depthwise_channels_last
+// CHECK: %[[STORED:.+]] = kiln.constant dense<{{\[\[\[}}[0.000000e+00, 4.000000e+00], [1.000000e+00, 5.000000e+00]], {{\[\[}}2.000000e+00, 6.000000e+00], [3.000000e+00, 7.000000e+00]]]]> : tensor<1x2x2x2xf32>
+// CHECK: %[[W:.+]] = kiln.transpose %[[STORED]] {perm = array<i64: 3, 0, 1, 2>} : tensor<1x2x2x2xf32> -> tensor<2x1x2x2xf32>
+// CHECK: kiln.conv %arg0, %[[W]] {channels_last
+func.func @depthwise_channels_last(%x: tensor<1x3x3x2xf32>) -> tensor<1x2x2x2xf32> {
+  %w = kiln.constant dense<[[[[0.0, 1.0], [2.0, 3.0]]], [[[4.0, 5.0], [6.0, 7.0]]]]> : tensor<2x1x2x2xf32>
+  %0 = kiln.conv %x, %w {channels_last, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x3x3x2xf32>, tensor<2x1x2x2xf32>) -> tensor<1x2x2x2xf32>
+  return %0 : tensor<1x2x2x2xf32>
+}

@@ -132,3 +132,36 @@ func.func @half_widened(%x: tensor<1x512x7x7xf16>, %w: tensor<512x512x1x1xf32>) 
   %1 = kiln.conv %0, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x512x7x7xf32>, tensor<512x512x1x1xf32>) -> tensor<1x512x7x7xf32>
   return %1 : tensor<1x512x7x7xf32>
 }
+
+// -----
+
+// The same two forms on NHWC activations (kiln-channels-last-activations
+// runs first): the 3x3 one a grouped channels_last convolution whose
+// [N, H, W, S*F] parts are summed over dim 3 of [N, H, W, S, F]; the bias
+// [F] broadcast along the last dim.
+// CHECK-LABEL: func.func @channels_last_3x3
+// CHECK: %[[W:.+]] = kiln.constant dense<5.000000e-01> : tensor<4096x64x3x3xf32>
+// CHECK: %[[P:.+]] = kiln.conv %arg0, %[[W]] {channels_last, dilations = array<i64: 1, 1>, group = 8 : i64, {{.*}}} : (tensor<1x7x7x512xf32>, tensor<4096x64x3x3xf32>) -> tensor<1x7x7x4096xf32>
+// CHECK: %[[R:.+]] = kiln.reshape %[[P]] : tensor<1x7x7x4096xf32> -> tensor<1x7x7x8x512xf32>
+// CHECK: %[[S:.+]] = kiln.reduce_sum %[[R]] {axes = array<i64: 3>, keepdims = false} : tensor<1x7x7x8x512xf32> -> tensor<1x7x7x512xf32>
+// CHECK: kiln.add %[[S]], %arg1 : tensor<1x7x7x512xf32>, tensor<512xf32> -> tensor<1x7x7x512xf32>
+func.func @channels_last_3x3(%x: tensor<1x7x7x512xf32>, %b: tensor<512xf32>) -> tensor<1x7x7x512xf32> {
+  %w = kiln.constant dense<0.5> : tensor<512x512x3x3xf32>
+  %0 = kiln.conv %x, %w, %b {channels_last, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x7x7x512xf32>, tensor<512x512x3x3xf32>, tensor<512xf32>) -> tensor<1x7x7x512xf32>
+  return %0 : tensor<1x7x7x512xf32>
+}
+
+// -----
+
+// The 1x1 form: X [N, H, W, C] as [N, H*W, S, C/S], the parts [S, N, H*W,
+// F] summed as images [S, N, H, W, F].
+// CHECK-LABEL: func.func @channels_last_pointwise
+// CHECK: %[[X:.+]] = kiln.reshape %arg0 : tensor<1x7x7x512xf32> -> tensor<1x49x4x128xf32>
+// CHECK: %[[W:.+]] = kiln.reshape %arg1 : tensor<2048x512x1x1xf32> -> tensor<2048x4x128xf32>
+// CHECK: %[[P:.+]] = kiln.einsum %[[X]], %[[W]] {equation = "npsk,fsk->snpf"} : (tensor<1x49x4x128xf32>, tensor<2048x4x128xf32>) -> tensor<4x1x49x2048xf32>
+// CHECK: %[[I:.+]] = kiln.reshape %[[P]] : tensor<4x1x49x2048xf32> -> tensor<4x1x7x7x2048xf32>
+// CHECK: kiln.reduce_sum %[[I]] {axes = array<i64: 0>, keepdims = false} : tensor<4x1x7x7x2048xf32> -> tensor<1x7x7x2048xf32>
+func.func @channels_last_pointwise(%x: tensor<1x7x7x512xf32>, %w: tensor<2048x512x1x1xf32>) -> tensor<1x7x7x2048xf32> {
+  %0 = kiln.conv %x, %w {channels_last, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x7x7x512xf32>, tensor<2048x512x1x1xf32>) -> tensor<1x7x7x2048xf32>
+  return %0 : tensor<1x7x7x2048xf32>
+}
