@@ -820,11 +820,15 @@ struct ContractWithMatrixCoresPass
         pipeline = asyncPipeline(block, kMajor);
       if (pipeline)
         stageK = pipeline->first;
-      // The cp.async pipeline's buffers of 32- and 64-byte rows are
-      // swizzled instead of padded.
-      std::array<bool, 2> swizzled = {
-          pipeline && block.stageSwizzles(0, stageK, kMajor[0]),
-          pipeline && block.stageSwizzles(1, stageK, kMajor[1])};
+      // Buffers of 32- and 64-byte rows are swizzled instead of padded:
+      // the cp.async pipeline's, and the register pipeline's where its
+      // stores are whole 16-byte runs (ldmatrix reads either).
+      auto swizzles = [&](unsigned input) {
+        return pipeline ? block.stageSwizzles(input, stageK, kMajor[input])
+                        : ldmatrix && block.registerStagesSwizzle(
+                                          input, stageK, kMajor[input]);
+      };
+      std::array<bool, 2> swizzled = {swizzles(0), swizzles(1)};
       auto computeStage =
           [&](OpBuilder &b, Value sharedA, Value sharedB, ValueRange accs) {
             auto fromStage = [&](unsigned input, Value tileIndex,
@@ -849,7 +853,7 @@ struct ContractWithMatrixCoresPass
                             kMajor, pipeline->second, computeStage)
                       : block.emitStagedReductionLoop(
                             b, loc, stageK, accumulators, thread, threads(),
-                            kMajor, computeStage);
+                            kMajor, computeStage, swizzled);
     } else {
       sums = block.emitReductionLoop(
           b, loc, kStep, accumulators,

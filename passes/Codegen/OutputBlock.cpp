@@ -575,16 +575,15 @@ ValueRange OutputBlock::emitReductionLoop(OpBuilder &b, Location loc,
   return loop.getResults();
 }
 
-ValueRange OutputBlock::emitStagedReductionLoop(OpBuilder &b, Location loc,
-                                                int64_t stageK, ValueRange accs,
-                                                Value thread, int64_t threads,
-                                                std::array<bool, 2> kMajor,
-                                                StageCompute compute) {
+ValueRange OutputBlock::emitStagedReductionLoop(
+    OpBuilder &b, Location loc, int64_t stageK, ValueRange accs, Value thread,
+    int64_t threads, std::array<bool, 2> kMajor, StageCompute compute,
+    std::array<bool, 2> swizzled) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  Value pairA = allocateStages(b, loc, 0, stageK, kMajor[0]);
-  Value pairB = allocateStages(b, loc, 1, stageK, kMajor[1]);
+  Value pairA = allocateStages(b, loc, 0, stageK, kMajor[0], 2, swizzled[0]);
+  Value pairB = allocateStages(b, loc, 1, stageK, kMajor[1], 2, swizzled[1]);
   auto half = [&](Value pair, Value which) {
     return stageBuffer(b, loc, pair, which);
   };
@@ -596,9 +595,9 @@ ValueRange OutputBlock::emitStagedReductionLoop(OpBuilder &b, Location loc,
   };
   auto storeBoth = [&](Value which, ArrayRef<Value> a, ArrayRef<Value> bs) {
     storeStageShare(b, loc, 0, stageK, thread, threads, half(pairA, which),
-                    kMajor[0], a);
+                    kMajor[0], a, swizzled[0]);
     storeStageShare(b, loc, 1, stageK, thread, threads, half(pairB, which),
-                    kMajor[1], bs);
+                    kMajor[1], bs, swizzled[1]);
   };
 
   // Zeros in place of a share's loads past the last stage: what the loop
@@ -919,6 +918,14 @@ bool OutputBlock::stageSwizzles(unsigned input, int64_t stageK,
   return rowBytes == 32 || rowBytes == 64;
 }
 
+bool OutputBlock::registerStagesSwizzle(unsigned input, int64_t stageK,
+                                        bool kMajor) {
+  int64_t runBytes =
+      stageRun(input, stageK) * loops.operandType.getIntOrFloatBitWidth() / 8;
+  return stageSwizzles(input, stageK, kMajor) && runBytes == 16 &&
+         operandContiguousAlongTile(input) == kMajor;
+}
+
 Value OutputBlock::swizzledColumn(OpBuilder &b, Location loc, Value shared,
                                   Value row, Value column) {
   auto type = cast<MemRefType>(shared.getType());
@@ -1118,7 +1125,7 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
 void OutputBlock::storeStageShare(OpBuilder &b, Location loc, unsigned input,
                                   int64_t stageK, Value thread,
                                   int64_t threads, Value shared, bool kMajor,
-                                  ArrayRef<Value> share) {
+                                  ArrayRef<Value> share, bool swizzled) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -1142,8 +1149,11 @@ void OutputBlock::storeStageShare(OpBuilder &b, Location loc, unsigned input,
     if (run == 1) {
       memref::StoreOp::create(b, loc, value, shared, at(0));
     } else if (contiguous) {
+      SmallVector<Value> start = at(0);
+      if (swizzled)
+        start[1] = swizzledColumn(b, loc, shared, start[0], start[1]);
       vector::StoreOp::create(
-          b, loc, value, shared, at(0), /*nontemporal=*/false,
+          b, loc, value, shared, start, /*nontemporal=*/false,
           llvm::MaybeAlign(run * loops.operandType.getIntOrFloatBitWidth() /
                            8));
     } else {

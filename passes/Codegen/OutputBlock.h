@@ -132,11 +132,13 @@ public:
                  const WindowValues &window, mlir::Value k0, int64_t stageK,
                  mlir::Value thread, int64_t threads);
   /// Stores a share from loadStageShare into `shared`, a stage buffer:
-  /// [tile index][k], or [k][tile index] when `kMajor`.
+  /// [tile index][k], or [k][tile index] when `kMajor`; `swizzled`: its
+  /// 16-byte runs at swizzledColumn (registerStagesSwizzle).
   void storeStageShare(mlir::OpBuilder &b, mlir::Location loc, unsigned input,
                        int64_t stageK, mlir::Value thread, int64_t threads,
                        mlir::Value shared, bool kMajor,
-                       llvm::ArrayRef<mlir::Value> share);
+                       llvm::ArrayRef<mlir::Value> share,
+                       bool swizzled = false);
 
   /// What one stage computes from the operand slices in workgroup memory
   /// (`sharedA`, `sharedB`: stage buffers), from the accumulators
@@ -154,13 +156,15 @@ public:
   /// before anyone reads it; the one read is done before it is overwritten
   /// two stages later).
   /// `kMajor[i]`: operand i's buffers are [k][tile index], else [tile
-  /// index][k]. Returns the accumulators' last values.
-  mlir::ValueRange emitStagedReductionLoop(mlir::OpBuilder &b,
-                                           mlir::Location loc, int64_t stageK,
-                                           mlir::ValueRange accs,
-                                           mlir::Value thread, int64_t threads,
-                                           std::array<bool, 2> kMajor,
-                                           StageCompute compute);
+  /// index][k]; `swizzled[i]`: they are swizzled (registerStagesSwizzle),
+  /// which the fragments' reads must know too. Returns the accumulators'
+  /// last values.
+  mlir::ValueRange
+  emitStagedReductionLoop(mlir::OpBuilder &b, mlir::Location loc,
+                          int64_t stageK, mlir::ValueRange accs,
+                          mlir::Value thread, int64_t threads,
+                          std::array<bool, 2> kMajor, StageCompute compute,
+                          std::array<bool, 2> swizzled = {false, false});
 
   /// The same loop with the stage copies as `cp.async` (NVIDIA sm_80+,
   /// nvgpu.device_async_copy of 16 bytes, no registers) into `buffers`
@@ -210,6 +214,14 @@ public:
   /// of a 16-byte copy's phase write 2 or 4 rows whose banks overlap (two
   /// wavefronts where one would do; kiln-emulate-gpu --memory-traffic).
   bool stageSwizzles(unsigned input, int64_t stageK, bool kMajor) const;
+  /// Whether the register pipeline's buffers of operand `input` can be
+  /// swizzled as the cp.async pipeline's are: rows of 32 or 64 bytes
+  /// (stageSwizzles) that its stores fill in whole 16-byte runs, each one
+  /// vector store along the buffer's contiguous dim. With NHWC activations
+  /// the runs are whole (split-K's 16-channel groups, whose weight tiles
+  /// cp.async cannot take): padded, their stores took twice the
+  /// conflict-free wavefronts.
+  bool registerStagesSwizzle(unsigned input, int64_t stageK, bool kMajor);
   /// The column at which element (`row`, `column`) of the swizzled stage
   /// buffer `shared` lives: its 16-byte chunk XOR-permuted by the row's
   /// place in its 128-byte line of banks. `column` starts a chunk.
