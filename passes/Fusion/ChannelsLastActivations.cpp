@@ -287,6 +287,66 @@ struct HoistThroughPad : public OpRewritePattern<TransposeOp> {
   }
 };
 
+/// The groups of consecutive dims of `source` whose products are the dims
+/// of `merged`, when a reshape from one to the other only merges dims.
+std::optional<SmallVector<ReassociationIndices>>
+mergedGroups(ArrayRef<int64_t> source, ArrayRef<int64_t> merged) {
+  SmallVector<ReassociationIndices> groups;
+  size_t d = 0;
+  for (int64_t size : merged) {
+    ReassociationIndices group;
+    int64_t product = 1;
+    while (d < source.size() && (group.empty() || product < size)) {
+      product *= source[d];
+      group.push_back(d++);
+    }
+    if (group.empty() || product != size)
+      return std::nullopt;
+    groups.push_back(group);
+  }
+  for (; d < source.size(); ++d) {
+    if (source[d] != 1)
+      return std::nullopt;
+    groups.back().push_back(d);
+  }
+  return groups;
+}
+
+/// transpose<NCHW->NHWC>(reshape(transpose<p>(a))) where the reshape only
+/// merges dims (kiln-space-to-depth-strided-convs' stem: [N, C, 2, 2, H,
+/// W] -> [N, 4C, H, W]): the merged groups are permuted instead, ahead of
+/// the reshape, which composes with p. One transpose kernel of the image
+/// where there were two.
+struct HoistThroughMergingReshape : public OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TransposeOp transpose,
+                                PatternRewriter &rewriter) const override {
+    auto reshape = transpose.getInput().getDefiningOp<ReshapeOp>();
+    if (transpose.getPerm() != ArrayRef(kToChannelsLast) || !reshape ||
+        !reshape->hasOneUse())
+      return failure();
+    auto inner = reshape.getInput().getDefiningOp<TransposeOp>();
+    auto innerType = dyn_cast<RankedTensorType>(reshape.getInput().getType());
+    auto mergedType = dyn_cast<RankedTensorType>(reshape.getType());
+    if (!inner || !inner->hasOneUse() || !innerType || !mergedType ||
+        !innerType.hasStaticShape() || !mergedType.hasStaticShape())
+      return failure();
+    std::optional<SmallVector<ReassociationIndices>> groups =
+        mergedGroups(innerType.getShape(), mergedType.getShape());
+    if (!groups)
+      return failure();
+    SmallVector<int64_t> perm;
+    for (int64_t group : kToChannelsLast)
+      llvm::append_range(perm, (*groups)[group]);
+    Value permuted = transposeTo(rewriter, transpose.getLoc(),
+                                 reshape.getInput(), perm);
+    rewriter.replaceOpWithNewOp<ReshapeOp>(transpose, transpose.getType(),
+                                           permuted);
+    return success();
+  }
+};
+
 /// slice(transpose<NHWC->NCHW>(a)) -> transpose<NHWC->NCHW>(slice(a)), the
 /// starts and steps permuted alike (kiln-split-pointwise-conv-stride's
 /// subsampling).
@@ -441,7 +501,8 @@ FailureOr<int64_t> convertFunction(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   RewritePatternSet patterns(ctx);
   patterns.add<SinkThroughElementwise>(ctx);
-  patterns.add<SinkThroughPad, HoistThroughPad, SinkThroughSlice,
+  patterns.add<SinkThroughPad, HoistThroughPad, HoistThroughMergingReshape,
+               SinkThroughSlice,
                SinkThroughPool<MaxPoolOp>, SinkThroughPool<AveragePoolOp>,
                SinkThroughReduction<ReduceMeanOp>,
                SinkThroughReduction<ReduceMaxOp>,

@@ -92,3 +92,24 @@ func.func @pools(%x: tensor<1x8x8x8xf32>, %wd: tensor<8x1x3x3xf32>, %b: tensor<8
   %f = kiln.reshape %g : tensor<1x16x1x1xf32> -> tensor<1x16xf32>
   return %f : tensor<1x16xf32>
 }
+
+// -----
+
+// kiln-space-to-depth-strided-convs' stem: the image's 2x2 blocks as
+// channels, a reshape, a transpose [N, C, H, 2, W, 2] -> [N, C, 2, 2, H,
+// W] and a reshape that merges (C, 2, 2). The transpose to NHWC permutes
+// the merged groups ahead of that reshape and composes with the first:
+// one transpose of the image, [N, H, W, C, 2, 2].
+// CHECK-LABEL: func.func @space_to_depth_stem
+// CHECK: %[[B:.+]] = kiln.reshape %arg0 : tensor<1x3x8x8xf32> -> tensor<1x3x4x2x4x2xf32>
+// CHECK: %[[T:.+]] = kiln.transpose %[[B]] {perm = array<i64: 0, 2, 4, 1, 3, 5>} : tensor<1x3x4x2x4x2xf32> -> tensor<1x4x4x3x2x2xf32>
+// CHECK: %[[X:.+]] = kiln.reshape %[[T]] : tensor<1x4x4x3x2x2xf32> -> tensor<1x4x4x12xf32>
+// CHECK: kiln.conv %[[X]], %arg1 {channels_last
+// CHECK-NOT: perm = array<i64: 0, 2, 3, 1>
+func.func @space_to_depth_stem(%x: tensor<1x3x8x8xf32>, %w: tensor<8x12x1x1xf32>) -> tensor<1x8x4x4xf32> {
+  %b = kiln.reshape %x : tensor<1x3x8x8xf32> -> tensor<1x3x4x2x4x2xf32>
+  %t = kiln.transpose %b {perm = array<i64: 0, 1, 3, 5, 2, 4>} : tensor<1x3x4x2x4x2xf32> -> tensor<1x3x2x2x4x4xf32>
+  %s = kiln.reshape %t : tensor<1x3x2x2x4x4xf32> -> tensor<1x12x4x4xf32>
+  %c = kiln.conv %s, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x12x4x4xf32>, tensor<8x12x1x1xf32>) -> tensor<1x8x4x4xf32>
+  return %c : tensor<1x8x4x4xf32>
+}
