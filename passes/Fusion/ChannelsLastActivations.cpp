@@ -78,6 +78,22 @@ SmallVector<int64_t> perDimChannelsLast(ArrayRef<int64_t> nchw) {
   return nhwc;
 }
 
+/// Whether transposing a tensor of `shape` by `perm` moves only dims of
+/// size 1, so that a reshape does the same: the other dims keep their
+/// order. (Comparing the sizes would not do: [2, 8, 8, 8] is the same
+/// shape in both layouts.)
+bool movesOnlyUnitDims(ArrayRef<int64_t> shape, ArrayRef<int64_t> perm) {
+  int64_t last = -1;
+  for (int64_t d : perm) {
+    if (shape[d] == 1)
+      continue;
+    if (d < last)
+      return false;
+    last = d;
+  }
+  return true;
+}
+
 /// A pad's begin then end pads of NCHW dims, for the NHWC dims.
 SmallVector<int64_t> padsChannelsLast(ArrayRef<int64_t> pads) {
   SmallVector<int64_t> nhwc = perDimChannelsLast(pads.take_front(4));
@@ -158,12 +174,9 @@ std::optional<SmallVector<int64_t>> broadcastShapeInChannelsLast(Value v) {
     return std::nullopt;
   SmallVector<int64_t> nchw(4 - type.getRank(), 1);
   llvm::append_range(nchw, type.getShape());
-  SmallVector<int64_t> nhwc = perDimChannelsLast(nchw);
-  auto notOne = [](int64_t size) { return size != 1; };
-  if (!llvm::equal(llvm::make_filter_range(nchw, notOne),
-                   llvm::make_filter_range(nhwc, notOne)))
+  if (!movesOnlyUnitDims(nchw, kToChannelsLast))
     return std::nullopt;
-  return nhwc;
+  return perDimChannelsLast(nchw);
 }
 
 /// op(transpose<NHWC->NCHW>(a), ...) -> transpose<NHWC->NCHW>(op(a, ...))
@@ -455,11 +468,9 @@ struct UnitDimTransposeToReshape : public OpRewritePattern<TransposeOp> {
           return isElementwise(user);
         }))
       return failure();
-    auto shape = cast<RankedTensorType>(source.getType()).getShape();
-    auto notOne = [](int64_t size) { return size != 1; };
-    if (!llvm::equal(llvm::make_filter_range(shape, notOne),
-                     llvm::make_filter_range(transpose.getType().getShape(),
-                                             notOne)))
+    if (!movesOnlyUnitDims(
+            cast<RankedTensorType>(source.getType()).getShape(),
+            kToChannelsFirst))
       return failure();
     rewriter.replaceOpWithNewOp<ReshapeOp>(transpose, transpose.getType(),
                                            source);

@@ -113,3 +113,32 @@ func.func @space_to_depth_stem(%x: tensor<1x3x8x8xf32>, %w: tensor<8x12x1x1xf32>
   %c = kiln.conv %s, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x12x4x4xf32>, tensor<8x12x1x1xf32>) -> tensor<1x8x4x4xf32>
   return %c : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// A flatten of [1, 4, 4, 4]: the same shape in both layouts, but the
+// transpose back moves dims of size 4, so it stays a transpose (a reshape
+// there would flatten the NHWC order).
+// CHECK-LABEL: func.func @same_shape_flatten
+// CHECK: %[[C:.+]] = kiln.conv {{.*}}channels_last
+// CHECK: %[[T:.+]] = kiln.transpose %[[C]] {perm = array<i64: 0, 3, 1, 2>} : tensor<1x4x4x4xf32> -> tensor<1x4x4x4xf32>
+// CHECK: kiln.reshape %[[T]] : tensor<1x4x4x4xf32> -> tensor<1x64xf32>
+func.func @same_shape_flatten(%x: tensor<1x4x4x4xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x64xf32> {
+  %c = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %f = kiln.reshape %c : tensor<1x4x4x4xf32> -> tensor<1x64xf32>
+  return %f : tensor<1x64xf32>
+}
+
+// -----
+
+// A broadcast operand [4, 4, 4] (C, H, W all 4) is not a per-channel one:
+// the add stays NCHW, behind the transpose back.
+// CHECK-LABEL: func.func @same_shape_broadcast
+// CHECK: %[[C:.+]] = kiln.conv {{.*}}channels_last
+// CHECK: %[[T:.+]] = kiln.transpose %[[C]] {perm = array<i64: 0, 3, 1, 2>}
+// CHECK: kiln.add %[[T]], %arg2 : tensor<1x4x4x4xf32>, tensor<4x4x4xf32> -> tensor<1x4x4x4xf32>
+func.func @same_shape_broadcast(%x: tensor<1x4x4x4xf32>, %w: tensor<4x4x1x1xf32>, %b: tensor<4x4x4xf32>) -> tensor<1x4x4x4xf32> {
+  %c = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %a = kiln.add %c, %b : tensor<1x4x4x4xf32>, tensor<4x4x4xf32> -> tensor<1x4x4x4xf32>
+  return %a : tensor<1x4x4x4xf32>
+}
