@@ -27,6 +27,8 @@
 // compares what it finds by name); the transposes that restore NCHW do.
 //
 //===----------------------------------------------------------------------===//
+#include "Widening.h"
+
 #include "kiln/Passes/Passes.h"
 
 #include "kiln/Dialect/OnnxValueNames.h"
@@ -142,17 +144,14 @@ void convertToChannelsLast(ConvOp conv, DenseMap<Value, Value> &transposed) {
   // transposed as it is and widened after: the transpose moves half the
   // bytes, and the widening stays the convolution's prologue.
   Value input = conv.getInput();
-  auto widening = input.getDefiningOp<CastOp>();
-  if (widening && widening.isWidening()) {
-    Value narrow = channelsLastOf(widening.getInput(), transposed);
-    input = CastOp::create(
-        b, withoutOnnxValues(widening.getLoc()),
-        cast<RankedTensorType>(narrow.getType())
-            .clone(getElementTypeOrSelf(input.getType())),
-        narrow);
-  } else {
-    input = channelsLastOf(input, transposed);
-  }
+  Value stored = storedValue(input);
+  Value narrow = channelsLastOf(stored, transposed);
+  if (stored != input)
+    narrow = CastOp::create(b, withoutOnnxValues(input.getLoc()),
+                            cast<RankedTensorType>(narrow.getType())
+                                .clone(getElementTypeOrSelf(input.getType())),
+                            narrow);
+  input = narrow;
   auto converted = cast<ConvOp>(b.clone(*conv));
   converted->setOperand(0, input);
   converted.setChannelsLast(true);
@@ -192,8 +191,7 @@ struct SinkThroughElementwise : public RewritePattern {
       return failure();
     // A widening cast moves the transpose to values twice as wide: only
     // where the layout carries on past its users.
-    if (auto widening = dyn_cast<CastOp>(op);
-        widening && widening.isWidening() &&
+    if (isWidened(op->getResult(0)) &&
         !llvm::all_of(op->getUsers(), [](Operation *user) {
           return isElementwise(user) ||
                  isa<ConvOp, PadOp, SliceOp, MaxPoolOp, AveragePoolOp,

@@ -120,15 +120,16 @@ struct SplitK : public OpRewritePattern<ConvOp> {
     Value result = sum;
     if (Value bias = conv.getBias()) {
       // The bias runs along the filters: [F] as [F, 1, ...] broadcasts over
-      // the image.
+      // the image (channels last, [F] broadcasts as it is).
       auto out = conv.getType();
-      SmallVector<int64_t> biasShape(out.getRank() - 1, 1);
-      biasShape[0] = out.getDimSize(conv.getChannelDim());
-      if (conv.getChannelsLast())
-        biasShape = {out.getDimSize(conv.getChannelDim())};
-      Value column = ReshapeOp::create(
-          rewriter, withoutOnnxValues(conv.getLoc()),
-          RankedTensorType::get(biasShape, out.getElementType()), bias);
+      Value column = bias;
+      if (!conv.getChannelsLast()) {
+        SmallVector<int64_t> biasShape(out.getRank() - 1, 1);
+        biasShape[0] = out.getDimSize(1);
+        column = ReshapeOp::create(
+            rewriter, withoutOnnxValues(conv.getLoc()),
+            RankedTensorType::get(biasShape, out.getElementType()), bias);
+      }
       result = AddOp::create(rewriter, conv.getLoc(), out, sum, column);
     }
     rewriter.replaceOp(conv, result);
