@@ -721,7 +721,9 @@ def Kiln_DispatchOp : Kiln_Op<"dispatch",
   let description = [{
     `kernel` names a function in the nested kernels module; it reads the
     operands and writes the results. The kernel function carries its grid
-    size (`kiln.workgroups`) and the ONNX nodes it computes (`kiln.nodes`).
+    size (`kiln.workgroups`) and the ONNX nodes it computes (`kiln.nodes`);
+    once identical kernels are one (kiln-deduplicate-kernels), each
+    dispatch carries its own `kiln.nodes`.
 
     ```mlir
     %y = kiln.dispatch @kernels::@dispatch_0(%x)

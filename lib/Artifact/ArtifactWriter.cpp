@@ -12,6 +12,8 @@
 #include "llvm/ADT/bit.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cstring>
+
 using namespace mlir;
 using namespace kiln;
 
@@ -93,41 +95,85 @@ uint64_t planArena(std::vector<PlannedBuffer> &buffers) {
   return arenaSize;
 }
 
-/// The raw little-endian bytes of a constant, expanding splats.
-FailureOr<std::vector<char>> constantBytes(ConstantOp op) {
+/// Whether copyConstantBytes can write the constant: a resource blob or
+/// dense elements of its type's byte size.
+bool isSerializable(ConstantOp op) {
   auto type = cast<RankedTensorType>(op.getType());
-  uint64_t size = byteSize(type);
-  std::vector<char> bytes;
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob || blob->getData().size() != size)
-      return failure();
-    bytes.assign(blob->getData().begin(), blob->getData().end());
-    return bytes;
+    return blob && blob->getData().size() == byteSize(type);
   }
   auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
   if (!dense)
-    return failure();
+    return false;
+  if (type.getElementType().isInteger(1))
+    return true;
+  uint64_t raw = dense.getRawData().size();
+  return dense.isSplat() ? raw * type.getNumElements() == byteSize(type)
+                         : raw == byteSize(type);
+}
+
+/// Writes the raw little-endian bytes of a serializable constant
+/// (isSerializable) to `out`, byteSize(type) bytes, expanding splats. The
+/// weights go straight into the artifact's buffer: a copy of hundreds of
+/// megabytes costs seconds of page faults on a VM.
+void copyConstantBytes(ConstantOp op, char *out) {
+  auto type = cast<RankedTensorType>(op.getType());
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+    ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
+    std::memcpy(out, data.data(), data.size());
+    return;
+  }
+  auto dense = cast<DenseElementsAttr>(op.getValue());
   if (type.getElementType().isInteger(1)) {
     for (bool v : dense.getValues<bool>())
-      bytes.push_back(v ? 1 : 0);
-    return bytes;
+      *out++ = v ? 1 : 0;
+    return;
   }
   ArrayRef<char> raw = dense.getRawData();
-  if (dense.isSplat()) {
-    for (int64_t i = 0; i < type.getNumElements(); ++i)
-      bytes.insert(bytes.end(), raw.begin(), raw.end());
-  } else {
-    bytes.assign(raw.begin(), raw.end());
+  if (!dense.isSplat()) {
+    std::memcpy(out, raw.data(), raw.size());
+    return;
   }
-  if (bytes.size() != size)
-    return failure();
-  return bytes;
+  for (int64_t i = 0; i < type.getNumElements(); ++i, out += raw.size())
+    std::memcpy(out, raw.data(), raw.size());
 }
+
+/// A flatbuffers allocator whose one buffer is a std::string, so that the
+/// finished artifact becomes the caller's string without another copy of
+/// its weights. The builder is sized up front to hold the whole artifact;
+/// should it grow anyway, the string is replaced by a larger one.
+class StringAllocator : public flatbuffers::Allocator {
+public:
+  uint8_t *allocate(size_t size) override {
+    storage.assign(size, '\0');
+    return reinterpret_cast<uint8_t *>(storage.data());
+  }
+  // The string owns its bytes; release() hands them to the caller.
+  void deallocate(uint8_t *, size_t) override {}
+  uint8_t *reallocate_downward(uint8_t *old, size_t oldSize, size_t newSize,
+                               size_t inUseBack, size_t inUseFront) override {
+    std::string grown(newSize, '\0');
+    std::memcpy(grown.data() + newSize - inUseBack, old + oldSize - inUseBack,
+                inUseBack);
+    std::memcpy(grown.data(), old, inUseFront);
+    storage = std::move(grown);
+    return reinterpret_cast<uint8_t *>(storage.data());
+  }
+  /// The finished buffer (the last `size` bytes of the allocation).
+  std::string release(size_t size) {
+    storage.erase(0, storage.size() - size);
+    return std::move(storage);
+  }
+
+private:
+  std::string storage;
+};
 
 class Writer {
 public:
-  Writer(ModuleOp module, ModuleOp kernels) : module(module), kernels(kernels) {}
+  Writer(ModuleOp module, ModuleOp kernels, size_t expectedBytes)
+      : module(module), kernels(kernels), fbb(expectedBytes, &allocator) {}
 
   FailureOr<std::string> write(func::FuncOp main,
                                const ArtifactContents &contents,
@@ -151,10 +197,14 @@ public:
 private:
 
   ModuleOp module, kernels;
-  flatbuffers::FlatBufferBuilder fbb{1 << 16};
+  StringAllocator allocator;
+  flatbuffers::FlatBufferBuilder fbb;
   std::vector<PlannedBuffer> buffers;
   DenseMap<Value, size_t> bufferOf;
-  std::vector<char> weights;
+  /// The weights' constants and their offsets in Model.weights, copied in
+  /// once that vector exists; weightBytes is its size.
+  std::vector<std::pair<ConstantOp, uint64_t>> weights;
+  uint64_t weightBytes = 0;
   std::vector<flatbuffers::Offset<fb::Dispatch>> dispatches;
 public:
   bool splatWeights = false;
@@ -196,13 +246,13 @@ LogicalResult Writer::addConstant(ConstantOp op) {
     bufferOf[op.getResult()] = index;
     return success();
   }
-  auto bytes = constantBytes(op);
-  if (failed(bytes))
+  if (!isSerializable(op))
     return op.emitError("cannot serialize this constant");
-  uint64_t offset = llvm::alignTo(weights.size(), KILN_ARTIFACT_ALIGNMENT);
-  weights.resize(offset);
-  weights.insert(weights.end(), bytes->begin(), bytes->end());
-  size_t index = newBuffer(fb::BufferKind_Weight, bytes->size(), -1);
+  uint64_t size = byteSize(cast<RankedTensorType>(op.getType()));
+  uint64_t offset = llvm::alignTo(weightBytes, KILN_ARTIFACT_ALIGNMENT);
+  weightBytes = offset + size;
+  weights.push_back({op, offset});
+  size_t index = newBuffer(fb::BufferKind_Weight, size, -1);
   buffers[index].offset = offset;
   bufferOf[op.getResult()] = index;
   return success();
@@ -226,8 +276,13 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
     bufferOf[result] = index;
     bindings.push_back(index);
   }
+  // The dispatch's own nodes where identical kernels became one
+  // (kiln-deduplicate-kernels), else its kernel's.
   std::vector<std::string> nodes;
-  if (auto names = kernel->getAttrOfType<ArrayAttr>("kiln.nodes"))
+  auto names = op->getAttrOfType<ArrayAttr>("kiln.nodes");
+  if (!names)
+    names = kernel->getAttrOfType<ArrayAttr>("kiln.nodes");
+  if (names)
     for (auto n : names.getAsValueRange<StringAttr>())
       nodes.push_back(n.str());
   uint32_t workgroups = 1;
@@ -360,9 +415,16 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
     bufferTables.push_back(
         fb::CreateBuffer(fbb, b.kind, b.offset, b.size, b.splatBits));
 
-  fbb.ForceVectorAlignment(weights.size(), 1, KILN_ARTIFACT_ALIGNMENT);
-  auto weightVector = fbb.CreateVector(
-      reinterpret_cast<const uint8_t *>(weights.data()), weights.size());
+  // Filled before any other call into the builder, which could move it.
+  uint8_t *weightData = nullptr;
+  fbb.ForceVectorAlignment(weightBytes, 1, KILN_ARTIFACT_ALIGNMENT);
+  auto weightVector = flatbuffers::Offset<flatbuffers::Vector<uint8_t>>(
+      fbb.CreateUninitializedVector(weightBytes, 1, &weightData));
+  if (weightBytes) {
+    std::memset(weightData, 0, weightBytes);
+    for (auto [constant, offset] : weights)
+      copyConstantBytes(constant, reinterpret_cast<char *>(weightData) + offset);
+  }
   fbb.ForceVectorAlignment(kernelObject.size(), 1, KILN_ARTIFACT_ALIGNMENT);
   auto objectVector = fbb.CreateVector(
       reinterpret_cast<const uint8_t *>(kernelObject.data()),
@@ -392,11 +454,10 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
     }
     summary->numDispatches = dispatches.size();
     summary->arenaBytes = arenaSize;
-    summary->weightBytes = weights.size();
+    summary->weightBytes = weightBytes;
     summary->unplannedArenaBytes = unplanned;
   }
-  return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
-                     fbb.GetSize());
+  return allocator.release(fbb.GetSize());
 }
 
 } // namespace
@@ -411,7 +472,19 @@ FailureOr<std::string> kiln::writeArtifact(ModuleOp module,
       kernels = nested;
   if (!main || !kernels)
     return module.emitError("expected @main and a kernels module");
-  Writer writer(module, kernels);
+  // Room for the whole artifact, so that the builder never copies the
+  // weights to grow: the constants, the device code, and a margin for the
+  // schedule's tables.
+  size_t expectedBytes = contents.kernelObject.size() + (1 << 20);
+  for (const GpuImage &image : contents.gpuImages)
+    expectedBytes += image.data.size() + KILN_ARTIFACT_ALIGNMENT;
+  for (auto constant : main.getBody().getOps<ConstantOp>())
+    if (!contents.splatWeights || !isSplatCandidate(constant))
+      expectedBytes += byteSize(cast<RankedTensorType>(constant.getType())) +
+                       KILN_ARTIFACT_ALIGNMENT;
+  for (auto dispatch : main.getBody().getOps<DispatchOp>())
+    expectedBytes += 512 + 64 * dispatch->getNumOperands();
+  Writer writer(module, kernels, expectedBytes);
   writer.splatWeights = contents.splatWeights;
   return writer.write(main, contents, summary);
 }

@@ -258,7 +258,7 @@ Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
                       FileLineColLoc::get(&context, fileName, 0, 0));
 }
 
-Value GraphImporter::createConstant(StringRef name, const ConstTensor &tensor,
+Value GraphImporter::createConstant(StringRef name, ConstTensor tensor,
                                     Location loc, std::string &error) {
   auto elementType = elementTypeFor(&context, tensor.onnxType);
   if (failed(elementType)) {
@@ -274,7 +274,7 @@ Value GraphImporter::createConstant(StringRef name, const ConstTensor &tensor,
   if (blobName.empty() || llvm::isDigit(blobName[0]))
     blobName = "w_" + blobName;
   auto value = makeElementsAttr(type, tensor, blobName);
-  constants[name.str()] = tensor;
+  constants[name.str()] = std::move(tensor);
   return ConstantOp::create(builder, loc, value).getResult();
 }
 
@@ -392,7 +392,7 @@ LogicalResult GraphImporter::freezeInput(const onnx::ValueInfoProto &input,
     return emitError(loc) << "frozen input '" << input.name() << "' is "
                           << dtypeName(tensor.onnxType) << ", the model says "
                           << dtypeName(declared.elem_type());
-  Value value = createConstant(input.name(), tensor, loc, error);
+  Value value = createConstant(input.name(), std::move(tensor), loc, error);
   if (!value)
     return emitError(loc) << error;
   values[input.name()] = value;
@@ -496,7 +496,7 @@ LogicalResult GraphImporter::foldConstantNode(const onnx::NodeProto &node,
   for (auto [i, tensor] : llvm::enumerate(outputs)) {
     if ((int)i >= node.output_size() || node.output(i).empty())
       continue;
-    Value value = createConstant(node.output(i), tensor, loc, error);
+    Value value = createConstant(node.output(i), std::move(tensor), loc, error);
     if (!value)
       return failure();
     values[node.output(i)] = value;
@@ -675,7 +675,8 @@ void GraphImporter::importFoldedIf(const onnx::NodeProto &node, int index) {
     std::string error;
     Value value;
     if (succeeded(readTensorBytes(init, tensor, error)))
-      value = createConstant(init.name(), tensor, nodeLocation(node, index),
+      value = createConstant(init.name(), std::move(tensor),
+                             nodeLocation(node, index),
                              error);
     if (!value) {
       markUnsupported(node, index, error);
@@ -784,7 +785,7 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
     Location loc = NameLoc::get(builder.getStringAttr(init.name()));
     Value value;
     if (succeeded(readTensorBytes(init, tensor, error)))
-      value = createConstant(init.name(), tensor, loc, error);
+      value = createConstant(init.name(), std::move(tensor), loc, error);
     if (!value) {
       emitError(loc) << error;
       module.erase();

@@ -101,7 +101,10 @@ public:
   std::map<std::string, mlir::Value> values;
   std::map<std::string, ConstTensor> constants;
 
-  mlir::Value createConstant(llvm::StringRef name, const ConstTensor &tensor,
+  /// The constant op holding `tensor`, which is also kept (moved, not
+  /// copied: weights run to hundreds of megabytes) for the evaluation of
+  /// later nodes at import time.
+  mlir::Value createConstant(llvm::StringRef name, ConstTensor tensor,
                              mlir::Location loc, std::string &error);
 
 private:

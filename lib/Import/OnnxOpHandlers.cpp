@@ -1038,7 +1038,8 @@ static LogicalResult importConstant(NodeContext &ctx) {
   }
   std::string error;
   Value value =
-      ctx.importer.createConstant(node.output(0), tensor, ctx.getLoc(), error);
+      ctx.importer.createConstant(node.output(0), std::move(tensor),
+                                  ctx.getLoc(), error);
   if (!value)
     return ctx.fail(error);
   ctx.setOutput(0, value);

@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -208,6 +209,15 @@ LogicalResult kiln::compileModel(MLIRContext &context,
   return success();
 }
 
+/// Kernels compiled: launches of identical kernels share one
+/// (kiln-deduplicate-kernels).
+static size_t compiledKernels(const ArtifactSummary &summary) {
+  llvm::StringSet<> names;
+  for (const KernelReport &k : summary.kernels)
+    names.insert(k.name);
+  return names.size();
+}
+
 void kiln::writeReportJson(const CompileResult &result, StringRef model,
                            llvm::raw_ostream &os) {
   llvm::json::OStream json(os, 2);
@@ -216,6 +226,7 @@ void kiln::writeReportJson(const CompileResult &result, StringRef model,
     json.attribute("model", model);
     json.attribute("onnx_nodes", int64_t(result.onnxNodes));
     json.attribute("kernels", int64_t(s.kernels.size()));
+    json.attribute("compiled_kernels", int64_t(compiledKernels(s)));
     json.attribute("arena_bytes", int64_t(s.arenaBytes));
     json.attribute("arena_bytes_without_reuse", int64_t(s.unplannedArenaBytes));
     json.attribute("weight_bytes", int64_t(s.weightBytes));
@@ -273,6 +284,7 @@ void kiln::writeReportJson(const CompileResult &result, StringRef model,
 void kiln::printSummary(const CompileResult &result, llvm::raw_ostream &os) {
   const ArtifactSummary &s = result.summary;
   os << "ONNX nodes: " << result.onnxNodes << "\nkernels: " << s.kernels.size()
+     << " launches of " << compiledKernels(s) << " compiled kernels"
      << "\narena: " << s.arenaBytes << " bytes (" << s.unplannedArenaBytes
      << " without reuse)\nweights: " << s.weightBytes << " bytes\n";
   os << "compile time:";

@@ -289,9 +289,12 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
            (cuda && options.allowTf32 ? " matrix-f32=true" : "") +
            "}),canonicalize,cse)";
   case Phase::Kernels:
-    return cuda   ? cudaKernelsPipeline(options)
-           : rocm ? rocmKernelsPipeline(options)
-                  : cpuKernelsPipeline(options);
+    // Identical kernels (repeated layers) first become one, so that each
+    // is generated and compiled once.
+    return "kiln-deduplicate-kernels," +
+           (cuda   ? cudaKernelsPipeline(options)
+            : rocm ? rocmKernelsPipeline(options)
+                   : cpuKernelsPipeline(options));
   case Phase::Artifact:
     return "";
   }

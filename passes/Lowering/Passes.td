@@ -24,6 +24,20 @@ def OutlineDispatches : Pass<"kiln-outline-dispatches", "mlir::ModuleOp"> {
                            "mlir::memref::MemRefDialect"];
 }
 
+def DeduplicateKernels : Pass<"kiln-deduplicate-kernels", "mlir::ModuleOp"> {
+  let summary = "Compiles identical kernels once";
+  let description = [{
+    Kernels of the nested `module @kernels` whose function types,
+    attributes (but for `kiln.nodes`) and bodies are the same op for op,
+    ignoring locations, are one kernel: every `kiln.dispatch` of such a
+    group names the group's first kernel, and the others are erased. Each
+    dispatch first takes its kernel's `kiln.nodes`, so that what every
+    launch computes stays named. Repeated layers (BERT's encoder layers,
+    ResNet's bottleneck blocks) are then generated and compiled once.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def ConvertKilnToLinalg : Pass<"kiln-convert-to-linalg", "mlir::ModuleOp"> {
   let summary = "Lowers kiln compute ops to linalg, tensor and arith on tensors";
   let description = [{
