@@ -216,9 +216,10 @@ std::optional<float> ConstTensor::asScalarFloat() const {
 }
 
 /// Small tensors become plain dense attributes (foldable, readable); larger
-/// ones (weights) become dense_resource blobs so the IR stays small.
-static ElementsAttr makeElementsAttr(RankedTensorType type,
-                                     const ConstTensor &tensor,
+/// ones (weights) become dense_resource blobs so the IR stays small. A blob
+/// takes the tensor's bytes over (`tensor.stored` then views them): weights
+/// run to hundreds of megabytes, and every copy of them costs.
+static ElementsAttr makeElementsAttr(RankedTensorType type, ConstTensor &tensor,
                                      StringRef blobName) {
   constexpr int64_t kInlineElementLimit = 16;
   ArrayRef<char> raw(tensor.bytes.data(), tensor.bytes.size());
@@ -231,8 +232,16 @@ static ElementsAttr makeElementsAttr(RankedTensorType type,
     }
     return DenseElementsAttr::getFromRawBuffer(type, raw);
   }
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      raw, alignof(std::max_align_t));
+  // operator new aligns what it returns to max_align_t, as a heap blob is.
+  auto owned = std::make_unique<std::vector<char>>(std::move(tensor.bytes));
+  tensor.bytes.clear();
+  tensor.stored = ArrayRef<char>(owned->data(), owned->size());
+  AsmResourceBlob blob(
+      tensor.stored, alignof(std::max_align_t),
+      [owned = std::move(owned)](void *, size_t, size_t) mutable {
+        owned.reset();
+      },
+      /*dataIsMutable=*/true);
   return DenseResourceElementsAttr::get(type, blobName, std::move(blob));
 }
 
@@ -256,6 +265,16 @@ Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
     name = node.op_type() + "_" + std::to_string(index);
   return NameLoc::get(StringAttr::get(&context, name),
                       FileLineColLoc::get(&context, fileName, 0, 0));
+}
+
+const ConstTensor *GraphImporter::findConstant(const std::string &name) {
+  auto it = constants.find(name);
+  if (it == constants.end())
+    return nullptr;
+  ConstTensor &tensor = it->second;
+  if (tensor.bytes.empty() && !tensor.stored.empty())
+    tensor.bytes.assign(tensor.stored.begin(), tensor.stored.end());
+  return &tensor;
 }
 
 Value GraphImporter::createConstant(StringRef name, ConstTensor tensor,
@@ -484,10 +503,10 @@ LogicalResult GraphImporter::foldConstantNode(const onnx::NodeProto &node,
         inputs.push_back(nullptr);
         continue;
       }
-      auto it = constants.find(name);
-      if (it == constants.end())
+      const ConstTensor *input = findConstant(name);
+      if (!input)
         return failure();
-      inputs.push_back(&it->second);
+      inputs.push_back(input);
     }
     if (failed(evaluateConstantNode(node, defaultOpset, inputs, outputs, error)))
       return failure();
@@ -631,8 +650,8 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
 
 void GraphImporter::importFoldedIf(const onnx::NodeProto &node, int index) {
   const std::string &condName = node.input_size() ? node.input(0) : "";
-  auto cond = constants.find(condName);
-  if (cond == constants.end()) {
+  const ConstTensor *cond = findConstant(condName);
+  if (!cond) {
     markUnsupported(node, index,
                     "condition '" + condName +
                         "' is not a compile-time constant (an If that "
@@ -640,11 +659,11 @@ void GraphImporter::importFoldedIf(const onnx::NodeProto &node, int index) {
                     graphInputBehind(condName));
     return;
   }
-  if (cond->second.bytes.empty()) {
+  if (cond->bytes.empty()) {
     markUnsupported(node, index, "condition '" + condName + "' is empty");
     return;
   }
-  bool taken = llvm::any_of(cond->second.bytes, [](char b) { return b != 0; });
+  bool taken = llvm::any_of(cond->bytes, [](char b) { return b != 0; });
   const char *branchName = taken ? "then_branch" : "else_branch";
   const onnx::GraphProto *branch = nullptr;
   for (const onnx::AttributeProto &attr : node.attribute())

@@ -23,6 +23,10 @@ struct ConstTensor {
   int onnxType = 0;
   std::vector<int64_t> shape;
   std::vector<char> bytes;
+  /// A weight's bytes once its constant op's resource blob owns them (no
+  /// copy); GraphImporter::findConstant copies them into `bytes` for the
+  /// few nodes evaluated at import time that read a weight.
+  llvm::ArrayRef<char> stored;
   std::vector<int64_t> asInts() const;
   std::optional<float> asScalarFloat() const;
 };
@@ -100,6 +104,8 @@ public:
   int64_t defaultOpset = 0;
   std::map<std::string, mlir::Value> values;
   std::map<std::string, ConstTensor> constants;
+  /// The constant named `name` with its bytes, or null when it is none.
+  const ConstTensor *findConstant(const std::string &name);
 
   /// The constant op holding `tensor`, which is also kept (moved, not
   /// copied: weights run to hundreds of megabytes) for the evaluation of

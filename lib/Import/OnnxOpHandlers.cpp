@@ -38,8 +38,7 @@ Value NodeContext::input(size_t i) {
 const ConstTensor *NodeContext::constInput(size_t i) const {
   if (!hasInput(i))
     return nullptr;
-  auto it = importer.constants.find(node.input(i));
-  return it == importer.constants.end() ? nullptr : &it->second;
+  return importer.findConstant(node.input(i));
 }
 
 FailureOr<std::vector<int64_t>> NodeContext::constInts(size_t i) {
