@@ -10,11 +10,12 @@ using namespace mlir;
 
 namespace {
 
-/// The bytes of `value`'s elements, row-major (a splat's one element
-/// repeated), and for a resource its key; failure when they are not
-/// readable (an external or elided blob).
-FailureOr<std::vector<char>> elementBytes(ElementsAttr value, size_t width,
-                                          std::string &resourceKey) {
+/// The bytes of `value`'s elements, row-major, without a copy: a splat's
+/// one element (`isSplat`) or every element; and for a resource its key.
+/// Failure when they are not readable (an external or elided blob).
+FailureOr<ArrayRef<char>> elementBytes(ElementsAttr value, size_t width,
+                                       std::string &resourceKey,
+                                       bool &isSplat) {
   size_t count = cast<ShapedType>(value.getType()).getNumElements();
   ArrayRef<char> raw;
   if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
@@ -28,48 +29,22 @@ FailureOr<std::vector<char>> elementBytes(ElementsAttr value, size_t width,
   } else {
     return failure();
   }
-  if (raw.size() == width && count > 1) { // a splat's one element
-    std::vector<char> bytes;
-    bytes.reserve(count * width);
-    for (size_t i = 0; i < count; ++i)
-      bytes.insert(bytes.end(), raw.begin(), raw.end());
-    return bytes;
-  }
-  if (raw.size() != count * width)
+  isSplat = raw.size() == width && count > 1;
+  if (!isSplat && raw.size() != count * width)
     return failure();
-  return std::vector<char>(raw.begin(), raw.end());
+  return raw;
 }
 
-} // namespace
-
-FailureOr<ElementsAttr> kiln::permuteFloatConstant(ElementsAttr value,
-                                                   ArrayRef<int64_t> perm,
-                                                   StringRef nameSuffix) {
-  auto type = cast<RankedTensorType>(value.getType());
-  int64_t rank = type.getRank();
-  SmallVector<int64_t> sourceStrides(rank, 1), shape(rank);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    sourceStrides[d] = sourceStrides[d + 1] * type.getDimSize(d + 1);
-  for (int64_t d = 0; d < rank; ++d)
-    shape[d] = type.getDimSize(perm[d]);
-  return rearrangeFloatConstant(
-      value, RankedTensorType::get(shape, type.getElementType()),
-      [&](int64_t i) {
-        // Result dim d, innermost first, steps along source dim perm[d].
-        int64_t source = 0;
-        for (int64_t d = rank - 1; d >= 0; --d) {
-          source += (i % shape[d]) * sourceStrides[perm[d]];
-          i /= shape[d];
-        }
-        return source;
-      },
-      nameSuffix);
-}
-
+/// The float32, float16 or bfloat16 constant `value` rearranged into
+/// `resultType` by `fill(source, isSplat, width, result)`, which writes
+/// every element of `result` (row-major, `width` bytes each) from `source`
+/// (a splat's one element when `isSplat`). The bytes go straight into the
+/// result's storage: a resource's new blob (aligned to the element, as the
+/// importer's and demote-precision's), or dense data. Weights run to
+/// hundreds of megabytes.
 FailureOr<ElementsAttr>
-kiln::rearrangeFloatConstant(ElementsAttr value, RankedTensorType resultType,
-                             function_ref<int64_t(int64_t)> sourceIndex,
-                             StringRef nameSuffix) {
+rearrange(ElementsAttr value, RankedTensorType resultType, StringRef nameSuffix,
+          function_ref<void(const char *, bool, size_t, char *)> fill) {
   auto type = cast<ShapedType>(value.getType());
   Type element = type.getElementType();
   if (!(element.isF32() || element.isF16() || element.isBF16()) ||
@@ -81,19 +56,89 @@ kiln::rearrangeFloatConstant(ElementsAttr value, RankedTensorType resultType,
       return ElementsAttr(dense.reshape(resultType));
   size_t width = element.getIntOrFloatBitWidth() / 8;
   std::string key;
-  FailureOr<std::vector<char>> source = elementBytes(value, width, key);
+  bool isSplat = false;
+  FailureOr<ArrayRef<char>> source = elementBytes(value, width, key, isSplat);
   if (failed(source))
     return failure();
-  // Zero bits are 0.0 in every IEEE-style float type: the padding.
-  std::vector<char> result(resultType.getNumElements() * width, 0);
-  for (int64_t i = 0, e = resultType.getNumElements(); i < e; ++i)
-    if (int64_t from = sourceIndex(i); from >= 0)
-      std::memcpy(&result[i * width], &(*source)[from * width], width);
-  if (key.empty())
+  size_t bytes = resultType.getNumElements() * width;
+  if (key.empty()) {
+    std::vector<char> result(bytes);
+    fill(source->data(), isSplat, width, result.data());
     return ElementsAttr(DenseElementsAttr::getFromRawBuffer(resultType, result));
-  // Aligned to the element, as the importer's and demote-precision's.
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(ArrayRef(result),
-                                                            width);
+  }
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(bytes, width);
+  fill(source->data(), isSplat, width, blob.getMutableData().data());
   return ElementsAttr(DenseResourceElementsAttr::get(
       resultType, key + nameSuffix.str(), std::move(blob)));
+}
+
+/// Copies `count` elements of `Width` bytes to consecutive places of
+/// `result` from `source`, stepping through the source as an odometer over
+/// the result's dims (`shape`) whose dim d moves `steps[d]` elements: a
+/// transpose without a division per element.
+template <size_t Width>
+void copyPermuted(const char *source, char *result, ArrayRef<int64_t> shape,
+                  ArrayRef<int64_t> steps, int64_t count) {
+  int64_t rank = shape.size();
+  SmallVector<int64_t> index(rank, 0);
+  int64_t from = 0;
+  for (int64_t i = 0; i < count; ++i, result += Width) {
+    std::memcpy(result, source + from * Width, Width);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      from += steps[d];
+      if (++index[d] < shape[d])
+        break;
+      from -= steps[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+} // namespace
+
+FailureOr<ElementsAttr> kiln::permuteFloatConstant(ElementsAttr value,
+                                                   ArrayRef<int64_t> perm,
+                                                   StringRef nameSuffix) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> sourceStrides(rank, 1), shape(rank), steps(rank);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    sourceStrides[d] = sourceStrides[d + 1] * type.getDimSize(d + 1);
+  // Result dim d steps along source dim perm[d].
+  for (int64_t d = 0; d < rank; ++d) {
+    shape[d] = type.getDimSize(perm[d]);
+    steps[d] = sourceStrides[perm[d]];
+  }
+  int64_t count = type.getNumElements();
+  return rearrange(
+      value, RankedTensorType::get(shape, type.getElementType()), nameSuffix,
+      [&](const char *source, bool isSplat, size_t width, char *result) {
+        if (isSplat) {
+          for (int64_t i = 0; i < count; ++i)
+            std::memcpy(result + i * width, source, width);
+        } else if (width == 2) {
+          copyPermuted<2>(source, result, shape, steps, count);
+        } else {
+          copyPermuted<4>(source, result, shape, steps, count);
+        }
+      });
+}
+
+FailureOr<ElementsAttr>
+kiln::rearrangeFloatConstant(ElementsAttr value, RankedTensorType resultType,
+                             function_ref<int64_t(int64_t)> sourceIndex,
+                             StringRef nameSuffix) {
+  int64_t count = resultType.getNumElements();
+  return rearrange(
+      value, resultType, nameSuffix,
+      [&](const char *source, bool isSplat, size_t width, char *result) {
+        for (int64_t i = 0; i < count; ++i) {
+          int64_t from = sourceIndex(i);
+          if (from < 0) // zero bits are 0.0 in every IEEE-style float type
+            std::memset(result + i * width, 0, width);
+          else
+            std::memcpy(result + i * width,
+                        source + (isSplat ? 0 : from * width), width);
+        }
+      });
 }

@@ -89,3 +89,23 @@ func.func @rounding(%x: tensor<16xf32>) -> tensor<16xf32> {
   %0 = kiln.add %x, %w : tensor<16xf32>, tensor<16xf32> -> tensor<16xf32>
   return %0 : tensor<16xf32>
 }
+
+// -----
+
+// The same boundaries in a resource blob, which float16 converts eight
+// elements at a time (F16C where the CPU has it) and the last three one
+// by one: every value as APFloat rounds it, the signaling NaN quiet.
+// CHECK-LABEL: func.func @rounding_blob
+// CHECK: rounding.f16: "0x02000000FF7B007C010000000100013C003C023C007E00FC0080007C007C043C0C3C007EFF7B003C0000"
+func.func @rounding_blob(%x: tensor<19xf32>) -> tensor<19xf32> {
+  %w = kiln.constant dense_resource<rounding> : tensor<19xf32>
+  %0 = kiln.add %x, %w : tensor<19xf32>, tensor<19xf32> -> tensor<19xf32>
+  return %0 : tensor<19xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      rounding: "0x0400000000EF7F4700F07F470000803300000033010000330020803F0010803F0030803F0000C07F000080FF0000008000007F7FFFFF7F7F0080803F0080813F0100807F00EF7F470010803F00000033"
+    }
+  }
+#-}
