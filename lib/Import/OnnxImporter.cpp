@@ -96,7 +96,8 @@ static size_t bytesPerElement(int onnxType) {
 }
 
 LogicalResult onnx_import::readTensorBytes(const onnx::TensorProto &tensor,
-                                     ConstTensor &out, std::string &error) {
+                                           ConstTensor &out, std::string &error,
+                                           std::string *takeRaw) {
   out.onnxType = tensor.data_type();
   out.shape.assign(tensor.dims().begin(), tensor.dims().end());
   int64_t count = 1;
@@ -138,7 +139,10 @@ LogicalResult onnx_import::readTensorBytes(const onnx::TensorProto &tensor,
     }
     // An empty tensor has no storage: memcpy must not see its null pointer
     // (found by the sanitized node suite).
-    out.bytes.assign(tensor.raw_data().begin(), tensor.raw_data().end());
+    if (takeRaw)
+      out.bytes.swap(*takeRaw);
+    else
+      out.bytes.assign(tensor.raw_data().begin(), tensor.raw_data().end());
     return success();
   }
   switch (out.onnxType) {
@@ -233,7 +237,7 @@ static ElementsAttr makeElementsAttr(RankedTensorType type, ConstTensor &tensor,
     return DenseElementsAttr::getFromRawBuffer(type, raw);
   }
   // operator new aligns what it returns to max_align_t, as a heap blob is.
-  auto owned = std::make_unique<std::vector<char>>(std::move(tensor.bytes));
+  auto owned = std::make_unique<std::string>(std::move(tensor.bytes));
   tensor.bytes.clear();
   tensor.stored = ArrayRef<char>(owned->data(), owned->size());
   AsmResourceBlob blob(
@@ -249,7 +253,7 @@ static ElementsAttr makeElementsAttr(RankedTensorType type, ConstTensor &tensor,
 // GraphImporter
 //===----------------------------------------------------------------------===//
 
-GraphImporter::GraphImporter(MLIRContext &context, const onnx::ModelProto &model,
+GraphImporter::GraphImporter(MLIRContext &context, onnx::ModelProto &model,
                              StringRef fileName)
     : context(context), model(model), builder(&context),
       fileName(fileName.str()) {
@@ -798,12 +802,14 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
     }
   }
 
-  for (const auto &init : graph.initializer()) {
+  for (onnx::TensorProto &init : *model.mutable_graph()->mutable_initializer()) {
     ConstTensor tensor;
     std::string error;
     Location loc = NameLoc::get(builder.getStringAttr(init.name()));
     Value value;
-    if (succeeded(readTensorBytes(init, tensor, error)))
+    // mutable_raw_data() would mark a tensor without raw data as having it.
+    std::string *raw = init.has_raw_data() ? init.mutable_raw_data() : nullptr;
+    if (succeeded(readTensorBytes(init, tensor, error, raw)))
       value = createConstant(init.name(), std::move(tensor), loc, error);
     if (!value) {
       emitError(loc) << error;

@@ -22,7 +22,7 @@ std::string dtypeName(int onnxType);
 struct ConstTensor {
   int onnxType = 0;
   std::vector<int64_t> shape;
-  std::vector<char> bytes;
+  std::string bytes;
   /// A weight's bytes once its constant op's resource blob owns them (no
   /// copy); GraphImporter::findConstant copies them into `bytes` for the
   /// few nodes evaluated at import time that read a weight.
@@ -32,8 +32,12 @@ struct ConstTensor {
 };
 
 /// Reads a TensorProto's payload into little-endian bytes of its dtype.
+/// With `takeRaw` (the tensor's own raw_data, which the caller may give
+/// up), raw bytes move into `out` instead of being copied: an initializer's
+/// weights run to hundreds of megabytes.
 mlir::LogicalResult readTensorBytes(const onnx::TensorProto &tensor,
-                                    ConstTensor &out, std::string &error);
+                                    ConstTensor &out, std::string &error,
+                                    std::string *takeRaw = nullptr);
 
 class NodeContext;
 
@@ -93,12 +97,13 @@ llvm::ArrayRef<OpHandler> allHandlers();
 
 class GraphImporter {
 public:
-  GraphImporter(mlir::MLIRContext &context, const onnx::ModelProto &model,
+  /// The graph's initializers give their raw bytes up to the constants.
+  GraphImporter(mlir::MLIRContext &context, onnx::ModelProto &model,
                 llvm::StringRef fileName);
   mlir::FailureOr<ImportResult> run(const ImportOptions &options);
 
   mlir::MLIRContext &context;
-  const onnx::ModelProto &model;
+  onnx::ModelProto &model;
   mlir::OpBuilder builder;
   std::string fileName;
   int64_t defaultOpset = 0;
