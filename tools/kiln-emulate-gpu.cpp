@@ -1067,13 +1067,14 @@ LogicalResult runReference(ExecutionEngine &engine,
     buffer.appendArgs(args);
   args.push_back(&workgroup);
   args.push_back(&workgroupCount);
-  llvm::Error error = llvm::Error::success();
+  std::optional<std::string> error;
   llvm::thread reference(std::optional<unsigned>(kReferenceStackBytes), [&] {
-    error = engine.invokePacked("reference", args);
+    if (llvm::Error e = engine.invokePacked("reference", args))
+      error = llvm::toString(std::move(e));
   });
   reference.join();
   if (error) {
-    llvm::errs() << "error: " << llvm::toString(std::move(error)) << "\n";
+    llvm::errs() << "error: " << *error << "\n";
     return failure();
   }
   return success();

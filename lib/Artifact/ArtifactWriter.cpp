@@ -420,10 +420,13 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
   fbb.ForceVectorAlignment(weightBytes, 1, KILN_ARTIFACT_ALIGNMENT);
   auto weightVector = flatbuffers::Offset<flatbuffers::Vector<uint8_t>>(
       fbb.CreateUninitializedVector(weightBytes, 1, &weightData));
-  if (weightBytes) {
-    std::memset(weightData, 0, weightBytes);
-    for (auto [constant, offset] : weights)
-      copyConstantBytes(constant, reinterpret_cast<char *>(weightData) + offset);
+  // Each constant in place; the alignment gaps between them zeroed.
+  char *weightBytesOut = reinterpret_cast<char *>(weightData);
+  uint64_t written = 0;
+  for (auto [constant, offset] : weights) {
+    std::memset(weightBytesOut + written, 0, offset - written);
+    copyConstantBytes(constant, weightBytesOut + offset);
+    written = offset + byteSize(cast<RankedTensorType>(constant.getType()));
   }
   fbb.ForceVectorAlignment(kernelObject.size(), 1, KILN_ARTIFACT_ALIGNMENT);
   auto objectVector = fbb.CreateVector(
