@@ -140,6 +140,13 @@ static cl::opt<GpuDefault> windowPaddingInPlace(
     cl::desc("Depthwise convolutions and pooling read their padding in place "
              "(index checks) instead of from a padded copy of their input"),
     gpuDefaultValues(), cl::init(GpuDefault::Auto));
+static cl::opt<bool> convPaddingInPlace(
+    "conv-padding-in-place",
+    cl::desc("GPU targets: a convolution's zero padding joins its kernel, "
+             "whose blocks read the input through it in place, instead of "
+             "a padding kernel writing a padded copy (default off: each "
+             "stage load then tests a mask)"),
+    cl::init(false));
 static cl::opt<GpuDefault> patchifyConvs(
     "patchify-convs",
     cl::desc("Convolutions whose windows tile the image (ViT's patch "
@@ -281,6 +288,7 @@ int main(int argc, char **argv) {
     request.compile.splitConvK = splitConvK == GpuDefault::On;
   if (windowPaddingInPlace != GpuDefault::Auto)
     request.compile.windowPaddingInPlace = windowPaddingInPlace == GpuDefault::On;
+  request.compile.convPaddingInPlace = convPaddingInPlace;
   if (patchifyConvs != GpuDefault::Auto)
     request.compile.patchifyConvs = patchifyConvs == GpuDefault::On;
   if (spaceToDepthConvs != GpuDefault::Auto)

@@ -433,6 +433,12 @@ LogicalResult GemmOp::verify() {
 // Conv and pooling
 //===----------------------------------------------------------------------===//
 
+/// Whether every value is at least 1 (a window's strides and dilations;
+/// type inference divides by the strides before the verifier runs).
+static bool allPositive(ArrayRef<int64_t> values) {
+  return llvm::all_of(values, [](int64_t v) { return v > 0; });
+}
+
 static LogicalResult verifyWindowAttrs(function_ref<InFlightDiagnostic()> emit,
                                        int64_t spatialRank,
                                        ArrayRef<int64_t> strides,
@@ -469,6 +475,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
       (int64_t)dilations.size() != spatial ||
       (int64_t)pads.size() != 2 * spatial)
     return emitInferError(loc, "conv window attributes have the wrong length");
+  if (!allPositive(strides) || !allPositive(dilations))
+    return emitInferError(loc, "conv strides and dilations must be positive");
   bool channelsLast = adaptor.getChannelsLast();
   int64_t firstSpatial = channelsLast ? 1 : 2;
   SmallVector<int64_t> shape = {inType.getDimSize(0)};
@@ -520,6 +528,8 @@ static LogicalResult inferPool(std::optional<Location> loc,
       (int64_t)dilations.size() != spatial ||
       (int64_t)pads.size() != 2 * spatial)
     return emitInferError(loc, "pool window attributes have the wrong length");
+  if (!allPositive(strides) || !allPositive(dilations))
+    return emitInferError(loc, "pool strides and dilations must be positive");
   bool channelsLast = adaptor.getChannelsLast();
   int64_t firstSpatial = channelsLast ? 1 : 2;
   SmallVector<int64_t> shape = {inType.getDimSize(0)};

@@ -194,6 +194,11 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   bool cuda = isCudaTarget(options.target);
   bool rocm = isRocmTarget(options.target);
   bool windowPaddingInPlace = options.windowPaddingInPlace.value_or(cuda || rocm);
+  // Off unless asked: each stage load then tests a mask (about 5 more
+  // SASS instructions a copy), which issue-bound convolution loops may
+  // pay more for than the padding kernel costs (docs/gpu.md).
+  bool convPaddingInPlace =
+      (cuda || rocm) && options.convPaddingInPlace.value_or(false);
   switch (phase) {
   case Phase::Graph:
     // Strided convolutions over an image's channels as space-to-depth
@@ -263,8 +268,11 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
                 ? "func.func(kiln-channels-last-conv-weights),"
                 : "") +
            "func.func(kiln-move-reshapes-after-elementwise),"
+           // GPU blocks read a convolution's padding in place.
            "func.func(kiln-form-dispatch-regions" +
-           (cuda || rocm ? "" : "{fuse-attention=true}") +
+           (!(cuda || rocm)        ? "{fuse-attention=true}"
+            : convPaddingInPlace ? "{fuse-conv-padding=true}"
+                                 : "") +
            "),func.func(canonicalize)";
   case Phase::Tiled:
     return "kiln-outline-dispatches{target=" + options.target + "},"

@@ -32,6 +32,140 @@ SmallVector<Value> kiln::indicesAt(OpBuilder &b, Location loc, AffineMap map,
   return indices;
 }
 
+/// Whether `op` writes zero into every element of `buffer`: a linalg.fill
+/// or a linalg.map without inputs (tensor.pad's bufferized padding).
+static bool fillsWithZero(Operation *op, Value buffer) {
+  Value value;
+  if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    if (fill.getDpsInits()[0] != buffer)
+      return false;
+    value = fill.getInputs()[0];
+  } else if (auto map = dyn_cast<linalg::MapOp>(op)) {
+    if (!map.getInputs().empty() || map.getInit() != buffer)
+      return false;
+    value = map.getMapper().front().getTerminator()->getOperand(0);
+  } else {
+    return false;
+  }
+  return matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero());
+}
+
+/// The source of the one copy whose destination is `view`, its only use.
+static Value copiedInto(memref::SubViewOp view) {
+  if (!view->hasOneUse())
+    return Value();
+  Operation *user = *view->getUsers().begin();
+  if (auto copy = dyn_cast<linalg::CopyOp>(user);
+      copy && copy.getDpsInits()[0] == view.getResult())
+    return copy.getInputs()[0];
+  if (auto copy = dyn_cast<memref::CopyOp>(user);
+      copy && copy.getTarget() == view.getResult())
+    return copy.getSource();
+  return Value();
+}
+
+/// Operand A as a padded input (OutputBlock::PaddedInput): a subview of an
+/// allocation, or the allocation itself, (or of an expand_shape of one that keeps the padded dims
+/// whole) that one op fills with zeros and one copy fills inside, with
+/// nothing else writing it; its last dim unpadded (runs along it). None
+/// otherwise.
+static std::optional<OutputBlock::PaddedInput> matchPaddedInput(Value a) {
+  // The block's slice; none where one block takes the whole input.
+  OutputBlock::PaddedInput in;
+  in.padded = a;
+  if (auto slice = a.getDefiningOp<memref::SubViewOp>()) {
+    if (slice.getSourceType().getRank() != slice.getType().getRank() ||
+        !slice.hasUnitStride())
+      return std::nullopt;
+    in.padded = slice.getSource();
+  }
+  in.buffer = in.padded;
+  in.expand = in.padded.getDefiningOp<memref::ExpandShapeOp>();
+  if (in.expand)
+    in.buffer = in.expand.getSrc();
+  if (!in.buffer.getDefiningOp<memref::AllocOp>() &&
+      !in.buffer.getDefiningOp<memref::AllocaOp>())
+    return std::nullopt;
+  bool zeroed = false;
+  memref::SubViewOp interior;
+  for (Operation *user : in.buffer.getUsers()) {
+    if (fillsWithZero(user, in.buffer) && !zeroed) {
+      zeroed = true;
+    } else if (auto view = dyn_cast<memref::SubViewOp>(user);
+               view && !interior && copiedInto(view)) {
+      interior = view;
+    } else if (!isa<memref::DeallocOp, memref::SubViewOp,
+                    memref::ExpandShapeOp, linalg::LinalgOp>(user)) {
+      return std::nullopt;
+    }
+  }
+  if (!zeroed || !interior || !interior.hasUnitStride() ||
+      interior.getType().getRank() != interior.getSourceType().getRank() ||
+      !interior.getType().hasStaticShape())
+    return std::nullopt;
+  // Every other view of the buffer is only read: A's slices.
+  SmallVector<Value> views = {in.buffer};
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (Operation *user : view.getUsers()) {
+      if (user == interior.getOperation() || fillsWithZero(user, in.buffer) ||
+          isa<memref::DeallocOp>(user))
+        continue;
+      if (isa<memref::SubViewOp, memref::ExpandShapeOp>(user)) {
+        views.push_back(user->getResult(0));
+        continue;
+      }
+      auto reader = dyn_cast<linalg::LinalgOp>(user);
+      if (!reader || !llvm::is_contained(reader.getDpsInputs(), view) ||
+          llvm::is_contained(reader.getDpsInits(), view))
+        return std::nullopt;
+    }
+  }
+  in.copied = copiedInto(interior);
+  // Read as one dim (makePaddedInputSource): static strides.
+  SmallVector<int64_t> copiedStrides;
+  int64_t copiedOffset;
+  auto copiedType = cast<MemRefType>(in.copied.getType());
+  if (!copiedType.hasStaticShape() ||
+      failed(copiedType.getStridesAndOffset(copiedStrides, copiedOffset)) ||
+      llvm::any_of(copiedStrides, ShapedType::isDynamic) ||
+      ShapedType::isDynamic(copiedOffset))
+    return std::nullopt;
+  auto bufferType = cast<MemRefType>(in.buffer.getType());
+  auto paddedType = cast<MemRefType>(in.padded.getType());
+  // The padding of each dim of the buffer, then of `padded`.
+  SmallVector<int64_t> bufferLow, bufferExtent;
+  for (auto [d, offset] : llvm::enumerate(interior.getStaticOffsets())) {
+    if (ShapedType::isDynamic(offset))
+      return std::nullopt;
+    bufferLow.push_back(offset);
+    bufferExtent.push_back(interior.getType().getDimSize(d));
+  }
+  auto isPadded = [&](int64_t d) {
+    return bufferLow[d] != 0 || bufferExtent[d] != bufferType.getDimSize(d);
+  };
+  if (!in.expand) {
+    in.low = bufferLow;
+    in.extent = bufferExtent;
+  } else {
+    in.low.assign(paddedType.getRank(), 0);
+    llvm::append_range(in.extent, paddedType.getShape());
+    for (auto [d, group] :
+         llvm::enumerate(in.expand.getReassociationIndices())) {
+      if (!isPadded(d))
+        continue;
+      if (group.size() != 1)
+        return std::nullopt;
+      in.low[group[0]] = bufferLow[d];
+      in.extent[group[0]] = bufferExtent[d];
+    }
+  }
+  int64_t last = paddedType.getRank() - 1;
+  if (in.low[last] != 0 || in.extent[last] != paddedType.getDimSize(last))
+    return std::nullopt;
+  return in;
+}
+
 std::optional<OutputBlock> OutputBlock::match(func::FuncOp func,
                                               bool allowFloat32) {
   SmallVector<scf::ForallOp> foralls(func.getBody().getOps<scf::ForallOp>());
@@ -92,6 +226,7 @@ std::optional<OutputBlock> OutputBlock::match(func::FuncOp func,
     if (op.getOperation() != block.contraction.getOperation() &&
         !block.tileLoopsOf(op, outRank))
       return std::nullopt;
+  block.paddedInput = matchPaddedInput(block.contraction.getDpsInputs()[0]);
   return block;
 }
 
@@ -159,6 +294,211 @@ static Value zeroUnless(OpBuilder &b, Location loc, Value valid, Value value) {
   return arith::SelectOp::create(
       b, loc, valid, value,
       arith::ConstantOp::create(b, loc, b.getZeroAttr(value.getType())));
+}
+
+/// `a` and `b`, either of which may be null (always true).
+static Value bothValid(OpBuilder &b, Location loc, Value first, Value second) {
+  if (!first || !second)
+    return first ? first : second;
+  return arith::AndIOp::create(b, loc, first, second);
+}
+
+OutputBlock::GlobalRead OutputBlock::readAt(OpBuilder &b, Location loc,
+                                            unsigned input, Value view,
+                                            SmallVector<Value> indices) {
+  if (input != 0 || !paddedInput)
+    return {view, indices, Value(), indices};
+  PaddedInput &in = *paddedInput;
+  if (!in.source)
+    makePaddedInputSource(b, loc);
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto add = [&](Value x, OpFoldResult y) -> Value {
+    if (isConstantIntValue(y, 0))
+      return x;
+    return arith::AddIOp::create(b, loc, x,
+                                 getValueOrCreateConstantIndexOp(b, loc, y));
+  };
+  // A stage's origin: its offsets are the stage's part of the indices,
+  // the same for the block's threads; the rest (the thread's place in the
+  // block and the block's) is the same through the reduction loop.
+  SmallVector<OpFoldResult> stagePart(indices.size(), b.getIndexAttr(0));
+  const SmallVector<int64_t> *largest = nullptr;
+  if (auto it = originLargestOffsets.find(view);
+      it != originLargestOffsets.end()) {
+    largest = &it->second;
+    auto origin = view.getDefiningOp<memref::SubViewOp>();
+    stagePart = origin.getMixedOffsets();
+    view = origin.getSource();
+  }
+  // The rest, less the padding: indices into the unpadded source but for
+  // the stage's part (each view below adds its offsets: the block's
+  // slice; unit strides, same rank).
+  for (Value v = view; v != in.padded;) {
+    auto subview = v.getDefiningOp<memref::SubViewOp>();
+    assert(subview && subview.getType().getRank() == int64_t(indices.size()) &&
+           "a padded input is read through subviews");
+    for (auto [index, offset] :
+         llvm::zip_equal(indices, subview.getMixedOffsets()))
+      index = add(index, offset);
+    v = subview.getSource();
+  }
+  auto paddedType = cast<MemRefType>(in.padded.getType());
+  SmallVector<int64_t> paddedDims;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    if (in.low[d] != 0)
+      index = arith::SubIOp::create(b, loc, index, c(in.low[d]));
+    if (in.low[d] != 0 || in.extent[d] != paddedType.getDimSize(d))
+      paddedDims.push_back(d);
+  }
+  // One linear index into the source's elements: the loop-invariant sum
+  // (hoisted) plus the stage's (one add a load, as for an unpadded
+  // input), kept apart so that the device does not compute the address
+  // again from each dim per load.
+  auto linearize = [&](auto &&values) -> Value {
+    Value sum;
+    for (auto [value, stride] : llvm::zip_equal(values, in.strides)) {
+      if (isConstantIntValue(value, 0))
+        continue;
+      Value term = getValueOrCreateConstantIndexOp(b, loc, value);
+      if (stride != 1)
+        term = arith::MulIOp::create(b, loc, term, c(stride));
+      sum = sum ? arith::AddIOp::create(b, loc, sum, term) : term;
+    }
+    return sum ? sum : c(0);
+  };
+  Value linear = linearize(indices);
+  if (largest)
+    linear = arith::AddIOp::create(b, loc, linear, linearize(stagePart));
+  Value valid = largest ? windowMaskBit(b, loc, indices, stagePart, *largest,
+                                        paddedDims)
+                        : Value();
+  if (!valid) {
+    // Inside the unpadded extent: one unsigned compare a dim (an index
+    // before the padding is huge as unsigned).
+    for (int64_t d : paddedDims)
+      valid = bothValid(b, loc, valid,
+                        isBelow(b, loc, add(indices[d], stagePart[d]),
+                                in.extent[d]));
+  }
+  // Outside, the first element instead (a load there reads memory).
+  Value unclamped = linear;
+  if (valid)
+    linear = arith::SelectOp::create(b, loc, valid, linear, c(0));
+  return {in.source, {linear}, valid, {unclamped}};
+}
+
+Value OutputBlock::windowMaskBit(OpBuilder &b, Location loc,
+                                 ArrayRef<Value> rest,
+                                 ArrayRef<OpFoldResult> stagePart,
+                                 ArrayRef<int64_t> largest,
+                                 ArrayRef<int64_t> paddedDims) {
+  PaddedInput &in = *paddedInput;
+  int64_t bits = 1;
+  for (int64_t d : paddedDims) {
+    if (largest[d] < 0)
+      return Value();
+    bits *= largest[d] + 1;
+  }
+  if (bits > 32)
+    return Value();
+  auto i32 = b.getI32Type();
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto c32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  // Bit s of the mask: whether the element is inside the source at the
+  // stage offsets numbered s (the padded dims' offsets, row-major). It
+  // depends on the loop-invariant part only: the device computes it once.
+  Value mask = c32(0);
+  for (int64_t s = 0; s < bits; ++s) {
+    Value inside;
+    int64_t rem = s;
+    for (int64_t i = int64_t(paddedDims.size()) - 1; i >= 0; --i) {
+      int64_t d = paddedDims[i], offset = rem % (largest[d] + 1);
+      rem /= largest[d] + 1;
+      Value at = offset == 0 ? rest[d]
+                             : arith::AddIOp::create(b, loc, rest[d], c(offset))
+                                   .getResult();
+      inside = bothValid(b, loc, inside, isBelow(b, loc, at, in.extent[d]));
+    }
+    Value bit = arith::SelectOp::create(b, loc, inside, c32(int64_t(1) << s),
+                                        c32(0));
+    mask = arith::OrIOp::create(b, loc, mask, bit);
+  }
+  // The stage's number, the same for the block's threads.
+  Value number = c(0);
+  for (int64_t d : paddedDims) {
+    number = arith::MulIOp::create(b, loc, number, c(largest[d] + 1));
+    number = arith::AddIOp::create(
+        b, loc, number, getValueOrCreateConstantIndexOp(b, loc, stagePart[d]));
+  }
+  Value shifted = arith::ShRUIOp::create(
+      b, loc, mask, arith::IndexCastUIOp::create(b, loc, i32, number));
+  return arith::TruncIOp::create(b, loc, b.getI1Type(), shifted);
+}
+
+void OutputBlock::makePaddedInputSource(OpBuilder &b, Location loc) {
+  PaddedInput &in = *paddedInput;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(forall);
+  Value unpadded = in.copied;
+  if (in.expand) {
+    auto paddedType = cast<MemRefType>(in.padded.getType());
+    SmallVector<int64_t> shape(paddedType.getShape());
+    for (auto [d, extent] : llvm::enumerate(in.extent))
+      shape[d] = extent;
+    unpadded = memref::ExpandShapeOp::create(
+        b, loc, shape, in.copied, in.expand.getReassociationIndices());
+  }
+  // Its elements as one dim, from the same first element.
+  auto type = cast<MemRefType>(unpadded.getType());
+  int64_t offset;
+  in.strides.clear();
+  (void)type.getStridesAndOffset(in.strides, offset);
+  int64_t span = 1;
+  for (auto [size, stride] : llvm::zip_equal(type.getShape(), in.strides))
+    span += (size - 1) * stride;
+  in.source = memref::ReinterpretCastOp::create(
+      b, loc,
+      MemRefType::get({span}, type.getElementType(),
+                      StridedLayoutAttr::get(b.getContext(), offset, {1})),
+      unpadded, offset, ArrayRef<int64_t>{span}, ArrayRef<int64_t>{1});
+}
+
+void OutputBlock::erasePaddedBuffer() {
+  if (!paddedInput)
+    return;
+  Value buffer = paddedInput->buffer;
+  // The views that read it are dead now: erase them, innermost first.
+  std::function<bool(Value)> eraseDeadViews = [&](Value view) {
+    for (Operation *user : llvm::make_early_inc_range(view.getUsers()))
+      if (isa<memref::SubViewOp, memref::ExpandShapeOp>(user) &&
+          user->getResult(0) != view && eraseDeadViews(user->getResult(0)))
+        user->erase();
+    return view.use_empty();
+  };
+  for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
+    if (isa<memref::ExpandShapeOp>(user) ||
+        (isa<memref::SubViewOp>(user) && !copiedInto(cast<memref::SubViewOp>(user))))
+      if (eraseDeadViews(user->getResult(0)))
+        user->erase();
+  // What is left writes it (the fill, the interior's copy) or frees it.
+  for (Operation *user : buffer.getUsers()) {
+    auto interior = dyn_cast<memref::SubViewOp>(user);
+    if (!fillsWithZero(user, buffer) && !isa<memref::DeallocOp>(user) &&
+        !(interior && copiedInto(interior)))
+      return;
+  }
+  for (Operation *user : llvm::make_early_inc_range(buffer.getUsers())) {
+    if (auto interior = dyn_cast<memref::SubViewOp>(user))
+      (*interior->getUsers().begin())->erase();
+    user->erase();
+  }
+  buffer.getDefiningOp()->erase();
 }
 
 /// `index` along a padded extent (`valid` of `padded`), clamped to the
@@ -370,6 +710,7 @@ void OutputBlock::rewrite(OpBuilder &b, ArrayRef<Position> positions,
       emitAtPositions(b, op, positions);
     op->erase();
   }
+  erasePaddedBuffer();
 }
 
 SmallVector<Value> OutputBlock::outputIndices(OpBuilder &b, Location loc,
@@ -451,9 +792,10 @@ static std::optional<int64_t> knownIndexMultiple(OpFoldResult index) {
 /// `llvm.align` on the GPU function), reshapes keep the offset, subviews
 /// add theirs, and an offset that is a forall's induction variable is a
 /// multiple of its step (knownIndexMultiple). 1 when unknown.
-static int64_t knownOffsetMultiple(Value view, int64_t elementBytes) {
+static int64_t knownOffsetMultiple(Value view, int64_t elementBytes,
+                                   Value alignedRoot = Value()) {
   int64_t multiple = 64 / elementBytes;
-  while (true) {
+  while (view != alignedRoot) {
     if (auto reshape = view.getDefiningOp<memref::CollapseShapeOp>()) {
       view = reshape.getSrc();
     } else if (auto reshape = view.getDefiningOp<memref::ExpandShapeOp>()) {
@@ -474,6 +816,8 @@ static int64_t knownOffsetMultiple(Value view, int64_t elementBytes) {
       break;
     }
   }
+  if (view == alignedRoot)
+    return multiple;
   auto argument = dyn_cast<BlockArgument>(view);
   if (!argument || !isa<func::FuncOp>(argument.getOwner()->getParentOp()))
     return 1;
@@ -502,6 +846,22 @@ int64_t OutputBlock::stageRun(unsigned input, int64_t stageK) {
     return 1;
   int64_t bytes = type.getElementTypeBitWidth() / 8;
   int64_t known = knownOffsetMultiple(operand->get(), bytes);
+  // A padded input's runs are read from the unpadded source, at the
+  // slice's offsets within the padded buffer, which keep the last dim's:
+  // both must be aligned, and the source's strides multiples of a run.
+  if (input == 0 && paddedInput) {
+    auto copiedType = cast<MemRefType>(paddedInput->copied.getType());
+    SmallVector<int64_t> copiedStrides;
+    int64_t copiedOffset;
+    if (failed(copiedType.getStridesAndOffset(copiedStrides, copiedOffset)) ||
+        copiedStrides.back() != 1)
+      return 1;
+    known = std::gcd(
+        knownOffsetMultiple(operand->get(), bytes, paddedInput->buffer),
+        knownOffsetMultiple(paddedInput->copied, bytes));
+    strides.insert(strides.begin(), copiedStrides.begin(),
+                   copiedStrides.end() - 1);
+  }
   for (int64_t run = 16 / bytes; run > 1; run /= 2) {
     // Along M of a padded block, runs end at the last valid row too.
     bool alongValidM = input != 0 || int64_t(fast.getPosition()) != loops.m ||
@@ -717,16 +1077,22 @@ SmallVector<Value> OutputBlock::issueAsyncStageCopies(
     at.push_back({loops.k, kAt});
     if (!origin)
       llvm::append_range(at, window);
-    // Past a padded K the copy reads no source bytes and zero-fills.
+    GlobalRead read =
+        readAt(b, loc, input, source, indicesAt(b, loc, map, at));
+    // Past a padded K, and in a padded input's padding, the copy reads no
+    // source bytes and zero-fills.
     Value sourceElements;
-    if (valid)
-      sourceElements = arith::SelectOp::create(b, loc, valid, c(run), c(0));
+    if (Value copied = bothValid(b, loc, valid, read.valid))
+      sourceElements = arith::SelectOp::create(b, loc, copied, c(run), c(0));
     Value row = kMajor ? k : tileIndex, column = kMajor ? tileIndex : k;
     if (stageSwizzles(input, stageK, kMajor))
       column = swizzledColumn(b, loc, shared, row, column);
+    // A copy of no bytes reads nothing, wherever it points (as CUTLASS's
+    // zero-filling copies rely on): no select on its address, which the
+    // device can then step by the stage's offset alone.
     tokens.push_back(nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, tokenType, shared, ValueRange{row, column},
-        source, indicesAt(b, loc, map, at), b.getIndexAttr(run),
+        b, loc, tokenType, shared, ValueRange{row, column}, read.memref,
+        read.valid ? read.unclampedIndices : read.indices, b.getIndexAttr(run),
         sourceElements, /*bypassL1=*/b.getUnitAttr()));
   }
   return tokens;
@@ -824,9 +1190,10 @@ Value OutputBlock::loadOperand(OpBuilder &b, Location loc, unsigned input,
   SmallVector<std::pair<int64_t, Value>> at = tileAt(b, loc, input, tileIndex);
   at.push_back({loops.k, clampK(b, loc, k)});
   llvm::append_range(at, window);
-  Value element = memref::LoadOp::create(
-      b, loc, origin ? origin : operand->get(), indicesAt(b, loc, map, at));
-  if (Value valid = kValid(b, loc, k))
+  GlobalRead read = readAt(b, loc, input, origin ? origin : operand->get(),
+                           indicesAt(b, loc, map, at));
+  Value element = memref::LoadOp::create(b, loc, read.memref, read.indices);
+  if (Value valid = bothValid(b, loc, kValid(b, loc, k), read.valid))
     element = zeroUnless(b, loc, valid, element);
   return element;
 }
@@ -870,6 +1237,13 @@ Value OutputBlock::stageOrigin(OpBuilder &b, Location loc, unsigned input,
   auto type = cast<MemRefType>(source.getType());
   SmallVector<OpFoldResult> offsets, sizes;
   SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  // The largest offset of each dim over the stages (K at 0: a padded
+  // input's K dim is not padded), for readAt's window masks.
+  SmallVector<AffineExpr> lastWindow(map.getNumDims(),
+                                     getAffineConstantExpr(0, context));
+  for (int64_t loop : loops.window)
+    lastWindow[loop] = getAffineConstantExpr(loops.ranges[loop] - 1, context);
+  SmallVector<int64_t> largestOffsets;
   for (auto [dim, expr] : llvm::enumerate(map.getResults())) {
     // The stage's part of the index, less the constant (the loads from
     // the origin keep that).
@@ -882,6 +1256,11 @@ Value OutputBlock::stageOrigin(OpBuilder &b, Location loc, unsigned input,
         type.isDynamicDim(dim)
             ? OpFoldResult(memref::DimOp::create(b, loc, source, dim))
             : b.getIndexAttr(type.getDimSize(dim));
+    auto largest = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(stagePart.replaceDims(lastWindow), map.getNumDims(), 0));
+    largestOffsets.push_back(largest && !stagePart.isFunctionOfDim(loops.k)
+                                 ? largest.getValue()
+                                 : -1);
     if (auto constant = dyn_cast<AffineConstantExpr>(stagePart);
         constant && constant.getValue() == 0) {
       offsets.push_back(b.getIndexAttr(0));
@@ -896,7 +1275,9 @@ Value OutputBlock::stageOrigin(OpBuilder &b, Location loc, unsigned input,
             b, loc, getValueOrCreateConstantIndexOp(b, loc, extent), offset)
             .getResult());
   }
-  return memref::SubViewOp::create(b, loc, source, offsets, sizes, strides);
+  auto origin = memref::SubViewOp::create(b, loc, source, offsets, sizes, strides);
+  originLargestOffsets[origin.getResult()] = largestOffsets;
+  return origin;
 }
 
 SmallVector<int64_t, 2> OutputBlock::stageBufferShape(unsigned input,
@@ -1083,14 +1464,17 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
     forgetUnreadStores(operand->get());
     SmallVector<std::pair<int64_t, Value>> at =
         tileAt(b, loc, input, runStart(b, loc, input, tileIndex, run));
-    auto [kClamped, valid] = runK(b, loc, input, kAt, run);
+    auto [kClamped, kValid] = runK(b, loc, input, kAt, run);
     at.push_back({loops.k, kClamped});
     llvm::append_range(at, loadWindow);
+    GlobalRead read =
+        readAt(b, loc, input, source, indicesAt(b, loc, map, at));
     Value values = vector::LoadOp::create(
-        b, loc, cast<VectorType>(runType), source,
-        indicesAt(b, loc, map, at), /*nontemporal=*/false,
+        b, loc, cast<VectorType>(runType), read.memref, read.indices,
+        /*nontemporal=*/false,
         llvm::MaybeAlign(run * type.getIntOrFloatBitWidth() / 8));
-    if (valid) // past a padded K
+    // Past a padded K, in a padded input's padding.
+    if (Value valid = bothValid(b, loc, kValid, read.valid))
       values = zeroUnless(b, loc, valid, values);
     return values;
   };

@@ -233,7 +233,64 @@ public:
   /// convolution's output width), false when along N (a matmul's columns).
   bool outputContiguousAlongM() const;
 
+  /// A convolution's input read through its zero padding in place. When
+  /// kiln-tile-and-distribute keeps a kernel's tensor.pad of A whole
+  /// (outside the block loop), bufferization makes it a buffer filled
+  /// with zeros into whose interior the input is copied: every thread
+  /// would pad the whole image. Operand A views that buffer (`padded`, or
+  /// an expand_shape of it); its loads read `copied` (the unpadded input)
+  /// instead, zero outside it, and the buffer, its fill and its copy are
+  /// erased after the rewrite.
+  struct PaddedInput {
+    mlir::Value padded;       ///< what A's subviews view
+    mlir::Value buffer;       ///< the zero-filled allocation under it
+    mlir::Value copied;       ///< what the kernel copies into its interior
+    /// An expand_shape of `buffer` that `padded` is, or null.
+    mlir::memref::ExpandShapeOp expand;
+    /// Per dim of `padded`: the padding before, the unpadded extent.
+    llvm::SmallVector<int64_t> low, extent;
+    /// `copied` (viewed as `padded` views the buffer) as one dim, once
+    /// made, and the strides of that view's dims in it.
+    mlir::Value source;
+    llvm::SmallVector<int64_t> strides;
+  };
+  std::optional<PaddedInput> paddedInput;
+
 private:
+  /// Where a load of operand `input` from `view` (the operand or a view
+  /// of it) at `indices` reads: through a padded input (paddedInput), the
+  /// unpadded source at the indices less the padding, clamped into it,
+  /// and whether the element is inside it (null when it always is).
+  struct GlobalRead {
+    mlir::Value memref;
+    llvm::SmallVector<mlir::Value> indices;
+    mlir::Value valid;
+    /// The indices before an element outside was moved inside: where a
+    /// cp.async that copies no bytes may point (it reads nothing).
+    llvm::SmallVector<mlir::Value> unclampedIndices;
+  };
+  GlobalRead readAt(mlir::OpBuilder &b, mlir::Location loc, unsigned input,
+                    mlir::Value view, llvm::SmallVector<mlir::Value> indices);
+  /// Whether a padded input's element is inside the source, from a mask
+  /// of the stage offsets at which the loop-invariant indices `rest` are
+  /// (computed once by the device) shifted by the stage's number (from
+  /// `stagePart`, the same for the block's threads): one shift a load
+  /// where compares would take an add and a compare a dim. Null where the
+  /// offsets (`largest`, per dim; -1: unknown) take over 32 bits.
+  mlir::Value windowMaskBit(mlir::OpBuilder &b, mlir::Location loc,
+                            llvm::ArrayRef<mlir::Value> rest,
+                            llvm::ArrayRef<mlir::OpFoldResult> stagePart,
+                            llvm::ArrayRef<int64_t> largest,
+                            llvm::ArrayRef<int64_t> paddedDims);
+  /// The largest offset of each dim of the views stageOrigin made, over
+  /// the stages (-1 where it depends on K).
+  llvm::DenseMap<mlir::Value, llvm::SmallVector<int64_t>> originLargestOffsets;
+  /// Makes paddedInput's source, ahead of the block loop.
+  void makePaddedInputSource(mlir::OpBuilder &b, mlir::Location loc);
+  /// Erases the padded buffer of paddedInput, its fill and its copy once
+  /// nothing reads it.
+  void erasePaddedBuffer();
+
   /// Workgroup memory for `buffers` stages (`stageK` along K) of operand
   /// `input`: [buffers][tile index][k], or [buffers][k][tile index] when
   /// `kMajor`; each row padded by 16 bytes, so that rows that would map to

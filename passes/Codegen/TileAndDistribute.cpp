@@ -224,13 +224,123 @@ insertTilesInParallel(RewriterBase &rewriter, Location loc,
   return success();
 }
 
+/// expand_shape(pad(x)) as pad(expand_shape(x)) where no padded dim is
+/// split: a convolution's padding in its kernel (kiln-form-dispatch-
+/// regions' fuse-conv-padding) under split-K's channel groups. Tiling then
+/// meets the pad right behind the slices it takes, and either fuses it
+/// into the tiles or keeps it whole for the blocks to read in place
+/// (tileAndFuse's keepPadsWhole); behind the reshape it could do neither,
+/// and the whole padded image would be each thread's.
+struct ExpandShapeBeforePad : public OpRewritePattern<tensor::ExpandShapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ExpandShapeOp expand,
+                                PatternRewriter &rewriter) const override {
+    auto pad = expand.getSrc().getDefiningOp<tensor::PadOp>();
+    Value padValue = pad ? pad.getConstantPaddingValue() : Value();
+    if (!padValue || !pad.getSourceType().hasStaticShape() ||
+        !expand.getResultType().hasStaticShape())
+      return failure();
+    ArrayRef<int64_t> low = pad.getStaticLow(), high = pad.getStaticHigh();
+    if (llvm::any_of(low, ShapedType::isDynamic) ||
+        llvm::any_of(high, ShapedType::isDynamic))
+      return failure();
+    SmallVector<int64_t> shape(expand.getResultType().getShape());
+    SmallVector<OpFoldResult> newLow(shape.size(), rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> newHigh(newLow);
+    for (auto [d, group] : llvm::enumerate(expand.getReassociationIndices())) {
+      if (low[d] == 0 && high[d] == 0)
+        continue;
+      if (group.size() != 1)
+        return failure();
+      shape[group[0]] = pad.getSourceType().getDimSize(d);
+      newLow[group[0]] = rewriter.getIndexAttr(low[d]);
+      newHigh[group[0]] = rewriter.getIndexAttr(high[d]);
+    }
+    auto expanded = tensor::ExpandShapeOp::create(
+        rewriter, expand.getLoc(),
+        RankedTensorType::get(shape, expand.getResultType().getElementType()),
+        pad.getSource(), expand.getReassociationIndices());
+    rewriter.replaceOpWithNewOp<tensor::PadOp>(
+        expand, expand.getResultType(), expanded, newLow, newHigh, padValue);
+    return success();
+  }
+};
+
+/// pad(extf(x)) as extf(pad(x)) where the padding value is the same at the
+/// narrower type: a pooling window's padding (-inf or 0) around an input
+/// widened from 16 bits, whose padding is not read in place
+/// (--window-padding-in-place=off). Tiling moves a pad behind its tile's
+/// slice; behind the widening, that slice of a computed tensor would be a
+/// buffer of dynamic shape per thread (a device malloc), where a pad of
+/// the 16-bit argument's slice is a static tile.
+struct PadBeforeWidening : public OpRewritePattern<tensor::PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::PadOp pad,
+                                PatternRewriter &rewriter) const override {
+    auto widen = pad.getSource().getDefiningOp<linalg::GenericOp>();
+    Value padValue = pad.getConstantPaddingValue();
+    FloatAttr value;
+    if (!widen || !padValue || !matchPattern(padValue, m_Constant(&value)) ||
+        widen.getNumDpsInputs() != 1 || widen.getNumDpsInits() != 1 ||
+        widen.getNumReductionLoops() != 0 || !widen->hasOneUse() ||
+        !llvm::all_of(widen.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isIdentity(); }))
+      return failure();
+    Block &body = widen.getRegion().front();
+    auto extf = dyn_cast<arith::ExtFOp>(body.front());
+    if (!extf || body.getOperations().size() != 2 ||
+        extf.getIn() != body.getArgument(0) ||
+        body.getTerminator()->getOperand(0) != extf.getResult())
+      return failure();
+    // The padding value at the narrower type, exactly.
+    auto narrow = cast<FloatType>(extf.getIn().getType());
+    APFloat narrowed = value.getValue();
+    bool lost = false;
+    narrowed.convert(narrow.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                     &lost);
+    if (lost)
+      return failure();
+    Location loc = pad.getLoc();
+    Value source = widen.getDpsInputs()[0];
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    auto paddedType = RankedTensorType::get(pad.getResultType().getShape(),
+                                            sourceType.getElementType());
+    Value narrowPad = tensor::PadOp::create(
+        rewriter, loc, paddedType, source, pad.getMixedLowPad(),
+        pad.getMixedHighPad(),
+        arith::ConstantOp::create(rewriter, loc,
+                                  rewriter.getFloatAttr(narrow, narrowed))
+            .getResult(),
+        /*nofold=*/false);
+    Value init = tensor::EmptyOp::create(rewriter, loc,
+                                         pad.getResultType().getShape(),
+                                         pad.getResultType().getElementType());
+    auto widened = linalg::GenericOp::create(
+        rewriter, loc, pad.getResultType(), ValueRange{narrowPad},
+        ValueRange{init}, widen.getIndexingMapsArray(),
+        widen.getIteratorTypesArray(),
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          linalg::YieldOp::create(
+              b, loc,
+              arith::ExtFOp::create(b, loc, args[1].getType(), args[0])
+                  .getResult());
+        });
+    rewriter.replaceOp(pad, widened.getResults());
+    return success();
+  }
+};
+
 /// Tiles `root` into an scf.forall with `tileSizes` (0: untiled) and fuses
 /// its producers into the loop. `shiftLastTiles`: tile sizes that do not
 /// divide their loops shift the last tile back (shiftedLastTileLoop)
-/// instead of shrinking it.
+/// instead of shrinking it. `keepPadsWhole`: zero paddings stay outside
+/// the loop, whole (see readsPaddingInPlace).
 LogicalResult tileAndFuse(TilingInterface root,
                           ArrayRef<OpFoldResult> tileSizes,
-                          bool shiftLastTiles = false) {
+                          bool shiftLastTiles = false,
+                          bool keepPadsWhole = false) {
   scf::SCFTileAndFuseOptions options;
   options.tilingOptions.setTileSizes(tileSizes);
   if (shiftLastTiles)
@@ -241,9 +351,10 @@ LogicalResult tileAndFuse(TilingInterface root,
   // Producers whose results are written through constant indices (a
   // reduction with keepdims) cannot be tiled; they run before the loop.
   options.setFusionControlFn(
-      [](tensor::ExtractSliceOp, OpResult producer, bool)
+      [&](tensor::ExtractSliceOp, OpResult producer, bool)
           -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (!hasTileableResults(producer.getOwner()))
+        if (!hasTileableResults(producer.getOwner()) ||
+            (keepPadsWhole && isa<tensor::PadOp>(producer.getOwner())))
           return std::nullopt;
         return scf::SCFTileAndFuseOptions::ControlFnResult{};
       });
@@ -270,6 +381,11 @@ struct TileAndDistributePass
     func->setAttr("kiln.flops", IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                                  kernelFlops(func)));
     copyInputAccumulators(func);
+    if (gpu) {
+      RewritePatternSet patterns(&getContext());
+      patterns.add<ExpandShapeBeforePad, PadBeforeWidening>(&getContext());
+      (void)applyPatternsGreedily(func, std::move(patterns));
+    }
     if (TilingInterface root = findRoot(func)) {
       workgroups = tile(root);
       // Tiling leaves the untiled ops and unused slices behind; the greedy
@@ -966,7 +1082,8 @@ struct TileAndDistributePass
       tiles *= llvm::divideCeil(extent, size);
       shifted |= extent % size != 0;
     }
-    if (failed(tileAndFuse(root, tileSizes, shifted)))
+    if (failed(tileAndFuse(root, tileSizes, shifted,
+                           /*keepPadsWhole=*/true)))
       return 1;
     root->getParentOfType<func::FuncOp>()->setAttr(
         "kiln.matrix_tile", builder.getDenseI64ArrayAttr(tile));

@@ -120,13 +120,34 @@ struct FormDispatchRegionsPass
     group.insert(group.end() - 1, absorbed.begin(), absorbed.end());
   }
 
-  /// A widening cast, or a transpose of a constant (a weight's stored
-  /// layout).
-  static bool preparesOperand(Operation *op) {
+  /// A widening cast, a transpose of a constant (a weight's stored
+  /// layout), or with fuseConvPadding a convolution's input padding.
+  bool preparesOperand(Operation *op) const {
     if (isWideningCast(op))
       return true;
+    if (auto pad = dyn_cast<PadOp>(op))
+      return fuseConvPadding && isConvInputPadding(pad);
     auto transpose = dyn_cast<TransposeOp>(op);
     return transpose && transpose.getInput().getDefiningOp<ConstantOp>();
+  }
+
+  /// Zeros around the spatial dims of a channels-last convolution's input
+  /// (through a widening cast), which only it reads.
+  static bool isConvInputPadding(PadOp pad) {
+    if (pad.getMode() != "constant" || pad.getValue().convertToDouble() != 0.0 ||
+        !pad->hasOneUse())
+      return false;
+    Operation *user = *pad->getUsers().begin();
+    if (isWideningCast(user) && user->hasOneUse())
+      user = *user->getUsers().begin();
+    auto conv = dyn_cast<ConvOp>(user);
+    if (!conv || !conv.getChannelsLast() ||
+        conv.getInput().getDefiningOp() != *pad->getUsers().begin())
+      return false;
+    ArrayRef<int64_t> pads = pad.getPads();
+    int64_t rank = pads.size() / 2;
+    return pads[0] == 0 && pads[rank] == 0 && pads[rank - 1] == 0 &&
+           pads[2 * rank - 1] == 0;
   }
 
   /// A group that ends by widening its 16-bit result (--precision: the

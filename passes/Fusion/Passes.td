@@ -15,11 +15,20 @@ def FormDispatchRegions : Pass<"kiln-form-dispatch-regions", "mlir::func::FuncOp
     into the regions that use them, so they become immediates. With
     `fuse-attention`, a last-dim softmax joins the region of the matmul
     (with its scale and mask epilogue) that produces its input, and a
-    matmul of that softmax joins it too: attention is one kernel.
+    matmul of that softmax joins it too: attention is one kernel. With
+    `fuse-conv-padding`, a convolution's zero padding (a `kiln.pad` of
+    kiln-split-conv-padding, of spatial dims only: the channels-last
+    layout's) joins the convolution's region instead of being a kernel of
+    its own; the GPU targets' blocks then read the input through it in
+    place (kiln-tile-and-distribute keeps it whole, OutputBlock's padded
+    input) instead of a padded copy being written and read back.
   }];
   let options = [
     Option<"fuseElementwise", "fuse-elementwise", "bool", "true",
            "Fuse elementwise consumers into their producer's region">,
+    Option<"fuseConvPadding", "fuse-conv-padding", "bool", "false",
+           "A channels-last convolution's spatial zero padding joins the "
+           "convolution's region (the GPU targets, which read it in place)">,
     Option<"fuseAttention", "fuse-attention", "bool", "false",
            "Attention, Softmax(Q·Kᵀ [·s] [+ mask])·V over the last dim, as "
            "one region (the CPU target; GPU targets keep three kernels)">

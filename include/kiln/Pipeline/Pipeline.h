@@ -53,6 +53,11 @@ struct CompileOptions {
   /// (kiln-convert-to-linalg's read-window-padding-in-place) instead of
   /// from a padded copy of their input; unset: on for GPU targets only.
   std::optional<bool> windowPaddingInPlace;
+  /// A channels-last convolution's zero padding joins its kernel, whose
+  /// blocks read the input through it in place (kiln-form-dispatch-regions'
+  /// fuse-conv-padding), instead of a padding kernel writing a padded copy;
+  /// GPU targets only, off when unset.
+  std::optional<bool> convPaddingInPlace;
   /// kiln-patchify-convs-as-einsums: convolutions whose windows tile the
   /// image as einsums over patches; unset: on for GPU targets only.
   std::optional<bool> patchifyConvs;

@@ -1,0 +1,22 @@
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-convert-to-linalg{flatten-rows-below=0},canonicalize,cse,func.func(kiln-fold-expand-shapes-into-consumers),func.func(kiln-fuse-elementwise-producers),func.func(kiln-tile-and-distribute{gpu=true thread-blocks=true matrix-tile=16}),canonicalize,cse)' -o %t.mlir
+// RUN: FileCheck %s < %t.mlir
+// RUN: kiln-emulate-gpu %t.mlir --bufferize --arch=nvidia | FileCheck %s --check-prefix=EMU
+
+// A pooling window's padding around an input widened from float16, not
+// read in place (--window-padding-in-place=off): the 16-bit input is
+// padded (with -inf, exact at float16) and widened after, so that each
+// thread pads a static tile of the argument's slice instead of a widened
+// slice of dynamic shape, which would be a device malloc per thread.
+// CHECK-LABEL: func.func @max_pool_widened
+// CHECK: scf.forall
+// CHECK: tensor.pad %{{.+}} low
+// CHECK: } : tensor<1x?x?x1xf16> to tensor<1x3x3x1xf16>
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// EMU: max_pool_widened: {{.*}}: OK
+func.func @max_pool_widened(%arg0: memref<1x8x8x16xf16>, %arg1: memref<1x4x4x16xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %x = bufferization.to_tensor %arg0 restrict : memref<1x8x8x16xf16> to tensor<1x8x8x16xf16>
+  %w = kiln.cast %x : tensor<1x8x8x16xf16> -> tensor<1x8x8x16xf32>
+  %0 = kiln.max_pool %w {channels_last, ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<1x8x8x16xf32> -> tensor<1x4x4x16xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg1 : (tensor<1x4x4x16xf32>, memref<1x4x4x16xf32>) -> ()
+  return
+}
