@@ -64,11 +64,11 @@ static Value copiedInto(memref::SubViewOp view) {
   return Value();
 }
 
-/// Operand A as a padded input (OutputBlock::PaddedInput): a subview of an
-/// allocation, or the allocation itself, (or of an expand_shape of one that keeps the padded dims
-/// whole) that one op fills with zeros and one copy fills inside, with
-/// nothing else writing it; its last dim unpadded (runs along it). None
-/// otherwise.
+/// Operand A as a padded input (OutputBlock::PaddedInput): a subview of
+/// (or, where one block takes the whole input, itself) an allocation, or
+/// an expand_shape of one that keeps the padded dims whole, that one op
+/// fills with zeros and then one copy fills inside, with nothing else
+/// writing it; its last dim unpadded (runs along it). None otherwise.
 static std::optional<OutputBlock::PaddedInput> matchPaddedInput(Value a) {
   // The block's slice; none where one block takes the whole input.
   OutputBlock::PaddedInput in;
@@ -86,11 +86,11 @@ static std::optional<OutputBlock::PaddedInput> matchPaddedInput(Value a) {
   if (!in.buffer.getDefiningOp<memref::AllocOp>() &&
       !in.buffer.getDefiningOp<memref::AllocaOp>())
     return std::nullopt;
-  bool zeroed = false;
+  Operation *zeroFill = nullptr;
   memref::SubViewOp interior;
   for (Operation *user : in.buffer.getUsers()) {
-    if (fillsWithZero(user, in.buffer) && !zeroed) {
-      zeroed = true;
+    if (fillsWithZero(user, in.buffer) && !zeroFill) {
+      zeroFill = user;
     } else if (auto view = dyn_cast<memref::SubViewOp>(user);
                view && !interior && copiedInto(view)) {
       interior = view;
@@ -99,9 +99,14 @@ static std::optional<OutputBlock::PaddedInput> matchPaddedInput(Value a) {
       return std::nullopt;
     }
   }
-  if (!zeroed || !interior || !interior.hasUnitStride() ||
+  if (!zeroFill || !interior || !interior.hasUnitStride() ||
       interior.getType().getRank() != interior.getSourceType().getRank() ||
       !interior.getType().hasStaticShape())
+    return std::nullopt;
+  // The fill first, then the copy (bufferization's order for tensor.pad).
+  Operation *copy = *interior->getUsers().begin();
+  if (copy->getBlock() != zeroFill->getBlock() ||
+      !zeroFill->isBeforeInBlock(copy))
     return std::nullopt;
   // Every other view of the buffer is only read: A's slices.
   SmallVector<Value> views = {in.buffer};
