@@ -808,13 +808,13 @@ static int64_t knownOffsetMultiple(Value view, int64_t elementBytes,
     } else if (auto subview = view.getDefiningOp<memref::SubViewOp>()) {
       auto [strides, offset] = subview.getSourceType().getStridesAndOffset();
       for (auto [d, mixed] : llvm::enumerate(subview.getMixedOffsets())) {
-        std::optional<int64_t> step = knownIndexMultiple(mixed);
-        if (!step)
-          return 1;
         if (ShapedType::isDynamic(strides[d]))
           return 1;
-        if (*step * strides[d] != 0)
-          multiple = std::gcd(multiple, *step * strides[d]);
+        // An offset of unknown multiple (a strided convolution's 2 * oh)
+        // still moves by whole strides.
+        int64_t step = knownIndexMultiple(mixed).value_or(1);
+        if (step * strides[d] != 0)
+          multiple = std::gcd(multiple, step * strides[d]);
       }
       view = subview.getSource();
     } else {
