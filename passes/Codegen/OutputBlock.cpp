@@ -65,24 +65,21 @@ static Value copiedInto(memref::SubViewOp view) {
 }
 
 /// Operand A as a padded input (OutputBlock::PaddedInput): a subview of
-/// (or, where one block takes the whole input, itself) an allocation, or
-/// an expand_shape of one that keeps the padded dims whole, that one op
-/// fills with zeros and then one copy fills inside, with nothing else
-/// writing it; its last dim unpadded (runs along it). None otherwise.
+/// (or, where one block takes the whole input, itself) an allocation that
+/// one op fills with zeros and then one copy fills inside, with nothing
+/// else writing it; its last dim unpadded (runs along it). None otherwise.
+/// (Split-K's channel groups reshape the input before it is padded:
+/// kiln-tile-and-distribute's ExpandShapeBeforePad.)
 static std::optional<OutputBlock::PaddedInput> matchPaddedInput(Value a) {
   // The block's slice; none where one block takes the whole input.
   OutputBlock::PaddedInput in;
-  in.padded = a;
+  in.buffer = a;
   if (auto slice = a.getDefiningOp<memref::SubViewOp>()) {
     if (slice.getSourceType().getRank() != slice.getType().getRank() ||
         !slice.hasUnitStride())
       return std::nullopt;
-    in.padded = slice.getSource();
+    in.buffer = slice.getSource();
   }
-  in.buffer = in.padded;
-  in.expand = in.padded.getDefiningOp<memref::ExpandShapeOp>();
-  if (in.expand)
-    in.buffer = in.expand.getSrc();
   if (!in.buffer.getDefiningOp<memref::AllocOp>() &&
       !in.buffer.getDefiningOp<memref::AllocaOp>())
     return std::nullopt;
@@ -136,37 +133,16 @@ static std::optional<OutputBlock::PaddedInput> matchPaddedInput(Value a) {
       llvm::any_of(copiedStrides, ShapedType::isDynamic) ||
       ShapedType::isDynamic(copiedOffset))
     return std::nullopt;
+  // The padding before each dim, and the unpadded extent.
   auto bufferType = cast<MemRefType>(in.buffer.getType());
-  auto paddedType = cast<MemRefType>(in.padded.getType());
-  // The padding of each dim of the buffer, then of `padded`.
-  SmallVector<int64_t> bufferLow, bufferExtent;
   for (auto [d, offset] : llvm::enumerate(interior.getStaticOffsets())) {
     if (ShapedType::isDynamic(offset))
       return std::nullopt;
-    bufferLow.push_back(offset);
-    bufferExtent.push_back(interior.getType().getDimSize(d));
+    in.low.push_back(offset);
+    in.extent.push_back(interior.getType().getDimSize(d));
   }
-  auto isPadded = [&](int64_t d) {
-    return bufferLow[d] != 0 || bufferExtent[d] != bufferType.getDimSize(d);
-  };
-  if (!in.expand) {
-    in.low = bufferLow;
-    in.extent = bufferExtent;
-  } else {
-    in.low.assign(paddedType.getRank(), 0);
-    llvm::append_range(in.extent, paddedType.getShape());
-    for (auto [d, group] :
-         llvm::enumerate(in.expand.getReassociationIndices())) {
-      if (!isPadded(d))
-        continue;
-      if (group.size() != 1)
-        return std::nullopt;
-      in.low[group[0]] = bufferLow[d];
-      in.extent[group[0]] = bufferExtent[d];
-    }
-  }
-  int64_t last = paddedType.getRank() - 1;
-  if (in.low[last] != 0 || in.extent[last] != paddedType.getDimSize(last))
+  int64_t last = bufferType.getRank() - 1;
+  if (in.low[last] != 0 || in.extent[last] != bufferType.getDimSize(last))
     return std::nullopt;
   return in;
 }
@@ -340,7 +316,7 @@ OutputBlock::GlobalRead OutputBlock::readAt(OpBuilder &b, Location loc,
   // The rest, less the padding: indices into the unpadded source but for
   // the stage's part (each view below adds its offsets: the block's
   // slice; unit strides, same rank).
-  for (Value v = view; v != in.padded;) {
+  for (Value v = view; v != in.buffer;) {
     auto subview = v.getDefiningOp<memref::SubViewOp>();
     assert(subview && subview.getType().getRank() == int64_t(indices.size()) &&
            "a padded input is read through subviews");
@@ -349,7 +325,7 @@ OutputBlock::GlobalRead OutputBlock::readAt(OpBuilder &b, Location loc,
       index = add(index, offset);
     v = subview.getSource();
   }
-  auto paddedType = cast<MemRefType>(in.padded.getType());
+  auto paddedType = cast<MemRefType>(in.buffer.getType());
   SmallVector<int64_t> paddedDims;
   for (auto [d, index] : llvm::enumerate(indices)) {
     if (in.low[d] != 0)
@@ -450,16 +426,8 @@ void OutputBlock::makePaddedInputSource(OpBuilder &b, Location loc) {
   PaddedInput &in = *paddedInput;
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(forall);
+  // The copied input's elements as one dim, from the same first element.
   Value unpadded = in.copied;
-  if (in.expand) {
-    auto paddedType = cast<MemRefType>(in.padded.getType());
-    SmallVector<int64_t> shape(paddedType.getShape());
-    for (auto [d, extent] : llvm::enumerate(in.extent))
-      shape[d] = extent;
-    unpadded = memref::ExpandShapeOp::create(
-        b, loc, shape, in.copied, in.expand.getReassociationIndices());
-  }
-  // Its elements as one dim, from the same first element.
   auto type = cast<MemRefType>(unpadded.getType());
   int64_t offset;
   in.strides.clear();

@@ -237,20 +237,15 @@ public:
   /// kiln-tile-and-distribute keeps a kernel's tensor.pad of A whole
   /// (outside the block loop), bufferization makes it a buffer filled
   /// with zeros into whose interior the input is copied: every thread
-  /// would pad the whole image. Operand A views that buffer (`padded`, or
-  /// an expand_shape of it); its loads read `copied` (the unpadded input)
-  /// instead, zero outside it, and the buffer, its fill and its copy are
-  /// erased after the rewrite.
+  /// would pad the whole image. Operand A views that buffer; its loads
+  /// read `copied` (the unpadded input) instead, zero outside it, and the
+  /// buffer, its fill and its copy are erased after the rewrite.
   struct PaddedInput {
-    mlir::Value padded;       ///< what A's subviews view
-    mlir::Value buffer;       ///< the zero-filled allocation under it
-    mlir::Value copied;       ///< what the kernel copies into its interior
-    /// An expand_shape of `buffer` that `padded` is, or null.
-    mlir::memref::ExpandShapeOp expand;
-    /// Per dim of `padded`: the padding before, the unpadded extent.
+    mlir::Value buffer; ///< the zero-filled allocation A's subviews view
+    mlir::Value copied; ///< what the kernel copies into its interior
+    /// Per dim of `buffer`: the padding before, the unpadded extent.
     llvm::SmallVector<int64_t> low, extent;
-    /// `copied` (viewed as `padded` views the buffer) as one dim, once
-    /// made, and the strides of that view's dims in it.
+    /// `copied` as one dim, once made, and the strides of its dims in it.
     mlir::Value source;
     llvm::SmallVector<int64_t> strides;
   };
