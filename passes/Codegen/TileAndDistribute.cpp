@@ -648,9 +648,17 @@ struct TileAndDistributePass
     SmallVector<int64_t> registerTile =
         producerReduces ? SmallVector<int64_t>(domain.size(), 1)
                         : registerTileSizes(root, rootElements, domain.size());
+    keepEnoughThreads(registerTile, rootElements);
+    // Runs of a memory-bound kernel come after the thread floor, which is
+    // for register tiles: what fills the memory system is the bytes in
+    // flight, the same for a run of 8 halves in one 16-byte access as for
+    // 8 threads of 2 bytes, and the run takes an eighth of the
+    // instructions (MobileNetV2's float16 residual adds at batch 32, 250K
+    // elements, had been one element a thread).
     if (!producerReduces && innermost >= 0)
       vectorTile(root, registerTile, domain, innermost);
-    keepEnoughThreads(registerTile, rootElements);
+    if (auto pad = dyn_cast<tensor::PadOp>(root.getOperation()))
+      vectorTilePad(pad, registerTile);
     SmallVector<OpFoldResult> tileSizes(domain.size(), builder.getIndexAttr(0));
     int64_t threads = 1;
     for (auto [i, range] : llvm::enumerate(domain)) {
@@ -1202,13 +1210,17 @@ struct TileAndDistributePass
       return;
     auto channel = dyn_cast<AffineDimExpr>(out.getResults().back());
     auto rootChannel = dyn_cast<AffineDimExpr>(rootOut.getResults().back());
-    if (!channel || !rootChannel || weight.getResults().back() != channel ||
+    if (!channel || !rootChannel ||
         contraction.getIteratorTypesArray()[channel.getPosition()] !=
             utils::IteratorType::parallel)
       return;
-    Type element =
-        getElementTypeOrSelf(contraction.getDpsInputOperand(0)->get().getType());
-    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8)
+    Type element;
+    if (weight.getResults().back() == channel)
+      element = getElementTypeOrSelf(
+          contraction.getDpsInputOperand(0)->get().getType());
+    else if (!weight.isFunctionOfDim(channel.getPosition()))
+      element = channelReadElement(contraction, channel.getPosition());
+    if (!element || !element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8)
       return;
     int64_t run = kRunBits / element.getIntOrFloatBitWidth();
     if (contraction.getStaticLoopRanges()[channel.getPosition()] % run != 0)
@@ -1216,25 +1228,85 @@ struct TileAndDistributePass
     sizes[rootChannel.getPosition()] = run;
   }
 
-  /// Elementwise kernels: kVectorWidth neighbouring elements of the
-  /// innermost loop per thread, so that a thread's loads and stores of
-  /// contiguous operands merge into 128-bit accesses (the kernel pointers
-  /// are 64-byte aligned). Only for roots whose loops are all parallel and
-  /// whose innermost extent kVectorWidth divides.
+  /// A pooling window (its one operand only the window's shape): the
+  /// element type of the input its body reads (tensor.extract) when every
+  /// such read takes the channel loop's index as its last, so that a run
+  /// of channels is a run of memory; null otherwise. MaxPool's float16
+  /// kernel read 2 bytes in each of 9 loads an output (101 instructions).
+  static Type channelReadElement(linalg::LinalgOp window, unsigned channel) {
+    Type element;
+    WalkResult walk = window->walk([&](tensor::ExtractOp read) {
+      auto index = read.getIndices().empty()
+                       ? nullptr
+                       : read.getIndices().back().getDefiningOp<linalg::IndexOp>();
+      Type type = read.getTensor().getType().getElementType();
+      if (!index || index.getDim() != channel || (element && element != type))
+        return WalkResult::interrupt();
+      element = type;
+      return WalkResult::advance();
+    });
+    return walk.wasInterrupted() ? Type() : element;
+  }
+
+  /// Elementwise kernels: neighbouring elements of the innermost loop per
+  /// thread, so that a thread's loads and stores of contiguous operands
+  /// merge into 128-bit accesses (the kernel pointers are 64-byte aligned):
+  /// 16 bytes of the kernel's widest element, at least kMinVectorWidth
+  /// elements (4 floats; 8 halves, where 4 made 64-bit accesses and twice
+  /// the instructions a byte). Only for roots whose loops are all parallel
+  /// and whose innermost extent the width divides.
   static void vectorTile(TilingInterface root, SmallVector<int64_t> &tile,
                          ArrayRef<Range> domain, int64_t innermost) {
-    constexpr int64_t kVectorWidth = 4;
+    constexpr int64_t kMinVectorWidth = 4, kVectorBytes = 16;
     auto linalgOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
+    int64_t extent = *getConstantIntValue(domain[innermost].size);
     if (!linalgOp || linalgOp.getNumReductionLoops() > 0 ||
         llvm::any_of(tile, [](int64_t t) { return t > 1; }) ||
-        *getConstantIntValue(domain[innermost].size) % kVectorWidth != 0)
+        extent % kMinVectorWidth != 0)
       return;
     bool kernelReduces = false;
+    int64_t widestBytes = 1;
     root->getParentOfType<func::FuncOp>().walk([&](linalg::LinalgOp op) {
       kernelReduces |= op.getNumReductionLoops() > 0;
+      for (Value operand : op->getOperands())
+        if (auto type = dyn_cast<ShapedType>(operand.getType()))
+          widestBytes = std::max<int64_t>(
+              widestBytes,
+              llvm::divideCeil(type.getElementTypeBitWidth(), 8));
     });
-    if (!kernelReduces)
-      tile[innermost] = kVectorWidth;
+    if (kernelReduces)
+      return;
+    int64_t width = std::max(kMinVectorWidth, kVectorBytes / widestBytes);
+    while (extent % width != 0)
+      width /= 2;
+    tile[innermost] = width;
+  }
+
+  /// A padding kernel (a convolution's input with its border of zeros,
+  /// channels last): one thread per element made 100 SASS instructions for
+  /// each 16-bit element, index arithmetic around a 2-byte load and store.
+  /// A thread instead copies a 16-byte run of the innermost dim when that
+  /// dim is not padded and the run divides it (8 channels of float16).
+  /// Each tile is then wholly padding or wholly input (the padded dims'
+  /// tiles stay 1), which kiln-decompose-pads turns into a fill or a plain
+  /// copy.
+  static void vectorTilePad(tensor::PadOp pad, SmallVector<int64_t> &tile) {
+    constexpr int64_t kRunBytes = 16;
+    RankedTensorType type = pad.getResultType();
+    int64_t innermost = type.getRank() - 1;
+    int64_t elementBits = type.getElementTypeBitWidth();
+    if (innermost < 0 || elementBits % 8 != 0 || elementBits > 8 * kRunBytes ||
+        type.isDynamicDim(innermost) ||
+        llvm::any_of(tile, [](int64_t t) { return t > 1; }))
+      return;
+    std::optional<int64_t> low = getConstantIntValue(pad.getMixedLowPad()[innermost]);
+    std::optional<int64_t> high = getConstantIntValue(pad.getMixedHighPad()[innermost]);
+    if (low != 0 || high != 0)
+      return;
+    int64_t run = kRunBytes / (elementBits / 8);
+    while (run > 1 && type.getDimSize(innermost) % run != 0)
+      run /= 2;
+    tile[innermost] = run;
   }
 
   /// Register tiles divide the number of threads; a kernel with too few

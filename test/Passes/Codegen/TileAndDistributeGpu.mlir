@@ -1,13 +1,15 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true}))' | FileCheck %s
 
 // GPU tiling: every parallel loop of the root gets tile size 1, one forall
-// iteration per output element; kiln.workgroups counts the iterations.
+// iteration per thread, except the innermost of an elementwise kernel,
+// whose runs of 16 bytes (4 floats) a thread reads and writes;
+// kiln.workgroups counts the iterations.
 // CHECK-LABEL: func.func @relu_of_exp
-// CHECK-SAME: kiln.workgroups = 512 : i64
-// CHECK: scf.forall (%[[I:.+]], %[[J:.+]]) in (64, 8)
+// CHECK-SAME: kiln.workgroups = 128 : i64
+// CHECK: scf.forall (%[[I:.+]], %[[J:.+]]) = (0, 0) to (64, 8) step (1, 4)
 // CHECK: math.exp
 // CHECK: arith.maximumf
-// CHECK: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[I]], %[[J]]] [1, 1] [1, 1]
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %{{.+}}[%[[I]], %[[J]]] [1, 4] [1, 1]
 #map = affine_map<(d0, d1) -> (d0, d1)>
 func.func @relu_of_exp(%arg0: memref<64x8xf32>, %arg1: memref<64x8xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
   %cst = arith.constant 0.0 : f32
