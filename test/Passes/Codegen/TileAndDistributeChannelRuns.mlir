@@ -10,9 +10,18 @@
 // EMU-NEXT: depthwise_nhwc: memory: {{.*}}100% of their bytes used; global stores 90 requests, 16.0 sectors each, 100% of their bytes used
 // EMU: depthwise_nhwc_odd: {{.*}}: OK
 // EMU: depthwise_nchw: {{.*}}: OK
+// EMU: max_pool_nhwc_f16: {{.*}}: OK
+// The pool's 72 threads (two warps and 8 lanes) load 16 bytes of each
+// window position: 9 x 3 requests of 16, 16 and 4 sectors, and as many of
+// the accumulator (which this pipeline keeps in the output; the compiler's
+// keeps it in registers at float32).
+// EMU-NEXT: max_pool_nhwc_f16: memory: global loads 54 requests, 12.0 sectors each, 100% of their bytes used
+// EMU: max_pool_nchw: {{.*}}: OK
 // EMU-AMD: depthwise_nhwc: {{.*}}: OK
 // EMU-AMD: depthwise_nhwc_odd: {{.*}}: OK
 // EMU-AMD: depthwise_nchw: {{.*}}: OK
+// EMU-AMD: max_pool_nhwc_f16: {{.*}}: OK
+// EMU-AMD: max_pool_nchw: {{.*}}: OK
 
 // A depthwise convolution on NHWC activations, its weight stored
 // [1][kh][kw][C] (kiln-channels-last-conv-weights) and transposed back in
@@ -59,5 +68,35 @@ func.func @depthwise_nchw(%arg0: memref<2x16x6x6xf32>, %arg1: memref<16x1x3x3xf3
   %w = bufferization.to_tensor %arg1 restrict : memref<16x1x3x3xf32> to tensor<16x1x3x3xf32>
   %0 = kiln.conv %x, %w {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 16 : i64} : (tensor<2x16x6x6xf32>, tensor<16x1x3x3xf32>) -> tensor<2x16x6x6xf32>
   bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<2x16x6x6xf32>, memref<2x16x6x6xf32>) -> ()
+  return
+}
+
+// -----
+
+// Max pooling on NHWC activations (its window padding read in place, its
+// one operand only the window's shape) reads the input in its body along
+// the channels: a run of 8 float16 channels a thread, 16-byte loads of
+// each window position (one channel a thread made 101 SASS instructions
+// an output, 9 two-byte loads, in ResNet-50's float16 MaxPool).
+// CHECK-LABEL: func.func @max_pool_nhwc_f16
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0, 0) to (2, 3, 3, 32) step (1, 1, 1, 8)
+// CHECK: tensor.extract %{{.+}} : tensor<2x6x6x32xf16>
+func.func @max_pool_nhwc_f16(%arg0: memref<2x6x6x32xf16>, %arg1: memref<2x3x3x32xf16>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %x = bufferization.to_tensor %arg0 restrict : memref<2x6x6x32xf16> to tensor<2x6x6x32xf16>
+  %0 = kiln.max_pool %x {channels_last, kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false} : tensor<2x6x6x32xf16> -> tensor<2x3x3x32xf16>
+  bufferization.materialize_in_destination %0 in restrict writable %arg1 : (tensor<2x3x3x32xf16>, memref<2x3x3x32xf16>) -> ()
+  return
+}
+
+// -----
+
+// On NCHW activations a pool's innermost loop is the row: one output a
+// thread.
+// CHECK-LABEL: func.func @max_pool_nchw
+// CHECK: scf.forall ({{.*}}) in (2, 32, 3, 3)
+func.func @max_pool_nchw(%arg0: memref<2x32x6x6xf32>, %arg1: memref<2x32x3x3xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %x = bufferization.to_tensor %arg0 restrict : memref<2x32x6x6xf32> to tensor<2x32x6x6xf32>
+  %0 = kiln.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false} : tensor<2x32x6x6xf32> -> tensor<2x32x3x3xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg1 : (tensor<2x32x3x3xf32>, memref<2x32x3x3xf32>) -> ()
   return
 }
