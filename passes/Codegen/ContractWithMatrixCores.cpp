@@ -853,7 +853,8 @@ struct ContractWithMatrixCoresPass
                             kMajor, pipeline->second, computeStage)
                       : block.emitStagedReductionLoop(
                             b, loc, stageK, accumulators, thread, threads(),
-                            kMajor, computeStage, swizzled);
+                            kMajor, computeStage, swizzled,
+                            /*pairStages=*/true);
     } else {
       sums = block.emitReductionLoop(
           b, loc, kStep, accumulators,

@@ -911,7 +911,7 @@ ValueRange OutputBlock::emitReductionLoop(OpBuilder &b, Location loc,
 ValueRange OutputBlock::emitStagedReductionLoop(
     OpBuilder &b, Location loc, int64_t stageK, ValueRange accs, Value thread,
     int64_t threads, std::array<bool, 2> kMajor, StageCompute compute,
-    std::array<bool, 2> swizzled) {
+    std::array<bool, 2> swizzled, bool pairStages) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -955,48 +955,83 @@ ValueRange OutputBlock::emitStagedReductionLoop(
     llvm::append_range(inits, nextB);
     gpu::BarrierOp::create(b, loc);
   }
-  auto loop = scf::ForOp::create(b, loc, c(0), c(stages), c(1), inits);
+  // One stage: `carried` holds the accumulators and stage s + 1's loaded
+  // values; returns the same for the next stage. `which` is s % 2, the
+  // buffer computed from.
+  auto emitStage = [&](Value stage, Value which, ValueRange carried) {
+    ValueRange sumsIn = carried.take_front(accs.size());
+    ValueRange loaded = carried.drop_front(accs.size());
+    // The loads of the stage after next first: they have this iteration
+    // and the next to land. The last two stages have none to load (a
+    // branch the whole block takes alike): reloading the last stage
+    // instead would read global memory for nothing, twice the loads when
+    // K has 2 stages.
+    Value ahead = arith::AddIOp::create(b, loc, stage, c(2));
+    size_t shareA = 0;
+    auto aheadLoads = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead,
+                              c(stages)),
+        [&](OpBuilder &, Location) {
+          auto [a, bs] = loadBoth(ahead);
+          shareA = a.size();
+          scf::YieldOp::create(
+              b, loc, llvm::to_vector(llvm::concat<Value>(a, bs)));
+        },
+        [&](OpBuilder &, Location) {
+          // The values carried in: stored again into a buffer nobody
+          // reads. (Zeros cost an instruction per register every
+          // iteration: ptxas set them before the branch that skips the
+          // loads.)
+          scf::YieldOp::create(b, loc, SmallVector<Value>(loaded));
+        });
+    ValueRange aheadA = aheadLoads.getResults().take_front(shareA);
+    ValueRange aheadB = aheadLoads.getResults().drop_front(shareA);
+    SmallVector<Value> next =
+        compute(b, half(pairA, which), half(pairB, which), sumsIn);
+    // The next stage, loaded in the previous iteration, into the other
+    // buffer; the barrier publishes it and ends this stage's reads.
+    storeBoth(arith::SubIOp::create(b, loc, c(1), which),
+              SmallVector<Value>(loaded.take_front(shareA)),
+              SmallVector<Value>(loaded.drop_front(shareA)));
+    gpu::BarrierOp::create(b, loc);
+    llvm::append_range(next, aheadA);
+    llvm::append_range(next, aheadB);
+    return next;
+  };
+
+  // With `pairStages`, two stages an iteration, one per buffer. With one,
+  // the loads issued in an iteration are still in registers when the next
+  // begins while the previous iteration's are being stored, so each
+  // iteration ends in a register move per loaded value (12 of the 94
+  // instructions a stage of ResNet-50's float16 layer3 3x3 convolutions,
+  // 72 stages); paired, the two sets alternate and each stage's buffer is
+  // a constant (79 a stage). Only for loops longer than ptxas unrolls
+  // whole (up to about 40 stages: layer2's 39 took 4.5 instructions an
+  // HMMA unrolled, 8.6 paired), and not for float32 thread tiles, whose
+  // few carried registers beside 256-1024 FFMA a stage gained 2% in all
+  // and lost in some.
+  bool paired = pairStages && stages > kStagesPtxasUnrolls;
+  int64_t perIteration = paired ? 2 : 1;
+  // An odd count's first stage comes before the loop, from buffer 0.
+  SmallVector<Value> carried(inits);
+  int64_t begin = paired ? stages % 2 : 0;
+  if (begin == 1)
+    carried = emitStage(c(0), c(0), carried);
+  auto loop = scf::ForOp::create(b, loc, c(begin), c(stages), c(perIteration),
+                                 carried);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value stage = loop.getInductionVar();
-  ValueRange iterArgs = loop.getRegionIterArgs();
-  ValueRange sumsIn = iterArgs.take_front(accs.size());
-  ValueRange loaded = iterArgs.drop_front(accs.size());
-  // The loads of the stage after next first: they have this iteration and
-  // the next to land. The last two iterations have none to load (a branch
-  // the whole block takes alike): reloading the last stage instead would
-  // read global memory for nothing, twice the loads when K has 2 stages.
-  Value ahead = arith::AddIOp::create(b, loc, stage, c(2));
-  size_t shareA = 0;
-  auto aheadLoads = scf::IfOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead,
-                            c(stages)),
-      [&](OpBuilder &, Location) {
-        auto [a, bs] = loadBoth(ahead);
-        shareA = a.size();
-        scf::YieldOp::create(b, loc, llvm::to_vector(llvm::concat<Value>(a, bs)));
-      },
-      [&](OpBuilder &, Location) {
-        // The values carried in: stored again into a buffer nobody reads.
-        // (Zeros cost an instruction per register every iteration: ptxas
-        // set them before the branch that skips the loads.)
-        scf::YieldOp::create(b, loc, SmallVector<Value>(loaded));
-      });
-  ValueRange aheadA = aheadLoads.getResults().take_front(shareA);
-  ValueRange aheadB = aheadLoads.getResults().drop_front(shareA);
-  Value which = arith::RemUIOp::create(b, loc, stage, c(2));
-  SmallVector<Value> next =
-      compute(b, half(pairA, which), half(pairB, which), sumsIn);
-  // The next stage, loaded in the previous iteration, into the other
-  // buffer; the barrier publishes it and ends this stage's reads.
-  storeBoth(arith::SubIOp::create(b, loc, c(1), which),
-            SmallVector<Value>(loaded.take_front(shareA)),
-            SmallVector<Value>(loaded.drop_front(shareA)));
-  gpu::BarrierOp::create(b, loc);
-  llvm::append_range(next, aheadA);
-  llvm::append_range(next, aheadB);
-  scf::YieldOp::create(b, loc, next);
+  Value first = loop.getInductionVar();
+  if (!paired) {
+    carried = emitStage(first, arith::RemUIOp::create(b, loc, first, c(2)),
+                        loop.getRegionIterArgs());
+  } else {
+    carried = emitStage(first, c(begin), loop.getRegionIterArgs());
+    carried = emitStage(arith::AddIOp::create(b, loc, first, c(1)),
+                        c(1 - begin), carried);
+  }
+  scf::YieldOp::create(b, loc, carried);
   return loop.getResults().take_front(accs.size());
 }
 

@@ -157,14 +157,21 @@ public:
   /// two stages later).
   /// `kMajor[i]`: operand i's buffers are [k][tile index], else [tile
   /// index][k]; `swizzled[i]`: they are swizzled (registerStagesSwizzle),
-  /// which the fragments' reads must know too. Returns the accumulators'
-  /// last values.
+  /// which the fragments' reads must know too. `pairStages`: a loop of
+  /// more than kStagesPtxasUnrolls stages computes two an iteration, one
+  /// from each buffer (no register moves of the carried loads). Returns
+  /// the accumulators' last values.
   mlir::ValueRange
   emitStagedReductionLoop(mlir::OpBuilder &b, mlir::Location loc,
                           int64_t stageK, mlir::ValueRange accs,
                           mlir::Value thread, int64_t threads,
                           std::array<bool, 2> kMajor, StageCompute compute,
-                          std::array<bool, 2> swizzled = {false, false});
+                          std::array<bool, 2> swizzled = {false, false},
+                          bool pairStages = false);
+  /// The most stages of a staged loop that ptxas unrolls whole (ResNet-50
+  /// float16's 3x3 convolutions: 11, 21 and 39 stages of about 100
+  /// instructions were, 72 were not).
+  static constexpr int64_t kStagesPtxasUnrolls = 40;
 
   /// The same loop with the stage copies as `cp.async` (NVIDIA sm_80+,
   /// nvgpu.device_async_copy of 16 bytes, no registers) into `buffers`
