@@ -854,7 +854,7 @@ struct ContractWithMatrixCoresPass
                       : block.emitStagedReductionLoop(
                             b, loc, stageK, accumulators, thread, threads(),
                             kMajor, computeStage, swizzled,
-                            /*pairStages=*/true);
+                            /*tensorCores=*/true);
     } else {
       sums = block.emitReductionLoop(
           b, loc, kStep, accumulators,

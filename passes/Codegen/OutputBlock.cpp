@@ -886,6 +886,60 @@ OutputBlock::stageAt(OpBuilder &b, Location loc, Value stage, int64_t stepK) {
   return {k0, window};
 }
 
+bool OutputBlock::carriesStagePosition(int64_t stages,
+                                       bool tensorCores) const {
+  return tensorCores && !loops.window.empty() &&
+         stages <= kStagesPtxasUnrolls;
+}
+
+SmallVector<Value>
+OutputBlock::packStage(const std::pair<Value, WindowValues> &position) {
+  SmallVector<Value> packed = {position.first};
+  for (const auto &[loop, value] : position.second)
+    packed.push_back(value);
+  return packed;
+}
+
+std::pair<Value, OutputBlock::WindowValues>
+OutputBlock::unpackStage(ValueRange packed, int64_t stepK) const {
+  // stageAt's order: the innermost window loop first.
+  WindowValues window;
+  for (int64_t i = int64_t(loops.window.size()) - 1, j = 1; i >= 0; --i, ++j)
+    window.push_back({loops.window[i], packed[j]});
+  return {packed[0], window};
+}
+
+SmallVector<Value> OutputBlock::nextStage(OpBuilder &b, Location loc,
+                                          ValueRange packed,
+                                          int64_t stepK) const {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto wrapTo0 = [&](Value wrap, Value value) -> Value {
+    return arith::SelectOp::create(b, loc, wrap, c(0), value);
+  };
+  Value k0 = arith::AddIOp::create(b, loc, packed[0], c(stepK));
+  Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k0,
+                                     c(tileK));
+  SmallVector<Value> next = {wrapTo0(wrap, k0)};
+  // Window values innermost first; the outermost is not wrapped (past the
+  // last stage nobody reads it).
+  for (int64_t j = 1, n = packed.size(); j < n; ++j) {
+    int64_t extent = loops.ranges[loops.window[n - 1 - j]];
+    Value moved = arith::SelectOp::create(
+        b, loc, wrap, arith::AddIOp::create(b, loc, packed[j], c(1)),
+        packed[j]);
+    if (j + 1 == n) {
+      next.push_back(moved);
+      break;
+    }
+    wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, moved,
+                                 c(extent));
+    next.push_back(wrapTo0(wrap, moved));
+  }
+  return next;
+}
+
 ValueRange OutputBlock::emitReductionLoop(OpBuilder &b, Location loc,
                                           int64_t stepK, ValueRange accs,
                                           StepBuilder step) {
@@ -911,7 +965,7 @@ ValueRange OutputBlock::emitReductionLoop(OpBuilder &b, Location loc,
 ValueRange OutputBlock::emitStagedReductionLoop(
     OpBuilder &b, Location loc, int64_t stageK, ValueRange accs, Value thread,
     int64_t threads, std::array<bool, 2> kMajor, StageCompute compute,
-    std::array<bool, 2> swizzled, bool pairStages) {
+    std::array<bool, 2> swizzled, bool tensorCores) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -920,11 +974,14 @@ ValueRange OutputBlock::emitStagedReductionLoop(
   auto half = [&](Value pair, Value which) {
     return stageBuffer(b, loc, pair, which);
   };
-  auto loadBoth = [&](Value stage) {
-    auto [k0, window] = stageAt(b, loc, stage, stageK);
+  auto loadBothAt = [&](const std::pair<Value, WindowValues> &position) {
+    auto &[k0, window] = position;
     return std::pair(
         loadStageShare(b, loc, 0, window, k0, stageK, thread, threads),
         loadStageShare(b, loc, 1, window, k0, stageK, thread, threads));
+  };
+  auto loadBoth = [&](Value stage) {
+    return loadBothAt(stageAt(b, loc, stage, stageK));
   };
   auto storeBoth = [&](Value which, ArrayRef<Value> a, ArrayRef<Value> bs) {
     storeStageShare(b, loc, 0, stageK, thread, threads, half(pairA, which),
@@ -955,12 +1012,18 @@ ValueRange OutputBlock::emitStagedReductionLoop(
     llvm::append_range(inits, nextB);
     gpu::BarrierOp::create(b, loc);
   }
-  // One stage: `carried` holds the accumulators and stage s + 1's loaded
-  // values; returns the same for the next stage. `which` is s % 2, the
-  // buffer computed from.
+  size_t loadedCount = inits.size() - accs.size();
+  // A convolution's loop may carry the position of stage 2, the first it
+  // loads, from stage to stage (carriesStagePosition).
+  if (carriesStagePosition(stages, tensorCores))
+    llvm::append_range(inits, packStage(stageAt(b, loc, c(2), stageK)));
+  // One stage: `carried` holds the accumulators, stage s + 1's loaded
+  // values and stage s + 2's position; returns the same for the next
+  // stage. `which` is s % 2, the buffer computed from.
   auto emitStage = [&](Value stage, Value which, ValueRange carried) {
     ValueRange sumsIn = carried.take_front(accs.size());
-    ValueRange loaded = carried.drop_front(accs.size());
+    ValueRange loaded = carried.slice(accs.size(), loadedCount);
+    ValueRange aheadPosition = carried.drop_front(accs.size() + loadedCount);
     // The loads of the stage after next first: they have this iteration
     // and the next to land. The last two stages have none to load (a
     // branch the whole block takes alike): reloading the last stage
@@ -973,7 +1036,9 @@ ValueRange OutputBlock::emitStagedReductionLoop(
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, ahead,
                               c(stages)),
         [&](OpBuilder &, Location) {
-          auto [a, bs] = loadBoth(ahead);
+          auto [a, bs] = aheadPosition.empty()
+                             ? loadBoth(ahead)
+                             : loadBothAt(unpackStage(aheadPosition, stageK));
           shareA = a.size();
           scf::YieldOp::create(
               b, loc, llvm::to_vector(llvm::concat<Value>(a, bs)));
@@ -997,10 +1062,12 @@ ValueRange OutputBlock::emitStagedReductionLoop(
     gpu::BarrierOp::create(b, loc);
     llvm::append_range(next, aheadA);
     llvm::append_range(next, aheadB);
+    if (!aheadPosition.empty())
+      llvm::append_range(next, nextStage(b, loc, aheadPosition, stageK));
     return next;
   };
 
-  // With `pairStages`, two stages an iteration, one per buffer. With one,
+  // For tensor cores, two stages an iteration, one per buffer. With one,
   // the loads issued in an iteration are still in registers when the next
   // begins while the previous iteration's are being stored, so each
   // iteration ends in a register move per loaded value (12 of the 94
@@ -1011,7 +1078,7 @@ ValueRange OutputBlock::emitStagedReductionLoop(
   // HMMA unrolled, 8.6 paired), and not for float32 thread tiles, whose
   // few carried registers beside 256-1024 FFMA a stage gained 2% in all
   // and lost in some.
-  bool paired = pairStages && stages > kStagesPtxasUnrolls;
+  bool paired = tensorCores && stages > kStagesPtxasUnrolls;
   int64_t perIteration = paired ? 2 : 1;
   // An odd count's first stage comes before the loop, from buffer 0.
   SmallVector<Value> carried(inits);
@@ -1126,8 +1193,9 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
   // global memory for nothing, 2.5x the copies when K has 2 stages of a
   // 4-buffer pipeline).
   auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
-  auto copyStage = [&](Value stage, Value which) -> Value {
-    auto [k0, window] = stageAt(b, loc, stage, stageK);
+  auto copyStageAt = [&](const std::pair<Value, WindowValues> &position,
+                         Value which) -> Value {
+    auto &[k0, window] = position;
     SmallVector<Value> tokens = issueAsyncStageCopies(
         b, loc, 0, window, k0, stageK, thread, threads,
         stageBuffer(b, loc, setA, which), kMajor[0]);
@@ -1137,11 +1205,16 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
                                    kMajor[1]));
     return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   };
+  auto copyStage = [&](Value stage, Value which) -> Value {
+    return copyStageAt(stageAt(b, loc, stage, stageK), which);
+  };
   auto emptyGroup = [&]() -> Value {
     return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
                                                    ValueRange{});
   };
-  auto issueStage = [&](Value stage, Value which) -> Value {
+  // `position`: the stage's, carried by the loop; else computed from it.
+  auto issueStage = [&](Value stage, Value which,
+                        ValueRange position = {}) -> Value {
     if (std::optional<int64_t> known = getConstantIntValue(stage))
       return *known < stages ? copyStage(stage, which) : emptyGroup();
     auto group = scf::IfOp::create(
@@ -1149,7 +1222,11 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, stage,
                               c(stages)),
         [&](OpBuilder &, Location) {
-          scf::YieldOp::create(b, loc, copyStage(stage, which));
+          scf::YieldOp::create(
+              b, loc,
+              position.empty()
+                  ? copyStage(stage, which)
+                  : copyStageAt(unpackStage(position, stageK), which));
         },
         [&](OpBuilder &, Location) {
           scf::YieldOp::create(b, loc, emptyGroup());
@@ -1159,34 +1236,45 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
   Value newest;
   for (int64_t s = 0; s + 1 < buffers; ++s)
     newest = issueStage(c(s), c(s));
+  // The loop carries the accumulators, the newest group's token, and
+  // maybe the position of the stage it copies first (buffers - 1;
+  // carriesStagePosition).
   SmallVector<Value> inits(accs);
   inits.push_back(newest);
+  if (carriesStagePosition(stages, /*tensorCores=*/true))
+    llvm::append_range(inits,
+                       packStage(stageAt(b, loc, c(buffers - 1), stageK)));
   auto loop = scf::ForOp::create(b, loc, c(0), c(stages), c(1), inits);
+  size_t tokenAt = accs.size();
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value stage = loop.getInductionVar();
     ValueRange iterArgs = loop.getRegionIterArgs();
+    ValueRange aheadPosition = iterArgs.drop_front(tokenAt + 1);
     // This thread's copies of the stage have landed (the groups of the
     // buffers - 2 stages after it may still fly); after the barrier
     // everyone's have, and nobody still reads the buffer of stage s - 1.
-    nvgpu::DeviceAsyncWaitOp::create(b, loc, iterArgs.back(),
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, iterArgs[tokenAt],
                                      b.getI32IntegerAttr(buffers - 2));
     gpu::BarrierOp::create(b, loc);
     Value which = arith::RemUIOp::create(b, loc, stage, c(buffers));
     Value ahead = arith::AddIOp::create(b, loc, stage, c(buffers - 1));
     Value group =
-        issueStage(ahead, arith::RemUIOp::create(b, loc, ahead, c(buffers)));
-    SmallVector<Value> sums =
+        issueStage(ahead, arith::RemUIOp::create(b, loc, ahead, c(buffers)),
+                   aheadPosition);
+    SmallVector<Value> next =
         compute(b, stageBuffer(b, loc, setA, which),
-                stageBuffer(b, loc, setB, which), iterArgs.drop_back());
-    sums.push_back(group);
-    scf::YieldOp::create(b, loc, sums);
+                stageBuffer(b, loc, setB, which), iterArgs.take_front(tokenAt));
+    next.push_back(group);
+    if (!aheadPosition.empty())
+      llvm::append_range(next, nextStage(b, loc, aheadPosition, stageK));
+    scf::YieldOp::create(b, loc, next);
   }
   // No copy is still in flight when the block's threads finish.
-  nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResults().back(),
+  nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResult(tokenAt),
                                    b.getI32IntegerAttr(0));
-  return loop.getResults().drop_back();
+  return loop.getResults().take_front(tokenAt);
 }
 
 Value OutputBlock::loadOperand(OpBuilder &b, Location loc, unsigned input,

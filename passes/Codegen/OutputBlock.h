@@ -157,17 +157,18 @@ public:
   /// two stages later).
   /// `kMajor[i]`: operand i's buffers are [k][tile index], else [tile
   /// index][k]; `swizzled[i]`: they are swizzled (registerStagesSwizzle),
-  /// which the fragments' reads must know too. `pairStages`: a loop of
-  /// more than kStagesPtxasUnrolls stages computes two an iteration, one
-  /// from each buffer (no register moves of the carried loads). Returns
-  /// the accumulators' last values.
+  /// which the fragments' reads must know too. `tensorCores`: the stages
+  /// feed matrix instructions; then a loop of more than
+  /// kStagesPtxasUnrolls stages computes two an iteration, one from each
+  /// buffer (no register moves of the carried loads), and
+  /// carriesStagePosition may hold. Returns the accumulators' last values.
   mlir::ValueRange
   emitStagedReductionLoop(mlir::OpBuilder &b, mlir::Location loc,
                           int64_t stageK, mlir::ValueRange accs,
                           mlir::Value thread, int64_t threads,
                           std::array<bool, 2> kMajor, StageCompute compute,
                           std::array<bool, 2> swizzled = {false, false},
-                          bool pairStages = false);
+                          bool tensorCores = false);
   /// The most stages of a staged loop that ptxas unrolls whole (ResNet-50
   /// float16's 3x3 convolutions: 11, 21 and 39 stages of about 100
   /// instructions were, 72 were not).
@@ -327,6 +328,30 @@ private:
                                                mlir::Location loc,
                                                mlir::Value stage,
                                                int64_t stepK);
+  /// The same position as values a loop carries ([k0, window values]),
+  /// and back.
+  static llvm::SmallVector<mlir::Value>
+  packStage(const std::pair<mlir::Value, WindowValues> &position);
+  std::pair<mlir::Value, WindowValues> unpackStage(mlir::ValueRange packed,
+                                                   int64_t stepK) const;
+  /// Whether a tensor-core loop of `stages` stages carries the position
+  /// of the stage it loads next (nextStage) instead of dividing it out of
+  /// the stage's number: a convolution's window positions are such a
+  /// division (by 3 for a 3x3 window), which ptxas folded poorly where it
+  /// unrolls the loop whole (ResNet-50 f16's 3x3 convolutions and stem:
+  /// 14-26% fewer instructions, layer1's at b32 829 -> 677, layer4's at b1
+  /// 868 -> 643; but b1's smallest split-K parts, 9 stages of 2 HMMA,
+  /// 207 -> 255). Not for loops ptxas keeps (72 and 144 stages: about the
+  /// same), nor matmuls (a K offset is the stage times the step: 9
+  /// instructions a stage more), nor float32 thread tiles (0.4% more).
+  bool carriesStagePosition(int64_t stages, bool tensorCores) const;
+  /// The position of the stage after `packed`'s: k0 moves by `stepK`, and
+  /// past the tile's K the window's innermost position moves by one, and
+  /// so on outwards (selects, no division by the window's extents).
+  llvm::SmallVector<mlir::Value> nextStage(mlir::OpBuilder &b,
+                                           mlir::Location loc,
+                                           mlir::ValueRange packed,
+                                           int64_t stepK) const;
   /// Elements that a thread's stage copy of operand `input` moves at a time:
   /// 16 bytes' worth (else 8, 4) when the operand is contiguous along the
   /// slice's fastest dim, that dim's extent in the slice is a multiple, and

@@ -337,9 +337,15 @@ func.func @padded_rows(%x: memref<28x32xf16>, %w: memref<32x16xf16>, %y: memref<
 // NV: memref.load %[[XO]]
 // NV: %[[WO:.+]] = memref.subview %{{.+}}[0, %{{.+}}, %{{.+}}, %{{.+}}] [32, %{{.+}}, %{{.+}}, %{{.+}}] [1, 1, 1, 1] : memref<32x32x3x3xf16> to memref<32x?x?x?xf16
 // NV: memref.load %[[WO]]
-// NV: scf.for %{{.+}} = %{{.+}} to %c9{{.*}} step %c1
+// The loop carries the position of the stage it loads next (its channel
+// offset and window column and row, the last three iter_args) and moves
+// it by selects instead of dividing the stage's number by the window's 3
+// (OutputBlock::carriesStagePosition: a loop ptxas unrolls whole).
+// NV: scf.for %{{.+}} = %{{.+}} to %c9{{.*}} step %c1{{.*}} iter_args({{.*}}) -> ({{.*}}, f16, index, index, index) {
+// NV-NOT: arith.divui %{{[^,]+}}, %c3{{(_[0-9]+)? }}
 // NV-COUNT-8: nvgpu.mma.sync
 // NV-NOT: nvgpu.mma.sync
+// NV: arith.select
 // NV: scf.yield
 #cx = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh + kh, ow + kw)>
 #cw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
