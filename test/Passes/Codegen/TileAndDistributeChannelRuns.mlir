@@ -17,11 +17,13 @@
 // keeps it in registers at float32).
 // EMU-NEXT: max_pool_nhwc_f16: memory: global loads 54 requests, 12.0 sectors each, 100% of their bytes used
 // EMU: max_pool_nchw: {{.*}}: OK
+// EMU: average_pool_nhwc_f16: {{.*}}: OK
 // EMU-AMD: depthwise_nhwc: {{.*}}: OK
 // EMU-AMD: depthwise_nhwc_odd: {{.*}}: OK
 // EMU-AMD: depthwise_nchw: {{.*}}: OK
 // EMU-AMD: max_pool_nhwc_f16: {{.*}}: OK
 // EMU-AMD: max_pool_nchw: {{.*}}: OK
+// EMU-AMD: average_pool_nhwc_f16: {{.*}}: OK
 
 // A depthwise convolution on NHWC activations, its weight stored
 // [1][kh][kw][C] (kiln-channels-last-conv-weights) and transposed back in
@@ -98,5 +100,17 @@ func.func @max_pool_nchw(%arg0: memref<2x32x6x6xf32>, %arg1: memref<2x32x3x3xf32
   %x = bufferization.to_tensor %arg0 restrict : memref<2x32x6x6xf32> to tensor<2x32x6x6xf32>
   %0 = kiln.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false} : tensor<2x32x6x6xf32> -> tensor<2x32x3x3xf32>
   bufferization.materialize_in_destination %0 in restrict writable %arg1 : (tensor<2x32x3x3xf32>, memref<2x32x3x3xf32>) -> ()
+  return
+}
+
+// -----
+
+// AveragePool (padding not counted) takes the same runs of channels.
+// CHECK-LABEL: func.func @average_pool_nhwc_f16
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0, 0) to (2, 3, 3, 32) step (1, 1, 1, 8)
+func.func @average_pool_nhwc_f16(%arg0: memref<2x6x6x32xf16>, %arg1: memref<2x3x3x32xf16>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %x = bufferization.to_tensor %arg0 restrict : memref<2x6x6x32xf16> to tensor<2x6x6x32xf16>
+  %0 = kiln.average_pool %x {channels_last, kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : tensor<2x6x6x32xf16> -> tensor<2x3x3x32xf16>
+  bufferization.materialize_in_destination %0 in restrict writable %arg1 : (tensor<2x3x3x32xf16>, memref<2x3x3x32xf16>) -> ()
   return
 }
