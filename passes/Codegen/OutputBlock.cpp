@@ -901,7 +901,7 @@ OutputBlock::packStage(const std::pair<Value, WindowValues> &position) {
 }
 
 std::pair<Value, OutputBlock::WindowValues>
-OutputBlock::unpackStage(ValueRange packed, int64_t stepK) const {
+OutputBlock::unpackStage(ValueRange packed) const {
   // stageAt's order: the innermost window loop first.
   WindowValues window;
   for (int64_t i = int64_t(loops.window.size()) - 1, j = 1; i >= 0; --i, ++j)
@@ -1038,7 +1038,7 @@ ValueRange OutputBlock::emitStagedReductionLoop(
         [&](OpBuilder &, Location) {
           auto [a, bs] = aheadPosition.empty()
                              ? loadBoth(ahead)
-                             : loadBothAt(unpackStage(aheadPosition, stageK));
+                             : loadBothAt(unpackStage(aheadPosition));
           shareA = a.size();
           scf::YieldOp::create(
               b, loc, llvm::to_vector(llvm::concat<Value>(a, bs)));
@@ -1226,7 +1226,7 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
               b, loc,
               position.empty()
                   ? copyStage(stage, which)
-                  : copyStageAt(unpackStage(position, stageK), which));
+                  : copyStageAt(unpackStage(position), which));
         },
         [&](OpBuilder &, Location) {
           scf::YieldOp::create(b, loc, emptyGroup());

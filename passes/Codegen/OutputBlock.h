@@ -332,8 +332,8 @@ private:
   /// and back.
   static llvm::SmallVector<mlir::Value>
   packStage(const std::pair<mlir::Value, WindowValues> &position);
-  std::pair<mlir::Value, WindowValues> unpackStage(mlir::ValueRange packed,
-                                                   int64_t stepK) const;
+  std::pair<mlir::Value, WindowValues>
+  unpackStage(mlir::ValueRange packed) const;
   /// Whether a tensor-core loop of `stages` stages carries the position
   /// of the stage it loads next (nextStage) instead of dividing it out of
   /// the stage's number: a convolution's window positions are such a

@@ -1257,7 +1257,7 @@ struct TileAndDistributePass
   /// and whose innermost extent the width divides.
   static void vectorTile(TilingInterface root, SmallVector<int64_t> &tile,
                          ArrayRef<Range> domain, int64_t innermost) {
-    constexpr int64_t kMinVectorWidth = 4, kVectorBytes = 16;
+    constexpr int64_t kMinVectorWidth = 4;
     auto linalgOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
     int64_t extent = *getConstantIntValue(domain[innermost].size);
     if (!linalgOp || linalgOp.getNumReductionLoops() > 0 ||
@@ -1274,12 +1274,19 @@ struct TileAndDistributePass
               widestBytes,
               llvm::divideCeil(type.getElementTypeBitWidth(), 8));
     });
-    if (kernelReduces)
-      return;
-    int64_t width = std::max(kMinVectorWidth, kVectorBytes / widestBytes);
-    while (extent % width != 0)
-      width /= 2;
-    tile[innermost] = width;
+    if (!kernelReduces)
+      tile[innermost] = runDividing(extent, widestBytes, kMinVectorWidth);
+  }
+
+  /// Elements of `elementBytes` bytes in a 16-byte run, at least `least`,
+  /// halved until the run divides `extent`.
+  static int64_t runDividing(int64_t extent, int64_t elementBytes,
+                             int64_t least = 1) {
+    constexpr int64_t kRunBytes = 16;
+    int64_t run = std::max(least, kRunBytes / elementBytes);
+    while (run > 1 && extent % run != 0)
+      run /= 2;
+    return run;
   }
 
   /// A padding kernel (a convolution's input with its border of zeros,
@@ -1291,22 +1298,17 @@ struct TileAndDistributePass
   /// tiles stay 1), which kiln-decompose-pads turns into a fill or a plain
   /// copy.
   static void vectorTilePad(tensor::PadOp pad, SmallVector<int64_t> &tile) {
-    constexpr int64_t kRunBytes = 16;
     RankedTensorType type = pad.getResultType();
     int64_t innermost = type.getRank() - 1;
     int64_t elementBits = type.getElementTypeBitWidth();
-    if (innermost < 0 || elementBits % 8 != 0 || elementBits > 8 * kRunBytes ||
-        type.isDynamicDim(innermost) ||
+    if (innermost < 0 || elementBits % 8 != 0 || type.isDynamicDim(innermost) ||
         llvm::any_of(tile, [](int64_t t) { return t > 1; }))
       return;
     std::optional<int64_t> low = getConstantIntValue(pad.getMixedLowPad()[innermost]);
     std::optional<int64_t> high = getConstantIntValue(pad.getMixedHighPad()[innermost]);
     if (low != 0 || high != 0)
       return;
-    int64_t run = kRunBytes / (elementBits / 8);
-    while (run > 1 && type.getDimSize(innermost) % run != 0)
-      run /= 2;
-    tile[innermost] = run;
+    tile[innermost] = runDividing(type.getDimSize(innermost), elementBits / 8);
   }
 
   /// Register tiles divide the number of threads; a kernel with too few
