@@ -165,6 +165,17 @@ def make_pattern_tests(out_dir):
     test("gemm_f32_transb_blocks", [
         helper.make_node("Gemm", ["x", "w", "c"], ["y"], transB=1, alpha=0.5),
     ], [("x", (256, 72))], ["y"], [weight("w", [128, 72]), weight("c", [128])])
+    # A block of 64 rows, which sm_90a computes with warpgroup matrix
+    # instructions (wgmma m64nNk16; scripts/test.sh emulates them at
+    # f16@sm_90a, as it does matmul_f16_staged's): a 1x1 convolution over
+    # a 96x96 image, 288 blocks of 64 pixels x 64 filters whose A (the
+    # NCHW input) is contiguous along the pixels (M-major: wgmma's
+    # transposed A).
+    test("conv1x1_f16_warpgroups", [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"]),
+        helper.make_node("Relu", ["c"], ["y"]),
+    ], [("x", (1, 64, 96, 96))], ["y"],
+        [weight("w", [128, 64, 1, 1], np.float16), weight("b", [128], np.float16)], **f16)
 
 
 def parse_args():

@@ -94,6 +94,10 @@ phase "GPU kernels of the whole-model, model and GPU-pattern suites emulated (sc
 # Only what is not plainly OK is printed, then the count.
 .venv/bin/python scripts/emulate-gpu-suite test/whole-models/*_opset17 test/models/* \
   "$gpu_artifacts"/patterns/* | grep -v "kernels OK, 0 skipped$"
+# sm_90a's warpgroup matrix instructions (wgmma) on the patterns whose
+# blocks have 64 or 128 rows; the lines of those that use them are printed.
+.venv/bin/python scripts/emulate-gpu-suite "$gpu_artifacts"/patterns/* \
+  --precisions f16@sm_90a | grep -v "kernels OK, 0 skipped (0 OK on wgmma)$"
 
 phase "ROCm compile of the whole-model and node suites (--target=rocm:gfx90a,gfx942 --compile-only)"
 build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \

@@ -24,7 +24,8 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
 static cl::opt<std::string>
     target("target",
            cl::desc("Target: cpu; cuda[:CHIPS] with CHIPS a comma list of "
-                    "sm_80, sm_86, sm_89, sm_90, sm_90a (default sm_90); "
+                    "sm_80, sm_86, sm_89, sm_90, sm_90a (default sm_90; "
+                    "sm_90a alone adds wgmma); "
                     "rocm[:CHIPS] with gfx90a, gfx942 (default gfx942)"),
            cl::init("cpu"));
 static cl::opt<std::string> rocmPath(

@@ -18,7 +18,9 @@
 // at every block barrier: the same result on every run, and a missing
 // barrier shows whichever way the data crosses between threads. Their
 // semantics here are written from the PTX ISA (mma.sync m16n8k16 and m16n8k8 TF32
-// fragment layouts, ldmatrix, cp.async landing at its wait) and AMD's matrix instruction tables (v_mfma 16x16x16),
+// fragment layouts, ldmatrix, cp.async landing at its wait, wgmma's matrix
+// descriptors and core-matrix layouts, read from workgroup memory kept in
+// one 256 KiB-aligned arena so that a descriptor's address bits decode) and AMD's matrix instruction tables (v_mfma 16x16x16),
 // independently of the code generator. Workgroup memory starts as NaN, so a
 // read of a value no thread wrote shows up as a wrong result. Every buffer
 // is compared afterwards; the tool fails when any differs by more than the
@@ -28,7 +30,7 @@
 // buffers: an access past a view that a wrong result would not show (a
 // padded row's load, whose result is never stored) fails the run too.
 //
-//   kiln-emulate-gpu kernels.mlir --arch=nvidia [--tf32]
+//   kiln-emulate-gpu kernels.mlir --arch=nvidia [--tf32] [--wgmma]
 //
 //===----------------------------------------------------------------------===//
 #include "emulate-gpu/MemoryTraffic.h"
@@ -84,6 +86,11 @@ static llvm::cl::opt<std::string>
          llvm::cl::init("nvidia"));
 static llvm::cl::opt<bool> tf32("tf32",
                                 llvm::cl::desc("nvidia: float32 matmuls as TF32"));
+static llvm::cl::opt<bool>
+    wgmma("wgmma",
+          llvm::cl::desc("nvidia: warpgroup matrix instructions (wgmma, "
+                         "sm_90a), as --target=cuda:sm_90a compiles"),
+          llvm::cl::init(false));
 static llvm::cl::opt<bool> bufferize(
     "bufferize",
     llvm::cl::desc("Kernels are tiled tensor code (kiln-compile --compile-to="
@@ -225,6 +232,8 @@ private:
 /// Exchange slots of one lane for a warp-wide instruction: operands A
 /// [0, 8), B [8, 12), C [12, 16), the result D [16, 20).
 constexpr int kSlot = 20;
+/// A wgmma's accumulators per thread, at most (m64n256: 128).
+constexpr int64_t kWgmmaScratch = 128;
 
 struct ThreadBlock {
   ThreadBlock(int threads, int warpSize)
@@ -232,10 +241,14 @@ struct ThreadBlock {
         slots(size_t(threads) * kSlot) {
     for (int w = 0; w < threads / warpSize; ++w)
       warpBarriers.push_back(std::make_unique<Barrier>(warpSize, false));
+    for (int g = 0; g < threads / kWarpgroup; ++g)
+      warpgroupBarriers.push_back(std::make_unique<Barrier>(kWarpgroup, false));
   }
+  /// Threads of an NVIDIA warpgroup (wgmma): 4 warps.
+  static constexpr int kWarpgroup = 128;
   int threads, warpSize;
   Barrier barrier;
-  std::vector<std::unique_ptr<Barrier>> warpBarriers;
+  std::vector<std::unique_ptr<Barrier>> warpBarriers, warpgroupBarriers;
   std::vector<float> slots;
 };
 
@@ -467,6 +480,115 @@ extern "C" void kiln_emu_async_wait(int64_t keep) {
     std::memset(copy.dst + copy.sourceBytes, 0, copy.bytes - copy.sourceBytes);
     return true;
   });
+}
+
+/// Workgroup buffers live in one arena whose start is aligned to 256 KiB,
+/// as a block's shared memory is one window: a wgmma matrix descriptor
+/// holds bits 4-17 of a shared-memory address, which here are an offset
+/// into the arena.
+struct WorkgroupArena {
+  static constexpr size_t kSpan = size_t(1) << 18;
+  uint8_t *base;
+  size_t used = 0;
+  WorkgroupArena()
+      : base(static_cast<uint8_t *>(
+            ::operator new(kSpan, std::align_val_t(kSpan)))) {}
+  ~WorkgroupArena() { ::operator delete(base, std::align_val_t(kSpan)); }
+  WorkgroupArena(const WorkgroupArena &) = delete;
+  WorkgroupArena &operator=(const WorkgroupArena &) = delete;
+  uint8_t *allocate(size_t bytes) {
+    used = llvm::alignTo(used, 256);
+    if (used + bytes > kSpan)
+      llvm::report_fatal_error("workgroup buffers over 256 KiB");
+    uint8_t *at = base + used;
+    used += bytes;
+    return at;
+  }
+};
+/// The arena of the kernel being emulated.
+WorkgroupArena *workgroupArena = nullptr;
+
+/// Set by a wgmma whose descriptors are not the same in every thread of
+/// its warpgroup, read outside the workgroup buffers or ask for a swizzle
+/// (none is generated); the first such.
+std::string wgmmaFault;
+
+/// wgmma.mma_async m64nNk16 with both operands in workgroup memory:
+/// `scratch` holds this thread's N/2 float32 accumulators and receives D.
+/// `flags`: bit 0 A is M-major (imm-trans-a), bit 1 B is N-major
+/// (imm-trans-b), bit 2 bfloat16 operands (else float16). PTX ISA
+/// ("Matrix Descriptor Format", "Shared Memory Matrix Layout", canonical
+/// layouts without swizzling, T = 8 16-bit elements a 16-byte row):
+/// descriptor bits 0-13 the start address >> 4, 16-29 the leading
+/// dimension byte offset >> 4 (LBO), 32-45 the stride dimension byte
+/// offset >> 4 (SBO), 62-63 the swizzle mode; element (mn, k) of a
+/// K-major operand at start + (mn / 8) SBO + (k / 8) LBO + 16 (mn % 8) +
+/// 2 (k % 8), of an MN-major one at start + (mn / 8) SBO + (k / 8) LBO +
+/// 16 (k % 8) + 2 (mn % 8). D: warp w of the warpgroup holds rows 16w + g
+/// and 16w + g + 8 (g = lane / 4, t = lane % 4), d[4c + 2i + j] at row
+/// 16w + g + 8i, column 8c + 2t + j. Computed when issued (no other
+/// thread's registers are involved); that it is waited for before the
+/// registers or the buffers are touched again is the code generator's
+/// (wgmma.wait_group 0 ends each stage).
+extern "C" void kiln_emu_wgmma(float *, float *scratch, int64_t offset,
+                               int64_t, int64_t, int64_t descriptorA,
+                               int64_t descriptorB, int64_t n, int64_t flags) {
+  ThreadBlock &block = *currentBlock;
+  int64_t thread = scheduler.current();
+  int64_t group = thread / ThreadBlock::kWarpgroup;
+  if (group >= int64_t(block.warpgroupBarriers.size())) {
+    if (wgmmaFault.empty())
+      wgmmaFault = "a wgmma in a block whose threads are no whole warpgroups";
+    return;
+  }
+  // Every thread of the warpgroup gives the same descriptors (PTX: "must
+  // be same across all the warps").
+  float *slot = &block.slots[size_t(thread) * kSlot];
+  std::memcpy(slot, &descriptorA, 8);
+  std::memcpy(slot + 2, &descriptorB, 8);
+  Barrier &groupBarrier = *block.warpgroupBarriers[group];
+  groupBarrier.arriveAndWait();
+  const float *first =
+      &block.slots[size_t(group * ThreadBlock::kWarpgroup) * kSlot];
+  if (std::memcmp(first, slot, 16) != 0 && wgmmaFault.empty())
+    wgmmaFault = "wgmma descriptors that differ within a warpgroup";
+  groupBarrier.arriveAndWait();
+
+  bool bf16 = flags & 4;
+  auto element = [&](int64_t descriptor, bool mnMajor, int64_t mn,
+                     int64_t k) -> double {
+    auto field = [&](int shift) { return ((descriptor >> shift) & 0x3FFF) << 4; };
+    if ((uint64_t(descriptor) >> 62) != 0) {
+      if (wgmmaFault.empty())
+        wgmmaFault = "a wgmma descriptor with a swizzle mode";
+      return 0;
+    }
+    int64_t at = field(0) + (mn / 8) * field(32) + (k / 8) * field(16) +
+                 (mnMajor ? 16 * (k % 8) + 2 * (mn % 8)
+                          : 16 * (mn % 8) + 2 * (k % 8));
+    const uint8_t *address = workgroupArena->base + at;
+    if (!withinOne(workgroupRanges, address, 2)) {
+      if (wgmmaFault.empty())
+        wgmmaFault = "a wgmma reads outside the workgroup buffers";
+      return 0;
+    }
+    uint16_t raw;
+    std::memcpy(&raw, address, 2);
+    const llvm::fltSemantics &semantics =
+        bf16 ? llvm::APFloat::BFloat() : llvm::APFloat::IEEEhalf();
+    return llvm::APFloat(semantics, llvm::APInt(16, raw)).convertToDouble();
+  };
+  int64_t warp = (thread / 32) % 4, lane = thread % 32;
+  int64_t g = lane / 4, t = lane % 4;
+  for (int64_t v = 0; v < n / 2; ++v) {
+    int64_t row = 16 * warp + g + 8 * ((v % 4) / 2);
+    int64_t column = 8 * (v / 4) + 2 * t + v % 2;
+    double sum = scratch[offset + v];
+    for (int64_t k = 0; k < 16; ++k)
+      sum += element(descriptorA, flags & 1, row, k) *
+             element(descriptorB, flags & 2, column, k);
+    scratch[offset + v] = float(sum);
+  }
 }
 
 /// gpu.shuffle xor over the whole warp: returns the bits lane
@@ -703,6 +825,52 @@ LogicalResult emulateBFloat16Mma(OpBuilder &b, NVVM::MmaOp mma) {
   return success();
 }
 
+/// nvvm.wgmma.mma_async m64nNk16 of float16 or bfloat16 into float32
+/// (kiln-contract-with-matrix-cores with wgmma) as a call of
+/// kiln_emu_wgmma: the accumulator struct's elements through a scratch
+/// buffer.
+LogicalResult emulateWgmma(OpBuilder &b, NVVM::WgmmaMmaAsyncOp mma) {
+  Location loc = mma.getLoc();
+  NVVM::MMAShapeAttr shape = mma.getShape();
+  NVVM::WGMMATypes operand = mma.getTypeA();
+  if (shape.getM() != 64 || shape.getK() != 16 || mma.getTypeB() != operand ||
+      (operand != NVVM::WGMMATypes::f16 && operand != NVVM::WGMMATypes::bf16) ||
+      mma.getTypeD() != NVVM::WGMMATypes::f32 ||
+      mma.getScaleD() != NVVM::WGMMAScaleOut::one ||
+      mma.getScaleA() != NVVM::WGMMAScaleIn::one ||
+      mma.getScaleB() != NVVM::WGMMAScaleIn::one || 2 * kWgmmaScratch < shape.getN())
+    return mma.emitError("only wgmma.mma_async m64nNk16 of float16 or "
+                         "bfloat16 into float32, unscaled, is emulated");
+  auto f32 = b.getF32Type();
+  Value scratch = memref::AllocaOp::create(
+      b, loc, MemRefType::get({kWgmmaScratch}, f32));
+  int64_t registers = shape.getN() / 2;
+  auto at = [&](int64_t i) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, i);
+  };
+  for (int64_t i = 0; i < registers; ++i)
+    memref::StoreOp::create(
+        b, loc, LLVM::ExtractValueOp::create(b, loc, mma.getInouts(), i),
+        scratch, ValueRange{at(i)});
+  // layoutA col: A M-major; layoutB row: B N-major (imm-trans 1).
+  int64_t flags = (mma.getLayoutA() == NVVM::MMALayout::col ? 1 : 0) |
+                  (mma.getLayoutB() == NVVM::MMALayout::row ? 2 : 0) |
+                  (operand == NVVM::WGMMATypes::bf16 ? 4 : 0);
+  func::CallOp::create(
+      b, loc, "kiln_emu_wgmma", TypeRange{},
+      ValueRange{scratch, mma.getDescriptorA(), mma.getDescriptorB(),
+                 arith::ConstantIntOp::create(b, loc, shape.getN(), 64),
+                 arith::ConstantIntOp::create(b, loc, flags, 64)});
+  Value result = LLVM::UndefOp::create(b, loc, mma->getResult(0).getType());
+  for (int64_t i = 0; i < registers; ++i)
+    result = LLVM::InsertValueOp::create(
+        b, loc, result,
+        memref::LoadOp::create(b, loc, scratch, ValueRange{at(i)}), i);
+  mma->getResult(0).replaceAllUsesWith(result);
+  mma->erase();
+  return success();
+}
+
 /// Turns `kernel` into func.func @emulated_<name>(buffers..., workgroup
 /// buffers..., block id, thread id) in `module`. With `tracer`, its global
 /// and workgroup-memory accesses call kiln_emu_access first.
@@ -807,6 +975,14 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
       copy.getAsyncToken().replaceAllUsesWith(
           arith::ConstantIndexOp::create(b, loc, 0).getResult());
       op->erase();
+    } else if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp,
+                   NVVM::WgmmaWaitGroupSyncOp, NVVM::FenceProxyOp>(op)) {
+      // Ordering only: the emulated wgmma completes when issued, and one
+      // address space holds what both proxies see.
+      op->erase();
+    } else if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
+      if (failed(emulateWgmma(b, mma)))
+        return failure();
     } else if (auto group = dyn_cast<nvgpu::DeviceAsyncCreateGroupOp>(op)) {
       func::CallOp::create(b, loc, "kiln_emu_async_commit", TypeRange{},
                            ValueRange{});
@@ -910,17 +1086,28 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
 /// Allocates bytes 256-byte aligned, as the runtime's arena places every
 /// tensor on the GPU: --memory-traffic counts 32-byte sectors and banks
 /// from the addresses.
+/// With an arena (workgroup buffers), allocates from it.
 template <typename T> struct DeviceAlignedAllocator {
   using value_type = T;
   static constexpr std::align_val_t kAlignment{256};
+  WorkgroupArena *arena = nullptr;
   DeviceAlignedAllocator() = default;
+  explicit DeviceAlignedAllocator(WorkgroupArena *arena) : arena(arena) {}
   template <typename U>
-  DeviceAlignedAllocator(const DeviceAlignedAllocator<U> &) {}
+  DeviceAlignedAllocator(const DeviceAlignedAllocator<U> &other)
+      : arena(other.arena) {}
   T *allocate(size_t count) {
+    if (arena)
+      return reinterpret_cast<T *>(arena->allocate(count * sizeof(T)));
     return static_cast<T *>(::operator new(count * sizeof(T), kAlignment));
   }
-  void deallocate(T *pointer, size_t) { ::operator delete(pointer, kAlignment); }
-  bool operator==(const DeviceAlignedAllocator &) const { return true; }
+  void deallocate(T *pointer, size_t) {
+    if (!arena)
+      ::operator delete(pointer, kAlignment);
+  }
+  bool operator==(const DeviceAlignedAllocator &other) const {
+    return arena == other.arena;
+  }
 };
 
 /// A host buffer for one memref argument, with its descriptor fields
@@ -932,7 +1119,8 @@ struct Buffer {
   int64_t offset = 0;
   SmallVector<int64_t> sizes, strides;
 
-  explicit Buffer(MemRefType t) : type(t) {
+  explicit Buffer(MemRefType t, WorkgroupArena *arena = nullptr)
+      : type(t), bytes(DeviceAlignedAllocator<uint8_t>(arena)) {
     bytes.resize(std::max<int64_t>(1, t.getNumElements()) * elementBytes());
     pointer = bytes.data();
     sizes.assign(t.getShape().begin(), t.getShape().end());
@@ -1143,7 +1331,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
         arch == "amd" ? kiln::kStaticWorkgroupBytes
                       : kiln::cudaWorkgroupMemoryLimit(kiln::CudaTargetSpec{{"sm_90"}});
   std::string gpuPipeline =
-      kiln::gpuThreadMappingPasses(arch, warpSize, tf32, workgroupMemory);
+      kiln::gpuThreadMappingPasses(arch, warpSize, tf32, workgroupMemory,
+                                   wgmma && arch == "nvidia");
   if (failed(runPipeline(*module, gpuPipeline)) ||
       failed(runPipeline(*reference,
                          "func.func(scf-forall-to-for),"
@@ -1198,6 +1387,9 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
            b.getI64Type()});
   declare("kiln_emu_async_copy",
           {b.getI64Type(), b.getI64Type(), b.getI64Type(), b.getI64Type()});
+  declare("kiln_emu_wgmma",
+          {MemRefType::get({kWgmmaScratch}, b.getF32Type()), b.getI64Type(),
+           b.getI64Type(), b.getI64Type(), b.getI64Type()});
   declare("kiln_emu_async_commit", {});
   declare("kiln_emu_async_wait", {b.getI64Type()});
   declare("kiln_emu_access", {b.getI64Type(), b.getI64Type(), b.getI64Type()});
@@ -1269,6 +1461,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
               reinterpret_cast<void *>(&kiln_emu_async_copy)},
           {"kiln_emu_async_commit",
            reinterpret_cast<void *>(&kiln_emu_async_commit)},
+          {"kiln_emu_wgmma", reinterpret_cast<void *>(&kiln_emu_wgmma)},
           {"kiln_emu_async_wait",
            reinterpret_cast<void *>(&kiln_emu_async_wait)},
           {"kiln_emu_out_of_bounds",
@@ -1302,10 +1495,12 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     return failure();
   }
   ThreadBlock device(threads, warpSize);
+  WorkgroupArena arena;
+  workgroupArena = &arena;
   std::vector<Buffer> sharedBuffers;
   sharedBuffers.reserve(shared.size());
   for (MemRefType type : shared)
-    sharedBuffers.emplace_back(type); // reserved: no buffer moves
+    sharedBuffers.emplace_back(type, &arena); // reserved: no buffer moves
   currentKernel = name.str();
   globalRanges.clear();
   workgroupRanges.clear();
@@ -1315,6 +1510,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     workgroupRanges.push_back({buffer.bytes.data(), buffer.bytes.size()});
   asyncCopyOutOfBounds = false;
   misalignedAccess.clear();
+  wgmmaFault.clear();
   auto resetShared = [&] {
     for (Buffer &buffer : sharedBuffers)
       for (int64_t e = 0; e < buffer.count(); ++e)
@@ -1356,6 +1552,11 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     llvm::outs() << name << ": " << blocks << " blocks x " << threads
                  << " threads: a cp.async copies outside the kernel's "
                     "buffers: OUT OF BOUNDS\n";
+    return failure();
+  }
+  if (!wgmmaFault.empty()) {
+    llvm::outs() << name << ": " << blocks << " blocks x " << threads
+                 << " threads: " << wgmmaFault << ": WGMMA FAULT\n";
     return failure();
   }
   if (!misalignedAccess.empty()) {

@@ -106,11 +106,13 @@ std::string kiln::gpuBufferizePasses() {
 
 std::string kiln::gpuThreadMappingPasses(llvm::StringRef matrixArch,
                                          int64_t lanes, bool tf32,
-                                         int64_t workgroupMemoryBytes) {
+                                         int64_t workgroupMemoryBytes,
+                                         bool wgmma) {
   std::string workgroupMemory =
       " workgroup-memory-bytes=" + std::to_string(workgroupMemoryBytes);
   return "func.func(kiln-contract-with-matrix-cores{arch=" + matrixArch.str() +
-         (tf32 ? " tf32=true" : "") + workgroupMemory +
+         (tf32 ? " tf32=true" : "") + (wgmma ? " wgmma=true" : "") +
+         workgroupMemory +
          "}),"
          "func.func(kiln-contract-with-thread-tiles),"
          "func.func(kiln-distribute-rows-to-lanes{lanes=" +
@@ -127,10 +129,11 @@ std::string kiln::gpuThreadMappingPasses(llvm::StringRef matrixArch,
 /// warp, and make every kernel a gpu.func of one gpu.module.
 static std::string gpuKernelsPrefix(llvm::StringRef matrixArch,
                                     int64_t lanes, bool tf32,
-                                    int64_t workgroupMemoryBytes) {
+                                    int64_t workgroupMemoryBytes,
+                                    bool wgmma = false) {
   return "builtin.module(" + gpuBufferizePasses() + "," +
          gpuThreadMappingPasses(matrixArch, lanes, tf32,
-                                workgroupMemoryBytes) +
+                                workgroupMemoryBytes, wgmma) +
          ",";
 }
 
@@ -146,15 +149,19 @@ static std::string cudaKernelsPipeline(const CompileOptions &options) {
   int64_t workgroupMemory = cudaWorkgroupMemoryLimit(*spec);
   if (options.workgroupMemoryLimit > 0)
     workgroupMemory = std::min(workgroupMemory, options.workgroupMemoryLimit);
+  bool wgmma = cudaTargetHasWgmma(*spec);
   std::string pipeline =
-      gpuKernelsPrefix("nvidia", 32, options.allowTf32, workgroupMemory) +
+      gpuKernelsPrefix("nvidia", 32, options.allowTf32, workgroupMemory,
+                       wgmma) +
       "kiln-dynamic-workgroup-memory," +
       (options.narrowGpuIndices ? "kiln-narrow-gpu-indices," : "") +
       "gpu.module(gpu.func(kiln-hoist-static-allocas),"
       "expand-strided-metadata,lower-affine,kiln-convert-nvgpu-to-nvvm," +
       (toolkit ? "" : "kiln-approximate-math,") +
       "convert-scf-to-cf,"
-      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1},"
+      "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1}," +
+      // wgmma.mma_async has no LLVM intrinsic: it becomes inline PTX.
+      (wgmma ? "convert-nvvm-to-llvm," : "") +
       "kiln-extern-dynamic-shared-memory" +
       (toolkit ? "" : ",kiln-libdevice-to-intrinsics") + "),";
   // sm_90 needs PTX 8.0; the same ISA version serves every chip we support.

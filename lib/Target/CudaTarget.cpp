@@ -41,6 +41,12 @@ int64_t kiln::cudaWorkgroupMemoryLimit(const CudaTargetSpec &spec) {
   return bytes;
 }
 
+bool kiln::cudaTargetHasWgmma(const CudaTargetSpec &spec) {
+  return !spec.chips.empty() &&
+         llvm::all_of(spec.chips,
+                      [](const std::string &chip) { return chip == "sm_90a"; });
+}
+
 bool kiln::isCudaTarget(StringRef target) {
   return target == "cuda" || target.starts_with("cuda:");
 }

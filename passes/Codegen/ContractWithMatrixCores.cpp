@@ -20,6 +20,12 @@
 // fragments from there: each operand element is read from global memory
 // once per block instead of once per warp and subtile.
 //
+// On sm_90a alone (wgmma=true) a staged block whose rows 64 divides is one
+// warpgroup (4 warps) per 64 rows instead, each running wgmma.mma_async
+// m64nNk16 (N the block's columns) with both operands read from the
+// cp.async stage buffers, laid out as the instruction's core matrices,
+// through matrix descriptors (chooseWarpgroups, emitWarpgroupStage).
+//
 // A convolution is an implicit GEMM: M its output width, N its filters, K
 // its input channels; its window loops (kh, kw) run around the K steps and
 // the input's `o * stride + k` indices are computed per element.
@@ -226,6 +232,7 @@ struct ContractWithMatrixCoresPass
       block->padK(k);
     if (!chooseWarpLayout(*block))
       return;
+    warpgroups = wgmma && arch == "nvidia" && chooseWarpgroups(*block);
     scf::ForallOp forall = block->forall;
     IRRewriter rewriter(&getContext());
     rewriter.setInsertionPointToStart(forall.getBody());
@@ -271,11 +278,150 @@ struct ContractWithMatrixCoresPass
       func->setAttr("kiln.warp_tile",
                     rewriter.getDenseI64ArrayAttr({warpRows, warpCols}));
     }
-    StringRef instruction = arch != "nvidia" ? "mfma 16x16x16"
-                            : block->loops.operandType.isF32()
-                                ? "mma.sync m16n8k8 tf32"
-                                : "mma.sync m16n8k16";
+    std::string instruction = arch != "nvidia" ? "mfma 16x16x16"
+                              : warpgroups
+                                  ? "wgmma m64n" + std::to_string(tileN) + "k16"
+                              : block->loops.operandType.isF32()
+                                  ? "mma.sync m16n8k8 tf32"
+                                  : "mma.sync m16n8k16";
     func->setAttr("kiln.matrix_cores", rewriter.getStringAttr(instruction));
+  }
+
+  /// Whether the block's warps form warpgroups running wgmma (decided by
+  /// chooseWarpgroups).
+  bool warpgroups = false;
+
+  /// Makes the block warpgroups for wgmma m64nNk16 when it can be: 16-bit
+  /// operands, rows that 64 divides (a warpgroup of 4 warps per 64 rows,
+  /// warp w of a warpgroup holding its rows 16w..16w+15 at every column,
+  /// which is the mma.sync accumulator layout per 8 columns: the
+  /// fragments' positions, epilogue and stores stay those of a warp tile
+  /// of 16 x tileN) and stages cp.async copies into core-matrix buffers.
+  /// Otherwise leaves the mma.sync layout and returns false.
+  bool chooseWarpgroups(OutputBlock &block) {
+    if (!isSixteenBitFloat(block.loops.operandType) || tileM % 64 != 0 ||
+        tileN % 8 != 0 || tileN > 256)
+      return false;
+    int64_t mmaRows = warpRows, mmaCols = warpCols;
+    warpRows = kTile;
+    warpCols = tileN;
+    block.coreMatrixStages = true;
+    std::array<bool, 2> kMajor = {block.operandContiguousAlongTile(0),
+                                  block.operandContiguousAlongTile(1)};
+    if (staged() && asyncPipeline(block, kMajor))
+      return true;
+    warpRows = mmaRows;
+    warpCols = mmaCols;
+    block.coreMatrixStages = false;
+    return false;
+  }
+
+  /// The matrix descriptor (PTX ISA, "Matrix Descriptor Format") of the
+  /// core matrices of the stage buffer `shared` from (`tileIndex`, `k`):
+  /// the start address's bits 4-17, the leading (K) and stride (M or N)
+  /// byte offsets over 16, no swizzle. The allocation's address (shared
+  /// memory is one window under 256 KiB, so adding 16-byte units to bits
+  /// 4-17 never carries out of them) is the loop-invariant part; a
+  /// stage's and a core matrix's offsets are added in 16-byte units.
+  Value matrixDescriptor(OpBuilder &b, Location loc, OutputBlock &block,
+                         unsigned input, bool kMajor, Value shared,
+                         Value tileIndex, Value k) {
+    auto i64 = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, v, 64);
+    };
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value allocation = arith::IndexCastUIOp::create(
+        b, loc, b.getI64Type(),
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared));
+    OutputBlock::CoreMatrixStrides strides =
+        block.coreMatrixStrides(input, stageK, kMajor);
+    int64_t fields = ((strides.leading >> 4) << 16) |
+                     ((strides.stride >> 4) << 32);
+    Value base = arith::OrIOp::create(
+        b, loc,
+        arith::ShRUIOp::create(
+            b, loc, arith::AndIOp::create(b, loc, allocation, i64(0x3FFFF)),
+            i64(4)),
+        i64(fields));
+    // The view's offset (a stage of the set) and the core matrix's 16-byte
+    // row, in 16-byte units.
+    auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, shared);
+    int64_t perUnit = 16 / (block.loops.operandType.getIntOrFloatBitWidth() / 8);
+    Value units = arith::AddIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, metadata.getOffset(), index(perUnit)),
+        block.coreMatrixRow(b, loc, input, stageK, kMajor, tileIndex, k));
+    return arith::AddIOp::create(
+        b, loc, base,
+        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), units));
+  }
+
+  /// One stage of warpgroup matrix instructions: the accumulators (two
+  /// vector<2x2xf32> per 16 columns, ownedPositions' order, which is
+  /// wgmma's register order d[4 (column / 8) + 2 i + j]) go into one
+  /// m64nNk16 per 16 along K of the stage, issued as one group after a
+  /// wgmma.fence and waited for before the stage ends (its buffers are
+  /// refilled after the next barrier).
+  SmallVector<Value> emitWarpgroupStage(OpBuilder &b, Location loc,
+                                        OutputBlock &block,
+                                        std::array<bool, 2> kMajor,
+                                        Value sharedA, Value sharedB,
+                                        Value warpgroupRow, ValueRange accs) {
+    Type f32 = b.getF32Type();
+    int64_t registers = 4 * int64_t(accs.size());
+    auto structType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(registers, f32));
+    Value d = LLVM::UndefOp::create(b, loc, structType);
+    for (int64_t e = 0; e < registers; ++e)
+      d = LLVM::InsertValueOp::create(
+          b, loc, d,
+          vector::ExtractOp::create(b, loc, accs[e / 4],
+                                    ArrayRef<int64_t>{(e % 4) / 2, e % 2}),
+          e);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    NVVM::WGMMATypes operand = block.loops.operandType.isF16()
+                                   ? NVVM::WGMMATypes::f16
+                                   : NVVM::WGMMATypes::bf16;
+    // K-major operands are A "row" and B "col" (imm-trans 0); MN-major
+    // ones the other way round (imm-trans 1).
+    auto layout = [&](unsigned input) {
+      bool kContiguous = !kMajor[input];
+      return (input == 0) == kContiguous ? NVVM::MMALayout::row
+                                         : NVVM::MMALayout::col;
+    };
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    for (int64_t kk = 0; kk < stageK; kk += kTile) {
+      Value k = arith::ConstantIndexOp::create(b, loc, kk);
+      Value descriptorA = matrixDescriptor(b, loc, block, 0, kMajor[0],
+                                           sharedA, warpgroupRow, k);
+      Value descriptorB =
+          matrixDescriptor(b, loc, block, 1, kMajor[1], sharedB, zero, k);
+      d = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, structType, d, descriptorA, descriptorB,
+          NVVM::MMAShapeAttr::get(b.getContext(), 64, tileN, kTile),
+          NVVM::WGMMATypesAttr::get(b.getContext(), operand),
+          NVVM::WGMMATypesAttr::get(b.getContext(), operand),
+          NVVM::WGMMATypesAttr::get(b.getContext(), NVVM::WGMMATypes::f32),
+          NVVM::WGMMAScaleOutAttr::get(b.getContext(),
+                                       NVVM::WGMMAScaleOut::one),
+          NVVM::WGMMAScaleInAttr::get(b.getContext(), NVVM::WGMMAScaleIn::one),
+          NVVM::WGMMAScaleInAttr::get(b.getContext(), NVVM::WGMMAScaleIn::one),
+          NVVM::MMALayoutAttr::get(b.getContext(), layout(0)),
+          NVVM::MMALayoutAttr::get(b.getContext(), layout(1)),
+          NVVM::MMAIntOverflowAttr());
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    SmallVector<Value> next;
+    for (int64_t e = 0; e < registers; e += 4) {
+      SmallVector<Value> elements;
+      for (int64_t i = 0; i < 4; ++i)
+        elements.push_back(LLVM::ExtractValueOp::create(b, loc, d, e + i));
+      next.push_back(vector::FromElementsOp::create(
+          b, loc, VectorType::get({2, 2}, f32), elements));
+    }
+    return next;
   }
 
   int64_t lanes() const { return arch == "nvidia" ? 32 : 64; }
@@ -809,14 +955,15 @@ struct ContractWithMatrixCoresPass
       // either way round (.trans), so each operand's buffer keeps the
       // order it has in global memory and the copies store whole runs.
       // Elsewhere fragments are loaded element by element from [tile][k].
-      bool ldmatrix = nvidia && !operandType.isF32();
+      bool ldmatrix = nvidia && !operandType.isF32() && !warpgroups;
+      // wgmma reads either order too (imm-trans).
       std::array<bool, 2> kMajor = {
-          ldmatrix && block.operandContiguousAlongTile(0),
-          ldmatrix && block.operandContiguousAlongTile(1)};
+          (ldmatrix || warpgroups) && block.operandContiguousAlongTile(0),
+          (ldmatrix || warpgroups) && block.operandContiguousAlongTile(1)};
       // cp.async where every copy is a whole 16-byte run (sm_80+, every
       // chip the cuda target takes); it may choose another stage depth.
       std::optional<std::pair<int64_t, int64_t>> pipeline;
-      if (ldmatrix)
+      if (ldmatrix || warpgroups)
         pipeline = asyncPipeline(block, kMajor);
       if (pipeline)
         stageK = pipeline->first;
@@ -829,8 +976,21 @@ struct ContractWithMatrixCoresPass
                                           input, stageK, kMajor[input]);
       };
       std::array<bool, 2> swizzled = {swizzles(0), swizzles(1)};
+      // The first row of this thread's warpgroup's 64.
+      Value warpgroupRow =
+          warpgroups
+              ? arith::MulIOp::create(
+                    b, loc,
+                    arith::DivUIOp::create(b, loc, thread,
+                                           c(4 * lanes())),
+                    c(64))
+                    .getResult()
+              : Value();
       auto computeStage =
           [&](OpBuilder &b, Value sharedA, Value sharedB, ValueRange accs) {
+            if (warpgroups)
+              return emitWarpgroupStage(b, loc, block, kMajor, sharedA,
+                                        sharedB, warpgroupRow, accs);
             auto fromStage = [&](unsigned input, Value tileIndex,
                                  Value k) -> Value {
               return memref::LoadOp::create(

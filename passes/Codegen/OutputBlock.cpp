@@ -3,6 +3,7 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -1162,6 +1163,10 @@ SmallVector<Value> OutputBlock::issueAsyncStageCopies(
     Value row = kMajor ? k : tileIndex, column = kMajor ? tileIndex : k;
     if (stageSwizzles(input, stageK, kMajor))
       column = swizzledColumn(b, loc, shared, row, column);
+    if (coreMatrixStages) {
+      row = coreMatrixRow(b, loc, input, stageK, kMajor, tileIndex, k);
+      column = c(0);
+    }
     // A copy of no bytes reads nothing, wherever it points (as CUTLASS's
     // zero-filling copies rely on): no select on its address, which the
     // device can then step by the stage's offset alone.
@@ -1257,6 +1262,14 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
     // everyone's have, and nobody still reads the buffer of stage s - 1.
     nvgpu::DeviceAsyncWaitOp::create(b, loc, iterArgs[tokenAt],
                                      b.getI32IntegerAttr(buffers - 2));
+    // wgmma reads the stage through the async proxy: this thread's
+    // copies (generic proxy writes) are made visible to it before the
+    // barrier publishes them.
+    if (coreMatrixStages)
+      NVVM::FenceProxyOp::create(
+          b, loc, NVVM::ProxyKind::async_shared,
+          NVVM::SharedSpaceAttr::get(b.getContext(),
+                                     NVVM::SharedSpace::shared_cta));
     gpu::BarrierOp::create(b, loc);
     Value which = arith::RemUIOp::create(b, loc, stage, c(buffers));
     Value ahead = arith::AddIOp::create(b, loc, stage, c(buffers - 1));
@@ -1380,6 +1393,10 @@ SmallVector<int64_t, 2> OutputBlock::stageBufferShape(unsigned input,
                                                      int64_t stageK,
                                                      bool kMajor,
                                                      bool swizzled) const {
+  if (coreMatrixStages) {
+    int64_t perRow = 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
+    return {(input == 0 ? tileM : tileN) * stageK / perRow, perRow};
+  }
   int64_t pad =
       swizzled ? 0 : 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
   int64_t extent = input == 0 ? tileM : tileN;
@@ -1390,6 +1407,8 @@ SmallVector<int64_t, 2> OutputBlock::stageBufferShape(unsigned input,
 
 bool OutputBlock::stageSwizzles(unsigned input, int64_t stageK,
                                 bool kMajor) const {
+  if (coreMatrixStages)
+    return false;
   int64_t rowBytes = stageBufferShape(input, stageK, kMajor, true)[1] *
                      loops.operandType.getIntOrFloatBitWidth() / 8;
   return rowBytes == 32 || rowBytes == 64;
@@ -1423,6 +1442,49 @@ Value OutputBlock::swizzledColumn(OpBuilder &b, Location loc, Value shared,
           c(chunks)),
       c(16 / elementBytes));
   return arith::XOrIOp::create(b, loc, column, permutation);
+}
+
+Value OutputBlock::coreMatrixRow(OpBuilder &b, Location loc, unsigned input,
+                                 int64_t stageK, bool kMajor, Value tileIndex,
+                                 Value k) const {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto div = [&](Value x, int64_t by) -> Value {
+    return arith::DivUIOp::create(b, loc, x, c(by));
+  };
+  auto rem = [&](Value x, int64_t by) -> Value {
+    return arith::RemUIOp::create(b, loc, x, c(by));
+  };
+  int64_t perRow = 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
+  int64_t extent = input == 0 ? tileM : tileN;
+  // A core matrix is 8 rows of 16 bytes: K-major, 8 tile indices' runs
+  // along K; MN-major, 8 k's runs along the tile.
+  Value matrix, rowInMatrix;
+  if (kMajor) {
+    matrix = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, div(k, 8), c(extent / perRow)),
+        div(tileIndex, perRow));
+    rowInMatrix = rem(k, 8);
+  } else {
+    matrix = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, div(tileIndex, 8), c(stageK / perRow)),
+        div(k, perRow));
+    rowInMatrix = rem(tileIndex, 8);
+  }
+  return arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, matrix, c(8)), rowInMatrix);
+}
+
+OutputBlock::CoreMatrixStrides
+OutputBlock::coreMatrixStrides(unsigned input, int64_t stageK,
+                               bool kMajor) const {
+  int64_t perRow = 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
+  int64_t extent = input == 0 ? tileM : tileN;
+  if (kMajor)
+    return {extent / perRow * 128, 128};
+  return {128, stageK / perRow * 128};
 }
 
 int64_t OutputBlock::stageBufferBytes(unsigned input, int64_t stageK,

@@ -230,6 +230,31 @@ public:
   /// cp.async cannot take): padded, their stores took twice the
   /// conflict-free wavefronts.
   bool registerStagesSwizzle(unsigned input, int64_t stageK, bool kMajor);
+  /// wgmma (sm_90a) reads its operands from workgroup memory through
+  /// matrix descriptors, in the ISA's canonical layout without swizzling:
+  /// 8 x 16-byte core matrices, each 128 contiguous bytes. With
+  /// `coreMatrixStages`, the cp.async pipeline's stage buffers are rows
+  /// of 16 bytes (stageBufferShape: [extent * stageK / 16 bytes][16
+  /// bytes]), core matrix after core matrix: K-major ([tile index][k]
+  /// operands) with K's core matrices inner, MN-major ([k][tile index])
+  /// with the tile's inner. After their copies land, each thread fences
+  /// them for the async proxy that wgmma reads through.
+  bool coreMatrixStages = false;
+  /// The 16-byte row of a core-matrix stage buffer of operand `input`
+  /// where the run at (`tileIndex`, `k`) starts (`tileIndex` a multiple of
+  /// the run along the tile when `kMajor`, `k` along K otherwise).
+  mlir::Value coreMatrixRow(mlir::OpBuilder &b, mlir::Location loc,
+                            unsigned input, int64_t stageK, bool kMajor,
+                            mlir::Value tileIndex, mlir::Value k) const;
+  /// A core-matrix stage buffer's strides in bytes, as a matrix
+  /// descriptor takes them: `leading` between core matrices adjacent
+  /// along K, `stride` between ones adjacent along M or N.
+  struct CoreMatrixStrides {
+    int64_t leading, stride;
+  };
+  CoreMatrixStrides coreMatrixStrides(unsigned input, int64_t stageK,
+                                      bool kMajor) const;
+
   /// The column at which element (`row`, `column`) of the swizzled stage
   /// buffer `shared` lives: its 16-byte chunk XOR-permuted by the row's
   /// place in its 128-byte line of banks. `column` starts a chunk.

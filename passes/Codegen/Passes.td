@@ -320,6 +320,13 @@ def ContractWithMatrixCores
     stage, into as many buffers per operand as fit `workgroup-memory-bytes`
     of workgroup memory, up to four: up to three stages in flight, each waited for at
     the top of the iteration that computes it).
+    With `wgmma=true` (NVIDIA sm_90a only), a block whose rows 64 divide
+    and whose stages cp.async copies is one warpgroup (4 warps) per 64
+    rows instead, each issuing `nvvm.wgmma.mma_async` m64nNk16 (N the
+    block's columns) with both operands read from the stage buffers
+    through matrix descriptors: the buffers hold 8x16-byte core matrices
+    (OutputBlock::coreMatrixStages), and each stage's instructions are
+    one wgmma group waited for before the next stage's barrier.
     Such kernels are marked
     `kiln.cooperative` (one forall iteration per GPU block) with their
     `kiln.warp_tile`. The block's other ops (the accumulator's fill, the
@@ -336,7 +343,10 @@ def ContractWithMatrixCores
     Option<"workgroupMemoryBytes", "workgroup-memory-bytes", "int64_t",
            "kiln::kStaticWorkgroupBytes",
            "Workgroup memory a block may use (the target's limit; above 48 "
-           "KiB a CUDA kernel takes it as dynamic shared memory)">
+           "KiB a CUDA kernel takes it as dynamic shared memory)">,
+    Option<"wgmma", "wgmma", "bool", "false",
+           "nvidia: warpgroup matrix instructions (wgmma.mma_async, "
+           "sm_90a only) for blocks of 64 or 128 rows">
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::vector::VectorDialect",
                            "mlir::nvgpu::NVGPUDialect", "mlir::NVVM::NVVMDialect",

@@ -96,10 +96,12 @@ void registerCompilerDialects(mlir::DialectRegistry &registry);
 /// small temporaries on the stack; then matrix instructions
 /// (`matrixArch` nvidia or amd), rows on the lanes of a warp, and one
 /// gpu.func per kernel, whose blocks may use `workgroupMemoryBytes` of
-/// workgroup memory (the stage buffers are sized to it).
+/// workgroup memory (the stage buffers are sized to it); `wgmma`: NVIDIA
+/// warpgroup matrix instructions (sm_90a).
 std::string gpuBufferizePasses();
 std::string gpuThreadMappingPasses(llvm::StringRef matrixArch, int64_t lanes,
-                                   bool tf32, int64_t workgroupMemoryBytes);
+                                   bool tf32, int64_t workgroupMemoryBytes,
+                                   bool wgmma = false);
 
 /// Adds the passes of one phase (the artifact phase has none: it is
 /// serialization).

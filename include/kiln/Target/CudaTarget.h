@@ -21,6 +21,11 @@ struct CudaTargetSpec {
 /// sm_89).
 int64_t cudaWorkgroupMemoryLimit(const CudaTargetSpec &spec);
 
+/// True when every chip of `spec` is sm_90a, whose kernels may then use
+/// warpgroup matrix instructions (wgmma; one gpu.module serves every chip
+/// of a target, and sm_90 without `a` or earlier chips lack them).
+bool cudaTargetHasWgmma(const CudaTargetSpec &spec);
+
 /// True for "cuda" and "cuda:...".
 bool isCudaTarget(llvm::StringRef target);
 

@@ -1,0 +1,155 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia wgmma=true}),canonicalize)' | FileCheck %s
+// RUN: kiln-emulate-gpu %s --arch=nvidia --wgmma | FileCheck %s --check-prefix=EMU
+
+// sm_90a (wgmma=true): a 64x64 float16 block is one warpgroup (4 warps,
+// 128 threads) running wgmma.mma_async m64n64k16 with both operands read
+// from the stage buffers through matrix descriptors. The buffers hold
+// 8x16-byte core matrices, 128 contiguous bytes each, as rows of 16
+// bytes: A ([row][k] in global memory, K-major) with K's core matrices
+// inner, B ([k][column], N-major) with N's inner; each cp.async of 16
+// bytes lands in one such row. Descriptors: the start address's bits 4-17
+// (the allocation's, plus the stage's and the core matrix's offsets in
+// 16-byte units), the leading
+// byte offset (between core matrices along K) and the stride byte offset
+// (along M or N), both over 16, in bits 16-29 and 32-45: A's 128 and 512
+// bytes (4 core matrices along a stage of 32: (8 << 16) | (32 << 32)),
+// B's 1024 and 128 ((64 << 16) | (8 << 32)). After its copies land, each
+// thread fences them for the async proxy wgmma reads through; each stage
+// is one wgmma group (a fence, two instructions of 16 along K, a commit),
+// waited for before the next stage's barrier lets its buffer be
+// refilled. Warp w holds rows 16w..16w+15 at every column: the mma.sync
+// layout per 8 columns, so the epilogue (the bias) and the stores are
+// those of a 16x64 warp tile.
+// CHECK-LABEL: func.func @matmul_f16
+// CHECK-SAME: kiln.lanes = 128 : i64
+// CHECK-SAME: kiln.matrix_cores = "wgmma m64n64k16"
+// CHECK-SAME: kiln.warp_tile = array<i64: 16, 64>
+// CHECK-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x256x8xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x256x8xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<64x128xf16, strided<[128, 1], offset: ?>> to memref<256x8xf16, strided<[8, 1], offset: ?>, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK-NEXT: nvgpu.device_async_wait %{{.+}} {numGroups = 2 : i32}
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: nvvm.wgmma.commit
+// CHECK: memref.extract_aligned_pointer_as_index
+// CHECK: arith.andi %{{.+}}, %c262143_i64
+// CHECK: arith.shrui %{{.+}}, %c4_i64
+// CHECK: arith.ori %{{.+}}, %c137439477760_i64
+// CHECK: %[[DA:.+]] = arith.addi %{{.+}} : i64
+// CHECK: arith.ori %{{.+}}, %c34363932672_i64
+// CHECK: %[[DB:.+]] = arith.addi %{{.+}} : i64
+// CHECK: nvvm.wgmma.mma_async %[[DA]], %[[DB]], %{{.+}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
+// CHECK: nvvm.wgmma.mma_async
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.yield
+// CHECK-COUNT-32: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[256, 1], offset: ?>>
+// CHECK-NOT: memref.store
+// EMU: matmul_f16: 8 blocks x 128 threads, wgmma m64n64k16, 2 workgroup buffers: max error {{.*}}: OK
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+func.func @matmul_f16(%x: memref<128x128xf16>, %w: memref<128x256xf16>, %b: memref<256xf32>, %y: memref<128x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (128, 256) step (64, 64) {
+    %xs = memref.subview %x[%i, 0] [64, 128] [1, 1] : memref<128x128xf16> to memref<64x128xf16, strided<[128, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [128, 64] [1, 1] : memref<128x256xf16> to memref<128x64xf16, strided<[256, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [64, 64] [1, 1] : memref<128x256xf32> to memref<64x64xf32, strided<[256, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<64x64xf32, strided<[256, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<64x128xf16, strided<[128, 1], offset: ?>>, memref<128x64xf16, strided<[256, 1], offset: ?>>) outs(%ys : memref<64x64xf32, strided<[256, 1], offset: ?>>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.extf %in : f16 to f32
+      %2 = arith.mulf %1, %0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+    %bs = memref.subview %b[%j] [64] [1] : memref<256xf32> to memref<64xf32, strided<[1], offset: ?>>
+    linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel"]} ins(%ys, %bs : memref<64x64xf32, strided<[256, 1], offset: ?>>, memref<64xf32, strided<[1], offset: ?>>) outs(%ys : memref<64x64xf32, strided<[256, 1], offset: ?>>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %0 = arith.addf %in, %in_0 : f32
+      linalg.yield %0 : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// A 128x128 bfloat16 block with B transposed in global memory ([column][k],
+// K-major, as Gemm's transB=1 gives it) and A transposed ([k][row],
+// M-major): two warpgroups (256 threads), each wgmma m64n128k16 at its 64
+// rows of A's buffer. A's descriptor strides are the MN-major ones (LBO
+// 2048 bytes between core matrices along K, SBO 128 along M: (128 << 16)
+// | (8 << 32)) and its layout `col` (imm-trans-a 1); B's the K-major ones
+// ((8 << 16) | (32 << 32)), layout `col` (imm-trans-b 0).
+// CHECK-LABEL: func.func @gemm_bf16_transposed
+// CHECK-SAME: kiln.lanes = 256 : i64
+// CHECK-SAME: kiln.matrix_cores = "wgmma m64n128k16"
+// CHECK: %[[TID:.+]] = gpu.thread_id x
+// CHECK-NEXT: arith.divui %[[TID]], %c32
+// CHECK: %[[TID2:.+]] = gpu.thread_id x
+// CHECK-NEXT: %[[GROUP:.+]] = arith.divui %[[TID2]], %c128
+// CHECK-NEXT: arith.muli %[[GROUP]], %c64
+// CHECK-NEXT: memref.alloc() {alignment = 16 : i64} : memref<3x512x8xbf16, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: arith.ori %{{.+}}, %c34368126976_i64
+// CHECK: %[[DA:.+]] = arith.addi %{{.+}} : i64
+// CHECK: arith.ori %{{.+}}, %c137439477760_i64
+// CHECK: %[[DB:.+]] = arith.addi %{{.+}} : i64
+// CHECK: nvvm.wgmma.mma_async %[[DA]], %[[DB]], %{{.+}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
+// EMU: gemm_bf16_transposed: 4 blocks x 256 threads, wgmma m64n128k16, 2 workgroup buffers: max error {{.*}}: OK
+#at = affine_map<(d0, d1, d2) -> (d1, d0)>
+#bt = affine_map<(d0, d1, d2) -> (d2, d1)>
+#ct = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @gemm_bf16_transposed(%x: memref<64x256xbf16>, %w: memref<256x64xbf16>, %y: memref<256x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (256, 256) step (128, 128) {
+    %xs = memref.subview %x[0, %i] [64, 128] [1, 1] : memref<64x256xbf16> to memref<64x128xbf16, strided<[256, 1], offset: ?>>
+    %ws = memref.subview %w[%j, 0] [128, 64] [1, 1] : memref<256x64xbf16> to memref<128x64xbf16, strided<[64, 1], offset: ?>>
+    %ys = memref.subview %y[%i, %j] [128, 128] [1, 1] : memref<256x256xf32> to memref<128x128xf32, strided<[256, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#at, #bt, #ct], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<64x128xbf16, strided<[256, 1], offset: ?>>, memref<128x64xbf16, strided<[64, 1], offset: ?>>) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>) {
+    ^bb0(%in: bf16, %in_0: bf16, %out: f32):
+      %0 = arith.extf %in_0 : bf16 to f32
+      %1 = arith.extf %in : bf16 to f32
+      %2 = arith.mulf %1, %0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+  }
+  return
+}
+
+// -----
+
+// Blocks whose rows 64 does not divide stay on mma.sync.
+// CHECK-LABEL: func.func @rows32
+// CHECK-SAME: kiln.matrix_cores = "mma.sync m16n8k16"
+// CHECK-NOT: nvvm.wgmma
+// EMU: rows32: {{.*}} mma.sync m16n8k16, {{.*}}: OK
+#ar = affine_map<(d0, d1, d2) -> (d0, d1)>
+#br = affine_map<(d0, d1, d2) -> (d1, d2)>
+#cr = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @rows32(%x: memref<64x64xf16>, %w: memref<64x64xf16>, %y: memref<64x64xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  scf.forall (%i, %j) = (0, 0) to (64, 64) step (32, 64) {
+    %xs = memref.subview %x[%i, 0] [32, 64] [1, 1] : memref<64x64xf16> to memref<32x64xf16, strided<[64, 1], offset: ?>>
+    %ys = memref.subview %y[%i, 0] [32, 64] [1, 1] : memref<64x64xf32> to memref<32x64xf32, strided<[64, 1], offset: ?>>
+    linalg.fill ins(%zero : f32) outs(%ys : memref<32x64xf32, strided<[64, 1], offset: ?>>)
+    linalg.generic {indexing_maps = [#ar, #br, #cr], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %w : memref<32x64xf16, strided<[64, 1], offset: ?>>, memref<64x64xf16>) outs(%ys : memref<32x64xf32, strided<[64, 1], offset: ?>>) {
+    ^bb0(%in: f16, %in_0: f16, %out: f32):
+      %0 = arith.extf %in_0 : f16 to f32
+      %1 = arith.extf %in : f16 to f32
+      %2 = arith.mulf %1, %0 : f32
+      %3 = arith.addf %out, %2 : f32
+      linalg.yield %3 : f32
+    }
+  }
+  return
+}
