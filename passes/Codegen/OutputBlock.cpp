@@ -1395,7 +1395,9 @@ SmallVector<int64_t, 2> OutputBlock::stageBufferShape(unsigned input,
                                                      bool swizzled) const {
   if (coreMatrixStages) {
     int64_t perRow = 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
-    return {(input == 0 ? tileM : tileN) * stageK / perRow, perRow};
+    int64_t slowExtent = kMajor ? stageK : (input == 0 ? tileM : tileN);
+    return {slowExtent / 8 * coreMatrixSpacing(input, stageK, kMajor).slow,
+            perRow};
   }
   int64_t pad =
       swizzled ? 0 : 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
@@ -1444,47 +1446,56 @@ Value OutputBlock::swizzledColumn(OpBuilder &b, Location loc, Value shared,
   return arith::XOrIOp::create(b, loc, column, permutation);
 }
 
+OutputBlock::CoreMatrixSpacing
+OutputBlock::coreMatrixSpacing(unsigned input, int64_t stageK,
+                               bool kMajor) const {
+  int64_t perRow = 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
+  int64_t extent = input == 0 ? tileM : tileN;
+  // Runs of 16 bytes along the contiguous dim: consecutive threads copy
+  // consecutive ones (stagePlace), so the 8 copies of a wavefront are
+  // `runs` core matrices adjacent along that dim (at most 8) times
+  // 8 / runs consecutive rows of them. A row's 16 bytes fall in banks
+  // 4 (place in its matrix) .. +3 plus the matrix's start: spacing the
+  // adjacent matrices 8 + 8 / runs rows apart (mod 8) gives each copy
+  // of the wavefront its own 4 banks.
+  int64_t runsPerRow = (kMajor ? extent : stageK) / perRow;
+  int64_t runs = std::min<int64_t>(runsPerRow, 8);
+  int64_t fast = 8 + (8 / runs) % 8;
+  // The groups of 8 rows: past the last matrix of a row, a multiple of 8
+  // (a wavefront never spans two groups).
+  int64_t slow = llvm::alignTo((runsPerRow - 1) * fast + 8, 8);
+  return {fast, slow};
+}
+
 Value OutputBlock::coreMatrixRow(OpBuilder &b, Location loc, unsigned input,
                                  int64_t stageK, bool kMajor, Value tileIndex,
                                  Value k) const {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  auto div = [&](Value x, int64_t by) -> Value {
-    return arith::DivUIOp::create(b, loc, x, c(by));
-  };
-  auto rem = [&](Value x, int64_t by) -> Value {
-    return arith::RemUIOp::create(b, loc, x, c(by));
-  };
   int64_t perRow = 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
-  int64_t extent = input == 0 ? tileM : tileN;
   // A core matrix is 8 rows of 16 bytes: K-major, 8 tile indices' runs
   // along K; MN-major, 8 k's runs along the tile.
-  Value matrix, rowInMatrix;
-  if (kMajor) {
-    matrix = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, div(k, 8), c(extent / perRow)),
-        div(tileIndex, perRow));
-    rowInMatrix = rem(k, 8);
-  } else {
-    matrix = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, div(tileIndex, 8), c(stageK / perRow)),
-        div(k, perRow));
-    rowInMatrix = rem(tileIndex, 8);
-  }
-  return arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, matrix, c(8)), rowInMatrix);
+  Value along = kMajor ? tileIndex : k, across = kMajor ? k : tileIndex;
+  CoreMatrixSpacing spacing = coreMatrixSpacing(input, stageK, kMajor);
+  Value group = arith::DivUIOp::create(b, loc, across, c(8));
+  Value chunk = arith::DivUIOp::create(b, loc, along, c(perRow));
+  Value matrixRow = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, group, c(spacing.slow)),
+      arith::MulIOp::create(b, loc, chunk, c(spacing.fast)));
+  return arith::AddIOp::create(b, loc, matrixRow,
+                               arith::RemUIOp::create(b, loc, across, c(8)));
 }
 
 OutputBlock::CoreMatrixStrides
 OutputBlock::coreMatrixStrides(unsigned input, int64_t stageK,
                                bool kMajor) const {
-  int64_t perRow = 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
-  int64_t extent = input == 0 ? tileM : tileN;
+  CoreMatrixSpacing spacing = coreMatrixSpacing(input, stageK, kMajor);
+  // The contiguous dim's spacing is K's for a K-major operand, M's or N's
+  // for an MN-major one.
   if (kMajor)
-    return {extent / perRow * 128, 128};
-  return {128, stageK / perRow * 128};
+    return {16 * spacing.slow, 16 * spacing.fast};
+  return {16 * spacing.fast, 16 * spacing.slow};
 }
 
 int64_t OutputBlock::stageBufferBytes(unsigned input, int64_t stageK,

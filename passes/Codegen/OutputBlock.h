@@ -232,14 +232,26 @@ public:
   bool registerStagesSwizzle(unsigned input, int64_t stageK, bool kMajor);
   /// wgmma (sm_90a) reads its operands from workgroup memory through
   /// matrix descriptors, in the ISA's canonical layout without swizzling:
-  /// 8 x 16-byte core matrices, each 128 contiguous bytes. With
+  /// 8 x 16-byte core matrices, each 128 contiguous bytes, placed at any
+  /// two 16-byte multiples apart along K and along M or N. With
   /// `coreMatrixStages`, the cp.async pipeline's stage buffers are rows
-  /// of 16 bytes (stageBufferShape: [extent * stageK / 16 bytes][16
-  /// bytes]), core matrix after core matrix: K-major ([tile index][k]
-  /// operands) with K's core matrices inner, MN-major ([k][tile index])
-  /// with the tile's inner. After their copies land, each thread fences
-  /// them for the async proxy that wgmma reads through.
+  /// of 16 bytes (stageBufferShape), the core matrices adjacent along
+  /// the operand's contiguous dim (K for [tile index][k] operands, the
+  /// tile for [k][tile index] ones) coreMatrixSpacing().fast rows apart,
+  /// groups of 8 rows along the other .slow apart. After their copies
+  /// land, each thread fences them for the async proxy that wgmma reads
+  /// through.
   bool coreMatrixStages = false;
+  /// Core matrix spacing in 16-byte rows: `fast` between matrices
+  /// adjacent along the operand's contiguous dim (8 plus 8 over the
+  /// matrices a wavefront of copies spans, so that its 8 copies of 16
+  /// bytes take distinct banks: the packed layout put 4 or 8 of them in
+  /// the same 4 banks), `slow` between groups of 8 rows along the other.
+  struct CoreMatrixSpacing {
+    int64_t fast, slow;
+  };
+  CoreMatrixSpacing coreMatrixSpacing(unsigned input, int64_t stageK,
+                                      bool kMajor) const;
   /// The 16-byte row of a core-matrix stage buffer of operand `input`
   /// where the run at (`tileIndex`, `k`) starts (`tileIndex` a multiple of
   /// the run along the tile when `kMajor`, `k` along K otherwise).

@@ -1,32 +1,36 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia wgmma=true}),canonicalize)' | FileCheck %s
-// RUN: kiln-emulate-gpu %s --arch=nvidia --wgmma | FileCheck %s --check-prefix=EMU
+// RUN: kiln-emulate-gpu %s --arch=nvidia --wgmma --memory-traffic | FileCheck %s --check-prefix=EMU
 
 // sm_90a (wgmma=true): a 64x64 float16 block is one warpgroup (4 warps,
 // 128 threads) running wgmma.mma_async m64n64k16 with both operands read
 // from the stage buffers through matrix descriptors. The buffers hold
 // 8x16-byte core matrices, 128 contiguous bytes each, as rows of 16
-// bytes: A ([row][k] in global memory, K-major) with K's core matrices
-// inner, B ([k][column], N-major) with N's inner; each cp.async of 16
-// bytes lands in one such row. Descriptors: the start address's bits 4-17
-// (the allocation's, plus the stage's and the core matrix's offsets in
-// 16-byte units), the leading
-// byte offset (between core matrices along K) and the stride byte offset
-// (along M or N), both over 16, in bits 16-29 and 32-45: A's 128 and 512
-// bytes (4 core matrices along a stage of 32: (8 << 16) | (32 << 32)),
-// B's 1024 and 128 ((64 << 16) | (8 << 32)). After its copies land, each
-// thread fences them for the async proxy wgmma reads through; each stage
-// is one wgmma group (a fence, two instructions of 16 along K, a commit),
+// bytes; each cp.async of 16 bytes lands in one such row. Core matrices
+// adjacent along the operand's contiguous dim are spaced so that the 8
+// copies of a wavefront take distinct banks: A ([row][k] in global
+// memory, K-major; a wavefront copies 4 runs along K of 2 rows) 160
+// bytes apart along K, its groups of 8 rows 640 apart (320 rows of 16
+// bytes); B ([k][column], N-major; a wavefront copies 8 runs along N)
+// 144 bytes apart along N, 8 k's 1152 apart (288 rows). Descriptors:
+// the start address's bits 4-17 (the allocation's, plus the stage's and
+// the core matrix's offsets in 16-byte units), the leading byte offset
+// (between core matrices along K) and the stride byte offset (along M or
+// N), both over 16, in bits 16-29 and 32-45: A's (10 << 16) | (40 <<
+// 32), B's (72 << 16) | (9 << 32). After its copies land, each thread
+// fences them for the async proxy wgmma reads through; each stage is one
+// wgmma group (a fence, two instructions of 16 along K, a commit),
 // waited for before the next stage's barrier lets its buffer be
 // refilled. Warp w holds rows 16w..16w+15 at every column: the mma.sync
 // layout per 8 columns, so the epilogue (the bias) and the stores are
-// those of a 16x64 warp tile.
+// those of a 16x64 warp tile. (kiln-emulate-gpu --memory-traffic: the
+// stage copies take the conflict-free 4 wavefronts a request.)
 // CHECK-LABEL: func.func @matmul_f16
 // CHECK-SAME: kiln.lanes = 128 : i64
 // CHECK-SAME: kiln.matrix_cores = "wgmma m64n64k16"
 // CHECK-SAME: kiln.warp_tile = array<i64: 16, 64>
-// CHECK-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x256x8xf16, #gpu.address_space<workgroup>>
-// CHECK-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x256x8xf16, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<64x128xf16, strided<[128, 1], offset: ?>> to memref<256x8xf16, strided<[8, 1], offset: ?>, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x320x8xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x288x8xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<64x128xf16, strided<[128, 1], offset: ?>> to memref<320x8xf16, strided<[8, 1], offset: ?>, #gpu.address_space<workgroup>>
 // CHECK: scf.for
 // CHECK-NEXT: nvgpu.device_async_wait %{{.+}} {numGroups = 2 : i32}
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
@@ -37,9 +41,9 @@
 // CHECK: memref.extract_aligned_pointer_as_index
 // CHECK: arith.andi %{{.+}}, %c262143_i64
 // CHECK: arith.shrui %{{.+}}, %c4_i64
-// CHECK: arith.ori %{{.+}}, %c137439477760_i64
+// CHECK: arith.ori %{{.+}}, %c171799347200_i64
 // CHECK: %[[DA:.+]] = arith.addi %{{.+}} : i64
-// CHECK: arith.ori %{{.+}}, %c34363932672_i64
+// CHECK: arith.ori %{{.+}}, %c38659424256_i64
 // CHECK: %[[DB:.+]] = arith.addi %{{.+}} : i64
 // CHECK: nvvm.wgmma.mma_async %[[DA]], %[[DB]], %{{.+}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 // CHECK: nvvm.wgmma.mma_async
@@ -49,6 +53,7 @@
 // CHECK-COUNT-32: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[256, 1], offset: ?>>
 // CHECK-NOT: memref.store
 // EMU: matmul_f16: 8 blocks x 128 threads, wgmma m64n64k16, 2 workgroup buffers: max error {{.*}}: OK
+// EMU-NEXT: matmul_f16: memory: {{.*}} workgroup stores 512 requests, 4.00 wavefronts each, 1.00x the conflict-free count
 #a = affine_map<(d0, d1, d2) -> (d0, d1)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
 #c = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -84,10 +89,12 @@ func.func @matmul_f16(%x: memref<128x128xf16>, %w: memref<128x256xf16>, %b: memr
 // A 128x128 bfloat16 block with B transposed in global memory ([column][k],
 // K-major, as Gemm's transB=1 gives it) and A transposed ([k][row],
 // M-major): two warpgroups (256 threads), each wgmma m64n128k16 at its 64
-// rows of A's buffer. A's descriptor strides are the MN-major ones (LBO
-// 2048 bytes between core matrices along K, SBO 128 along M: (128 << 16)
-// | (8 << 32)) and its layout `col` (imm-trans-a 1); B's the K-major ones
-// ((8 << 16) | (32 << 32)), layout `col` (imm-trans-b 0).
+// rows of A's buffer. In 48 KiB, four buffers of 16 along K. A's
+// descriptor strides are MN-major ones (its 16 runs of a k's row in
+// matrices 144 bytes apart along M, the leading offset between 8 k's
+// 2304: (144 << 16) | (9 << 32)) and its layout `col` (imm-trans-a 1);
+// B's K-major ones (a wavefront's 2 runs along K of 4 columns, 192 bytes
+// apart: (12 << 16) | (24 << 32)), layout `col` (imm-trans-b 0).
 // CHECK-LABEL: func.func @gemm_bf16_transposed
 // CHECK-SAME: kiln.lanes = 256 : i64
 // CHECK-SAME: kiln.matrix_cores = "wgmma m64n128k16"
@@ -96,14 +103,16 @@ func.func @matmul_f16(%x: memref<128x128xf16>, %w: memref<128x256xf16>, %b: memr
 // CHECK: %[[TID2:.+]] = gpu.thread_id x
 // CHECK-NEXT: %[[GROUP:.+]] = arith.divui %[[TID2]], %c128
 // CHECK-NEXT: arith.muli %[[GROUP]], %c64
-// CHECK-NEXT: memref.alloc() {alignment = 16 : i64} : memref<3x512x8xbf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: memref.alloc() {alignment = 16 : i64} : memref<4x288x8xbf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: memref.alloc() {alignment = 16 : i64} : memref<4x384x8xbf16, #gpu.address_space<workgroup>>
 // CHECK: scf.for
-// CHECK: arith.ori %{{.+}}, %c34368126976_i64
+// CHECK: arith.ori %{{.+}}, %c38664142848_i64
 // CHECK: %[[DA:.+]] = arith.addi %{{.+}} : i64
-// CHECK: arith.ori %{{.+}}, %c137439477760_i64
+// CHECK: arith.ori %{{.+}}, %c103080001536_i64
 // CHECK: %[[DB:.+]] = arith.addi %{{.+}} : i64
 // CHECK: nvvm.wgmma.mma_async %[[DA]], %[[DB]], %{{.+}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
 // EMU: gemm_bf16_transposed: 4 blocks x 256 threads, wgmma m64n128k16, 2 workgroup buffers: max error {{.*}}: OK
+// EMU-NEXT: gemm_bf16_transposed: memory: {{.*}} workgroup stores {{[0-9]+}} requests, 4.00 wavefronts each, 1.00x the conflict-free count
 #at = affine_map<(d0, d1, d2) -> (d1, d0)>
 #bt = affine_map<(d0, d1, d2) -> (d2, d1)>
 #ct = affine_map<(d0, d1, d2) -> (d0, d2)>
