@@ -20,7 +20,8 @@
 // semantics here are written from the PTX ISA (mma.sync m16n8k16 and m16n8k8 TF32
 // fragment layouts, ldmatrix, cp.async landing at its wait, wgmma's matrix
 // descriptors and core-matrix layouts, read from workgroup memory kept in
-// one 256 KiB-aligned arena so that a descriptor's address bits decode) and AMD's matrix instruction tables (v_mfma 16x16x16),
+// one 256 KiB-aligned arena so that a descriptor's address bits decode;
+// a cp.async into what a wgmma not yet waited for reads fails the kernel) and AMD's matrix instruction tables (v_mfma 16x16x16),
 // independently of the code generator. Workgroup memory starts as NaN, so a
 // read of a value no thread wrote shows up as a wrong result. Every buffer
 // is compared afterwards; the tool fails when any differs by more than the
@@ -59,6 +60,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -72,6 +74,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 #include <functional>
 #include <array>
 #include <limits>
@@ -411,6 +414,28 @@ std::vector<std::pair<const uint8_t *, size_t>> globalRanges, workgroupRanges;
 /// Set by a cp.async outside those ranges (any GPU thread).
 bool asyncCopyOutOfBounds = false;
 
+/// Set by a wgmma whose descriptors are not the same in every thread of
+/// its warpgroup, that reads outside the workgroup buffers or asks for a
+/// swizzle (none is generated), by a cp.async into what a wgmma in flight
+/// reads, or by a wgmma never waited for; the first such.
+std::string wgmmaFault;
+
+/// wgmma operands in flight: the 16-byte rows of workgroup memory that
+/// wgmma groups not yet waited for read (counted per instruction, as its
+/// warpgroup's first thread issued it), and per warpgroup those
+/// instructions' rows with their commit group (-1: not committed). A
+/// cp.async may land as soon as it is issued, so one that writes such a
+/// row is a race on the device (where the emulated copy lands only at its
+/// wait, it would go unnoticed).
+std::unordered_map<const uint8_t *, int> wgmmaReadRows;
+struct PendingWgmma {
+  int64_t group;
+  std::vector<const uint8_t *> rows;
+};
+std::vector<std::vector<PendingWgmma>> pendingWgmmas;
+std::vector<int64_t> committedWgmmaGroups;
+
+
 bool withinOne(const std::vector<std::pair<const uint8_t *, size_t>> &ranges,
                const uint8_t *start, int64_t bytes) {
   return llvm::any_of(ranges, [&](const auto &range) {
@@ -456,6 +481,11 @@ extern "C" void kiln_emu_async_copy(int64_t dst, int64_t src, int64_t bytes,
     asyncCopyOutOfBounds = true;
     return;
   }
+  for (int64_t at = 0; at < bytes; at += 16)
+    if (wgmmaReadRows.count(to + at - (reinterpret_cast<uintptr_t>(to + at) % 16)) &&
+        wgmmaFault.empty())
+      wgmmaFault = "a cp.async writes workgroup memory that a wgmma not yet "
+                   "waited for reads";
   pendingCopies[scheduler.current()].push_back({to, from, bytes, sourceBytes, -1});
 }
 
@@ -508,10 +538,42 @@ struct WorkgroupArena {
 /// The arena of the kernel being emulated.
 WorkgroupArena *workgroupArena = nullptr;
 
-/// Set by a wgmma whose descriptors are not the same in every thread of
-/// its warpgroup, read outside the workgroup buffers or ask for a swizzle
-/// (none is generated); the first such.
-std::string wgmmaFault;
+
+/// The warpgroup's first thread stands for it in the bookkeeping above.
+bool leadsWarpgroup(int64_t thread) {
+  return thread % ThreadBlock::kWarpgroup == 0;
+}
+
+/// wgmma.commit_group: the warpgroup's uncommitted instructions become
+/// its newest group.
+extern "C" void kiln_emu_wgmma_commit() {
+  int64_t thread = scheduler.current();
+  if (!leadsWarpgroup(thread))
+    return;
+  int64_t group = thread / ThreadBlock::kWarpgroup;
+  for (PendingWgmma &mma : pendingWgmmas[group])
+    if (mma.group < 0)
+      mma.group = committedWgmmaGroups[group];
+  ++committedWgmmaGroups[group];
+}
+
+/// wgmma.wait_group `keep`: every committed group but the `keep` newest
+/// has finished reading its operands.
+extern "C" void kiln_emu_wgmma_wait(int64_t keep) {
+  int64_t thread = scheduler.current();
+  if (!leadsWarpgroup(thread))
+    return;
+  int64_t group = thread / ThreadBlock::kWarpgroup;
+  int64_t limit = committedWgmmaGroups[group] - keep;
+  llvm::erase_if(pendingWgmmas[group], [&](const PendingWgmma &mma) {
+    if (mma.group < 0 || mma.group >= limit)
+      return false;
+    for (const uint8_t *row : mma.rows)
+      if (--wgmmaReadRows[row] == 0)
+        wgmmaReadRows.erase(row);
+    return true;
+  });
+}
 
 /// wgmma.mma_async m64nNk16 with both operands in workgroup memory:
 /// `scratch` holds this thread's N/2 float32 accumulators and receives D.
@@ -555,6 +617,29 @@ extern "C" void kiln_emu_wgmma(float *, float *scratch, int64_t offset,
   groupBarrier.arriveAndWait();
 
   bool bf16 = flags & 4;
+  // The 16-byte rows this instruction reads (its warpgroup's first thread
+  // records them, reading every element of A and B once).
+  if (leadsWarpgroup(thread)) {
+    llvm::SmallPtrSet<const uint8_t *, 32> rows;
+    auto addRows = [&](int64_t descriptor, bool mnMajor, int64_t extent) {
+      auto field = [&](int shift) {
+        return ((descriptor >> shift) & 0x3FFF) << 4;
+      };
+      for (int64_t mn = 0; mn < extent; ++mn)
+        for (int64_t k = 0; k < 16; ++k)
+          rows.insert(workgroupArena->base + field(0) + (mn / 8) * field(32) +
+                      (k / 8) * field(16) +
+                      16 * (mnMajor ? k % 8 : mn % 8));
+    };
+    addRows(descriptorA, flags & 1, 64);
+    addRows(descriptorB, flags & 2, n);
+    PendingWgmma &mma = pendingWgmmas[group].emplace_back();
+    mma.group = -1;
+    for (const uint8_t *row : rows) {
+      mma.rows.push_back(row);
+      ++wgmmaReadRows[row];
+    }
+  }
   auto element = [&](int64_t descriptor, bool mnMajor, int64_t mn,
                      int64_t k) -> double {
     auto field = [&](int shift) { return ((descriptor >> shift) & 0x3FFF) << 4; };
@@ -975,10 +1060,18 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
       copy.getAsyncToken().replaceAllUsesWith(
           arith::ConstantIndexOp::create(b, loc, 0).getResult());
       op->erase();
-    } else if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp,
-                   NVVM::WgmmaWaitGroupSyncOp, NVVM::FenceProxyOp>(op)) {
-      // Ordering only: the emulated wgmma completes when issued, and one
+    } else if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::FenceProxyOp>(op)) {
+      // Ordering only: the emulated wgmma computes when issued, and one
       // address space holds what both proxies see.
+      op->erase();
+    } else if (isa<NVVM::WgmmaGroupSyncAlignedOp>(op)) {
+      func::CallOp::create(b, loc, "kiln_emu_wgmma_commit", TypeRange{},
+                           ValueRange{});
+      op->erase();
+    } else if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
+      func::CallOp::create(
+          b, loc, "kiln_emu_wgmma_wait", TypeRange{},
+          ValueRange{arith::ConstantIntOp::create(b, loc, wait.getGroup(), 64)});
       op->erase();
     } else if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
       if (failed(emulateWgmma(b, mma)))
@@ -1390,6 +1483,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   declare("kiln_emu_wgmma",
           {MemRefType::get({kWgmmaScratch}, b.getF32Type()), b.getI64Type(),
            b.getI64Type(), b.getI64Type(), b.getI64Type()});
+  declare("kiln_emu_wgmma_commit", {});
+  declare("kiln_emu_wgmma_wait", {b.getI64Type()});
   declare("kiln_emu_async_commit", {});
   declare("kiln_emu_async_wait", {b.getI64Type()});
   declare("kiln_emu_access", {b.getI64Type(), b.getI64Type(), b.getI64Type()});
@@ -1462,6 +1557,9 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
           {"kiln_emu_async_commit",
            reinterpret_cast<void *>(&kiln_emu_async_commit)},
           {"kiln_emu_wgmma", reinterpret_cast<void *>(&kiln_emu_wgmma)},
+          {"kiln_emu_wgmma_commit",
+           reinterpret_cast<void *>(&kiln_emu_wgmma_commit)},
+          {"kiln_emu_wgmma_wait", reinterpret_cast<void *>(&kiln_emu_wgmma_wait)},
           {"kiln_emu_async_wait",
            reinterpret_cast<void *>(&kiln_emu_async_wait)},
           {"kiln_emu_out_of_bounds",
@@ -1528,6 +1626,9 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   currentBlock = &device;
   pendingCopies.assign(threads, {});
   committedGroups.assign(threads, 0);
+  wgmmaReadRows.clear();
+  pendingWgmmas.assign(threads / ThreadBlock::kWarpgroup, {});
+  committedWgmmaGroups.assign(threads / ThreadBlock::kWarpgroup, 0);
   traffic.start(std::move(tracer.sites), threads, warpSize);
   scheduler.run(threads, [&](int64_t thread) {
     int64_t blockId = 0, threadId = thread;
@@ -1548,6 +1649,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     }
   });
 
+  if (!wgmmaReadRows.empty() && wgmmaFault.empty())
+    wgmmaFault = "a wgmma not waited for before its kernel ends";
   if (asyncCopyOutOfBounds) {
     llvm::outs() << name << ": " << blocks << " blocks x " << threads
                  << " threads: a cp.async copies outside the kernel's "

@@ -23,7 +23,9 @@
 // refilled. Warp w holds rows 16w..16w+15 at every column: the mma.sync
 // layout per 8 columns, so the epilogue (the bias) and the stores are
 // those of a 16x64 warp tile. (kiln-emulate-gpu --memory-traffic: the
-// stage copies take the conflict-free 4 wavefronts a request.)
+// stage copies take the conflict-free 4 wavefronts a request; the
+// emulator also fails a cp.async into rows that a wgmma not yet waited
+// for reads, as waiting with wait_group 1 here would make.)
 // CHECK-LABEL: func.func @matmul_f16
 // CHECK-SAME: kiln.lanes = 128 : i64
 // CHECK-SAME: kiln.matrix_cores = "wgmma m64n64k16"
