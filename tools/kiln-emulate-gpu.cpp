@@ -489,27 +489,48 @@ extern "C" void kiln_emu_async_copy(int64_t dst, int64_t src, int64_t bytes,
   pendingCopies[scheduler.current()].push_back({to, from, bytes, sourceBytes, -1});
 }
 
+/// Commit groups of asynchronous operations (cp.async, wgmma): each of
+/// `pending` has a `group`, -1 until committed. commit_group makes the
+/// uncommitted ones the newest group of the `committed` so far.
+template <typename Pending>
+void commitGroup(std::vector<Pending> &pending, int64_t &committed) {
+  for (Pending &op : pending)
+    if (op.group < 0)
+      op.group = committed;
+  ++committed;
+}
+
+/// wait_group `keep`: every committed group but the `keep` newest
+/// completes; `complete` runs for each of its operations, which then
+/// leave `pending`.
+template <typename Pending, typename Complete>
+void waitGroups(std::vector<Pending> &pending, int64_t committed, int64_t keep,
+                Complete complete) {
+  int64_t limit = committed - keep;
+  llvm::erase_if(pending, [&](const Pending &op) {
+    if (op.group < 0 || op.group >= limit)
+      return false;
+    complete(op);
+    return true;
+  });
+}
+
 /// cp.async.commit_group: the uncommitted copies become the newest group.
 extern "C" void kiln_emu_async_commit() {
   int64_t thread = scheduler.current();
-  for (PendingCopy &copy : pendingCopies[thread])
-    if (copy.group < 0)
-      copy.group = committedGroups[thread];
-  ++committedGroups[thread];
+  commitGroup(pendingCopies[thread], committedGroups[thread]);
 }
 
 /// cp.async.wait_group `keep`: every committed group but the `keep` newest
 /// lands.
 extern "C" void kiln_emu_async_wait(int64_t keep) {
   int64_t thread = scheduler.current();
-  int64_t limit = committedGroups[thread] - keep;
-  llvm::erase_if(pendingCopies[thread], [&](const PendingCopy &copy) {
-    if (copy.group < 0 || copy.group >= limit)
-      return false;
-    std::memcpy(copy.dst, copy.src, copy.sourceBytes);
-    std::memset(copy.dst + copy.sourceBytes, 0, copy.bytes - copy.sourceBytes);
-    return true;
-  });
+  waitGroups(pendingCopies[thread], committedGroups[thread], keep,
+             [](const PendingCopy &copy) {
+               std::memcpy(copy.dst, copy.src, copy.sourceBytes);
+               std::memset(copy.dst + copy.sourceBytes, 0,
+                           copy.bytes - copy.sourceBytes);
+             });
 }
 
 /// Workgroup buffers live in one arena whose start is aligned to 256 KiB,
@@ -538,7 +559,6 @@ struct WorkgroupArena {
 /// The arena of the kernel being emulated.
 WorkgroupArena *workgroupArena = nullptr;
 
-
 /// The warpgroup's first thread stands for it in the bookkeeping above.
 bool leadsWarpgroup(int64_t thread) {
   return thread % ThreadBlock::kWarpgroup == 0;
@@ -551,10 +571,7 @@ extern "C" void kiln_emu_wgmma_commit() {
   if (!leadsWarpgroup(thread))
     return;
   int64_t group = thread / ThreadBlock::kWarpgroup;
-  for (PendingWgmma &mma : pendingWgmmas[group])
-    if (mma.group < 0)
-      mma.group = committedWgmmaGroups[group];
-  ++committedWgmmaGroups[group];
+  commitGroup(pendingWgmmas[group], committedWgmmaGroups[group]);
 }
 
 /// wgmma.wait_group `keep`: every committed group but the `keep` newest
@@ -564,15 +581,12 @@ extern "C" void kiln_emu_wgmma_wait(int64_t keep) {
   if (!leadsWarpgroup(thread))
     return;
   int64_t group = thread / ThreadBlock::kWarpgroup;
-  int64_t limit = committedWgmmaGroups[group] - keep;
-  llvm::erase_if(pendingWgmmas[group], [&](const PendingWgmma &mma) {
-    if (mma.group < 0 || mma.group >= limit)
-      return false;
-    for (const uint8_t *row : mma.rows)
-      if (--wgmmaReadRows[row] == 0)
-        wgmmaReadRows.erase(row);
-    return true;
-  });
+  waitGroups(pendingWgmmas[group], committedWgmmaGroups[group], keep,
+             [](const PendingWgmma &mma) {
+               for (const uint8_t *row : mma.rows)
+                 if (--wgmmaReadRows[row] == 0)
+                   wgmmaReadRows.erase(row);
+             });
 }
 
 /// wgmma.mma_async m64nNk16 with both operands in workgroup memory:
