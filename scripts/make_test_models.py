@@ -1006,6 +1006,22 @@ def build_import_models():
         [vi("x", [2, 32, 14, 14])], [vi("y", [2, 32, 14, 14])],
         [init("w", weights(padded_rng, (32, 32, 3, 3), 32 * 9)),
          init("b", padded_rng.standard_normal(32).astype(np.float32))], opset=17)
+    # Two 1x1 convolutions with biases, the second adding the input back
+    # (a bottleneck's shape): at --precision=f16 in NHWC the first one's
+    # float16 output, whose accumulators start at its bias, is stored 8
+    # bytes a lane (test/Tools/emulate-gpu-model.test).
+    chain_rng = np.random.default_rng(3011)
+    imp("conv1x1_bias_chain",
+        [n("Conv", ["x", "w1", "b1"], ["c1"], "expand", kernel_shape=[1, 1]),
+         n("Relu", ["c1"], ["r1"], "relu1"),
+         n("Conv", ["r1", "w2", "b2"], ["c2"], "project", kernel_shape=[1, 1]),
+         n("Add", ["c2", "x"], ["s"], "add"),
+         n("Relu", ["s"], ["y"], "relu2")],
+        [vi("x", [2, 32, 32, 32])], [vi("y", [2, 32, 32, 32])],
+        [init("w1", weights(chain_rng, (64, 32, 1, 1), 32)),
+         init("b1", chain_rng.standard_normal(64).astype(np.float32)),
+         init("w2", weights(chain_rng, (32, 64, 1, 1), 64)),
+         init("b2", chain_rng.standard_normal(32).astype(np.float32))], opset=17)
     imp("conv1x1_7",
         [n("Conv", ["x", "w", "b"], ["c"], "conv", kernel_shape=[1, 1]),
          n("Relu", ["c"], ["y"], "relu")],

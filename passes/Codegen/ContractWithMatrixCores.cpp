@@ -261,15 +261,25 @@ struct ContractWithMatrixCoresPass
     // 16-bit rows along N: lane pairs swap halves of their fragments after
     // the reduction, so that each lane stores 4 consecutive elements (one
     // 8-byte store, a quad's 32 bytes one sector) instead of two pairs.
-    bool exchange = arch == "nvidia" && block->uniformInitialAccumulators() &&
+    // The ops before the contraction then run where the lane holds its
+    // accumulators (a bias broadcast along the rows: ResNet's convolutions)
+    // unless every accumulator starts at one value (a fill, or Gemm's alpha
+    // form, which starts at zero and adds the fill where it stores).
+    bool uniform = block->uniformInitialAccumulators();
+    bool exchange = arch == "nvidia" &&
+                    (uniform || block->prologueWritesOnlyAccumulator()) &&
                     block->storesSixteenBitRowsAlongN();
     SmallVector<OutputBlock::Position> positions =
         exchange ? exchangedPositions(rewriter, loc, lane, warpRow, warpCol)
                  : fragmentPositions;
-    block->rewrite(rewriter, positions, [&](OpBuilder &b) {
-      emitContraction(b, *block, lane, warpRow, warpCol, fragmentPositions,
-                      positions, exchange);
-    });
+    block->rewrite(
+        rewriter, positions,
+        [&](OpBuilder &b) {
+          emitContraction(b, *block, lane, warpRow, warpCol, fragmentPositions,
+                          positions, exchange);
+        },
+        exchange && !uniform ? ArrayRef(fragmentPositions)
+                             : ArrayRef<OutputBlock::Position>());
     func->setAttr("kiln.lanes", rewriter.getI64IntegerAttr(lanes() * warps()));
     if (staged()) {
       // One forall iteration per GPU block: its warps share the staged

@@ -657,31 +657,51 @@ void OutputBlock::emitAtPositions(OpBuilder &b, linalg::LinalgOp op,
   }
 }
 
+SmallVector<Value> OutputBlock::validities(OpBuilder &b,
+                                           ArrayRef<Position> positions) {
+  SmallVector<Value> valid;
+  if (validM == tileM && validN == tileN)
+    return valid;
+  Location loc = forall.getLoc();
+  for (const Position &position : positions) {
+    Value inside;
+    if (validM < tileM)
+      inside = isBelow(b, loc, position.first, validM);
+    if (validN < tileN) {
+      Value column = isBelow(b, loc, position.second, validN);
+      inside = inside ? arith::AndIOp::create(b, loc, inside, column) : column;
+    }
+    valid.push_back(inside);
+  }
+  return valid;
+}
+
 void OutputBlock::rewrite(OpBuilder &b, ArrayRef<Position> positions,
-                          function_ref<void(OpBuilder &)> emitContraction) {
+                          function_ref<void(OpBuilder &)> emitContraction,
+                          ArrayRef<Position> prologuePositions) {
   stored.clear();
   unreadStores.clear();
-  positionValid.clear();
-  if (validM < tileM || validN < tileN) {
-    b.setInsertionPoint(ops.front());
-    Location loc = forall.getLoc();
-    for (const Position &position : positions) {
-      Value valid;
-      if (validM < tileM)
-        valid = isBelow(b, loc, position.first, validM);
-      if (validN < tileN) {
-        Value column = isBelow(b, loc, position.second, validN);
-        valid = valid ? arith::AndIOp::create(b, loc, valid, column) : column;
-      }
-      positionValid.push_back(valid);
-    }
-  }
+  if (prologuePositions.empty())
+    prologuePositions = positions;
+  assert(prologuePositions.size() == positions.size() &&
+         "as many prologue positions as positions");
+  b.setInsertionPoint(ops.front());
+  SmallVector<Value> epilogueValid = validities(b, positions);
+  positionValid = prologuePositions == positions
+                      ? epilogueValid
+                      : validities(b, prologuePositions);
+  bool beforeContraction = true;
   for (linalg::LinalgOp op : ops) {
     b.setInsertionPoint(op);
-    if (op.getOperation() == contraction.getOperation())
+    if (op.getOperation() == contraction.getOperation()) {
+      // The contraction reads its initial accumulators (no validity) and
+      // stores its results at `positions`.
+      beforeContraction = false;
+      positionValid = epilogueValid;
       emitContraction(b);
-    else
-      emitAtPositions(b, op, positions);
+    } else {
+      emitAtPositions(b, op, beforeContraction ? prologuePositions : positions);
+    }
     op->erase();
   }
   erasePaddedBuffer();
@@ -1548,6 +1568,18 @@ bool OutputBlock::uniformInitialAccumulators() {
     if (fill && fill.getDpsInits()[0] == accumulator &&
         !isa<ShapedType>(fill.getInputs()[0].getType()))
       return true;
+  }
+  return false;
+}
+
+bool OutputBlock::prologueWritesOnlyAccumulator() {
+  Value accumulator = contraction.getDpsInits()[0];
+  for (linalg::LinalgOp op : ops) {
+    if (op.getOperation() == contraction.getOperation())
+      return true;
+    for (Value init : op.getDpsInits())
+      if (init != accumulator)
+        return false;
   }
   return false;
 }

@@ -73,9 +73,13 @@ public:
 
   /// Replaces every linalg op of the iteration, in order: the contraction
   /// by what `emitContraction` builds (at its place), each other op by its
-  /// body run at `positions` only. Erases the ops.
+  /// body run at `positions` only, or, for the ops before the contraction,
+  /// at `prologuePositions` when given (as many: the positions at which
+  /// the thread holds its accumulators when it stores them elsewhere).
+  /// Erases the ops.
   void rewrite(mlir::OpBuilder &b, llvm::ArrayRef<Position> positions,
-               llvm::function_ref<void(mlir::OpBuilder &)> emitContraction);
+               llvm::function_ref<void(mlir::OpBuilder &)> emitContraction,
+               llvm::ArrayRef<Position> prologuePositions = {});
 
   /// The accumulators' first values at `positions`: the output's current
   /// values (the fill), or zero when the products are scaled (the sum is
@@ -211,6 +215,11 @@ public:
   /// form, which starts at zero): lanes may then hold their accumulators
   /// at other positions than they store them at.
   bool uniformInitialAccumulators();
+  /// True when the ops before the contraction write only its accumulator
+  /// (a fill, a bias broadcast along the rows): run at the positions the
+  /// thread holds its accumulators at, they leave nothing that the ops
+  /// after it, run at other positions, would read.
+  bool prologueWritesOnlyAccumulator();
   /// True when the block's last op writes 16-bit elements that are
   /// consecutive in memory along N (a row-major matmul's output; not an
   /// NCHW convolution's, whose N is the channel).
@@ -418,8 +427,12 @@ private:
   llvm::SmallVector<mlir::linalg::LinalgOp> ops;
   /// Per element of the thread's positions, whether it is one of the
   /// block's (row under validM, column under validN); empty when the block
-  /// has no padded rows or columns.
+  /// has no padded rows or columns. Those of the positions being emitted:
+  /// rewrite's prologue positions, then its positions.
   llvm::SmallVector<mlir::Value> positionValid;
+  /// positionValid's values for `positions` (empty when none is padded).
+  llvm::SmallVector<mlir::Value> validities(mlir::OpBuilder &b,
+                                            llvm::ArrayRef<Position> positions);
   /// For a reduction padded along K (padK): whether `k` is one of the
   /// contraction's (null when K is not padded), and `k` clamped to the last
   /// valid start of a run of `run` elements (`k` itself when not padded).
