@@ -102,6 +102,12 @@ static cl::opt<int64_t> workgroupMemoryLimit(
              "sm_90, 163 KiB on sm_80, 99 KiB on sm_86/sm_89); over 48 KiB "
              "is dynamic shared memory"),
     cl::value_desc("BYTES"), cl::init(0));
+static cl::opt<int64_t> wgmmaGroupsInFlight(
+    "wgmma-groups-in-flight",
+    cl::desc("cuda:sm_90a: groups of wgmma instructions a pipeline stage "
+             "leaves running into the next: 1 (default; the stage waits for "
+             "the previous stage's) or 0 (each stage waits for its own)"),
+    cl::value_desc("N"), cl::init(1));
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("Type float32 tensors are kept in between ops: f32 (default), "
@@ -281,6 +287,12 @@ int main(int argc, char **argv) {
     return 2;
   }
   request.compile.workgroupMemoryLimit = workgroupMemoryLimit;
+  if (wgmmaGroupsInFlight != 0 && wgmmaGroupsInFlight != 1) {
+    llvm::errs() << "error: --wgmma-groups-in-flight must be 0 or 1, got "
+                 << wgmmaGroupsInFlight << "\n";
+    return 2;
+  }
+  request.compile.wgmmaGroupsInFlight = wgmmaGroupsInFlight;
   request.compile.precision = precision;
   request.compile.allowTf32 = allowTf32;
   if (splitMatMulK != GpuDefault::Auto)

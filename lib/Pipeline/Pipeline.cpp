@@ -107,11 +107,15 @@ std::string kiln::gpuBufferizePasses() {
 std::string kiln::gpuThreadMappingPasses(llvm::StringRef matrixArch,
                                          int64_t lanes, bool tf32,
                                          int64_t workgroupMemoryBytes,
-                                         bool wgmma) {
+                                         bool wgmma,
+                                         int64_t wgmmaGroupsInFlight) {
   std::string workgroupMemory =
       " workgroup-memory-bytes=" + std::to_string(workgroupMemoryBytes);
   return "func.func(kiln-contract-with-matrix-cores{arch=" + matrixArch.str() +
-         (tf32 ? " tf32=true" : "") + (wgmma ? " wgmma=true" : "") +
+         (tf32 ? " tf32=true" : "") +
+         (wgmma ? " wgmma=true wgmma-groups-in-flight=" +
+                      std::to_string(wgmmaGroupsInFlight)
+                : "") +
          workgroupMemory +
          "}),"
          "func.func(kiln-contract-with-thread-tiles),"
@@ -130,10 +134,12 @@ std::string kiln::gpuThreadMappingPasses(llvm::StringRef matrixArch,
 static std::string gpuKernelsPrefix(llvm::StringRef matrixArch,
                                     int64_t lanes, bool tf32,
                                     int64_t workgroupMemoryBytes,
-                                    bool wgmma = false) {
+                                    bool wgmma = false,
+                                    int64_t wgmmaGroupsInFlight = 1) {
   return "builtin.module(" + gpuBufferizePasses() + "," +
          gpuThreadMappingPasses(matrixArch, lanes, tf32,
-                                workgroupMemoryBytes, wgmma) +
+                                workgroupMemoryBytes, wgmma,
+                                wgmmaGroupsInFlight) +
          ",";
 }
 
@@ -152,7 +158,7 @@ static std::string cudaKernelsPipeline(const CompileOptions &options) {
   bool wgmma = cudaTargetHasWgmma(*spec);
   std::string pipeline =
       gpuKernelsPrefix("nvidia", 32, options.allowTf32, workgroupMemory,
-                       wgmma) +
+                       wgmma, options.wgmmaGroupsInFlight) +
       "kiln-dynamic-workgroup-memory," +
       (options.narrowGpuIndices ? "kiln-narrow-gpu-indices," : "") +
       "gpu.module(gpu.func(kiln-hoist-static-allocas),"

@@ -24,7 +24,9 @@
 // warpgroup (4 warps) per 64 rows instead, each running wgmma.mma_async
 // m64nNk16 (N the block's columns) with both operands read from the
 // cp.async stage buffers, laid out as the instruction's core matrices,
-// through matrix descriptors (chooseWarpgroups, emitWarpgroupStage).
+// through matrix descriptors (chooseWarpgroups, emitWarpgroupStage); each
+// stage leaves its group of instructions running into the next stage
+// (matrixGroupsInFlight), as CUTLASS's Hopper main loops do.
 //
 // A convolution is an implicit GEMM: M its output width, N its filters, K
 // its input channels; its window loops (kh, kw) run around the K steps and
@@ -52,6 +54,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <tuple>
 
 namespace kiln {
 #define GEN_PASS_DEF_CONTRACTWITHMATRIXCORES
@@ -301,6 +305,14 @@ struct ContractWithMatrixCoresPass
   /// chooseWarpgroups).
   bool warpgroups = false;
 
+  /// wgmma groups a stage of a pipeline of `buffers` buffers leaves
+  /// running (wgmma-groups-in-flight): the buffer a stage refills is then
+  /// that of `1 +` this many stages before, so it takes three buffers.
+  int64_t matrixGroupsInFlight(int64_t buffers) const {
+    return warpgroups && buffers >= 3 ? std::clamp<int64_t>(wgmmaGroupsInFlight, 0, 1)
+                                      : 0;
+  }
+
   /// Makes the block warpgroups for wgmma m64nNk16 when it can be: 16-bit
   /// operands, rows that 64 divides (a warpgroup of 4 warps per 64 rows,
   /// warp w of a warpgroup holding its rows 16w..16w+15 at every column,
@@ -371,13 +383,15 @@ struct ContractWithMatrixCoresPass
   /// vector<2x2xf32> per 16 columns, ownedPositions' order, which is
   /// wgmma's register order d[4 (column / 8) + 2 i + j]) go into one
   /// m64nNk16 per 16 along K of the stage, issued as one group after a
-  /// wgmma.fence and waited for before the stage ends (its buffers are
-  /// refilled after the next barrier).
+  /// wgmma.fence; the stage ends when all but the newest `inFlight` groups
+  /// are done (its own, or the previous stage's: the pipeline refills a
+  /// buffer only after a barrier that follows the wait for its group).
   SmallVector<Value> emitWarpgroupStage(OpBuilder &b, Location loc,
                                         OutputBlock &block,
                                         std::array<bool, 2> kMajor,
                                         Value sharedA, Value sharedB,
-                                        Value warpgroupRow, ValueRange accs) {
+                                        Value warpgroupRow, ValueRange accs,
+                                        int64_t inFlight) {
     Type f32 = b.getF32Type();
     int64_t registers = 4 * int64_t(accs.size());
     auto structType = LLVM::LLVMStructType::getLiteral(
@@ -422,7 +436,7 @@ struct ContractWithMatrixCoresPass
           NVVM::MMAIntOverflowAttr());
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, inFlight);
     SmallVector<Value> next;
     for (int64_t e = 0; e < registers; e += 4) {
       SmallVector<Value> elements;
@@ -460,17 +474,21 @@ struct ContractWithMatrixCoresPass
   /// two.
   int64_t asyncBuffers(const OutputBlock &block, int64_t depth,
                        std::array<bool, 2> kMajor) const {
-    int64_t buffers = std::min(kMaxAsyncBuffers,
+    // A wgmma group left running holds one buffer more.
+    int64_t held = warpgroups ? std::clamp<int64_t>(wgmmaGroupsInFlight, 0, 1)
+                              : 0;
+    int64_t buffers = std::min(kMaxAsyncBuffers + held,
                                workgroupMemoryBytes /
                                    block.stageBytes(depth, kMajor,
                                                     /*async=*/true));
-    buffers = std::min(buffers, block.stageCount(depth) + 1);
+    buffers = std::min(buffers, block.stageCount(depth) + 1 + held);
     return std::max<int64_t>(buffers, 2);
   }
 
   /// The stage depth along K (32 or 16, dividing K) and buffers per operand
   /// of a cp.async pipeline that keep the most of K in flight (depth times
-  /// buffers - 1; the deeper stage on a tie: fewer barriers), among those
+  /// the buffers not computed from; on a tie, one whose wgmma groups run
+  /// into the next stage, then the deeper stage: fewer barriers), among those
   /// whose copies cp.async takes (stageCopiesAsync). In CUDA's 48 KiB of
   /// static shared memory a 128x128 float16 block fits two buffers of 32
   /// (32 KiB) or four of 16: 48 along K in flight instead of 32; with the
@@ -486,7 +504,12 @@ struct ContractWithMatrixCoresPass
           !block.stageCopiesAsync(1, depth, threads(), kMajor[1]))
         continue;
       int64_t buffers = asyncBuffers(block, depth, kMajor);
-      if (!best || depth * (buffers - 1) > best->first * (best->second - 1))
+      // K in flight, then a wgmma group left running, then the depth.
+      auto merit = [&](int64_t depth, int64_t buffers) {
+        int64_t groups = matrixGroupsInFlight(buffers);
+        return std::make_tuple(depth * (buffers - 1 - groups), groups, depth);
+      };
+      if (!best || merit(depth, buffers) > merit(best->first, best->second))
         best = {depth, buffers};
     }
     return best;
@@ -977,6 +1000,7 @@ struct ContractWithMatrixCoresPass
         pipeline = asyncPipeline(block, kMajor);
       if (pipeline)
         stageK = pipeline->first;
+      int64_t inFlight = pipeline ? matrixGroupsInFlight(pipeline->second) : 0;
       // Buffers of 32- and 64-byte rows are swizzled instead of padded:
       // the cp.async pipeline's, and the register pipeline's where its
       // stores are whole 16-byte runs (ldmatrix reads either).
@@ -1000,7 +1024,8 @@ struct ContractWithMatrixCoresPass
           [&](OpBuilder &b, Value sharedA, Value sharedB, ValueRange accs) {
             if (warpgroups)
               return emitWarpgroupStage(b, loc, block, kMajor, sharedA,
-                                        sharedB, warpgroupRow, accs);
+                                        sharedB, warpgroupRow, accs,
+                                        inFlight);
             auto fromStage = [&](unsigned input, Value tileIndex,
                                  Value k) -> Value {
               return memref::LoadOp::create(
@@ -1020,7 +1045,8 @@ struct ContractWithMatrixCoresPass
           };
       sums = pipeline ? block.emitAsyncStagedReductionLoop(
                             b, loc, stageK, accumulators, thread, threads(),
-                            kMajor, pipeline->second, computeStage)
+                            kMajor, pipeline->second, computeStage,
+                            inFlight)
                       : block.emitStagedReductionLoop(
                             b, loc, stageK, accumulators, thread, threads(),
                             kMajor, computeStage, swizzled,

@@ -1201,11 +1201,15 @@ SmallVector<Value> OutputBlock::issueAsyncStageCopies(
 ValueRange OutputBlock::emitAsyncStagedReductionLoop(
     OpBuilder &b, Location loc, int64_t stageK, ValueRange accs, Value thread,
     int64_t threads, std::array<bool, 2> kMajor, int64_t buffers,
-    StageCompute compute) {
+    StageCompute compute, int64_t matrixGroupsInFlight) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  assert(buffers >= 2 && "one stage in flight while another is computed");
+  assert(buffers >= 2 + matrixGroupsInFlight &&
+         "one stage in flight while another is computed");
+  // Stages whose copies fly while one is computed (and, with a matrix
+  // group in flight, another is still read).
+  int64_t ahead = buffers - 1 - matrixGroupsInFlight;
   Value setA = allocateStages(b, loc, 0, stageK, kMajor[0], buffers,
                               stageSwizzles(0, stageK, kMajor[0]));
   Value setB = allocateStages(b, loc, 1, stageK, kMajor[1], buffers,
@@ -1259,29 +1263,42 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
     return group.getResult(0);
   };
   Value newest;
-  for (int64_t s = 0; s + 1 < buffers; ++s)
+  for (int64_t s = 0; s < ahead; ++s)
     newest = issueStage(c(s), c(s));
   // The loop carries the accumulators, the newest group's token, and
-  // maybe the position of the stage it copies first (buffers - 1;
+  // maybe the position of the stage it copies first (`ahead`;
   // carriesStagePosition).
   SmallVector<Value> inits(accs);
   inits.push_back(newest);
   if (carriesStagePosition(stages, /*tensorCores=*/true))
-    llvm::append_range(inits,
-                       packStage(stageAt(b, loc, c(buffers - 1), stageK)));
-  auto loop = scf::ForOp::create(b, loc, c(0), c(stages), c(1), inits);
+    llvm::append_range(inits, packStage(stageAt(b, loc, c(ahead), stageK)));
   size_t tokenAt = accs.size();
+  size_t positionSize = inits.size() - tokenAt - 1;
+  // The buffers of the stage computed and of the one copied: the stage
+  // modulo `buffers` (an AND for a power of two), or carried by the loop
+  // and wrapped (a division by 5 costs a dozen instructions a stage).
+  // (As 32-bit integers: an index is 64 bits on the GPU.)
+  bool carriesBuffers = !llvm::isPowerOf2_64(buffers);
+  auto i32 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, v, 32);
+  };
+  if (carriesBuffers) {
+    inits.push_back(i32(0));
+    inits.push_back(i32(ahead % buffers));
+  }
+  auto loop = scf::ForOp::create(b, loc, c(0), c(stages), c(1), inits);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value stage = loop.getInductionVar();
     ValueRange iterArgs = loop.getRegionIterArgs();
-    ValueRange aheadPosition = iterArgs.drop_front(tokenAt + 1);
+    ValueRange aheadPosition = iterArgs.slice(tokenAt + 1, positionSize);
     // This thread's copies of the stage have landed (the groups of the
-    // buffers - 2 stages after it may still fly); after the barrier
-    // everyone's have, and nobody still reads the buffer of stage s - 1.
+    // ahead - 1 stages after it may still fly); after the barrier
+    // everyone's have, and nobody still reads the buffer of stage s - 1
+    // (s - 2 with a matrix group in flight), which is refilled next.
     nvgpu::DeviceAsyncWaitOp::create(b, loc, iterArgs[tokenAt],
-                                     b.getI32IntegerAttr(buffers - 2));
+                                     b.getI32IntegerAttr(ahead - 1));
     // wgmma reads the stage through the async proxy: this thread's
     // copies (generic proxy writes) are made visible to it before the
     // barrier publishes them.
@@ -1291,22 +1308,40 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
           NVVM::SharedSpaceAttr::get(b.getContext(),
                                      NVVM::SharedSpace::shared_cta));
     gpu::BarrierOp::create(b, loc);
-    Value which = arith::RemUIOp::create(b, loc, stage, c(buffers));
-    Value ahead = arith::AddIOp::create(b, loc, stage, c(buffers - 1));
-    Value group =
-        issueStage(ahead, arith::RemUIOp::create(b, loc, ahead, c(buffers)),
-                   aheadPosition);
+    auto toIndex = [&](Value v) -> Value {
+      return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+    };
+    Value which = carriesBuffers
+                      ? toIndex(iterArgs[iterArgs.size() - 2])
+                      : arith::RemUIOp::create(b, loc, stage, c(buffers));
+    Value refilled = arith::AddIOp::create(b, loc, stage, c(ahead));
+    Value refilledWhich =
+        carriesBuffers ? toIndex(iterArgs.back())
+                       : arith::RemUIOp::create(b, loc, refilled, c(buffers));
+    Value group = issueStage(refilled, refilledWhich, aheadPosition);
     SmallVector<Value> next =
         compute(b, stageBuffer(b, loc, setA, which),
                 stageBuffer(b, loc, setB, which), iterArgs.take_front(tokenAt));
     next.push_back(group);
     if (!aheadPosition.empty())
       llvm::append_range(next, nextStage(b, loc, aheadPosition, stageK));
+    if (carriesBuffers)
+      for (Value buffer : iterArgs.take_back(2)) {
+        Value following = arith::AddIOp::create(b, loc, buffer, i32(1));
+        next.push_back(arith::SelectOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, following,
+                                  i32(buffers)),
+            i32(0), following));
+      }
     scf::YieldOp::create(b, loc, next);
   }
-  // No copy is still in flight when the block's threads finish.
+  // No copy is still in flight when the block's threads finish, and the
+  // accumulators are final before the epilogue reads them.
   nvgpu::DeviceAsyncWaitOp::create(b, loc, loop.getResult(tokenAt),
                                    b.getI32IntegerAttr(0));
+  if (matrixGroupsInFlight)
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   return loop.getResults().take_front(tokenAt);
 }
 

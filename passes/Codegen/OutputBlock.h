@@ -188,10 +188,16 @@ public:
   /// stage s - 1, whose buffer is refilled next), issues the copies of
   /// stage s + buffers - 1 into that buffer and computes stage s while
   /// they fly. Only where stageCopiesAsync holds for both operands.
+  /// `matrixGroupsInFlight` (0 or 1; wgmma): `compute` leaves that many
+  /// groups of asynchronous matrix instructions reading their stages when
+  /// it returns (wgmma.wait_group 1), so the buffer refilled at stage s is
+  /// that of stage s - 2: one stage fewer of copies flies, and the loop
+  /// ends by waiting for the last group.
   mlir::ValueRange emitAsyncStagedReductionLoop(
       mlir::OpBuilder &b, mlir::Location loc, int64_t stageK,
       mlir::ValueRange accs, mlir::Value thread, int64_t threads,
-      std::array<bool, 2> kMajor, int64_t buffers, StageCompute compute);
+      std::array<bool, 2> kMajor, int64_t buffers, StageCompute compute,
+      int64_t matrixGroupsInFlight = 0);
   /// True when every thread's share of operand `input`'s stage slice is
   /// whole 16-byte runs (stageRun) that stay contiguous in a `kMajor`
   /// buffer, none guarded: what cp.async copies.

@@ -326,7 +326,12 @@ def ContractWithMatrixCores
     block's columns) with both operands read from the stage buffers
     through matrix descriptors: the buffers hold 8x16-byte core matrices
     (OutputBlock::coreMatrixStages), and each stage's instructions are
-    one wgmma group waited for before the next stage's barrier.
+    one wgmma group. With `wgmma-groups-in-flight=1` (the default) and
+    three or more buffers (up to five) a stage leaves its group running
+    and waits for the previous stage's (`wgmma.wait_group 1`), so that a
+    warpgroup's next stage is issued while its tensor cores still work; the
+    buffer refilled is then the one of two stages before. With 0 each
+    stage waits for its own group before the next stage's barrier.
     Such kernels are marked
     `kiln.cooperative` (one forall iteration per GPU block) with their
     `kiln.warp_tile`. The block's other ops (the accumulator's fill, the
@@ -346,7 +351,9 @@ def ContractWithMatrixCores
            "KiB a CUDA kernel takes it as dynamic shared memory)">,
     Option<"wgmma", "wgmma", "bool", "false",
            "nvidia: warpgroup matrix instructions (wgmma.mma_async, "
-           "sm_90a only) for blocks of 64 or 128 rows">
+           "sm_90a only) for blocks of 64 or 128 rows">,
+    Option<"wgmmaGroupsInFlight", "wgmma-groups-in-flight", "int64_t", "1",
+           "wgmma: groups a stage leaves running when it ends (0 or 1)">
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::vector::VectorDialect",
                            "mlir::nvgpu::NVGPUDialect", "mlir::NVVM::NVVMDialect",

@@ -43,6 +43,10 @@ struct CompileOptions {
   /// every chip of the target allows; over 48 KiB is dynamic shared
   /// memory). For A/B runs against smaller stage pipelines.
   int64_t workgroupMemoryLimit = 0;
+  /// cuda sm_90a (wgmma): groups of warpgroup matrix instructions a stage
+  /// leaves running into the next (1), or none (0: each stage waits for
+  /// its own). For A/B runs.
+  int64_t wgmmaGroupsInFlight = 1;
   /// kiln-split-matmul-k: split float32 matmuls with few outputs and a
   /// long K into parts along K; unset: on for GPU targets only.
   std::optional<bool> splitMatMulK;
@@ -101,7 +105,8 @@ void registerCompilerDialects(mlir::DialectRegistry &registry);
 std::string gpuBufferizePasses();
 std::string gpuThreadMappingPasses(llvm::StringRef matrixArch, int64_t lanes,
                                    bool tf32, int64_t workgroupMemoryBytes,
-                                   bool wgmma = false);
+                                   bool wgmma = false,
+                                   int64_t wgmmaGroupsInFlight = 1);
 
 /// Adds the passes of one phase (the artifact phase has none: it is
 /// serialization).

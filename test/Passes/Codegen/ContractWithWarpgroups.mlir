@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia wgmma=true}),canonicalize)' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia wgmma=true wgmma-groups-in-flight=0}),canonicalize)' | FileCheck %s --check-prefix=SERIAL
 // RUN: kiln-emulate-gpu %s --arch=nvidia --wgmma --memory-traffic | FileCheck %s --check-prefix=EMU
 
 // sm_90a (wgmma=true): a 64x64 float16 block is one warpgroup (4 warps,
@@ -18,21 +19,28 @@
 // N), both over 16, in bits 16-29 and 32-45: A's (10 << 16) | (40 <<
 // 32), B's (72 << 16) | (9 << 32). After its copies land, each thread
 // fences them for the async proxy wgmma reads through; each stage is one
-// wgmma group (a fence, two instructions of 16 along K, a commit),
-// waited for before the next stage's barrier lets its buffer be
-// refilled. Warp w holds rows 16w..16w+15 at every column: the mma.sync
-// layout per 8 columns, so the epilogue (the bias) and the stores are
-// those of a 16x64 warp tile. (kiln-emulate-gpu --memory-traffic: the
-// stage copies take the conflict-free 4 wavefronts a request; the
-// emulator also fails a cp.async into rows that a wgmma not yet waited
-// for reads, as waiting with wait_group 1 here would make.)
+// wgmma group (a fence, two instructions of 16 along K, a commit) that
+// keeps running while the warpgroup goes on to the next stage's wait and
+// barrier: the stage waits for the previous stage's group (wait_group 1),
+// so the buffer a stage refills is that of two stages before (16 stages
+// of 32 along K in five buffers, three of them in flight: cp.async
+// wait_group 2), and the loop ends by waiting for the last group before
+// the epilogue reads the accumulators. Warp w holds rows 16w..16w+15 at
+// every column: the mma.sync layout per 8 columns, so the epilogue (the
+// bias) and the stores are those of a 16x64 warp tile.
+// (kiln-emulate-gpu --memory-traffic: the stage copies take the
+// conflict-free 4 wavefronts a request; the emulator also fails a
+// cp.async into rows that a wgmma not yet waited for reads, as refilling
+// the buffer of the stage before would.) With wgmma-groups-in-flight=0
+// each stage waits for its own group: four buffers, three stages of
+// copies in flight.
 // CHECK-LABEL: func.func @matmul_f16
 // CHECK-SAME: kiln.lanes = 128 : i64
 // CHECK-SAME: kiln.matrix_cores = "wgmma m64n64k16"
 // CHECK-SAME: kiln.warp_tile = array<i64: 16, 64>
-// CHECK-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x320x8xf16, #gpu.address_space<workgroup>>
-// CHECK-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<4x288x8xf16, #gpu.address_space<workgroup>>
-// CHECK: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<64x128xf16, strided<[128, 1], offset: ?>> to memref<320x8xf16, strided<[8, 1], offset: ?>, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<5x320x8xf16, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<5x288x8xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<64x512xf16, strided<[512, 1], offset: ?>> to memref<320x8xf16, strided<[8, 1], offset: ?>, #gpu.address_space<workgroup>>
 // CHECK: scf.for
 // CHECK-NEXT: nvgpu.device_async_wait %{{.+}} {numGroups = 2 : i32}
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
@@ -50,25 +58,37 @@
 // CHECK: nvvm.wgmma.mma_async %[[DA]], %[[DB]], %{{.+}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>] : !llvm.struct<(f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)>
 // CHECK: nvvm.wgmma.mma_async
 // CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
-// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK: scf.yield
+// CHECK: nvgpu.device_async_wait %{{.+}} {numGroups = 0 : i32}
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-COUNT-32: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[256, 1], offset: ?>>
 // CHECK-NOT: memref.store
+// SERIAL-LABEL: func.func @matmul_f16
+// SERIAL: memref.alloc() {alignment = 16 : i64} : memref<4x320x8xf16, #gpu.address_space<workgroup>>
+// SERIAL: scf.for
+// SERIAL-NEXT: nvgpu.device_async_wait %{{.+}} {numGroups = 2 : i32}
+// SERIAL: nvvm.wgmma.commit.group.sync.aligned
+// SERIAL-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// SERIAL: scf.yield
+// SERIAL: nvgpu.device_async_wait %{{.+}} {numGroups = 0 : i32}
+// SERIAL-NOT: nvvm.wgmma.wait
+// SERIAL-LABEL: func.func @gemm_bf16_transposed
 // EMU: matmul_f16: 8 blocks x 128 threads, wgmma m64n64k16, 2 workgroup buffers: max error {{.*}}: OK
-// EMU-NEXT: matmul_f16: memory: {{.*}} workgroup stores 512 requests, 4.00 wavefronts each, 1.00x the conflict-free count
+// EMU-NEXT: matmul_f16: memory: {{.*}} workgroup stores 2048 requests, 4.00 wavefronts each, 1.00x the conflict-free count
 #a = affine_map<(d0, d1, d2) -> (d0, d1)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
 #c = affine_map<(d0, d1, d2) -> (d0, d2)>
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #bias = affine_map<(d0, d1) -> (d1)>
-func.func @matmul_f16(%x: memref<128x128xf16>, %w: memref<128x256xf16>, %b: memref<256xf32>, %y: memref<128x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+func.func @matmul_f16(%x: memref<128x512xf16>, %w: memref<512x256xf16>, %b: memref<256xf32>, %y: memref<128x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
   %zero = arith.constant 0.0 : f32
   scf.forall (%i, %j) = (0, 0) to (128, 256) step (64, 64) {
-    %xs = memref.subview %x[%i, 0] [64, 128] [1, 1] : memref<128x128xf16> to memref<64x128xf16, strided<[128, 1], offset: ?>>
-    %ws = memref.subview %w[0, %j] [128, 64] [1, 1] : memref<128x256xf16> to memref<128x64xf16, strided<[256, 1], offset: ?>>
+    %xs = memref.subview %x[%i, 0] [64, 512] [1, 1] : memref<128x512xf16> to memref<64x512xf16, strided<[512, 1], offset: ?>>
+    %ws = memref.subview %w[0, %j] [512, 64] [1, 1] : memref<512x256xf16> to memref<512x64xf16, strided<[256, 1], offset: ?>>
     %ys = memref.subview %y[%i, %j] [64, 64] [1, 1] : memref<128x256xf32> to memref<64x64xf32, strided<[256, 1], offset: ?>>
     linalg.fill ins(%zero : f32) outs(%ys : memref<64x64xf32, strided<[256, 1], offset: ?>>)
-    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<64x128xf16, strided<[128, 1], offset: ?>>, memref<128x64xf16, strided<[256, 1], offset: ?>>) outs(%ys : memref<64x64xf32, strided<[256, 1], offset: ?>>) {
+    linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<64x512xf16, strided<[512, 1], offset: ?>>, memref<512x64xf16, strided<[256, 1], offset: ?>>) outs(%ys : memref<64x64xf32, strided<[256, 1], offset: ?>>) {
     ^bb0(%in: f16, %in_0: f16, %out: f32):
       %0 = arith.extf %in_0 : f16 to f32
       %1 = arith.extf %in : f16 to f32
