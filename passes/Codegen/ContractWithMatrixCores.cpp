@@ -309,8 +309,11 @@ struct ContractWithMatrixCoresPass
   /// running (wgmma-groups-in-flight): the buffer a stage refills is then
   /// that of `1 +` this many stages before, so it takes three buffers.
   int64_t matrixGroupsInFlight(int64_t buffers) const {
-    return warpgroups && buffers >= 3 ? std::clamp<int64_t>(wgmmaGroupsInFlight, 0, 1)
-                                      : 0;
+    return buffers >= 3 ? groupsInFlightAsked() : 0;
+  }
+  /// What wgmma-groups-in-flight asks of a warpgroup block (0 or 1).
+  int64_t groupsInFlightAsked() const {
+    return warpgroups ? std::clamp<int64_t>(wgmmaGroupsInFlight, 0, 1) : 0;
   }
 
   /// Makes the block warpgroups for wgmma m64nNk16 when it can be: 16-bit
@@ -475,8 +478,7 @@ struct ContractWithMatrixCoresPass
   int64_t asyncBuffers(const OutputBlock &block, int64_t depth,
                        std::array<bool, 2> kMajor) const {
     // A wgmma group left running holds one buffer more.
-    int64_t held = warpgroups ? std::clamp<int64_t>(wgmmaGroupsInFlight, 0, 1)
-                              : 0;
+    int64_t held = groupsInFlightAsked();
     int64_t buffers = std::min(kMaxAsyncBuffers + held,
                                workgroupMemoryBytes /
                                    block.stageBytes(depth, kMajor,
