@@ -89,8 +89,9 @@ static cl::opt<std::string> registerTile(
 static cl::opt<std::string> matrixBlock(
     "matrix-block",
     cl::desc("cuda, rocm: output block of one GPU block of a tensor-core / "
-             "MFMA matmul or convolution, as ROWSxCOLUMNS (multiples of 16 up "
-             "to 128; used where they divide the kernel's M and N). 16x16 is "
+             "MFMA matmul or convolution, as ROWSxCOLUMNS (multiples of 16, "
+             "rows up to 128, columns up to 256; used where they divide the "
+             "kernel's M and N). 16x16 is "
              "one warp reading global memory; larger blocks stage operands "
              "through shared memory. Default: chosen per kernel"),
     cl::value_desc("RxC"));

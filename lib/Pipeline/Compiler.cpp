@@ -43,16 +43,19 @@ LogicalResult kiln::parseMatrixBlock(StringRef spec, CompileOptions &options,
                                      std::string &error) {
   auto [rows, cols] = spec.split('x');
   int64_t r = 0, c = 0;
-  auto valid = [](int64_t v) { return v >= 16 && v <= 128 && v % 16 == 0; };
+  auto valid = [](int64_t v, int64_t most) {
+    return v >= 16 && v <= most && v % 16 == 0;
+  };
   // Rows may also be what tensor cores compute padded (98 as 112).
   auto validRows = [&](int64_t v) {
-    return valid(v) || (v > 0 && v <= 128 && paddedMatrixRows(v) > 0);
+    return valid(v, 128) || (v > 0 && v <= 128 && paddedMatrixRows(v) > 0);
   };
   if (rows.getAsInteger(10, r) || cols.getAsInteger(10, c) || !validRows(r) ||
-      !valid(c)) {
+      !valid(c, 256)) {
     error = "--matrix-block=" + spec.str() +
-            " is not ROWSxCOLUMNS with multiples of 16 up to 128 (e.g. 64x64; "
-            "rows within a quarter under one, e.g. 49 or 98, are padded)";
+            " is not ROWSxCOLUMNS with multiples of 16, rows up to 128 and "
+            "columns up to 256 (e.g. 64x64; rows within a quarter under one, "
+            "e.g. 49 or 98, are padded)";
     return failure();
   }
   options.matrixBlockRows = r;

@@ -519,21 +519,22 @@ struct ContractWithMatrixCoresPass
 
   /// Sets the tile fields from the contraction's M (padded: padRows), N and
   /// K (padded: padK) extents; false when matrix instructions cannot cover
-  /// them (M or N not a multiple of 16 or over 128, K not a multiple of 16, a stage the block's threads
-  /// cannot copy in equal shares, two stages that do not fit the static
-  /// workgroup memory).
+  /// them (M or N not a multiple of 16, M over 128 or N over 256, K not a
+  /// multiple of 16, a stage the block's threads cannot copy in equal
+  /// shares, two stages that do not fit the static workgroup memory).
   bool chooseWarpLayout(const OutputBlock &block) {
     tileM = block.tileM;
     tileN = block.tileN;
     int64_t k = block.tileK;
     if (tileM % kTile || tileN % kTile || k % kTile || tileM > 128 ||
-        tileN > 128)
+        tileN > 256)
       return false;
-    // Warps of up to 32x32, 64 along a side of 128: a 128x128 block is
-    // four warps of 64x64 (each A fragment serves four subtiles, each B
+    // Warps of up to 32x32, 64 along a side of 128 or 256: a 128x128 block
+    // is four warps of 64x64 (each A fragment serves four subtiles, each B
     // fragment four), which halves the workgroup-memory reads per matrix
-    // instruction of a 32x32 warp. Sides that 32 does not divide (blocks
-    // of whole convolution rows: 112 = two rows of 56) take warps of 16.
+    // instruction of a 32x32 warp; a 128x256 block eight. Sides that 32
+    // does not divide (blocks of whole convolution rows: 112 = two rows of
+    // 56) take warps of 16.
     auto warpExtent = [](int64_t tile) -> int64_t {
       if (tile >= 128)
         return 64;

@@ -799,7 +799,9 @@ struct TileAndDistributePass
     };
     std::optional<Block> block;
     if (takesMatrixInstructions(loops))
-      block = counted(matrixBlock(m, n, otherIterations, rowQuantum), true);
+      block = counted(matrixBlock(m, n, otherIterations, rowQuantum,
+                                  widestMatrixColumns(loops)),
+                      true);
     if (!block && threadBlocks)
       block = counted(threadBlock(m, n, otherIterations, rowQuantum), false);
     return block;
@@ -898,6 +900,31 @@ struct TileAndDistributePass
     return std::pair(rows, cols);
   }
 
+  /// The widest block of columns a matrix kernel may take: 256 for 16-bit
+  /// operands reduced over at least kWideBlockReduction products per output
+  /// (K times a convolution's window), 128 otherwise. A 128x256 block (eight
+  /// warps of 64x64, or two warpgroups of m64n256) reads 384 operand
+  /// elements per step along K for 32768 products where two 128x128 blocks
+  /// read 512: a quarter less of the L2 traffic that bounds a large f16
+  /// matmul's blocks (cuBLAS's and CUTLASS's largest f16 tiles are 128x256
+  /// and 256x128 for that reason). Its 256 threads of about 210 registers
+  /// keep one block per SM where 128x128 blocks keep two, so its pipeline's
+  /// first stages and its epilogue overlap no other block's loop: a long
+  /// reduction makes them a small part of the block's time.
+  int64_t widestMatrixColumns(const MatrixContractionLoops &loops) const {
+    if (!loops.operandType || loops.operandType.isF32())
+      return 128;
+    int64_t reduction = loops.ranges[loops.k];
+    for (int64_t dim : loops.window)
+      reduction *= loops.ranges[dim];
+    return reduction >= kWideBlockReduction ? 256 : 128;
+  }
+
+  /// Products per output from which 16-bit blocks may be 256 columns wide
+  /// (widestMatrixColumns): 16 stages of 32 along K, of which a pipeline's
+  /// first (up to four buffers) are at most a quarter.
+  static constexpr int64_t kWideBlockReduction = 512;
+
   /// Fewest GPU blocks a matrix kernel keeps when its output blocks grow:
   /// two per SM of an H200 (132 SMs), so that no SM idles while another
   /// runs two.
@@ -961,7 +988,8 @@ struct TileAndDistributePass
   /// kiln-contract-with-matrix-cores gives to one GPU block of warps that
   /// stage their operands through shared memory. The options' sizes when
   /// they divide M and N; else per side the largest of 128, 64, 32 and 16
-  /// (matrixTile) that divides it, halved, the larger side first, while the
+  /// (matrixTile) that divides it (256 columns beside 128 rows up to
+  /// `widestColumns`), halved, the larger side first, while the
   /// kernel would have fewer than kMinMatrixBlocks blocks. Larger blocks
   /// read each operand element from global memory fewer times (M / rows
   /// times for B, N / columns for A); too few leave SMs idle. Rows stay
@@ -976,7 +1004,7 @@ struct TileAndDistributePass
   /// exists.
   std::optional<std::pair<int64_t, int64_t>>
   matrixBlock(int64_t m, int64_t n, int64_t otherIterations,
-              int64_t rowQuantum) const {
+              int64_t rowQuantum, int64_t widestColumns) const {
     auto fits = [&](int64_t size, int64_t extent, int64_t quantum) {
       return size >= matrixTile && size % matrixTile == 0 &&
              extent % size == 0 && size % quantum == 0;
@@ -1008,6 +1036,12 @@ struct TileAndDistributePass
       return 0;
     };
     int64_t rows = largest(m, rowQuantum), cols = largest(n, 1);
+    // 256 columns only beside 128 rows (widestMatrixColumns); the halving
+    // below takes the wider side first, back to 128x128 when 256 columns
+    // leave too few blocks.
+    if (widestColumns >= 256 && rows == 128 && cols == 128 &&
+        fits(256, n, 1))
+      cols = 256;
     bool padded = rows == 0;
     if (padded)
       rows = largestPadded(128);

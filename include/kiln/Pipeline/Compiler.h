@@ -60,8 +60,8 @@ mlir::LogicalResult parseRegisterTile(llvm::StringRef spec,
                                       CompileOptions &options,
                                       std::string &error);
 
-/// Parses --matrix-block's "ROWSxCOLUMNS" (multiples of 16 up to 128) into
-/// `options`.
+/// Parses --matrix-block's "ROWSxCOLUMNS" (multiples of 16, rows up to 128,
+/// columns up to 256) into `options`.
 mlir::LogicalResult parseMatrixBlock(llvm::StringRef spec,
                                      CompileOptions &options,
                                      std::string &error);

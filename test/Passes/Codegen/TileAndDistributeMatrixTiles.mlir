@@ -107,3 +107,90 @@ func.func @matmul_f16_large(%arg0: memref<2048x256xf16>, %arg1: memref<256x2048x
   bufferization.materialize_in_destination %mm in restrict writable %arg3 : (tensor<2048x2048xf32>, memref<2048x2048xf32>) -> ()
   return
 }
+
+// -----
+
+// A long reduction (K = 512, 16-bit operands): blocks of 128x256, eight
+// warps of 64x64 reading a quarter less of the operands per product than
+// 128x128 ones (widestMatrixColumns); 512 blocks keep two per SM.
+// CHECK-LABEL: func.func @matmul_f16_wide_columns
+// CHECK-SAME: kiln.matrix_tile = array<i64: 128, 0, 256>
+// CHECK-SAME: kiln.workgroups = 512 : i64
+// CHECK: linalg.generic {{.*}}ins(%{{.+}}, %{{.+}} : tensor<128x512xf16>, tensor<512x256xf16>) outs(%{{.+}} : tensor<128x256xf32>)
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @matmul_f16_wide_columns(%arg0: memref<4096x512xf16>, %arg1: memref<512x4096xf16>, %arg3: memref<4096x4096xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<4096x512xf16> to tensor<4096x512xf16>
+  %w = bufferization.to_tensor %arg1 restrict : memref<512x4096xf16> to tensor<512x4096xf16>
+  %e = tensor.empty() : tensor<4096x4096xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : tensor<4096x512xf16>, tensor<512x4096xf16>) outs(%f : tensor<4096x4096xf32>) {
+  ^bb0(%in: f16, %in_0: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_0 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<4096x4096xf32>
+  bufferization.materialize_in_destination %mm in restrict writable %arg3 : (tensor<4096x4096xf32>, memref<4096x4096xf32>) -> ()
+  return
+}
+
+// -----
+
+// The same with half the columns: 128x256 blocks would be 256, fewer than
+// two per SM, so the wider side halves back to 128x128 (512 blocks).
+// CHECK-LABEL: func.func @matmul_f16_wide_columns_few_blocks
+// CHECK-SAME: kiln.matrix_tile = array<i64: 128, 0, 128>
+// CHECK-SAME: kiln.workgroups = 512 : i64
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @matmul_f16_wide_columns_few_blocks(%arg0: memref<4096x512xf16>, %arg1: memref<512x2048xf16>, %arg3: memref<4096x2048xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<4096x512xf16> to tensor<4096x512xf16>
+  %w = bufferization.to_tensor %arg1 restrict : memref<512x2048xf16> to tensor<512x2048xf16>
+  %e = tensor.empty() : tensor<4096x2048xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4096x2048xf32>) -> tensor<4096x2048xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : tensor<4096x512xf16>, tensor<512x2048xf16>) outs(%f : tensor<4096x2048xf32>) {
+  ^bb0(%in: f16, %in_0: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_0 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<4096x2048xf32>
+  bufferization.materialize_in_destination %mm in restrict writable %arg3 : (tensor<4096x2048xf32>, memref<4096x2048xf32>) -> ()
+  return
+}
+
+// -----
+
+// A short reduction (K = 256) keeps 128 columns at most: one 128x256
+// block per SM would overlap its pipeline's first stages and its epilogue
+// with no other block's loop.
+// CHECK-LABEL: func.func @matmul_f16_short_reduction
+// CHECK-SAME: kiln.matrix_tile = array<i64: 128, 0, 128>
+// CHECK-SAME: kiln.workgroups = 1024 : i64
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+func.func @matmul_f16_short_reduction(%arg0: memref<4096x256xf16>, %arg1: memref<256x4096xf16>, %arg3: memref<4096x4096xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<4096x256xf16> to tensor<4096x256xf16>
+  %w = bufferization.to_tensor %arg1 restrict : memref<256x4096xf16> to tensor<256x4096xf16>
+  %e = tensor.empty() : tensor<4096x4096xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "reduction", "parallel"]} ins(%x, %w : tensor<4096x256xf16>, tensor<256x4096xf16>) outs(%f : tensor<4096x4096xf32>) {
+  ^bb0(%in: f16, %in_0: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_0 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<4096x4096xf32>
+  bufferization.materialize_in_destination %mm in restrict writable %arg3 : (tensor<4096x4096xf32>, memref<4096x4096xf32>) -> ()
+  return
+}
