@@ -21,7 +21,10 @@
 // fragment layouts, ldmatrix, cp.async landing at its wait, wgmma's matrix
 // descriptors and core-matrix layouts, read from workgroup memory kept in
 // one 256 KiB-aligned arena so that a descriptor's address bits decode;
-// a cp.async into what a wgmma not yet waited for reads fails the kernel) and AMD's matrix instruction tables (v_mfma 16x16x16),
+// a cp.async into what a wgmma not yet waited for reads fails the kernel,
+// as does a wgmma reading what a cp.async wrote with no fence.proxy.async
+// by its thread after it landed: emulate-gpu/ProxyFences.h) and AMD's
+// matrix instruction tables (v_mfma 16x16x16),
 // independently of the code generator. Workgroup memory starts as NaN, so a
 // read of a value no thread wrote shows up as a wrong result. Every buffer
 // is compared afterwards; the tool fails when any differs by more than the
@@ -35,6 +38,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "emulate-gpu/MemoryTraffic.h"
+#include "emulate-gpu/ProxyFences.h"
 
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
@@ -434,6 +438,9 @@ struct PendingWgmma {
 };
 std::vector<std::vector<PendingWgmma>> pendingWgmmas;
 std::vector<int64_t> committedWgmmaGroups;
+/// Workgroup memory that cp.async wrote and the async proxy (wgmma's
+/// reads) cannot see yet; kept with --wgmma only.
+kiln::emulator::AsyncProxyVisibility asyncProxy;
 
 
 bool withinOne(const std::vector<std::pair<const uint8_t *, size_t>> &ranges,
@@ -526,11 +533,20 @@ extern "C" void kiln_emu_async_commit() {
 extern "C" void kiln_emu_async_wait(int64_t keep) {
   int64_t thread = scheduler.current();
   waitGroups(pendingCopies[thread], committedGroups[thread], keep,
-             [](const PendingCopy &copy) {
+             [&](const PendingCopy &copy) {
                std::memcpy(copy.dst, copy.src, copy.sourceBytes);
                std::memset(copy.dst + copy.sourceBytes, 0,
                            copy.bytes - copy.sourceBytes);
+               if (wgmma)
+                 asyncProxy.written(thread, copy.dst, copy.bytes);
              });
+}
+
+/// fence.proxy.async: this thread's landed copies become visible to the
+/// async proxy.
+extern "C" void kiln_emu_proxy_fence() {
+  if (wgmma)
+    asyncProxy.fenced(scheduler.current());
 }
 
 /// Workgroup buffers live in one arena whose start is aligned to 256 KiB,
@@ -652,6 +668,10 @@ extern "C" void kiln_emu_wgmma(float *, float *scratch, int64_t offset,
     for (const uint8_t *row : rows) {
       mma.rows.push_back(row);
       ++wgmmaReadRows[row];
+      if (!asyncProxy.visible(row) && wgmmaFault.empty())
+        wgmmaFault = "a wgmma reads workgroup memory that a cp.async wrote "
+                     "with no fence.proxy.async by its thread after it "
+                     "landed";
     }
   }
   auto element = [&](int64_t descriptor, bool mnMajor, int64_t mn,
@@ -1074,9 +1094,17 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
       copy.getAsyncToken().replaceAllUsesWith(
           arith::ConstantIndexOp::create(b, loc, 0).getResult());
       op->erase();
-    } else if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::FenceProxyOp>(op)) {
-      // Ordering only: the emulated wgmma computes when issued, and one
-      // address space holds what both proxies see.
+    } else if (isa<NVVM::WgmmaFenceAlignedOp>(op)) {
+      // Ordering only: the emulated wgmma computes when issued.
+      op->erase();
+    } else if (auto fence = dyn_cast<NVVM::FenceProxyOp>(op)) {
+      // One address space holds what both proxies see; what the async
+      // proxy may read is kept apart (asyncProxy).
+      NVVM::ProxyKind kind = fence.getKind();
+      if (kind == NVVM::ProxyKind::async ||
+          kind == NVVM::ProxyKind::async_shared)
+        func::CallOp::create(b, loc, "kiln_emu_proxy_fence", TypeRange{},
+                             ValueRange{});
       op->erase();
     } else if (isa<NVVM::WgmmaGroupSyncAlignedOp>(op)) {
       func::CallOp::create(b, loc, "kiln_emu_wgmma_commit", TypeRange{},
@@ -1498,6 +1526,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
           {MemRefType::get({kWgmmaScratch}, b.getF32Type()), b.getI64Type(),
            b.getI64Type(), b.getI64Type(), b.getI64Type()});
   declare("kiln_emu_wgmma_commit", {});
+  declare("kiln_emu_proxy_fence", {});
   declare("kiln_emu_wgmma_wait", {b.getI64Type()});
   declare("kiln_emu_async_commit", {});
   declare("kiln_emu_async_wait", {b.getI64Type()});
@@ -1571,6 +1600,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
           {"kiln_emu_async_commit",
            reinterpret_cast<void *>(&kiln_emu_async_commit)},
           {"kiln_emu_wgmma", reinterpret_cast<void *>(&kiln_emu_wgmma)},
+          {"kiln_emu_proxy_fence",
+           reinterpret_cast<void *>(&kiln_emu_proxy_fence)},
           {"kiln_emu_wgmma_commit",
            reinterpret_cast<void *>(&kiln_emu_wgmma_commit)},
           {"kiln_emu_wgmma_wait", reinterpret_cast<void *>(&kiln_emu_wgmma_wait)},
@@ -1641,6 +1672,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   pendingCopies.assign(threads, {});
   committedGroups.assign(threads, 0);
   wgmmaReadRows.clear();
+  asyncProxy.reset(threads);
   pendingWgmmas.assign(threads / ThreadBlock::kWarpgroup, {});
   committedWgmmaGroups.assign(threads / ThreadBlock::kWarpgroup, 0);
   traffic.start(std::move(tracer.sites), threads, warpSize);
