@@ -143,6 +143,22 @@ static std::string gpuKernelsPrefix(llvm::StringRef matrixArch,
          ",";
 }
 
+/// The workgroup memory a block may use on the GPU target: on cuda what
+/// every chip of the target allows a block (163 KiB on sm_80, 227 on
+/// sm_90; buffers over 48 KiB become dynamic shared memory), capped by
+/// --workgroup-memory-limit; on rocm the 48 KiB a block declares
+/// statically.
+static int64_t gpuWorkgroupMemory(const CompileOptions &options) {
+  std::string error;
+  FailureOr<CudaTargetSpec> spec = parseCudaTarget(options.target, error);
+  if (!isCudaTarget(options.target) || failed(spec))
+    return kStaticWorkgroupBytes;
+  int64_t workgroupMemory = cudaWorkgroupMemoryLimit(*spec);
+  if (options.workgroupMemoryLimit > 0)
+    workgroupMemory = std::min(workgroupMemory, options.workgroupMemoryLimit);
+  return workgroupMemory;
+}
+
 /// The gpu.module lowered to NVVM with one target per chip; serialization
 /// (ptxas) is the artifact step. Without a CUDA toolkit, math is
 /// approximated so that no libdevice function is needed.
@@ -150,11 +166,7 @@ static std::string cudaKernelsPipeline(const CompileOptions &options) {
   std::string error;
   bool toolkit = !findCudaToolkit(options.cudaToolkit).empty();
   FailureOr<CudaTargetSpec> spec = parseCudaTarget(options.target, error);
-  // Buffers over 48 KiB become dynamic shared memory, up to what every
-  // chip of the target allows a block (163 KiB on sm_80, 227 on sm_90).
-  int64_t workgroupMemory = cudaWorkgroupMemoryLimit(*spec);
-  if (options.workgroupMemoryLimit > 0)
-    workgroupMemory = std::min(workgroupMemory, options.workgroupMemoryLimit);
+  int64_t workgroupMemory = gpuWorkgroupMemory(options);
   bool wgmma = cudaTargetHasWgmma(*spec);
   std::string pipeline =
       gpuKernelsPrefix("nvidia", 32, options.allowTf32, workgroupMemory,
@@ -305,7 +317,9 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
                            " matrix-block-rows=" +
                                std::to_string(options.matrixBlockRows) +
                                " matrix-block-cols=" +
-                               std::to_string(options.matrixBlockCols)
+                               std::to_string(options.matrixBlockCols) +
+                               " workgroup-memory-bytes=" +
+                               std::to_string(gpuWorkgroupMemory(options))
                          : "") +
            (cuda && options.allowTf32 ? " matrix-f32=true" : "") +
            "}),canonicalize,cse)";

@@ -43,6 +43,11 @@ def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
     Option<"matrixFloat32", "matrix-f32", "bool", "false",
            "With matrix-tile: float32 matmuls too (TF32 tensor cores, "
            "--allow-tf32)">,
+    Option<"workgroupMemoryBytes", "workgroup-memory-bytes", "int64_t",
+           "kiln::kStaticWorkgroupBytes",
+           "GPU: workgroup memory a block may use; 16-bit matrix blocks are "
+           "256 columns wide only where four of their stages of 32 along K "
+           "fit it">,
     Option<"registerRows", "register-rows", "int64_t", "8",
            "CPU: rows of kiln-contract-with-vector-registers' tiles; a "
            "contraction's row loop is split only in multiples of it">,

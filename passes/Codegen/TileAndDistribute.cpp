@@ -910,15 +910,28 @@ struct TileAndDistributePass
   /// and 256x128 for that reason). Its 256 threads of about 210 registers
   /// keep one block per SM where 128x128 blocks keep two, so its pipeline's
   /// first stages and its epilogue overlap no other block's loop: a long
-  /// reduction makes them a small part of the block's time.
+  /// reduction makes them a small part of the block's time, given a deep
+  /// pipeline (four stage buffers of 32 along K: 96 KiB of dynamic shared
+  /// memory on sm_80/sm_90; not in the 48 KiB a block declares statically,
+  /// nor on AMD).
   int64_t widestMatrixColumns(const MatrixContractionLoops &loops) const {
     if (!loops.operandType || loops.operandType.isF32())
       return 128;
     int64_t reduction = loops.ranges[loops.k];
     for (int64_t dim : loops.window)
       reduction *= loops.ranges[dim];
-    return reduction >= kWideBlockReduction ? 256 : 128;
+    int64_t elementBytes = loops.operandType.getIntOrFloatBitWidth() / 8;
+    int64_t deepPipelineBytes =
+        kWideBlockBuffers * (128 + 256) * kWideBlockStageK * elementBytes;
+    return reduction >= kWideBlockReduction &&
+                   workgroupMemoryBytes >= deepPipelineBytes
+               ? 256
+               : 128;
   }
+
+  /// The pipeline 128x256 blocks need (widestMatrixColumns): buffers per
+  /// operand and their depth along K.
+  static constexpr int64_t kWideBlockBuffers = 4, kWideBlockStageK = 32;
 
   /// Products per output from which 16-bit blocks may be 256 columns wide
   /// (widestMatrixColumns): 16 stages of 32 along K, of which a pipeline's

@@ -1,4 +1,5 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 workgroup-memory-bytes=232448}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16}))' | FileCheck %s --check-prefix=STATIC
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true min-threads=1}))' | FileCheck %s --check-prefix=OFF
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 matrix-block-rows=32 matrix-block-cols=128}))' | FileCheck %s --check-prefix=BLOCK
 
@@ -117,6 +118,9 @@ func.func @matmul_f16_large(%arg0: memref<2048x256xf16>, %arg1: memref<256x2048x
 // CHECK-SAME: kiln.matrix_tile = array<i64: 128, 0, 256>
 // CHECK-SAME: kiln.workgroups = 512 : i64
 // CHECK: linalg.generic {{.*}}ins(%{{.+}}, %{{.+}} : tensor<128x512xf16>, tensor<512x256xf16>) outs(%{{.+}} : tensor<128x256xf32>)
+// In the 48 KiB a block declares statically (no deep pipeline), 128x128.
+// STATIC-LABEL: func.func @matmul_f16_wide_columns
+// STATIC-SAME: kiln.matrix_tile = array<i64: 128, 0, 128>
 #a = affine_map<(d0, d1, d2) -> (d0, d1)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
 #c = affine_map<(d0, d1, d2) -> (d0, d2)>
