@@ -17,7 +17,10 @@ const char kUsage[] =
     "\n"
     "Times a compiled model: median/min/mean over the repeats, then each\n"
     "kernel's median time, slowest first, with its rates against the least\n"
-    "work it must do (GFLOP/s of its FLOPs, GB/s of the buffers it binds).\n"
+    "work it must do (GFLOP/s of its FLOPs, GB/s of the buffers it binds)\n"
+    "and, on a GPU, what it takes of the device as the driver reports it:\n"
+    "registers and local bytes per thread, shared KiB per block, blocks\n"
+    "resident per multiprocessor.\n"
     "\n"
     "  --input [NAME=]@FILE  input from a .pb or .npy file (repeatable);\n"
     "                        inputs not given are random in [-1, 1)\n"
@@ -91,7 +94,29 @@ bool setInputs(const Options &o, const LoadedModel &m, std::string &error) {
   return true;
 }
 
-void printKernelTable(const kiln_model *model,
+/// What a GPU kernel takes of the device, as columns: registers and
+/// local bytes per thread, shared KiB per block, blocks a multiprocessor
+/// holds ("?" where the driver could not say).
+std::string resourceColumns(kiln_session *session, int32_t dispatch) {
+  kiln_kernel_resources r;
+  if (kiln_session_dispatch_resources(session, dispatch, &r) != KILN_OK)
+    return "";
+  auto column = [](int width, double value, const char *format) {
+    char text[32];
+    if (value < 0)
+      std::snprintf(text, sizeof(text), "%*s", width, "?");
+    else
+      std::snprintf(text, sizeof(text), format, width, value);
+    return std::string(text) + " ";
+  };
+  return column(4, r.registers, "%*.0f") + column(6, double(r.local_bytes), "%*.0f") +
+         column(6, r.shared_bytes < 0 ? -1.0 : double(r.shared_bytes) / 1024,
+                "%*.1f") +
+         column(5, r.blocks_per_multiprocessor, "%*.0f");
+}
+
+void printKernelTable(const kiln_model *model, kiln_session *session,
+                      bool gpu,
                       const std::vector<std::vector<double>> &perDispatch) {
   struct Row {
     int32_t index;
@@ -108,8 +133,11 @@ void printKernelTable(const kiln_model *model,
   });
   // Rates against the least work each kernel must do (its FLOPs; the
   // bytes of the buffers it binds): how far from the hardware's limits.
-  std::printf("\n%-32s %10s %12s %7s %9s %8s  %s\n", "kernel", "workgroups",
-              "median ms", "%", "GFLOP/s", "GB/s", "ONNX nodes");
+  // On a GPU, also what each kernel takes of the device (the driver's
+  // registers, local bytes, shared KiB and resident blocks per SM).
+  std::printf("\n%-32s %10s %12s %7s %9s %8s  %s%s\n", "kernel", "workgroups",
+              "median ms", "%", "GFLOP/s", "GB/s",
+              gpu ? "regs  local   smem  /SM  " : "", "ONNX nodes");
   for (const Row &r : rows) {
     kiln_dispatch_info info;
     kiln_model_dispatch_info(model, r.index, &info);
@@ -123,10 +151,11 @@ void printKernelTable(const kiln_model *model,
         std::snprintf(text, sizeof(text), "%.1f", amount / seconds / 1e9);
       return std::string(text);
     };
-    std::printf("%-32s %10u %12.4f %6.1f%% %9s %8s  %s\n", info.kernel,
+    std::printf("%-32s %10u %12.4f %6.1f%% %9s %8s  %s%s\n", info.kernel,
                 info.workgroups, r.ms, total > 0 ? 100.0 * r.ms / total : 0.0,
                 rate(double(info.flops)).c_str(),
                 rate(double(kiln_model_dispatch_bytes(model, r.index))).c_str(),
+                gpu ? resourceColumns(session, r.index).c_str() : "",
                 nodes.c_str());
   }
 }
@@ -188,7 +217,7 @@ int bench(const Options &o, std::string &error) {
                 kernelSum,
                 1000.0 * std::max(0.0, median(totals) - kernelSum) /
                     double(numDispatches));
-  printKernelTable(m.model, perDispatch);
+  printKernelTable(m.model, m.session, o.device != "cpu", perDispatch);
   return 0;
 }
 

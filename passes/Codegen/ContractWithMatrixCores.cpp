@@ -305,11 +305,12 @@ struct ContractWithMatrixCoresPass
   /// chooseWarpgroups).
   bool warpgroups = false;
 
-  /// wgmma groups a stage of a pipeline of `buffers` buffers leaves
-  /// running (wgmma-groups-in-flight): the buffer a stage refills is then
-  /// that of `1 +` this many stages before, so it takes three buffers.
-  int64_t matrixGroupsInFlight(int64_t buffers) const {
-    return buffers >= 3 ? groupsInFlightAsked() : 0;
+  /// wgmma groups a stage of a pipeline of `buffers` buffers over `stages`
+  /// stages leaves running (wgmma-groups-in-flight): the buffer a stage
+  /// refills is then that of `1 +` this many stages before, so it takes
+  /// three buffers where buffers are refilled.
+  int64_t matrixGroupsInFlight(int64_t buffers, int64_t stages) const {
+    return buffers >= 3 || buffers >= stages ? groupsInFlightAsked() : 0;
   }
   /// What wgmma-groups-in-flight asks of a warpgroup block (0 or 1).
   int64_t groupsInFlightAsked() const {
@@ -472,9 +473,13 @@ struct ContractWithMatrixCoresPass
   static constexpr int64_t kMaxAsyncBuffers = 4;
 
   /// Stage buffers per operand of a cp.async pipeline in stages of `depth`
-  /// along K: as many as fit the workgroup memory a block may use, up to
-  /// kMaxAsyncBuffers and one more than the reduction has stages; at least
-  /// two.
+  /// along K: one per stage where the reduction's stages fit them (none is
+  /// refilled: every stage copied before the loop); else as many as fit
+  /// the workgroup memory a block may use, up to kMaxAsyncBuffers, at
+  /// least two. (A buffer more than the stages, as before the
+  /// thirty-first session, was never written: ResNet-50's 1x1
+  /// convolutions from 64 channels declared a third more shared memory
+  /// than they used.)
   int64_t asyncBuffers(const OutputBlock &block, int64_t depth,
                        std::array<bool, 2> kMajor) const {
     // A wgmma group left running holds one buffer more.
@@ -483,7 +488,9 @@ struct ContractWithMatrixCoresPass
                                workgroupMemoryBytes /
                                    block.stageBytes(depth, kMajor,
                                                     /*async=*/true));
-    buffers = std::min(buffers, block.stageCount(depth) + 1 + held);
+    int64_t stages = block.stageCount(depth);
+    if (stages <= buffers)
+      return stages;
     return std::max<int64_t>(buffers, 2);
   }
 
@@ -508,8 +515,11 @@ struct ContractWithMatrixCoresPass
       int64_t buffers = asyncBuffers(block, depth, kMajor);
       // K in flight, then a wgmma group left running, then the depth.
       auto merit = [&](int64_t depth, int64_t buffers) {
-        int64_t groups = matrixGroupsInFlight(buffers);
-        return std::make_tuple(depth * (buffers - 1 - groups), groups, depth);
+        int64_t stages = block.stageCount(depth);
+        int64_t groups = matrixGroupsInFlight(buffers, stages);
+        return std::make_tuple(
+            depth * OutputBlock::asyncStagesAhead(stages, buffers, groups),
+            groups, depth);
       };
       if (!best || merit(depth, buffers) > merit(best->first, best->second))
         best = {depth, buffers};
@@ -1003,7 +1013,10 @@ struct ContractWithMatrixCoresPass
         pipeline = asyncPipeline(block, kMajor);
       if (pipeline)
         stageK = pipeline->first;
-      int64_t inFlight = pipeline ? matrixGroupsInFlight(pipeline->second) : 0;
+      int64_t inFlight =
+          pipeline ? matrixGroupsInFlight(pipeline->second,
+                                          block.stageCount(stageK))
+                   : 0;
       // Buffers of 32- and 64-byte rows are swizzled instead of padded:
       // the cp.async pipeline's, and the register pipeline's where its
       // stores are whole 16-byte runs (ldmatrix reads either).

@@ -1198,6 +1198,13 @@ SmallVector<Value> OutputBlock::issueAsyncStageCopies(
   return tokens;
 }
 
+int64_t OutputBlock::asyncStagesAhead(int64_t stages, int64_t buffers,
+                                      int64_t matrixGroupsInFlight) {
+  if (buffers >= stages)
+    return stages;
+  return buffers - 1 - matrixGroupsInFlight;
+}
+
 ValueRange OutputBlock::emitAsyncStagedReductionLoop(
     OpBuilder &b, Location loc, int64_t stageK, ValueRange accs, Value thread,
     int64_t threads, std::array<bool, 2> kMajor, int64_t buffers,
@@ -1205,16 +1212,19 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  assert(buffers >= 2 + matrixGroupsInFlight &&
+  int64_t stages = stageCount(stageK);
+  // Whether a buffer is refilled: where every stage has one of its own,
+  // all are copied before the loop and the iterations copy nothing.
+  bool refills = stages > buffers;
+  assert((!refills || buffers >= 2 + matrixGroupsInFlight) &&
          "one stage in flight while another is computed");
   // Stages whose copies fly while one is computed (and, with a matrix
   // group in flight, another is still read).
-  int64_t ahead = buffers - 1 - matrixGroupsInFlight;
+  int64_t ahead = asyncStagesAhead(stages, buffers, matrixGroupsInFlight);
   Value setA = allocateStages(b, loc, 0, stageK, kMajor[0], buffers,
                               stageSwizzles(0, stageK, kMajor[0]));
   Value setB = allocateStages(b, loc, 1, stageK, kMajor[1], buffers,
                               stageSwizzles(1, stageK, kMajor[1]));
-  int64_t stages = stageCount(stageK);
   // Copies of both operands' shares of `stage` into buffer `which`, as one
   // group; its token. Every iteration commits one group, so that the wait
   // counts stay the same: past the last stage an empty one (a branch the
@@ -1270,15 +1280,16 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
   // carriesStagePosition).
   SmallVector<Value> inits(accs);
   inits.push_back(newest);
-  if (carriesStagePosition(stages, /*tensorCores=*/true))
+  if (refills && carriesStagePosition(stages, /*tensorCores=*/true))
     llvm::append_range(inits, packStage(stageAt(b, loc, c(ahead), stageK)));
   size_t tokenAt = accs.size();
   size_t positionSize = inits.size() - tokenAt - 1;
   // The buffers of the stage computed and of the one copied: the stage
   // modulo `buffers` (an AND for a power of two), or carried by the loop
   // and wrapped (a division by 5 costs a dozen instructions a stage).
-  // (As 32-bit integers: an index is 64 bits on the GPU.)
-  bool carriesBuffers = !llvm::isPowerOf2_64(buffers);
+  // (As 32-bit integers: an index is 64 bits on the GPU.) Without refills
+  // the stage is its buffer.
+  bool carriesBuffers = refills && !llvm::isPowerOf2_64(buffers);
   auto i32 = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, v, 32);
   };
@@ -1311,14 +1322,22 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
     auto toIndex = [&](Value v) -> Value {
       return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
     };
-    Value which = carriesBuffers
+    Value which = !refills ? stage
+                  : carriesBuffers
                       ? toIndex(iterArgs[iterArgs.size() - 2])
                       : arith::RemUIOp::create(b, loc, stage, c(buffers));
-    Value refilled = arith::AddIOp::create(b, loc, stage, c(ahead));
-    Value refilledWhich =
-        carriesBuffers ? toIndex(iterArgs.back())
-                       : arith::RemUIOp::create(b, loc, refilled, c(buffers));
-    Value group = issueStage(refilled, refilledWhich, aheadPosition);
+    Value group;
+    if (refills) {
+      Value refilled = arith::AddIOp::create(b, loc, stage, c(ahead));
+      Value refilledWhich =
+          carriesBuffers
+              ? toIndex(iterArgs.back())
+              : arith::RemUIOp::create(b, loc, refilled, c(buffers));
+      group = issueStage(refilled, refilledWhich, aheadPosition);
+    } else {
+      // Keeps one commit per iteration, so that the wait counts stay.
+      group = emptyGroup();
+    }
     SmallVector<Value> next =
         compute(b, stageBuffer(b, loc, setA, which),
                 stageBuffer(b, loc, setB, which), iterArgs.take_front(tokenAt));

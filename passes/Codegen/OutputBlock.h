@@ -180,24 +180,32 @@ public:
 
   /// The same loop with the stage copies as `cp.async` (NVIDIA sm_80+,
   /// nvgpu.device_async_copy of 16 bytes, no registers) into `buffers`
-  /// (2 or more) buffers per operand, `buffers - 1` stages in flight: the
-  /// first `buffers - 1` stages are issued before the loop, one commit
-  /// group each; iteration s waits until its own copies of stage s have
-  /// landed (all but the newest `buffers - 2` groups), meets the others at
-  /// one barrier (stage s complete everywhere; everyone done computing
-  /// stage s - 1, whose buffer is refilled next), issues the copies of
-  /// stage s + buffers - 1 into that buffer and computes stage s while
-  /// they fly. Only where stageCopiesAsync holds for both operands.
+  /// buffers per operand, `ahead` = asyncStagesAhead stages in flight: the
+  /// first `ahead` stages are issued before the loop, one commit group
+  /// each; iteration s waits until its own copies of stage s have landed
+  /// (all but the newest `ahead - 1` groups), meets the others at one
+  /// barrier (stage s complete everywhere; everyone done computing stage
+  /// s - 1, whose buffer is refilled next), issues the copies of stage
+  /// s + ahead into that buffer and computes stage s while they fly. Only
+  /// where stageCopiesAsync holds for both operands.
   /// `matrixGroupsInFlight` (0 or 1; wgmma): `compute` leaves that many
   /// groups of asynchronous matrix instructions reading their stages when
   /// it returns (wgmma.wait_group 1), so the buffer refilled at stage s is
   /// that of stage s - 2: one stage fewer of copies flies, and the loop
-  /// ends by waiting for the last group.
+  /// ends by waiting for the last group. With a buffer per stage
+  /// (`buffers` >= the stage count) nothing is refilled: every stage is
+  /// issued before the loop and its iterations commit empty groups.
   mlir::ValueRange emitAsyncStagedReductionLoop(
       mlir::OpBuilder &b, mlir::Location loc, int64_t stageK,
       mlir::ValueRange accs, mlir::Value thread, int64_t threads,
       std::array<bool, 2> kMajor, int64_t buffers, StageCompute compute,
       int64_t matrixGroupsInFlight = 0);
+  /// Stages whose copies such a pipeline issues ahead of the one computed:
+  /// all of them where each has a buffer of its own (`buffers` >=
+  /// `stages`), else every buffer but the one computed from and the
+  /// `matrixGroupsInFlight` still read.
+  static int64_t asyncStagesAhead(int64_t stages, int64_t buffers,
+                                  int64_t matrixGroupsInFlight);
   /// True when every thread's share of operand `input`'s stage slice is
   /// whole 16-byte runs (stageRun) that stay contiguous in a `kMajor`
   /// buffer, none guarded: what cp.async copies.

@@ -390,6 +390,16 @@ kiln_status kiln_session_run_observed(kiln_session *session,
   return guarded([&] { return session->impl->run(nullptr, &observe); });
 }
 
+kiln_status kiln_session_dispatch_resources(const kiln_session *session,
+                                            int32_t dispatch,
+                                            kiln_kernel_resources *resources) {
+  if (!session || !resources)
+    return nullArg(!session ? "session" : "resources");
+  return guarded([&] {
+    return session->impl->dispatchResources(dispatch, resources);
+  });
+}
+
 kiln_status kiln_session_get_dispatch_result(kiln_session *session,
                                              int32_t dispatch, int32_t index,
                                              void *data, size_t bytes) {

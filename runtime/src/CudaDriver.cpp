@@ -100,6 +100,11 @@ Loaded load() {
   KILN_RESOLVE(getErrorName, "cuGetErrorName");
   KILN_RESOLVE(getErrorString, "cuGetErrorString");
 #undef KILN_RESOLVE
+  // Optional: only kernel resources depend on them.
+  std::string optionalMissing;
+  resolve(v2, v1, "cuFuncGetAttribute", d.funcGetAttribute, optionalMissing);
+  resolve(v2, v1, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+          d.occupancyMaxActiveBlocksPerMultiprocessor, optionalMissing);
   if (!all) {
     l.error = "CUDA driver too old: libcuda.so.1 lacks " + missing;
     return l;

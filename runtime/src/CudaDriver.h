@@ -32,6 +32,11 @@ constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
 constexpr int kFuncAttrMaxDynamicSharedSizeBytes = 8;
+/// CUfunction_attribute values read back after loading (HIP's
+/// hipFunction_attribute mirrors them).
+constexpr int kFuncAttrSharedSizeBytes = 1;
+constexpr int kFuncAttrLocalSizeBytes = 3;
+constexpr int kFuncAttrNumRegs = 4;
 /// Shared memory a block may declare statically; more is dynamic shared
 /// memory, which a kernel takes only after cuFuncSetAttribute raised its
 /// maximum.
@@ -67,6 +72,12 @@ struct Driver {
   Result (*moduleGetFunction)(Function *, Module, const char *);
   /// Null for HIP, whose module kernels need no opt-in.
   Result (*funcSetAttribute)(Function, int, int);
+  /// What a loaded kernel takes and how many of its blocks a
+  /// multiprocessor holds. Optional: null where the driver lacks them
+  /// (the session then reports those resources as unknown).
+  Result (*funcGetAttribute)(int *, int, Function);
+  Result (*occupancyMaxActiveBlocksPerMultiprocessor)(int *, Function, int,
+                                                      size_t);
   Result (*launchKernel)(Function, unsigned, unsigned, unsigned, unsigned,
                          unsigned, unsigned, unsigned, Stream, void **,
                          void **);

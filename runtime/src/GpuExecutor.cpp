@@ -231,6 +231,7 @@ kiln_status GpuExecutor::loadKernels() {
     if (kiln_status s = allowDynamicSharedMemory(fn, dispatch))
       return s;
     functions_.push_back(fn);
+    resources_.push_back(queryResources(fn, dispatch));
     std::vector<cu::DevicePtr> pointers;
     for (uint32_t b : dispatch.bindings) {
       const BufferDesc &buffer = model_.buffers()[b];
@@ -271,6 +272,31 @@ kiln_status GpuExecutor::allowDynamicSharedMemory(cu::Function fn,
                     " bytes of dynamic shared memory failed on " +
                     deviceName_ + ": " + cu::describe(*driver_, r));
   return KILN_OK;
+}
+
+KernelResources
+GpuExecutor::queryResources(cu::Function fn,
+                            const DispatchDesc &dispatch) const {
+  // Only reported (kiln-bench, the C API), never relied on: a query the
+  // driver lacks or refuses leaves that value unknown.
+  KernelResources resources;
+  if (const auto get = driver_->funcGetAttribute) {
+    int value = 0;
+    if (get(&value, cu::kFuncAttrNumRegs, fn) == 0)
+      resources.registers = value;
+    if (get(&value, cu::kFuncAttrLocalSizeBytes, fn) == 0)
+      resources.localBytes = value;
+    if (get(&value, cu::kFuncAttrSharedSizeBytes, fn) == 0)
+      resources.sharedBytes =
+          int64_t(value) + int64_t(dispatch.dynamicWorkgroupMemory);
+  }
+  int blocks = 0;
+  if (driver_->occupancyMaxActiveBlocksPerMultiprocessor &&
+      driver_->occupancyMaxActiveBlocksPerMultiprocessor(
+          &blocks, fn, int(dispatch.threads),
+          dispatch.dynamicWorkgroupMemory) == 0)
+    resources.blocksPerMultiprocessor = blocks;
+  return resources;
 }
 
 void GpuExecutor::stageInput(int index, const void *data, size_t bytes) {

@@ -137,6 +137,11 @@ Loaded load() {
   KILN_RESOLVE_HIP(errorString, "hipGetErrorString");
 #undef KILN_RESOLVE
 #undef KILN_RESOLVE_HIP
+  // Optional: only kernel resources depend on them.
+  std::string optionalMissing;
+  resolve(handle, "hipFuncGetAttribute", d.funcGetAttribute, optionalMissing);
+  resolve(handle, "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor",
+          d.occupancyMaxActiveBlocksPerMultiprocessor, optionalMissing);
   if (!all) {
     l.error = "HIP runtime too old: libamdhip64 lacks " + missing;
     return l;

@@ -186,12 +186,18 @@ public:
   kiln_status getOutput(int index, void *data, size_t bytes);
   kiln_status getDispatchResult(int dispatch, int result, void *data,
                                 size_t bytes);
+  /// What dispatch `dispatch`'s GPU kernel takes of the device (GPU
+  /// sessions only).
+  kiln_status dispatchResources(int dispatch,
+                                kiln_kernel_resources *resources) const;
 
   const Model &model() const { return *model_; }
   int numThreads() const;
 
 private:
   void *bufferData(uint32_t index) const;
+  /// KILN_OK, or the error for a dispatch index out of range.
+  kiln_status checkDispatchIndex(int dispatch) const;
   /// Calls `observer` for `dispatch`, whose results it may read meanwhile.
   kiln_status observe(const DispatchObserver &observer, size_t dispatch);
   /// The error for dispatch `index` having thrown `error` on a worker.

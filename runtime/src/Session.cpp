@@ -202,14 +202,39 @@ kiln_status Session::observe(const DispatchObserver &observer,
   return observer(dispatch);
 }
 
+kiln_status Session::checkDispatchIndex(int dispatch) const {
+  size_t count = model_->dispatches().size();
+  if (dispatch < 0 || size_t(dispatch) >= count)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "dispatch index " + std::to_string(dispatch) +
+                    " out of range [0, " + std::to_string(count) + ")");
+  return KILN_OK;
+}
+
+kiln_status
+Session::dispatchResources(int dispatch,
+                           kiln_kernel_resources *resources) const {
+  const auto &dispatches = model_->dispatches();
+  if (kiln_status s = checkDispatchIndex(dispatch))
+    return s;
+  if (!gpu_)
+    return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
+                "kernel resources are a GPU session's: dispatch " +
+                    std::to_string(dispatch) + " (kernel '" +
+                    dispatches[dispatch].kernel + "') runs on the CPU");
+  const KernelResources &r = gpu_->resources(size_t(dispatch));
+  resources->registers = r.registers;
+  resources->local_bytes = r.localBytes;
+  resources->shared_bytes = r.sharedBytes;
+  resources->blocks_per_multiprocessor = r.blocksPerMultiprocessor;
+  return KILN_OK;
+}
+
 kiln_status Session::getDispatchResult(int dispatch, int result, void *data,
                                        size_t bytes) {
   const auto &dispatches = model_->dispatches();
-  if (dispatch < 0 || size_t(dispatch) >= dispatches.size())
-    return fail(KILN_ERROR_INVALID_ARGUMENT,
-                "dispatch index " + std::to_string(dispatch) +
-                    " out of range [0, " + std::to_string(dispatches.size()) +
-                    ")");
+  if (kiln_status s = checkDispatchIndex(dispatch))
+    return s;
   const DispatchDesc &d = dispatches[dispatch];
   std::string label = "dispatch " + std::to_string(dispatch) + " (kernel '" +
                       d.kernel + "')";

@@ -225,6 +225,50 @@ TEST_F(CudaFaults, DynamicSharedMemoryIsAllowedBeforeLaunch) {
   EXPECT_EQ(fake->count("launches"), 4);
 }
 
+// What each kernel takes of the device is read from the driver at load:
+// the fake's 40 registers, no local or static shared memory, the dynamic
+// shared memory a dispatch launches with, and the blocks its H200-like
+// multiprocessor holds (one-thread blocks: 32, or 3 of 65 KiB).
+TEST_F(CudaFaults, KernelResourcesAreReadAtLoad) {
+  ArtifactSpec spec = cudaSpec();
+  spec.dispatches[1].dynamicWorkgroupMemory = 64 * 1024;
+  ASSERT_EQ(create(spec), KILN_OK) << lastError();
+  kiln_kernel_resources r[2];
+  for (int d = 0; d < 2; ++d)
+    ASSERT_EQ(kiln_session_dispatch_resources(session, d, &r[d]), KILN_OK)
+        << lastError();
+  EXPECT_EQ(r[0].registers, 40);
+  EXPECT_EQ(r[0].local_bytes, 0);
+  EXPECT_EQ(r[0].shared_bytes, 0);
+  EXPECT_EQ(r[0].blocks_per_multiprocessor, 32);
+  EXPECT_EQ(r[1].shared_bytes, 64 * 1024);
+  EXPECT_EQ(r[1].blocks_per_multiprocessor, 3);
+  EXPECT_EQ(kiln_session_dispatch_resources(session, 2, &r[0]),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "dispatch index 2 out of range [0, 2)"))
+      << lastError();
+  EXPECT_EQ(kiln_session_dispatch_resources(session, 0, nullptr),
+            KILN_ERROR_INVALID_ARGUMENT);
+}
+
+// A query the driver refuses leaves that value unknown (-1); the session
+// loads and runs all the same.
+TEST_F(CudaFaults, KernelResourcesTheDriverRefusesAreUnknown) {
+  failNext("cuFuncGetAttribute", kInvalidValue);
+  failNext("cuOccupancyMaxActiveBlocksPerMultiprocessor", kInvalidValue, 2);
+  ASSERT_EQ(create(), KILN_OK) << lastError();
+  kiln_kernel_resources r[2];
+  for (int d = 0; d < 2; ++d)
+    ASSERT_EQ(kiln_session_dispatch_resources(session, d, &r[d]), KILN_OK);
+  EXPECT_EQ(r[0].registers, -1);
+  EXPECT_EQ(r[0].local_bytes, 0);
+  EXPECT_EQ(r[0].blocks_per_multiprocessor, 32);
+  EXPECT_EQ(r[1].registers, 40);
+  EXPECT_EQ(r[1].blocks_per_multiprocessor, -1);
+  ASSERT_EQ(setX(std::vector<float>(N, 1.0f)), KILN_OK);
+  EXPECT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+}
+
 TEST_F(CudaFaults, DynamicSharedMemoryOverTheDeviceLimit) {
   ArtifactSpec spec = cudaSpec();
   spec.dispatches[1].dynamicWorkgroupMemory = 200 * 1024;

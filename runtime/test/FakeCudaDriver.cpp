@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaDriver.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -304,6 +305,42 @@ Result cuFuncSetAttribute(Function function, int attribute, int value) {
   return kSuccess;
 }
 
+/// Registers a thread of every fake kernel takes (what a query reports).
+constexpr int kFakeRegisters = 40;
+
+/// Registers (kFakeRegisters), local and static shared memory (none: the
+/// fake reads no kernel's code) of a loaded kernel.
+Result cuFuncGetAttribute(int *value, int attribute, Function) {
+  ENTER("cuFuncGetAttribute");
+  switch (attribute) {
+  case kiln::cu::kFuncAttrNumRegs:
+    *value = kFakeRegisters;
+    return kSuccess;
+  case kiln::cu::kFuncAttrLocalSizeBytes:
+  case kiln::cu::kFuncAttrSharedSizeBytes:
+    *value = 0;
+    return kSuccess;
+  default:
+    return kInvalidValue;
+  }
+}
+
+/// Resident blocks of an H200-like multiprocessor: 2048 threads, 64 Ki
+/// registers, 228 KiB of shared memory with 1 KiB reserved per block, at
+/// most 32 blocks.
+Result cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, Function,
+                                                   int threads,
+                                                   size_t dynamicShared) {
+  ENTER("cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  if (threads <= 0 || threads > 1024)
+    return kInvalidValue;
+  int byThreads = 2048 / threads;
+  int byRegisters = 65536 / (threads * kFakeRegisters);
+  int byShared = int(233472 / (dynamicShared + 1024));
+  *blocks = std::min({32, byThreads, byRegisters, byShared});
+  return kSuccess;
+}
+
 Result cuLaunchKernel(Function function, unsigned gridX, unsigned, unsigned,
                       unsigned blockX, unsigned, unsigned, unsigned shared,
                       Stream stream, void **params, void **) {
@@ -458,6 +495,8 @@ const std::map<std::string, void *> &entryPoints() {
       ENTRY(cuModuleUnload),
       ENTRY(cuModuleGetFunction),
       ENTRY(cuFuncSetAttribute),
+      ENTRY(cuFuncGetAttribute),
+      ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor),
       ENTRY(cuLaunchKernel),
       ENTRY(cuStreamBeginCapture),
       ENTRY(cuStreamEndCapture),
@@ -574,6 +613,15 @@ HIP_EXPORT Result hipModuleUnload(Module module) {
 HIP_EXPORT Result hipModuleGetFunction(Function *function, Module module,
                                        const char *name) {
   return cuModuleGetFunction(function, module, name);
+}
+HIP_EXPORT Result hipFuncGetAttribute(int *value, int attribute,
+                                      Function function) {
+  return cuFuncGetAttribute(value, attribute, function);
+}
+HIP_EXPORT Result hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(
+    int *blocks, Function function, int threads, size_t dynamicShared) {
+  return cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, function, threads,
+                                                     dynamicShared);
 }
 HIP_EXPORT Result hipModuleLaunchKernel(Function f, unsigned gx, unsigned gy,
                                         unsigned gz, unsigned bx, unsigned by,

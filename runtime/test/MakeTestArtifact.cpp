@@ -1,7 +1,8 @@
 //===- MakeTestArtifact.cpp - Files for the kiln-run/kiln-bench tests -----===//
 //
 // Writes DIR/model.kiln (y = (x + 1) * w, see TestArtifact.h) with inputs and
-// expected outputs in both tensor formats, for the tool tests in ctest.
+// expected outputs in both tensor formats, and GPU versions of the model, for
+// the tool tests in ctest.
 //
 //===----------------------------------------------------------------------===//
 #include "TestArtifact.h"
@@ -33,6 +34,19 @@ int main(int argc, char **argv) {
   std::ofstream(dir + "/model-gpu.kiln", std::ios::binary)
       .write(reinterpret_cast<const char *>(gpuModel.data()),
              std::streamsize(gpuModel.size()));
+
+  // For kiln-bench on the fake driver (FakeCudaDriver.cpp): a PTX image
+  // that declares both kernels, the second launched with 64 KiB of dynamic
+  // shared memory.
+  ArtifactSpec fake = gpu;
+  std::string fakePtx = ptx + ".visible .entry add_one(\n)\n{ ret; }\n"
+                              ".visible .entry scale(\n)\n{ ret; }\n";
+  fake.gpuImages[0].data.assign(fakePtx.begin(), fakePtx.end());
+  fake.dispatches[1].dynamicWorkgroupMemory = 64 * 1024;
+  std::vector<uint8_t> fakeModel = fake.build();
+  std::ofstream(dir + "/model-fake-cuda.kiln", std::ios::binary)
+      .write(reinterpret_cast<const char *>(fakeModel.data()),
+             std::streamsize(fakeModel.size()));
 
   kiln::Tensor x{"x", KILN_DTYPE_F32, {N}, std::vector<uint8_t>(kTensorBytes)};
   kiln::Tensor y = x, wrong = x;

@@ -156,6 +156,17 @@ TEST(Runtime, ProfiledRunTimesEachDispatch) {
   expectY(l.session, x);
 }
 
+// Kernel resources are a GPU session's.
+TEST(Runtime, CpuSessionsHaveNoKernelResources) {
+  Loaded l;
+  kiln_kernel_resources r;
+  EXPECT_EQ(kiln_session_dispatch_resources(l.session, 0, &r),
+            KILN_ERROR_UNSUPPORTED_DEVICE);
+  EXPECT_TRUE(contains(lastError(), "kernel resources are a GPU session's: "
+                                    "dispatch 0 (kernel '"))
+      << lastError();
+}
+
 /// The default artifact with each dispatch's result recorded: x + 1 (no
 /// ONNX value: part of a node's work) and y.
 ArtifactSpec specWithResults() {

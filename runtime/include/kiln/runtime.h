@@ -156,6 +156,23 @@ KILN_API kiln_status kiln_session_run_profiled(kiln_session *session,
                                                double *dispatch_ms,
                                                int32_t capacity);
 
+/* What dispatch `dispatch`'s GPU kernel takes of the device, as the driver
+ * reports it once the session loaded the kernel: registers and local memory
+ * (arrays and register spills) per thread, shared memory per block (static
+ * plus the dynamic bytes it is launched with), and how many of its blocks
+ * one multiprocessor holds at once (0: none fits). A value the driver
+ * cannot report is -1. CPU sessions have no kernels of this kind:
+ * KILN_ERROR_UNSUPPORTED_DEVICE. */
+typedef struct kiln_kernel_resources {
+  int32_t registers;
+  int64_t local_bytes;
+  int64_t shared_bytes;
+  int32_t blocks_per_multiprocessor;
+} kiln_kernel_resources;
+KILN_API kiln_status kiln_session_dispatch_resources(
+    const kiln_session *session, int32_t dispatch,
+    kiln_kernel_resources *resources);
+
 /* For bisecting numerics: runs like kiln_session_run, but calls
  * observer(session, i, user) right after dispatch i has finished, while
  * kiln_session_get_dispatch_result can copy out what it wrote (later

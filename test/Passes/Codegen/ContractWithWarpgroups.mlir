@@ -111,7 +111,9 @@ func.func @matmul_f16(%x: memref<128x512xf16>, %w: memref<512x256xf16>, %b: memr
 // A 128x128 bfloat16 block with B transposed in global memory ([column][k],
 // K-major, as Gemm's transB=1 gives it) and A transposed ([k][row],
 // M-major): two warpgroups (256 threads), each wgmma m64n128k16 at its 64
-// rows of A's buffer. In 48 KiB, four buffers of 16 along K. A's
+// rows of A's buffer. Over K = 128 in 48 KiB, four buffers of 16 along
+// K: two stages and a wgmma group in flight, where two buffers of 32
+// would hold one stage. A's
 // descriptor strides are MN-major ones (its 16 runs of a k's row in
 // matrices 144 bytes apart along M, the leading offset between 8 k's
 // 2304: (144 << 16) | (9 << 32)) and its layout `col` (imm-trans-a 1);
@@ -138,14 +140,14 @@ func.func @matmul_f16(%x: memref<128x512xf16>, %w: memref<512x256xf16>, %b: memr
 #at = affine_map<(d0, d1, d2) -> (d1, d0)>
 #bt = affine_map<(d0, d1, d2) -> (d2, d1)>
 #ct = affine_map<(d0, d1, d2) -> (d0, d2)>
-func.func @gemm_bf16_transposed(%x: memref<64x256xbf16>, %w: memref<256x64xbf16>, %y: memref<256x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+func.func @gemm_bf16_transposed(%x: memref<128x256xbf16>, %w: memref<256x128xbf16>, %y: memref<256x256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
   %zero = arith.constant 0.0 : f32
   scf.forall (%i, %j) = (0, 0) to (256, 256) step (128, 128) {
-    %xs = memref.subview %x[0, %i] [64, 128] [1, 1] : memref<64x256xbf16> to memref<64x128xbf16, strided<[256, 1], offset: ?>>
-    %ws = memref.subview %w[%j, 0] [128, 64] [1, 1] : memref<256x64xbf16> to memref<128x64xbf16, strided<[64, 1], offset: ?>>
+    %xs = memref.subview %x[0, %i] [128, 128] [1, 1] : memref<128x256xbf16> to memref<128x128xbf16, strided<[256, 1], offset: ?>>
+    %ws = memref.subview %w[%j, 0] [128, 128] [1, 1] : memref<256x128xbf16> to memref<128x128xbf16, strided<[128, 1], offset: ?>>
     %ys = memref.subview %y[%i, %j] [128, 128] [1, 1] : memref<256x256xf32> to memref<128x128xf32, strided<[256, 1], offset: ?>>
     linalg.fill ins(%zero : f32) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>)
-    linalg.generic {indexing_maps = [#at, #bt, #ct], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<64x128xbf16, strided<[256, 1], offset: ?>>, memref<128x64xbf16, strided<[64, 1], offset: ?>>) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>) {
+    linalg.generic {indexing_maps = [#at, #bt, #ct], iterator_types = ["parallel", "reduction", "parallel"]} ins(%xs, %ws : memref<128x128xbf16, strided<[256, 1], offset: ?>>, memref<128x128xbf16, strided<[128, 1], offset: ?>>) outs(%ys : memref<128x128xf32, strided<[256, 1], offset: ?>>) {
     ^bb0(%in: bf16, %in_0: bf16, %out: f32):
       %0 = arith.extf %in_0 : bf16 to f32
       %1 = arith.extf %in : bf16 to f32

@@ -9,12 +9,13 @@
 // its outputs once (the fill's and the contraction's stores, overwritten
 // before anything reads them, are dropped). Matrix cores: one warp of 32
 // lanes, 32 outputs each (2x2 subtiles), K = 64 in two stages of 32 (rows
-// of 64 bytes, unpadded and swizzled) through three cp.async buffers per
-// operand (one per stage and one more); thread tiles: 64 threads of 4x4, K
+// of 64 bytes, unpadded and swizzled) through two cp.async buffers per
+// operand (one per stage: both copied before the loop, none refilled);
+// thread tiles: 64 threads of 4x4, K
 // in stages of 16 (16 bytes of padding = 8 float16), k-major.
 // MMA-LABEL: func.func @matmul_relu
 // MMA-SAME: kiln.cooperative
-// MMA: memref.alloc() {alignment = 16 : i64} : memref<3x32x32xf16, #gpu.address_space<workgroup>>
+// MMA: memref.alloc() {alignment = 16 : i64} : memref<2x32x32xf16, #gpu.address_space<workgroup>>
 // MMA-NOT: memref.load {{.*}} : memref<32x32xf32
 // MMA: scf.for
 // MMA: scf.yield
