@@ -23,7 +23,9 @@
 // one 256 KiB-aligned arena so that a descriptor's address bits decode;
 // a cp.async into what a wgmma not yet waited for reads fails the kernel,
 // as does a wgmma reading what a cp.async wrote with no fence.proxy.async
-// by its thread after it landed: emulate-gpu/ProxyFences.h) and AMD's
+// by its thread after it landed: emulate-gpu/ProxyFences.h, or starting
+// on accumulators other instructions wrote with no wgmma.fence between:
+// emulate-gpu/WgmmaFences.h) and AMD's
 // matrix instruction tables (v_mfma 16x16x16),
 // independently of the code generator. Workgroup memory starts as NaN, so a
 // read of a value no thread wrote shows up as a wrong result. Every buffer
@@ -39,6 +41,7 @@
 //===----------------------------------------------------------------------===//
 #include "emulate-gpu/MemoryTraffic.h"
 #include "emulate-gpu/ProxyFences.h"
+#include "emulate-gpu/WgmmaFences.h"
 
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
@@ -441,6 +444,9 @@ std::vector<int64_t> committedWgmmaGroups;
 /// Workgroup memory that cp.async wrote and the async proxy (wgmma's
 /// reads) cannot see yet; kept with --wgmma only.
 kiln::emulator::AsyncProxyVisibility asyncProxy;
+/// Per thread, whether a wgmma may start on its accumulators: wgmma.fence
+/// since the last wgmma, or accumulators passed on from it.
+kiln::emulator::WgmmaRegisterOrder wgmmaRegisters;
 
 
 bool withinOne(const std::vector<std::pair<const uint8_t *, size_t>> &ranges,
@@ -547,6 +553,12 @@ extern "C" void kiln_emu_async_wait(int64_t keep) {
 extern "C" void kiln_emu_proxy_fence() {
   if (wgmma)
     asyncProxy.fenced(scheduler.current());
+}
+
+/// wgmma.fence: this thread's register accesses are ordered before the
+/// wgmmas it issues next.
+extern "C" void kiln_emu_wgmma_fence() {
+  wgmmaRegisters.fenced(scheduler.current());
 }
 
 /// Workgroup buffers live in one arena whose start is aligned to 256 KiB,
@@ -699,6 +711,8 @@ extern "C" void kiln_emu_wgmma(float *, float *scratch, int64_t offset,
   };
   int64_t warp = (thread / 32) % 4, lane = thread % 32;
   int64_t g = lane / 4, t = lane % 4;
+  float inputs[kWgmmaScratch];
+  std::memcpy(inputs, scratch + offset, size_t(n / 2) * sizeof(float));
   for (int64_t v = 0; v < n / 2; ++v) {
     int64_t row = 16 * warp + g + 8 * ((v % 4) / 2);
     int64_t column = 8 * (v / 4) + 2 * t + v % 2;
@@ -708,6 +722,10 @@ extern "C" void kiln_emu_wgmma(float *, float *scratch, int64_t offset,
              element(descriptorB, flags & 2, column, k);
     scratch[offset + v] = float(sum);
   }
+  std::string unordered =
+      wgmmaRegisters.issue(thread, inputs, scratch + offset, n / 2);
+  if (!unordered.empty() && wgmmaFault.empty())
+    wgmmaFault = unordered;
 }
 
 /// gpu.shuffle xor over the whole warp: returns the bits lane
@@ -1095,7 +1113,10 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
           arith::ConstantIndexOp::create(b, loc, 0).getResult());
       op->erase();
     } else if (isa<NVVM::WgmmaFenceAlignedOp>(op)) {
-      // Ordering only: the emulated wgmma computes when issued.
+      // Ordering only (the emulated wgmma computes when issued), but
+      // whether it was run is checked (WgmmaRegisterOrder).
+      func::CallOp::create(b, loc, "kiln_emu_wgmma_fence", TypeRange{},
+                           ValueRange{});
       op->erase();
     } else if (auto fence = dyn_cast<NVVM::FenceProxyOp>(op)) {
       // One address space holds what both proxies see; what the async
@@ -1527,6 +1548,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
            b.getI64Type(), b.getI64Type(), b.getI64Type()});
   declare("kiln_emu_wgmma_commit", {});
   declare("kiln_emu_proxy_fence", {});
+  declare("kiln_emu_wgmma_fence", {});
   declare("kiln_emu_wgmma_wait", {b.getI64Type()});
   declare("kiln_emu_async_commit", {});
   declare("kiln_emu_async_wait", {b.getI64Type()});
@@ -1602,6 +1624,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
           {"kiln_emu_wgmma", reinterpret_cast<void *>(&kiln_emu_wgmma)},
           {"kiln_emu_proxy_fence",
            reinterpret_cast<void *>(&kiln_emu_proxy_fence)},
+          {"kiln_emu_wgmma_fence",
+           reinterpret_cast<void *>(&kiln_emu_wgmma_fence)},
           {"kiln_emu_wgmma_commit",
            reinterpret_cast<void *>(&kiln_emu_wgmma_commit)},
           {"kiln_emu_wgmma_wait", reinterpret_cast<void *>(&kiln_emu_wgmma_wait)},
@@ -1673,6 +1697,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   committedGroups.assign(threads, 0);
   wgmmaReadRows.clear();
   asyncProxy.reset(threads);
+  wgmmaRegisters.reset(threads);
   pendingWgmmas.assign(threads / ThreadBlock::kWarpgroup, {});
   committedWgmmaGroups.assign(threads / ThreadBlock::kWarpgroup, 0);
   traffic.start(std::move(tracer.sites), threads, warpSize);
@@ -1686,6 +1711,7 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
         resetShared();
       device.barrier.arriveAndWait();
       blockId = block;
+      wgmmaRegisters.startBlock(thread);
       (*entry)(threadArgs.data());
       device.barrier.arriveAndWait();
       // Every thread has finished the block; none starts the next before
