@@ -20,6 +20,11 @@ protected:
     order.startBlock(0);
     order.startBlock(1);
   }
+  /// Thread 0's first wgmma, fenced: zeros in, `first` out.
+  void fencedFirstWgmma() {
+    order.fenced(0);
+    ASSERT_EQ(order.issue(0, zeros, first, 4), "");
+  }
   WgmmaRegisterOrder order;
   float zeros[4] = {0, 0, 0, 0}, first[4] = {1, 2, 3, 4},
         second[4] = {5, 6, 7, 8}, bias[4] = {9, 9, 9, 9};
@@ -33,14 +38,12 @@ TEST_F(WgmmaRegisterOrderTest, FirstWgmmaNeedsAFence) {
 }
 
 TEST_F(WgmmaRegisterOrderTest, ChainedAccumulatorsNeedNoFence) {
-  order.fenced(0);
-  ASSERT_EQ(order.issue(0, zeros, first, 4), "");
+  fencedFirstWgmma();
   EXPECT_EQ(order.issue(0, first, second, 4), "");
 }
 
 TEST_F(WgmmaRegisterOrderTest, RewrittenAccumulatorsNeedAFence) {
-  order.fenced(0);
-  ASSERT_EQ(order.issue(0, zeros, first, 4), "");
+  fencedFirstWgmma();
   EXPECT_EQ(order.issue(0, bias, second, 4),
             "a wgmma whose accumulators other instructions wrote since the "
             "last wgmma, with no wgmma.fence between");
@@ -54,8 +57,7 @@ TEST_F(WgmmaRegisterOrderTest, AnotherThreadsFenceDoesNotCount) {
 }
 
 TEST_F(WgmmaRegisterOrderTest, ANewBlockStartsUnfenced) {
-  order.fenced(0);
-  ASSERT_EQ(order.issue(0, zeros, first, 4), "");
+  fencedFirstWgmma();
   order.startBlock(0);
   EXPECT_NE(order.issue(0, first, second, 4), "");
 }
