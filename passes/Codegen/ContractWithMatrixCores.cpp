@@ -513,6 +513,12 @@ struct ContractWithMatrixCoresPass
           !block.stageCopiesAsync(1, depth, threads(), kMajor[1]))
         continue;
       int64_t buffers = asyncBuffers(block, depth, kMajor);
+      // Two buffers of this depth may not fit where chooseWarpLayout's
+      // estimate (another buffer layout) said they would: 32 along K of a
+      // 128x256 block's padded 512-byte rows in 48 KiB.
+      if (buffers * block.stageBytes(depth, kMajor, /*async=*/true) >
+          workgroupMemoryBytes)
+        continue;
       // K in flight, then a wgmma group left running, then the depth.
       auto merit = [&](int64_t depth, int64_t buffers) {
         int64_t stages = block.stageCount(depth);
