@@ -886,6 +886,22 @@ def build_import_models():
     imp("add_relu_wide",
         [n("Add", ["a", "b"], ["s"], "add"), n("Relu", ["s"], ["y"], "relu")],
         [vi("a", [1024, 256]), vi("b", [1024, 256])], [vi("y", [1024, 256])])
+    # bias + GELU (erf form) on its own: one kernel of 4 elements a thread,
+    # whose erf separates the loads of neighbouring elements
+    # (test/Target/cuda-ptx.test: kiln-group-thread-accesses makes them
+    # one 128-bit load per operand and one store).
+    imp("bias_gelu_rows",
+        [n("Add", ["x", "bias"], ["s"], "add"),
+         n("Mul", ["s", "inv_sqrt2"], ["t"], "scale"),
+         n("Erf", ["t"], ["e"], "erf"),
+         n("Add", ["e", "one"], ["e1"], "add_one"),
+         n("Mul", ["s", "e1"], ["p"], "mul"),
+         n("Mul", ["p", "half"], ["y"], "half")],
+        [vi("x", [64, 256])], [vi("y", [64, 256])],
+        inits=[init("bias", np.linspace(-1, 1, 256, dtype=np.float32)),
+               init("inv_sqrt2", np.array(1 / np.sqrt(2), np.float32)),
+               init("one", np.array(1.0, np.float32)),
+               init("half", np.array(0.5, np.float32))])
     imp("matmul_large", [n("MatMul", ["a", "b"], ["y"], "matmul")],
         [vi("a", [512, 128]), vi("b", [128, 512])], [vi("y", [512, 512])])
     # float16, 288 blocks of 128x128 on the GPU targets, K in four stages

@@ -125,7 +125,8 @@ std::string kiln::gpuThreadMappingPasses(llvm::StringRef matrixArch,
          "func.func(kiln-distribute-copies-to-threads),"
          "func.func(convert-linalg-to-loops),"
          "kiln-map-kernels-to-gpu{warp-size=" +
-         std::to_string(lanes) + workgroupMemory + "}";
+         std::to_string(lanes) + workgroupMemory + "},"
+         "gpu.module(gpu.func(kiln-group-thread-accesses))";
 }
 
 /// What both GPU targets do to tiled kernels: bufferize, keep small

@@ -456,6 +456,21 @@ def ConvertNvgpuToNvvm : Pass<"kiln-convert-nvgpu-to-nvvm", "mlir::gpu::GPUModul
   let dependentDialects = ["mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"];
 }
 
+def GroupThreadAccesses : Pass<"kiln-group-thread-accesses", "mlir::gpu::GPUFuncOp"> {
+  let summary = "Unrolls a thread's run of elements with its loads first and its stores last";
+  let description = [{
+    Elementwise kernels give each thread a run of neighbouring elements so
+    that its accesses of contiguous operands merge into 128-bit ones, which
+    LLVM's load-store vectorizer only does for accesses close together. A
+    loop of at most 16 iterations with no carried values, a straight-line
+    body and a store is unrolled, and what it unrolled is ordered as the
+    loads (with the index arithmetic they need), the computation, the
+    stores. Only where no buffer is both loaded and stored in it and
+    nothing else touches memory (kernel arguments are noalias).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def HoistStaticAllocas : Pass<"kiln-hoist-static-allocas", "mlir::gpu::GPUFuncOp"> {
   let summary = "Moves a GPU kernel's fixed-size stack buffers to its entry block";
   let description = [{
