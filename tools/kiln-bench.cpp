@@ -109,9 +109,10 @@ std::string resourceColumns(kiln_session *session, int32_t dispatch) {
       std::snprintf(text, sizeof(text), format, width, value);
     return std::string(text) + " ";
   };
-  return column(4, r.registers, "%*.0f") + column(6, double(r.local_bytes), "%*.0f") +
-         column(6, r.shared_bytes < 0 ? -1.0 : double(r.shared_bytes) / 1024,
-                "%*.1f") +
+  double sharedKiB = r.shared_bytes < 0 ? -1.0 : double(r.shared_bytes) / 1024;
+  return column(4, r.registers, "%*.0f") +
+         column(6, double(r.local_bytes), "%*.0f") +
+         column(6, sharedKiB, "%*.1f") +
          column(5, r.blocks_per_multiprocessor, "%*.0f");
 }
 

@@ -475,8 +475,10 @@ struct ContractWithMatrixCoresPass
   /// Stage buffers per operand of a cp.async pipeline in stages of `depth`
   /// along K: one per stage where the reduction's stages fit them (none is
   /// refilled: every stage copied before the loop); else as many as fit
-  /// the workgroup memory a block may use, up to kMaxAsyncBuffers, at
-  /// least two. (A buffer more than the stages, as before the
+  /// the workgroup memory a block may use, up to kMaxAsyncBuffers; 0 where
+  /// not even two fit (chooseWarpLayout estimates with another buffer
+  /// layout: 32 along K of a 128x256 block's padded 512-byte rows did not
+  /// fit 48 KiB). (A buffer more than the stages, as before the
   /// thirty-first session, was never written: ResNet-50's 1x1
   /// convolutions from 64 channels declared a third more shared memory
   /// than they used.)
@@ -491,7 +493,7 @@ struct ContractWithMatrixCoresPass
     int64_t stages = block.stageCount(depth);
     if (stages <= buffers)
       return stages;
-    return std::max<int64_t>(buffers, 2);
+    return buffers >= 2 ? buffers : 0;
   }
 
   /// The stage depth along K (32 or 16, dividing K) and buffers per operand
@@ -513,11 +515,7 @@ struct ContractWithMatrixCoresPass
           !block.stageCopiesAsync(1, depth, threads(), kMajor[1]))
         continue;
       int64_t buffers = asyncBuffers(block, depth, kMajor);
-      // Two buffers of this depth may not fit where chooseWarpLayout's
-      // estimate (another buffer layout) said they would: 32 along K of a
-      // 128x256 block's padded 512-byte rows in 48 KiB.
-      if (buffers * block.stageBytes(depth, kMajor, /*async=*/true) >
-          workgroupMemoryBytes)
+      if (buffers == 0)
         continue;
       // K in flight, then a wgmma group left running, then the depth.
       auto merit = [&](int64_t depth, int64_t buffers) {

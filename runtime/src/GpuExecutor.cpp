@@ -274,20 +274,20 @@ kiln_status GpuExecutor::allowDynamicSharedMemory(cu::Function fn,
   return KILN_OK;
 }
 
-KernelResources
+kiln_kernel_resources
 GpuExecutor::queryResources(cu::Function fn,
                             const DispatchDesc &dispatch) const {
   // Only reported (kiln-bench, the C API), never relied on: a query the
-  // driver lacks or refuses leaves that value unknown.
-  KernelResources resources;
+  // driver lacks or refuses leaves that value unknown (-1).
+  kiln_kernel_resources resources = {-1, -1, -1, -1};
   if (const auto get = driver_->funcGetAttribute) {
     int value = 0;
     if (get(&value, cu::kFuncAttrNumRegs, fn) == 0)
       resources.registers = value;
     if (get(&value, cu::kFuncAttrLocalSizeBytes, fn) == 0)
-      resources.localBytes = value;
+      resources.local_bytes = value;
     if (get(&value, cu::kFuncAttrSharedSizeBytes, fn) == 0)
-      resources.sharedBytes =
+      resources.shared_bytes =
           int64_t(value) + int64_t(dispatch.dynamicWorkgroupMemory);
   }
   int blocks = 0;
@@ -295,7 +295,7 @@ GpuExecutor::queryResources(cu::Function fn,
       driver_->occupancyMaxActiveBlocksPerMultiprocessor(
           &blocks, fn, int(dispatch.threads),
           dispatch.dynamicWorkgroupMemory) == 0)
-    resources.blocksPerMultiprocessor = blocks;
+    resources.blocks_per_multiprocessor = blocks;
   return resources;
 }
 

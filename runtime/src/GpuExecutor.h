@@ -17,15 +17,6 @@ enum class GpuApi { Cuda, Hip };
 /// first run and replayed afterwards. Inputs and outputs pass through one
 /// pinned staging buffer. The same code drives NVIDIA GPUs through the CUDA
 /// driver and AMD GPUs through HIP.
-/// What one loaded kernel takes of the device, as its driver reports: -1
-/// where the driver cannot say.
-struct KernelResources {
-  int32_t registers = -1;   // per thread
-  int64_t localBytes = -1;  // per thread: arrays and spills in local memory
-  int64_t sharedBytes = -1; // per block: static plus the dynamic launched with
-  int32_t blocksPerMultiprocessor = -1; // resident at once; 0: none fits
-};
-
 class GpuExecutor {
 public:
   GpuExecutor(const Model &model, GpuApi api) : model_(model), api_(api) {}
@@ -45,8 +36,9 @@ public:
   void readOutput(int index, void *data, size_t bytes) const;
   /// Copies `bytes` of buffer `index` from the device (synchronously).
   kiln_status readBuffer(uint32_t index, void *data, size_t bytes);
-  /// The resources of dispatch `index`'s kernel, read once at load.
-  const KernelResources &resources(size_t index) const {
+  /// What dispatch `index`'s kernel takes of the device, read from the
+  /// driver once at load (-1 where it cannot say).
+  const kiln_kernel_resources &resources(size_t index) const {
     return resources_[index];
   }
 
@@ -66,8 +58,8 @@ private:
   kiln_status allowDynamicSharedMemory(cu::Function fn,
                                        const DispatchDesc &dispatch);
   /// Reads what `fn`, launched as `dispatch`, takes of the device.
-  KernelResources queryResources(cu::Function fn,
-                                 const DispatchDesc &dispatch) const;
+  kiln_kernel_resources queryResources(cu::Function fn,
+                                       const DispatchDesc &dispatch) const;
   kiln_status launch(size_t index);
   kiln_status captureGraph();
   /// Checks a synchronization: a failure there is a fault in a kernel or a
@@ -87,7 +79,7 @@ private:
   uint8_t *staging_ = nullptr;
   std::vector<uint64_t> inputSlots_, outputSlots_; // offsets into staging_
   std::vector<cu::Function> functions_;            // per dispatch
-  std::vector<KernelResources> resources_;         // per dispatch
+  std::vector<kiln_kernel_resources> resources_;   // per dispatch
   std::vector<std::vector<cu::DevicePtr>> pointers_; // per dispatch
   std::vector<std::vector<void *>> params_;          // -> pointers_
   cu::GraphExec graph_ = nullptr;

@@ -222,11 +222,7 @@ Session::dispatchResources(int dispatch,
                 "kernel resources are a GPU session's: dispatch " +
                     std::to_string(dispatch) + " (kernel '" +
                     dispatches[dispatch].kernel + "') runs on the CPU");
-  const KernelResources &r = gpu_->resources(size_t(dispatch));
-  resources->registers = r.registers;
-  resources->local_bytes = r.localBytes;
-  resources->shared_bytes = r.sharedBytes;
-  resources->blocks_per_multiprocessor = r.blocksPerMultiprocessor;
+  *resources = gpu_->resources(size_t(dispatch));
   return KILN_OK;
 }
 
