@@ -225,6 +225,14 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
   // pay more for than the padding kernel costs (docs/gpu.md).
   bool convPaddingInPlace =
       (cuda || rocm) && options.convPaddingInPlace.value_or(false);
+  // 128x256 matrix blocks pay on warpgroup instructions alone
+  // (kiln-tile-and-distribute's widestMatrixColumns says why).
+  bool wideMatrixBlocks = false;
+  if (cuda) {
+    std::string error;
+    FailureOr<CudaTargetSpec> spec = parseCudaTarget(options.target, error);
+    wideMatrixBlocks = succeeded(spec) && cudaTargetHasWgmma(*spec);
+  }
   switch (phase) {
   case Phase::Graph:
     // Strided convolutions over an image's channels as space-to-depth
@@ -322,6 +330,7 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
                                " workgroup-memory-bytes=" +
                                std::to_string(gpuWorkgroupMemory(options))
                          : "") +
+           (wideMatrixBlocks ? " wide-matrix-blocks=true" : "") +
            (cuda && options.allowTf32 ? " matrix-f32=true" : "") +
            "}),canonicalize,cse)";
   case Phase::Kernels:

@@ -48,6 +48,10 @@ def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
            "GPU: workgroup memory a block may use; 16-bit matrix blocks are "
            "256 columns wide only where four of their stages of 32 along K "
            "fit it">,
+    Option<"wideMatrixBlocks", "wide-matrix-blocks", "bool", "false",
+           "GPU: 16-bit matrix blocks may be 256 columns wide (warpgroup "
+           "matrix instructions, sm_90a); without it they are at most 128 "
+           "columns wide unless matrix-block-cols says otherwise">,
     Option<"registerRows", "register-rows", "int64_t", "8",
            "CPU: rows of kiln-contract-with-vector-registers' tiles; a "
            "contraction's row loop is split only in multiples of it">,

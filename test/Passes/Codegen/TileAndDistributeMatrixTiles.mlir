@@ -1,5 +1,6 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 workgroup-memory-bytes=232448}))' | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16}))' | FileCheck %s --check-prefix=STATIC
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 workgroup-memory-bytes=232448 wide-matrix-blocks=true}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 wide-matrix-blocks=true}))' | FileCheck %s --check-prefix=STATIC
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 workgroup-memory-bytes=232448}))' | FileCheck %s --check-prefix=NARROW
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true min-threads=1}))' | FileCheck %s --check-prefix=OFF
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 matrix-block-rows=32 matrix-block-cols=128}))' | FileCheck %s --check-prefix=BLOCK
 
@@ -111,9 +112,10 @@ func.func @matmul_f16_large(%arg0: memref<2048x256xf16>, %arg1: memref<256x2048x
 
 // -----
 
-// A long reduction (K = 512, 16-bit operands): blocks of 128x256, eight
-// warps of 64x64 reading a quarter less of the operands per product than
-// 128x128 ones (widestMatrixColumns); 512 blocks keep two per SM.
+// A long reduction (K = 512, 16-bit operands) on warpgroup instructions
+// (wide-matrix-blocks): blocks of 128x256, two warpgroups of m64n256
+// reading a quarter less of the operands per product than 128x128 ones
+// (widestMatrixColumns); 512 blocks keep two per SM.
 // CHECK-LABEL: func.func @matmul_f16_wide_columns
 // CHECK-SAME: kiln.matrix_tile = array<i64: 128, 0, 256>
 // CHECK-SAME: kiln.workgroups = 512 : i64
@@ -121,6 +123,11 @@ func.func @matmul_f16_large(%arg0: memref<2048x256xf16>, %arg1: memref<256x2048x
 // In the 48 KiB a block declares statically (no deep pipeline), 128x128.
 // STATIC-LABEL: func.func @matmul_f16_wide_columns
 // STATIC-SAME: kiln.matrix_tile = array<i64: 128, 0, 128>
+// Without wide-matrix-blocks (mma.sync: eight warps of 64x64 would fill
+// an SM's registers with one block), 128x128.
+// NARROW-LABEL: func.func @matmul_f16_wide_columns
+// NARROW-SAME: kiln.matrix_tile = array<i64: 128, 0, 128>
+// NARROW-SAME: kiln.workgroups = 1024 : i64
 #a = affine_map<(d0, d1, d2) -> (d0, d1)>
 #b = affine_map<(d0, d1, d2) -> (d1, d2)>
 #c = affine_map<(d0, d1, d2) -> (d0, d2)>
