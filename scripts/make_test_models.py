@@ -18,6 +18,7 @@ Writes (all deterministic; fixed seeds):
        test/models/position_ids/   opset 13, integer CumSum (RoBERTa's positions)
        test/models/patch_embedding/ opset 17, ViT's 16x16 patch embedding into tokens
        test/models/strided_stems/  opset 17, first convolutions at stride 2 and 4 on 3 channels
+       test/models/classifier_b1/  opset 13, Gemms on one row (GPU: weights read N x K)
        examples/tiny_cnn/          opset 13, the bundled example
   B. Importer test models (no data) in test/Import/models/*.onnx.
 
@@ -198,6 +199,30 @@ def build_matmul_split_k():
     g = helper.make_graph(nodes, "matmul_split_k", [vi("x", [1, 16, 512])], [vi("y", [1, 16, 32])], inits)
     model = make_model(g, 13, "matmul_split_k")
     x = rng.standard_normal((1, 16, 512), dtype=np.float32)
+    return model, [{"x": x}]
+
+
+def build_classifier_b1():
+    # A classifier at batch 1: Gemms whose A is one row. GPU targets read
+    # their weights N x K (kiln-transpose-weights{gpu}), a warp or two per
+    # output along a contiguous row of W: fc1 as PyTorch exports Linear
+    # (transB=1, W kept), fc2 with W stored K x N (transB=0, transposed
+    # at compile time). The CPU reads both K x N. Either must match.
+    rng = np.random.default_rng(1019)
+    inits = [
+        init("fc1.weight", weights(rng, (100, 256), 256)),
+        init("fc1.bias", bias(rng, 100)),
+        init("fc2.weight", weights(rng, (100, 40), 100)),
+        init("fc2.bias", bias(rng, 40)),
+    ]
+    nodes = [
+        helper.make_node("Gemm", ["x", "fc1.weight", "fc1.bias"], ["fc1_out"], name="fc1", transB=1),
+        helper.make_node("Relu", ["fc1_out"], ["relu1_out"], name="relu1"),
+        helper.make_node("Gemm", ["relu1_out", "fc2.weight", "fc2.bias"], ["logits"], name="fc2"),
+    ]
+    g = helper.make_graph(nodes, "classifier_b1", [vi("x", [1, 256])], [vi("logits", [1, 40])], inits)
+    model = make_model(g, 13, "classifier_b1")
+    x = rng.standard_normal((1, 256), dtype=np.float32)
     return model, [{"x": x}]
 
 
@@ -1233,6 +1258,7 @@ def main():
         (build_activations_cnn, os.path.join(E2E_DIR, "activations_cnn")),
         (build_matmul_split_k, os.path.join(E2E_DIR, "matmul_split_k")),
         (build_conv_split_k, os.path.join(E2E_DIR, "conv_split_k")),
+        (build_classifier_b1, os.path.join(E2E_DIR, "classifier_b1")),
         (build_vit_block, os.path.join(E2E_DIR, "vit_block")),
         (build_grouped_f16, os.path.join(E2E_DIR, "grouped_f16")),
         (build_scatter_splat_f16, os.path.join(E2E_DIR, "scatter_splat_f16")),

@@ -106,8 +106,15 @@ def TransposeWeights : Pass<"kiln-transpose-weights", "mlir::func::FuncOp"> {
     dense or a resource blob, as PyTorch exports Linear layers on 2-D
     inputs) reads a new constant that holds `%w` transposed, with transB
     false: the kernel's B is then contiguous along N, which the CPU's
-    register tiles need. Non-constant or non-float32 B is left alone.
+    register tiles need. Non-constant or non-float32 B is left alone. With
+    `gpu`, the B of a Gemm whose A is one row is stored N x K instead
+    (transB): each output then reads a contiguous row of B, which a warp
+    per output reads coalesced (kiln-distribute-rows-to-lanes).
   }];
+  let options = [
+    Option<"gpu", "gpu", "bool", "false",
+           "GPU targets: a Gemm whose A has one row reads B N x K">
+  ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
