@@ -1020,6 +1020,17 @@ def build_import_models():
         [vi("x", [1, 16, 56, 56])], [vi("y", [1, 32, 28, 28])],
         [init("w", weights(rows_rng, (32, 16, 3, 3), 16 * 9)),
          init("b", rows_rng.standard_normal(32).astype(np.float32))], opset=17)
+    # A stem on 224x224 images (MobileNetV2's: 3x3, stride 2, 32 filters)
+    # at batch 3: its 112-pixel output rows, which no power of two above
+    # 16 divides, in blocks of one whole row (seven warps of 16 rows) at
+    # --precision=f16, 336 of them (test/Tools/emulate-gpu-model.test).
+    imp("stem_rows_112",
+        [n("Conv", ["x", "w", "b"], ["c"], "conv", pads=[1, 1, 1, 1], kernel_shape=[3, 3],
+           strides=[2, 2]),
+         n("Relu", ["c"], ["y"], "relu")],
+        [vi("x", [3, 3, 224, 224])], [vi("y", [3, 32, 112, 112])],
+        [init("w", weights(rows_rng, (32, 3, 3, 3), 3 * 9)),
+         init("b", rows_rng.standard_normal(32).astype(np.float32))], opset=17)
     # Blocks whose rows 16 does not divide, padded to the next multiple of
     # 16 on tensor cores (paddedMatrixRows): a 3x3 convolution on 14x14
     # maps with a residual add (seven 14-pixel rows, 98 outputs, computed

@@ -1033,11 +1033,14 @@ struct TileAndDistributePass
     if ((fits(matrixBlockRows, m, rowQuantum) || fitsPadded(matrixBlockRows)) &&
         fits(matrixBlockCols, n, 1))
       return std::pair(matrixBlockRows.getValue(), matrixBlockCols.getValue());
-    auto largest = [&](int64_t extent, int64_t quantum) -> int64_t {
+    // Powers of two first; other multiples of 16 (warps of 16 rows) for
+    // whole convolution rows, or when `anyMultiple`.
+    auto largest = [&](int64_t extent, int64_t quantum,
+                       bool anyMultiple) -> int64_t {
       for (int64_t size : {128, 64, 32})
         if (fits(size, extent, quantum))
           return size;
-      if (quantum > 1)
+      if (quantum > 1 || anyMultiple)
         for (int64_t size = 128; size > matrixTile; size -= matrixTile)
           if (fits(size, extent, quantum))
             return size;
@@ -1050,7 +1053,19 @@ struct TileAndDistributePass
           return size;
       return 0;
     };
-    int64_t rows = largest(m, rowQuantum), cols = largest(n, 1);
+    int64_t rows = largest(m, rowQuantum, /*anyMultiple=*/false),
+            cols = largest(n, 1, /*anyMultiple=*/false);
+    // Rows that no power of two above 16 divides (a 112-pixel row) in one
+    // block of their largest multiple of 16, not seven of 16 rows that each
+    // stage all the block's weights (a batch-32 stem: 25088 one-warp
+    // blocks loading 4 KiB of weights for 1 KiB of image each), where that
+    // keeps kMinMatrixBlocks blocks.
+    if (rows == matrixTile) {
+      int64_t wider = largest(m, rowQuantum, /*anyMultiple=*/true);
+      if (cols > 0 &&
+          blockCount(otherIterations, m, n, wider, cols) >= kMinMatrixBlocks)
+        rows = wider;
+    }
     // 256 columns only beside 128 rows (widestMatrixColumns); the halving
     // below takes the wider side first, back to 128x128 when 256 columns
     // leave too few blocks.

@@ -205,3 +205,61 @@ func.func @matmul_f16_short_reduction(%arg0: memref<4096x256xf16>, %arg1: memref
   bufferization.materialize_in_destination %mm in restrict writable %arg3 : (tensor<4096x4096xf32>, memref<4096x4096xf32>) -> ()
   return
 }
+
+// -----
+
+// Rows that no power of two above 16 divides (112, a stem's output row)
+// make one block of 112 rows, seven warps of 16, instead of seven one-warp
+// blocks that each stage all the weights, where that keeps at least 264
+// blocks (336 here).
+// CHECK-LABEL: func.func @rows_of_112
+// CHECK-SAME: kiln.matrix_tile = array<i64: 1, 112, 0, 32>
+// CHECK-SAME: kiln.workgroups = 336 : i64
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#b = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+func.func @rows_of_112(%arg0: memref<336x112x64xf16>, %arg1: memref<64x32xf16>, %arg3: memref<336x112x32xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<336x112x64xf16> to tensor<336x112x64xf16>
+  %w = bufferization.to_tensor %arg1 restrict : memref<64x32xf16> to tensor<64x32xf16>
+  %e = tensor.empty() : tensor<336x112x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<336x112x32xf32>) -> tensor<336x112x32xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<336x112x64xf16>, tensor<64x32xf16>) outs(%f : tensor<336x112x32xf32>) {
+  ^bb0(%in: f16, %in_0: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_0 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<336x112x32xf32>
+  bufferization.materialize_in_destination %mm in restrict writable %arg3 : (tensor<336x112x32xf32>, memref<336x112x32xf32>) -> ()
+  return
+}
+
+// -----
+
+// The same with 100 rows of 112: one block each would be 100, fewer than
+// two per SM, so 16-row blocks stay (700).
+// CHECK-LABEL: func.func @rows_of_112_few
+// CHECK-SAME: kiln.matrix_tile = array<i64: 1, 16, 0, 32>
+// CHECK-SAME: kiln.workgroups = 700 : i64
+#a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#b = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+#c = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+func.func @rows_of_112_few(%arg0: memref<100x112x64xf16>, %arg1: memref<64x32xf16>, %arg3: memref<100x112x32xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<100x112x64xf16> to tensor<100x112x64xf16>
+  %w = bufferization.to_tensor %arg1 restrict : memref<64x32xf16> to tensor<64x32xf16>
+  %e = tensor.empty() : tensor<100x112x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<100x112x32xf32>) -> tensor<100x112x32xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%x, %w : tensor<100x112x64xf16>, tensor<64x32xf16>) outs(%f : tensor<100x112x32xf32>) {
+  ^bb0(%in: f16, %in_0: f16, %out: f32):
+    %0 = arith.extf %in : f16 to f32
+    %1 = arith.extf %in_0 : f16 to f32
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.addf %out, %2 : f32
+    linalg.yield %3 : f32
+  } -> tensor<100x112x32xf32>
+  bufferization.materialize_in_destination %mm in restrict writable %arg3 : (tensor<100x112x32xf32>, memref<100x112x32xf32>) -> ()
+  return
+}
