@@ -57,3 +57,24 @@ func.func @widened(%x: tensor<128x3072xf16>, %w: tensor<3072x768xf16>) -> tensor
   %2 = kiln.matmul %0, %1 : tensor<128x3072xf32>, tensor<3072x768xf32> -> tensor<128x768xf32>
   return %2 : tensor<128x768xf32>
 }
+
+// -----
+
+// A batch-32 classifier's Gemm (32 x 1000 outputs, 31 blocks; K = 1280,
+// its B stored K x N): eight parts of 160, C added to their sum. A Gemm
+// that transposes or scales an operand is left alone.
+// CHECK-LABEL: func.func @classifier
+// CHECK: %[[A:.+]] = kiln.reshape %arg0 : tensor<32x1280xf32> -> tensor<32x8x160xf32>
+// CHECK: %[[B:.+]] = kiln.reshape %arg1 : tensor<1280x1000xf32> -> tensor<8x160x1000xf32>
+// CHECK: %[[P:.+]] = kiln.einsum %[[A]], %[[B]] {equation = "msk,skn->smn"} : (tensor<32x8x160xf32>, tensor<8x160x1000xf32>) -> tensor<8x32x1000xf32>
+// CHECK: %[[S:.+]] = kiln.reduce_sum %[[P]] {axes = array<i64: 0>, keepdims = false} : tensor<8x32x1000xf32> -> tensor<32x1000xf32>
+// CHECK: %[[Y:.+]] = kiln.add %[[S]], %arg2 : tensor<32x1000xf32>, tensor<1000xf32> -> tensor<32x1000xf32>
+// CHECK: %[[T:.+]] = kiln.gemm %arg0, %arg3, %arg2 {transB = true}
+// CHECK: %[[H:.+]] = kiln.gemm %arg0, %arg1, %arg2 {alpha = 5.000000e-01 : f32}
+// CHECK: return %[[Y]], %[[T]], %[[H]]
+func.func @classifier(%x: tensor<32x1280xf32>, %w: tensor<1280x1000xf32>, %b: tensor<1000xf32>, %wt: tensor<1000x1280xf32>) -> (tensor<32x1000xf32>, tensor<32x1000xf32>, tensor<32x1000xf32>) {
+  %0 = kiln.gemm %x, %w, %b : (tensor<32x1280xf32>, tensor<1280x1000xf32>, tensor<1000xf32>) -> tensor<32x1000xf32>
+  %1 = kiln.gemm %x, %wt, %b {transB = true} : (tensor<32x1280xf32>, tensor<1000x1280xf32>, tensor<1000xf32>) -> tensor<32x1000xf32>
+  %2 = kiln.gemm %x, %w, %b {alpha = 0.5 : f32} : (tensor<32x1280xf32>, tensor<1280x1000xf32>, tensor<1000xf32>) -> tensor<32x1000xf32>
+  return %0, %1, %2 : tensor<32x1000xf32>, tensor<32x1000xf32>, tensor<32x1000xf32>
+}
