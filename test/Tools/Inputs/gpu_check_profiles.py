@@ -21,8 +21,8 @@ gpu_check = importlib.util.module_from_spec(spec)
 loader.exec_module(gpu_check)
 
 work = sys.argv[2]
-manifest = {"bench": [{"name": name, "artifact": f"bench/{name}.kiln"}
-                      for name, _ in gpu_check.PROFILES]}
+manifest = {"bench": [{"name": bench, "artifact": f"bench/{bench}.kiln"}
+                      for _, bench, _, _ in gpu_check.PROFILES]}
 
 
 def stand_in(body):
@@ -40,7 +40,7 @@ for body in ('echo "==ERROR== Failed to initialize the profiler"; exit 1',
     report = io.StringIO()
     results = gpu_check.run_profiles(work, manifest, {}, report, deadline)
     print(sorted(results.items()))
-    print("report mentions", [name for name, _ in gpu_check.PROFILES
+    print("report mentions", [name for name, _, _, _ in gpu_check.PROFILES
                               if f"==== {name}: " in report.getvalue()])
 gpu_check.find_ncu = lambda: None
 print(sorted(gpu_check.run_profiles(work, manifest, {}, io.StringIO(), deadline).items()))
