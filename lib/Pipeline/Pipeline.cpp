@@ -160,6 +160,15 @@ static int64_t gpuWorkgroupMemory(const CompileOptions &options) {
   return workgroupMemory;
 }
 
+/// Whether every chip of a cuda target has warpgroup matrix instructions
+/// (sm_90a): the tiling then takes 128x256 blocks and code generation
+/// wgmma.
+static bool targetHasWgmma(const CompileOptions &options) {
+  std::string error;
+  FailureOr<CudaTargetSpec> spec = parseCudaTarget(options.target, error);
+  return succeeded(spec) && cudaTargetHasWgmma(*spec);
+}
+
 /// The gpu.module lowered to NVVM with one target per chip; serialization
 /// (ptxas) is the artifact step. Without a CUDA toolkit, math is
 /// approximated so that no libdevice function is needed.
@@ -168,7 +177,7 @@ static std::string cudaKernelsPipeline(const CompileOptions &options) {
   bool toolkit = !findCudaToolkit(options.cudaToolkit).empty();
   FailureOr<CudaTargetSpec> spec = parseCudaTarget(options.target, error);
   int64_t workgroupMemory = gpuWorkgroupMemory(options);
-  bool wgmma = cudaTargetHasWgmma(*spec);
+  bool wgmma = targetHasWgmma(options);
   std::string pipeline =
       gpuKernelsPrefix("nvidia", 32, options.allowTf32, workgroupMemory,
                        wgmma, options.wgmmaGroupsInFlight) +
@@ -227,12 +236,7 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
       (cuda || rocm) && options.convPaddingInPlace.value_or(false);
   // 128x256 matrix blocks pay on warpgroup instructions alone
   // (kiln-tile-and-distribute's widestMatrixColumns says why).
-  bool wideMatrixBlocks = false;
-  if (cuda) {
-    std::string error;
-    FailureOr<CudaTargetSpec> spec = parseCudaTarget(options.target, error);
-    wideMatrixBlocks = succeeded(spec) && cudaTargetHasWgmma(*spec);
-  }
+  bool wideMatrixBlocks = cuda && targetHasWgmma(options);
   switch (phase) {
   case Phase::Graph:
     // Strided convolutions over an image's channels as space-to-depth

@@ -3,16 +3,13 @@ the way the check on the GPU machine does; prints what it finds.
 
     python gpu_check_pack.py SCRIPTS_DIR WORK_DIR
 """
-import importlib.machinery
-import importlib.util
 import os
 import sys
 
+from gpu_check_module import load
+
 scripts, work = sys.argv[1], sys.argv[2]
-loader = importlib.machinery.SourceFileLoader("gpu_check", os.path.join(scripts, "gpu-check"))
-spec = importlib.util.spec_from_loader("gpu_check", loader)
-gpu_check = importlib.util.module_from_spec(spec)
-loader.exec_module(gpu_check)
+gpu_check = load(scripts)
 
 folder = os.path.join(work, "prepared")
 os.makedirs(os.path.join(folder, "suites", "node", "data"))

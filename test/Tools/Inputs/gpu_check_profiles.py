@@ -6,19 +6,15 @@ the machine, nothing is run.
 
     python gpu_check_profiles.py SCRIPTS_DIR WORK_DIR
 """
-import importlib.machinery
-import importlib.util
 import io
 import os
 import stat
 import sys
 import time
 
-loader = importlib.machinery.SourceFileLoader(
-    "gpu_check", os.path.join(sys.argv[1], "gpu-check"))
-spec = importlib.util.spec_from_loader("gpu_check", loader)
-gpu_check = importlib.util.module_from_spec(spec)
-loader.exec_module(gpu_check)
+from gpu_check_module import load
+
+gpu_check = load(sys.argv[1])
 
 work = sys.argv[2]
 manifest = {"bench": [{"name": bench, "artifact": f"bench/{bench}.kiln"}

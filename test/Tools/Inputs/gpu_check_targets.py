@@ -3,16 +3,11 @@
 
     python gpu_check_targets.py SCRIPTS_DIR
 """
-import importlib.machinery
-import importlib.util
-import os
 import sys
 
-loader = importlib.machinery.SourceFileLoader(
-    "gpu_check", os.path.join(sys.argv[1], "gpu-check"))
-spec = importlib.util.spec_from_loader("gpu_check", loader)
-gpu_check = importlib.util.module_from_spec(spec)
-loader.exec_module(gpu_check)
+from gpu_check_module import load
+
+gpu_check = load(sys.argv[1])
 
 manifest = {"bench": [
     {"name": "softmax", "group": "micro", "kind": "bandwidth"},

@@ -6,17 +6,13 @@ to 0.0016 from terms near 3) passes under them, and the suites that
 
     python gpu_check_tolerances.py SCRIPTS_DIR WORK_DIR
 """
-import importlib.machinery
-import importlib.util
 import io
 import os
 import sys
 
-loader = importlib.machinery.SourceFileLoader(
-    "gpu_check", os.path.join(sys.argv[1], "gpu-check"))
-spec = importlib.util.spec_from_loader("gpu_check", loader)
-gpu_check = importlib.util.module_from_spec(spec)
-loader.exec_module(gpu_check)
+from gpu_check_module import load
+
+gpu_check = load(sys.argv[1])
 
 
 def passes(got, expected, tolerance):
