@@ -110,7 +110,8 @@ def run_ort(model, feeds):
 
 
 def write_pb(path, array, name):
-    t = numpy_helper.from_array(np.ascontiguousarray(array), name=name)
+    # np.asarray, not np.ascontiguousarray: the latter makes a scalar 1-d.
+    t = numpy_helper.from_array(np.asarray(array, order="C"), name=name)
     with open(path, "wb") as f:
         f.write(t.SerializeToString())
 
@@ -224,6 +225,115 @@ def build_classifier_b1():
     model = make_model(g, 13, "classifier_b1")
     x = rng.standard_normal((1, 256), dtype=np.float32)
     return model, [{"x": x}]
+
+
+def build_box_distribution():
+    # A YOLOv8 detection head's box decoding (distribution focal loss):
+    # 64 channels per anchor as 4 sides x 16 bins, a Softmax over the bins
+    # after a Transpose (axis 1 of [1, 16, 4, anchors], not the innermost),
+    # then the expected bin as a 1x1 convolution with weights 0..15. The
+    # reduced axis is strided: the kernel must walk it in a loop per anchor,
+    # threads along the anchors.
+    rng = np.random.default_rng(1031)
+    anchors = 336
+    inits = [
+        init("shape4", np.array([1, 4, 16, anchors], np.int64)),
+        init("bins", np.arange(16, dtype=np.float32).reshape(1, 16, 1, 1)),
+        init("shape3", np.array([1, 4, anchors], np.int64)),
+    ]
+    nodes = [
+        helper.make_node("Reshape", ["x", "shape4"], ["sides"], name="dfl_reshape"),
+        helper.make_node("Transpose", ["sides"], ["bins_first"], name="dfl_transpose", perm=[0, 2, 1, 3]),
+        helper.make_node("Softmax", ["bins_first"], ["probs"], name="dfl_softmax", axis=1),
+        helper.make_node("Conv", ["probs", "bins"], ["expected"], name="dfl_conv"),
+        helper.make_node("Reshape", ["expected", "shape3"], ["boxes"], name="dfl_out"),
+    ]
+    g = helper.make_graph(nodes, "box_distribution", [vi("x", [1, 64, anchors])],
+                          [vi("boxes", [1, 4, anchors])], inits)
+    model = make_model(g, 17, "box_distribution")
+    x = rng.standard_normal((1, 64, anchors), dtype=np.float32) * 3
+    return model, [{"x": x}]
+
+
+def build_strided_depthwise_bn():
+    # An OCR backbone's block (PaddleOCR's MobileNetV3 and PP-LCNet): a
+    # depthwise convolution with strides (2, 1) (halve the height, keep the
+    # width of a text line) whose BatchNormalization is not folded into it
+    # (its own node, as paddle2onnx exports it), then ReLU, between 1x1
+    # convolutions that keep the chain channels-last, and a sigmoid.
+    rng = np.random.default_rng(1033)
+    c = 24
+    inits = [
+        init("expand.weight", weights(rng, (c, 8, 1, 1), 8)),
+        init("dw.weight", weights(rng, (c, 1, 3, 3), 9)),
+        init("bn.scale", (rng.random(c) + 0.5).astype(np.float32)),
+        init("bn.bias", bias(rng, c)),
+        init("bn.mean", bias(rng, c)),
+        init("bn.var", (rng.random(c) + 0.5).astype(np.float32)),
+        init("project.weight", weights(rng, (16, c, 1, 1), c)),
+        init("project2.weight", weights(rng, (16, 16, 3, 3), 144)),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "expand.weight"], ["e"], name="expand"),
+        helper.make_node("Relu", ["e"], ["e_relu"], name="expand_relu"),
+        helper.make_node("Conv", ["e_relu", "dw.weight"], ["d"], name="dw", group=c,
+                         kernel_shape=[3, 3], strides=[2, 1], pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["d", "bn.scale", "bn.bias", "bn.mean", "bn.var"],
+                         ["d_bn"], name="dw_bn"),
+        helper.make_node("Relu", ["d_bn"], ["d_relu"], name="dw_relu"),
+        helper.make_node("Conv", ["d_relu", "project.weight"], ["p"], name="project"),
+        helper.make_node("Conv", ["p", "project2.weight"], ["logits"], name="project2", pads=[1, 1, 1, 1]),
+        # A text detector's probability map (PaddleOCR's DB head ends so).
+        helper.make_node("Sigmoid", ["logits"], ["y"], name="probability"),
+    ]
+    g = helper.make_graph(nodes, "strided_depthwise_bn", [vi("x", [1, 8, 16, 40])],
+                          [vi("y", [1, 16, 8, 40])], inits)
+    model = make_model(g, 13, "strided_depthwise_bn")
+    x = rng.standard_normal((1, 8, 16, 40), dtype=np.float32)
+    return model, [{"x": x}]
+
+
+def build_onehot_dense():
+    # A jax2tf byte classifier's first layer: bytes one-hot encoded (OneHot
+    # over 256 values) and a Dense layer written as an Einsum, then ReLU.
+    rng = np.random.default_rng(1037)
+    inits = [
+        init("depth", np.array(256, np.int32)),
+        init("values", np.array([0.0, 1.0], np.float32)),
+        init("dense.kernel", weights(rng, (256, 32), 256)),
+        init("dense.bias", bias(rng, 32)),
+    ]
+    nodes = [
+        helper.make_node("OneHot", ["bytes", "depth", "values"], ["onehot"], name="onehot", axis=-1),
+        helper.make_node("Einsum", ["onehot", "dense.kernel"], ["dense"], name="dense_einsum",
+                         equation="bsc,cd->bsd"),
+        helper.make_node("Add", ["dense", "dense.bias"], ["dense_b"], name="dense_bias"),
+        helper.make_node("Relu", ["dense_b"], ["y"], name="dense_relu"),
+    ]
+    g = helper.make_graph(nodes, "onehot_dense", [vi("bytes", [2, 96], TensorProto.INT32)],
+                          [vi("y", [2, 96, 32])], inits)
+    model = make_model(g, 13, "onehot_dense")
+    x = rng.integers(0, 256, (2, 96)).astype(np.int32)
+    return model, [{"bytes": x}]
+
+
+def build_clip_computed_bounds():
+    # A mel-spectrogram front end's dynamic range clamp: log-mel values
+    # clipped below at (their maximum - 8), a bound the graph computes, so
+    # the kernel reads it at run time; the upper bound a model input.
+    rng = np.random.default_rng(1039)
+    inits = [init("range", np.array(8.0, np.float32))]
+    nodes = [
+        helper.make_node("ReduceMax", ["mel"], ["peak"], name="peak", keepdims=0),
+        helper.make_node("Sub", ["peak", "range"], ["floor"], name="floor"),
+        helper.make_node("Clip", ["mel", "floor", "ceiling"], ["y"], name="clamp"),
+    ]
+    g = helper.make_graph(nodes, "clip_computed_bounds",
+                          [vi("mel", [1, 97, 32]), vi("ceiling", [])], [vi("y", [1, 97, 32])], inits)
+    model = make_model(g, 13, "clip_computed_bounds")
+    mel = rng.standard_normal((1, 97, 32), dtype=np.float32) * 4
+    return model, [{"mel": mel, "ceiling": np.array(5.0, np.float32)},
+                   {"mel": mel * 0.5, "ceiling": np.array(1.5, np.float32)}]
 
 
 def build_conv_split_k():
@@ -1270,6 +1380,10 @@ def main():
         (build_matmul_split_k, os.path.join(E2E_DIR, "matmul_split_k")),
         (build_conv_split_k, os.path.join(E2E_DIR, "conv_split_k")),
         (build_classifier_b1, os.path.join(E2E_DIR, "classifier_b1")),
+        (build_box_distribution, os.path.join(E2E_DIR, "box_distribution")),
+        (build_strided_depthwise_bn, os.path.join(E2E_DIR, "strided_depthwise_bn")),
+        (build_onehot_dense, os.path.join(E2E_DIR, "onehot_dense")),
+        (build_clip_computed_bounds, os.path.join(E2E_DIR, "clip_computed_bounds")),
         (build_vit_block, os.path.join(E2E_DIR, "vit_block")),
         (build_grouped_f16, os.path.join(E2E_DIR, "grouped_f16")),
         (build_scatter_splat_f16, os.path.join(E2E_DIR, "scatter_splat_f16")),

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Pipeline/Compiler.h"
+#include "kiln/Target/CudaTarget.h"
+#include "kiln/Target/RocmTarget.h"
 #include "kiln/runtime.h"
 
 #include "common/TensorFile.h"
@@ -95,6 +97,18 @@ static cl::opt<uint64_t> maxSerialKernelBytes(
     cl::desc("GPU targets: fail a test whose model has a kernel that runs as "
              "one GPU thread and moves more than this many bytes (a kernel "
              "the code generator failed to parallelize)"),
+    cl::init(0));
+static cl::opt<uint64_t> maxThreadPrivateBytes(
+    "max-thread-private-bytes",
+    cl::desc("GPU targets: fail a test whose model has a kernel whose "
+             "threads each keep more than this many bytes on their stack "
+             "(local or scratch memory)"),
+    cl::init(0));
+static cl::opt<uint64_t> underfilledKernelBytes(
+    "underfilled-kernel-bytes",
+    cl::desc("GPU targets: fail a test whose model has a kernel that moves "
+             "more than this many bytes in fewer blocks than the target's "
+             "chip has multiprocessors"),
     cl::init(0));
 static cl::opt<unsigned> timeoutSeconds("timeout",
                                         cl::desc("Seconds per test"),
@@ -243,19 +257,50 @@ struct Result {
   double maxAbsErr = 0; // over every output of every data set that ran
 };
 
-/// With --max-serial-kernel-bytes on a GPU target: a message naming the
-/// first kernel that runs as one thread of one block and moves more than
-/// that many bytes, else "".
-std::string serialGpuKernel(const ArtifactSummary &summary) {
-  if (maxSerialKernelBytes == 0 || llvm::StringRef(target).starts_with("cpu"))
+/// The most multiprocessors (compute units) of any chip of a GPU target;
+/// 0 for the CPU or a target that does not parse.
+int64_t targetMultiprocessors() {
+  std::string error;
+  if (isCudaTarget(target)) {
+    llvm::FailureOr<CudaTargetSpec> spec = parseCudaTarget(target, error);
+    return llvm::succeeded(spec) ? cudaMultiprocessors(*spec) : 0;
+  }
+  if (isRocmTarget(target)) {
+    llvm::FailureOr<RocmTargetSpec> spec = parseRocmTarget(target, error);
+    return llvm::succeeded(spec) ? rocmComputeUnits(*spec) : 0;
+  }
+  return 0;
+}
+
+/// On a GPU target, a message naming the first kernel that falls off a
+/// performance cliff, else "": one thread of one block moving more than
+/// --max-serial-kernel-bytes (a kernel the code generator failed to
+/// parallelize), threads keeping more than --max-thread-private-bytes on
+/// their stack, or more than --underfilled-kernel-bytes moved in fewer
+/// blocks than the chip has multiprocessors.
+std::string gpuKernelCliff(const ArtifactSummary &summary) {
+  int64_t multiprocessors = targetMultiprocessors();
+  if (multiprocessors == 0)
     return "";
   for (const KernelReport &kernel : summary.kernels) {
-    if (kernel.workgroups != 1 || kernel.threads != 1 ||
-        kernel.bytes <= maxSerialKernelBytes || kernel.resultBytes == 0)
-      continue;
-    return "serial GPU kernel: " + kernel.name + " (ONNX nodes " +
-           llvm::join(kernel.nodes, ", ") + ") runs as one thread over " +
-           std::to_string(kernel.bytes) + " bytes";
+    std::string where = kernel.name + " (ONNX nodes " +
+                        llvm::join(kernel.nodes, ", ") + ")";
+    if (maxSerialKernelBytes && kernel.workgroups == 1 &&
+        kernel.threads == 1 && kernel.bytes > maxSerialKernelBytes &&
+        kernel.resultBytes != 0)
+      return "serial GPU kernel: " + where + " runs as one thread over " +
+             std::to_string(kernel.bytes) + " bytes";
+    if (maxThreadPrivateBytes &&
+        kernel.privateMemory > maxThreadPrivateBytes)
+      return "GPU kernel " + where + " keeps " +
+             std::to_string(kernel.privateMemory) +
+             " bytes per thread on its stack (local memory)";
+    if (underfilledKernelBytes && kernel.bytes > underfilledKernelBytes &&
+        kernel.workgroups < multiprocessors)
+      return "GPU kernel " + where + " moves " +
+             std::to_string(kernel.bytes) + " bytes in " +
+             std::to_string(kernel.workgroups) + " blocks, fewer than the " +
+             std::to_string(multiprocessors) + " multiprocessors";
   }
   return "";
 }
@@ -300,8 +345,8 @@ Result compileFor(const TestCase &test, const DataSet &set,
     return {Outcome::Fail, "compile: " + diagnostics};
   }
   artifact = std::move(result.output);
-  if (std::string serial = serialGpuKernel(result.summary); !serial.empty())
-    return {Outcome::Fail, serial};
+  if (std::string cliff = gpuKernelCliff(result.summary); !cliff.empty())
+    return {Outcome::Fail, cliff};
   return {Outcome::Pass, ""};
 }
 

@@ -301,6 +301,8 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
   if (auto bytes =
           kernel->getAttrOfType<IntegerAttr>("kiln.dynamic_workgroup_memory"))
     report.dynamicWorkgroupMemory = bytes.getInt();
+  if (auto bytes = kernel->getAttrOfType<IntegerAttr>("kiln.private_memory"))
+    report.privateMemory = bytes.getInt();
   if (auto flops = kernel->getAttrOfType<IntegerAttr>("kiln.flops"))
     report.flops = flops.getInt();
   if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.tile"))

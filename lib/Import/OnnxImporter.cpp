@@ -360,7 +360,10 @@ LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
     }
     for (int i = 0; tensorType.has_shape() && i < (int)shape.size(); ++i) {
       const auto &dim = tensorType.shape().dim(i);
-      if (dim.has_dim_value() && dim.dim_value() != shape[i]) {
+      // A negative dim_value is symbolic (paddle2onnx writes -1 for a
+      // dynamic batch).
+      if (dim.has_dim_value() && dim.dim_value() >= 0 &&
+          dim.dim_value() != shape[i]) {
         emitError(UnknownLoc::get(&context))
             << "--input-shape for '" << name << "' sets dim " << i << " to "
             << shape[i] << " but the model fixes it to " << dim.dim_value();

@@ -331,8 +331,10 @@ static LogicalResult importIdentity(NodeContext &ctx) {
   return success();
 }
 
-/// Integer Clip: max and min with the (constant or input) bounds.
-static LogicalResult importIntegerClip(NodeContext &ctx, Value x) {
+/// Clip as max and min with bound tensors (integer bounds, and float
+/// bounds computed by the graph): the kernel reads them at run time.
+/// min(max(x, lo), hi) also gives ONNX's hi everywhere when lo > hi.
+static LogicalResult importClipWithBoundTensors(NodeContext &ctx, Value x) {
   Value result = x;
   for (size_t i : {1, 2}) {
     if (!ctx.hasInput(i))
@@ -340,6 +342,11 @@ static LogicalResult importIntegerClip(NodeContext &ctx, Value x) {
     Value bound = ctx.input(i);
     if (!bound || failed(ctx.requireSameDtype({x, bound})))
       return failure();
+    auto boundType = cast<ShapedType>(bound.getType());
+    if (!boundType.hasStaticShape() || boundType.getNumElements() != 1 ||
+        boundType.getRank() > cast<ShapedType>(x.getType()).getRank())
+      return ctx.fail("Clip bound " + std::to_string(i) +
+                      " must be a scalar (one element)");
     auto clipped = i == 1 ? ctx.create<MaxOp>(ValueRange{result, bound})
                           : ctx.create<MinOp>(ValueRange{result, bound});
     if (failed(clipped))
@@ -357,7 +364,7 @@ static LogicalResult importClip(NodeContext &ctx) {
   if (!isa<FloatType>(getElementTypeOrSelf(x.getType()))) {
     if (ctx.opset() < 11)
       return ctx.fail("integer Clip needs opset 11");
-    return importIntegerClip(ctx, x);
+    return importClipWithBoundTensors(ctx, x);
   }
   float lo = -std::numeric_limits<float>::infinity();
   float hi = std::numeric_limits<float>::infinity();
@@ -369,9 +376,9 @@ static LogicalResult importClip(NodeContext &ctx) {
       if (!ctx.hasInput(i))
         continue;
       const ConstTensor *bound = ctx.constInput(i);
-      std::optional<float> v = bound ? bound->asScalarFloat() : std::nullopt;
       if (!bound)
-        return ctx.failNotConstant(i, "must be a constant");
+        return importClipWithBoundTensors(ctx, x);
+      std::optional<float> v = bound->asScalarFloat();
       if (!v)
         return ctx.fail("Clip bounds must be float scalars");
       (i == 1 ? lo : hi) = *v;
@@ -1072,7 +1079,7 @@ static const OpHandler kHandlers[] = {
     {"CastLike", 15, kMaxOpset, "as Cast", importCastLike},
     {"Ceil", 6, kMaxOpset, "", importUnary<CeilOp>},
     {"Celu", 12, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<CeluOp>(c, 1.0f); }},
-    {"Clip", 6, kMaxOpset, "float bounds must be constants; integer bounds any", importClip},
+    {"Clip", 6, kMaxOpset, "bounds constant or computed (read at run time)", importClip},
     {"Concat", 4, kMaxOpset, "", importConcat},
     {"Constant", 1, kMaxOpset, "value, value_float(s), value_int(s)", importConstant},
     {"Conv", 1, kMaxOpset, "1-D/2-D/3-D; groups, dilations, auto_pad", importConv},

@@ -254,6 +254,8 @@ void kiln::writeReportJson(const CompileResult &result, StringRef model,
           if (k.dynamicWorkgroupMemory)
             json.attribute("dynamic_workgroup_memory",
                            int64_t(k.dynamicWorkgroupMemory));
+          if (k.privateMemory)
+            json.attribute("thread_private_memory", int64_t(k.privateMemory));
           if (k.tile.size() == 2)
             json.attributeObject("tile", [&] {
               json.attribute("loop", k.tile[0]);

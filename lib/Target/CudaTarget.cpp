@@ -41,6 +41,22 @@ int64_t kiln::cudaWorkgroupMemoryLimit(const CudaTargetSpec &spec) {
   return bytes;
 }
 
+int64_t kiln::cudaMultiprocessors(const CudaTargetSpec &spec) {
+  auto count = [](StringRef chip) -> int64_t {
+    if (chip.starts_with("sm_90"))
+      return 132;
+    if (chip == "sm_89")
+      return 142;
+    if (chip == "sm_86")
+      return 84;
+    return 108; // sm_80
+  };
+  int64_t most = 0;
+  for (const std::string &chip : spec.chips)
+    most = std::max(most, count(chip));
+  return most;
+}
+
 bool kiln::cudaTargetHasWgmma(const CudaTargetSpec &spec) {
   return !spec.chips.empty() &&
          llvm::all_of(spec.chips,

@@ -32,6 +32,13 @@ FailureOr<RocmTargetSpec> kiln::parseRocmTarget(StringRef target,
   return RocmTargetSpec{std::move(*chips)};
 }
 
+int64_t kiln::rocmComputeUnits(const RocmTargetSpec &spec) {
+  int64_t most = 0;
+  for (const std::string &chip : spec.chips)
+    most = std::max<int64_t>(most, chip == "gfx942" ? 304 : 110);
+  return most;
+}
+
 std::string kiln::rocmLoweringChip(const RocmTargetSpec &spec) {
   for (StringRef chip : kSupportedChips)
     if (llvm::is_contained(spec.chips, chip.str()))

@@ -111,9 +111,21 @@ bool expandsElementwiseInput(OpOperand *use) {
          !descendsFromContraction(use->get(), /*throughReshapes=*/true);
 }
 
+/// `expr` indexes a dim only at 0: the constant 0, or a loop of extent 1
+/// (a batch of one: a Mul by a [1, 1, 1, 1] scalar lowers to
+/// `(d0, d1, d2, d3) -> (d0, 0, 0, 0)`; kept, d0 would be tied to the
+/// loops it is collapsed with).
+bool readsOnlyZero(AffineExpr expr, ArrayRef<int64_t> loopExtents) {
+  if (auto constant = dyn_cast<AffineConstantExpr>(expr))
+    return constant.getValue() == 0;
+  auto dim = dyn_cast<AffineDimExpr>(expr);
+  return dim && loopExtents[dim.getPosition()] == 1;
+}
+
 /// An elementwise consumer of an expanded contraction result whose other
 /// inputs index unit dims by the constant 0 (a Mul by a [1] scalar lowers
-/// to `(d0, d1, d2, d3) -> (0)`) reads them as tensors without those dims
+/// to `(d0, d1, d2, d3) -> (0)`) or by a loop of extent 1 reads them as
+/// tensors without those dims
 /// instead: the upstream collapsing patterns take only projected
 /// permutations, and without the collapse the contraction could not be
 /// tiled with its epilogue (it ran whole, outside the kernel's forall).
@@ -127,19 +139,19 @@ struct DropConstantIndexedUnitDims : public OpRewritePattern<linalg::GenericOp> 
       return failure();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     SmallVector<Value> inputs = op.getDpsInputs();
+    SmallVector<int64_t> loopExtents = op.getStaticLoopRanges();
     bool changed = false;
     for (auto [i, input] : llvm::enumerate(inputs)) {
       auto type = dyn_cast<RankedTensorType>(input.getType());
       AffineMap map = maps[i];
-      if (!type || !type.hasStaticShape())
+      if (!type || !type.hasStaticShape() ||
+          readsExpandedGenericResult(op.getDpsInputOperand(i)))
         continue;
-      // The dims to drop: size 1, indexed by the constant 0.
+      // The dims to drop: size 1, read at index 0 only.
       SmallVector<int64_t> kept;
-      for (auto [d, expr] : llvm::enumerate(map.getResults())) {
-        auto constant = dyn_cast<AffineConstantExpr>(expr);
-        if (!(constant && constant.getValue() == 0 && type.getDimSize(d) == 1))
+      for (auto [d, expr] : llvm::enumerate(map.getResults()))
+        if (!(type.getDimSize(d) == 1 && readsOnlyZero(expr, loopExtents)))
           kept.push_back(d);
-      }
       if (kept.size() == map.getNumResults())
         continue;
       SmallVector<int64_t> shape;
@@ -165,6 +177,81 @@ struct DropConstantIndexedUnitDims : public OpRewritePattern<linalg::GenericOp> 
       op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
     });
     return success();
+  }
+};
+
+/// An elementwise generic that reads an expand_shape of a contraction's
+/// result broadcast over the dims the expand added (a squeeze-excitation
+/// scale on an NHWC map: [N, C] expanded to [N, 1, 1, C], read by the Mul
+/// at `(n, h, w, c) -> (n, 0, 0, c)`) reads the contraction's result
+/// itself, at `(n, h, w, c) -> (n, c)`: each group of the reshape keeps the
+/// one dim that is not a unit dim read at 0. Tiling the Mul then fuses the
+/// contraction into each tile (each computes the channels it scales);
+/// behind the reshape the contraction ran whole before the kernel's forall,
+/// as one GPU thread (PP-LCNet's squeeze-excitation blocks).
+struct ReadBroadcastExpandsDirectly
+    : public OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getNumReductionLoops() != 0)
+      return failure();
+    SmallVector<int64_t> loopExtents = op.getStaticLoopRanges();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    SmallVector<Value> inputs = op.getDpsInputs();
+    bool changed = false;
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      auto expand = input.getDefiningOp<tensor::ExpandShapeOp>();
+      if (!expand || !expand.getResultType().hasStaticShape() ||
+          !descendsFromContraction(expand.getSrc()))
+        continue;
+      std::optional<SmallVector<AffineExpr>> results = readBroadcastSource(
+          expand, maps[i], loopExtents, rewriter.getContext());
+      if (!results)
+        continue;
+      inputs[i] = expand.getSrc();
+      maps[i] = AffineMap::get(maps[i].getNumDims(), 0, *results,
+                               op.getContext());
+      changed = true;
+    }
+    if (!changed)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getInputsMutable().assign(inputs);
+      op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+    return success();
+  }
+
+  /// The map that reads `expand`'s source where `map` read its result, or
+  /// none when a group of the reshape has two dims that are not unit dims
+  /// read at 0, or when `map` reads every dim (then the collapsing
+  /// patterns apply instead).
+  static std::optional<SmallVector<AffineExpr>>
+  readBroadcastSource(tensor::ExpandShapeOp expand, AffineMap map,
+                      ArrayRef<int64_t> loopExtents, MLIRContext *context) {
+    ArrayRef<int64_t> shape = expand.getResultType().getShape();
+    SmallVector<AffineExpr> results;
+    bool broadcast = false;
+    for (const ReassociationIndices &group :
+         expand.getReassociationIndices()) {
+      std::optional<AffineExpr> kept;
+      for (int64_t d : group) {
+        AffineExpr expr = map.getResult(d);
+        if (shape[d] == 1 && readsOnlyZero(expr, loopExtents)) {
+          broadcast |= isa<AffineConstantExpr>(expr);
+          continue;
+        }
+        if (kept)
+          return std::nullopt;
+        kept = expr;
+      }
+      results.push_back(kept ? *kept : getAffineConstantExpr(0, context));
+    }
+    if (!broadcast)
+      return std::nullopt;
+    return results;
   }
 };
 
@@ -241,7 +328,8 @@ struct FoldExpandShapesIntoConsumersPass
                  expandsElementwiseInput(use);
         });
     patterns.add<MaterializeThroughCollapsedView,
-                 MaterializeThroughExpandedView, DropConstantIndexedUnitDims>(
+                 MaterializeThroughExpandedView, DropConstantIndexedUnitDims,
+                 ReadBroadcastExpandsDirectly>(
         &getContext());
     // A collapse of an expand (an epilogue's unit dims dropped after the
     // contraction's were added back: MobileNetV3's squeeze-excitation

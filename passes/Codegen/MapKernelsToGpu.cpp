@@ -184,7 +184,83 @@ struct MapKernelsToGpuPass
     if (*workgroupBytes > 0)
       func->setAttr("kiln.workgroup_memory",
                     rewriter.getIntegerAttr(i64, *workgroupBytes));
+    if (int64_t privateBytes = threadStackBytes(gpuFunc))
+      func->setAttr("kiln.private_memory",
+                    rewriter.getIntegerAttr(i64, privateBytes));
     return success();
+  }
+
+  /// Bytes of the arrays each thread keeps in local (CUDA) or scratch
+  /// (AMD) memory: static allocas that some access indexes by a loop LLVM
+  /// will not unroll (more than kUnrolledTripCount iterations, or a
+  /// dynamic count). The rest (register tiles, a thread's short runs) are
+  /// indexed by constants once their loops are unrolled, and LLVM keeps
+  /// them in registers. Such arrays are slow, every access a round trip to
+  /// memory (kiln-onnx-test --max-thread-private-bytes fails a model over
+  /// a limit).
+  static constexpr int64_t kUnrolledTripCount = 32;
+
+  static int64_t threadStackBytes(gpu::GPUFuncOp func) {
+    int64_t bytes = 0;
+    func.walk([&](memref::AllocaOp alloca) {
+      MemRefType type = alloca.getType();
+      if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat() ||
+          !indexedByLongLoop(alloca))
+        return;
+      bytes += type.getNumElements() *
+               llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+    });
+    return bytes;
+  }
+
+  /// Some load or store of `alloca` (directly or through a view) has an
+  /// index computed from the induction variable of a loop of more than
+  /// kUnrolledTripCount iterations.
+  static bool indexedByLongLoop(memref::AllocaOp alloca) {
+    SmallVector<Value> buffers = {alloca.getResult()};
+    while (!buffers.empty()) {
+      Value buffer = buffers.pop_back_val();
+      for (Operation *user : buffer.getUsers()) {
+        if (isa<ViewLikeOpInterface>(user)) {
+          llvm::append_range(buffers, user->getResults());
+          continue;
+        }
+        for (Value operand : user->getOperands())
+          if (operand.getType().isIndex() && dependsOnLongLoop(operand))
+            return true;
+      }
+    }
+    return false;
+  }
+
+  static bool dependsOnLongLoop(Value index) {
+    SmallVector<Value> work = {index};
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+        if (!loop || arg != loop.getInductionVar())
+          continue;
+        std::optional<int64_t> trips = constantTripCount(loop);
+        if (!trips || *trips > kUnrolledTripCount)
+          return true;
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (def && seen.insert(def).second)
+        llvm::append_range(work, def->getOperands());
+    }
+    return false;
+  }
+
+  static std::optional<int64_t> constantTripCount(scf::ForOp loop) {
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    if (!lb || !ub || !step || *step <= 0)
+      return std::nullopt;
+    return llvm::divideCeil(std::max<int64_t>(*ub - *lb, 0), *step);
   }
 
   /// Buffers allocated in workgroup memory (a block's shared operand

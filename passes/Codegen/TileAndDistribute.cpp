@@ -616,6 +616,31 @@ struct TileAndDistributePass
   /// reduces (softmax, normalizations), the innermost parallel loop stays
   /// whole: a thread then computes a whole row and each row's reduction runs
   /// once instead of once per element.
+  /// The root's loops that a reduction producing one of its operands
+  /// reduced (the loops that operand's indexing map leaves out), when the
+  /// innermost parallel loop is not one of them; empty otherwise.
+  static llvm::SmallDenseSet<int64_t> outerReducedAxes(TilingInterface root,
+                                                       int64_t innermost) {
+    llvm::SmallDenseSet<int64_t> axes;
+    auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
+    if (!rootOp || innermost < 0)
+      return axes;
+    for (OpOperand *operand : rootOp.getDpsInputOperands()) {
+      auto producer = operand->get().getDefiningOp<linalg::LinalgOp>();
+      if (!producer || producer.getNumReductionLoops() == 0)
+        continue;
+      AffineMap map = rootOp.getMatchingIndexingMap(operand);
+      for (unsigned loop = 0; loop < map.getNumDims(); ++loop)
+        if (!map.isFunctionOfDim(loop) &&
+            rootOp.getIteratorTypesArray()[loop] ==
+                utils::IteratorType::parallel)
+          axes.insert(loop);
+    }
+    if (axes.contains(innermost))
+      axes.clear();
+    return axes;
+  }
+
   int64_t tileForThreads(TilingInterface root, ArrayRef<Range> domain,
                          ArrayRef<utils::IteratorType> iterators) {
     OpBuilder builder(root);
@@ -628,10 +653,14 @@ struct TileAndDistributePass
     for (auto [i, type] : llvm::enumerate(iterators))
       if (type != utils::IteratorType::parallel)
         rootElements /= std::max<int64_t>(1, *getConstantIntValue(domain[i].size));
+    // A contraction under a broadcast (a squeeze-excitation scale: a 1x1
+    // convolution of the pooled map scaling every pixel) does not count
+    // either: each thread computes the few outputs it scales.
     bool producerReduces = false;
     root->getParentOfType<func::FuncOp>().walk([&](linalg::LinalgOp op) {
       if (op.getOperation() == root.getOperation() ||
-          op.getNumReductionLoops() == 0)
+          op.getNumReductionLoops() == 0 ||
+          linalg::isaContractionOpInterface(op))
         return;
       for (Value init : op.getDpsInits())
         if (auto type = dyn_cast<ShapedType>(init.getType()))
@@ -659,11 +688,23 @@ struct TileAndDistributePass
       vectorTile(root, registerTile, domain, innermost);
     if (auto pad = dyn_cast<tensor::PadOp>(root.getOperation()))
       vectorTilePad(pad, registerTile);
+    // A row kernel leaves its innermost loop, the reduced row, to the
+    // iteration (kiln-distribute-rows-to-lanes gives it a warp). A
+    // reduction over an outer axis (a detection head's Softmax over the 16
+    // bins of [1, 16, 4, anchors]) leaves that axis instead: each thread
+    // walks it in a loop for one position of the innermost loop, so that
+    // neighbouring threads read neighbouring elements and no thread keeps
+    // a row of statistics on its stack.
+    llvm::SmallDenseSet<int64_t> reducedAxes = outerReducedAxes(root, innermost);
+    auto leftWhole = [&](int64_t i) {
+      if (!producerReduces)
+        return false;
+      return reducedAxes.empty() ? i == innermost : reducedAxes.contains(i);
+    };
     SmallVector<OpFoldResult> tileSizes(domain.size(), builder.getIndexAttr(0));
     int64_t threads = 1;
     for (auto [i, range] : llvm::enumerate(domain)) {
-      if (iterators[i] != utils::IteratorType::parallel ||
-          (producerReduces && int64_t(i) == innermost))
+      if (iterators[i] != utils::IteratorType::parallel || leftWhole(i))
         continue;
       tileSizes[i] = builder.getIndexAttr(registerTile[i]);
       threads *= *getConstantIntValue(range.size) / registerTile[i];

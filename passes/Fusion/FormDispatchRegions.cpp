@@ -194,9 +194,33 @@ struct FormDispatchRegionsPass
                                 << " has other users (would recompute)\n");
         continue;
       }
+      if (broadcastsWholeReduction(op, operand, groups[it->second]))
+        continue;
       return it->second;
     }
     return std::nullopt;
+  }
+
+  /// `op` reads, as `operand`, one value that `group` reduces from a whole
+  /// tensor (a mel spectrogram's peak, for a clamp of every element below
+  /// it) and broadcasts it to more elements. Joined, every part of the
+  /// kernel would need the whole reduction first: the kernel ran as one
+  /// GPU thread. Apart, the reduction is a kernel of its own (a block for
+  /// one row) and `op` an elementwise kernel that reads its result.
+  static bool broadcastsWholeReduction(Operation *op, Value operand,
+                                       ArrayRef<Operation *> group) {
+    auto numElements = [](Value v) -> int64_t {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      return type && type.hasStaticShape() ? type.getNumElements() : -1;
+    };
+    if (numElements(operand) != 1 || op->getNumResults() != 1 ||
+        numElements(op->getResult(0)) <= 1)
+      return false;
+    return llvm::any_of(group, [&](Operation *member) {
+      return llvm::any_of(member->getOperands(), [&](Value input) {
+        return numElements(input) > 1;
+      });
+    });
   }
 
   /// Attention, Softmax(Q·Kᵀ [·s] [+ mask])·V, as one kernel: a softmax

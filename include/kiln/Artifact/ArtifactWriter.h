@@ -20,6 +20,9 @@ struct KernelReport {
   /// Workgroup memory of one block (GPU stage buffers), and how much of it
   /// is dynamic shared memory reserved at launch (cuda, over 48 KiB).
   uint32_t workgroupMemory = 0, dynamicWorkgroupMemory = 0;
+  /// GPU kernels: bytes of the arrays each thread keeps on its stack (local
+  /// or scratch memory, unless LLVM promotes them to registers).
+  uint64_t privateMemory = 0;
   uint64_t flops = 0;
   /// Bytes of every buffer the kernel reads or writes: the least it moves.
   uint64_t bytes = 0;

@@ -21,6 +21,11 @@ struct CudaTargetSpec {
 /// sm_89).
 int64_t cudaWorkgroupMemoryLimit(const CudaTargetSpec &spec);
 
+/// The most streaming multiprocessors of any chip of `spec`, taking each
+/// chip as its largest data-center part (A100 108, A40 84, L40S 142,
+/// H100/H200 SXM 132): a kernel with fewer blocks leaves some idle.
+int64_t cudaMultiprocessors(const CudaTargetSpec &spec);
+
 /// True when every chip of `spec` is sm_90a, whose kernels may then use
 /// warpgroup matrix instructions (wgmma; one gpu.module serves every chip
 /// of a target, and sm_90 without `a` or earlier chips lack them).

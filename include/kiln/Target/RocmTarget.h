@@ -23,6 +23,11 @@ bool isRocmTarget(llvm::StringRef target);
 mlir::FailureOr<RocmTargetSpec> parseRocmTarget(llvm::StringRef target,
                                                 std::string &error);
 
+/// The most compute units of any chip of `spec`, taking each chip as its
+/// largest part (gfx90a: MI250X, 110 per die; gfx942: MI300X, 304): a
+/// kernel with fewer workgroups leaves some idle.
+int64_t rocmComputeUnits(const RocmTargetSpec &spec);
+
 /// The chip whose ISA the shared lowering (convert-gpu-to-rocdl) assumes:
 /// the oldest of the target's chips, so that every chip runs what it emits.
 std::string rocmLoweringChip(const RocmTargetSpec &spec);

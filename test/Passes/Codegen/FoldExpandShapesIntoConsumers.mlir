@@ -314,6 +314,48 @@ func.func @scaled_pointwise(%arg0: memref<1x32x64xf32>, %arg1: memref<16x32xf32>
 
 // -----
 
+// PP-LCNet's learnable affine (paddle2onnx): a Mul by a [1, 1, 1, 1]
+// scalar after a pointwise convolution over the flattened NHWC image. The
+// scalar's batch dim is indexed by the batch loop, of extent 1, which
+// would tie it to the loops collapsed with the batch; it is read at 0
+// only, so it is dropped with the others and the Mul computes flattened.
+// CHECK-LABEL: func.func @affine_scaled_pointwise
+// CHECK: %[[MM:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-NOT: tensor.expand_shape
+// CHECK: %[[S:.+]] = tensor.collapse_shape %{{.+}} [] : tensor<1x1x1x1xf32> into tensor<f32>
+// CHECK: linalg.generic {{.*}}ins(%[[MM]], %[[S]] : tensor<96x16xf32>, tensor<f32>)
+// CHECK: memref.collapse_shape
+#ax = affine_map<(m, f, c) -> (m, c)>
+#aw = affine_map<(m, f, c) -> (f, c)>
+#ao = affine_map<(m, f, c) -> (m, f)>
+#a4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#ab4 = affine_map<(d0, d1, d2, d3) -> (d0, 0, 0, 0)>
+func.func @affine_scaled_pointwise(%arg0: memref<96x8xf32>, %arg1: memref<16x8xf32>, %arg2: memref<1x1x1x1xf32>, %arg3: memref<1x8x12x16xf32>) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<96x8xf32> to tensor<96x8xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<16x8xf32> to tensor<16x8xf32>
+  %s = bufferization.to_tensor %arg2 restrict : memref<1x1x1x1xf32> to tensor<1x1x1x1xf32>
+  %e = tensor.empty() : tensor<96x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<96x16xf32>) -> tensor<96x16xf32>
+  %mm = linalg.generic {indexing_maps = [#ax, #aw, #ao], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<96x8xf32>, tensor<16x8xf32>) outs(%f : tensor<96x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<96x16xf32>
+  %ex = tensor.expand_shape %mm [[0, 1, 2], [3]] output_shape [1, 8, 12, 16] : tensor<96x16xf32> into tensor<1x8x12x16xf32>
+  %e2 = tensor.empty() : tensor<1x8x12x16xf32>
+  %r = linalg.generic {indexing_maps = [#a4, #ab4, #a4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ex, %s : tensor<1x8x12x16xf32>, tensor<1x1x1x1xf32>) outs(%e2 : tensor<1x8x12x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x8x12x16xf32>
+  bufferization.materialize_in_destination %r in restrict writable %arg3 : (tensor<1x8x12x16xf32>, memref<1x8x12x16xf32>) -> ()
+  return
+}
+
+// -----
+
 // MobileNetV3's squeeze-excitation scale: a 1x1 convolution on the pooled
 // map computes [N, C, 1], its HardSigmoid-like epilogue too, and the
 // broadcast Mul reads it through expand_shape [N, C, 1, 1] then

@@ -119,3 +119,27 @@ func.func @widened_for_other_kernel(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) ->
   %5 = kiln.cast %4 : tensor<4x32xf32> -> tensor<4x32xf16>
   return %5 : tensor<4x32xf16>
 }
+
+// -----
+
+// A value reduced from a whole tensor and broadcast back over it (a mel
+// spectrogram's clamp below its peak) ends its kernel: joined, every part
+// of the clamp would need the whole reduction first. The scalar's own
+// epilogue (the Sub) stays with the reduction.
+// CHECK-LABEL: func.func @clamp_below_peak
+// CHECK: %[[PEAK:.+]] = kiln.dispatch_region
+// CHECK: kiln.reduce_max
+// CHECK-NEXT: kiln.sub
+// CHECK-NEXT: kiln.yield
+// CHECK: kiln.dispatch_region(%{{.+}}, %[[PEAK]]
+// CHECK: kiln.max
+// CHECK-NEXT: kiln.min
+// CHECK-NEXT: kiln.yield
+func.func @clamp_below_peak(%x: tensor<1x97x32xf32>, %ceiling: tensor<f32>) -> tensor<1x97x32xf32> {
+  %range = kiln.constant dense<8.000000e+00> : tensor<1xf32>
+  %peak = kiln.reduce_max %x {axes = array<i64: 0, 1, 2>, keepdims = false} : tensor<1x97x32xf32> -> tensor<f32>
+  %floor = kiln.sub %peak, %range : tensor<f32>, tensor<1xf32> -> tensor<1xf32>
+  %lo = kiln.max %x, %floor : tensor<1x97x32xf32>, tensor<1xf32> -> tensor<1x97x32xf32>
+  %y = kiln.min %lo, %ceiling : tensor<1x97x32xf32>, tensor<f32> -> tensor<1x97x32xf32>
+  return %y : tensor<1x97x32xf32>
+}

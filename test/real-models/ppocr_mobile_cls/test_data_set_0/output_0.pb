@@ -1,0 +1,1 @@
+Bsave_infer_model/scale_0.tmp_1J“‚û>·>?­Ø?¨Nà>

@@ -1,0 +1,1 @@
+Bspeech_probsJ∞c <DST>“≥L>àÙ=

@@ -1,0 +1,1 @@
+Bspeech_probsJ¢º=€zä<
