@@ -74,6 +74,11 @@ build/bin/kiln-onnx-test --target=cpu --xfail-file test/onnx/xfail-cpu.txt \
   /usr/share/libonnx-testdata/data/pytorch-operator \
   /usr/share/libonnx-testdata/data/simple
 
+phase "real-model corpus (cpu; test/real-models, made by scripts/make_real_models.py)"
+# Real models exported by others: float32 through deep stacks, so compared
+# with atol 1e-4 (onnxruntime's own reorderings differ by that much).
+build/bin/kiln-onnx-test --target=cpu --atol 1e-4 test/real-models | tail -1
+
 phase "CUDA compile of the whole-model and node suites (--target=cuda --compile-only)"
 gpu_artifacts="$(mktemp -d)"
 trap 'rm -rf "$gpu_artifacts"; print_phase_times' EXIT
@@ -84,6 +89,13 @@ build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artif
   --max-serial-kernel-bytes=4096 test/models examples test/whole-models | grep -E "^FAIL|passed,"
 build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artifacts" \
   /usr/share/libonnx-testdata/data/node | tail -1
+# The corpus also fails on a kernel whose threads keep more than 1 KiB in
+# local memory, or that moves more than 1 MiB in fewer blocks than the chip
+# has multiprocessors (performance cliffs), unless its xfail list names it.
+build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artifacts" \
+  --max-serial-kernel-bytes=4096 --max-thread-private-bytes=1024 \
+  --underfilled-kernel-bytes=1048576 --xfail-file test/real-models/xfail-cuda.txt \
+  test/real-models | grep -E "^FAIL|passed,"
 
 # Every GPU kernel of the model suites and of scripts/gpu-check's GPU
 # patterns (staged matmul and convolution blocks sized to grow), run on the
@@ -104,6 +116,10 @@ build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-d
   --max-serial-kernel-bytes=4096 test/models examples test/whole-models | grep -E "^FAIL|passed,"
 build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
   /usr/share/libonnx-testdata/data/node | tail -1
+build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
+  --max-serial-kernel-bytes=4096 --max-thread-private-bytes=1024 \
+  --underfilled-kernel-bytes=1048576 --xfail-file test/real-models/xfail-rocm.txt \
+  test/real-models | grep -E "^FAIL|passed,"
 
 phase "ONNX backend node suite (cpu)"
 build/bin/kiln-onnx-test --target=cpu --xfail-file test/onnx/xfail-cpu.txt \
