@@ -111,6 +111,10 @@ phase "GPU kernels of the whole-model, model and GPU-pattern suites emulated (sc
 .venv/bin/python scripts/emulate-gpu-suite "$gpu_artifacts"/patterns/* \
   --precisions f16@sm_90a | grep -v "kernels OK, 0 skipped (0 OK on wgmma)$"
 
+# The real-model corpus's kernels at float32.
+.venv/bin/python scripts/emulate-gpu-suite test/real-models/*/ --precisions f32 \
+  | grep -v "kernels OK, [0-9]* skipped$"
+
 phase "ROCm compile of the whole-model and node suites (--target=rocm:gfx90a,gfx942 --compile-only)"
 build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
   --max-serial-kernel-bytes=4096 test/models examples test/whole-models | grep -E "^FAIL|passed,"
