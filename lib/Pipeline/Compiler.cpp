@@ -131,6 +131,18 @@ LogicalResult kiln::compileModel(MLIRContext &context,
     if (failed(dumpIR(*module, request.dumpIRDir, "00-import.mlir")))
       return failure();
   }
+  // A pass that fails says why; this names the pass and the kernel too,
+  // so that a failure whose pass said nothing is never a silent exit.
+  struct NameFailedPass : public PassInstrumentation {
+    void runAfterPassFailed(Pass *pass, Operation *op) override {
+      if (pass->getArgument().empty()) // a nesting adaptor: its pass spoke
+        return;
+      auto symbol = op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+      op->emitError() << "pass '" << pass->getArgument() << "' failed"
+                      << (symbol ? " on kernel " + symbol.str() : std::string())
+                      << " (an internal error: report it with --dump-ir output)";
+    }
+  };
   // One pass manager per phase, so each phase is timed on its own.
   for (Phase phase : {Phase::Graph, Phase::Fused, Phase::Tiled, Phase::Kernels}) {
     if (phase > request.stopAfter)
@@ -139,6 +151,7 @@ LogicalResult kiln::compileModel(MLIRContext &context,
     PassManager pm(&context);
     if (request.configurePassManager)
       request.configurePassManager(pm);
+    pm.addInstrumentation(std::make_unique<NameFailedPass>());
     if (!request.dumpIRDir.empty())
       pm.addInstrumentation(
           createIRDumpInstrumentation(request.dumpIRDir, dumpCounter));

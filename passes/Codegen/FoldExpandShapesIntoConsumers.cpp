@@ -87,11 +87,24 @@ bool readsExpandedGenericResult(OpOperand *use) {
 /// convolution computes [N, G, F/G, H, W], the model's tensor is
 /// [N, F, H, W]) and its owner is an elementwise generic, which is then
 /// expanded to the producer's shape.
+/// A row statistic (softmax's maximum, a norm's mean) is not such a
+/// producer: its result has fewer dims than what it reduces, and a
+/// consumer expanded to it would be collapsed back by the rule above
+/// (a matmul, its bias and a softmax in one CPU kernel did so forever).
 bool readsCollapsedGenericResult(OpOperand *use) {
   auto collapse = use->get().getDefiningOp<tensor::CollapseShapeOp>();
   auto consumer = dyn_cast<linalg::GenericOp>(use->getOwner());
-  return collapse && consumer && consumer.getNumReductionLoops() == 0 &&
-         descendsFromContraction(collapse.getSrc());
+  if (!collapse || !consumer || consumer.getNumReductionLoops() != 0)
+    return false;
+  if (auto producer = collapse.getSrc().getDefiningOp<linalg::GenericOp>()) {
+    int64_t resultRank = producer.getRank(producer.getDpsInitOperand(0));
+    bool statistic = llvm::any_of(
+        producer.getDpsInputOperands(),
+        [&](OpOperand *input) { return producer.getRank(input) > resultRank; });
+    if (producer.getNumReductionLoops() > 0 && statistic)
+      return false;
+  }
+  return descendsFromContraction(collapse.getSrc());
 }
 
 /// `use` is the source of an expand_shape, computed by an elementwise
@@ -340,8 +353,12 @@ struct FoldExpandShapesIntoConsumersPass
                                                          &getContext());
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns,
                                                        &getContext());
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
-      return signalPassFailure();
+    // A long epilogue (--precision=f16 rounds and widens between each of
+    // its ops) moves over one op per round: more rounds than the default
+    // 10. Short of a fixpoint the IR is still valid, so no failure.
+    GreedyRewriteConfig config;
+    config.setMaxIterations(100);
+    (void)applyPatternsGreedily(func, std::move(patterns), config);
   }
 };
 
