@@ -245,7 +245,8 @@ static std::string phasePipeline(Phase phase, const CompileOptions &options) {
     return std::string("func.func(canonicalize),func.func(cse),"
                        "func.func(kiln-gather-before-transpose),"
                        "func.func(kiln-recognize-layer-norm),"
-                       "func.func(kiln-recognize-activations),") +
+                       "func.func(kiln-recognize-activations),"
+                       "func.func(kiln-conv-columns-as-rows),") +
            // GPU targets keep a one-row Gemm's weights N x K: a warp per
            // output reads its row.
            (cuda || rocm ? "func.func(kiln-transpose-weights{gpu=true}),"

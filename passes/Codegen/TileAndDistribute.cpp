@@ -405,13 +405,22 @@ struct TileAndDistributePass
     OpBuilder builder(root);
     SmallVector<Range> domain = root.getIterationDomain(builder);
     SmallVector<utils::IteratorType> iterators = root.getLoopIteratorTypes();
+    int64_t innermost = -1;
+    for (auto [i, type] : llvm::enumerate(iterators))
+      if (type == utils::IteratorType::parallel)
+        innermost = i;
+    // CPU workgroups split one loop, not one that a producing reduction
+    // reduces (a Softmax over axis 1): each would recompute the reduction.
+    llvm::SmallDenseSet<int64_t> reducedAxes;
+    if (!gpu)
+      reducedAxes = outerReducedAxes(root, innermost);
     int64_t dim = -1, extent = 0;
     for (auto [i, range] : llvm::enumerate(domain)) {
       std::optional<int64_t> size = getConstantIntValue(range.size);
       if (!size)
         return 1;
       if (dim < 0 && iterators[i] == utils::IteratorType::parallel &&
-          *size > 1) {
+          *size > 1 && !reducedAxes.contains(i)) {
         dim = i;
         extent = *size;
       }

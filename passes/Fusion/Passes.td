@@ -246,6 +246,19 @@ def KMajorMatMulWeights
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def ConvColumnsAsRows
+    : Pass<"kiln-conv-columns-as-rows", "mlir::func::FuncOp"> {
+  let summary = "Computes a convolution one column wide as one row wide";
+  let description = [{
+    A 2-D convolution over a [N, C, H, 1] image with a [kh, 1] window (a
+    Conv1D as tf2onnx exports it) has one-pixel output rows, which every
+    convolution kernel tiles or vectorizes along. It becomes a convolution
+    over the image reshaped to [N, C, 1, H] with a [1, kh] window, and its
+    result is reshaped back: reshapes that only move a unit dim, no copies.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitPointwiseConvStride
     : Pass<"kiln-split-pointwise-conv-stride", "mlir::func::FuncOp"> {
   let summary = "Subsamples a strided 1x1 convolution's input with its own kiln.slice";
