@@ -619,12 +619,6 @@ struct TileAndDistributePass
     return *getConstantIntValue(domain[split.first].size) / split.second;
   }
 
-  /// GPU tiling: one forall iteration per thread. Every parallel loop of the
-  /// root gets tile size 1, so that neighbouring threads write neighbouring
-  /// elements (coalesced stores). When a producer fused into the kernel
-  /// reduces (softmax, normalizations), the innermost parallel loop stays
-  /// whole: a thread then computes a whole row and each row's reduction runs
-  /// once instead of once per element.
   /// The root's loops that a reduction producing one of its operands
   /// reduced (the loops that operand's indexing map leaves out), when the
   /// innermost parallel loop is not one of them; empty otherwise.
@@ -650,6 +644,13 @@ struct TileAndDistributePass
     return axes;
   }
 
+  /// GPU tiling: one forall iteration per thread. Every parallel loop of the
+  /// root gets tile size 1, so that neighbouring threads write neighbouring
+  /// elements (coalesced stores). When a producer fused into the kernel
+  /// reduces (softmax, normalizations), the innermost parallel loop stays
+  /// whole: a thread then computes a whole row and each row's reduction runs
+  /// once instead of once per element; when it reduces outer loops
+  /// instead (outerReducedAxes), those stay whole.
   int64_t tileForThreads(TilingInterface root, ArrayRef<Range> domain,
                          ArrayRef<utils::IteratorType> iterators) {
     OpBuilder builder(root);
