@@ -223,6 +223,17 @@ struct FormDispatchRegionsPass
     });
   }
 
+  /// The softmax's probabilities only weigh values (attention's P·V): a
+  /// classifier's softmax over its logits (a text recognizer's 18385
+  /// characters) stays out of the projection's kernel, whose workgroups
+  /// would otherwise each take whole rows of it.
+  static bool weighsValues(SoftmaxOp softmax) {
+    Value probabilities = softmax.getResult();
+    return probabilities.hasOneUse() &&
+           isa<MatMulOp>(*probabilities.getUsers().begin()) &&
+           probabilities.getUsers().begin()->getOperand(0) == probabilities;
+  }
+
   /// Attention, Softmax(Q·Kᵀ [·s] [+ mask])·V, as one kernel: a softmax
   /// over the last dim joins the group of the matmul (with its elementwise
   /// epilogue: scale, mask) that produces its input, and a matmul whose
@@ -246,7 +257,7 @@ struct FormDispatchRegionsPass
       auto type = cast<RankedTensorType>(softmax.getType());
       std::optional<size_t> group = endsGroup(softmax.getInput());
       if (softmax.getAxis() != type.getRank() - 1 || !group ||
-          !startsWithMatMul(*group))
+          !startsWithMatMul(*group) || !weighsValues(softmax))
         return std::nullopt;
       return group;
     }

@@ -63,3 +63,23 @@ func.func @probabilities_returned(%q: tensor<2x8x4xf32>, %kt: tensor<2x4x8xf32>,
   %2 = kiln.matmul %1, %v : tensor<2x8x8xf32>, tensor<2x8x4xf32> -> tensor<2x8x4xf32>
   return %2, %1 : tensor<2x8x4xf32>, tensor<2x8x8xf32>
 }
+
+// -----
+
+// A classifier's softmax over its logits (a text recognizer's characters)
+// weighs no values: it stays out of the projection's kernel, whose
+// workgroups would each take whole rows of thousands of classes.
+// CHECK-LABEL: func.func @classifier_softmax
+// CHECK: %[[LOGITS:.+]] = kiln.dispatch_region
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.matmul
+// CHECK-NEXT: kiln.yield
+// CHECK: kiln.dispatch_region(%[[LOGITS]])
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.softmax
+// CHECK-NEXT: kiln.yield
+func.func @classifier_softmax(%x: tensor<1x40x120xf32>, %w: tensor<120x500xf32>) -> tensor<1x40x500xf32> {
+  %0 = kiln.matmul %x, %w : tensor<1x40x120xf32>, tensor<120x500xf32> -> tensor<1x40x500xf32>
+  %1 = kiln.softmax %0 {axis = 2 : i64} : tensor<1x40x500xf32>
+  return %1 : tensor<1x40x500xf32>
+}
