@@ -163,6 +163,27 @@ void convertToChannelsLast(ConvOp conv, DenseMap<Value, Value> &transposed) {
   conv.erase();
 }
 
+/// `operand` reshaped to `shape` (a broadcast operand in channels-last
+/// order). A 16-bit constant widened to float32 (--precision=f16: a
+/// normalization's scale) is reshaped before its widening, so that the
+/// reshape folds into the constant and the widening stays one op that the
+/// consumer's kernel absorbs; reshaped after, the widening was a kernel of
+/// its own per constant (paddle2onnx's PicoDet: 377 of them).
+Value broadcastInChannelsLast(PatternRewriter &rewriter, Value operand,
+                              ArrayRef<int64_t> shape) {
+  Location loc = withoutOnnxValues(operand.getLoc());
+  auto type = cast<RankedTensorType>(operand.getType());
+  auto widen = operand.getDefiningOp<CastOp>();
+  if (widen && widen.getInput().getDefiningOp<ConstantOp>()) {
+    Value input = widen.getInput();
+    Value reshaped = ReshapeOp::create(
+        rewriter, loc,
+        cast<RankedTensorType>(input.getType()).clone(shape), input);
+    return CastOp::create(rewriter, loc, type.clone(shape), reshaped);
+  }
+  return ReshapeOp::create(rewriter, loc, type.clone(shape), operand);
+}
+
 /// The NHWC shape of an operand that an elementwise op broadcasts to its
 /// NCHW result, when that is a reshape: the operand's shape, ones prepended
 /// to rank 4, may only move dims of size 1 (a scalar, a per-channel bias
@@ -230,9 +251,7 @@ struct SinkThroughElementwise : public RewritePattern {
       else if (type.getShape() == ArrayRef(*shape))
         operands.push_back(operand);
       else
-        operands.push_back(ReshapeOp::create(
-            rewriter, withoutOnnxValues(operand.getLoc()), type.clone(*shape),
-            operand));
+        operands.push_back(broadcastInChannelsLast(rewriter, operand, *shape));
     }
     Operation *moved = rewriter.clone(*op);
     moved->setOperands(operands);

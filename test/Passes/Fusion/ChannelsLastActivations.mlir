@@ -142,3 +142,21 @@ func.func @same_shape_broadcast(%x: tensor<1x4x4x4xf32>, %w: tensor<4x4x1x1xf32>
   %a = kiln.add %c, %b : tensor<1x4x4x4xf32>, tensor<4x4x4xf32> -> tensor<1x4x4x4xf32>
   return %a : tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A per-channel scale stored in 16 bits (--precision=f16) and widened for
+// the Mul: the constant is reshaped to its channels-last shape before the
+// widening (the reshape folds into it), so the widening reads the constant
+// directly and its consumer's kernel can absorb it.
+// CHECK-LABEL: func.func @widened_scale
+// CHECK: %[[S:.+]] = kiln.constant dense<{{.+}}> : tensor<1x1x1x4xf16>
+// CHECK: %[[W:.+]] = kiln.cast %[[S]] : tensor<1x1x1x4xf16> -> tensor<1x1x1x4xf32>
+// CHECK: kiln.mul %{{.+}}, %[[W]] : tensor<1x4x4x4xf32>, tensor<1x1x1x4xf32>
+func.func @widened_scale(%x: tensor<1x4x4x4xf32>, %w: tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32> {
+  %s16 = kiln.constant dense<[[[1.0]], [[2.0]], [[3.0]], [[4.0]]]> : tensor<4x1x1xf16>
+  %s = kiln.cast %s16 : tensor<4x1x1xf16> -> tensor<4x1x1xf32>
+  %c = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %m = kiln.mul %c, %s : tensor<1x4x4x4xf32>, tensor<4x1x1xf32> -> tensor<1x4x4x4xf32>
+  return %m : tensor<1x4x4x4xf32>
+}
