@@ -135,6 +135,15 @@ bool readsOnlyZero(AffineExpr expr, ArrayRef<int64_t> loopExtents) {
   return dim && loopExtents[dim.getPosition()] == 1;
 }
 
+/// `op` reads `inputs` through `maps` (one per input, then its outputs').
+void readInputsAs(PatternRewriter &rewriter, linalg::GenericOp op,
+                  ValueRange inputs, ArrayRef<AffineMap> maps) {
+  rewriter.modifyOpInPlace(op, [&] {
+    op.getInputsMutable().assign(inputs);
+    op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+}
+
 /// An elementwise consumer of an expanded contraction result whose other
 /// inputs index unit dims by the constant 0 (a Mul by a [1] scalar lowers
 /// to `(d0, d1, d2, d3) -> (0)`) or by a loop of extent 1 reads them as
@@ -185,10 +194,7 @@ struct DropConstantIndexedUnitDims : public OpRewritePattern<linalg::GenericOp> 
     }
     if (!changed)
       return failure();
-    rewriter.modifyOpInPlace(op, [&] {
-      op.getInputsMutable().assign(inputs);
-      op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-    });
+    readInputsAs(rewriter, op, inputs, maps);
     return success();
   }
 };
@@ -230,10 +236,7 @@ struct ReadBroadcastExpandsDirectly
     }
     if (!changed)
       return failure();
-    rewriter.modifyOpInPlace(op, [&] {
-      op.getInputsMutable().assign(inputs);
-      op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-    });
+    readInputsAs(rewriter, op, inputs, maps);
     return success();
   }
 
