@@ -157,12 +157,18 @@ def iree(model_path, fixed_path, threads, repeats, batch, workdir, bin_dir):
 
 
 def onnxruntime(model_path, threads, repeats, batch):
+    return onnxruntime_median_ms(model_path, random_inputs(model_path, batch),
+                                 threads, repeats)
+
+
+def onnxruntime_median_ms(model_path, feeds, threads, repeats):
+    """Median ms of onnxruntime's CPU provider on `feeds`, after 10 warm-up
+    runs, with `threads` intra-op threads (bench/corpus.py uses it too)."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     session = ort.InferenceSession(model_path, options,
                                    providers=["CPUExecutionProvider"])
-    feeds = random_inputs(model_path, batch)
     for _ in range(10):
         session.run(None, feeds)
     times = []

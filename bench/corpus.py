@@ -22,14 +22,14 @@ import math
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import time
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import numpy_helper
+
+from compare_onnxruntime import onnxruntime_median_ms
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -85,20 +85,9 @@ def kiln(folder, inputs, threads, repeats, workdir):
 
 
 def onnxruntime(folder, inputs, threads, repeats):
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    session = ort.InferenceSession(os.path.join(folder, "model.onnx"), options,
-                                   providers=["CPUExecutionProvider"])
     feeds = {name: array for name, _, array in inputs}
-    for _ in range(10):
-        session.run(None, feeds)
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        session.run(None, feeds)
-        times.append((time.perf_counter() - start) * 1e3)
-    return float(np.median(times))
+    return onnxruntime_median_ms(os.path.join(folder, "model.onnx"), feeds,
+                                 threads, repeats)
 
 
 def machine_peaks(threads):
