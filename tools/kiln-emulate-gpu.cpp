@@ -36,7 +36,9 @@
 // buffers: an access past a view that a wrong result would not show (a
 // padded row's load, whose result is never stored) fails the run too.
 //
-//   kiln-emulate-gpu kernels.mlir --arch=nvidia [--tf32] [--wgmma]
+//   kiln-emulate-gpu kernels.mlir --target=cuda [--allow-tf32]
+//   kiln-emulate-gpu kernels.mlir --target=cuda:sm_90a   (wgmma)
+//   kiln-emulate-gpu kernels.mlir --target=rocm
 //
 //===----------------------------------------------------------------------===//
 #include "emulate-gpu/MemoryTraffic.h"
@@ -46,6 +48,7 @@
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
 #include "kiln/Target/CudaTarget.h"
+#include "kiln/Pipeline/CompileFlags.h"
 #include "kiln/Pipeline/Pipeline.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -89,64 +92,56 @@
 
 using namespace mlir;
 
+static llvm::cl::OptionCategory toolCategory("kiln-emulate-gpu flags");
 static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
-                                            llvm::cl::desc("<kernels.mlir>"));
-static llvm::cl::opt<std::string>
-    arch("arch", llvm::cl::desc("nvidia (warps of 32) or amd (wavefronts of 64)"),
-         llvm::cl::init("nvidia"));
-static llvm::cl::opt<bool> tf32("tf32",
-                                llvm::cl::desc("nvidia: float32 matmuls as TF32"));
-static llvm::cl::opt<bool>
-    wgmma("wgmma",
-          llvm::cl::desc("nvidia: warpgroup matrix instructions (wgmma, "
-                         "sm_90a), as --target=cuda:sm_90a compiles"),
-          llvm::cl::init(false));
+                                            llvm::cl::desc("<kernels.mlir>"), llvm::cl::cat(toolCategory));
+/// The target the kernels are emulated for (--target, --allow-tf32,
+/// --workgroup-memory-limit, --wgmma-groups-in-flight: the compile flags of
+/// CompileFlagSet::Target), described once in main().
+static kiln::TargetDescription target;
+static int64_t wgmmaGroupsInFlight = 1;
+/// sm_90a: warpgroup matrix instructions, whose proxy fences and register
+/// order the emulator checks.
+static bool wgmma = false;
 static llvm::cl::opt<bool> bufferize(
     "bufferize",
     llvm::cl::desc("Kernels are tiled tensor code (kiln-compile --compile-to="
-                   "tiled): bufferize them as the GPU targets do first"));
+                   "tiled): bufferize them as the GPU targets do first"), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<int64_t> maxThreads(
     "max-threads",
     llvm::cl::desc("Skip kernels with more GPU threads than this, all blocks "
                    "together (each runs as a fiber here)"),
-    llvm::cl::init(200000));
+    llvm::cl::init(200000), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<bool>
     dump("dump", llvm::cl::desc("Print the module of both functions before "
-                                "lowering to LLVM"));
+                                "lowering to LLVM"), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<bool> checkBounds(
     "check-bounds",
     llvm::cl::desc("Check every load and store of the emulated kernel "
                    "against its memref's bounds (generate-runtime-"
                    "verification: a violation aborts with the op) and every "
                    "cp.async against the buffers it copies between"),
-    llvm::cl::init(true));
+    llvm::cl::init(true), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<std::string> kernelFilter(
     "kernels",
     llvm::cl::desc("Emulate only the kernels whose names match this regular "
                    "expression (a few kernels of a full-size model)"),
-    llvm::cl::init(""));
+    llvm::cl::init(""), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<bool> memoryTraffic(
     "memory-traffic",
     llvm::cl::desc("Count how each kernel's warps use global memory (32-byte "
                    "sectors per request against the bytes asked for) and "
                    "workgroup memory (wavefronts per request against the "
-                   "conflict-free count), and print it after its result"));
+                   "conflict-free count), and print it after its result"), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<bool> memoryTrafficSites(
     "memory-traffic-sites",
     llvm::cl::desc("With --memory-traffic, also a line per load or store "
                    "that takes more sectors or wavefronts than its bytes "
-                   "need, named by op and location"));
-static llvm::cl::opt<int64_t> workgroupMemoryBytes(
-    "workgroup-memory-bytes",
-    llvm::cl::desc("Workgroup memory a block may use, as kiln-compile's "
-                   "target gives it (the stage buffers are sized to it); "
-                   "default: sm_90's 227 KiB for nvidia (--target=cuda), "
-                   "48 KiB for amd"),
-    llvm::cl::init(0));
+                   "need, named by op and location"), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<double> tolerance(
     "tolerance",
     llvm::cl::desc("Largest |emulated - reference| / (1 + |reference|)"),
-    llvm::cl::init(1e-2));
+    llvm::cl::init(1e-2), llvm::cl::cat(toolCategory));
 
 //===----------------------------------------------------------------------===//
 // The emulated device: blocks of fibers
@@ -442,7 +437,7 @@ struct PendingWgmma {
 std::vector<std::vector<PendingWgmma>> pendingWgmmas;
 std::vector<int64_t> committedWgmmaGroups;
 /// Workgroup memory that cp.async wrote and the async proxy (wgmma's
-/// reads) cannot see yet; kept with --wgmma only.
+/// reads) cannot see yet; kept for sm_90a targets (wgmma) only.
 kiln::emulator::AsyncProxyVisibility asyncProxy;
 /// Per thread, whether a wgmma may start on its accumulators: wgmma.fence
 /// since the last wgmma, or accumulators passed on from it.
@@ -1473,23 +1468,21 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   if (buffers + 2 != int64_t(argTypes.size()))
     return skip(name,
                 "arguments other than static f32/f16/bf16/i1/i8/i16/i32/i64 buffers");
-  if (bufferize && failed(runPipeline(*module, kiln::gpuBufferizePasses())))
-    return failure();
+  if (bufferize) {
+    PassManager pm = PassManager::on<ModuleOp>(context);
+    kiln::addGpuBufferizePasses(pm);
+    if (failed(pm.run(*module)))
+      return failure();
+  }
 
   OwningOpRef<ModuleOp> reference(cast<ModuleOp>(module->clone()));
   for (auto func : reference->getOps<func::FuncOp>())
     if (func.getName() == name)
       func.setName("reference");
-  int64_t warpSize = arch == "amd" ? 64 : 32;
-  int64_t workgroupMemory = workgroupMemoryBytes;
-  if (workgroupMemory <= 0)
-    workgroupMemory =
-        arch == "amd" ? kiln::kStaticWorkgroupBytes
-                      : kiln::cudaWorkgroupMemoryLimit(kiln::CudaTargetSpec{{"sm_90"}});
-  std::string gpuPipeline =
-      kiln::gpuThreadMappingPasses(arch, warpSize, tf32, workgroupMemory,
-                                   wgmma && arch == "nvidia");
-  if (failed(runPipeline(*module, gpuPipeline)) ||
+  int64_t warpSize = target.warpSize;
+  PassManager gpuPipeline = PassManager::on<ModuleOp>(context);
+  kiln::addGpuThreadMappingPasses(gpuPipeline, target, wgmmaGroupsInFlight);
+  if (failed(gpuPipeline.run(*module)) ||
       failed(runPipeline(*reference,
                          "func.func(scf-forall-to-for),"
                          "func.func(convert-linalg-to-loops)")))
@@ -1788,8 +1781,25 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   registerAllPasses();
   kiln::registerKilnPasses();
+  kiln::registerCompileFlags(kiln::CompileFlagSet::Target, "cuda");
+  kiln::hideForeignFlags(toolCategory);
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "Runs tiled GPU kernels on the CPU against their reference\n");
+  std::string error;
+  FailureOr<kiln::CompileOptions> options = kiln::compileOptionsFromFlags(error);
+  FailureOr<kiln::TargetDescription> described = llvm::failure();
+  if (llvm::succeeded(options))
+    described = kiln::describeTarget(*options, error);
+  if (succeeded(described) && !described->isGpu())
+    error = "--target=" + described->name + " is not a GPU target (cuda, "
+            "cuda:sm_90a, rocm, ...)";
+  if (!error.empty()) {
+    llvm::errs() << "error: " << error << "\n";
+    return 2;
+  }
+  target = *described;
+  wgmmaGroupsInFlight = options->wgmmaGroupsInFlight;
+  wgmma = target.matrix == kiln::MatrixInstructions::Wgmma;
   DialectRegistry registry;
   registerAllDialects(registry);
   memref::registerRuntimeVerifiableOpInterfaceExternalModels(registry);

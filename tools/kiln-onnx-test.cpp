@@ -7,6 +7,7 @@
 // failure of that test, not of the run.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Pipeline/CompileFlags.h"
 #include "kiln/Pipeline/Compiler.h"
 #include "kiln/Target/CudaTarget.h"
 #include "kiln/Target/RocmTarget.h"
@@ -40,79 +41,59 @@ namespace cl = llvm::cl;
 namespace fs = llvm::sys::fs;
 namespace path = llvm::sys::path;
 
+static cl::OptionCategory toolCategory("kiln-onnx-test flags");
+
 static cl::list<std::string> inputDirs(cl::Positional, cl::desc("<dir>..."),
-                                       cl::OneOrMore);
-static cl::opt<std::string>
-    target("target", cl::desc("Target: cpu, cuda[:sm_80,sm_90,...] or "
-                              "rocm[:gfx90a,gfx942]"),
-           cl::init("cpu"));
-static cl::opt<std::string> rocmPath(
-    "rocm-path",
-    cl::desc("For rocm targets: a ROCm install (llvm/bin/ld.lld, "
-             "amdgcn/bitcode) (default: $ROCM_PATH, /opt/rocm, then the "
-             "layout the build assembled from lld-22 and rocm-device-libs)"),
-    cl::init(""));
-static cl::opt<std::string> cudaToolkit(
-    "cuda-toolkit",
-    cl::desc("For cuda targets: the toolkit folder, or 'none' for PTX with "
-             "no libdevice (default: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)"),
-    cl::init(""));
+                                       cl::OneOrMore, cl::cat(toolCategory));
 static cl::opt<std::string> device("device",
                                    cl::desc("Runtime device: cpu (default), cuda or rocm"),
-                                   cl::init("cpu"));
-static cl::opt<std::string> precision(
-    "precision",
-    cl::desc("Type float32 tensors are kept in: f32 (default), f16, bf16 "
-             "(compare with a matching --rtol/--atol)"),
-    cl::init("f32"));
-static cl::opt<std::string> registerTile(
-    "register-tile",
-    cl::desc("cpu: register tiles of matmuls and convolutions, ROWSxVECTOR "
-             "(default: chosen for this CPU)"),
-    cl::value_desc("RxV"));
-/// --register-tile, parsed once in main() (0 x 0: chosen for the CPU).
-static CompileOptions registerTileOptions;
+                                   cl::init("cpu"), cl::cat(toolCategory));
+/// The compile options every test is compiled with (CompileFlags.h),
+/// read once in main().
+static CompileOptions compileOptions;
+/// The target they describe.
+static TargetDescription target;
 static cl::opt<std::string> xfailFile("xfail-file",
                                       cl::desc("Tests expected to fail, one "
-                                               "per line: name  # reason"));
+                                               "per line: name  # reason"), cl::cat(toolCategory));
 static cl::opt<double> relTolerance("rtol", cl::desc("Relative tolerance"),
-                            cl::init(1e-3));
+                            cl::init(1e-3), cl::cat(toolCategory));
 static cl::opt<double> absTolerance("atol", cl::desc("Absolute tolerance"),
-                            cl::init(1e-7));
+                            cl::init(1e-7), cl::cat(toolCategory));
 static cl::opt<bool> compileOnly("compile-only",
-                                 cl::desc("Only compile, into --artifact-dir"));
+                                 cl::desc("Only compile, into --artifact-dir"), cl::cat(toolCategory));
 static cl::opt<bool> runOnly("run-only",
-                             cl::desc("Only run artifacts from --artifact-dir"));
+                             cl::desc("Only run artifacts from --artifact-dir"), cl::cat(toolCategory));
 static cl::opt<std::string> artifactDir("artifact-dir",
                                         cl::desc("Where artifacts are written "
-                                                 "or read"));
+                                                 "or read"), cl::cat(toolCategory));
 static cl::opt<std::string> filter("filter",
                                    cl::desc("Only tests whose name matches "
-                                            "this regex"));
+                                            "this regex"), cl::cat(toolCategory));
 static cl::opt<unsigned> jobs("j", cl::desc("Tests run at once (default: "
                                             "number of cores)"),
-                              cl::init(0));
+                              cl::init(0), cl::cat(toolCategory));
 static cl::opt<uint64_t> maxSerialKernelBytes(
     "max-serial-kernel-bytes",
     cl::desc("GPU targets: fail a test whose model has a kernel that runs as "
              "one GPU thread and moves more than this many bytes (a kernel "
              "the code generator failed to parallelize)"),
-    cl::init(0));
+    cl::init(0), cl::cat(toolCategory));
 static cl::opt<uint64_t> maxThreadPrivateBytes(
     "max-thread-private-bytes",
     cl::desc("GPU targets: fail a test whose model has a kernel whose "
              "threads each keep more than this many bytes on their stack "
              "(local or scratch memory)"),
-    cl::init(0));
+    cl::init(0), cl::cat(toolCategory));
 static cl::opt<uint64_t> underfilledKernelBytes(
     "underfilled-kernel-bytes",
     cl::desc("GPU targets: fail a test whose model has a kernel that moves "
              "more than this many bytes in fewer blocks than the target's "
              "chip has multiprocessors"),
-    cl::init(0));
+    cl::init(0), cl::cat(toolCategory));
 static cl::opt<unsigned> timeoutSeconds("timeout",
                                         cl::desc("Seconds per test"),
-                                        cl::init(120));
+                                        cl::init(120), cl::cat(toolCategory));
 
 namespace {
 
@@ -257,21 +238,6 @@ struct Result {
   double maxAbsErr = 0; // over every output of every data set that ran
 };
 
-/// The most multiprocessors (compute units) of any chip of a GPU target;
-/// 0 for the CPU or a target that does not parse.
-int64_t targetMultiprocessors() {
-  std::string error;
-  if (isCudaTarget(target)) {
-    llvm::FailureOr<CudaTargetSpec> spec = parseCudaTarget(target, error);
-    return llvm::succeeded(spec) ? cudaMultiprocessors(*spec) : 0;
-  }
-  if (isRocmTarget(target)) {
-    llvm::FailureOr<RocmTargetSpec> spec = parseRocmTarget(target, error);
-    return llvm::succeeded(spec) ? rocmComputeUnits(*spec) : 0;
-  }
-  return 0;
-}
-
 /// On a GPU target, a message naming the first kernel that falls off a
 /// performance cliff, else "": one thread of one block moving more than
 /// --max-serial-kernel-bytes (a kernel the code generator failed to
@@ -279,8 +245,8 @@ int64_t targetMultiprocessors() {
 /// their stack, or more than --underfilled-kernel-bytes moved in fewer
 /// blocks than the chip has multiprocessors.
 std::string gpuKernelCliff(const ArtifactSummary &summary) {
-  int64_t multiprocessors = targetMultiprocessors();
-  if (multiprocessors == 0)
+  int64_t multiprocessors = target.multiprocessors;
+  if (!target.isGpu())
     return "";
   for (const KernelReport &kernel : summary.kernels) {
     std::string where = kernel.name + " (ONNX nodes " +
@@ -314,12 +280,7 @@ Result compileFor(const TestCase &test, const DataSet &set,
                   std::string &artifact) {
   CompileRequest request;
   request.modelPath = test.dir + "/model.onnx";
-  request.compile.target = target;
-  request.compile.cudaToolkit = cudaToolkit;
-  request.compile.rocmPath = rocmPath;
-  request.compile.precision = precision;
-  request.compile.registerRows = registerTileOptions.registerRows;
-  request.compile.vectorWidth = registerTileOptions.vectorWidth;
+  request.compile = compileOptions;
   for (size_t i = 0; i < set.inputs.size() && i < names.size(); ++i) {
     if (frozen.count(names[i]))
       request.import.frozenInputs[names[i]] = set.inputFiles[i];
@@ -642,7 +603,20 @@ std::map<std::string, std::string> readXfails() {
 } // namespace
 
 int main(int argc, char **argv) {
+  registerCompileFlags(CompileFlagSet::All);
+  hideForeignFlags(toolCategory);
   cl::ParseCommandLineOptions(argc, argv, "Kiln ONNX backend-test runner\n");
+  std::string error;
+  llvm::FailureOr<CompileOptions> options = compileOptionsFromFlags(error);
+  llvm::FailureOr<TargetDescription> described = llvm::failure();
+  if (llvm::succeeded(options))
+    described = describeTarget(*options, error);
+  if (failed(described)) {
+    llvm::errs() << "error: " << error << "\n";
+    return 2;
+  }
+  compileOptions = *options;
+  target = *described;
   if ((compileOnly || runOnly) && artifactDir.empty()) {
     llvm::errs() << "error: --compile-only and --run-only need --artifact-dir\n";
     return 2;
@@ -650,13 +624,6 @@ int main(int argc, char **argv) {
   if (compileOnly && runOnly) {
     llvm::errs() << "error: --compile-only and --run-only exclude each other\n";
     return 2;
-  }
-  if (!registerTile.empty()) {
-    std::string error;
-    if (failed(parseRegisterTile(registerTile, registerTileOptions, error))) {
-      llvm::errs() << "error: " << error << "\n";
-      return 2;
-    }
   }
   if (compileOnly)
     fs::create_directories(artifactDir);

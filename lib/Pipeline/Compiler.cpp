@@ -23,46 +23,6 @@
 using namespace mlir;
 using namespace kiln;
 
-LogicalResult kiln::parseRegisterTile(StringRef spec, CompileOptions &options,
-                                      std::string &error) {
-  auto [rows, width] = spec.split('x');
-  int64_t r = 0, w = 0;
-  if (rows.getAsInteger(10, r) || width.getAsInteger(10, w) || r < 1 ||
-      r > 16 || w < 1 || w > 64) {
-    error = "--register-tile=" + spec.str() +
-            " is not ROWSxVECTOR with 1-16 rows and 1-64 elements per vector "
-            "(e.g. 8x16)";
-    return failure();
-  }
-  options.registerRows = r;
-  options.vectorWidth = w;
-  return success();
-}
-
-LogicalResult kiln::parseMatrixBlock(StringRef spec, CompileOptions &options,
-                                     std::string &error) {
-  auto [rows, cols] = spec.split('x');
-  int64_t r = 0, c = 0;
-  auto valid = [](int64_t v, int64_t most) {
-    return v >= 16 && v <= most && v % 16 == 0;
-  };
-  // Rows may also be what tensor cores compute padded (98 as 112).
-  auto validRows = [&](int64_t v) {
-    return valid(v, 128) || (v > 0 && v <= 128 && paddedMatrixRows(v) > 0);
-  };
-  if (rows.getAsInteger(10, r) || cols.getAsInteger(10, c) || !validRows(r) ||
-      !valid(c, 256)) {
-    error = "--matrix-block=" + spec.str() +
-            " is not ROWSxCOLUMNS with multiples of 16, rows up to 128 and "
-            "columns up to 256 (e.g. 64x64; rows within a quarter under one, "
-            "e.g. 49 or 98, are padded)";
-    return failure();
-  }
-  options.matrixBlockRows = r;
-  options.matrixBlockCols = c;
-  return success();
-}
-
 LogicalResult kiln::parseInputShape(StringRef spec, ImportOptions &options,
                                     std::string &error) {
   size_t eq = spec.rfind('=');
@@ -107,6 +67,15 @@ LogicalResult kiln::compileModel(MLIRContext &context,
   registerCompilerDialects(registry);
   context.appendDialectRegistry(registry);
   context.loadAllAvailableDialects();
+
+  // The target is described once; every phase and the artifact step read
+  // the description.
+  std::string error;
+  FailureOr<TargetDescription> target = describeTarget(request.compile, error);
+  if (failed(target) || failed(checkCompileOptions(request.compile, error))) {
+    llvm::errs() << "error: " << error << "\n";
+    return failure();
+  }
 
   auto start = std::chrono::steady_clock::now();
   auto imported = importOnnxFile(context, request.modelPath, request.import);
@@ -155,8 +124,8 @@ LogicalResult kiln::compileModel(MLIRContext &context,
     if (!request.dumpIRDir.empty())
       pm.addInstrumentation(
           createIRDumpInstrumentation(request.dumpIRDir, dumpCounter));
-    if (failed(buildPhasePipeline(pm, phase, request.compile)) ||
-        failed(pm.run(*module)))
+    buildPhasePipeline(pm, phase, request.compile, *target);
+    if (failed(pm.run(*module)))
       return failure();
     result.phaseSeconds.push_back({phaseName(phase).str(), since(start)});
     if (phase == Phase::Fused && !request.dumpGraphFile.empty()) {
@@ -182,7 +151,7 @@ LogicalResult kiln::compileModel(MLIRContext &context,
   ArtifactContents contents;
   contents.target = request.compile.target;
   contents.splatWeights = request.compile.splatWeights;
-  if (kernels && isCudaTarget(request.compile.target)) {
+  if (kernels && target->isCuda()) {
     std::string toolkit = findCudaToolkit(request.compile.cudaToolkit);
     if (toolkit.empty() && !request.compile.cudaToolkit.empty() &&
         request.compile.cudaToolkit != "none") {
@@ -194,7 +163,7 @@ LogicalResult kiln::compileModel(MLIRContext &context,
     if (failed(built))
       return failure();
     contents.gpuImages = std::move(*built);
-  } else if (kernels && isRocmTarget(request.compile.target)) {
+  } else if (kernels && target->isRocm()) {
     std::string searched;
     std::string toolkit = findRocmToolkit(request.compile.rocmPath, searched);
     if (toolkit.empty()) {

@@ -478,10 +478,9 @@ struct ContractWithMatrixCoresPass
   /// the workgroup memory a block may use, up to kMaxAsyncBuffers; 0 where
   /// not even two fit (chooseWarpLayout estimates with another buffer
   /// layout: 32 along K of a 128x256 block's padded 512-byte rows did not
-  /// fit 48 KiB). (A buffer more than the stages, as before the
-  /// thirty-first session, was never written: ResNet-50's 1x1
-  /// convolutions from 64 channels declared a third more shared memory
-  /// than they used.)
+  /// fit 48 KiB). No buffer more than the stages: it would never be
+  /// written (ResNet-50's 1x1 convolutions from 64 channels would declare
+  /// a third more shared memory than they use).
   int64_t asyncBuffers(const OutputBlock &block, int64_t depth,
                        std::array<bool, 2> kMajor) const {
     // A wgmma group left running holds one buffer more.

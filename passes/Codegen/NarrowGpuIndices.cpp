@@ -130,7 +130,7 @@ bool indicesFit(gpu::GPUModuleOp module,
 /// such a module; saying so (nsw) lets LLVM move the sign extension of a
 /// 32-bit offset through them when it compares addresses. Its load-store
 /// vectorizer still merges fewer neighbouring accesses than with 64-bit
-/// indices (docs/gpu.md), which is why the pass is not on by default.
+/// indices (docs/targets/cuda.md), which is why the pass is not on by default.
 void markNoSignedWrap(gpu::GPUModuleOp module) {
   module.walk([](arith::ArithIntegerOverflowFlagsInterface op) {
     if (!op->getResult(0).getType().isIndex())

@@ -693,7 +693,7 @@ struct TileAndDistributePass
     // flight, the same for a run of 8 halves in one 16-byte access as for
     // 8 threads of 2 bytes, and the run takes an eighth of the
     // instructions (MobileNetV2's float16 residual adds at batch 32, 250K
-    // elements, had been one element a thread).
+    // elements, would otherwise be one element a thread).
     if (!producerReduces && innermost >= 0)
       vectorTile(root, registerTile, domain, innermost);
     if (auto pad = dyn_cast<tensor::PadOp>(root.getOperation()))

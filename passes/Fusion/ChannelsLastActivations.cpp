@@ -6,7 +6,7 @@
 // its K elements H*W apart, and a 3x3 convolution's stage reads runs of a
 // padded row that start at odd columns: at 16 bits, one element a load
 // (ResNet-50's layer3 3x3 convolutions: ~25 instructions per mma.sync,
-// docs/gpu.md). The accumulators leave as pairs of filters H*W apart.
+// bench/RESULTS.md). The accumulators leave as pairs of filters H*W apart.
 //
 // Channels-last (NHWC) activations make both sides contiguous: A's rows
 // are runs of C (16-byte copies, like a linear layer's), and the result's

@@ -8,8 +8,9 @@
 // nothing joins a lane's two elements, which lie N apart. Stored [N][K],
 // a lane's four elements of a column are contiguous along K (the K
 // permutation of kiln-contract-with-matrix-cores' element loads): one
-// 8-byte load, whole sectors (kiln-emulate-gpu --memory-traffic: BERT-base
-// b1 f16's FFN2 from 67% of the fetched bytes used to 100%).
+// 8-byte load, whole sectors (kiln-emulate-gpu --memory-traffic counts
+// them: every fetched byte of BERT-base's FFN2 weights used, where [K][N]
+// uses two thirds).
 //
 // A 16-bit constant weight (behind the widening cast that --precision and
 // float16 models put before a contraction: the kernels that take tensor

@@ -1,5 +1,5 @@
-// RUN: not kiln-emulate-gpu %s --arch=nvidia | FileCheck %s
-// RUN: kiln-emulate-gpu %s --arch=nvidia --check-bounds=false | FileCheck %s --check-prefix=UNCHECKED
+// RUN: not kiln-emulate-gpu %s --target=cuda | FileCheck %s
+// RUN: kiln-emulate-gpu %s --target=cuda --check-bounds=false | FileCheck %s --check-prefix=UNCHECKED
 
 // kiln-emulate-gpu checks every load and store of the emulated kernel
 // against its view's bounds (--check-bounds, on by default): an index past

@@ -1,5 +1,5 @@
-// RUN: kiln-emulate-gpu %s --arch=nvidia | FileCheck %s
-// RUN: kiln-emulate-gpu %s --arch=amd | FileCheck %s
+// RUN: kiln-emulate-gpu %s --target=cuda | FileCheck %s
+// RUN: kiln-emulate-gpu %s --target=rocm | FileCheck %s
 
 // Boolean (i1, a byte per element as the runtime stores them), int8 and
 // int16 buffers are emulated too (attention masks, comparisons, quantized

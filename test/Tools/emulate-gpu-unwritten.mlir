@@ -1,4 +1,4 @@
-// RUN: not kiln-emulate-gpu %s --arch=nvidia | FileCheck %s
+// RUN: not kiln-emulate-gpu %s --target=cuda | FileCheck %s
 
 // kiln-emulate-gpu runs the reference twice, the second time with the
 // kernel's outputs (the buffers its first run changed) filled with NaN: an

@@ -1,6 +1,6 @@
-// RUN: kiln-emulate-gpu %s --arch=nvidia | FileCheck %s --check-prefix=NV
-// RUN: kiln-emulate-gpu %s --arch=amd | FileCheck %s --check-prefix=AMD
-// RUN: kiln-emulate-gpu %s --arch=nvidia --tf32 | FileCheck %s --check-prefix=TF32
+// RUN: kiln-emulate-gpu %s --target=cuda | FileCheck %s --check-prefix=NV
+// RUN: kiln-emulate-gpu %s --target=rocm | FileCheck %s --check-prefix=AMD
+// RUN: kiln-emulate-gpu %s --target=cuda --allow-tf32 | FileCheck %s --check-prefix=TF32
 
 // The GPU code generation of matrix kernels, run: kiln-emulate-gpu gives
 // each kernel to kiln-contract-with-matrix-cores and kiln-map-kernels-to-gpu,
@@ -31,7 +31,7 @@
 // block (two warps), 16 channels per stage, the window around the stages:
 // NV: conv3x3_f16_staged: 4 blocks x 64 threads, mma.sync m16n8k16, 2 workgroup buffers: max error {{.*}}: OK
 // AMD: conv3x3_f16_staged: 4 blocks x 128 threads, mfma 16x16x16, 2 workgroup buffers: max error {{.*}}: OK
-// float32: TF32 tensor cores with --tf32 (m16n8k8, staged); otherwise, and
+// float32: TF32 tensor cores with --allow-tf32 (m16n8k8, staged); otherwise, and
 // on AMD, kiln-contract-with-thread-tiles: 256 threads of 4x4 outputs each,
 // staging k-major slices through workgroup memory.
 // NV: matmul_f32_staged: 4 blocks x 256 threads, thread tiles 4x4, 2 workgroup buffers: max error {{.*}}: OK

@@ -54,18 +54,6 @@ mlir::LogicalResult compileModel(mlir::MLIRContext &context,
 mlir::LogicalResult parseInputShape(llvm::StringRef spec, ImportOptions &options,
                                     std::string &error);
 
-/// Parses --register-tile's "ROWSxVECTOR" (1-16 rows, 1-64 elements per
-/// vector) into `options`.
-mlir::LogicalResult parseRegisterTile(llvm::StringRef spec,
-                                      CompileOptions &options,
-                                      std::string &error);
-
-/// Parses --matrix-block's "ROWSxCOLUMNS" (multiples of 16, rows up to 128,
-/// columns up to 256) into `options`.
-mlir::LogicalResult parseMatrixBlock(llvm::StringRef spec,
-                                     CompileOptions &options,
-                                     std::string &error);
-
 } // namespace kiln
 
 #endif

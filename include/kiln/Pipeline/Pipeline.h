@@ -2,6 +2,9 @@
 #ifndef KILN_PIPELINE_PIPELINE_H
 #define KILN_PIPELINE_PIPELINE_H
 
+#include "kiln/Pipeline/CompileOptions.h"
+#include "kiln/Target/TargetDescription.h"
+
 #include "mlir/Pass/PassManager.h"
 
 #include <optional>
@@ -9,109 +12,39 @@
 
 namespace kiln {
 
-/// DESIGN.md's phases, in order. Compilation can stop after any of them.
+/// The compiler's phases, in order (docs/architecture.md). Compilation can
+/// stop after any of them.
 enum class Phase { Graph, Fused, Tiled, Kernels, Artifact };
 
 std::optional<Phase> parsePhase(llvm::StringRef name);
 llvm::StringRef phaseName(Phase phase);
 
-struct CompileOptions {
-  std::string target = "cpu";
-  /// LLVM CPU name for the CPU target; "native" means this machine's.
-  std::string cpu = "native";
-  int64_t maxWorkgroups = 64;
-  /// CPU register tiles (kiln-contract-with-vector-registers): rows, and
-  /// elements of one vector (tiles are up to two vectors wide); 0 chooses
-  /// from the CPU (8 x 16 with AVX-512, 6 x 8 with AVX).
-  int64_t registerRows = 0, vectorWidth = 0;
-  /// For cuda targets: the toolkit folder given on the command line (empty:
-  /// look in $CUDA_HOME, $CUDA_PATH, /usr/local/cuda).
-  std::string cudaToolkit;
-  /// For rocm targets: a ROCm install given on the command line (empty:
-  /// $ROCM_PATH, /opt/rocm, then the layout the build assembled).
-  std::string rocmPath;
-  /// Storage type of float32 tensors: "f32", "f16" or "bf16"
-  /// (kiln-demote-precision); ops compute and accumulate in float32.
-  std::string precision = "f32";
-  /// cuda: float32 matmuls on tensor cores as TF32 (products of 10-bit
-  /// mantissas, float32 accumulation), as PyTorch's allow_tf32.
-  bool allowTf32 = false;
-  /// GPU targets: the output block (rows x columns) of one GPU block of a
-  /// tensor-core / MFMA matmul or convolution; 0 chooses per kernel.
-  int64_t matrixBlockRows = 0, matrixBlockCols = 0;
-  /// cuda: the most shared memory a GPU block may use, in bytes (0: what
-  /// every chip of the target allows; over 48 KiB is dynamic shared
-  /// memory). For A/B runs against smaller stage pipelines.
-  int64_t workgroupMemoryLimit = 0;
-  /// cuda sm_90a (wgmma): groups of warpgroup matrix instructions a stage
-  /// leaves running into the next (1), or none (0: each stage waits for
-  /// its own). For A/B runs.
-  int64_t wgmmaGroupsInFlight = 1;
-  /// kiln-split-matmul-k: split float32 matmuls with few outputs and a
-  /// long K into parts along K; unset: on for GPU targets only.
-  std::optional<bool> splitMatMulK;
-  /// kiln-split-conv-k: the same for float32 convolutions with few outputs
-  /// and many input channels (parts along the channels).
-  std::optional<bool> splitConvK;
-  /// Depthwise convolutions and pooling read their padding in place
-  /// (kiln-convert-to-linalg's read-window-padding-in-place) instead of
-  /// from a padded copy of their input; unset: on for GPU targets only.
-  std::optional<bool> windowPaddingInPlace;
-  /// A channels-last convolution's zero padding joins its kernel, whose
-  /// blocks read the input through it in place (kiln-form-dispatch-regions'
-  /// fuse-conv-padding), instead of a padding kernel writing a padded copy;
-  /// GPU targets only, off when unset.
-  std::optional<bool> convPaddingInPlace;
-  /// kiln-patchify-convs-as-einsums: convolutions whose windows tile the
-  /// image as einsums over patches; unset: on for GPU targets only.
-  std::optional<bool> patchifyConvs;
-  /// kiln-space-to-depth-strided-convs: strided convolutions over few
-  /// input channels (an image's 3) as stride-1 ones over space-to-depth
-  /// blocks; unset: on for GPU targets where convolutions use matrix
-  /// instructions (16-bit precision, or TF32 on cuda).
-  std::optional<bool> spaceToDepthConvs;
-  /// kiln-channels-last-conv-weights: constant weights of KxK
-  /// convolutions stored [F][kh][kw][C]; unset: on for GPU targets.
-  std::optional<bool> channelsLastConvWeights;
-  /// kiln-k-major-matmul-weights: 16-bit constant MatMul weights stored
-  /// [N][K]; unset: on for GPU targets.
-  std::optional<bool> kMajorMatMulWeights;
-  /// kiln-channels-last-activations: 2-D convolutions, and the ops
-  /// between them, on NHWC activations; transposes only where a chain of
-  /// them starts or ends. Unset: on for GPU targets where its trial adds
-  /// at most one transpose per two convolutions; true: on every target,
-  /// always.
-  std::optional<bool> channelsLastActivations;
-  /// kiln-narrow-gpu-indices: 32-bit index arithmetic in cuda kernels
-  /// whose buffers and launches fit it. Off by default: it saves integer
-  /// instructions and registers, but LLVM's load-store vectorizer then
-  /// merges fewer neighbouring accesses (docs/gpu.md); a GPU must say
-  /// which matters more.
-  bool narrowGpuIndices = false;
-  /// Leave large float32 weights out of the artifact (benchmarks only).
-  bool splatWeights = false;
-};
-
 /// Registers every dialect and extension the pipeline needs on `registry`.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 
-/// The GPU targets' first kernel passes, as textual pass lists on the
-/// kernels module (what kiln-emulate-gpu runs too): bufferization with
-/// small temporaries on the stack; then matrix instructions
-/// (`matrixArch` nvidia or amd), rows on the lanes of a warp, and one
-/// gpu.func per kernel, whose blocks may use `workgroupMemoryBytes` of
-/// workgroup memory (the stage buffers are sized to it); `wgmma`: NVIDIA
-/// warpgroup matrix instructions (sm_90a).
-std::string gpuBufferizePasses();
-std::string gpuThreadMappingPasses(llvm::StringRef matrixArch, int64_t lanes,
-                                   bool tf32, int64_t workgroupMemoryBytes,
-                                   bool wgmma = false,
-                                   int64_t wgmmaGroupsInFlight = 1);
+/// The GPU targets' first kernel passes, on the kernels module's pass
+/// manager (kiln-emulate-gpu runs them too): bufferization with small
+/// temporaries on the stack.
+void addGpuBufferizePasses(mlir::OpPassManager &kernels);
+/// What follows them: contractions on matrix instructions or thread tiles,
+/// rows on the lanes of a warp, copies on threads, and one gpu.func per
+/// kernel, whose blocks may use the target's workgroup memory (the stage
+/// buffers are sized to it). `wgmmaGroupsInFlight`: sm_90a's
+/// --wgmma-groups-in-flight.
+void addGpuThreadMappingPasses(mlir::OpPassManager &kernels,
+                               const TargetDescription &target,
+                               int64_t wgmmaGroupsInFlight = 1);
 
 /// Adds the passes of one phase (the artifact phase has none: it is
-/// serialization).
-mlir::LogicalResult buildPhasePipeline(mlir::OpPassManager &pm, Phase phase,
-                                       const CompileOptions &options);
+/// serialization) for `target`, which describeTarget made from `options`.
+void buildPhasePipeline(mlir::OpPassManager &pm, Phase phase,
+                        const CompileOptions &options,
+                        const TargetDescription &target);
+
+/// Checks what describeTarget does not: the precision. An error names the
+/// option.
+mlir::LogicalResult checkCompileOptions(const CompileOptions &options,
+                                        std::string &error);
 
 } // namespace kiln
 

@@ -1,6 +1,6 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia wgmma=true}),canonicalize)' | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia wgmma=true wgmma-groups-in-flight=0}),canonicalize)' | FileCheck %s --check-prefix=SERIAL
-// RUN: kiln-emulate-gpu %s --arch=nvidia --wgmma --memory-traffic | FileCheck %s --check-prefix=EMU
+// RUN: kiln-emulate-gpu %s --target=cuda:sm_90a --memory-traffic | FileCheck %s --check-prefix=EMU
 
 // sm_90a (wgmma=true): a 64x64 float16 block is one warpgroup (4 warps,
 // 128 threads) running wgmma.mma_async m64n64k16 with both operands read

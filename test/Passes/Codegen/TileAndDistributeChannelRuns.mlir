@@ -1,7 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-convert-to-linalg{read-window-padding-in-place=true},func.func(kiln-fuse-elementwise-producers),func.func(kiln-tile-and-distribute{gpu=true min-threads=1}))' | FileCheck %s
 // RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-convert-to-linalg{read-window-padding-in-place=true},func.func(kiln-fuse-elementwise-producers),func.func(kiln-tile-and-distribute{gpu=true min-threads=1}))' -o %t.mlir
-// RUN: kiln-emulate-gpu %t.mlir --bufferize --arch=nvidia --memory-traffic | FileCheck %s --check-prefix=EMU
-// RUN: kiln-emulate-gpu %t.mlir --bufferize --arch=amd | FileCheck %s --check-prefix=EMU-AMD
+// RUN: kiln-emulate-gpu %t.mlir --bufferize --target=cuda --memory-traffic | FileCheck %s --check-prefix=EMU
+// RUN: kiln-emulate-gpu %t.mlir --bufferize --target=rocm | FileCheck %s --check-prefix=EMU-AMD
 
 // The tiled kernels run under kiln-emulate-gpu as the GPU targets compile
 // them compute what their own loops do; a thread's run of channels loads

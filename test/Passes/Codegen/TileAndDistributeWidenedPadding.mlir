@@ -1,6 +1,6 @@
 // RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-convert-to-linalg{flatten-rows-below=0},canonicalize,cse,func.func(kiln-fold-expand-shapes-into-consumers),func.func(kiln-fuse-elementwise-producers),func.func(kiln-tile-and-distribute{gpu=true thread-blocks=true matrix-tile=16}),canonicalize,cse)' -o %t.mlir
 // RUN: FileCheck %s < %t.mlir
-// RUN: kiln-emulate-gpu %t.mlir --bufferize --arch=nvidia | FileCheck %s --check-prefix=EMU
+// RUN: kiln-emulate-gpu %t.mlir --bufferize --target=cuda | FileCheck %s --check-prefix=EMU
 
 // A pooling window's padding around an input widened from float16, not
 // read in place (--window-padding-in-place=off): the 16-bit input is

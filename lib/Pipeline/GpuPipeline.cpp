@@ -1,0 +1,58 @@
+//===- GpuPipeline.cpp - what both GPU targets do to tiled kernels --------===//
+//
+// Bufferize, keep small temporaries on the stack, put contractions on
+// matrix instructions or thread tiles, give each row-reduction row to the
+// lanes of a warp, and make every kernel a gpu.func of one gpu.module. The
+// chip-specific lowering follows in CudaPipeline.cpp and RocmPipeline.cpp.
+//
+//===----------------------------------------------------------------------===//
+#include "PipelineSteps.h"
+
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+
+using namespace mlir;
+using namespace kiln;
+
+void kiln::addGpuBufferizePasses(OpPassManager &kernels) {
+  addBufferizePasses(kernels);
+  kernels.addNestedPass<func::FuncOp>(createExpandMemrefCopies());
+  kernels.addNestedPass<func::FuncOp>(createPromoteTemporariesToStack());
+  bufferization::buildBufferDeallocationPipeline(
+      kernels, bufferization::BufferDeallocationPipelineOptions());
+}
+
+static ContractWithMatrixCoresOptions
+matrixCoreOptions(const TargetDescription &target,
+                  int64_t wgmmaGroupsInFlight) {
+  ContractWithMatrixCoresOptions matrix;
+  matrix.arch = target.vendor().str();
+  matrix.tf32 = target.tf32;
+  matrix.workgroupMemoryBytes = target.workgroupMemoryBytes;
+  if (target.matrix == MatrixInstructions::Wgmma) {
+    matrix.wgmma = true;
+    matrix.wgmmaGroupsInFlight = wgmmaGroupsInFlight;
+  }
+  return matrix;
+}
+
+void kiln::addGpuThreadMappingPasses(OpPassManager &kernels,
+                                     const TargetDescription &target,
+                                     int64_t wgmmaGroupsInFlight) {
+  kernels.addNestedPass<func::FuncOp>(createContractWithMatrixCores(
+      matrixCoreOptions(target, wgmmaGroupsInFlight)));
+  kernels.addNestedPass<func::FuncOp>(createContractWithThreadTiles());
+  DistributeRowsToLanesOptions rows;
+  rows.lanes = target.warpSize;
+  kernels.addNestedPass<func::FuncOp>(createDistributeRowsToLanes(rows));
+  kernels.addNestedPass<func::FuncOp>(createDistributeCopiesToThreads());
+  kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  MapKernelsToGpuOptions mapping;
+  mapping.warpSize = target.warpSize;
+  mapping.workgroupMemoryBytes = target.workgroupMemoryBytes;
+  kernels.addPass(createMapKernelsToGpu(mapping));
+  kernels.nest<gpu::GPUModuleOp>().addNestedPass<gpu::GPUFuncOp>(
+      createGroupThreadAccesses());
+}

@@ -1,0 +1,64 @@
+//===- PipelineSteps.h - the pass lists each target builds from -*- C++ -*-===//
+//
+// Private to lib/Pipeline: the strategies resolved for one compilation and
+// the kernels-phase builders of each target (CpuPipeline.cpp,
+// CudaPipeline.cpp, RocmPipeline.cpp; GpuPipeline.cpp holds what both GPU
+// targets run).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LIB_PIPELINE_PIPELINESTEPS_H
+#define KILN_LIB_PIPELINE_PIPELINESTEPS_H
+
+#include "kiln/Pipeline/Pipeline.h"
+
+namespace kiln {
+
+/// The graph-level strategies of one compilation: each option as given,
+/// else its target's default. The one place those defaults are decided.
+struct Strategies {
+  bool spaceToDepthConvs = false;
+  bool patchifyConvs = false;
+  bool kMajorMatMulWeights = false;
+  bool foldTransposesIntoContractions = false;
+  bool splitMatMulK = false;
+  bool splitConvK = false;
+  bool channelsLastActivations = false;
+  /// --channels-last-activations=on: every convolution, even where its
+  /// trial would add more transposes than it allows.
+  bool everyConvChannelsLast = false;
+  bool channelsLastConvWeights = false;
+  bool windowPaddingInPlace = false;
+  bool convPaddingInPlace = false;
+  /// Attention as one kernel whose workgroups take whole heads (the CPU).
+  bool fuseAttention = false;
+};
+Strategies resolveStrategies(const CompileOptions &options,
+                             const TargetDescription &target);
+
+/// The CPU's register tile (kiln-tile-and-distribute and
+/// kiln-contract-with-vector-registers, which must agree): rows x float32
+/// elements of one vector register.
+struct RegisterTile {
+  int64_t rows, vectorWidth;
+};
+RegisterTile cpuRegisterTile(const CompileOptions &options,
+                             const TargetDescription &target);
+
+/// The kernels phase of each target, on the kernels module's pass manager.
+void addCpuKernelPasses(mlir::OpPassManager &kernels,
+                        const CompileOptions &options,
+                        const TargetDescription &target);
+void addCudaKernelPasses(mlir::OpPassManager &kernels,
+                         const CompileOptions &options,
+                         const TargetDescription &target);
+void addRocmKernelPasses(mlir::OpPassManager &kernels,
+                         const CompileOptions &options,
+                         const TargetDescription &target);
+
+/// Bufferization and the cleanup after it, the first passes of every
+/// target's kernels phase.
+void addBufferizePasses(mlir::OpPassManager &kernels);
+
+} // namespace kiln
+
+#endif
