@@ -4,7 +4,9 @@
 // exception into a status so that none crosses the C boundary.
 //
 //===----------------------------------------------------------------------===//
-#include "Internal.h"
+#include "Model.h"
+#include "Session.h"
+#include "Status.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -27,8 +29,6 @@ struct kiln_session {
 };
 
 namespace {
-
-thread_local std::string lastError;
 
 template <typename Fn> kiln_status guarded(Fn &&fn) noexcept {
   try {
@@ -97,7 +97,7 @@ kiln_status readFile(const char *path, kiln_model **out) {
   ::close(fd);
   kiln_status s = openBytes(std::move(bytes), size, out);
   if (s != KILN_OK)
-    fail(s, std::string(path) + ": " + lastError);
+    fail(s, std::string(path) + ": " + lastErrorMessage());
   return s;
 }
 
@@ -129,43 +129,9 @@ kiln_status tensorInfo(const Model *model, int32_t index, bool isInput,
 
 } // namespace
 
-//===-- Helpers declared in Internal.h ------------------------------------===//
-
-kiln_status kiln::fail(kiln_status code, std::string message) {
-  try {
-    lastError = std::move(message);
-  } catch (...) {
-    // Keep the status even if the message cannot be stored.
-  }
-  return code;
-}
-
-void FreeDeleter::operator()(void *p) const { std::free(p); }
-
-AlignedBytes kiln::allocateAligned(uint64_t size) {
-  // aligned_alloc needs a multiple of the alignment; never allocate zero.
-  // Callers fill every byte, so nothing is zeroed here.
-  uint64_t rounded =
-      (std::max<uint64_t>(size, 1) + KILN_ARTIFACT_ALIGNMENT - 1) &
-      ~uint64_t(KILN_ARTIFACT_ALIGNMENT - 1);
-  if (rounded < size || rounded > SIZE_MAX)
-    return nullptr;
-  void *p = std::aligned_alloc(KILN_ARTIFACT_ALIGNMENT, size_t(rounded));
-  return AlignedBytes(static_cast<uint8_t *>(p));
-}
-
-std::string kiln::quoteList(const std::vector<std::string> &names) {
-  if (names.empty())
-    return "(none)";
-  std::string s;
-  for (const std::string &n : names)
-    s += (s.empty() ? "'" : ", '") + n + "'";
-  return s;
-}
-
 //===-- C API -------------------------------------------------------------===//
 
-const char *kiln_last_error(void) { return lastError.c_str(); }
+const char *kiln_last_error(void) { return lastErrorMessage().c_str(); }
 
 const char *kiln_status_string(kiln_status status) {
   switch (status) {

@@ -1,5 +1,6 @@
 //===- GpuExecutor.cpp - run a model's schedule on a GPU ------------------===//
 #include "GpuExecutor.h"
+#include "Status.h"
 #include "HipDriver.h"
 
 #include <cstring>
@@ -299,7 +300,7 @@ GpuExecutor::queryResources(cu::Function fn,
   return resources;
 }
 
-void GpuExecutor::stageInput(int index, const void *data, size_t bytes) {
+void GpuExecutor::writeInput(int index, const void *data, size_t bytes) {
   std::memcpy(staging_ + inputSlots_[index], data, bytes);
 }
 

@@ -3,7 +3,8 @@
 #define KILN_RUNTIME_GPUEXECUTOR_H
 
 #include "CudaDriver.h"
-#include "Internal.h"
+#include "Device.h"
+#include "Model.h"
 
 namespace kiln {
 
@@ -11,35 +12,36 @@ namespace kiln {
 /// HIP's module API mirrors the CUDA driver's (HipDriver.h).
 enum class GpuApi { Cuda, Hip };
 
-/// The device side of one session: the arena and the weights in device
+/// The GPU device of one session (Device.h): the arena and the weights in device
 /// memory, the model's kernels loaded from the image for this GPU, kernel
 /// arguments built once, and the whole schedule captured into a graph on the
 /// first run and replayed afterwards. Inputs and outputs pass through one
 /// pinned staging buffer. The same code drives NVIDIA GPUs through the CUDA
 /// driver and AMD GPUs through HIP.
-class GpuExecutor {
+class GpuExecutor final : public Device {
 public:
   GpuExecutor(const Model &model, GpuApi api) : model_(model), api_(api) {}
   GpuExecutor(const GpuExecutor &) = delete;
   GpuExecutor &operator=(const GpuExecutor &) = delete;
-  ~GpuExecutor();
+  ~GpuExecutor() override;
 
-  kiln_status init();
+  kiln_status init() override;
   /// Copies an input into its staging slot (sizes checked by the caller).
-  void stageInput(int index, const void *data, size_t bytes);
+  void writeInput(int index, const void *data, size_t bytes) override;
   /// Uploads the inputs, runs every dispatch, downloads the outputs. With
   /// `dispatchMs`, kernels are launched one by one between events and each
   /// one's device time is written there.
   /// With `observer`, kernels are launched one by one too and the observer
   /// is called after each, once it finished (see Session::run).
-  kiln_status run(double *dispatchMs, const DispatchObserver *observer);
-  void readOutput(int index, void *data, size_t bytes) const;
+  kiln_status run(double *dispatchMs,
+                  const DispatchObserver *observer) override;
+  void readOutput(int index, void *data, size_t bytes) const override;
   /// Copies `bytes` of buffer `index` from the device (synchronously).
-  kiln_status readBuffer(uint32_t index, void *data, size_t bytes);
+  kiln_status readBuffer(uint32_t index, void *data, size_t bytes) override;
   /// What dispatch `index`'s kernel takes of the device, read from the
   /// driver once at load (-1 where it cannot say).
-  const kiln_kernel_resources &resources(size_t index) const {
-    return resources_[index];
+  const kiln_kernel_resources *resources(size_t index) const override {
+    return &resources_[index];
   }
 
 private:

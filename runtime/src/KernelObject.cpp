@@ -5,7 +5,8 @@
 // where memfd_create is unavailable, to a temporary file unlinked right away.
 //
 //===----------------------------------------------------------------------===//
-#include "Internal.h"
+#include "Model.h"
+#include "Status.h"
 
 #include <cerrno>
 #include <cstdlib>

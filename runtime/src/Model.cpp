@@ -5,7 +5,8 @@
 // here so that execution never needs another bounds check.
 //
 //===----------------------------------------------------------------------===//
-#include "Internal.h"
+#include "Model.h"
+#include "Status.h"
 
 #include "kiln/artifact_generated.h"
 

@@ -1,13 +1,11 @@
-//===- Session.cpp - Execute a model's dispatch schedule on the CPU -------===//
-#include "Internal.h"
-#include "ThreadPool.h"
+//===- Session.cpp - one execution context of a model ---------------------===//
+#include "Session.h"
+
+#include "CpuDevice.h"
 #include "GpuExecutor.h"
+#include "Status.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cstring>
-#include <sys/mman.h>
-#include <thread>
 
 using namespace kiln;
 
@@ -29,29 +27,23 @@ std::vector<std::string> inputNames(const Model &m) {
 
 } // namespace
 
-ArenaMemory::~ArenaMemory() {
-  if (data)
-    ::munmap(data, size);
-}
-
-bool ArenaMemory::allocate(uint64_t bytes) {
-  size = size_t(std::max<uint64_t>(bytes, 1));
-  if (bytes > SIZE_MAX / 2)
-    return false;
-  void *p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED)
-    return false;
-  data = static_cast<uint8_t *>(p);
-  return true;
-}
-
 Session::Session(std::shared_ptr<const Model> model)
     : model_(std::move(model)), inputSet_(model_->inputs().size(), false) {}
 
 Session::~Session() = default;
 
-int Session::numThreads() const { return pool_ ? int(pool_->size()) : 0; }
+int Session::numThreads() const {
+  return device_ ? device_->numThreads() : 0;
+}
+
+std::unique_ptr<Device> Session::createDevice(const std::string &device,
+                                              int numThreads) const {
+  if (device == "cuda")
+    return std::make_unique<GpuExecutor>(*model_, GpuApi::Cuda);
+  if (device == "rocm")
+    return std::make_unique<GpuExecutor>(*model_, GpuApi::Hip);
+  return std::make_unique<CpuDevice>(*model_, numThreads);
+}
 
 kiln_status Session::init(const std::string &device, int numThreads) {
   if (device != "cpu" && device != "cuda" && device != "rocm")
@@ -66,42 +58,29 @@ kiln_status Session::init(const std::string &device, int numThreads) {
                 "the artifact was compiled for target '" + model_->target() +
                     "' and cannot run on device '" + device +
                     "'; recompile with --target=" + device);
-  if (device != "cpu") {
-    gpu_ = std::make_unique<GpuExecutor>(
-        *model_, device == "cuda" ? GpuApi::Cuda : GpuApi::Hip);
-    return gpu_->init();
-  }
-  if (numThreads < 0)
-    return fail(KILN_ERROR_INVALID_ARGUMENT,
-                "num_threads must be >= 0, got " + std::to_string(numThreads));
-  if (numThreads == 0)
-    numThreads = int(std::max(1u, std::thread::hardware_concurrency()));
-  if (!arena_.allocate(model_->arenaSize()))
-    return fail(KILN_ERROR_OUT_OF_MEMORY,
-                "cannot allocate the " + std::to_string(model_->arenaSize()) +
-                    "-byte arena");
-  if (model_->splatSize() > 0) {
-    splat_ = allocateAligned(model_->splatSize());
-    if (!splat_)
-      return fail(KILN_ERROR_OUT_OF_MEMORY,
-                  "cannot allocate the " + std::to_string(model_->splatSize()) +
-                      "-byte splat weight area");
-    for (const BufferDesc &b : model_->buffers())
-      if (b.kind == BufferDesc::Splat)
-        std::fill_n(reinterpret_cast<uint32_t *>(splat_.get() + b.offset),
-                    b.size / 4, b.splatBits);
-  }
-  pool_ = std::make_unique<ThreadPool>(unsigned(numThreads));
-  return KILN_OK;
+  device_ = createDevice(device, numThreads);
+  return device_->init();
 }
 
-void *Session::bufferData(uint32_t index) const {
-  const BufferDesc &b = model_->buffers()[index];
-  // Kernels never write weight buffers; the cast only serves the ABI.
-  const uint8_t *base = b.kind == BufferDesc::Weight  ? model_->weights()
-                        : b.kind == BufferDesc::Splat ? splat_.get()
-                                                      : arena_.get();
-  return const_cast<uint8_t *>(base + b.offset);
+kiln_status Session::run(double *dispatchMs, const DispatchObserver *observer) {
+  std::vector<std::string> missing;
+  for (size_t i = 0; i < inputSet_.size(); ++i)
+    if (!inputSet_[i])
+      missing.push_back(model_->inputs()[i].name);
+  if (!missing.empty())
+    return fail(KILN_ERROR_MISSING_INPUT,
+                "inputs not set before run: " + quoteList(missing));
+
+  // Until this run succeeds, the outputs hold nothing worth reading.
+  hasRun_ = false;
+  DispatchObserver observeDispatch;
+  if (observer)
+    observeDispatch = [&](size_t i) { return observe(*observer, i); };
+  if (kiln_status s =
+          device_->run(dispatchMs, observer ? &observeDispatch : nullptr))
+    return s;
+  hasRun_ = true;
+  return KILN_OK;
 }
 
 kiln_status Session::setInput(const char *name, kiln_dtype dtype,
@@ -132,59 +111,9 @@ kiln_status Session::setInput(const char *name, kiln_dtype dtype,
                     std::to_string(bytes));
   if (bytes > 0 && !data)
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
-  if (bytes > 0 && gpu_)
-    gpu_->stageInput(index, data, bytes);
-  else if (bytes > 0)
-    std::memcpy(bufferData(t.buffer), data, bytes);
+  if (bytes > 0)
+    device_->writeInput(index, data, bytes);
   inputSet_[index] = true;
-  return KILN_OK;
-}
-
-kiln_status Session::run(double *dispatchMs, const DispatchObserver *observer) {
-  std::vector<std::string> missing;
-  for (size_t i = 0; i < inputSet_.size(); ++i)
-    if (!inputSet_[i])
-      missing.push_back(model_->inputs()[i].name);
-  if (!missing.empty())
-    return fail(KILN_ERROR_MISSING_INPUT,
-                "inputs not set before run: " + quoteList(missing));
-
-  // Until this run succeeds, the outputs hold nothing worth reading.
-  hasRun_ = false;
-  if (gpu_) {
-    DispatchObserver observeOnDevice;
-    if (observer)
-      observeOnDevice = [&](size_t i) { return observe(*observer, i); };
-    if (kiln_status s =
-            gpu_->run(dispatchMs, observer ? &observeOnDevice : nullptr))
-      return s;
-    hasRun_ = true;
-    return KILN_OK;
-  }
-  std::vector<void *> bindings;
-  for (size_t i = 0; i < model_->dispatches().size(); ++i) {
-    const DispatchDesc &d = model_->dispatches()[i];
-    bindings.clear();
-    for (uint32_t b : d.bindings)
-      bindings.push_back(bufferData(b));
-    void **args = bindings.data();
-    auto fn = d.fn;
-    int64_t count = d.workgroups;
-    auto start = std::chrono::steady_clock::now();
-    try {
-      pool_->parallelFor(count, [=](int64_t id) { fn(args, id, count); });
-    } catch (...) {
-      return dispatchFailed(i, std::current_exception());
-    }
-    if (dispatchMs)
-      dispatchMs[i] = std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
-    if (observer)
-      if (kiln_status s = observe(*observer, i))
-        return s;
-  }
-  hasRun_ = true;
   return KILN_OK;
 }
 
@@ -217,12 +146,13 @@ Session::dispatchResources(int dispatch,
   const auto &dispatches = model_->dispatches();
   if (kiln_status s = checkDispatchIndex(dispatch))
     return s;
-  if (!gpu_)
+  const kiln_kernel_resources *found = device_->resources(size_t(dispatch));
+  if (!found)
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
                 "kernel resources are a GPU session's: dispatch " +
                     std::to_string(dispatch) + " (kernel '" +
                     dispatches[dispatch].kernel + "') runs on the CPU");
-  *resources = gpu_->resources(size_t(dispatch));
+  *resources = *found;
   return KILN_OK;
 }
 
@@ -255,32 +185,7 @@ kiln_status Session::getDispatchResult(int dispatch, int result, void *data,
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
   if (bytes == 0)
     return KILN_OK;
-  if (gpu_)
-    return gpu_->readBuffer(t.buffer, data, bytes);
-  std::memcpy(data, bufferData(t.buffer), bytes);
-  return KILN_OK;
-}
-
-kiln_status Session::dispatchFailed(size_t index,
-                                    std::exception_ptr error) const {
-  const DispatchDesc &d = model_->dispatches()[index];
-  std::string what = "unknown exception";
-  kiln_status code = KILN_ERROR_INTERNAL;
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::bad_alloc &) {
-    what = "out of memory";
-    code = KILN_ERROR_OUT_OF_MEMORY;
-  } catch (const std::exception &e) {
-    what = e.what();
-  } catch (...) {
-  }
-  // Every dispatch recomputes its outputs from the inputs, which no kernel
-  // writes, so the next run starts clean: the session stays usable.
-  return fail(code,
-              "dispatch " + std::to_string(index) + " (kernel '" + d.kernel +
-                  "', nodes " + quoteList(d.nodes) + ") failed: " + what +
-                  "; its outputs are undefined until a run succeeds");
+  return device_->readBuffer(t.buffer, data, bytes);
 }
 
 kiln_status Session::getOutput(int index, void *data, size_t bytes) {
@@ -295,9 +200,7 @@ kiln_status Session::getOutput(int index, void *data, size_t bytes) {
                     " bytes, the destination " + std::to_string(bytes));
   if (bytes > 0 && !data)
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
-  if (bytes > 0 && gpu_)
-    gpu_->readOutput(index, data, bytes);
-  else if (bytes > 0)
-    std::memcpy(data, bufferData(t.buffer), bytes);
+  if (bytes > 0)
+    device_->readOutput(index, data, bytes);
   return KILN_OK;
 }

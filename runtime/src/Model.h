@@ -1,17 +1,17 @@
-//===- Internal.h - Kiln runtime internals ----------------------*- C++ -*-===//
+//===- Model.h - a loaded artifact ------------------------------*- C++ -*-===//
 //
-// Types shared by the runtime's source files. Nothing here crosses the C API:
-// the C handles wrap these classes and Api.cpp catches every exception.
+// What a loaded and validated artifact holds, as the sessions and devices
+// read it. Nothing here crosses the C API: the C handles wrap these classes
+// and Api.cpp catches every exception.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_RUNTIME_INTERNAL_H
-#define KILN_RUNTIME_INTERNAL_H
+#ifndef KILN_RUNTIME_MODEL_H
+#define KILN_RUNTIME_MODEL_H
 
+#include "Memory.h"
 #include "kiln/runtime.h"
 
 #include <cstdint>
-#include <exception>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,38 +21,6 @@ namespace fb {
 struct Model;
 struct TensorInfo;
 } // namespace fb
-
-/// Records `message` as the calling thread's last error and returns `code`.
-kiln_status fail(kiln_status code, std::string message);
-
-/// Frees memory obtained from std::aligned_alloc.
-struct FreeDeleter {
-  void operator()(void *p) const;
-};
-using AlignedBytes = std::unique_ptr<uint8_t, FreeDeleter>;
-
-/// Allocates `size` bytes (at least 1) aligned to KILN_ARTIFACT_ALIGNMENT.
-/// Returns null when out of memory.
-AlignedBytes allocateAligned(uint64_t size);
-
-/// Zero-filled, page-aligned memory from mmap: pages cost nothing until a
-/// kernel touches them, so large arenas are cheap to create.
-class ArenaMemory {
-public:
-  ArenaMemory() = default;
-  ArenaMemory(const ArenaMemory &) = delete;
-  ArenaMemory &operator=(const ArenaMemory &) = delete;
-  ~ArenaMemory();
-  bool allocate(uint64_t size);
-  uint8_t *get() const { return data; }
-
-private:
-  uint8_t *data = nullptr;
-  size_t size = 0;
-};
-
-/// Joins names for error messages: "'a', 'b'".
-std::string quoteList(const std::vector<std::string> &names);
 
 /// A shared object loaded from memory; dlclose'd on destruction.
 class KernelObject {
@@ -163,56 +131,6 @@ private:
   KernelObject kernels_;
 };
 
-class ThreadPool;
-class GpuExecutor;
-
-/// Called with a dispatch's index right after it ran (observed runs).
-using DispatchObserver = std::function<kiln_status(size_t dispatch)>;
-
-/// One execution context: an arena, a thread pool and input bookkeeping.
-class Session {
-public:
-  explicit Session(std::shared_ptr<const Model> model);
-  ~Session();
-
-  kiln_status init(const std::string &device, int numThreads);
-  kiln_status setInput(const char *name, kiln_dtype dtype, const int64_t *shape,
-                       int32_t rank, const void *data, size_t bytes);
-  /// Runs every dispatch; with `dispatchMs`, writes each one's time there;
-  /// with `observer`, calls it after each dispatch, while that dispatch's
-  /// results can be read with getDispatchResult (a non-OK status from it
-  /// stops the run and is returned).
-  kiln_status run(double *dispatchMs, const DispatchObserver *observer = nullptr);
-  kiln_status getOutput(int index, void *data, size_t bytes);
-  kiln_status getDispatchResult(int dispatch, int result, void *data,
-                                size_t bytes);
-  /// What dispatch `dispatch`'s GPU kernel takes of the device (GPU
-  /// sessions only).
-  kiln_status dispatchResources(int dispatch,
-                                kiln_kernel_resources *resources) const;
-
-  const Model &model() const { return *model_; }
-  int numThreads() const;
-
-private:
-  void *bufferData(uint32_t index) const;
-  /// KILN_OK, or the error for a dispatch index out of range.
-  kiln_status checkDispatchIndex(int dispatch) const;
-  /// Calls `observer` for `dispatch`, whose results it may read meanwhile.
-  kiln_status observe(const DispatchObserver &observer, size_t dispatch);
-  /// The error for dispatch `index` having thrown `error` on a worker.
-  kiln_status dispatchFailed(size_t index, std::exception_ptr error) const;
-
-  std::shared_ptr<const Model> model_;
-  ArenaMemory arena_;
-  AlignedBytes splat_; // filled splat weights, when the model has any
-  std::unique_ptr<ThreadPool> pool_;
-  std::unique_ptr<GpuExecutor> gpu_; // set for devices "cuda" and "rocm"
-  std::vector<bool> inputSet_;
-  bool hasRun_ = false;
-  int observedDispatch_ = -1; // whose results the observer may read now
-};
-
 } // namespace kiln
 
-#endif // KILN_RUNTIME_INTERNAL_H
+#endif // KILN_RUNTIME_MODEL_H

@@ -1,0 +1,59 @@
+//===- Session.h - one execution context of a model -------------*- C++ -*-===//
+#ifndef KILN_RUNTIME_SESSION_H
+#define KILN_RUNTIME_SESSION_H
+
+#include "Device.h"
+#include "Model.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// One execution context: the device it runs on (Device.h) and the run's
+/// bookkeeping (which inputs are set, whether outputs are readable). Every
+/// argument of the C API is checked here, the same for every device.
+class Session {
+public:
+  explicit Session(std::shared_ptr<const Model> model);
+  ~Session();
+
+  kiln_status init(const std::string &device, int numThreads);
+  kiln_status setInput(const char *name, kiln_dtype dtype, const int64_t *shape,
+                       int32_t rank, const void *data, size_t bytes);
+  /// Runs every dispatch; with `dispatchMs`, writes each one's time there;
+  /// with `observer`, calls it after each dispatch, while that dispatch's
+  /// results can be read with getDispatchResult (a non-OK status from it
+  /// stops the run and is returned).
+  kiln_status run(double *dispatchMs, const DispatchObserver *observer = nullptr);
+  kiln_status getOutput(int index, void *data, size_t bytes);
+  kiln_status getDispatchResult(int dispatch, int result, void *data,
+                                size_t bytes);
+  /// What dispatch `dispatch`'s GPU kernel takes of the device (GPU
+  /// sessions only).
+  kiln_status dispatchResources(int dispatch,
+                                kiln_kernel_resources *resources) const;
+
+  const Model &model() const { return *model_; }
+  int numThreads() const;
+
+private:
+  /// The device called `device` ("cpu", "cuda" or "rocm").
+  std::unique_ptr<Device> createDevice(const std::string &device,
+                                       int numThreads) const;
+  /// KILN_OK, or the error for a dispatch index out of range.
+  kiln_status checkDispatchIndex(int dispatch) const;
+  /// Calls `observer` for `dispatch`, whose results it may read meanwhile.
+  kiln_status observe(const DispatchObserver &observer, size_t dispatch);
+
+  std::shared_ptr<const Model> model_;
+  std::unique_ptr<Device> device_;
+  std::vector<bool> inputSet_;
+  bool hasRun_ = false;
+  int observedDispatch_ = -1; // whose results the observer may read now
+};
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_SESSION_H
