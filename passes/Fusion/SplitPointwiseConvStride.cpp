@@ -11,7 +11,6 @@
 // copy).
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Conversion/KilnToLinalg.h"
 #include "kiln/Passes/Passes.h"
 
 #include "kiln/Dialect/OnnxValueNames.h"

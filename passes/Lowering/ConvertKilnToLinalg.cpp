@@ -1,11 +1,11 @@
 //===- ConvertKilnToLinalg.cpp - kiln ops → linalg on tensors -------------===//
 //
-// The patterns live in lib/Conversion/KilnToLinalg, one op family per file.
+// The patterns live in KilnToLinalg/ beside this file, one op family per file.
 // Every kiln compute op is illegal afterwards, so an op without a lowering is
 // reported by name.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/Conversion/KilnToLinalg.h"
+#include "KilnToLinalg/KilnToLinalg.h"
 #include "kiln/Passes/Passes.h"
 
 #include "mlir/Transforms/DialectConversion.h"

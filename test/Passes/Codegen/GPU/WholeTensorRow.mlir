@@ -1,7 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-distribute-rows-to-lanes))' | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-distribute-rows-to-lanes{row-registers=8 max-row-threads=32}))' | FileCheck %s --check-prefix=LOOP
 
-// passes/Codegen/WholeTensorRow.cpp, the first step of
+// passes/Codegen/GPU/WholeTensorRow.cpp, the first step of
 // kiln-distribute-rows-to-lanes: a kernel without a forall that reduces
 // whole tensors becomes one row.
 

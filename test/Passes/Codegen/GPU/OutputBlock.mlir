@@ -1,7 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia}))' | FileCheck %s --check-prefix=MMA
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-thread-tiles))' | FileCheck %s --check-prefix=SIMT
 
-// What passes/Codegen/OutputBlock.{h,cpp} does for both passes that use it
+// What passes/Codegen/GPU/OutputBlock.{h,cpp} does for both passes that use it
 // (kiln-contract-with-matrix-cores, kiln-contract-with-thread-tiles), on
 // one 32x32 block of a float16 matmul with a fill and a ReLU epilogue:
 // the fill is forwarded into the accumulators (no load of the output), the

@@ -2,7 +2,7 @@
 #ifndef KILN_LIB_CONVERSION_KILNTOLINALG_COMMON_H
 #define KILN_LIB_CONVERSION_KILNTOLINALG_COMMON_H
 
-#include "kiln/Conversion/KilnToLinalg.h"
+#include "KilnToLinalg.h"
 #include "kiln/Dialect/KilnDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
