@@ -9,7 +9,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 apt_packages=(
-  build-essential cmake ninja-build ccache mold
+  build-essential cmake ninja-build ccache mold clang-format-22
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22 clang-22 libclang-rt-22-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   flatbuffers-compiler libflatbuffers-dev

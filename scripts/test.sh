@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up the machine, builds Kiln and runs every test suite:
+# Sets up the machine, checks the formatting, builds Kiln and runs every
+# test suite:
 #   runtime unit tests (ctest); everything built with ASan+UBSan running the
 #   runtime tests, the importer lit tests and a node-suite subset
 #   (scripts/asan.sh); about 30 s of each libFuzzer target (scripts/fuzz.sh);
@@ -48,6 +49,8 @@ bash scripts/check-repository.sh
 
 phase "setup (scripts/setup.sh)"
 bash scripts/setup.sh
+phase "format: C and C++ files as clang-format (LLVM style) makes them (scripts/check-format.sh)"
+bash scripts/check-format.sh
 phase "build (scripts/build.sh)"
 bash scripts/build.sh
 

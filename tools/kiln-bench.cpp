@@ -116,8 +116,7 @@ std::string resourceColumns(kiln_session *session, int32_t dispatch) {
          column(5, r.blocks_per_multiprocessor, "%*.0f");
 }
 
-void printKernelTable(const kiln_model *model, kiln_session *session,
-                      bool gpu,
+void printKernelTable(const kiln_model *model, kiln_session *session, bool gpu,
                       const std::vector<std::vector<double>> &perDispatch) {
   struct Row {
     int32_t index;
@@ -201,14 +200,14 @@ int bench(const Options &o, std::string &error) {
   double kernelSum = 0;
   for (const std::vector<double> &t : perDispatch)
     kernelSum += median(t);
-  std::printf("model: %s (%zu dispatches, %s, %d repeats)\n",
-              o.model.c_str(), numDispatches,
-              o.device == "cpu"
-                  ? (std::to_string(kiln_session_num_threads(m.session)) +
-                     " threads")
-                        .c_str()
-                  : o.device.c_str(),
-              o.repeats);
+  std::printf(
+      "model: %s (%zu dispatches, %s, %d repeats)\n", o.model.c_str(),
+      numDispatches,
+      o.device == "cpu"
+          ? (std::to_string(kiln_session_num_threads(m.session)) + " threads")
+                .c_str()
+          : o.device.c_str(),
+      o.repeats);
   std::printf("median: %.4f ms\nmin: %.4f ms\nmean: %.4f ms\n", median(totals),
               *std::min_element(totals.begin(), totals.end()), mean);
   // What a run costs beyond its kernels (launches, copies, sync), per

@@ -1,19 +1,18 @@
 //===- kiln-compile.cpp - compile an ONNX model into a .kiln artifact -----===//
-#include "kiln/Pipeline/Compiler.h"
 #include "kiln/Pipeline/CompileFlags.h"
+#include "kiln/Pipeline/Compiler.h"
 
 #include "kiln/Dialect/KilnDialect.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "mlir/Support/FileUtilities.h"
-
 
 using namespace mlir;
 using namespace kiln;
@@ -21,12 +20,15 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory toolCategory("kiln-compile flags");
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"), cl::cat(toolCategory));
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"),
+                                      cl::cat(toolCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
-                                       cl::value_desc("file"), cl::cat(toolCategory));
+                                       cl::value_desc("file"),
+                                       cl::cat(toolCategory));
 static cl::list<std::string>
     inputShapes("input-shape",
-                cl::desc("Concrete shape of a graph input: name=1x3x224x224"), cl::cat(toolCategory));
+                cl::desc("Concrete shape of a graph input: name=1x3x224x224"),
+                cl::cat(toolCategory));
 static cl::opt<uint64_t> maxTensorBytes(
     "max-tensor-bytes",
     cl::desc("Refuse models with a tensor larger than this many bytes "
@@ -40,10 +42,12 @@ static cl::opt<unsigned> maxSubgraphDepth(
 static cl::list<std::string>
     frozenInputs("freeze-input",
                  cl::desc("Fix a graph input's value at compile time: "
-                          "name=@value.pb (TensorProto)"), cl::cat(toolCategory));
+                          "name=@value.pb (TensorProto)"),
+                 cl::cat(toolCategory));
 static cl::opt<bool> check("check",
                            cl::desc("Only list the nodes Kiln cannot import; "
-                                    "exit 1 if there are any"), cl::cat(toolCategory));
+                                    "exit 1 if there are any"),
+                           cl::cat(toolCategory));
 static cl::opt<std::string>
     compileTo("compile-to",
               cl::desc("Stop after a phase and write its IR: graph, fused, "
@@ -51,7 +55,8 @@ static cl::opt<std::string>
               cl::init("artifact"), cl::cat(toolCategory));
 static cl::opt<bool> listOps("list-ops",
                              cl::desc("Print the supported ONNX ops as a "
-                                      "Markdown table and exit"), cl::cat(toolCategory));
+                                      "Markdown table and exit"),
+                             cl::cat(toolCategory));
 static cl::opt<std::string>
     dumpIRDir("dump-ir",
               cl::desc("Write the IR after import and after every pass to "
@@ -70,14 +75,17 @@ static cl::opt<std::string>
 static cl::opt<bool> printPipeline(
     "print-pipeline",
     cl::desc("Print the passes each phase runs for the given target and "
-             "options, one line per phase, and exit"), cl::cat(toolCategory));
+             "options, one line per phase, and exit"),
+    cl::cat(toolCategory));
 static cl::opt<bool> printFlagReferenceAndExit(
     "print-flag-reference",
     cl::desc("Print the compile flags as a Markdown table (docs/flags.md) "
-             "and exit"), cl::cat(toolCategory));
+             "and exit"),
+    cl::cat(toolCategory));
 static cl::opt<bool> summary("summary",
                              cl::desc("Print kernels, arena bytes and compile "
-                                      "time after compiling"), cl::cat(toolCategory));
+                                      "time after compiling"),
+                             cl::cat(toolCategory));
 
 static void printSupportedOps() {
   llvm::outs()
@@ -103,7 +111,8 @@ static int printPhasePipelines(const CompileOptions &options) {
     return 2;
   }
   MLIRContext context;
-  for (Phase phase : {Phase::Graph, Phase::Fused, Phase::Tiled, Phase::Kernels}) {
+  for (Phase phase :
+       {Phase::Graph, Phase::Fused, Phase::Tiled, Phase::Kernels}) {
     PassManager pm(&context);
     buildPhasePipeline(pm, phase, options, *target);
     llvm::outs() << phaseName(phase) << ": ";
@@ -204,8 +213,7 @@ int main(int argc, char **argv) {
       printUnsupportedReport(llvm::outs(), imported->unsupported);
       return 1;
     }
-    llvm::outs() << "ok: every node of " << inputFile
-                 << " is supported\n";
+    llvm::outs() << "ok: every node of " << inputFile << " is supported\n";
     return 0;
   }
 
@@ -221,7 +229,8 @@ int main(int argc, char **argv) {
   CompileResult result;
   if (failed(compileModel(context, request, result))) {
     if (!result.unsupported.empty()) {
-      llvm::errs() << "error: " << inputFile << " uses ops Kiln cannot compile\n";
+      llvm::errs() << "error: " << inputFile
+                   << " uses ops Kiln cannot compile\n";
       printUnsupportedReport(llvm::errs(), result.unsupported);
     }
     return 1;
@@ -241,8 +250,8 @@ int main(int argc, char **argv) {
     std::string reportError;
     auto report = openOutputFile(reportFile, &reportError);
     if (!report) {
-      llvm::errs() << "error: cannot write '" << reportFile << "': "
-                   << reportError << "\n";
+      llvm::errs() << "error: cannot write '" << reportFile
+                   << "': " << reportError << "\n";
       return 1;
     }
     writeReportJson(result, inputFile, report->os());

@@ -17,8 +17,8 @@
 // on the device. One OS thread runs them all, in a fixed order that flips
 // at every block barrier: the same result on every run, and a missing
 // barrier shows whichever way the data crosses between threads. Their
-// semantics here are written from the PTX ISA (mma.sync m16n8k16 and m16n8k8 TF32
-// fragment layouts, ldmatrix, cp.async landing at its wait, wgmma's matrix
+// semantics here are written from the PTX ISA (mma.sync m16n8k16 and m16n8k8
+// TF32 fragment layouts, ldmatrix, cp.async landing at its wait, wgmma's matrix
 // descriptors and core-matrix layouts, read from workgroup memory kept in
 // one 256 KiB-aligned arena so that a descriptor's address bits decode;
 // a cp.async into what a wgmma not yet waited for reads fails the kernel,
@@ -47,24 +47,24 @@
 
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
-#include "kiln/Target/CudaTarget.h"
 #include "kiln/Pipeline/CompileFlags.h"
 #include "kiln/Pipeline/Pipeline.h"
+#include "kiln/Target/CudaTarget.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/AMDGPU/IR/AMDGPUDialect.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Dialect/MemRef/Transforms/RuntimeOpVerification.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -82,19 +82,20 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/protected_fixedsize_stack.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstring>
-#include <unordered_map>
 #include <functional>
-#include <array>
 #include <limits>
 #include <random>
+#include <unordered_map>
 
 using namespace mlir;
 
 static llvm::cl::OptionCategory toolCategory("kiln-emulate-gpu flags");
 static llvm::cl::opt<std::string> inputFile(llvm::cl::Positional,
-                                            llvm::cl::desc("<kernels.mlir>"), llvm::cl::cat(toolCategory));
+                                            llvm::cl::desc("<kernels.mlir>"),
+                                            llvm::cl::cat(toolCategory));
 /// The target the kernels are emulated for (--target, --allow-tf32,
 /// --workgroup-memory-limit, --wgmma-groups-in-flight: the compile flags of
 /// CompileFlagSet::Target), described once in main().
@@ -106,15 +107,18 @@ static bool wgmma = false;
 static llvm::cl::opt<bool> bufferize(
     "bufferize",
     llvm::cl::desc("Kernels are tiled tensor code (kiln-compile --compile-to="
-                   "tiled): bufferize them as the GPU targets do first"), llvm::cl::cat(toolCategory));
+                   "tiled): bufferize them as the GPU targets do first"),
+    llvm::cl::cat(toolCategory));
 static llvm::cl::opt<int64_t> maxThreads(
     "max-threads",
     llvm::cl::desc("Skip kernels with more GPU threads than this, all blocks "
                    "together (each runs as a fiber here)"),
     llvm::cl::init(200000), llvm::cl::cat(toolCategory));
 static llvm::cl::opt<bool>
-    dump("dump", llvm::cl::desc("Print the module of both functions before "
-                                "lowering to LLVM"), llvm::cl::cat(toolCategory));
+    dump("dump",
+         llvm::cl::desc("Print the module of both functions before "
+                        "lowering to LLVM"),
+         llvm::cl::cat(toolCategory));
 static llvm::cl::opt<bool> checkBounds(
     "check-bounds",
     llvm::cl::desc("Check every load and store of the emulated kernel "
@@ -132,12 +136,14 @@ static llvm::cl::opt<bool> memoryTraffic(
     llvm::cl::desc("Count how each kernel's warps use global memory (32-byte "
                    "sectors per request against the bytes asked for) and "
                    "workgroup memory (wavefronts per request against the "
-                   "conflict-free count), and print it after its result"), llvm::cl::cat(toolCategory));
+                   "conflict-free count), and print it after its result"),
+    llvm::cl::cat(toolCategory));
 static llvm::cl::opt<bool> memoryTrafficSites(
     "memory-traffic-sites",
     llvm::cl::desc("With --memory-traffic, also a line per load or store "
                    "that takes more sectors or wavefronts than its bytes "
-                   "need, named by op and location"), llvm::cl::cat(toolCategory));
+                   "need, named by op and location"),
+    llvm::cl::cat(toolCategory));
 static llvm::cl::opt<double> tolerance(
     "tolerance",
     llvm::cl::desc("Largest |emulated - reference| / (1 + |reference|)"),
@@ -443,12 +449,10 @@ kiln::emulator::AsyncProxyVisibility asyncProxy;
 /// since the last wgmma, or accumulators passed on from it.
 kiln::emulator::WgmmaRegisterOrder wgmmaRegisters;
 
-
 bool withinOne(const std::vector<std::pair<const uint8_t *, size_t>> &ranges,
                const uint8_t *start, int64_t bytes) {
   return llvm::any_of(ranges, [&](const auto &range) {
-    return start >= range.first &&
-           start + bytes <= range.first + range.second;
+    return start >= range.first && start + bytes <= range.first + range.second;
   });
 }
 
@@ -460,8 +464,9 @@ std::vector<std::string> boundsMessages;
 /// A bounds check failed: the access would fault or corrupt memory on a
 /// GPU (and here), so the run ends with the check's message.
 extern "C" void kiln_emu_out_of_bounds(int64_t check) {
-  llvm::outs() << currentKernel << ": OUT OF BOUNDS: "
-               << StringRef(boundsMessages[check]).trim() << "\n";
+  llvm::outs() << currentKernel
+               << ": OUT OF BOUNDS: " << StringRef(boundsMessages[check]).trim()
+               << "\n";
   llvm::outs().flush();
   std::_Exit(1);
 }
@@ -490,11 +495,13 @@ extern "C" void kiln_emu_async_copy(int64_t dst, int64_t src, int64_t bytes,
     return;
   }
   for (int64_t at = 0; at < bytes; at += 16)
-    if (wgmmaReadRows.count(to + at - (reinterpret_cast<uintptr_t>(to + at) % 16)) &&
+    if (wgmmaReadRows.count(to + at -
+                            (reinterpret_cast<uintptr_t>(to + at) % 16)) &&
         wgmmaFault.empty())
       wgmmaFault = "a cp.async writes workgroup memory that a wgmma not yet "
                    "waited for reads";
-  pendingCopies[scheduler.current()].push_back({to, from, bytes, sourceBytes, -1});
+  pendingCopies[scheduler.current()].push_back(
+      {to, from, bytes, sourceBytes, -1});
 }
 
 /// Commit groups of asynchronous operations (cp.async, wgmma): each of
@@ -629,8 +636,8 @@ extern "C" void kiln_emu_wgmma_wait(int64_t keep) {
 /// thread's registers are involved); that it is waited for before the
 /// registers or the buffers are touched again is the code generator's
 /// (wgmma.wait_group 0 ends each stage).
-extern "C" void kiln_emu_wgmma(float *, float *scratch, int64_t offset,
-                               int64_t, int64_t, int64_t descriptorA,
+extern "C" void kiln_emu_wgmma(float *, float *scratch, int64_t offset, int64_t,
+                               int64_t, int64_t descriptorA,
                                int64_t descriptorB, int64_t n, int64_t flags) {
   ThreadBlock &block = *currentBlock;
   int64_t thread = scheduler.current();
@@ -665,8 +672,7 @@ extern "C" void kiln_emu_wgmma(float *, float *scratch, int64_t offset,
       for (int64_t mn = 0; mn < extent; ++mn)
         for (int64_t k = 0; k < 16; ++k)
           rows.insert(workgroupArena->base + field(0) + (mn / 8) * field(32) +
-                      (k / 8) * field(16) +
-                      16 * (mnMajor ? k % 8 : mn % 8));
+                      (k / 8) * field(16) + 16 * (mnMajor ? k % 8 : mn % 8));
     };
     addRows(descriptorA, flags & 1, 64);
     addRows(descriptorB, flags & 2, n);
@@ -683,15 +689,17 @@ extern "C" void kiln_emu_wgmma(float *, float *scratch, int64_t offset,
   }
   auto element = [&](int64_t descriptor, bool mnMajor, int64_t mn,
                      int64_t k) -> double {
-    auto field = [&](int shift) { return ((descriptor >> shift) & 0x3FFF) << 4; };
+    auto field = [&](int shift) {
+      return ((descriptor >> shift) & 0x3FFF) << 4;
+    };
     if ((uint64_t(descriptor) >> 62) != 0) {
       if (wgmmaFault.empty())
         wgmmaFault = "a wgmma descriptor with a swizzle mode";
       return 0;
     }
-    int64_t at = field(0) + (mn / 8) * field(32) + (k / 8) * field(16) +
-                 (mnMajor ? 16 * (k % 8) + 2 * (mn % 8)
-                          : 16 * (mn % 8) + 2 * (k % 8));
+    int64_t at =
+        field(0) + (mn / 8) * field(32) + (k / 8) * field(16) +
+        (mnMajor ? 16 * (k % 8) + 2 * (mn % 8) : 16 * (mn % 8) + 2 * (k % 8));
     const uint8_t *address = workgroupArena->base + at;
     if (!withinOne(workgroupRanges, address, 2)) {
       if (wgmmaFault.empty())
@@ -734,9 +742,10 @@ extern "C" int32_t kiln_emu_shuffle_xor(int32_t bits, int32_t offset) {
   Barrier &warpBarrier = *block.warpBarriers[warp];
   warpBarrier.arriveAndWait();
   int32_t partner;
-  std::memcpy(&partner,
-              &block.slots[size_t(warp * block.warpSize + (lane ^ offset)) * kSlot],
-              sizeof partner);
+  std::memcpy(
+      &partner,
+      &block.slots[size_t(warp * block.warpSize + (lane ^ offset)) * kSlot],
+      sizeof partner);
   warpBarrier.arriveAndWait();
   return partner;
 }
@@ -754,7 +763,8 @@ extern "C" void kiln_emu_access(int64_t site, int64_t address, int64_t bytes) {
 }
 
 //===----------------------------------------------------------------------===//
-// From gpu.func to a CPU function of (buffers, workgroup buffers, block, thread)
+// From gpu.func to a CPU function of (buffers, workgroup buffers, block,
+// thread)
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -766,16 +776,18 @@ MemRefType withoutMemorySpace(MemRefType type) {
 
 /// The byte address of `memref[indices]`: the buffer's aligned pointer plus
 /// the view's offset and the indices times its strides.
-Value byteAddress(OpBuilder &b, Location loc, Value memref, ValueRange indices) {
+Value byteAddress(OpBuilder &b, Location loc, Value memref,
+                  ValueRange indices) {
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
   Value linear = meta.getOffset();
   for (auto [index, stride] : llvm::zip(indices, meta.getStrides()))
-    linear = arith::AddIOp::create(b, loc, linear,
-                                   arith::MulIOp::create(b, loc, index, stride));
+    linear = arith::AddIOp::create(
+        b, loc, linear, arith::MulIOp::create(b, loc, index, stride));
   auto type = cast<MemRefType>(memref.getType());
-  Value bytes = arith::MulIOp::create(
-      b, loc, linear,
-      arith::ConstantIndexOp::create(b, loc, type.getElementTypeBitWidth() / 8));
+  Value bytes =
+      arith::MulIOp::create(b, loc, linear,
+                            arith::ConstantIndexOp::create(
+                                b, loc, type.getElementTypeBitWidth() / 8));
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   return arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                     arith::AddIOp::create(b, loc, base, bytes));
@@ -856,7 +868,8 @@ struct AccessTracer {
             elementBytes(store.getMemRef()), true);
     else if (auto load = dyn_cast<vector::LoadOp>(op))
       trace(b, op, load.getBase(), load.getIndices(),
-            load.getVectorType().getNumElements() * elementBytes(load.getBase()),
+            load.getVectorType().getNumElements() *
+                elementBytes(load.getBase()),
             false);
     else if (auto store = dyn_cast<vector::StoreOp>(op))
       trace(b, op, store.getBase(), store.getIndices(),
@@ -883,8 +896,9 @@ SmallVector<Value> callMatrixOp(OpBuilder &b, Location loc, Value a, Value bv,
       Value element = vector::ExtractOp::create(b, loc, flat, i);
       if (!element.getType().isF32())
         element = arith::ExtFOp::create(b, loc, f32, element);
-      memref::StoreOp::create(b, loc, element, scratch,
-                              ValueRange{arith::ConstantIndexOp::create(b, loc, base + i)});
+      memref::StoreOp::create(
+          b, loc, element, scratch,
+          ValueRange{arith::ConstantIndexOp::create(b, loc, base + i)});
     }
   };
   store(a, 0);
@@ -896,7 +910,8 @@ SmallVector<Value> callMatrixOp(OpBuilder &b, Location loc, Value a, Value bv,
   SmallVector<Value> elements;
   for (int64_t i = 0; i < results; ++i)
     elements.push_back(memref::LoadOp::create(
-        b, loc, scratch, ValueRange{arith::ConstantIndexOp::create(b, loc, 16 + i)}));
+        b, loc, scratch,
+        ValueRange{arith::ConstantIndexOp::create(b, loc, 16 + i)}));
   return elements;
 }
 
@@ -970,12 +985,13 @@ LogicalResult emulateWgmma(OpBuilder &b, NVVM::WgmmaMmaAsyncOp mma) {
       mma.getTypeD() != NVVM::WGMMATypes::f32 ||
       mma.getScaleD() != NVVM::WGMMAScaleOut::one ||
       mma.getScaleA() != NVVM::WGMMAScaleIn::one ||
-      mma.getScaleB() != NVVM::WGMMAScaleIn::one || 2 * kWgmmaScratch < shape.getN())
+      mma.getScaleB() != NVVM::WGMMAScaleIn::one ||
+      2 * kWgmmaScratch < shape.getN())
     return mma.emitError("only wgmma.mma_async m64nNk16 of float16 or "
                          "bfloat16 into float32, unscaled, is emulated");
   auto f32 = b.getF32Type();
-  Value scratch = memref::AllocaOp::create(
-      b, loc, MemRefType::get({kWgmmaScratch}, f32));
+  Value scratch =
+      memref::AllocaOp::create(b, loc, MemRefType::get({kWgmmaScratch}, f32));
   int64_t registers = shape.getN() / 2;
   auto at = [&](int64_t i) -> Value {
     return arith::ConstantIndexOp::create(b, loc, i);
@@ -1054,7 +1070,8 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
           b, loc, threadId, arith::ConstantIndexOp::create(b, loc, warpSize)));
       op->erase();
     } else if (isa<gpu::BarrierOp>(op)) {
-      func::CallOp::create(b, loc, "kiln_emu_barrier", TypeRange{}, ValueRange{});
+      func::CallOp::create(b, loc, "kiln_emu_barrier", TypeRange{},
+                           ValueRange{});
       op->erase();
     } else if (isa<gpu::ReturnOp>(op)) {
       func::ReturnOp::create(b, loc);
@@ -1071,10 +1088,10 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
       Value bits = shuffle.getValue();
       if (!type.isInteger(32))
         bits = arith::BitcastOp::create(b, loc, b.getI32Type(), bits);
-      Value result = func::CallOp::create(b, loc, "kiln_emu_shuffle_xor",
-                                          b.getI32Type(),
-                                          ValueRange{bits, shuffle.getOffset()})
-                         .getResult(0);
+      Value result =
+          func::CallOp::create(b, loc, "kiln_emu_shuffle_xor", b.getI32Type(),
+                               ValueRange{bits, shuffle.getOffset()})
+              .getResult(0);
       if (!type.isInteger(32))
         result = arith::BitcastOp::create(b, loc, type, result);
       shuffle.getShuffleResult().replaceAllUsesWith(result);
@@ -1127,9 +1144,9 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
                            ValueRange{});
       op->erase();
     } else if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
-      func::CallOp::create(
-          b, loc, "kiln_emu_wgmma_wait", TypeRange{},
-          ValueRange{arith::ConstantIntOp::create(b, loc, wait.getGroup(), 64)});
+      func::CallOp::create(b, loc, "kiln_emu_wgmma_wait", TypeRange{},
+                           ValueRange{arith::ConstantIntOp::create(
+                               b, loc, wait.getGroup(), 64)});
       op->erase();
     } else if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
       if (failed(emulateWgmma(b, mma)))
@@ -1141,10 +1158,9 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
           arith::ConstantIndexOp::create(b, loc, 0).getResult());
       op->erase();
     } else if (auto wait = dyn_cast<nvgpu::DeviceAsyncWaitOp>(op)) {
-      func::CallOp::create(
-          b, loc, "kiln_emu_async_wait", TypeRange{},
-          ValueRange{arith::ConstantIntOp::create(
-              b, loc, wait.getNumGroups().value_or(0), 64)});
+      func::CallOp::create(b, loc, "kiln_emu_async_wait", TypeRange{},
+                           ValueRange{arith::ConstantIntOp::create(
+                               b, loc, wait.getNumGroups().value_or(0), 64)});
       op->erase();
     } else if (auto ldmatrix = dyn_cast<nvgpu::LdMatrixOp>(op)) {
       auto type = cast<VectorType>(ldmatrix.getRes().getType());
@@ -1155,8 +1171,8 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
                              "emulated");
       Type element = type.getElementType();
       auto f32 = b.getF32Type();
-      Value scratch = memref::AllocaOp::create(
-          b, loc, MemRefType::get({kSlot}, f32));
+      Value scratch =
+          memref::AllocaOp::create(b, loc, MemRefType::get({kSlot}, f32));
       auto index = [&](int64_t v) -> Value {
         return arith::ConstantIndexOp::create(b, loc, v);
       };
@@ -1197,7 +1213,8 @@ LogicalResult emulateKernel(ModuleOp module, gpu::GPUFuncOp kernel,
       if (shape[0] != 16 || shape[1] != 8 || (shape[2] != 16 && !isTf32))
         return op->emitError("mma.sync shape not emulated");
       if (failed(emulateMatrixOp(b, op, mma.getMatrixA(), mma.getMatrixB(),
-                                 mma.getMatrixC(), isTf32 ? kMmaTf32 : kMmaF16)))
+                                 mma.getMatrixC(),
+                                 isTf32 ? kMmaTf32 : kMmaF16)))
         return failure();
     } else if (auto mma = dyn_cast<NVVM::MmaOp>(op)) {
       if (failed(emulateBFloat16Mma(b, mma)))
@@ -1282,7 +1299,8 @@ struct Buffer {
   /// A byte per boolean (i1), as the runtime and both code generators
   /// store them.
   int64_t elementBytes() const {
-    return std::max<int64_t>(1, type.getElementType().getIntOrFloatBitWidth() / 8);
+    return std::max<int64_t>(1,
+                             type.getElementType().getIntOrFloatBitWidth() / 8);
   }
   int64_t count() const { return type.getNumElements(); }
   /// Element `i` of an integer buffer of element type T.
@@ -1312,8 +1330,8 @@ struct Buffer {
     if (t.isF32())
       return reinterpret_cast<const float *>(bytes.data())[i];
     uint16_t raw = reinterpret_cast<const uint16_t *>(bytes.data())[i];
-    const llvm::fltSemantics &sem = t.isF16() ? llvm::APFloat::IEEEhalf()
-                                              : llvm::APFloat::BFloat();
+    const llvm::fltSemantics &sem =
+        t.isF16() ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat();
     return llvm::APFloat(sem, llvm::APInt(16, raw)).convertToDouble();
   }
   bool isInteger() const { return type.getElementType().isInteger(); }
@@ -1340,7 +1358,8 @@ struct Buffer {
     }
     llvm::APFloat value(v);
     bool lost;
-    value.convert(t.isF16() ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat(),
+    value.convert(t.isF16() ? llvm::APFloat::IEEEhalf()
+                            : llvm::APFloat::BFloat(),
                   llvm::APFloat::rmNearestTiesToEven, &lost);
     reinterpret_cast<uint16_t *>(bytes.data())[i] =
         value.bitcastToAPInt().getZExtValue();
@@ -1380,7 +1399,8 @@ LogicalResult runPipeline(ModuleOp module, StringRef pipeline) {
 constexpr StringLiteral kToLLVM =
     "expand-strided-metadata,lower-affine,convert-vector-to-scf,"
     "convert-vector-to-llvm,finalize-memref-to-llvm,convert-scf-to-cf,"
-    "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,convert-cf-to-llvm,"
+    "convert-math-to-llvm,convert-math-to-libm,convert-arith-to-llvm,convert-"
+    "cf-to-llvm,"
     "convert-func-to-llvm,convert-index-to-llvm,convert-ub-to-llvm,"
     "reconcile-unrealized-casts";
 
@@ -1466,8 +1486,9 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   while (buffers < int64_t(argTypes.size()) && supported(argTypes[buffers]))
     ++buffers;
   if (buffers + 2 != int64_t(argTypes.size()))
-    return skip(name,
-                "arguments other than static f32/f16/bf16/i1/i8/i16/i32/i64 buffers");
+    return skip(
+        name,
+        "arguments other than static f32/f16/bf16/i1/i8/i16/i32/i64 buffers");
   if (bufferize) {
     PassManager pm = PassManager::on<ModuleOp>(context);
     kiln::addGpuBufferizePasses(pm);
@@ -1483,20 +1504,22 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   PassManager gpuPipeline = PassManager::on<ModuleOp>(context);
   kiln::addGpuThreadMappingPasses(gpuPipeline, target, wgmmaGroupsInFlight);
   if (failed(gpuPipeline.run(*module)) ||
-      failed(runPipeline(*reference,
-                         "func.func(scf-forall-to-for),"
-                         "func.func(convert-linalg-to-loops)")))
+      failed(runPipeline(*reference, "func.func(scf-forall-to-for),"
+                                     "func.func(convert-linalg-to-loops)")))
     return failure();
   func::FuncOp declaration;
   for (auto func : module->getOps<func::FuncOp>())
     if (func.getName() == name)
       declaration = func;
-  int64_t blocks = declaration->getAttrOfType<IntegerAttr>("kiln.workgroups").getInt();
-  int64_t threads = declaration->getAttrOfType<IntegerAttr>("kiln.threads").getInt();
+  int64_t blocks =
+      declaration->getAttrOfType<IntegerAttr>("kiln.workgroups").getInt();
+  int64_t threads =
+      declaration->getAttrOfType<IntegerAttr>("kiln.threads").getInt();
   std::string cores;
   if (auto attr = declaration->getAttrOfType<StringAttr>("kiln.matrix_cores"))
     cores = attr.str();
-  if (auto tile = declaration->getAttrOfType<DenseI64ArrayAttr>("kiln.thread_tile"))
+  if (auto tile =
+          declaration->getAttrOfType<DenseI64ArrayAttr>("kiln.thread_tile"))
     cores = "thread tiles " + std::to_string(tile[0]) + "x" +
             std::to_string(tile[1]);
   declaration.erase();
@@ -1513,7 +1536,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     return failure();
   // Constant tables live in the gpu.module; the emulated kernel reads them
   // from the host module.
-  for (auto global : llvm::make_early_inc_range(gpuModule.getOps<memref::GlobalOp>()))
+  for (auto global :
+       llvm::make_early_inc_range(gpuModule.getOps<memref::GlobalOp>()))
     global->moveBefore(module->getBody(), module->getBody()->end());
   gpuModule.erase();
   module->walk([](Operation *op) { op->removeAttr("gpu.container_module"); });
@@ -1525,15 +1549,14 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
         .setPrivate();
   };
   declare("kiln_emu_barrier", {});
-  func::FuncOp::create(b, module->getLoc(), "kiln_emu_shuffle_xor",
-                       b.getFunctionType({b.getI32Type(), b.getI32Type()},
-                                         {b.getI32Type()}))
+  func::FuncOp::create(
+      b, module->getLoc(), "kiln_emu_shuffle_xor",
+      b.getFunctionType({b.getI32Type(), b.getI32Type()}, {b.getI32Type()}))
       .setPrivate();
-  declare("kiln_emu_matrix", {MemRefType::get({kSlot}, b.getF32Type()),
-                              b.getI64Type()});
-  declare("kiln_emu_ldmatrix",
-          {MemRefType::get({kSlot}, b.getF32Type()), b.getI64Type(),
-           b.getI64Type()});
+  declare("kiln_emu_matrix",
+          {MemRefType::get({kSlot}, b.getF32Type()), b.getI64Type()});
+  declare("kiln_emu_ldmatrix", {MemRefType::get({kSlot}, b.getF32Type()),
+                                b.getI64Type(), b.getI64Type()});
   declare("kiln_emu_async_copy",
           {b.getI64Type(), b.getI64Type(), b.getI64Type(), b.getI64Type()});
   declare("kiln_emu_wgmma",
@@ -1562,12 +1585,12 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
       Location loc = check.getLoc();
       Value failed = arith::XOrIOp::create(
           at, loc, check.getArg(), arith::ConstantIntOp::create(at, loc, 1, 1));
-      auto report = scf::IfOp::create(at, loc, failed, /*withElseRegion=*/false);
+      auto report =
+          scf::IfOp::create(at, loc, failed, /*withElseRegion=*/false);
       at.setInsertionPoint(report.thenBlock()->getTerminator());
-      func::CallOp::create(
-          at, loc, "kiln_emu_out_of_bounds", TypeRange{},
-          ValueRange{arith::ConstantIntOp::create(
-              at, loc, int64_t(boundsMessages.size()), 64)});
+      func::CallOp::create(at, loc, "kiln_emu_out_of_bounds", TypeRange{},
+                           ValueRange{arith::ConstantIntOp::create(
+                               at, loc, int64_t(boundsMessages.size()), 64)});
       boundsMessages.push_back(check.getMsg().str());
       check.erase();
     });
@@ -1575,7 +1598,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   // Both functions in one module; constant tables (same names, same
   // values: both come from bufferizing the same kernel) once.
   SymbolTable symbols(*module);
-  for (Operation &op : llvm::make_early_inc_range(reference->getBody()->getOperations())) {
+  for (Operation &op :
+       llvm::make_early_inc_range(reference->getBody()->getOperations())) {
     if (auto global = dyn_cast<memref::GlobalOp>(op))
       if (symbols.lookup(global.getSymName()))
         continue;
@@ -1591,7 +1615,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
   options.transformer = optimize;
   auto engine = ExecutionEngine::create(*module, options);
   if (!engine) {
-    llvm::errs() << "error: JIT: " << llvm::toString(engine.takeError()) << "\n";
+    llvm::errs() << "error: JIT: " << llvm::toString(engine.takeError())
+                 << "\n";
     return failure();
   }
   (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
@@ -1621,7 +1646,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
            reinterpret_cast<void *>(&kiln_emu_wgmma_fence)},
           {"kiln_emu_wgmma_commit",
            reinterpret_cast<void *>(&kiln_emu_wgmma_commit)},
-          {"kiln_emu_wgmma_wait", reinterpret_cast<void *>(&kiln_emu_wgmma_wait)},
+          {"kiln_emu_wgmma_wait",
+           reinterpret_cast<void *>(&kiln_emu_wgmma_wait)},
           {"kiln_emu_async_wait",
            reinterpret_cast<void *>(&kiln_emu_async_wait)},
           {"kiln_emu_out_of_bounds",
@@ -1752,9 +1778,8 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
       }
     }
   llvm::outs() << name << ": " << blocks << " blocks x " << threads
-               << " threads" << (cores.empty() ? "" : ", " + cores)
-               << ", " << shared.size() << " workgroup buffers: max error "
-               << worst;
+               << " threads" << (cores.empty() ? "" : ", " + cores) << ", "
+               << shared.size() << " workgroup buffers: max error " << worst;
   if (worst > tolerance) {
     llvm::outs() << " at buffer " << worstBuffer << " element " << worstAt
                  << " (reference " << expected[worstBuffer].get(worstAt)
@@ -1784,14 +1809,17 @@ int main(int argc, char **argv) {
   kiln::registerCompileFlags(kiln::CompileFlagSet::Target, "cuda");
   kiln::hideForeignFlags(toolCategory);
   llvm::cl::ParseCommandLineOptions(
-      argc, argv, "Runs tiled GPU kernels on the CPU against their reference\n");
+      argc, argv,
+      "Runs tiled GPU kernels on the CPU against their reference\n");
   std::string error;
-  FailureOr<kiln::CompileOptions> options = kiln::compileOptionsFromFlags(error);
+  FailureOr<kiln::CompileOptions> options =
+      kiln::compileOptionsFromFlags(error);
   FailureOr<kiln::TargetDescription> described = llvm::failure();
   if (llvm::succeeded(options))
     described = kiln::describeTarget(*options, error);
   if (succeeded(described) && !described->isGpu())
-    error = "--target=" + described->name + " is not a GPU target (cuda, "
+    error = "--target=" + described->name +
+            " is not a GPU target (cuda, "
             "cuda:sm_90a, rocm, ...)";
   if (!error.empty()) {
     llvm::errs() << "error: " << error << "\n";
@@ -1813,7 +1841,8 @@ int main(int argc, char **argv) {
     return 2;
   // Kernels anywhere in the input (kiln-compile's phases nest them in a
   // module of their own).
-  llvm::Regex filter(kernelFilter.empty() ? std::string(".*") : kernelFilter.getValue());
+  llvm::Regex filter(kernelFilter.empty() ? std::string(".*")
+                                          : kernelFilter.getValue());
   std::string filterError;
   if (!filter.isValid(filterError)) {
     llvm::errs() << "error: --kernels=" << kernelFilter << ": " << filterError
@@ -1828,8 +1857,7 @@ int main(int argc, char **argv) {
   });
   if (kernels.empty()) {
     llvm::errs() << "error: " << inputFile << " has no kiln.kernel function"
-                 << (kernelFilter.empty() ? "" : " matching --kernels")
-                 << "\n";
+                 << (kernelFilter.empty() ? "" : " matching --kernels") << "\n";
     return 2;
   }
   int failures = 0;

@@ -31,9 +31,9 @@
 #include <map>
 #include <poll.h>
 #include <set>
-#include <thread>
 #include <signal.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace kiln;
@@ -45,9 +45,9 @@ static cl::OptionCategory toolCategory("kiln-onnx-test flags");
 
 static cl::list<std::string> inputDirs(cl::Positional, cl::desc("<dir>..."),
                                        cl::OneOrMore, cl::cat(toolCategory));
-static cl::opt<std::string> device("device",
-                                   cl::desc("Runtime device: cpu (default), cuda or rocm"),
-                                   cl::init("cpu"), cl::cat(toolCategory));
+static cl::opt<std::string>
+    device("device", cl::desc("Runtime device: cpu (default), cuda or rocm"),
+           cl::init("cpu"), cl::cat(toolCategory));
 /// The compile options every test is compiled with (CompileFlags.h),
 /// read once in main().
 static CompileOptions compileOptions;
@@ -55,23 +55,29 @@ static CompileOptions compileOptions;
 static TargetDescription target;
 static cl::opt<std::string> xfailFile("xfail-file",
                                       cl::desc("Tests expected to fail, one "
-                                               "per line: name  # reason"), cl::cat(toolCategory));
+                                               "per line: name  # reason"),
+                                      cl::cat(toolCategory));
 static cl::opt<double> relTolerance("rtol", cl::desc("Relative tolerance"),
-                            cl::init(1e-3), cl::cat(toolCategory));
+                                    cl::init(1e-3), cl::cat(toolCategory));
 static cl::opt<double> absTolerance("atol", cl::desc("Absolute tolerance"),
-                            cl::init(1e-7), cl::cat(toolCategory));
+                                    cl::init(1e-7), cl::cat(toolCategory));
 static cl::opt<bool> compileOnly("compile-only",
-                                 cl::desc("Only compile, into --artifact-dir"), cl::cat(toolCategory));
+                                 cl::desc("Only compile, into --artifact-dir"),
+                                 cl::cat(toolCategory));
 static cl::opt<bool> runOnly("run-only",
-                             cl::desc("Only run artifacts from --artifact-dir"), cl::cat(toolCategory));
+                             cl::desc("Only run artifacts from --artifact-dir"),
+                             cl::cat(toolCategory));
 static cl::opt<std::string> artifactDir("artifact-dir",
                                         cl::desc("Where artifacts are written "
-                                                 "or read"), cl::cat(toolCategory));
+                                                 "or read"),
+                                        cl::cat(toolCategory));
 static cl::opt<std::string> filter("filter",
                                    cl::desc("Only tests whose name matches "
-                                            "this regex"), cl::cat(toolCategory));
-static cl::opt<unsigned> jobs("j", cl::desc("Tests run at once (default: "
-                                            "number of cores)"),
+                                            "this regex"),
+                                   cl::cat(toolCategory));
+static cl::opt<unsigned> jobs("j",
+                              cl::desc("Tests run at once (default: "
+                                       "number of cores)"),
                               cl::init(0), cl::cat(toolCategory));
 static cl::opt<uint64_t> maxSerialKernelBytes(
     "max-serial-kernel-bytes",
@@ -91,8 +97,7 @@ static cl::opt<uint64_t> underfilledKernelBytes(
              "more than this many bytes in fewer blocks than the target's "
              "chip has multiprocessors"),
     cl::init(0), cl::cat(toolCategory));
-static cl::opt<unsigned> timeoutSeconds("timeout",
-                                        cl::desc("Seconds per test"),
+static cl::opt<unsigned> timeoutSeconds("timeout", cl::desc("Seconds per test"),
                                         cl::init(120), cl::cat(toolCategory));
 
 namespace {
@@ -249,24 +254,22 @@ std::string gpuKernelCliff(const ArtifactSummary &summary) {
   if (!target.isGpu())
     return "";
   for (const KernelReport &kernel : summary.kernels) {
-    std::string where = kernel.name + " (ONNX nodes " +
-                        llvm::join(kernel.nodes, ", ") + ")";
-    if (maxSerialKernelBytes && kernel.workgroups == 1 &&
-        kernel.threads == 1 && kernel.bytes > maxSerialKernelBytes &&
-        kernel.resultBytes != 0)
+    std::string where =
+        kernel.name + " (ONNX nodes " + llvm::join(kernel.nodes, ", ") + ")";
+    if (maxSerialKernelBytes && kernel.workgroups == 1 && kernel.threads == 1 &&
+        kernel.bytes > maxSerialKernelBytes && kernel.resultBytes != 0)
       return "serial GPU kernel: " + where + " runs as one thread over " +
              std::to_string(kernel.bytes) + " bytes";
-    if (maxThreadPrivateBytes &&
-        kernel.privateMemory > maxThreadPrivateBytes)
+    if (maxThreadPrivateBytes && kernel.privateMemory > maxThreadPrivateBytes)
       return "GPU kernel " + where + " keeps " +
              std::to_string(kernel.privateMemory) +
              " bytes per thread on its stack (local memory)";
     if (underfilledKernelBytes && kernel.bytes > underfilledKernelBytes &&
         kernel.workgroups < multiprocessors)
-      return "GPU kernel " + where + " moves " +
-             std::to_string(kernel.bytes) + " bytes in " +
-             std::to_string(kernel.workgroups) + " blocks, fewer than the " +
-             std::to_string(multiprocessors) + " multiprocessors";
+      return "GPU kernel " + where + " moves " + std::to_string(kernel.bytes) +
+             " bytes in " + std::to_string(kernel.workgroups) +
+             " blocks, fewer than the " + std::to_string(multiprocessors) +
+             " multiprocessors";
   }
   return "";
 }
@@ -417,8 +420,8 @@ Result compileTest(const TestCase &test, const std::vector<DataSet> &sets,
   std::set<std::string> frozen;
   artifactOf.assign(sets.size(), "");
   for (size_t n = 0; n < sets.size(); ++n) {
-    size_t first = std::find(groupOf.begin(), groupOf.end(), groupOf[n]) -
-                   groupOf.begin();
+    size_t first =
+        std::find(groupOf.begin(), groupOf.end(), groupOf[n]) - groupOf.begin();
     if (frozen.empty() && first != n) {
       artifactOf[n] = artifactOf[first];
       continue;
@@ -433,7 +436,8 @@ Result compileTest(const TestCase &test, const std::vector<DataSet> &sets,
          inputsToFreeze(unsupported, names, frozen) && frozen.size() > before;
          before = frozen.size()) {
       unsupported.clear();
-      compiled = compileFor(test, sets[n], names, frozen, unsupported, artifact);
+      compiled =
+          compileFor(test, sets[n], names, frozen, unsupported, artifact);
     }
     if (compiled.outcome != Outcome::Pass)
       return compiled;
@@ -467,8 +471,8 @@ Result runTest(const TestCase &test) {
     if (artifactOf.size() != sets.size())
       return {Outcome::Skip, "not compiled (no manifest)"};
     for (const std::string &name : artifactOf) {
-      auto file = llvm::MemoryBuffer::getFile(artifactDir + "/" + name, false,
-                                              false);
+      auto file =
+          llvm::MemoryBuffer::getFile(artifactDir + "/" + name, false, false);
       if (!file)
         return {Outcome::Fail, "cannot read artifact " + name};
       artifacts[name] = (*file)->getBuffer().str();
@@ -500,8 +504,8 @@ Result runTest(const TestCase &test) {
     maxAbsErr = std::max(maxAbsErr, ran.maxAbsErr);
   }
   std::string message;
-  llvm::raw_string_ostream(message) << "max abs err "
-                                    << llvm::format("%.3g", maxAbsErr);
+  llvm::raw_string_ostream(message)
+      << "max abs err " << llvm::format("%.3g", maxAbsErr);
   return {Outcome::Pass, message};
 }
 
@@ -518,7 +522,8 @@ std::vector<Result> runAll(const std::vector<TestCase> &tests) {
   std::vector<Result> results(tests.size(), {Outcome::Fail, "not run"});
   std::vector<Child> running;
   size_t next = 0;
-  unsigned maxJobs = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+  unsigned maxJobs =
+      jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
   while (next < tests.size() || !running.empty()) {
     while (next < tests.size() && running.size() < maxJobs) {
       int fds[2];
@@ -567,8 +572,8 @@ std::vector<Result> runAll(const std::vector<TestCase> &tests) {
       close(c.fd);
       Result &r = results[c.test];
       if (WIFSIGNALED(status) && c.output.empty())
-        r = {Outcome::Fail, "crashed with signal " +
-                                std::to_string(WTERMSIG(status))};
+        r = {Outcome::Fail,
+             "crashed with signal " + std::to_string(WTERMSIG(status))};
       else if (c.output.empty())
         r = {Outcome::Fail, "exited without a result"};
       else
@@ -618,7 +623,8 @@ int main(int argc, char **argv) {
   compileOptions = *options;
   target = *described;
   if ((compileOnly || runOnly) && artifactDir.empty()) {
-    llvm::errs() << "error: --compile-only and --run-only need --artifact-dir\n";
+    llvm::errs()
+        << "error: --compile-only and --run-only need --artifact-dir\n";
     return 2;
   }
   if (compileOnly && runOnly) {

@@ -147,8 +147,7 @@ struct DispatchDump {
       kiln_tensor_info result;
       kiln_model_dispatch_result_info(model, dispatch, r, &result);
       Tensor t = tensorFor(result);
-      if (kiln_session_get_dispatch_result(session, dispatch, r,
-                                           t.bytes.data(),
+      if (kiln_session_get_dispatch_result(session, dispatch, r, t.bytes.data(),
                                            t.bytes.size()) != KILN_OK) {
         error = kiln_last_error();
         return false;
@@ -160,15 +159,16 @@ struct DispatchDump {
       std::string shape;
       for (int64_t d : t.shape)
         shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-      results += std::string(r ? ", " : "") + "{\"value\": " +
-                 jsonString(result.name) + ", \"file\": " + jsonString(file) +
+      results += std::string(r ? ", " : "") +
+                 "{\"value\": " + jsonString(result.name) +
+                 ", \"file\": " + jsonString(file) +
                  ", \"dtype\": " + jsonString(kiln_dtype_name(t.dtype)) +
                  ", \"shape\": [" + shape + "]}";
     }
-    json += std::string(dispatch ? ",\n " : "\n ") + "{\"dispatch\": " +
-            std::to_string(dispatch) + ", \"kernel\": " +
-            jsonString(info.kernel) + ", \"nodes\": [" + nodes +
-            "], \"results\": [" + results + "]}";
+    json += std::string(dispatch ? ",\n " : "\n ") +
+            "{\"dispatch\": " + std::to_string(dispatch) +
+            ", \"kernel\": " + jsonString(info.kernel) + ", \"nodes\": [" +
+            nodes + "], \"results\": [" + results + "]}";
     return true;
   }
 
@@ -229,8 +229,8 @@ int run(const Options &o, std::string &error) {
       return 1;
     }
     DispatchDump dump(m.model, o.dumpDir);
-    kiln_status status = kiln_session_run_observed(
-        m.session, &DispatchDump::observe, &dump);
+    kiln_status status =
+        kiln_session_run_observed(m.session, &DispatchDump::observe, &dump);
     if (status != KILN_OK || !dump.finish()) {
       error = dump.error.empty() ? kiln_last_error() : dump.error;
       return 1;
@@ -287,7 +287,8 @@ int runJobs(const char *path) {
       argv.push_back(a.data());
     Options o;
     std::string error;
-    int rc = parseArgs(int(argv.size()), argv.data(), o, error) ? run(o, error) : 2;
+    int rc =
+        parseArgs(int(argv.size()), argv.data(), o, error) ? run(o, error) : 2;
     if (!error.empty())
       std::printf("kiln-run: error: %s\n", error.c_str());
     std::printf("job %d: exit %d\n", job++, rc);

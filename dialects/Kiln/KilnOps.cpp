@@ -66,11 +66,12 @@ bool kiln::isElementwise(Operation *op) {
              SqrtOp, ReciprocalOp, FloorOp, CeilOp, RoundOp, ErfOp, SinOp,
              CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp,
              AcoshOp, AtanhOp, SoftplusOp, SoftsignOp, MishOp, GeluOp,
-             GeluTanhOp, SiluOp, HardSwishOp, LeakyReluOp, EluOp, CeluOp, ThresholdedReluOp,
-             HardSigmoidOp, SeluOp, ClipOp, IsNaNOp, NotOp, CastOp, AddOp,
-             SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, PReluOp, EqualOp,
-             LessOp, LessEqualOp, GreaterOp, GreaterEqualOp, AndOp, OrOp,
-             XorOp, WhereOp, ExpandOp, ShiftLeftOp, ShiftRightOp>(op);
+             GeluTanhOp, SiluOp, HardSwishOp, LeakyReluOp, EluOp, CeluOp,
+             ThresholdedReluOp, HardSigmoidOp, SeluOp, ClipOp, IsNaNOp, NotOp,
+             CastOp, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp,
+             PReluOp, EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp,
+             AndOp, OrOp, XorOp, WhereOp, ExpandOp, ShiftLeftOp, ShiftRightOp>(
+      op);
 }
 
 std::optional<double> kiln::floatSplatValue(Value v) {
@@ -119,7 +120,8 @@ FailureOr<EinsumSubscripts> kiln::parseEinsumEquation(StringRef equation,
               std::to_string(rank);
       return failure();
     }
-    broadcastRank = std::max(broadcastRank, dots == StringRef::npos ? 0 : extra);
+    broadcastRank =
+        std::max(broadcastRank, dots == StringRef::npos ? 0 : extra);
     for (size_t i = 0; i < term.size(); ++i) {
       if (i == dots) {
         for (int64_t k = extra - 1; k >= 0; --k)
@@ -143,8 +145,9 @@ FailureOr<EinsumSubscripts> kiln::parseEinsumEquation(StringRef equation,
   }
   if (explicitOutput) {
     if (rhs.contains("...") || broadcastRank == 0) {
-      if (failed(expand(rhs, broadcastRank + int64_t(rhs.size()) -
-                                 (rhs.contains("...") ? 3 : 0),
+      if (failed(expand(rhs,
+                        broadcastRank + int64_t(rhs.size()) -
+                            (rhs.contains("...") ? 3 : 0),
                         result.output)))
         return failure();
     } else {
@@ -228,7 +231,8 @@ static LogicalResult emitInferError(std::optional<Location> loc,
 // ConstantOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+LogicalResult ConstantOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location>,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &types) {
   types.push_back(adaptor.getValue().getType());
@@ -246,9 +250,9 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
 
 LogicalResult ClipOp::verify() {
   if (getMin().convertToFloat() > getMax().convertToFloat())
-    return emitOpError("min ") << getMin().convertToFloat()
-                               << " is greater than max "
-                               << getMax().convertToFloat();
+    return emitOpError("min ")
+           << getMin().convertToFloat() << " is greater than max "
+           << getMax().convertToFloat();
   return success();
 }
 
@@ -265,10 +269,10 @@ static LogicalResult inferBroadcast(std::optional<Location> loc, Value lhs,
 }
 
 #define KILN_BROADCAST_INFER(OP)                                               \
-  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc, \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
-    return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types);    \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &types) {                                          \
+    return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types);     \
   }
 KILN_BROADCAST_INFER(AddOp)
 KILN_BROADCAST_INFER(SubOp)
@@ -280,13 +284,14 @@ KILN_BROADCAST_INFER(MinOp)
 #undef KILN_BROADCAST_INFER
 
 #define KILN_BROADCAST_BOOL_INFER(OP)                                          \
-  LogicalResult OP::inferReturnTypes(MLIRContext *ctx,                         \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
-    if (failed(inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types))) \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *ctx, std::optional<Location> loc, Adaptor adaptor,          \
+      SmallVectorImpl<Type> &types) {                                          \
+    if (failed(                                                                \
+            inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types)))   \
       return failure();                                                        \
-    types[0] = cast<RankedTensorType>(types[0]).clone(IntegerType::get(ctx, 1)); \
+    types[0] =                                                                 \
+        cast<RankedTensorType>(types[0]).clone(IntegerType::get(ctx, 1));      \
     return success();                                                          \
   }
 KILN_BROADCAST_BOOL_INFER(EqualOp)
@@ -299,7 +304,8 @@ KILN_BROADCAST_BOOL_INFER(OrOp)
 KILN_BROADCAST_BOOL_INFER(XorOp)
 #undef KILN_BROADCAST_BOOL_INFER
 
-LogicalResult ModOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult ModOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &types) {
   return inferBroadcast(loc, adaptor.getLhs(), adaptor.getRhs(), types);
@@ -327,7 +333,8 @@ LogicalResult IsNaNOp::inferReturnTypes(MLIRContext *ctx,
                                         std::optional<Location>,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
-  types.push_back(tensorType(adaptor.getInput()).clone(IntegerType::get(ctx, 1)));
+  types.push_back(
+      tensorType(adaptor.getInput()).clone(IntegerType::get(ctx, 1)));
   return success();
 }
 
@@ -335,12 +342,14 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &types) {
-  auto lhsType = tensorType(adaptor.getLhs()), rhsType = tensorType(adaptor.getRhs());
+  auto lhsType = tensorType(adaptor.getLhs()),
+       rhsType = tensorType(adaptor.getRhs());
   if (lhsType.getElementType() != rhsType.getElementType())
     return emitInferError(loc, "x and y have different element types");
   auto shape = broadcastShapes(lhsType.getShape(), rhsType.getShape());
   if (shape)
-    shape = broadcastShapes(*shape, tensorType(adaptor.getCondition()).getShape());
+    shape =
+        broadcastShapes(*shape, tensorType(adaptor.getCondition()).getShape());
   if (!shape)
     return emitInferError(loc, "shapes do not broadcast");
   types.push_back(RankedTensorType::get(*shape, lhsType.getElementType()));
@@ -403,7 +412,8 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult GemmOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult GemmOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
   auto aType = tensorType(adaptor.getA()), bType = tensorType(adaptor.getB());
@@ -461,14 +471,16 @@ static LogicalResult verifyWindowAttrs(function_ref<InFlightDiagnostic()> emit,
   return success();
 }
 
-LogicalResult ConvOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &types) {
   auto inType = tensorType(adaptor.getInput());
   auto wType = tensorType(adaptor.getWeight());
   int64_t spatial = inType.getRank() - 2;
   if (spatial < 1 || wType.getRank() != inType.getRank())
-    return emitInferError(loc, "conv expects input and weight of equal rank >= 3");
+    return emitInferError(loc,
+                          "conv expects input and weight of equal rank >= 3");
   auto strides = adaptor.getStrides(), dilations = adaptor.getDilations();
   auto pads = adaptor.getPads();
   if ((int64_t)strides.size() != spatial ||
@@ -501,10 +513,9 @@ LogicalResult ConvOp::verify() {
     return failure();
   int64_t group = getGroup();
   int64_t channels = inType.getDimSize(getChannelDim());
-  if (group <= 0 || channels % group != 0 ||
-      wType.getDimSize(0) % group != 0)
-    return emitOpError("group ") << group
-                                 << " does not divide the channel counts";
+  if (group <= 0 || channels % group != 0 || wType.getDimSize(0) % group != 0)
+    return emitOpError("group ")
+           << group << " does not divide the channel counts";
   if (wType.getDimSize(1) * group != channels)
     return emitOpError("weight has ")
            << wType.getDimSize(1) << " input channels per group, input has "
@@ -536,10 +547,9 @@ static LogicalResult inferPool(std::optional<Location> loc,
   if (!channelsLast)
     shape.push_back(inType.getDimSize(1));
   for (int64_t i = 0; i < spatial; ++i)
-    shape.push_back(windowOutputSize(inType.getDimSize(i + firstSpatial),
-                                     kernel[i], strides[i], dilations[i],
-                                     pads[i], pads[i + spatial],
-                                     adaptor.getCeilMode()));
+    shape.push_back(windowOutputSize(
+        inType.getDimSize(i + firstSpatial), kernel[i], strides[i],
+        dilations[i], pads[i], pads[i + spatial], adaptor.getCeilMode()));
   if (channelsLast)
     shape.push_back(inType.getShape().back());
   types.push_back(RankedTensorType::get(shape, inType.getElementType()));
@@ -599,8 +609,9 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
-static LogicalResult verifyPermutation(ArrayRef<int64_t> perm, int64_t rank,
-                                       function_ref<InFlightDiagnostic()> emit) {
+static LogicalResult
+verifyPermutation(ArrayRef<int64_t> perm, int64_t rank,
+                  function_ref<InFlightDiagnostic()> emit) {
   if ((int64_t)perm.size() != rank)
     return emit() << "perm has " << perm.size() << " entries for rank " << rank;
   llvm::SmallSet<int64_t, 8> seen;
@@ -656,7 +667,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     auto type = tensorType(input);
     if (type.getRank() != first.getRank() ||
         type.getElementType() != first.getElementType())
-      return emitInferError(loc, "concat inputs differ in rank or element type");
+      return emitInferError(loc,
+                            "concat inputs differ in rank or element type");
     shape[axis] += type.getDimSize(axis);
   }
   types.push_back(RankedTensorType::get(shape, first.getElementType()));
@@ -780,8 +792,8 @@ LogicalResult SliceOp::verify() {
 }
 
 LogicalResult ExpandOp::verify() {
-  auto shape = broadcastShapes(getInput().getType().getShape(),
-                               getType().getShape());
+  auto shape =
+      broadcastShapes(getInput().getType().getShape(), getType().getShape());
   if (!shape || ArrayRef<int64_t>(*shape) != getType().getShape())
     return emitOpError("input does not broadcast to the result shape");
   return success();
@@ -818,9 +830,9 @@ LogicalResult PadOp::verify() {
 //===----------------------------------------------------------------------===//
 
 template <typename ArgOp>
-static LogicalResult inferArgReduce(MLIRContext *ctx, std::optional<Location> loc,
-                                    typename ArgOp::Adaptor adaptor,
-                                    SmallVectorImpl<Type> &types) {
+static LogicalResult
+inferArgReduce(MLIRContext *ctx, std::optional<Location> loc,
+               typename ArgOp::Adaptor adaptor, SmallVectorImpl<Type> &types) {
   auto inType = tensorType(adaptor.getInput());
   int64_t axis = adaptor.getAxis();
   if (axis < 0 || axis >= inType.getRank())
@@ -906,9 +918,9 @@ template <typename ReduceOp> static LogicalResult verifyReduce(ReduceOp op) {
 }
 
 #define KILN_REDUCE(OP)                                                        \
-  LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> loc, \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &types) {                                          \
     return inferReduce<OP>(loc, adaptor, types);                               \
   }                                                                            \
   LogicalResult OP::verify() { return verifyReduce(*this); }
@@ -943,8 +955,8 @@ LogicalResult DispatchRegionOp::verify() {
   Block &block = getBody().front();
   if (block.getNumArguments() != getInputs().size())
     return emitOpError("region has ")
-           << block.getNumArguments() << " arguments for "
-           << getInputs().size() << " inputs";
+           << block.getNumArguments() << " arguments for " << getInputs().size()
+           << " inputs";
   for (auto [arg, input] : llvm::zip(block.getArguments(), getInputs()))
     if (arg.getType() != input.getType())
       return emitOpError("region argument types differ from the inputs");
@@ -956,8 +968,7 @@ LogicalResult DispatchRegionOp::verify() {
   return success();
 }
 
-LogicalResult
-DispatchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult DispatchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   // A func.func until lowering to LLVM, an llvm.func after.
   Operation *kernel =
       symbolTable.lookupNearestSymbolFrom(getOperation(), getKernelAttr());

@@ -29,8 +29,9 @@ Location kiln::withOnnxValues(Location nodeLoc, int64_t nodeIndex,
   for (const std::string &name : names)
     values.push_back(StringAttr::get(context, name));
   NamedAttribute entries[] = {
-      NamedAttribute(StringAttr::get(context, kNodeKey),
-                     IntegerAttr::get(IntegerType::get(context, 64), nodeIndex)),
+      NamedAttribute(
+          StringAttr::get(context, kNodeKey),
+          IntegerAttr::get(IntegerType::get(context, 64), nodeIndex)),
       NamedAttribute(StringAttr::get(context, kValuesKey),
                      ArrayAttr::get(context, values))};
   return FusedLoc::get({nodeLoc}, DictionaryAttr::get(context, entries),

@@ -76,10 +76,10 @@ uint64_t planArena(std::vector<PlannedBuffer> &buffers) {
       const PlannedBuffer &other = buffers[j];
       if (other.firstStep <= buffer.lastStep &&
           buffer.firstStep <= other.lastStep)
-        busy.push_back({other.offset,
-                        other.offset + llvm::alignTo(std::max<uint64_t>(
-                                                         other.size, 1),
-                                                     KILN_ARTIFACT_ALIGNMENT)});
+        busy.push_back(
+            {other.offset,
+             other.offset + llvm::alignTo(std::max<uint64_t>(other.size, 1),
+                                          KILN_ARTIFACT_ALIGNMENT)});
     }
     llvm::sort(busy);
     uint64_t offset = 0;
@@ -195,7 +195,6 @@ public:
   std::vector<KernelReport> reports;
   std::vector<std::vector<size_t>> resultBuffers; // per dispatch
 private:
-
   ModuleOp module, kernels;
   StringAllocator allocator;
   flatbuffers::FlatBufferBuilder fbb;
@@ -206,6 +205,7 @@ private:
   std::vector<std::pair<ConstantOp, uint64_t>> weights;
   uint64_t weightBytes = 0;
   std::vector<flatbuffers::Offset<fb::Dispatch>> dispatches;
+
 public:
   bool splatWeights = false;
   uint64_t splatSize = 0;
@@ -216,22 +216,22 @@ public:
 static bool isSplatCandidate(ConstantOp op) {
   auto type = cast<RankedTensorType>(op.getType());
   Type element = type.getElementType();
-  bool halfWords = (element.isF16() || element.isBF16()) &&
-                   type.getNumElements() % 2 == 0;
+  bool halfWords =
+      (element.isF16() || element.isBF16()) && type.getNumElements() % 2 == 0;
   return (element.isF32() || halfWords) && type.getNumElements() >= 64;
 }
 
 /// A 32-bit word holding 0.01 in the constant's float type (twice for
 /// 16-bit types): the value a splat buffer repeats.
 static uint32_t splatWord(ConstantOp op) {
-  auto element = cast<FloatType>(
-      cast<RankedTensorType>(op.getType()).getElementType());
+  auto element =
+      cast<FloatType>(cast<RankedTensorType>(op.getType()).getElementType());
   if (element.isF32())
     return llvm::bit_cast<uint32_t>(0.01f);
   APFloat value(0.01f);
   bool losesInfo = false;
-  (void)value.convert(element.getFloatSemantics(),
-                      APFloat::rmNearestTiesToEven, &losesInfo);
+  (void)value.convert(element.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                      &losesInfo);
   uint32_t half = value.bitcastToAPInt().getZExtValue();
   return half << 16 | half;
 }
@@ -270,9 +270,9 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
     bindings.push_back(bufferOf.lookup(input));
   }
   for (Value result : op.getResults()) {
-    size_t index = newBuffer(fb::BufferKind_Arena,
-                             byteSize(cast<RankedTensorType>(result.getType())),
-                             step);
+    size_t index =
+        newBuffer(fb::BufferKind_Arena,
+                  byteSize(cast<RankedTensorType>(result.getType())), step);
     bufferOf[result] = index;
     bindings.push_back(index);
   }
@@ -310,17 +310,20 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
   if (auto cores = kernel->getAttrOfType<StringAttr>("kiln.matrix_cores"))
     report.matrixCores = cores.str();
   if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.matrix_tile"))
-    report.matrixTile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
+    report.matrixTile.assign(tile.asArrayRef().begin(),
+                             tile.asArrayRef().end());
   if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.warp_tile"))
     report.warpTile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
   if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.thread_tile"))
-    report.threadTile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
+    report.threadTile.assign(tile.asArrayRef().begin(),
+                             tile.asArrayRef().end());
   for (uint32_t b : bindings)
     report.bytes += buffers[b].size;
   for (uint32_t b : llvm::drop_begin(bindings, op.getInputs().size()))
     report.resultBytes += buffers[b].size;
   reports.push_back(report);
-  resultBuffers.emplace_back(bindings.end() - op.getNumResults(), bindings.end());
+  resultBuffers.emplace_back(bindings.end() - op.getNumResults(),
+                             bindings.end());
   auto valueNames = op->getAttrOfType<ArrayAttr>("kiln.onnx_values");
   std::vector<flatbuffers::Offset<fb::TensorInfo>> results;
   for (auto [i, result] : llvm::enumerate(op.getResults())) {
@@ -338,10 +341,9 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
   auto nodeOffsets = fbb.CreateVectorOfStrings(nodes);
   auto kernelName = fbb.CreateString(name.str());
   auto bindingVector = fbb.CreateVector(bindings);
-  dispatches.push_back(fb::CreateDispatch(fbb, kernelName, bindingVector,
-                                         workgroups, nodeOffsets, report.flops,
-                                         threads, fbb.CreateVector(results),
-                                         report.dynamicWorkgroupMemory));
+  dispatches.push_back(fb::CreateDispatch(
+      fbb, kernelName, bindingVector, workgroups, nodeOffsets, report.flops,
+      threads, fbb.CreateVector(results), report.dynamicWorkgroupMemory));
   return success();
 }
 
@@ -351,9 +353,9 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
   const std::string &target = contents.target;
   const std::string &kernelObject = contents.kernelObject;
   for (BlockArgument arg : main.getArguments())
-    bufferOf[arg] = newBuffer(
-        fb::BufferKind_Arena, byteSize(cast<RankedTensorType>(arg.getType())),
-        -1);
+    bufferOf[arg] =
+        newBuffer(fb::BufferKind_Arena,
+                  byteSize(cast<RankedTensorType>(arg.getType())), -1);
   int64_t step = 0;
   func::ReturnOp ret;
   for (Operation &op : main.getBody().front()) {
@@ -381,12 +383,13 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
   uint64_t unplanned = 0;
   for (const PlannedBuffer &b : buffers)
     if (b.kind == fb::BufferKind_Arena)
-      unplanned += llvm::alignTo(std::max<uint64_t>(b.size, 1),
-                                 KILN_ARTIFACT_ALIGNMENT);
+      unplanned +=
+          llvm::alignTo(std::max<uint64_t>(b.size, 1), KILN_ARTIFACT_ALIGNMENT);
   uint64_t arenaSize = planArena(buffers);
 
-  auto tensorInfo = [&](Value v, StringRef name)
-      -> FailureOr<flatbuffers::Offset<fb::TensorInfo>> {
+  auto tensorInfo =
+      [&](Value v,
+          StringRef name) -> FailureOr<flatbuffers::Offset<fb::TensorInfo>> {
     auto type = cast<RankedTensorType>(v.getType());
     auto dtype = dtypeOf(type.getElementType());
     if (failed(dtype))
@@ -431,14 +434,15 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
     written = offset + byteSize(cast<RankedTensorType>(constant.getType()));
   }
   fbb.ForceVectorAlignment(kernelObject.size(), 1, KILN_ARTIFACT_ALIGNMENT);
-  auto objectVector = fbb.CreateVector(
-      reinterpret_cast<const uint8_t *>(kernelObject.data()),
-      kernelObject.size());
+  auto objectVector =
+      fbb.CreateVector(reinterpret_cast<const uint8_t *>(kernelObject.data()),
+                       kernelObject.size());
   std::vector<flatbuffers::Offset<fb::GpuImage>> imageTables;
   for (const GpuImage &image : contents.gpuImages) {
     fbb.ForceVectorAlignment(image.data.size(), 1, KILN_ARTIFACT_ALIGNMENT);
-    auto data = fbb.CreateVector(
-        reinterpret_cast<const uint8_t *>(image.data.data()), image.data.size());
+    auto data =
+        fbb.CreateVector(reinterpret_cast<const uint8_t *>(image.data.data()),
+                         image.data.size());
     imageTables.push_back(fb::CreateGpuImage(fbb, fbb.CreateString(image.chip),
                                              fbb.CreateString(image.format),
                                              data));

@@ -521,8 +521,8 @@ LogicalResult requireBool(EvalContext &ctx, const ConstTensor &t) {
   return success();
 }
 
-LogicalResult broadcastShape(EvalContext &ctx,
-                             ArrayRef<const ConstTensor *> ts, Shape &out) {
+LogicalResult broadcastShape(EvalContext &ctx, ArrayRef<const ConstTensor *> ts,
+                             Shape &out) {
   out.clear();
   for (const ConstTensor *t : ts) {
     const Shape &s = t->shape;
@@ -642,20 +642,18 @@ LogicalResult binaryInto(EvalContext &ctx, const ConstTensor &a,
     return failure();
   int type = a.onnxType;
   if (isFloat(type))
-    return broadcastMap(ctx, ins, type, out,
-                        [&](ArrayRef<const char *> p, char *o) {
-                          storeDouble(type, o,
-                                      floatFn(loadDouble(type, p[0]),
-                                              loadDouble(type, p[1])));
-                        });
+    return broadcastMap(
+        ctx, ins, type, out, [&](ArrayRef<const char *> p, char *o) {
+          storeDouble(type, o,
+                      floatFn(loadDouble(type, p[0]), loadDouble(type, p[1])));
+        });
   bool ok = true;
-  if (failed(broadcastMap(ctx, ins, type, out,
-                          [&](ArrayRef<const char *> p, char *o) {
-                            int64_t r = 0;
-                            ok &= intFn(loadInt(type, p[0]),
-                                        loadInt(type, p[1]), r);
-                            storeInt(type, o, r);
-                          })))
+  if (failed(broadcastMap(
+          ctx, ins, type, out, [&](ArrayRef<const char *> p, char *o) {
+            int64_t r = 0;
+            ok &= intFn(loadInt(type, p[0]), loadInt(type, p[1]), r);
+            storeInt(type, o, r);
+          })))
     return failure();
   if (!ok)
     return ctx.fail("integer division by zero");
@@ -714,13 +712,12 @@ LogicalResult evalCompare(EvalContext &ctx, IntCmpFn intFn,
   int type = a->onnxType;
   bool floating = isFloat(type);
   ConstTensor out;
-  if (failed(broadcastMap(ctx, ins, TP::BOOL, out,
-                          [&](ArrayRef<const char *> p, char *o) {
-                            *o = floating ? floatFn(loadDouble(type, p[0]),
-                                                    loadDouble(type, p[1]))
-                                          : intFn(loadInt(type, p[0]),
-                                                  loadInt(type, p[1]));
-                          })))
+  if (failed(broadcastMap(
+          ctx, ins, TP::BOOL, out, [&](ArrayRef<const char *> p, char *o) {
+            *o = floating
+                     ? floatFn(loadDouble(type, p[0]), loadDouble(type, p[1]))
+                     : intFn(loadInt(type, p[0]), loadInt(type, p[1]));
+          })))
     return failure();
   return ctx.emit(std::move(out));
 }
@@ -1067,9 +1064,9 @@ LogicalResult evalFlatten(EvalContext &ctx) {
   if (axis < 0)
     axis += rank;
   ArrayRef<int64_t> dims(x->shape);
-  return emitReshaped(ctx, *x,
-                      {numElements(dims.take_front(axis)),
-                       numElements(dims.drop_front(axis))});
+  return emitReshaped(
+      ctx, *x,
+      {numElements(dims.take_front(axis)), numElements(dims.drop_front(axis))});
 }
 
 LogicalResult evalUnsqueeze(EvalContext &ctx) {
@@ -1333,8 +1330,8 @@ LogicalResult evalGather(EvalContext &ctx) {
   if (failed(ctx.makeOutput(data->onnxType, shape, out)))
     return failure();
   int64_t outer = numElements(dims.take_front(axis));
-  size_t chunk = size_t(numElements(dims.drop_front(axis + 1))) *
-                 widthOf(data->onnxType);
+  size_t chunk =
+      size_t(numElements(dims.drop_front(axis + 1))) * widthOf(data->onnxType);
   int64_t count = numElements(indicesT->shape);
   size_t iw = widthOf(indicesT->onnxType);
   char *dst = out.bytes.data();
@@ -1448,8 +1445,8 @@ LogicalResult evalSplit(EvalContext &ctx) {
                     Twine(ctx.node.output_size()) + " outputs");
   ArrayRef<int64_t> dims(x->shape);
   int64_t outer = numElements(dims.take_front(axis));
-  size_t inner = size_t(numElements(dims.drop_front(axis + 1))) *
-                 widthOf(x->onnxType);
+  size_t inner =
+      size_t(numElements(dims.drop_front(axis + 1))) * widthOf(x->onnxType);
   int64_t offset = 0;
   for (int64_t size : sizes) {
     Shape shape = x->shape;
@@ -1459,7 +1456,7 @@ LogicalResult evalSplit(EvalContext &ctx) {
       return failure();
     for (int64_t o = 0; o < outer; ++o)
       copyBytes(out.bytes.data() + o * size * inner,
-             x->bytes.data() + (o * dim + offset) * inner, size * inner);
+                x->bytes.data() + (o * dim + offset) * inner, size * inner);
     offset += size;
     (void)ctx.emit(std::move(out));
   }
@@ -1577,8 +1574,8 @@ LogicalResult evalReduce(EvalContext &ctx, Reduction r) {
   std::optional<Shape> axes;
   if (failed(intsAttrOrInput(ctx, "axes", inputSince, 1, axes)))
     return failure();
-  bool noopWhenEmpty = ctx.opset >= inputSince &&
-                       ctx.intAttr("noop_with_empty_axes", 0) != 0;
+  bool noopWhenEmpty =
+      ctx.opset >= inputSince && ctx.intAttr("noop_with_empty_axes", 0) != 0;
   if ((!axes || axes->empty()) && noopWhenEmpty)
     return ctx.emit(*x);
   int64_t rank = x->shape.size();
@@ -1621,7 +1618,8 @@ struct OpEvaluator {
 const OpEvaluator kEvaluators[] = {
     {"Abs", [](EvalContext &c) { return evalUnary(c, absI, fabs); }},
     {"Add", [](EvalContext &c) { return evalBinary(c, addI, addF); }},
-    {"And", [](EvalContext &c) {
+    {"And",
+     [](EvalContext &c) {
        return evalLogic(c, [](bool a, bool b) { return a && b; });
      }},
     {"Cast", evalCast},
@@ -1630,7 +1628,8 @@ const OpEvaluator kEvaluators[] = {
     {"Concat", evalConcat},
     {"ConstantOfShape", evalConstantOfShape},
     {"Div", [](EvalContext &c) { return evalBinary(c, divI, divF); }},
-    {"Equal", [](EvalContext &c) {
+    {"Equal",
+     [](EvalContext &c) {
        return evalCompare(
            c, [](int64_t a, int64_t b) { return a == b; },
            [](double a, double b) { return a == b; });
@@ -1639,23 +1638,27 @@ const OpEvaluator kEvaluators[] = {
     {"Flatten", evalFlatten},
     {"Floor", [](EvalContext &c) { return evalUnary(c, nullptr, floor); }},
     {"Gather", evalGather},
-    {"Greater", [](EvalContext &c) {
+    {"Greater",
+     [](EvalContext &c) {
        return evalCompare(
            c, [](int64_t a, int64_t b) { return a > b; },
            [](double a, double b) { return a > b; });
      }},
-    {"GreaterOrEqual", [](EvalContext &c) {
+    {"GreaterOrEqual",
+     [](EvalContext &c) {
        return evalCompare(
            c, [](int64_t a, int64_t b) { return a >= b; },
            [](double a, double b) { return a >= b; });
      }},
     {"Identity", evalIdentity},
-    {"Less", [](EvalContext &c) {
+    {"Less",
+     [](EvalContext &c) {
        return evalCompare(
            c, [](int64_t a, int64_t b) { return a < b; },
            [](double a, double b) { return a < b; });
      }},
-    {"LessOrEqual", [](EvalContext &c) {
+    {"LessOrEqual",
+     [](EvalContext &c) {
        return evalCompare(
            c, [](int64_t a, int64_t b) { return a <= b; },
            [](double a, double b) { return a <= b; });
@@ -1664,12 +1667,14 @@ const OpEvaluator kEvaluators[] = {
     {"Min", [](EvalContext &c) { return evalVariadic(c, minI, minF); }},
     {"Mod", evalMod},
     {"Mul", [](EvalContext &c) { return evalBinary(c, mulI, mulF); }},
-    {"Neg", [](EvalContext &c) {
+    {"Neg",
+     [](EvalContext &c) {
        return evalUnary(c, negI, [](double v) { return -v; });
      }},
     {"NonZero", evalNonZero},
     {"Not", evalNot},
-    {"Or", [](EvalContext &c) {
+    {"Or",
+     [](EvalContext &c) {
        return evalLogic(c, [](bool a, bool b) { return a || b; });
      }},
     {"Range", evalRange},
@@ -1690,7 +1695,8 @@ const OpEvaluator kEvaluators[] = {
     {"Transpose", evalTranspose},
     {"Unsqueeze", evalUnsqueeze},
     {"Where", evalWhere},
-    {"Xor", [](EvalContext &c) {
+    {"Xor",
+     [](EvalContext &c) {
        return evalLogic(c, [](bool a, bool b) { return a != b; });
      }},
 };
@@ -1720,9 +1726,8 @@ LogicalResult validateInputs(EvalContext &ctx) {
     }
     if (count > double(int64_t(1) << 40) ||
         t->bytes.size() != size_t(count) * widthOf(t->onnxType))
-      return ctx.fail("input " + Twine(i) + " of shape " +
-                      shapeStr(t->shape) + " has " +
-                      Twine(t->bytes.size()) + " bytes of data");
+      return ctx.fail("input " + Twine(i) + " of shape " + shapeStr(t->shape) +
+                      " has " + Twine(t->bytes.size()) + " bytes of data");
   }
   return success();
 }

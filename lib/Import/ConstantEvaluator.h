@@ -11,9 +11,9 @@
 #ifndef KILN_LIB_IMPORT_CONSTANTEVALUATOR_H
 #define KILN_LIB_IMPORT_CONSTANTEVALUATOR_H
 
+#include "mlir/Support/LogicalResult.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
-#include "mlir/Support/LogicalResult.h"
 
 #include <cstdint>
 #include <optional>

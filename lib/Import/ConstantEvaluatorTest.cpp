@@ -95,9 +95,9 @@ constexpr int64_t kMaxI64 = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMinI64 = std::numeric_limits<int64_t>::min();
 
 TEST(ConstantEvaluator, KnowsItsOps) {
-  for (const char *op : {"Shape", "Gather", "Unsqueeze", "Concat", "Slice",
-                         "Cast", "Where", "Range", "Expand", "Split", "NonZero",
-                         "ReduceProd", "ConstantOfShape"})
+  for (const char *op :
+       {"Shape", "Gather", "Unsqueeze", "Concat", "Slice", "Cast", "Where",
+        "Range", "Expand", "Split", "NonZero", "ReduceProd", "ConstantOfShape"})
     EXPECT_TRUE(canEvaluateConstant(op)) << op;
   EXPECT_FALSE(canEvaluateConstant("Conv"));
   EXPECT_FALSE(canEvaluateConstant("MatMul"));
@@ -129,8 +129,7 @@ TEST(ConstantEvaluator, ShapeGatherUnsqueezeConcatReshape) {
   EXPECT_EQ(unsq11[0].shape, Shape{1});
 
   ConstTensor minusOne = i64({1}, {-1});
-  auto target =
-      eval(Node("Concat").i("axis", 0), 13, {&unsq[0], &minusOne});
+  auto target = eval(Node("Concat").i("axis", 0), 13, {&unsq[0], &minusOne});
   EXPECT_EQ(values<int64_t>(target[0]), (Shape{3, -1}));
 
   auto reshaped = eval(Node("Reshape"), 13, {&x, &target[0]});
@@ -188,15 +187,15 @@ TEST(ConstantEvaluator, SliceBoundsAndSteps) {
   EXPECT_EQ(values<int64_t>(cols[0]), (Shape{0, 2, 10, 12}));
 
   // Opset 9 takes starts/ends/axes as attributes.
-  auto v9 = eval(Node("Slice").ints("starts", {1}).ints("ends", {-1}).ints(
-                     "axes", {1}),
-                 9, {&m});
+  auto v9 = eval(
+      Node("Slice").ints("starts", {1}).ints("ends", {-1}).ints("axes", {1}), 9,
+      {&m});
   EXPECT_EQ(values<int64_t>(v9[0]), (Shape{1, 2, 11, 12}));
 
   ConstTensor zero = i64({1}, {0});
-  EXPECT_NE(evalError(Node("Slice"), 13, {&x, &s0, &eEnd, &ax, &zero})
-                .find("zero"),
-            std::string::npos);
+  EXPECT_NE(
+      evalError(Node("Slice"), 13, {&x, &s0, &eEnd, &ax, &zero}).find("zero"),
+      std::string::npos);
 }
 
 TEST(ConstantEvaluator, Cast) {
@@ -240,8 +239,7 @@ TEST(ConstantEvaluator, WhereBroadcasts) {
   ConstTensor y = f32({}, {-1});
   auto out = eval(Node("Where"), 16, {&cond, &x, &y});
   EXPECT_EQ(out[0].shape, (Shape{2, 3}));
-  EXPECT_EQ(values<float>(out[0]),
-            (std::vector<float>{1, 2, 3, -1, -1, -1}));
+  EXPECT_EQ(values<float>(out[0]), (std::vector<float>{1, 2, 3, -1, -1, -1}));
 
   ConstTensor notBool = f32({2, 1}, {1, 0});
   EXPECT_FALSE(evalError(Node("Where"), 16, {&notBool, &x, &y}).empty());
@@ -448,8 +446,7 @@ TEST(ConstantEvaluator, ViewsAndMovement) {
             (Shape{2, 3}));
   EXPECT_EQ(eval(Node("Squeeze"), 13, {&c})[0].shape, (Shape{2, 3}));
   ConstTensor axes = i64({1}, {-2});
-  EXPECT_EQ(eval(Node("Squeeze"), 13, {&c, &axes})[0].shape,
-            (Shape{1, 2, 3}));
+  EXPECT_EQ(eval(Node("Squeeze"), 13, {&c, &axes})[0].shape, (Shape{1, 2, 3}));
   EXPECT_EQ(eval(Node("Squeeze").ints("axes", {0}), 11, {&c})[0].shape,
             (Shape{2, 1, 3}));
   ConstTensor axis1 = i64({1}, {1});
@@ -466,8 +463,8 @@ TEST(ConstantEvaluator, ViewsAndMovement) {
 TEST(ConstantEvaluator, Reductions) {
   ConstTensor m = i64({2, 3}, {1, 2, 3, 4, 5, 6});
   // ReduceSum: axes attribute before 13, input from 13.
-  auto s11 = eval(Node("ReduceSum").ints("axes", {1}).i("keepdims", 0), 11,
-                  {&m});
+  auto s11 =
+      eval(Node("ReduceSum").ints("axes", {1}).i("keepdims", 0), 11, {&m});
   EXPECT_EQ(s11[0].shape, Shape{2});
   EXPECT_EQ(values<int64_t>(s11[0]), (Shape{6, 15}));
   ConstTensor axis0 = i64({1}, {0});
@@ -565,8 +562,7 @@ TEST(ConstantEvaluator, EdgeCases) {
 
   // NonZero: -0.0 is zero, NaN is not; a scalar reads as a 1-element vector.
   ConstTensor f = f32({3}, {-0.0f, NAN, 2});
-  EXPECT_EQ(values<int64_t>(eval(Node("NonZero"), 13, {&f})[0]),
-            (Shape{1, 2}));
+  EXPECT_EQ(values<int64_t>(eval(Node("NonZero"), 13, {&f})[0]), (Shape{1, 2}));
   ConstTensor scalar = i64({}, {5});
   EXPECT_EQ(eval(Node("NonZero"), 13, {&scalar})[0].shape, (Shape{1, 1}));
 

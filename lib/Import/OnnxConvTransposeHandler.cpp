@@ -21,7 +21,8 @@ Value slice(NodeContext &ctx, Value x, ArrayRef<int64_t> starts,
             ArrayRef<int64_t> sizes, ArrayRef<int64_t> steps) {
   auto type = RankedTensorType::get(sizes, getElementTypeOrSelf(x.getType()));
   auto &b = ctx.b();
-  return SliceOp::create(b, ctx.getLoc(), type, x, b.getDenseI64ArrayAttr(starts),
+  return SliceOp::create(b, ctx.getLoc(), type, x,
+                         b.getDenseI64ArrayAttr(starts),
                          b.getDenseI64ArrayAttr(steps));
 }
 
@@ -99,7 +100,8 @@ LogicalResult onnx_import::importConvTranspose(NodeContext &ctx) {
   SmallVector<int64_t> dilations = ints("dilations", spatial, 1);
   SmallVector<int64_t> pads = ints("pads", 2 * spatial, 0);
   SmallVector<int64_t> outputPadding = ints("output_padding", spatial, 0);
-  if ((int64_t)strides.size() != spatial || (int64_t)dilations.size() != spatial ||
+  if ((int64_t)strides.size() != spatial ||
+      (int64_t)dilations.size() != spatial ||
       (int64_t)pads.size() != 2 * spatial ||
       (int64_t)outputPadding.size() != spatial)
     return ctx.fail("attribute lengths do not match the input rank");
@@ -169,12 +171,13 @@ LogicalResult onnx_import::importConvTranspose(NodeContext &ctx) {
     operands.push_back(bias);
   }
   return setResult(
-      ctx, ctx.create<ConvOp>(
-               operands,
-               {b.getNamedAttr("pads", b.getDenseI64ArrayAttr(
-                                           SmallVector<int64_t>(2 * spatial, 0))),
-                b.getNamedAttr("strides", b.getDenseI64ArrayAttr(
-                                              SmallVector<int64_t>(spatial, 1))),
-                b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(dilations)),
-                b.getNamedAttr("group", b.getI64IntegerAttr(group))}));
+      ctx,
+      ctx.create<ConvOp>(
+          operands,
+          {b.getNamedAttr("pads", b.getDenseI64ArrayAttr(
+                                      SmallVector<int64_t>(2 * spatial, 0))),
+           b.getNamedAttr("strides", b.getDenseI64ArrayAttr(
+                                         SmallVector<int64_t>(spatial, 1))),
+           b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(dilations)),
+           b.getNamedAttr("group", b.getI64IntegerAttr(group))}));
 }

@@ -37,8 +37,8 @@ Value ramp(NodeContext &ctx, int64_t n, int64_t axis, int64_t rank) {
   std::vector<double> values(n);
   for (int64_t i = 0; i < n; ++i)
     values[i] = double(i);
-  return ctx.constant(
-      RankedTensorType::get(shape, ctx.b().getIntegerType(64)), values);
+  return ctx.constant(RankedTensorType::get(shape, ctx.b().getIntegerType(64)),
+                      values);
 }
 
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
@@ -123,8 +123,8 @@ LogicalResult onnx_import::importCumSum(NodeContext &ctx) {
   SmallVector<bool> counted(n * n, false);
   for (int64_t j = 0; j < n; ++j)
     for (int64_t i = 0; i < n; ++i)
-      counted[j * n + i] = reverse ? (exclusive ? j > i : j >= i)
-                                   : (exclusive ? j < i : j <= i);
+      counted[j * n + i] =
+          reverse ? (exclusive ? j > i : j >= i) : (exclusive ? j < i : j <= i);
   auto &b = ctx.b();
   SmallVector<int64_t> perm;
   for (int64_t d = 0; d < rank; ++d)
@@ -145,9 +145,10 @@ LogicalResult onnx_import::importCumSum(NodeContext &ctx) {
   SmallVector<int64_t> inverse(rank);
   for (int64_t d = 0; d < rank; ++d)
     inverse[perm[d]] = d;
-  return setResult(ctx, ctx.create<TransposeOp>(
-                            *summed, {b.getNamedAttr(
-                                         "perm", b.getDenseI64ArrayAttr(inverse))}));
+  return setResult(
+      ctx,
+      ctx.create<TransposeOp>(
+          *summed, {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(inverse))}));
 }
 
 /// Hardmax: 1 where the index equals the (first) argmax along the axis.
@@ -215,16 +216,18 @@ LogicalResult onnx_import::importOneHot(NodeContext &ctx) {
   SmallVector<int64_t> shape(shapeOf(indices));
   shape.insert(shape.begin() + axis, 1);
   Value expanded = reshapeTo(ctx, *normalized, shape);
-  auto hit =
-      ctx.create<EqualOp>(ValueRange{expanded, ramp(ctx, depth, axis, outRank)});
+  auto hit = ctx.create<EqualOp>(
+      ValueRange{expanded, ramp(ctx, depth, axis, outRank)});
   if (failed(hit))
     return failure();
   auto &b = ctx.b();
   auto element = [&](int64_t i) {
     auto starts = b.getDenseI64ArrayAttr({i});
     auto steps = b.getDenseI64ArrayAttr({1});
-    auto sliceType = RankedTensorType::get({1}, getElementTypeOrSelf(values.getType()));
-    Value one = SliceOp::create(b, ctx.getLoc(), sliceType, values, starts, steps);
+    auto sliceType =
+        RankedTensorType::get({1}, getElementTypeOrSelf(values.getType()));
+    Value one =
+        SliceOp::create(b, ctx.getLoc(), sliceType, values, starts, steps);
     return reshapeTo(ctx, one, {});
   };
   return setResult(ctx, where(ctx, *hit, element(1), element(0)));
@@ -261,7 +264,8 @@ LogicalResult onnx_import::importShrink(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireDtypes(x, NodeContext::Float | NodeContext::Int)))
     return failure();
-  double lambd = ctx.floatAttr("lambd", 0.5f), bias = ctx.floatAttr("bias", 0.0f);
+  double lambd = ctx.floatAttr("lambd", 0.5f),
+         bias = ctx.floatAttr("bias", 0.0f);
   auto below = ctx.create<LessOp>(ValueRange{x, ctx.scalar(x, -lambd)});
   auto above = ctx.create<GreaterOp>(ValueRange{x, ctx.scalar(x, lambd)});
   auto plus = ctx.create<AddOp>(ValueRange{x, ctx.scalar(x, bias)});
@@ -327,7 +331,8 @@ LogicalResult onnx_import::importEinsum(NodeContext &ctx) {
   SmallVector<int64_t> shape;
   for (char ch : subscripts->output)
     shape.push_back(sizes->at(ch));
-  auto type = RankedTensorType::get(shape, getElementTypeOrSelf(inputs[0].getType()));
+  auto type =
+      RankedTensorType::get(shape, getElementTypeOrSelf(inputs[0].getType()));
   ctx.setOutput(0, EinsumOp::create(ctx.b(), ctx.getLoc(), type, inputs,
                                     ctx.b().getStringAttr(equation)));
   return success();
@@ -381,9 +386,9 @@ FailureOr<Value> negativeLogLikelihood(NodeContext &ctx, Value input,
   // The weight of each element: weight[target], 0 where ignored.
   Value elementWeight;
   if (weight) {
-    auto gathered = ctx.create<GatherOp>(
-        ValueRange{weight, safeTarget},
-        {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+    auto gathered =
+        ctx.create<GatherOp>(ValueRange{weight, safeTarget},
+                             {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
     if (failed(gathered))
       return failure();
     elementWeight = *gathered;
@@ -469,7 +474,8 @@ LogicalResult onnx_import::importEyeLike(NodeContext &ctx) {
       return ctx.fail("dtype " + dtypeName(dtype->i()) + " is not supported");
     type = *given;
   }
-  if (!type.isIntOrFloat() || (isa<IntegerType>(type) && !type.isSignlessInteger()))
+  if (!type.isIntOrFloat() ||
+      (isa<IntegerType>(type) && !type.isSignlessInteger()))
     return ctx.fail("dtype is not supported yet");
   int64_t k = ctx.intAttr("k", 0), rows = shapeOf(x)[0], cols = shapeOf(x)[1];
   std::vector<double> values(rows * cols, 0.0);
@@ -481,11 +487,13 @@ LogicalResult onnx_import::importEyeLike(NodeContext &ctx) {
     for (double v : values)
       bits.push_back(v != 0);
     auto boolType = RankedTensorType::get({rows, cols}, type);
-    ctx.setOutput(0, ConstantOp::create(ctx.b(), ctx.getLoc(),
-                                        DenseElementsAttr::get(boolType, bits)));
+    ctx.setOutput(0,
+                  ConstantOp::create(ctx.b(), ctx.getLoc(),
+                                     DenseElementsAttr::get(boolType, bits)));
     return success();
   }
-  ctx.setOutput(0, ctx.constant(RankedTensorType::get({rows, cols}, type), values));
+  ctx.setOutput(
+      0, ctx.constant(RankedTensorType::get({rows, cols}, type), values));
   return success();
 }
 
@@ -501,7 +509,8 @@ LogicalResult onnx_import::importLRN(NodeContext &ctx) {
   int64_t size = ctx.intAttr("size", 0);
   if (size <= 0)
     return ctx.fail("size must be positive");
-  double alpha = ctx.floatAttr("alpha", 1e-4f), beta = ctx.floatAttr("beta", 0.75f);
+  double alpha = ctx.floatAttr("alpha", 1e-4f),
+         beta = ctx.floatAttr("beta", 0.75f);
   double bias = ctx.floatAttr("bias", 1.0f);
   auto shape = shapeOf(x);
   int64_t n = shape[0], c = shape[1], rest = 1;
@@ -529,7 +538,8 @@ LogicalResult onnx_import::importLRN(NodeContext &ctx) {
   auto shifted = ctx.create<AddOp>(ValueRange{*scaled, ctx.scalar(x, bias)});
   if (failed(shifted))
     return failure();
-  auto denominator = ctx.create<PowOp>(ValueRange{*shifted, ctx.scalar(x, beta)});
+  auto denominator =
+      ctx.create<PowOp>(ValueRange{*shifted, ctx.scalar(x, beta)});
   if (failed(denominator))
     return failure();
   return setResult(ctx, ctx.create<DivOp>(ValueRange{x, *denominator}));
@@ -540,8 +550,7 @@ LogicalResult onnx_import::importLRN(NodeContext &ctx) {
 /// [prod(first k dims), rest...], which a Gather along axis 0 reads.
 LogicalResult onnx_import::importGatherND(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
-  if (!data || !indices ||
-      failed(ctx.requireDtypes(indices, NodeContext::Int)))
+  if (!data || !indices || failed(ctx.requireDtypes(indices, NodeContext::Int)))
     return failure();
   if (ctx.intAttr("batch_dims", 0) != 0)
     return ctx.fail("batch_dims > 0 is not supported yet");
@@ -571,7 +580,8 @@ LogicalResult onnx_import::importGatherND(NodeContext &ctx) {
                         b.getDenseI64ArrayAttr(steps)),
         outer);
     // Negative indices count from the end of their dim.
-    auto negative = ctx.create<LessOp>(ValueRange{component, ctx.scalar(component, 0)});
+    auto negative =
+        ctx.create<LessOp>(ValueRange{component, ctx.scalar(component, 0)});
     auto wrapped = ctx.create<AddOp>(
         ValueRange{component, ctx.scalar(component, double(dataShape[j]))});
     if (failed(negative) || failed(wrapped))
@@ -629,7 +639,8 @@ LogicalResult onnx_import::importMeanVarianceNormalization(NodeContext &ctx) {
   auto deviation = ctx.create<SqrtOp>(*variance);
   if (failed(deviation))
     return failure();
-  auto denominator = ctx.create<AddOp>(ValueRange{*deviation, ctx.scalar(x, 1e-9)});
+  auto denominator =
+      ctx.create<AddOp>(ValueRange{*deviation, ctx.scalar(x, 1e-9)});
   auto centered = ctx.create<SubOp>(ValueRange{x, *mean});
   if (failed(denominator) || failed(centered))
     return failure();
@@ -645,7 +656,8 @@ static LogicalResult importWindow(NodeContext &ctx, ArrayRef<double> a) {
   std::vector<int64_t> sizes = sizeTensor->asInts();
   if (sizes.size() != 1 || sizes[0] < 0)
     return ctx.fail("size must be a non-negative integer scalar");
-  auto type = elementTypeFor(ctx.b().getContext(), ctx.intAttr("output_datatype", 1));
+  auto type =
+      elementTypeFor(ctx.b().getContext(), ctx.intAttr("output_datatype", 1));
   if (failed(type) || !isa<FloatType>(*type))
     return ctx.fail("output_datatype must be a float type");
   int64_t n = sizes[0];
@@ -654,7 +666,8 @@ static LogicalResult importWindow(NodeContext &ctx, ArrayRef<double> a) {
   for (int64_t i = 0; i < n; ++i) {
     double sign = 1.0;
     for (size_t k = 0; k < a.size(); ++k, sign = -sign)
-      values[i] += sign * a[k] * std::cos(2.0 * M_PI * double(k) * double(i) / period);
+      values[i] +=
+          sign * a[k] * std::cos(2.0 * M_PI * double(k) * double(i) / period);
   }
   ctx.setOutput(0, ctx.constant(RankedTensorType::get({n}, *type), values));
   return success();
@@ -708,7 +721,8 @@ LogicalResult onnx_import::importTopK(NodeContext &ctx) {
     if (failed(best))
       return failure();
     auto value = ctx.create<GatherElementsOp>(
-        ValueRange{x, *best}, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))});
+        ValueRange{x, *best},
+        {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))});
     if (failed(value))
       return failure();
     values.push_back(*value);
@@ -726,8 +740,8 @@ LogicalResult onnx_import::importTopK(NodeContext &ctx) {
   auto joinAlongAxis = [&](ArrayRef<Value> parts) -> FailureOr<Value> {
     if (parts.size() == 1)
       return parts.front();
-    return ctx.create<ConcatOp>(parts,
-                                {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))});
+    return ctx.create<ConcatOp>(
+        parts, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))});
   };
   auto topValues = joinAlongAxis(values), topIndices = joinAlongAxis(indices);
   if (failed(topValues) || failed(topIndices))

@@ -11,13 +11,13 @@
 // collected so that the user sees the whole list at once.
 //
 //===----------------------------------------------------------------------===//
+#include "ConstantEvaluator.h"
 #include "OnnxImporterImpl.h"
 #include "kiln/Dialect/OnnxValueNames.h"
-#include "ConstantEvaluator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/MapVector.h"
@@ -304,11 +304,13 @@ Value GraphImporter::createConstant(StringRef name, ConstTensor tensor,
 /// Bytes of a statically shaped tensor, or nullopt when the size overflows
 /// 64 bits.
 static std::optional<uint64_t> tensorBytes(RankedTensorType type) {
-  uint64_t bytes = std::max<uint64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
+  uint64_t bytes =
+      std::max<uint64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
   for (int64_t d : type.getShape()) {
     if (d == 0)
       return 0;
-    if (ShapedType::isDynamic(d) || __builtin_mul_overflow(bytes, uint64_t(d), &bytes))
+    if (ShapedType::isDynamic(d) ||
+        __builtin_mul_overflow(bytes, uint64_t(d), &bytes))
       return std::nullopt;
   }
   return bytes;
@@ -373,8 +375,8 @@ LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
   } else {
     if (!tensorType.has_shape()) {
       emitError(UnknownLoc::get(&context))
-          << "graph input '" << name
-          << "' has no shape; pass --input-shape " << name << "=DxDx...";
+          << "graph input '" << name << "' has no shape; pass --input-shape "
+          << name << "=DxDx...";
       return failure();
     }
     for (const auto &dim : tensorType.shape().dim()) {
@@ -477,7 +479,8 @@ LogicalResult GraphImporter::foldConstantNode(const onnx::NodeProto &node,
   std::vector<ConstTensor> outputs;
   if ((op == "Shape" || op == "Size") && node.input_size() == 1 &&
       values.count(node.input(0))) {
-    auto shape = cast<RankedTensorType>(values[node.input(0)].getType()).getShape();
+    auto shape =
+        cast<RankedTensorType>(values[node.input(0)].getType()).getShape();
     if (op == "Shape") {
       std::optional<int64_t> end;
       int64_t start = 0;
@@ -515,7 +518,8 @@ LogicalResult GraphImporter::foldConstantNode(const onnx::NodeProto &node,
         return failure();
       inputs.push_back(input);
     }
-    if (failed(evaluateConstantNode(node, defaultOpset, inputs, outputs, error)))
+    if (failed(
+            evaluateConstantNode(node, defaultOpset, inputs, outputs, error)))
       return failure();
   }
   Location loc = nodeLocation(node, index);
@@ -688,8 +692,8 @@ void GraphImporter::importFoldedIf(const onnx::NodeProto &node, int index) {
   auto defines = [&](const std::string &name) {
     if (values.count(name) || poisoned.count(name)) {
       markUnsupported(node, index,
-                      std::string("the ") + branchName + " redefines '" +
-                          name + "'");
+                      std::string("the ") + branchName + " redefines '" + name +
+                          "'");
       return false;
     }
     return true;
@@ -702,8 +706,7 @@ void GraphImporter::importFoldedIf(const onnx::NodeProto &node, int index) {
     Value value;
     if (succeeded(readTensorBytes(init, tensor, error)))
       value = createConstant(init.name(), std::move(tensor),
-                             nodeLocation(node, index),
-                             error);
+                             nodeLocation(node, index), error);
     if (!value) {
       markUnsupported(node, index, error);
       return;
@@ -798,14 +801,15 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
 
   for (const onnx::ValueInfoProto *input : frozen) {
     Location loc = NameLoc::get(builder.getStringAttr(input->name()));
-    if (failed(freezeInput(*input, options.frozenInputs.at(input->name()),
-                           loc))) {
+    if (failed(
+            freezeInput(*input, options.frozenInputs.at(input->name()), loc))) {
       module.erase();
       return failure();
     }
   }
 
-  for (onnx::TensorProto &init : *model.mutable_graph()->mutable_initializer()) {
+  for (onnx::TensorProto &init :
+       *model.mutable_graph()->mutable_initializer()) {
     ConstTensor tensor;
     std::string error;
     Location loc = NameLoc::get(builder.getStringAttr(init.name()));
@@ -845,7 +849,8 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
     results.push_back(it->second);
   }
   func::ReturnOp::create(builder, func.getLoc(), results);
-  func.setType(builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  func.setType(
+      builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "kiln.name", builder.getStringAttr(output.name()));
 
@@ -903,9 +908,8 @@ static SubgraphNesting measureNesting(const onnx::GraphProto &graph) {
   return deepest;
 }
 
-static LogicalResult checkSubgraphDepth(Location loc,
-                                        const onnx::ModelProto &model,
-                                        int limit) {
+static LogicalResult
+checkSubgraphDepth(Location loc, const onnx::ModelProto &model, int limit) {
   SubgraphNesting nesting = measureNesting(model.graph());
   if (nesting.depth <= limit)
     return success();
@@ -917,9 +921,8 @@ static LogicalResult checkSubgraphDepth(Location loc,
   return failure();
 }
 
-static FailureOr<ImportResult> reportSubgraphDepth(Location loc,
-                                                   const onnx::ModelProto &model,
-                                                   int limit) {
+static FailureOr<ImportResult>
+reportSubgraphDepth(Location loc, const onnx::ModelProto &model, int limit) {
   if (failed(checkSubgraphDepth(loc, model, limit)))
     return failure();
   // Deep messages without deep subgraphs (e.g. nested sequence types).

@@ -1,4 +1,5 @@
-//===- OnnxImporterImpl.h - importer internals shared by its files -*- C++ -*-===//
+//===- OnnxImporterImpl.h - importer internals shared by its files -*- C++
+//-*-===//
 #ifndef KILN_LIB_IMPORT_ONNXIMPORTERIMPL_H
 #define KILN_LIB_IMPORT_ONNXIMPORTERIMPL_H
 
@@ -15,7 +16,8 @@
 
 namespace kiln::onnx_import {
 
-mlir::FailureOr<mlir::Type> elementTypeFor(mlir::MLIRContext *ctx, int onnxType);
+mlir::FailureOr<mlir::Type> elementTypeFor(mlir::MLIRContext *ctx,
+                                           int onnxType);
 std::string dtypeName(int onnxType);
 
 /// A tensor whose value is known at import time (initializer or Constant).
@@ -209,7 +211,8 @@ public:
   mlir::LogicalResult requireSameDtype(mlir::ValueRange values);
 
   /// A constant of `type` holding `values` (one value: a splat).
-  mlir::Value constant(mlir::RankedTensorType type, llvm::ArrayRef<double> values);
+  mlir::Value constant(mlir::RankedTensorType type,
+                       llvm::ArrayRef<double> values);
   /// A rank-0 constant of `like`'s element type.
   mlir::Value scalar(mlir::Value like, double value);
 
@@ -246,7 +249,8 @@ normalizeAxes(NodeContext &ctx, llvm::ArrayRef<int64_t> axes, int64_t rank);
 mlir::Value reshapeTo(NodeContext &ctx, mlir::Value v,
                       llvm::ArrayRef<int64_t> shape);
 /// Sets output 0 from a created value; propagates failure.
-mlir::LogicalResult setResult(NodeContext &ctx, mlir::FailureOr<mlir::Value> value);
+mlir::LogicalResult setResult(NodeContext &ctx,
+                              mlir::FailureOr<mlir::Value> value);
 
 /// Gather and GatherElements: data, integer indices and an `axis`.
 template <typename OpTy>
@@ -258,9 +262,10 @@ mlir::LogicalResult importIndexedAlongAxis(NodeContext &ctx) {
   if (mlir::failed(axis))
     return mlir::failure();
   auto &b = ctx.b();
-  return setResult(ctx, ctx.create<OpTy>(
-                            mlir::ValueRange{data, indices},
-                            {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
+  return setResult(
+      ctx,
+      ctx.create<OpTy>(mlir::ValueRange{data, indices},
+                       {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
 }
 
 } // namespace kiln::onnx_import

@@ -22,7 +22,8 @@ static Value perChannel(NodeContext &ctx, Value v, int64_t rank) {
 
 /// Chains binary kiln ops, stopping at the first failure.
 template <typename OpTy>
-static FailureOr<Value> apply(NodeContext &ctx, FailureOr<Value> lhs, Value rhs) {
+static FailureOr<Value> apply(NodeContext &ctx, FailureOr<Value> lhs,
+                              Value rhs) {
   if (failed(lhs))
     return failure();
   return ctx.create<OpTy>(ValueRange{*lhs, rhs});
@@ -49,8 +50,10 @@ LogicalResult onnx_import::importBatchNormalization(NodeContext &ctx) {
   if (rank < 2)
     return ctx.fail("input must have rank >= 2");
   float epsilon = ctx.floatAttr("epsilon", 1e-5f);
-  auto scale = floatValues(ctx.constInput(1)), bias = floatValues(ctx.constInput(2));
-  auto mean = floatValues(ctx.constInput(3)), var = floatValues(ctx.constInput(4));
+  auto scale = floatValues(ctx.constInput(1)),
+       bias = floatValues(ctx.constInput(2));
+  auto mean = floatValues(ctx.constInput(3)),
+       var = floatValues(ctx.constInput(4));
   Type elementType = getElementTypeOrSelf(x.getType());
   if (scale && bias && mean && var && elementType.isF32()) {
     // y = x * a + b with a = scale / sqrt(var + eps), b = bias - mean * a.
@@ -63,16 +66,16 @@ LogicalResult onnx_import::importBatchNormalization(NodeContext &ctx) {
     SmallVector<int64_t> shape = {int64_t(channels)};
     shape.append(rank - 2, 1);
     auto type = RankedTensorType::get(shape, elementType);
-    return setResult(ctx, apply<AddOp>(ctx,
-                                       apply<MulOp>(ctx, x, ctx.constant(type, a)),
-                                       ctx.constant(type, b)));
+    return setResult(
+        ctx, apply<AddOp>(ctx, apply<MulOp>(ctx, x, ctx.constant(type, a)),
+                          ctx.constant(type, b)));
   }
   Value s = ctx.input(1), bi = ctx.input(2), m = ctx.input(3), v = ctx.input(4);
   if (!s || !bi || !m || !v || failed(ctx.requireSameDtype({x, s, bi, m, v})))
     return failure();
   auto centered = apply<SubOp>(ctx, x, perChannel(ctx, m, rank));
-  auto denominator = apply<AddOp>(ctx, perChannel(ctx, v, rank),
-                                  ctx.scalar(x, epsilon));
+  auto denominator =
+      apply<AddOp>(ctx, perChannel(ctx, v, rank), ctx.scalar(x, epsilon));
   if (failed(denominator))
     return failure();
   auto root = ctx.create<SqrtOp>(*denominator);
@@ -160,6 +163,7 @@ LogicalResult onnx_import::importInstanceNormalization(NodeContext &ctx) {
   auto normalized = normalize(ctx, x, axes, ctx.floatAttr("epsilon", 1e-5f));
   if (failed(normalized))
     return failure();
-  auto scaled = apply<MulOp>(ctx, normalized->value, perChannel(ctx, scale, rank));
+  auto scaled =
+      apply<MulOp>(ctx, normalized->value, perChannel(ctx, scale, rank));
   return setResult(ctx, apply<AddOp>(ctx, scaled, perChannel(ctx, bias, rank)));
 }

@@ -6,8 +6,8 @@
 // what is supported; `kiln-compile --list-ops` prints it.
 //
 //===----------------------------------------------------------------------===//
-#include "OnnxImporterImpl.h"
 #include "ConstantEvaluator.h"
+#include "OnnxImporterImpl.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -167,8 +167,9 @@ Value NodeContext::constant(RankedTensorType type, ArrayRef<double> values) {
   Type e = type.getElementType();
   SmallVector<Attribute> attrs;
   for (double v : values)
-    attrs.push_back(isa<FloatType>(e) ? (Attribute)b().getFloatAttr(e, v)
-                                      : (Attribute)b().getIntegerAttr(e, int64_t(v)));
+    attrs.push_back(isa<FloatType>(e)
+                        ? (Attribute)b().getFloatAttr(e, v)
+                        : (Attribute)b().getIntegerAttr(e, int64_t(v)));
   DenseElementsAttr value = values.size() == 1
                                 ? DenseElementsAttr::get(type, attrs.front())
                                 : DenseElementsAttr::get(type, attrs);
@@ -176,8 +177,8 @@ Value NodeContext::constant(RankedTensorType type, ArrayRef<double> values) {
 }
 
 Value NodeContext::scalar(Value like, double value) {
-  return constant(RankedTensorType::get({}, getElementTypeOrSelf(like.getType())),
-                  {value});
+  return constant(
+      RankedTensorType::get({}, getElementTypeOrSelf(like.getType())), {value});
 }
 
 FailureOr<Value> NodeContext::createInferred(StringRef opName,
@@ -206,7 +207,8 @@ FailureOr<Value> NodeContext::createInferred(StringRef opName,
   }
   if (failed(inferred) || types.size() != 1) {
     op->erase();
-    return fail("shape inference failed" + (reason.empty() ? "" : ": " + reason));
+    return fail("shape inference failed" +
+                (reason.empty() ? "" : ": " + reason));
   }
   op->getResult(0).setType(types[0]);
   if (failed(mlir::verify(op))) {
@@ -229,7 +231,8 @@ ArrayRef<int64_t> onnx_import::shapeOf(Value v) {
 
 /// Normalizes possibly negative axes against `rank`; fails when out of range.
 FailureOr<SmallVector<int64_t>>
-onnx_import::normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes, int64_t rank) {
+onnx_import::normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes,
+                           int64_t rank) {
   SmallVector<int64_t> result;
   for (int64_t a : axes) {
     int64_t axis = a < 0 ? a + rank : a;
@@ -245,7 +248,8 @@ onnx_import::normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes, int64_t ran
   return result;
 }
 
-Value onnx_import::reshapeTo(NodeContext &ctx, Value v, ArrayRef<int64_t> shape) {
+Value onnx_import::reshapeTo(NodeContext &ctx, Value v,
+                             ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(
       shape, cast<RankedTensorType>(v.getType()).getElementType());
   if (type == v.getType())
@@ -285,7 +289,7 @@ static LogicalResult importAlphaUnary(NodeContext &ctx, float dflt) {
 /// HardSigmoid and Selu carry two float parameters as `alpha` and `beta`.
 template <typename OpTy>
 static FailureOr<Value> createTwoParam(NodeContext &ctx, Value x, float alpha,
-                                      float beta) {
+                                       float beta) {
   auto &b = ctx.b();
   return ctx.create<OpTy>(x, {b.getNamedAttr("alpha", b.getF32FloatAttr(alpha)),
                               b.getNamedAttr("beta", b.getF32FloatAttr(beta))});
@@ -298,8 +302,9 @@ static LogicalResult importTwoParam(NodeContext &ctx, float alpha,
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireFloat(x)))
     return failure();
-  return setResult(ctx, createTwoParam<OpTy>(ctx, x, ctx.floatAttr("alpha", alpha),
-                                             ctx.floatAttr(betaName, beta)));
+  return setResult(ctx,
+                   createTwoParam<OpTy>(ctx, x, ctx.floatAttr("alpha", alpha),
+                                        ctx.floatAttr(betaName, beta)));
 }
 
 /// HardSwish(x) = x * HardSigmoid(x; 1/6, 1/2), one kiln op: x has one
@@ -440,7 +445,8 @@ static LogicalResult importPow(NodeContext &ctx) {
   Value base = ctx.input(0), exponent = ctx.input(1);
   unsigned numeric =
       NodeContext::Float | NodeContext::Int | NodeContext::Unsigned;
-  if (!base || !exponent || failed(ctx.requireDtypes({base, exponent}, numeric)))
+  if (!base || !exponent ||
+      failed(ctx.requireDtypes({base, exponent}, numeric)))
     return failure();
   exponent = legacyBroadcast(ctx, base, exponent);
   auto &b = ctx.b();
@@ -530,9 +536,9 @@ static LogicalResult castTo(NodeContext &ctx, Value x, Type to) {
                     " is not supported yet");
   }
   auto type = cast<RankedTensorType>(x.getType()).clone(to);
-  ctx.setOutput(0, from == to ? x
-                              : (Value)CastOp::create(ctx.b(), ctx.getLoc(),
-                                                      type, x));
+  ctx.setOutput(0, from == to
+                       ? x
+                       : (Value)CastOp::create(ctx.b(), ctx.getLoc(), type, x));
   return success();
 }
 
@@ -557,9 +563,9 @@ static LogicalResult importCastLike(NodeContext &ctx) {
 /// Max, Min, Sum, Mean: variadic, folded pairwise left to right.
 template <typename OpTy>
 static LogicalResult importVariadic(NodeContext &ctx, bool mean) {
-  unsigned classes = mean ? NodeContext::Float
-                          : NodeContext::Float | NodeContext::Int |
-                                NodeContext::Unsigned;
+  unsigned classes =
+      mean ? NodeContext::Float
+           : NodeContext::Float | NodeContext::Int | NodeContext::Unsigned;
   Value acc = ctx.input(0);
   if (!acc || failed(ctx.requireDtypes(acc, classes)))
     return failure();
@@ -584,7 +590,8 @@ static LogicalResult importVariadic(NodeContext &ctx, bool mean) {
   return success();
 }
 
-template <typename OpTy> static LogicalResult importArgReduce(NodeContext &ctx) {
+template <typename OpTy>
+static LogicalResult importArgReduce(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireDtypes(x, NodeContext::Float | NodeContext::Int)))
     return failure();
@@ -593,13 +600,14 @@ template <typename OpTy> static LogicalResult importArgReduce(NodeContext &ctx) 
     return failure();
   auto &b = ctx.b();
   return setResult(
-      ctx, ctx.create<OpTy>(
-               x, {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis)),
-                   b.getNamedAttr("keepdims",
-                                  b.getBoolAttr(ctx.intAttr("keepdims", 1) != 0)),
-                   b.getNamedAttr("select_last_index",
-                                  b.getBoolAttr(ctx.intAttr("select_last_index",
-                                                            0) != 0))}));
+      ctx,
+      ctx.create<OpTy>(
+          x, {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis)),
+              b.getNamedAttr("keepdims",
+                             b.getBoolAttr(ctx.intAttr("keepdims", 1) != 0)),
+              b.getNamedAttr(
+                  "select_last_index",
+                  b.getBoolAttr(ctx.intAttr("select_last_index", 0) != 0))}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -676,9 +684,9 @@ static FailureOr<Window> readWindow(NodeContext &ctx, Value input,
     for (int64_t i = 0; i < spatial; ++i) {
       int64_t in = shapeOf(input)[i + 2];
       int64_t out = (in + w.strides[i] - 1) / w.strides[i];
-      int64_t total = std::max<int64_t>(
-          0, (out - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 -
-                 in);
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * w.strides[i] +
+                                   (w.kernel[i] - 1) * w.dilations[i] + 1 - in);
       int64_t small = total / 2, large = total - small;
       w.pads[i] = autoPad == "SAME_UPPER" ? small : large;
       w.pads[i + spatial] = autoPad == "SAME_UPPER" ? large : small;
@@ -713,15 +721,15 @@ static LogicalResult importConv(NodeContext &ctx) {
     return failure();
   auto &b = ctx.b();
   return setResult(
-      ctx, ctx.create<ConvOp>(
-               operands,
-               {b.getNamedAttr("pads", b.getDenseI64ArrayAttr(window->pads)),
-                b.getNamedAttr("strides",
-                               b.getDenseI64ArrayAttr(window->strides)),
-                b.getNamedAttr("dilations",
-                               b.getDenseI64ArrayAttr(window->dilations)),
-                b.getNamedAttr("group",
-                               b.getI64IntegerAttr(ctx.intAttr("group", 1)))}));
+      ctx,
+      ctx.create<ConvOp>(
+          operands,
+          {b.getNamedAttr("pads", b.getDenseI64ArrayAttr(window->pads)),
+           b.getNamedAttr("strides", b.getDenseI64ArrayAttr(window->strides)),
+           b.getNamedAttr("dilations",
+                          b.getDenseI64ArrayAttr(window->dilations)),
+           b.getNamedAttr("group",
+                          b.getI64IntegerAttr(ctx.intAttr("group", 1)))}));
 }
 
 template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
@@ -766,9 +774,10 @@ static LogicalResult importGlobalPool(NodeContext &ctx) {
     return ctx.fail("input must have rank >= 3");
   auto axes = llvm::to_vector(llvm::seq<int64_t>(2, rankOf(x)));
   auto &b = ctx.b();
-  return setResult(ctx, ctx.create<ReduceTy>(
-                            x, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr(axes)),
-                                b.getNamedAttr("keepdims", b.getBoolAttr(true))}));
+  return setResult(ctx,
+                   ctx.create<ReduceTy>(
+                       x, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr(axes)),
+                           b.getNamedAttr("keepdims", b.getBoolAttr(true))}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -909,8 +918,9 @@ static LogicalResult importTranspose(NodeContext &ctx) {
     for (int64_t d = rankOf(x) - 1; d >= 0; --d)
       perm.push_back(d);
   auto &b = ctx.b();
-  return setResult(ctx, ctx.create<TransposeOp>(
-                            x, {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))}));
+  return setResult(
+      ctx, ctx.create<TransposeOp>(
+               x, {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))}));
 }
 
 static LogicalResult importConcat(NodeContext &ctx) {
@@ -930,8 +940,9 @@ static LogicalResult importConcat(NodeContext &ctx) {
   if (axis < 0 || axis >= rank)
     return ctx.fail("axis out of range");
   auto &b = ctx.b();
-  return setResult(ctx, ctx.create<ConcatOp>(
-                            inputs, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+  return setResult(
+      ctx, ctx.create<ConcatOp>(
+               inputs, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -950,8 +961,9 @@ template <typename OpTy> static LogicalResult importSoftmax(NodeContext &ctx) {
       axis += rank;
     if (axis < 0 || axis >= rank)
       return ctx.fail("axis out of range");
-    return setResult(ctx, ctx.create<OpTy>(
-                              x, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+    return setResult(
+        ctx, ctx.create<OpTy>(
+                 x, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
   }
   // Before opset 13 the input is coerced to 2-D at `axis` and normalized
   // over the second dim.
@@ -964,8 +976,8 @@ template <typename OpTy> static LogicalResult importSoftmax(NodeContext &ctx) {
   for (int64_t d = 0; d < rank; ++d)
     (d < axis ? outer : inner) *= shapeOf(x)[d];
   Value flat = reshapeTo(ctx, x, {outer, inner});
-  auto result = ctx.create<OpTy>(
-      flat, {b.getNamedAttr("axis", b.getI64IntegerAttr(1))});
+  auto result =
+      ctx.create<OpTy>(flat, {b.getNamedAttr("axis", b.getI64IntegerAttr(1))});
   if (failed(result))
     return failure();
   ctx.setOutput(0, reshapeTo(ctx, *result, shapeOf(x)));
@@ -1033,7 +1045,8 @@ static LogicalResult importConstant(NodeContext &ctx) {
     scalarOrList(onnx::TensorProto::FLOAT, std::vector<float>{a.f()}, true);
   } else if (a.name() == "value_floats") {
     scalarOrList(onnx::TensorProto::FLOAT,
-                 std::vector<float>(a.floats().begin(), a.floats().end()), false);
+                 std::vector<float>(a.floats().begin(), a.floats().end()),
+                 false);
   } else if (a.name() == "value_int") {
     scalarOrList(onnx::TensorProto::INT64, std::vector<int64_t>{a.i()}, true);
   } else if (a.name() == "value_ints") {
@@ -1043,9 +1056,8 @@ static LogicalResult importConstant(NodeContext &ctx) {
     return ctx.fail("Constant attribute '" + a.name() + "' is not supported");
   }
   std::string error;
-  Value value =
-      ctx.importer.createConstant(node.output(0), std::move(tensor),
-                                  ctx.getLoc(), error);
+  Value value = ctx.importer.createConstant(node.output(0), std::move(tensor),
+                                            ctx.getLoc(), error);
   if (!value)
     return ctx.fail(error);
   ctx.setOutput(0, value);
@@ -1214,8 +1226,9 @@ std::vector<SupportedOp> kiln::getSupportedOps() {
   // Ops evaluated at import time when their inputs are constants.
   for (const std::string &op : constantEvaluableOps())
     if (!findHandler(op))
-      ops.push_back({op, 1, kMaxOpset, "compile-time constants only (shape "
-                                       "arithmetic is folded at import)"});
+      ops.push_back({op, 1, kMaxOpset,
+                     "compile-time constants only (shape "
+                     "arithmetic is folded at import)"});
   ops.push_back({"Shape", 1, kMaxOpset, "folded from the static shape"});
   for (const char *op : {"Adagrad", "Adam", "Momentum"})
     ops.push_back({op, 1, 1, "domain ai.onnx.preview.training (opset 1)"});

@@ -112,7 +112,7 @@ private:
 
 struct RecurrentSpec {
   Cell cell;
-  int64_t gates;                       // 4 LSTM, 3 GRU, 1 RNN
+  int64_t gates;                        // 4 LSTM, 3 GRU, 1 RNN
   std::vector<std::string> activations; // per direction, in ONNX order
 };
 
@@ -125,10 +125,13 @@ DirectionWeights weightsFor(Builder &bld, NodeContext &ctx, int64_t d,
                             int64_t gates, int64_t hidden, int64_t batch,
                             int64_t inputSize) {
   DirectionWeights dw;
-  dw.w = bld.reshape(bld.slice(ctx.input(1), 0, d, 1), {gates * hidden, inputSize});
-  dw.r = bld.reshape(bld.slice(ctx.input(2), 0, d, 1), {gates * hidden, hidden});
+  dw.w = bld.reshape(bld.slice(ctx.input(1), 0, d, 1),
+                     {gates * hidden, inputSize});
+  dw.r =
+      bld.reshape(bld.slice(ctx.input(2), 0, d, 1), {gates * hidden, hidden});
   if (ctx.hasInput(3)) {
-    Value b = bld.reshape(bld.slice(ctx.input(3), 0, d, 1), {2 * gates * hidden});
+    Value b =
+        bld.reshape(bld.slice(ctx.input(3), 0, d, 1), {2 * gates * hidden});
     dw.wBias = bld.slice(b, 0, 0, gates * hidden);
     dw.rBias = bld.slice(b, 0, gates * hidden, gates * hidden);
   }
@@ -146,26 +149,32 @@ void step(Builder &bld, NodeContext &ctx, const RecurrentSpec &spec,
           const DirectionWeights &dw, ArrayRef<std::string> act, Value xt,
           int64_t hidden, float clipLimit, bool inputForget,
           bool linearBeforeReset, Value &h, Value &c) {
-  auto gate = [&](Value v, int64_t k) { return bld.slice(v, 1, k * hidden, hidden); };
-  auto peep = [&](int64_t k) { return bld.slice(dw.peephole, 0, k * hidden, hidden); };
+  auto gate = [&](Value v, int64_t k) {
+    return bld.slice(v, 1, k * hidden, hidden);
+  };
+  auto peep = [&](int64_t k) {
+    return bld.slice(dw.peephole, 0, k * hidden, hidden);
+  };
   if (spec.cell == Cell::RNN) {
-    Value pre = bld.clip(bld.binary<AddOp>(xt, bld.linear(h, dw.r, dw.rBias)), clipLimit);
+    Value pre = bld.clip(bld.binary<AddOp>(xt, bld.linear(h, dw.r, dw.rBias)),
+                         clipLimit);
     h = bld.activation(act[0], pre);
     return;
   }
   if (spec.cell == Cell::LSTM) {
     Value g = bld.binary<AddOp>(xt, bld.linear(h, dw.r, dw.rBias));
-    Value iPre = gate(g, 0), oPre = gate(g, 1), fPre = gate(g, 2), cPre = gate(g, 3);
+    Value iPre = gate(g, 0), oPre = gate(g, 1), fPre = gate(g, 2),
+          cPre = gate(g, 3);
     if (dw.peephole) {
       iPre = bld.binary<AddOp>(iPre, bld.binary<MulOp>(peep(0), c));
       fPre = bld.binary<AddOp>(fPre, bld.binary<MulOp>(peep(2), c));
     }
     Value i = bld.activation(act[0], bld.clip(iPre, clipLimit));
-    Value f = inputForget
-                  ? bld.binary<SubOp>(ctx.scalar(i, 1.0), i)
-                  : bld.activation(act[0], bld.clip(fPre, clipLimit));
+    Value f = inputForget ? bld.binary<SubOp>(ctx.scalar(i, 1.0), i)
+                          : bld.activation(act[0], bld.clip(fPre, clipLimit));
     Value candidate = bld.activation(act[1], bld.clip(cPre, clipLimit));
-    c = bld.binary<AddOp>(bld.binary<MulOp>(f, c), bld.binary<MulOp>(i, candidate));
+    c = bld.binary<AddOp>(bld.binary<MulOp>(f, c),
+                          bld.binary<MulOp>(i, candidate));
     if (dw.peephole)
       oPre = bld.binary<AddOp>(oPre, bld.binary<MulOp>(peep(1), c));
     Value o = bld.activation(act[0], bld.clip(oPre, clipLimit));
@@ -176,7 +185,8 @@ void step(Builder &bld, NodeContext &ctx, const RecurrentSpec &spec,
   Value rz = bld.slice(dw.r, 0, 0, 2 * hidden);
   Value rh = bld.slice(dw.r, 0, 2 * hidden, hidden);
   Value rzBias = dw.rBias ? bld.slice(dw.rBias, 0, 0, 2 * hidden) : nullptr;
-  Value rhBias = dw.rBias ? bld.slice(dw.rBias, 0, 2 * hidden, hidden) : nullptr;
+  Value rhBias =
+      dw.rBias ? bld.slice(dw.rBias, 0, 2 * hidden, hidden) : nullptr;
   Value zr = bld.binary<AddOp>(bld.slice(xt, 1, 0, 2 * hidden),
                                bld.linear(h, rz, rzBias));
   Value z = bld.activation(act[0], bld.clip(gate(zr, 0), clipLimit));
@@ -188,7 +198,8 @@ void step(Builder &bld, NodeContext &ctx, const RecurrentSpec &spec,
       act[1], bld.clip(bld.binary<AddOp>(gate(xt, 2), recurrent), clipLimit));
   // h = (1 - z) * candidate + z * h
   Value keep = bld.binary<MulOp>(z, h);
-  Value update = bld.binary<MulOp>(bld.binary<SubOp>(ctx.scalar(z, 1.0), z), candidate);
+  Value update =
+      bld.binary<MulOp>(bld.binary<SubOp>(ctx.scalar(z, 1.0), z), candidate);
   h = bld.binary<AddOp>(update, keep);
 }
 
@@ -224,7 +235,8 @@ LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
 
   // Activations: per direction, in ONNX order; defaults per cell type.
   std::vector<std::string> defaults =
-      spec.cell == Cell::LSTM ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+      spec.cell == Cell::LSTM
+          ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
       : spec.cell == Cell::GRU ? std::vector<std::string>{"Sigmoid", "Tanh"}
                                : std::vector<std::string>{"Tanh"};
   std::vector<std::string> activations;
@@ -252,7 +264,8 @@ LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
     DirectionWeights dw =
         weightsFor(bld, ctx, d, spec.gates, hidden, batch, inputSize);
     ArrayRef<std::string> act =
-        ArrayRef<std::string>(activations).slice(d * defaults.size(), defaults.size());
+        ArrayRef<std::string>(activations)
+            .slice(d * defaults.size(), defaults.size());
     // The input projection of every step at once.
     Value projected = bld.reshape(
         bld.linear(bld.reshape(x, {seq * batch, inputSize}), dw.w, dw.wBias),
@@ -274,7 +287,8 @@ LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
     lastH.push_back(bld.reshape(h, {1, batch, hidden}));
     lastC.push_back(bld.reshape(c, {1, batch, hidden}));
   }
-  Value y = bld.concat(ys, 1), yh = bld.concat(lastH, 0), yc = bld.concat(lastC, 0);
+  Value y = bld.concat(ys, 1), yh = bld.concat(lastH, 0),
+        yc = bld.concat(lastC, 0);
   if (batchFirst) {
     y = bld.transpose(y, {2, 0, 1, 3});
     yh = bld.transpose(yh, {1, 0, 2});

@@ -101,8 +101,8 @@ LogicalResult onnx_import::importSlice(NodeContext &ctx) {
       return ctx.fail("axis " + Twine(axisList[i]) + " out of range");
     if (stepList[i] == 0)
       return ctx.fail("slice step is 0");
-    dims[axis] = resolveSlice(shapeOf(x)[axis], (**starts)[i], (**ends)[i],
-                              stepList[i]);
+    dims[axis] =
+        resolveSlice(shapeOf(x)[axis], (**starts)[i], (**ends)[i], stepList[i]);
   }
   ctx.setOutput(0, createSlice(ctx, x, dims));
   return success();
@@ -167,9 +167,9 @@ LogicalResult onnx_import::importExpand(NodeContext &ctx) {
   if (!result)
     return ctx.fail("input does not broadcast to the shape");
   auto type = RankedTensorType::get(*result, getElementTypeOrSelf(x.getType()));
-  ctx.setOutput(0, type == x.getType()
-                       ? x
-                       : (Value)ExpandOp::create(ctx.b(), ctx.getLoc(), type, x));
+  ctx.setOutput(0, type == x.getType() ? x
+                                       : (Value)ExpandOp::create(
+                                             ctx.b(), ctx.getLoc(), type, x));
   return success();
 }
 
@@ -273,16 +273,16 @@ LogicalResult onnx_import::importPad(NodeContext &ctx) {
     shape.push_back(shapeOf(cropped)[d] + positive[d] + positive[d + rank]);
   auto type = RankedTensorType::get(shape, getElementTypeOrSelf(x.getType()));
   auto &b = ctx.b();
-  ctx.setOutput(0, PadOp::create(b, ctx.getLoc(), type, cropped,
-                                 b.getDenseI64ArrayAttr(positive),
-                                 b.getStringAttr(mode), b.getF64FloatAttr(value)));
+  ctx.setOutput(0,
+                PadOp::create(b, ctx.getLoc(), type, cropped,
+                              b.getDenseI64ArrayAttr(positive),
+                              b.getStringAttr(mode), b.getF64FloatAttr(value)));
   return success();
 }
 
 /// reshape → transpose → reshape, the two ops' shared form.
 static LogicalResult rearrange(NodeContext &ctx, Value x,
-                               ArrayRef<int64_t> split,
-                               ArrayRef<int64_t> perm,
+                               ArrayRef<int64_t> split, ArrayRef<int64_t> perm,
                                ArrayRef<int64_t> result) {
   Value expanded = reshapeTo(ctx, x, split);
   auto &b = ctx.b();

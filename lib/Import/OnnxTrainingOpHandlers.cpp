@@ -20,12 +20,24 @@ public:
   explicit Math(NodeContext &ctx) : ctx(ctx) {}
   bool failed() const { return hasFailed; }
   Value c(Value like, double v) { return ctx.scalar(like, v); }
-  Value add(Value a, Value b) { return check(ctx.create<AddOp>(ValueRange{a, b})); }
-  Value sub(Value a, Value b) { return check(ctx.create<SubOp>(ValueRange{a, b})); }
-  Value mul(Value a, Value b) { return check(ctx.create<MulOp>(ValueRange{a, b})); }
-  Value div(Value a, Value b) { return check(ctx.create<DivOp>(ValueRange{a, b})); }
-  Value pow(Value a, Value b) { return check(ctx.create<PowOp>(ValueRange{a, b})); }
-  Value sqrt(Value a) { return check(a ? ctx.create<SqrtOp>(a) : FailureOr<Value>(failure())); }
+  Value add(Value a, Value b) {
+    return check(ctx.create<AddOp>(ValueRange{a, b}));
+  }
+  Value sub(Value a, Value b) {
+    return check(ctx.create<SubOp>(ValueRange{a, b}));
+  }
+  Value mul(Value a, Value b) {
+    return check(ctx.create<MulOp>(ValueRange{a, b}));
+  }
+  Value div(Value a, Value b) {
+    return check(ctx.create<DivOp>(ValueRange{a, b}));
+  }
+  Value pow(Value a, Value b) {
+    return check(ctx.create<PowOp>(ValueRange{a, b}));
+  }
+  Value sqrt(Value a) {
+    return check(a ? ctx.create<SqrtOp>(a) : FailureOr<Value>(failure()));
+  }
   Value select(Value cond, Value a, Value b) {
     return check(ctx.create<WhereOp>(ValueRange{cond, a, b}));
   }
@@ -46,8 +58,8 @@ private:
 };
 
 struct Optimizer {
-  Value rate;  // R, a float scalar
-  Value step;  // T, as a float scalar of R's type
+  Value rate; // R, a float scalar
+  Value step; // T, as a float scalar of R's type
   size_t groups;
 };
 
@@ -63,10 +75,11 @@ FailureOr<Optimizer> readOptimizer(NodeContext &ctx, size_t stateCount) {
     return failure();
   Value rate = reshapeTo(ctx, r, {});
   Value step = reshapeTo(ctx, t, {});
-  if (getElementTypeOrSelf(step.getType()) != getElementTypeOrSelf(rate.getType()))
-    step = CastOp::create(ctx.b(), ctx.getLoc(),
-                          RankedTensorType::get({}, getElementTypeOrSelf(rate.getType())),
-                          step);
+  if (getElementTypeOrSelf(step.getType()) !=
+      getElementTypeOrSelf(rate.getType()))
+    step = CastOp::create(
+        ctx.b(), ctx.getLoc(),
+        RankedTensorType::get({}, getElementTypeOrSelf(rate.getType())), step);
   return Optimizer{rate, step, (ctx.numInputs() - 2) / perGroup};
 }
 
@@ -81,7 +94,8 @@ LogicalResult onnx_import::importAdagrad(NodeContext &ctx) {
   double norm = ctx.floatAttr("norm_coefficient", 0.0f);
   Math m(ctx);
   // r = R / (1 + T * decay)
-  Value r = m.div(opt->rate, m.add(m.c(opt->rate, 1), m.mul(opt->step, m.c(opt->rate, decay))));
+  Value r = m.div(opt->rate, m.add(m.c(opt->rate, 1),
+                                   m.mul(opt->step, m.c(opt->rate, decay))));
   for (size_t i = 0; i < opt->groups; ++i) {
     Value x = ctx.input(2 + i), g = ctx.input(2 + opt->groups + i);
     Value h = ctx.input(2 + 2 * opt->groups + i);
@@ -94,14 +108,16 @@ LogicalResult onnx_import::importAdagrad(NodeContext &ctx) {
     ctx.setOutput(i, xNew);
     ctx.setOutput(opt->groups + i, hNew);
   }
-  return m.failed() ? ctx.fail("could not build the Adagrad update") : success();
+  return m.failed() ? ctx.fail("could not build the Adagrad update")
+                    : success();
 }
 
 LogicalResult onnx_import::importMomentum(NodeContext &ctx) {
   auto opt = readOptimizer(ctx, 1);
   if (failed(opt))
     return failure();
-  double alpha = ctx.floatAttr("alpha", 0.0f), beta = ctx.floatAttr("beta", 0.0f);
+  double alpha = ctx.floatAttr("alpha", 0.0f),
+         beta = ctx.floatAttr("beta", 0.0f);
   double norm = ctx.floatAttr("norm_coefficient", 0.0f);
   std::string mode = ctx.stringAttr("mode", "standard");
   if (mode != "standard" && mode != "nesterov")
@@ -117,31 +133,33 @@ LogicalResult onnx_import::importMomentum(NodeContext &ctx) {
       return failure();
     Value gReg = m.add(m.mul(m.c(x, norm), x), g);
     Value vNew = m.add(m.mul(m.c(v, alpha), v), m.mul(betaAdjusted, gReg));
-    Value direction = mode == "standard"
-                          ? vNew
-                          : m.add(gReg, m.mul(m.c(v, alpha), vNew));
+    Value direction =
+        mode == "standard" ? vNew : m.add(gReg, m.mul(m.c(v, alpha), vNew));
     ctx.setOutput(i, m.sub(x, m.mul(opt->rate, direction)));
     ctx.setOutput(opt->groups + i, vNew);
   }
-  return m.failed() ? ctx.fail("could not build the Momentum update") : success();
+  return m.failed() ? ctx.fail("could not build the Momentum update")
+                    : success();
 }
 
 LogicalResult onnx_import::importAdam(NodeContext &ctx) {
   auto opt = readOptimizer(ctx, 2);
   if (failed(opt))
     return failure();
-  double alpha = ctx.floatAttr("alpha", 0.9f), beta = ctx.floatAttr("beta", 0.999f);
+  double alpha = ctx.floatAttr("alpha", 0.9f),
+         beta = ctx.floatAttr("beta", 0.999f);
   double epsilon = ctx.floatAttr("epsilon", 0.0f);
   double norm = ctx.floatAttr("norm_coefficient", 0.0f);
   double normPost = ctx.floatAttr("norm_coefficient_post", 0.0f);
   Math m(ctx);
   Value one = m.c(opt->rate, 1);
   // R * sqrt(1 - beta^T) / (1 - alpha^T) once T > 0, else R.
-  Value corrected = m.div(
-      m.mul(opt->rate, m.sqrt(m.sub(one, m.pow(m.c(opt->rate, beta), opt->step)))),
-      m.sub(one, m.pow(m.c(opt->rate, alpha), opt->step)));
-  Value rate = m.select(m.greater(opt->step, m.c(opt->step, 0)), corrected,
-                        opt->rate);
+  Value corrected =
+      m.div(m.mul(opt->rate,
+                  m.sqrt(m.sub(one, m.pow(m.c(opt->rate, beta), opt->step)))),
+            m.sub(one, m.pow(m.c(opt->rate, alpha), opt->step)));
+  Value rate =
+      m.select(m.greater(opt->step, m.c(opt->step, 0)), corrected, opt->rate);
   size_t n = opt->groups;
   for (size_t i = 0; i < n; ++i) {
     Value x = ctx.input(2 + i), g = ctx.input(2 + n + i);

@@ -13,8 +13,8 @@ using namespace kiln;
 namespace cl = llvm::cl;
 
 cl::OptionCategory &kiln::targetFlagCategory() {
-  static cl::OptionCategory category(
-      "Target flags", "What the kernels are compiled for");
+  static cl::OptionCategory category("Target flags",
+                                     "What the kernels are compiled for");
   return category;
 }
 
@@ -61,8 +61,7 @@ struct TargetFlags {
                "wgmma); rocm[:CHIPS] with gfx90a, gfx942 (default gfx942)"),
       cl::init("cpu"), cl::cat(targetFlagCategory())};
   cl::opt<std::string> cpu{
-      "cpu",
-      cl::desc("LLVM CPU for --target=cpu (native: this machine's CPU)"),
+      "cpu", cl::desc("LLVM CPU for --target=cpu (native: this machine's CPU)"),
       cl::init("native"), cl::cat(targetFlagCategory())};
   cl::opt<std::string> cudaToolkit{
       "cuda-toolkit",

@@ -1,9 +1,9 @@
 //===- Compiler.cpp - ONNX file → IR text or .kiln artifact ---------------===//
 #include "kiln/Pipeline/Compiler.h"
 
+#include "kiln/Passes/Passes.h"
 #include "kiln/Pipeline/DispatchGraph.h"
 #include "kiln/Pipeline/IRDump.h"
-#include "kiln/Passes/Passes.h"
 #include "kiln/Target/CpuTarget.h"
 #include "kiln/Target/CudaTarget.h"
 #include "kiln/Target/RocmTarget.h"
@@ -12,13 +12,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
-#include <chrono>
 #include "llvm/Support/raw_ostream.h"
+#include <chrono>
 
 using namespace mlir;
 using namespace kiln;
@@ -106,14 +106,17 @@ LogicalResult kiln::compileModel(MLIRContext &context,
     void runAfterPassFailed(Pass *pass, Operation *op) override {
       if (pass->getArgument().empty()) // a nesting adaptor: its pass spoke
         return;
-      auto symbol = op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
-      op->emitError() << "pass '" << pass->getArgument() << "' failed"
-                      << (symbol ? " on kernel " + symbol.str() : std::string())
-                      << " (an internal error: report it with --dump-ir output)";
+      auto symbol =
+          op->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName());
+      op->emitError()
+          << "pass '" << pass->getArgument() << "' failed"
+          << (symbol ? " on kernel " + symbol.str() : std::string())
+          << " (an internal error: report it with --dump-ir output)";
     }
   };
   // One pass manager per phase, so each phase is timed on its own.
-  for (Phase phase : {Phase::Graph, Phase::Fused, Phase::Tiled, Phase::Kernels}) {
+  for (Phase phase :
+       {Phase::Graph, Phase::Fused, Phase::Tiled, Phase::Kernels}) {
     if (phase > request.stopAfter)
       break;
     start = std::chrono::steady_clock::now();
@@ -155,8 +158,9 @@ LogicalResult kiln::compileModel(MLIRContext &context,
     std::string toolkit = findCudaToolkit(request.compile.cudaToolkit);
     if (toolkit.empty() && !request.compile.cudaToolkit.empty() &&
         request.compile.cudaToolkit != "none") {
-      llvm::errs() << "error: --cuda-toolkit=" << request.compile.cudaToolkit
-                   << " holds no bin/ptxas and nvvm/libdevice/libdevice.10.bc\n";
+      llvm::errs()
+          << "error: --cuda-toolkit=" << request.compile.cudaToolkit
+          << " holds no bin/ptxas and nvvm/libdevice/libdevice.10.bc\n";
       return failure();
     }
     auto built = buildCudaImages(kernels, toolkit);
@@ -245,7 +249,8 @@ void kiln::writeReportJson(const CompileResult &result, StringRef model,
             });
           if (!k.matrixCores.empty())
             json.attribute("matrix_cores", k.matrixCores);
-          auto sizes = [&](llvm::StringRef key, llvm::ArrayRef<int64_t> values) {
+          auto sizes = [&](llvm::StringRef key,
+                           llvm::ArrayRef<int64_t> values) {
             if (!values.empty())
               json.attributeArray(key, [&] {
                 for (int64_t v : values)

@@ -81,7 +81,8 @@ private:
         writeOp(&op, "    ");
     os << "  }\n";
     auto yield = cast<YieldOp>(body.getTerminator());
-    for (auto [result, value] : llvm::zip(region.getResults(), yield.getValues()))
+    for (auto [result, value] :
+         llvm::zip(region.getResults(), yield.getValues()))
       if (auto it = nodeOf.find(value); it != nodeOf.end())
         nodeOf[result] = it->second;
   }

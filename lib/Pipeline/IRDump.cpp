@@ -15,8 +15,8 @@ LogicalResult kiln::dumpIR(Operation *op, const std::string &dir,
   std::error_code ec;
   llvm::raw_fd_ostream out(dir + "/" + name, ec);
   if (ec)
-    return op->emitError("cannot write ") << dir << "/" << name << ": "
-                                          << ec.message();
+    return op->emitError("cannot write ")
+           << dir << "/" << name << ": " << ec.message();
   OpPrintingFlags flags;
   flags.elideLargeResourceString(64);
   op->print(out, flags);

@@ -17,8 +17,7 @@
 using namespace mlir;
 using namespace kiln;
 
-void kiln::addRocmKernelPasses(OpPassManager &kernels,
-                               const CompileOptions &,
+void kiln::addRocmKernelPasses(OpPassManager &kernels, const CompileOptions &,
                                const TargetDescription &target) {
   addGpuBufferizePasses(kernels);
   addGpuThreadMappingPasses(kernels, target);

@@ -13,7 +13,8 @@ kiln::parseChipList(StringRef target, StringRef vendor, StringRef vendorName,
                     ArrayRef<llvm::StringLiteral> supported,
                     StringRef defaultChip, std::string &error) {
   std::vector<std::string> result;
-  StringRef list = target.drop_front(std::min(target.size(), vendor.size() + 1));
+  StringRef list =
+      target.drop_front(std::min(target.size(), vendor.size() + 1));
   if (list.empty()) {
     result.push_back(defaultChip.str());
     return result;

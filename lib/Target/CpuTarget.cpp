@@ -3,16 +3,16 @@
 
 #include <algorithm>
 
+#include "mlir/IR/Threading.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
-#include "mlir/IR/Threading.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/LegacyPassManager.h"
-#include "llvm/IR/Operator.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Operator.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -185,19 +185,17 @@ kiln::buildCpuKernelObject(ModuleOp kernels, const CpuTargetOptions &options) {
           }))) {
     for (const std::string &partError : errors)
       if (!partError.empty())
-        return kernels.emitError("compiling the kernels failed: ")
-               << partError;
+        return kernels.emitError("compiling the kernels failed: ") << partError;
     return kernels.emitError("compiling the kernels failed");
   }
 
   std::vector<TempFile> objectFiles(objects.size());
   TempFile sharedFile;
-  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "so",
-                                         sharedFile.path))
+  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "so", sharedFile.path))
     return kernels.emitError("cannot create temporary files for linking");
   llvm::SmallVector<llvm::StringRef> args = {
-      KILN_LLD_PATH, "-shared", "--hash-style=gnu", "-O2", "-o",
-      sharedFile.path};
+      KILN_LLD_PATH, "-shared", "--hash-style=gnu",
+      "-O2",         "-o",      sharedFile.path};
   for (auto [object, file] : llvm::zip(objects, objectFiles)) {
     int fd;
     if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", fd, file.path))

@@ -3,11 +3,11 @@
 #include "kiln/Target/ChipList.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
-#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -69,8 +69,8 @@ bool kiln::isCudaTarget(StringRef target) {
 
 FailureOr<CudaTargetSpec> kiln::parseCudaTarget(StringRef target,
                                                 std::string &error) {
-  FailureOr<std::vector<std::string>> chips = parseChipList(
-      target, "cuda", "CUDA", kSupportedChips, "sm_90", error);
+  FailureOr<std::vector<std::string>> chips =
+      parseChipList(target, "cuda", "CUDA", kSupportedChips, "sm_90", error);
   if (failed(chips))
     return failure();
   return CudaTargetSpec{std::move(*chips)};

@@ -25,8 +25,8 @@ bool kiln::isRocmTarget(StringRef target) {
 
 FailureOr<RocmTargetSpec> kiln::parseRocmTarget(StringRef target,
                                                 std::string &error) {
-  FailureOr<std::vector<std::string>> chips = parseChipList(
-      target, "rocm", "ROCm", kSupportedChips, "gfx942", error);
+  FailureOr<std::vector<std::string>> chips =
+      parseChipList(target, "rocm", "ROCm", kSupportedChips, "gfx942", error);
   if (failed(chips))
     return failure();
   return RocmTargetSpec{std::move(*chips)};
@@ -59,8 +59,8 @@ static std::vector<std::string> assembledLayouts() {
   std::vector<std::string> dirs;
   std::string exe = llvm::sys::fs::getMainExecutable(nullptr, nullptr);
   if (!exe.empty()) {
-    llvm::SmallString<256> dir(llvm::sys::path::parent_path(
-        llvm::sys::path::parent_path(exe)));
+    llvm::SmallString<256> dir(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
     llvm::sys::path::append(dir, "lib", "kiln", "rocm");
     dirs.push_back(dir.str().str());
   }

@@ -47,8 +47,8 @@ static TargetDescription describeRocm(const RocmTargetSpec &spec) {
   return target;
 }
 
-FailureOr<TargetDescription>
-kiln::describeTarget(const CompileOptions &options, std::string &error) {
+FailureOr<TargetDescription> kiln::describeTarget(const CompileOptions &options,
+                                                  std::string &error) {
   FailureOr<TargetDescription> target = failure();
   if (options.target == "cpu") {
     target = describeCpu(options);

@@ -13,7 +13,8 @@
 // rows runs of F. This pass rewrites every 2-D convolution without groups
 // as a `channels_last` one between two transposes,
 //
-//   y = conv(x)  ->  y = transpose<NHWC->NCHW>(conv_cl(transpose<NCHW->NHWC>(x)))
+//   y = conv(x)  ->  y =
+//   transpose<NHWC->NCHW>(conv_cl(transpose<NCHW->NHWC>(x)))
 //
 // then moves the NHWC->NCHW transposes down through the elementwise ops
 // and constant pads that read them (an op whose operands are all such
@@ -60,8 +61,7 @@ Value channelsLastSource(Value v) {
   return transpose.getInput();
 }
 
-Value transposeTo(OpBuilder &b, Location loc, Value v,
-                  ArrayRef<int64_t> perm) {
+Value transposeTo(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
   return TransposeOp::create(b, loc, v, b.getDenseI64ArrayAttr(perm));
 }
 
@@ -132,8 +132,8 @@ Value channelsLastOf(Value value, DenseMap<Value, Value> &transposed) {
     b.setInsertionPointAfter(def);
   else
     b.setInsertionPointToStart(cast<BlockArgument>(value).getOwner());
-  entry = transposeTo(b, withoutOnnxValues(value.getLoc()), value,
-                      kToChannelsLast);
+  entry =
+      transposeTo(b, withoutOnnxValues(value.getLoc()), value, kToChannelsLast);
   return entry;
 }
 
@@ -177,8 +177,8 @@ Value broadcastInChannelsLast(PatternRewriter &rewriter, Value operand,
   if (widen && widen.getInput().getDefiningOp<ConstantOp>()) {
     Value input = widen.getInput();
     Value reshaped = ReshapeOp::create(
-        rewriter, loc,
-        cast<RankedTensorType>(input.getType()).clone(shape), input);
+        rewriter, loc, cast<RankedTensorType>(input.getType()).clone(shape),
+        input);
     return CastOp::create(rewriter, loc, type.clone(shape), reshaped);
   }
   return ReshapeOp::create(rewriter, loc, type.clone(shape), operand);
@@ -273,11 +273,10 @@ struct SinkThroughPad : public OpRewritePattern<PadOp> {
     auto resultType = dyn_cast<RankedTensorType>(pad.getType());
     if (!source || !resultType || !resultType.hasStaticShape())
       return failure();
-    auto moved = PadOp::create(rewriter, withoutOnnxValues(pad.getLoc()),
-                               channelsLastType(resultType), source,
-                               rewriter.getDenseI64ArrayAttr(
-                                   padsChannelsLast(pad.getPads())),
-                               pad.getModeAttr(), pad.getValueAttr());
+    auto moved = PadOp::create(
+        rewriter, withoutOnnxValues(pad.getLoc()), channelsLastType(resultType),
+        source, rewriter.getDenseI64ArrayAttr(padsChannelsLast(pad.getPads())),
+        pad.getModeAttr(), pad.getValueAttr());
     replaceByTransposeBack(rewriter, pad, moved);
     return success();
   }
@@ -369,8 +368,8 @@ struct HoistThroughMergingReshape : public OpRewritePattern<TransposeOp> {
     SmallVector<int64_t> perm;
     for (int64_t group : kToChannelsLast)
       llvm::append_range(perm, (*groups)[group]);
-    Value permuted = transposeTo(rewriter, transpose.getLoc(),
-                                 reshape.getInput(), perm);
+    Value permuted =
+        transposeTo(rewriter, transpose.getLoc(), reshape.getInput(), perm);
     rewriter.replaceOpWithNewOp<ReshapeOp>(transpose, transpose.getType(),
                                            permuted);
     return success();
@@ -485,9 +484,8 @@ struct UnitDimTransposeToReshape : public OpRewritePattern<TransposeOp> {
           return isElementwise(user);
         }))
       return failure();
-    if (!movesOnlyUnitDims(
-            cast<RankedTensorType>(source.getType()).getShape(),
-            kToChannelsFirst))
+    if (!movesOnlyUnitDims(cast<RankedTensorType>(source.getType()).getShape(),
+                           kToChannelsFirst))
       return failure();
     rewriter.replaceOpWithNewOp<ReshapeOp>(transpose, transpose.getType(),
                                            source);
@@ -529,13 +527,12 @@ FailureOr<int64_t> convertFunction(func::FuncOp func) {
   MLIRContext *ctx = func.getContext();
   RewritePatternSet patterns(ctx);
   patterns.add<SinkThroughElementwise>(ctx);
-  patterns.add<SinkThroughPad, HoistThroughPad, HoistThroughMergingReshape,
-               SinkThroughSlice,
-               SinkThroughPool<MaxPoolOp>, SinkThroughPool<AveragePoolOp>,
-               SinkThroughReduction<ReduceMeanOp>,
-               SinkThroughReduction<ReduceMaxOp>,
-               SinkThroughReduction<ReduceSumOp>, UnitDimTransposeToReshape,
-               ComposeTransposes>(ctx);
+  patterns
+      .add<SinkThroughPad, HoistThroughPad, HoistThroughMergingReshape,
+           SinkThroughSlice, SinkThroughPool<MaxPoolOp>,
+           SinkThroughPool<AveragePoolOp>, SinkThroughReduction<ReduceMeanOp>,
+           SinkThroughReduction<ReduceMaxOp>, SinkThroughReduction<ReduceSumOp>,
+           UnitDimTransposeToReshape, ComposeTransposes>(ctx);
   if (failed(applyPatternsGreedily(func, std::move(patterns))))
     return failure();
   return int64_t(convs.size());

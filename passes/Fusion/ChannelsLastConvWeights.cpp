@@ -1,4 +1,5 @@
-//===- ChannelsLastConvWeights.cpp - store KxK conv weights [F][kh][kw][C] -===//
+//===- ChannelsLastConvWeights.cpp - store KxK conv weights [F][kh][kw][C]
+//-===//
 //
 // ONNX stores a convolution's weight [F][C][kh][kw]. The GPU kernels walk
 // K as input channels inside the window loops (kh, kw outside): a stage

@@ -1,4 +1,5 @@
-//===- ConvColumnsAsRows.cpp - a one-column convolution as a one-row one ---===//
+//===- ConvColumnsAsRows.cpp - a one-column convolution as a one-row one
+//---===//
 //
 // A 1-D convolution exported as a 2-D one over a [N, C, H, 1] image with a
 // [kh, 1] window (tf2onnx writes Keras's Conv1D so: Magika's byte
@@ -58,9 +59,9 @@ struct ColumnAsRow : public OpRewritePattern<ConvOp> {
       return failure();
     Location partLoc = withoutOnnxValues(conv.getLoc());
     auto reshape = [&](Value v) -> Value {
-      return ReshapeOp::create(
-          rewriter, partLoc,
-          swapLastTwo(cast<RankedTensorType>(v.getType())), v);
+      return ReshapeOp::create(rewriter, partLoc,
+                               swapLastTwo(cast<RankedTensorType>(v.getType())),
+                               v);
     };
     ArrayRef<int64_t> pads = conv.getPads();
     ArrayRef<int64_t> strides = conv.getStrides();

@@ -1,4 +1,5 @@
-//===- DemotePrecision.cpp - store float32 tensors in 16 bits --------------===//
+//===- DemotePrecision.cpp - store float32 tensors in 16 bits
+//--------------===//
 //
 // `--precision=f16|bf16` chooses the type a float32 model keeps its tensors
 // in: weights are converted once at compile time, inputs are rounded where
@@ -66,9 +67,9 @@ __attribute__((target("avx,f16c"))) void
 roundToFloat16WithF16C(ArrayRef<float> in, uint16_t *out) {
   size_t i = 0;
   for (; i + 8 <= in.size(); i += 8)
-    _mm_storeu_si128(
-        reinterpret_cast<__m128i *>(out + i),
-        _mm256_cvtps_ph(_mm256_loadu_ps(in.data() + i), _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(out + i),
+                     _mm256_cvtps_ph(_mm256_loadu_ps(in.data() + i),
+                                     _MM_FROUND_TO_NEAREST_INT));
   for (; i < in.size(); ++i)
     out[i] = roundTo(APFloat::IEEEhalf(), in[i]);
 }
@@ -109,7 +110,8 @@ FailureOr<ElementsAttr> convertConstant(ElementsAttr value, FloatType narrow) {
   std::string name = (resource.getRawHandle().getKey() + "." +
                       (narrow.isBF16() ? "bf16" : "f16"))
                          .str();
-  return ElementsAttr(DenseResourceElementsAttr::get(type, name, std::move(blob)));
+  return ElementsAttr(
+      DenseResourceElementsAttr::get(type, name, std::move(blob)));
 }
 
 struct DemotePrecisionPass

@@ -64,7 +64,8 @@ rearrange(ElementsAttr value, RankedTensorType resultType, StringRef nameSuffix,
   if (key.empty()) {
     std::vector<char> result(bytes);
     fill(source->data(), isSplat, width, result.data());
-    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(resultType, result));
+    return ElementsAttr(
+        DenseElementsAttr::getFromRawBuffer(resultType, result));
   }
   AsmResourceBlob blob = HeapAsmResourceBlob::allocate(bytes, width);
   fill(source->data(), isSplat, width, blob.getMutableData().data());

@@ -1,4 +1,5 @@
-//===- FloatConstants.h - rearranging float weights at compile time -*- C++ -*-===//
+//===- FloatConstants.h - rearranging float weights at compile time -*- C++
+//-*-===//
 //
 // Graph passes that change how a kernel reads a constant weight (Gemm's
 // transposed B, a convolution split into channel groups) store it once in

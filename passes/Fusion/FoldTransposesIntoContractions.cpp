@@ -1,4 +1,5 @@
-//===- FoldTransposesIntoContractions.cpp - read permuted, not copied ------===//
+//===- FoldTransposesIntoContractions.cpp - read permuted, not copied
+//------===//
 //
 // Attention as PyTorch exports it moves every head through a transpose:
 //
@@ -222,9 +223,9 @@ struct FoldResultTranspose : public OpRewritePattern<TransposeOp> {
     // The einsum computes the transpose node's value (the latest node).
     Location loc =
         rewriter.getFusedLoc({contraction->getLoc(), transpose.getLoc()});
-    Value result = EinsumOp::create(rewriter, loc, resultType,
-                                    contraction->getOperands(),
-                                    rewriter.getStringAttr(equationOf(folded)));
+    Value result =
+        EinsumOp::create(rewriter, loc, resultType, contraction->getOperands(),
+                         rewriter.getStringAttr(equationOf(folded)));
     // The cast now rounds the transposed value: the transpose node's.
     if (castBetween)
       result = CastOp::create(

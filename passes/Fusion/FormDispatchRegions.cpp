@@ -95,8 +95,10 @@ struct FormDispatchRegionsPass
   /// constants (kiln-channels-last-conv-weights: the kernel then reads the
   /// stored layout instead of another kernel transposing the weight on
   /// every run), also behind one another.
-  void absorbOperandPreparations(Operation *op, DenseMap<Operation *, size_t> &groupOf,
-                          SmallVectorImpl<SmallVector<Operation *>> &groups) {
+  void
+  absorbOperandPreparations(Operation *op,
+                            DenseMap<Operation *, size_t> &groupOf,
+                            SmallVectorImpl<SmallVector<Operation *>> &groups) {
     size_t target = groupOf[op];
     SmallVector<Operation *> absorbed;
     std::function<void(Operation *)> absorbOperandsOf = [&](Operation *user) {
@@ -134,8 +136,8 @@ struct FormDispatchRegionsPass
   /// Zeros around the spatial dims of a channels-last convolution's input
   /// (through a widening cast), which only it reads.
   static bool isConvInputPadding(PadOp pad) {
-    if (pad.getMode() != "constant" || pad.getValue().convertToDouble() != 0.0 ||
-        !pad->hasOneUse())
+    if (pad.getMode() != "constant" ||
+        pad.getValue().convertToDouble() != 0.0 || !pad->hasOneUse())
       return false;
     Operation *user = *pad->getUsers().begin();
     if (isWideningCast(user) && user->hasOneUse())
@@ -155,7 +157,8 @@ struct FormDispatchRegionsPass
   /// a residual add) would store float32 values, twice the bytes. The
   /// widening moves into the consumer's group, just ahead of the consumer,
   /// so the producer stores 16-bit values and the consumer loads them.
-  void moveTrailingWidenings(SmallVectorImpl<SmallVector<Operation *>> &groups) {
+  void
+  moveTrailingWidenings(SmallVectorImpl<SmallVector<Operation *>> &groups) {
     DenseMap<Operation *, size_t> groupOf;
     for (auto [index, group] : llvm::enumerate(groups))
       for (Operation *op : group)
@@ -188,10 +191,10 @@ struct FormDispatchRegionsPass
       if (groups[it->second].back() != producer)
         continue;
       if (!operand.hasOneUse()) {
-        LLVM_DEBUG(llvm::dbgs() << "not fusing " << op->getName() << " at "
-                                << op->getLoc() << ": its producer "
-                                << producer->getName()
-                                << " has other users (would recompute)\n");
+        LLVM_DEBUG(llvm::dbgs()
+                   << "not fusing " << op->getName() << " at " << op->getLoc()
+                   << ": its producer " << producer->getName()
+                   << " has other users (would recompute)\n");
         continue;
       }
       if (broadcastsWholeReduction(op, operand, groups[it->second]))
@@ -217,9 +220,8 @@ struct FormDispatchRegionsPass
         numElements(op->getResult(0)) <= 1)
       return false;
     return llvm::any_of(group, [&](Operation *member) {
-      return llvm::any_of(member->getOperands(), [&](Value input) {
-        return numElements(input) > 1;
-      });
+      return llvm::any_of(member->getOperands(),
+                          [&](Value input) { return numElements(input) > 1; });
     });
   }
 
@@ -286,9 +288,8 @@ struct FormDispatchRegionsPass
       }
 
     OpBuilder builder(last);
-    auto region = DispatchRegionOp::create(builder, last->getLoc(),
-                                           last->getResultTypes(),
-                                           inputs.getArrayRef());
+    auto region = DispatchRegionOp::create(
+        builder, last->getLoc(), last->getResultTypes(), inputs.getArrayRef());
     Block &body = region.getBody().front();
     IRMapping mapping;
     for (auto [input, arg] : llvm::zip(inputs, body.getArguments()))

@@ -91,8 +91,8 @@ struct SqueezeOfTranspose : public OpRewritePattern<ReshapeOp> {
       return failure();
     auto transposedType = cast<RankedTensorType>(transpose.getType());
     auto inType = cast<RankedTensorType>(transpose.getInput().getType());
-    std::optional<SmallVector<int64_t>> dropped = squeezedDims(
-        transposedType.getShape(), reshape.getType().getShape());
+    std::optional<SmallVector<int64_t>> dropped =
+        squeezedDims(transposedType.getShape(), reshape.getType().getShape());
     if (!dropped || dropped->empty())
       return failure();
     ArrayRef<int64_t> perm = transpose.getPerm();

@@ -70,9 +70,9 @@ struct KMajorMatMulWeightsPass
     Value kMajor = ConstantOp::create(b, constant.getLoc(), *stored);
     // Part of the matmul's work, named by its node but holding none of its
     // ONNX values.
-    Value asOnnx = TransposeOp::create(b, withoutOnnxValues(matmul.getLoc()),
-                                       type, kMajor,
-                                       b.getDenseI64ArrayAttr({1, 0}));
+    Value asOnnx =
+        TransposeOp::create(b, withoutOnnxValues(matmul.getLoc()), type, kMajor,
+                            b.getDenseI64ArrayAttr({1, 0}));
     widen->setOperand(0, asOnnx);
     if (constant->use_empty())
       constant->erase();

@@ -73,11 +73,10 @@ TransposeOp tokensTranspose(ConvOp conv) {
   }
   auto reshape = dyn_cast_or_null<ReshapeOp>(user);
   auto outType = conv.getType();
-  if (!reshape || reshape.getType().getShape() !=
-                      ArrayRef<int64_t>{outType.getDimSize(0),
-                                        outType.getDimSize(1),
-                                        outType.getDimSize(2) *
-                                            outType.getDimSize(3)})
+  if (!reshape ||
+      reshape.getType().getShape() !=
+          ArrayRef<int64_t>{outType.getDimSize(0), outType.getDimSize(1),
+                            outType.getDimSize(2) * outType.getDimSize(3)})
     return nullptr;
   auto transpose = dyn_cast_or_null<TransposeOp>(onlyUser(reshape.getResult()));
   if (!transpose || transpose.getPerm() != ArrayRef<int64_t>{0, 2, 1})
@@ -107,10 +106,10 @@ struct PatchifyConv : public OpRewritePattern<ConvOp> {
                                           {n, c, rows, p, cols, q});
     // n: image, c: channel, u/v: patch row/column, b/a: row/column in the
     // patch (a sorts first: K), o: filter.
-    auto resultType =
-        transpose ? RankedTensorType::get({n, rows, cols, filters},
-                                          outType.getElementType())
-                  : outType;
+    auto resultType = transpose
+                          ? RankedTensorType::get({n, rows, cols, filters},
+                                                  outType.getElementType())
+                          : outType;
     // Only a result in the convolution's own shape and with its bias
     // claims its ONNX value (kiln-bisect compares by shape).
     Value bias = conv.getBias();
@@ -154,7 +153,8 @@ struct PatchifyConv : public OpRewritePattern<ConvOp> {
 };
 
 struct PatchifyConvsAsEinsumsPass
-    : public kiln::impl::PatchifyConvsAsEinsumsBase<PatchifyConvsAsEinsumsPass> {
+    : public kiln::impl::PatchifyConvsAsEinsumsBase<
+          PatchifyConvsAsEinsumsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<PatchifyConv>(&getContext());

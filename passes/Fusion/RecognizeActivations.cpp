@@ -102,7 +102,7 @@ bool isTanhGeluPolynomial(Value v, Value x) {
   auto add = v.getDefiningOp<AddOp>();
   if (!add)
     return false;
-  Value term = add.getLhs() == x ? add.getRhs()
+  Value term = add.getLhs() == x   ? add.getRhs()
                : add.getRhs() == x ? add.getLhs()
                                    : Value();
   if (!term || !term.getDefiningOp<MulOp>())

@@ -30,8 +30,7 @@ namespace {
 bool isLastDimMean(ReduceMeanOp mean, Value input) {
   int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
   return mean && mean.getInput() == input && mean.getKeepdims() &&
-         mean.getAxes() == ArrayRef<int64_t>{rank - 1} &&
-         mean->hasOneUse();
+         mean.getAxes() == ArrayRef<int64_t>{rank - 1} && mean->hasOneUse();
 }
 
 /// Every use of `v` is by one of `ops`.
@@ -95,9 +94,9 @@ struct FoldDecomposedLayerNorm : public OpRewritePattern<DivOp> {
         rewriter, loc, x, rewriter.getI64IntegerAttr(rank - 1),
         rewriter.getF32FloatAttr(float(*epsilon)));
     rewriter.replaceOp(div, layerNorm.getResult());
-    for (Operation *dead : {sqrt.getOperation(), add.getOperation(),
-                            variance.getOperation(), square,
-                            sub.getOperation(), mean.getOperation()})
+    for (Operation *dead :
+         {sqrt.getOperation(), add.getOperation(), variance.getOperation(),
+          square, sub.getOperation(), mean.getOperation()})
       rewriter.eraseOp(dead);
     return success();
   }

@@ -1,4 +1,5 @@
-//===- SpaceToDepthStridedConvs.cpp - strided first convs on few channels --===//
+//===- SpaceToDepthStridedConvs.cpp - strided first convs on few channels
+//--===//
 //
 // A network's first convolution reads the image's 3 channels with
 // overlapping windows at stride 2 (ResNet's 7x7, the 3x3 of MobileNet,
@@ -81,9 +82,9 @@ FailureOr<BlockedDim> blockDim(int64_t input, int64_t kernel, int64_t begin,
 }
 
 /// A 2-D convolution with static shapes, one group, no dilation, equal
-/// strides s >= 2, windows that overlap, whose input channels matrix instructions cannot take
-/// as K but whose blocks' channels (C*s*s) they can, and a float32
-/// constant weight.
+/// strides s >= 2, windows that overlap, whose input channels matrix
+/// instructions cannot take as K but whose blocks' channels (C*s*s) they can,
+/// and a float32 constant weight.
 bool isCandidate(ConvOp conv) {
   auto inType = conv.getInput().getType();
   auto wType = conv.getWeight().getType();
@@ -164,8 +165,8 @@ struct SpaceToDepthConv : public OpRewritePattern<ConvOp> {
     int64_t c = inType.getDimSize(1);
     int64_t walkedK = paddedMatrixK(c * s * s);
     int64_t paddedC = walkedK % (s * s) == 0 ? walkedK / (s * s) : c;
-    FailureOr<ElementsAttr> blockedWeight = blockWeight(
-        cast<ElementsAttr>(weights.getValue()), s, *h, *w, paddedC);
+    FailureOr<ElementsAttr> blockedWeight =
+        blockWeight(cast<ElementsAttr>(weights.getValue()), s, *h, *w, paddedC);
     if (failed(blockedWeight))
       return failure();
 
@@ -184,20 +185,21 @@ struct SpaceToDepthConv : public OpRewritePattern<ConvOp> {
     // [N, C, Hb, s, Wb, s] -> [N, C, s, s, Hb, Wb] -> [N, C*s*s, Hb, Wb].
     Value blocks = ReshapeOp::create(
         rewriter, loc,
-        RankedTensorType::get({n, paddedC, h->inputBlocks, s, w->inputBlocks, s},
-                              element),
+        RankedTensorType::get(
+            {n, paddedC, h->inputBlocks, s, w->inputBlocks, s}, element),
         input);
     Value stacked = TransposeOp::create(
         rewriter, loc,
-        RankedTensorType::get({n, paddedC, s, s, h->inputBlocks, w->inputBlocks},
-                              element),
+        RankedTensorType::get(
+            {n, paddedC, s, s, h->inputBlocks, w->inputBlocks}, element),
         blocks, rewriter.getDenseI64ArrayAttr({0, 1, 3, 5, 2, 4}));
     Value blockInput = ReshapeOp::create(
         rewriter, loc,
-        RankedTensorType::get({n, paddedC * s * s, h->inputBlocks, w->inputBlocks},
-                              element),
+        RankedTensorType::get(
+            {n, paddedC * s * s, h->inputBlocks, w->inputBlocks}, element),
         stacked);
-    Value weight = ConstantOp::create(rewriter, weights.getLoc(), *blockedWeight);
+    Value weight =
+        ConstantOp::create(rewriter, weights.getLoc(), *blockedWeight);
     // The result is the convolution's own (its ONNX value, for kiln-bisect).
     rewriter.replaceOpWithNewOp<ConvOp>(
         conv, outType, blockInput, weight, conv.getBias(),

@@ -109,8 +109,8 @@ struct SplitK : public OpRewritePattern<ConvOp> {
     int64_t window = 1;
     for (int64_t k : weight.getShape().drop_front(2))
       window *= k;
-    int64_t s = parts(conv.getType().getNumElements(), weight.getDimSize(1),
-                      window);
+    int64_t s =
+        parts(conv.getType().getNumElements(), weight.getDimSize(1), window);
     if (s == 1)
       return failure();
     Value sum = isPointwise(conv) ? splitPointwise(rewriter, conv, s)
@@ -169,10 +169,9 @@ struct SplitK : public OpRewritePattern<ConvOp> {
     llvm::append_range(imageParts, out.getShape());
     Value partImages = ReshapeOp::create(
         rewriter, partLoc, RankedTensorType::get(imageParts, f32), partial);
-    return ReduceSumOp::create(rewriter,
-                               conv.getBias() ? partLoc : conv.getLoc(), out,
-                               partImages, rewriter.getDenseI64ArrayAttr({0}),
-                               rewriter.getBoolAttr(false));
+    return ReduceSumOp::create(
+        rewriter, conv.getBias() ? partLoc : conv.getLoc(), out, partImages,
+        rewriter.getDenseI64ArrayAttr({0}), rewriter.getBoolAttr(false));
   }
 
   /// The grouped form over a rearranged constant weight; the sum over
@@ -188,7 +187,8 @@ struct SplitK : public OpRewritePattern<ConvOp> {
     SmallVector<int64_t> groupedShape(weight.getShape());
     groupedShape[0] = s * f;
     groupedShape[1] = c / s;
-    auto groupedType = RankedTensorType::get(groupedShape, weight.getElementType());
+    auto groupedType =
+        RankedTensorType::get(groupedShape, weight.getElementType());
     // Element (s*F + f, c', w) of the result is element (f, s*C/S + c', w)
     // of the source.
     int64_t part = c / s;
@@ -204,7 +204,8 @@ struct SplitK : public OpRewritePattern<ConvOp> {
     if (failed(grouped))
       return {};
     Location partLoc = withoutOnnxValues(conv.getLoc());
-    Value groupedWeight = ConstantOp::create(rewriter, constant.getLoc(), *grouped);
+    Value groupedWeight =
+        ConstantOp::create(rewriter, constant.getLoc(), *grouped);
     if (isWidened(conv.getWeight()))
       groupedWeight = CastOp::create(
           rewriter, partLoc,
@@ -225,10 +226,10 @@ struct SplitK : public OpRewritePattern<ConvOp> {
     partsShape.insert(partsShape.begin() + channelDim, s);
     Value parts = ReshapeOp::create(
         rewriter, partLoc, RankedTensorType::get(partsShape, f32), partial);
-    return ReduceSumOp::create(rewriter,
-                               conv.getBias() ? partLoc : conv.getLoc(), out,
-                               parts, rewriter.getDenseI64ArrayAttr({channelDim}),
-                               rewriter.getBoolAttr(false));
+    return ReduceSumOp::create(
+        rewriter, conv.getBias() ? partLoc : conv.getLoc(), out, parts,
+        rewriter.getDenseI64ArrayAttr({channelDim}),
+        rewriter.getBoolAttr(false));
   }
 
   int64_t minK, maxBlocks;

@@ -49,7 +49,8 @@ struct SplitPadding : public OpRewritePattern<ConvOp> {
     // prologue.
     Value source = conv.getInput();
     auto widen = source.getDefiningOp<CastOp>();
-    if (widen && !isa<FloatType>(getElementTypeOrSelf(widen.getInput().getType())))
+    if (widen &&
+        !isa<FloatType>(getElementTypeOrSelf(widen.getInput().getType())))
       widen = nullptr;
     if (widen)
       source = widen.getInput();

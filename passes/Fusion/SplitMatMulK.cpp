@@ -140,7 +140,8 @@ struct SplitGemmK : public OpRewritePattern<GemmOp> {
 
   LogicalResult matchAndRewrite(GemmOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getTransA() || op.getTransB() || op.getAlpha().convertToFloat() != 1 ||
+    if (op.getTransA() || op.getTransB() ||
+        op.getAlpha().convertToFloat() != 1 ||
         (op.getC() && op.getBeta().convertToFloat() != 1) ||
         !KParts::takes(op.getA(), op.getB(), op.getType()))
       return failure();

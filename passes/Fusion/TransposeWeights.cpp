@@ -37,8 +37,7 @@ struct TransposeWeightsPass
   /// A's rows (M) are one.
   static bool hasOneRow(GemmOp gemm) {
     auto a = dyn_cast<RankedTensorType>(gemm.getA().getType());
-    return a && a.getRank() == 2 &&
-           a.getDimSize(gemm.getTransA() ? 1 : 0) == 1;
+    return a && a.getRank() == 2 && a.getDimSize(gemm.getTransA() ? 1 : 0) == 1;
   }
 
   void runOnOperation() override {
@@ -50,13 +49,14 @@ struct TransposeWeightsPass
       if (gemm.getTransB() == wantTransB || !weights || !type ||
           !type.hasStaticShape() || !type.getElementType().isF32())
         return;
-      FailureOr<ElementsAttr> transposed = permuteFloatConstant(
-          cast<ElementsAttr>(weights.getValue()), {1, 0},
-          wantTransB ? ".nk" : ".t");
+      FailureOr<ElementsAttr> transposed =
+          permuteFloatConstant(cast<ElementsAttr>(weights.getValue()), {1, 0},
+                               wantTransB ? ".nk" : ".t");
       if (failed(transposed))
         return;
       OpBuilder builder(gemm);
-      auto constant = ConstantOp::create(builder, weights.getLoc(), *transposed);
+      auto constant =
+          ConstantOp::create(builder, weights.getLoc(), *transposed);
       gemm.getBMutable().assign(constant);
       gemm.setTransB(wantTransB);
       if (weights->use_empty())

@@ -43,14 +43,14 @@ DictionaryAttr comparedAttributes(func::FuncOp kernel) {
 /// A hash that equal kernels share: the function type, the compared
 /// attributes, and every op of the body (name, attributes, types) in order.
 llvm::hash_code kernelHash(func::FuncOp kernel) {
-  llvm::hash_code hash = llvm::hash_combine(kernel.getFunctionType(),
-                                            comparedAttributes(kernel));
+  llvm::hash_code hash =
+      llvm::hash_combine(kernel.getFunctionType(), comparedAttributes(kernel));
   kernel.getBody().walk([&](Operation *op) {
-    hash = llvm::hash_combine(
-        hash, OperationEquivalence::computeHash(
-                  op, OperationEquivalence::ignoreHashValue,
-                  OperationEquivalence::ignoreHashValue,
-                  OperationEquivalence::IgnoreLocations));
+    hash =
+        llvm::hash_combine(hash, OperationEquivalence::computeHash(
+                                     op, OperationEquivalence::ignoreHashValue,
+                                     OperationEquivalence::ignoreHashValue,
+                                     OperationEquivalence::IgnoreLocations));
   });
   return hash;
 }

@@ -155,9 +155,9 @@ struct OutlineDispatchesPass
     func::ReturnOp::create(builder, loc);
 
     OpBuilder host(region);
-    auto callee = SymbolRefAttr::get(
-        StringAttr::get(ctx, "kernels"),
-        {FlatSymbolRefAttr::get(func.getSymNameAttr())});
+    auto callee =
+        SymbolRefAttr::get(StringAttr::get(ctx, "kernels"),
+                           {FlatSymbolRefAttr::get(func.getSymNameAttr())});
     auto dispatch = DispatchOp::create(host, loc, region.getResultTypes(),
                                        callee, region.getInputs());
     dispatch->setAttr("kiln.onnx_values", builder.getArrayAttr(valueNames));

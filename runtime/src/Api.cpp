@@ -168,7 +168,7 @@ const char *kiln_status_string(kiln_status status) {
 }
 
 const char *kiln_dtype_name(kiln_dtype dtype) {
-  static const char *const names[] = {"f32", "f16", "bf16", "f64", "i8",
+  static const char *const names[] = {"f32", "f16", "bf16", "f64",  "i8",
                                       "u8",  "i32", "i64",  "bool", "i16",
                                       "u16", "u32", "u64"};
   unsigned i = unsigned(dtype);
@@ -196,9 +196,9 @@ kiln_status kiln_model_open_memory(const void *data, size_t size,
   return guarded([&] {
     AlignedBytes bytes = allocateAligned(size);
     if (!bytes)
-      return fail(KILN_ERROR_OUT_OF_MEMORY,
-                  "cannot allocate " + std::to_string(size) +
-                      " bytes for the artifact");
+      return fail(KILN_ERROR_OUT_OF_MEMORY, "cannot allocate " +
+                                                std::to_string(size) +
+                                                " bytes for the artifact");
     std::memcpy(bytes.get(), data, size);
     return openBytes(std::move(bytes), size, model);
   });
@@ -249,8 +249,7 @@ kiln_status kiln_model_dispatch_info(const kiln_model *model, int32_t index,
 }
 
 uint64_t kiln_model_dispatch_bytes(const kiln_model *model, int32_t index) {
-  if (!model || index < 0 ||
-      size_t(index) >= model->impl->dispatches().size())
+  if (!model || index < 0 || size_t(index) >= model->impl->dispatches().size())
     return 0;
   std::vector<uint32_t> bound = model->impl->dispatches()[index].bindings;
   std::sort(bound.begin(), bound.end());
@@ -346,8 +345,8 @@ kiln_status kiln_session_run_profiled(kiln_session *session,
 }
 
 kiln_status kiln_session_run_observed(kiln_session *session,
-                                     kiln_dispatch_observer observer,
-                                     void *user) {
+                                      kiln_dispatch_observer observer,
+                                      void *user) {
   if (!session || !observer)
     return nullArg(!session ? "session" : "observer");
   DispatchObserver observe = [&](size_t i) {
@@ -361,9 +360,8 @@ kiln_status kiln_session_dispatch_resources(const kiln_session *session,
                                             kiln_kernel_resources *resources) {
   if (!session || !resources)
     return nullArg(!session ? "session" : "resources");
-  return guarded([&] {
-    return session->impl->dispatchResources(dispatch, resources);
-  });
+  return guarded(
+      [&] { return session->impl->dispatchResources(dispatch, resources); });
 }
 
 kiln_status kiln_session_get_dispatch_result(kiln_session *session,

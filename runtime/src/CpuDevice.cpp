@@ -112,8 +112,8 @@ kiln_status CpuDevice::dispatchFailed(size_t index,
   }
   // Every dispatch recomputes its outputs from the inputs, which no kernel
   // writes, so the next run starts clean: the session stays usable.
-  return fail(code,
-              "dispatch " + std::to_string(index) + " (kernel '" + d.kernel +
-                  "', nodes " + quoteList(d.nodes) + ") failed: " + what +
-                  "; its outputs are undefined until a run succeeds");
+  return fail(code, "dispatch " + std::to_string(index) + " (kernel '" +
+                        d.kernel + "', nodes " + quoteList(d.nodes) +
+                        ") failed: " + what +
+                        "; its outputs are undefined until a run succeeds");
 }

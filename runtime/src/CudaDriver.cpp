@@ -26,11 +26,11 @@ struct Loaded {
 };
 
 template <typename Fn>
-bool resolve(GetProcAddressV2 v2, GetProcAddressV1 v1, const char *name,
-             Fn &fn, std::string &missing) {
+bool resolve(GetProcAddressV2 v2, GetProcAddressV1 v1, const char *name, Fn &fn,
+             std::string &missing) {
   void *p = nullptr;
-  Result r = v2 ? v2(name, &p, kApiVersion, 0, nullptr)
-                : v1(name, &p, kApiVersion, 0);
+  Result r =
+      v2 ? v2(name, &p, kApiVersion, 0, nullptr) : v1(name, &p, kApiVersion, 0);
   if (r != 0 || !p) {
     missing += missing.empty() ? name : std::string(", ") + name;
     return false;
@@ -50,8 +50,8 @@ Loaded load() {
   }
   auto v2 = reinterpret_cast<GetProcAddressV2>(
       ::dlsym(handle, "cuGetProcAddress_v2"));
-  auto v1 = reinterpret_cast<GetProcAddressV1>(
-      ::dlsym(handle, "cuGetProcAddress"));
+  auto v1 =
+      reinterpret_cast<GetProcAddressV1>(::dlsym(handle, "cuGetProcAddress"));
   if (!v2 && !v1) {
     l.error = "no CUDA driver: libcuda.so.1 has no cuGetProcAddress (driver "
               "older than CUDA 11.3)";

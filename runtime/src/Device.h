@@ -1,4 +1,5 @@
-//===- Device.h - where a session's buffers live and kernels run -*- C++ -*-===//
+//===- Device.h - where a session's buffers live and kernels run -*- C++
+//-*-===//
 //
 // A session runs on one device: the CPU (CpuDevice.cpp) or a GPU, NVIDIA's
 // through the CUDA driver or AMD's through HIP (GpuExecutor.cpp, one

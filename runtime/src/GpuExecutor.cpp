@@ -1,7 +1,7 @@
 //===- GpuExecutor.cpp - run a model's schedule on a GPU ------------------===//
 #include "GpuExecutor.h"
-#include "Status.h"
 #include "HipDriver.h"
+#include "Status.h"
 
 #include <cstring>
 
@@ -43,7 +43,7 @@ kiln_status GpuExecutor::check(cu::Result result, const std::string &what) {
 }
 
 kiln_status GpuExecutor::checkExecution(cu::Result result,
-                                         const std::string &what) {
+                                        const std::string &what) {
   kiln_status status = check(result, what);
   if (status != KILN_OK)
     deadReason_ = kiln_last_error();
@@ -58,7 +58,7 @@ cu::DevicePtr GpuExecutor::devicePointer(const BufferDesc &buffer) const {
 }
 
 kiln_status GpuExecutor::allocate(cu::DevicePtr &ptr, uint64_t bytes,
-                                   const char *what) {
+                                  const char *what) {
   if (cu::Result r = driver_->memAlloc(&ptr, std::max<uint64_t>(bytes, 1))) {
     size_t free = 0, total = 0;
     driver_->memGetInfo(&free, &total);
@@ -74,8 +74,8 @@ kiln_status GpuExecutor::allocate(cu::DevicePtr &ptr, uint64_t bytes,
 
 kiln_status GpuExecutor::init() {
   std::string error;
-  driver_ = api_ == GpuApi::Cuda ? cu::loadDriver(error)
-                                 : hip::loadDriver(error);
+  driver_ =
+      api_ == GpuApi::Cuda ? cu::loadDriver(error) : hip::loadDriver(error);
   if (!driver_)
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE, error);
   const cu::Driver &d = *driver_;
@@ -106,18 +106,18 @@ kiln_status GpuExecutor::init() {
   if (kiln_status s = allocate(weights_, weightBytes, "weights"))
     return s;
   if (weightBytes > 0)
-    if (kiln_status s = check(d.memcpyHtoD(weights_, model_.weights(),
-                                           weightBytes),
-                              "uploading the weights"))
+    if (kiln_status s =
+            check(d.memcpyHtoD(weights_, model_.weights(), weightBytes),
+                  "uploading the weights"))
       return s;
   if (model_.splatSize() > 0) {
     if (kiln_status s = allocate(splat_, model_.splatSize(), "splat weights"))
       return s;
     for (const BufferDesc &b : model_.buffers())
       if (b.kind == BufferDesc::Splat)
-        if (kiln_status s = check(d.memsetD32(splat_ + b.offset, b.splatBits,
-                                              b.size / 4),
-                                  "filling splat weights"))
+        if (kiln_status s =
+                check(d.memsetD32(splat_ + b.offset, b.splatBits, b.size / 4),
+                      "filling splat weights"))
           return s;
   }
   uint64_t stagingBytes = 0;
@@ -132,7 +132,8 @@ kiln_status GpuExecutor::init() {
   for (const TensorDesc &t : model_.outputs())
     outputSlots_.push_back(slot(t));
   void *pinned = nullptr;
-  if (cu::Result r = d.memAllocHost(&pinned, std::max<uint64_t>(stagingBytes, 1)))
+  if (cu::Result r =
+          d.memAllocHost(&pinned, std::max<uint64_t>(stagingBytes, 1)))
     return fail(KILN_ERROR_OUT_OF_MEMORY,
                 "cannot allocate " + std::to_string(stagingBytes) +
                     " bytes of pinned host memory for inputs and outputs: " +
@@ -160,7 +161,8 @@ kiln_status GpuExecutor::selectImage(const GpuImageDesc *&image) {
       return KILN_OK;
     }
     int version = std::atoi(candidate.chip.c_str() + 3);
-    if (candidate.format == "ptx" && version <= capability && version > bestPtx) {
+    if (candidate.format == "ptx" && version <= capability &&
+        version > bestPtx) {
       bestPtx = version;
       image = &candidate;
     }
@@ -203,13 +205,13 @@ kiln_status GpuExecutor::loadModule(const GpuImageDesc *&loaded) {
     refusals.push_back(cu::describe(*driver_, r));
   }
   if (candidates.size() == 1)
-    return fail(KILN_ERROR_KERNEL_LOAD,
-                "cannot load the " + available[0] + " image on " +
-                    deviceName_ + ": " + refusals[0]);
+    return fail(KILN_ERROR_KERNEL_LOAD, "cannot load the " + available[0] +
+                                            " image on " + deviceName_ + ": " +
+                                            refusals[0]);
   return fail(KILN_ERROR_KERNEL_LOAD,
               "no code object of the artifact loads on " + deviceName_ +
-                  " (it holds " + quoteList(available) + "; the last one: " +
-                  refusals.back() +
+                  " (it holds " + quoteList(available) +
+                  "; the last one: " + refusals.back() +
                   "): recompile with --target=rocm:CHIP for this GPU's chip "
                   "(rocminfo names it)");
 }
@@ -223,8 +225,8 @@ kiln_status GpuExecutor::loadKernels() {
     return s;
   for (const DispatchDesc &dispatch : dispatches) {
     cu::Function fn = nullptr;
-    if (cu::Result r = driver_->moduleGetFunction(&fn, module_,
-                                                  dispatch.kernel.c_str()))
+    if (cu::Result r =
+            driver_->moduleGetFunction(&fn, module_, dispatch.kernel.c_str()))
       return fail(KILN_ERROR_KERNEL_LOAD,
                   "kernel '" + dispatch.kernel + "' (ONNX nodes " +
                       quoteList(dispatch.nodes) + ") is not in the " +
@@ -250,8 +252,9 @@ kiln_status GpuExecutor::loadKernels() {
   return KILN_OK;
 }
 
-kiln_status GpuExecutor::allowDynamicSharedMemory(cu::Function fn,
-                                                  const DispatchDesc &dispatch) {
+kiln_status
+GpuExecutor::allowDynamicSharedMemory(cu::Function fn,
+                                      const DispatchDesc &dispatch) {
   uint32_t bytes = dispatch.dynamicWorkgroupMemory;
   if (bytes <= cu::kStaticSharedMemoryBytes || !driver_->funcSetAttribute)
     return KILN_OK;
@@ -270,8 +273,8 @@ kiln_status GpuExecutor::allowDynamicSharedMemory(cu::Function fn,
           fn, cu::kFuncAttrMaxDynamicSharedSizeBytes, int(bytes)))
     return fail(KILN_ERROR_KERNEL_LOAD,
                 "allowing " + kernel + " " + std::to_string(bytes) +
-                    " bytes of dynamic shared memory failed on " +
-                    deviceName_ + ": " + cu::describe(*driver_, r));
+                    " bytes of dynamic shared memory failed on " + deviceName_ +
+                    ": " + cu::describe(*driver_, r));
   return KILN_OK;
 }
 
@@ -323,9 +326,9 @@ kiln_status GpuExecutor::launch(size_t index) {
 
 kiln_status GpuExecutor::captureGraph() {
   const cu::Driver &d = *driver_;
-  if (kiln_status s = check(d.streamBeginCapture(stream_,
-                                                 cu::kCaptureModeThreadLocal),
-                            "starting graph capture"))
+  if (kiln_status s =
+          check(d.streamBeginCapture(stream_, cu::kCaptureModeThreadLocal),
+                "starting graph capture"))
     return s;
   for (size_t i = 0; i < functions_.size(); ++i)
     if (kiln_status s = launch(i)) {
@@ -336,12 +339,12 @@ kiln_status GpuExecutor::captureGraph() {
       return s;
     }
   cu::Graph graph = nullptr;
-  if (kiln_status s = check(d.streamEndCapture(stream_, &graph),
-                            "ending graph capture"))
+  if (kiln_status s =
+          check(d.streamEndCapture(stream_, &graph), "ending graph capture"))
     return s;
-  kiln_status s = check(d.graphInstantiateWithFlags(&graph_, graph, 0),
-                        std::string("instantiating the ") + apiName() +
-                            " graph");
+  kiln_status s =
+      check(d.graphInstantiateWithFlags(&graph_, graph, 0),
+            std::string("instantiating the ") + apiName() + " graph");
   d.graphDestroy(graph);
   return s;
 }
@@ -349,9 +352,9 @@ kiln_status GpuExecutor::captureGraph() {
 kiln_status GpuExecutor::readBuffer(uint32_t index, void *data, size_t bytes) {
   const cu::Driver &d = *driver_;
   const BufferDesc &b = model_.buffers()[index];
-  if (kiln_status s = check(d.memcpyDtoHAsync(data, devicePointer(b), bytes,
-                                              stream_),
-                            "copying a dispatch result to the host"))
+  if (kiln_status s =
+          check(d.memcpyDtoHAsync(data, devicePointer(b), bytes, stream_),
+                "copying a dispatch result to the host"))
     return s;
   return checkExecution(d.streamSynchronize(stream_),
                         "copying a dispatch result to the host");
@@ -364,8 +367,7 @@ kiln_status GpuExecutor::run(double *dispatchMs,
                 std::string("this ") + apiName() +
                     " session is unusable after a device fault in an "
                     "earlier run (" +
-                    deadReason_ +
-                    "); destroy it and create a new session");
+                    deadReason_ + "); destroy it and create a new session");
   const cu::Driver &d = *driver_;
   if (kiln_status s = check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"))
     return s;
@@ -420,9 +422,9 @@ kiln_status GpuExecutor::run(double *dispatchMs,
     if (!graph_)
       if (kiln_status s = captureGraph())
         return s;
-    if (kiln_status s = check(d.graphLaunch(graph_, stream_),
-                              std::string("launching the ") + apiName() +
-                                  " graph"))
+    if (kiln_status s =
+            check(d.graphLaunch(graph_, stream_),
+                  std::string("launching the ") + apiName() + " graph"))
       return s;
   }
   for (size_t i = 0; i < model_.outputs().size(); ++i) {

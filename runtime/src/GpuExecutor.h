@@ -12,10 +12,10 @@ namespace kiln {
 /// HIP's module API mirrors the CUDA driver's (HipDriver.h).
 enum class GpuApi { Cuda, Hip };
 
-/// The GPU device of one session (Device.h): the arena and the weights in device
-/// memory, the model's kernels loaded from the image for this GPU, kernel
-/// arguments built once, and the whole schedule captured into a graph on the
-/// first run and replayed afterwards. Inputs and outputs pass through one
+/// The GPU device of one session (Device.h): the arena and the weights in
+/// device memory, the model's kernels loaded from the image for this GPU,
+/// kernel arguments built once, and the whole schedule captured into a graph on
+/// the first run and replayed afterwards. Inputs and outputs pass through one
 /// pinned staging buffer. The same code drives NVIDIA GPUs through the CUDA
 /// driver and AMD GPUs through HIP.
 class GpuExecutor final : public Device {
@@ -79,9 +79,9 @@ private:
   cu::Module module_ = nullptr;
   cu::DevicePtr arena_ = 0, weights_ = 0, splat_ = 0;
   uint8_t *staging_ = nullptr;
-  std::vector<uint64_t> inputSlots_, outputSlots_; // offsets into staging_
-  std::vector<cu::Function> functions_;            // per dispatch
-  std::vector<kiln_kernel_resources> resources_;   // per dispatch
+  std::vector<uint64_t> inputSlots_, outputSlots_;   // offsets into staging_
+  std::vector<cu::Function> functions_;              // per dispatch
+  std::vector<kiln_kernel_resources> resources_;     // per dispatch
   std::vector<std::vector<cu::DevicePtr>> pointers_; // per dispatch
   std::vector<std::vector<void *>> params_;          // -> pointers_
   cu::GraphExec graph_ = nullptr;

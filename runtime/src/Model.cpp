@@ -143,14 +143,14 @@ kiln_status Model::readTensor(const fb::TensorInfo *t, const std::string &label,
   if (d.buffer >= buffers_.size())
     return fail(KILN_ERROR_INVALID_ARTIFACT,
                 label + " names buffer " + std::to_string(d.buffer) +
-                    " but the artifact has " +
-                    std::to_string(buffers_.size()) + " buffers");
+                    " but the artifact has " + std::to_string(buffers_.size()) +
+                    " buffers");
   const BufferDesc &buf = buffers_[d.buffer];
   if (bytes > buf.size)
     return fail(KILN_ERROR_INVALID_ARTIFACT,
-                label + " needs " + std::to_string(bytes) +
-                    " bytes but its " + "buffer " + std::to_string(d.buffer) +
-                    " holds " + std::to_string(buf.size));
+                label + " needs " + std::to_string(bytes) + " bytes but its " +
+                    "buffer " + std::to_string(d.buffer) + " holds " +
+                    std::to_string(buf.size));
   return KILN_OK;
 }
 

@@ -32,9 +32,7 @@ Session::Session(std::shared_ptr<const Model> model)
 
 Session::~Session() = default;
 
-int Session::numThreads() const {
-  return device_ ? device_->numThreads() : 0;
-}
+int Session::numThreads() const { return device_ ? device_->numThreads() : 0; }
 
 std::unique_ptr<Device> Session::createDevice(const std::string &device,
                                               int numThreads) const {
@@ -140,9 +138,8 @@ kiln_status Session::checkDispatchIndex(int dispatch) const {
   return KILN_OK;
 }
 
-kiln_status
-Session::dispatchResources(int dispatch,
-                           kiln_kernel_resources *resources) const {
+kiln_status Session::dispatchResources(int dispatch,
+                                       kiln_kernel_resources *resources) const {
   const auto &dispatches = model_->dispatches();
   if (kiln_status s = checkDispatchIndex(dispatch))
     return s;
@@ -162,8 +159,8 @@ kiln_status Session::getDispatchResult(int dispatch, int result, void *data,
   if (kiln_status s = checkDispatchIndex(dispatch))
     return s;
   const DispatchDesc &d = dispatches[dispatch];
-  std::string label = "dispatch " + std::to_string(dispatch) + " (kernel '" +
-                      d.kernel + "')";
+  std::string label =
+      "dispatch " + std::to_string(dispatch) + " (kernel '" + d.kernel + "')";
   // Later dispatches reuse the arena's bytes: a result is only what the
   // kernel wrote while the observer of that dispatch runs.
   if (observedDispatch_ != dispatch)

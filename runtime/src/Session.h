@@ -26,7 +26,8 @@ public:
   /// with `observer`, calls it after each dispatch, while that dispatch's
   /// results can be read with getDispatchResult (a non-OK status from it
   /// stops the run and is returned).
-  kiln_status run(double *dispatchMs, const DispatchObserver *observer = nullptr);
+  kiln_status run(double *dispatchMs,
+                  const DispatchObserver *observer = nullptr);
   kiln_status getOutput(int index, void *data, size_t bytes);
   kiln_status getDispatchResult(int dispatch, int result, void *data,
                                 size_t bytes);

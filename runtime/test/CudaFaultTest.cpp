@@ -8,9 +8,9 @@
 // scripts/gpu-check checks the numbers on a real GPU.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/runtime.h"
 #include "FakeDriver.h"
 #include "TestArtifact.h"
+#include "kiln/runtime.h"
 
 #include <gtest/gtest.h>
 
@@ -191,8 +191,9 @@ TEST_F(CudaFaults, EverySetupFailureIsReported) {
       {"cuMemcpyHtoD", 1, "uploading the weights failed"},
       {"cuMemAllocHost", 1, "bytes of pinned host memory"},
       {"cuModuleLoadData", 1, "cannot load the sm_90 ptx image"},
-      {"cuModuleGetFunction", 2, "kernel 'scale' (ONNX nodes 'Mul_1', "
-                                 "'Identity_2') is not in the sm_90 image"},
+      {"cuModuleGetFunction", 2,
+       "kernel 'scale' (ONNX nodes 'Mul_1', "
+       "'Identity_2') is not in the sm_90 image"},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(std::string(c.entry) + " #" + std::to_string(c.nth));
@@ -274,7 +275,8 @@ TEST_F(CudaFaults, DynamicSharedMemoryOverTheDeviceLimit) {
   spec.dispatches[1].dynamicWorkgroupMemory = 200 * 1024;
   fake->setSharedMemoryOptin(99 * 1024);
   std::vector<uint8_t> bytes = spec.build();
-  ASSERT_EQ(kiln_model_open_memory(bytes.data(), bytes.size(), &model), KILN_OK);
+  ASSERT_EQ(kiln_model_open_memory(bytes.data(), bytes.size(), &model),
+            KILN_OK);
   EXPECT_EQ(kiln_session_create(model, "cuda", nullptr, &session),
             KILN_ERROR_KERNEL_LOAD);
   EXPECT_TRUE(contains(lastError(),
@@ -289,7 +291,8 @@ TEST_F(CudaFaults, DynamicSharedMemoryRefused) {
   spec.dispatches[0].dynamicWorkgroupMemory = 96 * 1024;
   failNext("cuFuncSetAttribute", kInvalidValue);
   std::vector<uint8_t> bytes = spec.build();
-  ASSERT_EQ(kiln_model_open_memory(bytes.data(), bytes.size(), &model), KILN_OK);
+  ASSERT_EQ(kiln_model_open_memory(bytes.data(), bytes.size(), &model),
+            KILN_OK);
   EXPECT_EQ(kiln_session_create(model, "cuda", nullptr, &session),
             KILN_ERROR_KERNEL_LOAD);
   EXPECT_TRUE(contains(lastError(), "allowing kernel 'add_one' (ONNX nodes "

@@ -2,11 +2,11 @@
 //
 // Built as libcuda.so.1 in its own folder (and, with KILN_FAKE_HIP, as
 // libamdhip64.so in another); tests that load it before the runtime looks
-// for a driver run the runtime's GPU device on a machine without a GPU. It implements the driver entry points the runtime resolves, with
-// device memory in host memory, and lets a test make any entry point fail
-// (once or "sticky", like a context that faulted) to check that every
-// driver failure becomes a clear error. Kernels are not executed: a launch
-// is only counted.
+// for a driver run the runtime's GPU device on a machine without a GPU. It
+// implements the driver entry points the runtime resolves, with device memory
+// in host memory, and lets a test make any entry point fail (once or "sticky",
+// like a context that faulted) to check that every driver failure becomes a
+// clear error. Kernels are not executed: a launch is only counted.
 //
 // Control functions for the tests (found with dlsym):
 //   kiln_fake_cuda_reset()                      forget faults and counters
@@ -66,7 +66,6 @@ constexpr Result kInvalidValue = 1;
 constexpr Result kOutOfMemory = 2;
 constexpr Result kInvalidImage = 200;
 constexpr Result kNotFound = 500;
-
 
 struct State {
   std::mutex mu;
@@ -246,8 +245,7 @@ Result cuMemsetD32(DevicePtr dst, unsigned value, size_t count) {
     p[i] = value;
   return kSuccess;
 }
-Result cuMemcpyHtoDAsync(DevicePtr dst, const void *src, size_t bytes,
-                         Stream) {
+Result cuMemcpyHtoDAsync(DevicePtr dst, const void *src, size_t bytes, Stream) {
   ENTER("cuMemcpyHtoDAsync");
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
   return kSuccess;
@@ -262,8 +260,10 @@ Result cuMemcpyDtoHAsync(void *dst, DevicePtr src, size_t bytes, Stream) {
 Result cuModuleLoadData(Module *module, const void *image) {
   ENTER("cuModuleLoadData");
   const char *text = static_cast<const char *>(image);
-  if (std::strncmp(text, ".version", 8) != 0 &&
-      std::strncmp(text, "\x7f" "ELF", 4) != 0)
+  if (std::strncmp(text, ".version", 8) != 0 && std::strncmp(text,
+                                                             "\x7f"
+                                                             "ELF",
+                                                             4) != 0)
     return kInvalidImage;
   *module = new CUmod_st{text};
   std::lock_guard<std::mutex> lock(state().mu);
@@ -520,9 +520,8 @@ const std::map<std::string, void *> &entryPoints() {
 
 extern "C" {
 
-__attribute__((visibility("default"))) Result
-cuGetProcAddress_v2(const char *name, void **pointer, int, uint64_t,
-                    int *status) {
+__attribute__((visibility("default"))) Result cuGetProcAddress_v2(
+    const char *name, void **pointer, int, uint64_t, int *status) {
   auto it = entryPoints().find(name);
   *pointer = it == entryPoints().end() ? nullptr : it->second;
   if (status)
@@ -602,7 +601,10 @@ HIP_EXPORT Result hipMemcpyDtoHAsync(void *dst, void *src, size_t bytes,
 HIP_EXPORT Result hipModuleLoadData(Module *module, const void *image) {
   const char *bytes = static_cast<const char *>(image);
   // The test's code objects are "\x7fELF" and the chip's name.
-  if (std::strncmp(bytes, "\x7f" "ELF", 4) == 0 &&
+  if (std::strncmp(bytes,
+                   "\x7f"
+                   "ELF",
+                   4) == 0 &&
       std::strncmp(bytes + 4, "gfx942", 6) != 0)
     return kNoBinaryForGpu;
   return cuModuleLoadData(module, image);
@@ -664,9 +666,7 @@ HIP_EXPORT Result hipEventDestroy(Event event) { return cuEventDestroy(event); }
 HIP_EXPORT const char *hipGetErrorName(Result r) {
   return r == kNoBinaryForGpu ? "hipErrorNoBinaryForGpu" : errorName(r);
 }
-HIP_EXPORT const char *hipGetErrorString(Result r) {
-  return "fake HIP error";
-}
+HIP_EXPORT const char *hipGetErrorString(Result r) { return "fake HIP error"; }
 #endif
 
 __attribute__((visibility("default"))) void kiln_fake_cuda_reset() {

@@ -35,7 +35,8 @@ inline FakeDriver loadFakeDriver(const char *path) {
   void *handle = ::dlopen(path, RTLD_NOW | RTLD_GLOBAL);
   if (!handle)
     return d;
-  d.reset = reinterpret_cast<void (*)()>(::dlsym(handle, "kiln_fake_cuda_reset"));
+  d.reset =
+      reinterpret_cast<void (*)()>(::dlsym(handle, "kiln_fake_cuda_reset"));
   d.fail = reinterpret_cast<void (*)(const char *, int, int, int)>(
       ::dlsym(handle, "kiln_fake_cuda_fail"));
   d.setMemory = reinterpret_cast<void (*)(uint64_t)>(

@@ -8,8 +8,8 @@
 // allocation failures, so it is separate from kiln-runtime-tests.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/runtime.h"
 #include "TestArtifact.h"
+#include "kiln/runtime.h"
 
 #include <gtest/gtest.h>
 
@@ -142,15 +142,14 @@ TEST(Faults, ArenaLargerThanMemory) {
   spec.arenaSize = uint64_t(1) << 50;
   kiln_model *model = nullptr;
   std::vector<uint8_t> bytes = spec.build();
-  ASSERT_EQ(kiln_model_open_memory(bytes.data(), bytes.size(), &model),
-            KILN_OK)
+  ASSERT_EQ(kiln_model_open_memory(bytes.data(), bytes.size(), &model), KILN_OK)
       << lastError();
   kiln_session *session = nullptr;
   EXPECT_EQ(kiln_session_create(model, "cpu", nullptr, &session),
             KILN_ERROR_OUT_OF_MEMORY);
   EXPECT_EQ(session, nullptr);
-  EXPECT_TRUE(contains(lastError(),
-                       "cannot allocate the 1125899906842624-byte arena"))
+  EXPECT_TRUE(
+      contains(lastError(), "cannot allocate the 1125899906842624-byte arena"))
       << lastError();
   kiln_model_close(model);
 }

@@ -7,9 +7,9 @@
 // failure); these tests cover what differs.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/runtime.h"
 #include "FakeDriver.h"
 #include "TestArtifact.h"
+#include "kiln/runtime.h"
 
 #include <gtest/gtest.h>
 
@@ -26,7 +26,9 @@ const FakeDriver *fakeHip() {
 
 /// A code object stand-in: the ELF magic and the chip it was built for.
 std::vector<uint8_t> codeObject(const std::string &chip) {
-  std::string bytes = "\x7f" "ELF" + chip;
+  std::string bytes = "\x7f"
+                      "ELF" +
+                      chip;
   return {bytes.begin(), bytes.end()};
 }
 
@@ -144,8 +146,8 @@ TEST_F(HipFaults, RocmArtifactsRunOnlyOnRocm) {
   for (const char *other : {"cpu", "cuda"}) {
     EXPECT_EQ(kiln_session_create(model, other, nullptr, &session),
               KILN_ERROR_UNSUPPORTED_DEVICE);
-    EXPECT_TRUE(contains(lastError(), "recompile with --target=" +
-                                          std::string(other)))
+    EXPECT_TRUE(
+        contains(lastError(), "recompile with --target=" + std::string(other)))
         << lastError();
   }
   ArtifactSpec ptx = rocmSpec();

@@ -187,8 +187,8 @@ kiln_status observeResults(kiln_session *session, int32_t dispatch,
                            void *user) {
   auto *observed = static_cast<Observed *>(user);
   std::vector<float> values(N);
-  kiln_status s = kiln_session_get_dispatch_result(
-      session, dispatch, 0, values.data(), kTensorBytes);
+  kiln_status s = kiln_session_get_dispatch_result(session, dispatch, 0,
+                                                   values.data(), kTensorBytes);
   if (s != KILN_OK)
     return s;
   observed->results.push_back(std::move(values));
@@ -437,9 +437,9 @@ TEST(RuntimeErrors, UnsupportedDevices) {
   for (const char *gpu : {"cuda", "rocm"}) {
     EXPECT_EQ(kiln_session_create(model, gpu, nullptr, &s),
               KILN_ERROR_UNSUPPORTED_DEVICE);
-    EXPECT_TRUE(contains(lastError(),
-                         std::string("cannot run on device '") + gpu +
-                             "'; recompile with --target=" + gpu))
+    EXPECT_TRUE(contains(lastError(), std::string("cannot run on device '") +
+                                          gpu +
+                                          "'; recompile with --target=" + gpu))
         << lastError();
   }
   EXPECT_EQ(kiln_session_create(model, "tpu", nullptr, &s),

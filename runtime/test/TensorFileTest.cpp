@@ -51,10 +51,10 @@ std::string npyHeader(const std::string &dict) {
 
 TEST(TensorFile, NpyRoundTripsEveryDtype) {
   const std::pair<kiln_dtype, size_t> types[] = {
-      {KILN_DTYPE_F32, 4}, {KILN_DTYPE_F16, 2}, {KILN_DTYPE_F64, 8},
-      {KILN_DTYPE_I8, 1},  {KILN_DTYPE_U8, 1},  {KILN_DTYPE_I32, 4},
+      {KILN_DTYPE_F32, 4}, {KILN_DTYPE_F16, 2},  {KILN_DTYPE_F64, 8},
+      {KILN_DTYPE_I8, 1},  {KILN_DTYPE_U8, 1},   {KILN_DTYPE_I32, 4},
       {KILN_DTYPE_I64, 8}, {KILN_DTYPE_BOOL, 1}, {KILN_DTYPE_I16, 2},
-      {KILN_DTYPE_U16, 2}, {KILN_DTYPE_U32, 4}, {KILN_DTYPE_U64, 8}};
+      {KILN_DTYPE_U16, 2}, {KILN_DTYPE_U32, 4},  {KILN_DTYPE_U64, 8}};
   for (auto [dtype, size] : types)
     for (std::vector<int64_t> shape :
          {std::vector<int64_t>{}, {7}, {2, 3, 4}, {0, 3}}) {

@@ -93,17 +93,17 @@ struct ArtifactSpec {
     };
     std::vector<flatbuffers::Offset<fb::Buffer>> bufs;
     for (const BufferSpec &s : buffers)
-      bufs.push_back(fb::CreateBuffer(b, s.kind, s.offset, s.size, s.splatBits));
+      bufs.push_back(
+          fb::CreateBuffer(b, s.kind, s.offset, s.size, s.splatBits));
     std::vector<flatbuffers::Offset<fb::Dispatch>> disps;
     for (const DispatchSpec &d : dispatches) {
       std::vector<flatbuffers::Offset<flatbuffers::String>> nodes;
       for (const std::string &n : d.nodes)
         nodes.push_back(b.CreateString(n));
       auto results = tensors(d.results);
-      disps.push_back(fb::CreateDispatchDirect(b, d.kernel.c_str(), &d.bindings,
-                                               d.workgroups, &nodes, 0, 1,
-                                               &results,
-                                               d.dynamicWorkgroupMemory));
+      disps.push_back(fb::CreateDispatchDirect(
+          b, d.kernel.c_str(), &d.bindings, d.workgroups, &nodes, 0, 1,
+          &results, d.dynamicWorkgroupMemory));
     }
     std::vector<flatbuffers::Offset<fb::GpuImage>> images;
     for (const GpuImageSpec &g : gpuImages)

@@ -6,9 +6,9 @@
 // verify would crash a later pass.
 //
 //===----------------------------------------------------------------------===//
+#include "MemoryFile.h"
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Import/OnnxImporter.h"
-#include "MemoryFile.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"

@@ -38,7 +38,8 @@ kiln_session *session() {
     const char *path = std::getenv("KILN_FUZZ_ARTIFACT");
     if (!path || kiln_model_open(path, &model) != KILN_OK ||
         kiln_session_create(model, "cpu", nullptr, &s) != KILN_OK) {
-      std::fprintf(stderr, "set KILN_FUZZ_ARTIFACT to a loadable artifact: %s\n",
+      std::fprintf(stderr,
+                   "set KILN_FUZZ_ARTIFACT to a loadable artifact: %s\n",
                    kiln_last_error());
       std::abort();
     }
@@ -60,7 +61,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int call = 0; call < 8 && in.size > 0; ++call) {
     uint8_t op = in.take<uint8_t>() % 3;
     if (op == 0) {
-      std::string name = in.take<uint8_t>() % 4 ? "x" : std::string(1, char(in.take<uint8_t>()));
+      std::string name = in.take<uint8_t>() % 4
+                             ? "x"
+                             : std::string(1, char(in.take<uint8_t>()));
       // Values 9..15 are no dtype, yet inside the enum's range (a C caller
       // can pass them; beyond 15 even the cast would be undefined in C++).
       auto dtype = kiln_dtype(in.take<uint8_t>() % 16);
@@ -78,11 +81,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
       size_t bytes = in.take<uint8_t>() % 4 ? 4096 : in.take<uint16_t>();
       int32_t index = in.take<int8_t>();
-      requireMessage(in.take<uint8_t>() % 2
-                         ? kiln_session_get_output(s, "y", buffer.data(),
-                                                   std::min(bytes, buffer.size()))
-                         : kiln_session_get_output_at(s, index, buffer.data(),
-                                                      std::min(bytes, buffer.size())));
+      requireMessage(
+          in.take<uint8_t>() % 2
+              ? kiln_session_get_output(s, "y", buffer.data(),
+                                        std::min(bytes, buffer.size()))
+              : kiln_session_get_output_at(s, index, buffer.data(),
+                                           std::min(bytes, buffer.size())));
     }
   }
   return 0;

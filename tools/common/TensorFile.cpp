@@ -85,12 +85,11 @@ struct NpyType {
   const char *descr;
   kiln_dtype dtype;
 };
-const NpyType kNpyTypes[] = {{"f4", KILN_DTYPE_F32}, {"f2", KILN_DTYPE_F16},
-                             {"f8", KILN_DTYPE_F64}, {"i1", KILN_DTYPE_I8},
-                             {"u1", KILN_DTYPE_U8},  {"i4", KILN_DTYPE_I32},
-                             {"i8", KILN_DTYPE_I64}, {"b1", KILN_DTYPE_BOOL},
-                             {"i2", KILN_DTYPE_I16}, {"u2", KILN_DTYPE_U16},
-                             {"u4", KILN_DTYPE_U32}, {"u8", KILN_DTYPE_U64}};
+const NpyType kNpyTypes[] = {
+    {"f4", KILN_DTYPE_F32}, {"f2", KILN_DTYPE_F16},  {"f8", KILN_DTYPE_F64},
+    {"i1", KILN_DTYPE_I8},  {"u1", KILN_DTYPE_U8},   {"i4", KILN_DTYPE_I32},
+    {"i8", KILN_DTYPE_I64}, {"b1", KILN_DTYPE_BOOL}, {"i2", KILN_DTYPE_I16},
+    {"u2", KILN_DTYPE_U16}, {"u4", KILN_DTYPE_U32},  {"u8", KILN_DTYPE_U64}};
 
 /// The text after `'key':` in a .npy header dict, or npos.
 size_t findValue(const std::string &header, const std::string &key) {
@@ -210,11 +209,10 @@ bool fromOnnxType(int32_t t, kiln_dtype &out) {
 
 int32_t toOnnxType(kiln_dtype t) {
   using TP = onnx::TensorProto;
-  static const int32_t types[] = {TP::FLOAT,  TP::FLOAT16, TP::BFLOAT16,
-                                  TP::DOUBLE, TP::INT8,    TP::UINT8,
-                                  TP::INT32,  TP::INT64,   TP::BOOL,
-                                  TP::INT16,  TP::UINT16,  TP::UINT32,
-                                  TP::UINT64};
+  static const int32_t types[] = {
+      TP::FLOAT,  TP::FLOAT16, TP::BFLOAT16, TP::DOUBLE, TP::INT8,
+      TP::UINT8,  TP::INT32,   TP::INT64,    TP::BOOL,   TP::INT16,
+      TP::UINT16, TP::UINT32,  TP::UINT64};
   return unsigned(t) < sizeof(types) / sizeof(types[0]) ? types[t]
                                                         : TP::UNDEFINED;
 }

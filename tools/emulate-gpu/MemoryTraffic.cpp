@@ -62,7 +62,8 @@ Traffic kiln::emulator::globalRequest(llvm::ArrayRef<LaneAccess> lanes) {
   llvm::sort(sectors);
   Traffic traffic;
   traffic.requests = 1;
-  traffic.transactions = std::unique(sectors.begin(), sectors.end()) - sectors.begin();
+  traffic.transactions =
+      std::unique(sectors.begin(), sectors.end()) - sectors.begin();
   traffic.bytes = distinctBytes(lanes);
   traffic.ideal = ceilDiv(traffic.bytes, kSectorBytes);
   return traffic;
@@ -79,8 +80,8 @@ Traffic kiln::emulator::workgroupRequest(llvm::ArrayRef<LaneAccess> lanes) {
   int64_t widest = 0;
   for (const LaneAccess &lane : lanes)
     widest = std::max(widest, lane.bytes);
-  int64_t phaseLanes =
-      std::max<int64_t>(1, kWavefrontBytes / std::max<int64_t>(widest, kBankBytes));
+  int64_t phaseLanes = std::max<int64_t>(
+      1, kWavefrontBytes / std::max<int64_t>(widest, kBankBytes));
   llvm::SmallDenseMap<int64_t, llvm::SmallVector<uint64_t, 32>> wordsByPhase;
   for (const LaneAccess &lane : lanes)
     for (uint64_t word = lane.address / kBankBytes;
@@ -167,7 +168,7 @@ namespace {
 /// "8.0 sectors each, 100% of their bytes used" / "4.00 wavefronts each,
 /// 1.00x the conflict-free count".
 void printKind(llvm::raw_ostream &os, MemorySpace space,
-                  const Traffic &traffic) {
+               const Traffic &traffic) {
   double each = double(traffic.transactions) / traffic.requests;
   os << traffic.requests << " requests, ";
   if (space == MemorySpace::Global)

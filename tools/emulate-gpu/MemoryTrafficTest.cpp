@@ -131,8 +131,9 @@ TEST(MemoryTraffic, LanesOfAWarpMatchByExecution) {
     for (int64_t thread = 0; thread < 64; ++thread)
       traffic.record(thread, 0, 4096 * execution + 4 * thread, 4);
   traffic.finishBlock();
-  EXPECT_EQ(printed(traffic), "k: memory: global loads 4 requests, 4.0 sectors each, 100% "
-                  "of their bytes used\n");
+  EXPECT_EQ(printed(traffic),
+            "k: memory: global loads 4 requests, 4.0 sectors each, 100% "
+            "of their bytes used\n");
 }
 
 TEST(MemoryTraffic, AdjacentAlignedAccessesJoinIntoOneVector) {
@@ -148,8 +149,9 @@ TEST(MemoryTraffic, AdjacentAlignedAccessesJoinIntoOneVector) {
     traffic.record(thread, 2, 4096 + 4 * thread, 4);
   }
   traffic.finishBlock();
-  EXPECT_EQ(printed(traffic), "k: memory: global loads 2 requests, 6.0 sectors each, 100% "
-                  "of their bytes used\n");
+  EXPECT_EQ(printed(traffic),
+            "k: memory: global loads 2 requests, 6.0 sectors each, 100% "
+            "of their bytes used\n");
 }
 
 TEST(MemoryTraffic, ASiteDoesNotJoinItselfOutsideUnrolledLoops) {
@@ -160,8 +162,9 @@ TEST(MemoryTraffic, ASiteDoesNotJoinItselfOutsideUnrolledLoops) {
     traffic.record(thread, 0, 8 * thread + 4, 4);
   }
   traffic.finishBlock();
-  EXPECT_EQ(printed(traffic), "k: memory: global loads 2 requests, 8.0 sectors each, 50% "
-                  "of their bytes used\n");
+  EXPECT_EQ(printed(traffic),
+            "k: memory: global loads 2 requests, 8.0 sectors each, 50% "
+            "of their bytes used\n");
 }
 
 } // namespace

@@ -1,7 +1,8 @@
 //===- ProxyFencesTest.cpp - rules of the async-proxy check ---------------===//
 //
-// What kiln-emulate-gpu --target=cuda:sm_90a lets a wgmma read: workgroup memory that
-// cp.async wrote only once the writing thread ran fence.proxy.async.
+// What kiln-emulate-gpu --target=cuda:sm_90a lets a wgmma read: workgroup
+// memory that cp.async wrote only once the writing thread ran
+// fence.proxy.async.
 //
 //===----------------------------------------------------------------------===//
 #include "ProxyFences.h"

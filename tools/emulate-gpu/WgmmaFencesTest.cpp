@@ -1,8 +1,9 @@
 //===- WgmmaFencesTest.cpp - rules of the wgmma.fence check ---------------===//
 //
-// What kiln-emulate-gpu --target=cuda:sm_90a lets a wgmma start on: accumulators passed
-// straight from the thread's previous wgmma, or anything once the thread
-// ran wgmma.fence since that wgmma (or since it started the block).
+// What kiln-emulate-gpu --target=cuda:sm_90a lets a wgmma start on:
+// accumulators passed straight from the thread's previous wgmma, or anything
+// once the thread ran wgmma.fence since that wgmma (or since it started the
+// block).
 //
 //===----------------------------------------------------------------------===//
 #include "WgmmaFences.h"

@@ -1,4 +1,5 @@
-//===- ArtifactWriter.h - the .kiln artifact ---------------------*- C++ -*-===//
+//===- ArtifactWriter.h - the .kiln artifact ---------------------*- C++
+//-*-===//
 #ifndef KILN_ARTIFACT_ARTIFACTWRITER_H
 #define KILN_ARTIFACT_ARTIFACTWRITER_H
 

@@ -43,7 +43,8 @@ parseEinsumEquation(llvm::StringRef equation, llvm::ArrayRef<int64_t> ranks,
 /// two operands disagree.
 mlir::FailureOr<std::map<char, int64_t>>
 einsumDimSizes(const EinsumSubscripts &subscripts,
-               llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes, std::string &error);
+               llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes,
+               std::string &error);
 
 /// True for kiln ops that compute each result element from the operand
 /// elements at the same (broadcast) position.

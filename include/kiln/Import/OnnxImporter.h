@@ -1,4 +1,5 @@
-//===- OnnxImporter.h - ONNX model → kiln dialect -----------------*- C++ -*-===//
+//===- OnnxImporter.h - ONNX model → kiln dialect -----------------*- C++
+//-*-===//
 #ifndef KILN_IMPORT_ONNXIMPORTER_H
 #define KILN_IMPORT_ONNXIMPORTER_H
 

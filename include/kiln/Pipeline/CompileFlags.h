@@ -1,9 +1,11 @@
-//===- CompileFlags.h - the compile options as command-line flags -*- C++ -*-===//
+//===- CompileFlags.h - the compile options as command-line flags -*- C++
+//-*-===//
 //
 // Every compile option is declared once, here, as an LLVM command-line flag:
 // kiln-compile and kiln-onnx-test take all of them, kiln-emulate-gpu the
 // target ones, and docs/flags.md is generated from the same table
-// (`kiln-compile --print-flag-reference`, checked by test/Tools/flags-doc.test).
+// (`kiln-compile --print-flag-reference`, checked by
+// test/Tools/flags-doc.test).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_PIPELINE_COMPILEFLAGS_H

@@ -51,8 +51,8 @@ mlir::LogicalResult compileModel(mlir::MLIRContext &context,
                                  CompileResult &result);
 
 /// Parses "name=1x3x224x224" (an empty dim list means a scalar).
-mlir::LogicalResult parseInputShape(llvm::StringRef spec, ImportOptions &options,
-                                    std::string &error);
+mlir::LogicalResult parseInputShape(llvm::StringRef spec,
+                                    ImportOptions &options, std::string &error);
 
 } // namespace kiln
 

@@ -1,4 +1,5 @@
-//===- DispatchGraph.h - the model graph with its kernels, as DOT -*- C++ -*-===//
+//===- DispatchGraph.h - the model graph with its kernels, as DOT -*- C++
+//-*-===//
 #ifndef KILN_PIPELINE_DISPATCHGRAPH_H
 #define KILN_PIPELINE_DISPATCHGRAPH_H
 

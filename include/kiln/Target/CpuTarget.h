@@ -1,4 +1,5 @@
-//===- CpuTarget.h - LLVM-dialect kernels → x86-64 shared object -*- C++ -*-===//
+//===- CpuTarget.h - LLVM-dialect kernels → x86-64 shared object -*- C++
+//-*-===//
 #ifndef KILN_TARGET_CPUTARGET_H
 #define KILN_TARGET_CPUTARGET_H
 
@@ -21,8 +22,8 @@ int64_t cpuVectorWidth(const CpuTargetOptions &options);
 /// Translates the kernels module (LLVM dialect only) to LLVM IR, optimizes it
 /// at O3, emits an object file and links it into an ELF shared object with
 /// lld. Returns the shared object's bytes.
-mlir::FailureOr<std::string> buildCpuKernelObject(mlir::ModuleOp kernels,
-                                                  const CpuTargetOptions &options);
+mlir::FailureOr<std::string>
+buildCpuKernelObject(mlir::ModuleOp kernels, const CpuTargetOptions &options);
 
 } // namespace kiln
 

@@ -1,4 +1,5 @@
-//===- CudaTarget.h - the cuda target: chips, toolkit, device images -*- C++ -*-===//
+//===- CudaTarget.h - the cuda target: chips, toolkit, device images -*- C++
+//-*-===//
 #ifndef KILN_TARGET_CUDATARGET_H
 #define KILN_TARGET_CUDATARGET_H
 
@@ -48,8 +49,8 @@ std::string findCudaToolkit(llvm::StringRef explicitPath);
 /// Serializes the kernels module's `gpu.module` (NVVM dialect, targets
 /// attached) into one image per chip: a cubin when `toolkit` is set, PTX
 /// for the driver to compile otherwise.
-mlir::FailureOr<std::vector<GpuImage>>
-buildCudaImages(mlir::ModuleOp kernels, llvm::StringRef toolkit);
+mlir::FailureOr<std::vector<GpuImage>> buildCudaImages(mlir::ModuleOp kernels,
+                                                       llvm::StringRef toolkit);
 
 } // namespace kiln
 

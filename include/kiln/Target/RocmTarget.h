@@ -1,4 +1,5 @@
-//===- RocmTarget.h - the rocm target: chips, device libs, hsaco -*- C++ -*-===//
+//===- RocmTarget.h - the rocm target: chips, device libs, hsaco -*- C++
+//-*-===//
 #ifndef KILN_TARGET_ROCMTARGET_H
 #define KILN_TARGET_ROCMTARGET_H
 
@@ -42,8 +43,8 @@ std::string findRocmToolkit(llvm::StringRef explicitPath,
 
 /// Serializes the kernels module's `gpu.module` (ROCDL dialect, targets
 /// attached) into one hsaco code object per chip.
-mlir::FailureOr<std::vector<GpuImage>>
-buildRocmImages(mlir::ModuleOp kernels, llvm::StringRef toolkit);
+mlir::FailureOr<std::vector<GpuImage>> buildRocmImages(mlir::ModuleOp kernels,
+                                                       llvm::StringRef toolkit);
 
 } // namespace kiln
 

@@ -65,8 +65,8 @@ struct TargetDescription {
 
 /// The target `options` ask for; an error names the bad target or chip and
 /// the supported ones.
-mlir::FailureOr<TargetDescription>
-describeTarget(const CompileOptions &options, std::string &error);
+mlir::FailureOr<TargetDescription> describeTarget(const CompileOptions &options,
+                                                  std::string &error);
 
 } // namespace kiln
 

@@ -75,11 +75,12 @@ struct AddCpuKernelAbiPass
     Location loc = impl.getLoc();
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
     auto i64 = b.getI64Type();
-    auto wrapperType = LLVM::LLVMFunctionType::get(
-        LLVM::LLVMVoidType::get(ctx), {ptrType, i64, i64});
+    auto wrapperType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                                   {ptrType, i64, i64});
     auto wrapper = LLVM::LLVMFuncOp::create(b, loc, name, wrapperType);
     // The artifact writer reads the kernel's metadata from the exported symbol.
-    for (StringRef attr : {"kiln.nodes", "kiln.workgroups", "kiln.flops", "kiln.tile"})
+    for (StringRef attr :
+         {"kiln.nodes", "kiln.workgroups", "kiln.flops", "kiln.tile"})
       if (Attribute value = impl->getAttr(attr))
         wrapper->setAttr(attr, value);
     Block *entry = wrapper.addEntryBlock(b);

@@ -21,8 +21,8 @@
 // (vector-width elements each, 16 floats: one AVX-512 register); the rows
 // are a matmul's M (the vector input is B) or a convolution's filters (the
 // vector input is the image, along its output width; a strided
-// convolution's inputs are loaded as one masked span and shuffled). Remainders of
-// either loop get narrower tiles of the same form. Contractions of other
+// convolution's inputs are loaded as one masked span and shuffled). Remainders
+// of either loop get narrower tiles of the same form. Contractions of other
 // forms (B transposed) keep their scalar loops.
 //
 //===----------------------------------------------------------------------===//
@@ -31,8 +31,8 @@
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/bit.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/bit.h"
 
 // Strided convolutions load the span of a tile's inputs and keep every
 // stride-th element; above this stride the span wastes too much.
@@ -92,8 +92,7 @@ kiln::matchVectorContraction(linalg::LinalgOp linalgOp) {
     return std::nullopt;
   AffineMap x = inputs[found], y = inputs[1 - found];
   ArrayRef<AffineExpr> xResults = x.getResults();
-  std::optional<int64_t> step =
-      stepOf(xResults.back(), vector, x.getNumDims());
+  std::optional<int64_t> step = stepOf(xResults.back(), vector, x.getNumDims());
   if (llvm::any_of(xResults.drop_back(),
                    [&](AffineExpr e) { return e.isFunctionOfDim(vector); }) ||
       !step || *step < 1 || *step > kMaxVectorStride)
@@ -208,8 +207,8 @@ struct ContractWithVectorRegistersPass
       func->setAttr("kiln.register_tile",
                     rewriter.getDenseI64ArrayAttr({rowTile, width}));
       Value accumulator = op.getDpsInits()[0];
-      for (Operation *replaced : {epilogue.getOperation(), op.getOperation(),
-                                  fill})
+      for (Operation *replaced :
+           {epilogue.getOperation(), op.getOperation(), fill})
         if (replaced)
           rewriter.eraseOp(replaced);
       if (auto alloc = accumulator.getDefiningOp<memref::AllocOp>())
@@ -287,9 +286,9 @@ struct ContractWithVectorRegistersPass
     if (body.getOperations().size() != 1 ||
         body.getTerminator()->getOperand(0) != body.getArgument(0) ||
         !getElementTypeOrSelf(input.getType()).isF32() ||
-        !loadablePerTile(input,
-                         copy.getMatchingIndexingMap(copy.getDpsInputOperand(0)),
-                         copy.getNumLoops() - 1))
+        !loadablePerTile(
+            input, copy.getMatchingIndexingMap(copy.getDpsInputOperand(0)),
+            copy.getNumLoops() - 1))
       return nullptr;
     return before;
   }
@@ -323,9 +322,8 @@ struct ContractWithVectorRegistersPass
     if (readsAccumulator != 1 || !body.getArguments().back().use_empty())
       return {};
     for (Operation &inner : body.without_terminator()) {
-      bool scalar = llvm::all_of(inner.getResultTypes(), [](Type t) {
-        return t.isIntOrFloat();
-      });
+      bool scalar = llvm::all_of(inner.getResultTypes(),
+                                 [](Type t) { return t.isIntOrFloat(); });
       if (!scalar || inner.getNumRegions() != 0 ||
           !(isa<arith::ConstantOp>(inner) ||
             inner.hasTrait<OpTrait::Elementwise>()))
@@ -336,23 +334,23 @@ struct ContractWithVectorRegistersPass
 
   /// The tile: up to two vectors wide along the vector loop (a power of
   /// two, or the whole loop when it is at most 8; see segmentsOf) and up to
-  /// `registerRows` rows: 8 x 2 accumulators, two loaded vectors and a broadcast
-  /// fit AVX-512's 32 vector registers.
+  /// `registerRows` rows: 8 x 2 accumulators, two loaded vectors and a
+  /// broadcast fit AVX-512's 32 vector registers.
   std::pair<int64_t, int64_t> tileOf(const VectorContractionLoops &loops) {
     int64_t extent = loops.ranges[loops.vector];
-    int64_t width =
-        extent <= 8 ? extent
-                    : int64_t(llvm::bit_floor(uint64_t(
-                          std::min<int64_t>(extent, 2 * vectorWidth))));
+    int64_t width = extent <= 8
+                        ? extent
+                        : int64_t(llvm::bit_floor(uint64_t(
+                              std::min<int64_t>(extent, 2 * vectorWidth))));
     int64_t rows = loops.rows >= 0 ? loops.ranges[loops.rows] : 1;
     return {std::min<int64_t>(rows, registerRows), width};
   }
 
   /// Replaces `op` by register tiles; returns the (full) tile's rows and
   /// width.
-  std::pair<int64_t, int64_t> emitContraction(RewriterBase &rewriter,
-                                              linalg::GenericOp op,
-                                              const VectorContractionLoops &loops) {
+  std::pair<int64_t, int64_t>
+  emitContraction(RewriterBase &rewriter, linalg::GenericOp op,
+                  const VectorContractionLoops &loops) {
     Location loc = op.getLoc();
     // Named copies: a lambda below captures them (structured bindings
     // cannot be captured in C++17).
@@ -482,18 +480,19 @@ struct ContractWithVectorRegistersPass
     Value x = op.getDpsInputs()[loops.vectorInput];
     Value y = op.getDpsInputs()[1 - loops.vectorInput];
     AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-    AffineMap xMap = op.getMatchingIndexingMap(
-        op.getDpsInputOperand(loops.vectorInput));
-    AffineMap yMap = op.getMatchingIndexingMap(
-        op.getDpsInputOperand(1 - loops.vectorInput));
+    AffineMap xMap =
+        op.getMatchingIndexingMap(op.getDpsInputOperand(loops.vectorInput));
+    AffineMap yMap =
+        op.getMatchingIndexingMap(op.getDpsInputOperand(1 - loops.vectorInput));
     // The row and block loops' values for each row and block of the tile.
     auto offsets = [&](Value first, int64_t count) {
       SmallVector<Value> values;
       for (int64_t i = 0; i < count; ++i)
-        values.push_back(i == 0 ? first
-                                : arith::AddIOp::create(
-                                      b, loc, first,
-                                      arith::ConstantIndexOp::create(b, loc, i)));
+        values.push_back(i == 0
+                             ? first
+                             : arith::AddIOp::create(
+                                   b, loc, first,
+                                   arith::ConstantIndexOp::create(b, loc, i)));
       return values;
     };
     SmallVector<Value> rowValues = offsets(row0, rowCount);
@@ -515,8 +514,8 @@ struct ContractWithVectorRegistersPass
       for (int64_t j = 0; j < blockCount; ++j) {
         atBlock(j);
         outIndices.push_back(indicesOf(b, loc, outMap, dims));
-        accumulators.push_back(initialAccumulator(
-            b, loc, out, outIndices.back(), accType));
+        accumulators.push_back(
+            initialAccumulator(b, loc, out, outIndices.back(), accType));
       }
     }
 
@@ -534,22 +533,23 @@ struct ContractWithVectorRegistersPass
           SmallVector<Value> xVectors;
           for (int64_t j = 0; j < blockCount; ++j) {
             atBlock(j);
-            xVectors.push_back(widen(
-                b, loc,
-                loadVector(b, loc, x, indicesOf(b, loc, xMap, dims), width,
-                           loops.vectorStride),
-                accType));
+            xVectors.push_back(
+                widen(b, loc,
+                      loadVector(b, loc, x, indicesOf(b, loc, xMap, dims),
+                                 width, loops.vectorStride),
+                      accType));
           }
           scf::ValueVector updated;
           for (int64_t i = 0; i < rowCount; ++i) {
             atRow(i);
-            Value scalar = widen(
-                b, loc,
-                memref::LoadOp::create(b, loc, y, indicesOf(b, loc, yMap, dims)),
-                f32);
+            Value scalar = widen(b, loc,
+                                 memref::LoadOp::create(
+                                     b, loc, y, indicesOf(b, loc, yMap, dims)),
+                                 f32);
             if (loops.scale)
               scalar = arith::MulFOp::create(b, loc, scalar, loops.scale);
-            Value broadcast = vector::BroadcastOp::create(b, loc, accType, scalar);
+            Value broadcast =
+                vector::BroadcastOp::create(b, loc, accType, scalar);
             for (int64_t j = 0; j < blockCount; ++j)
               updated.push_back(vector::FMAOp::create(
                   b, loc, xVectors[j], broadcast, accs[i * blockCount + j]));
@@ -625,9 +625,9 @@ struct ContractWithVectorRegistersPass
       }
       for (Value operand : inner.getOperands())
         if (!mapping.contains(operand))
-          mapping.map(operand, vector::BroadcastOp::create(
-                                   b, loc, vectorOf(operand.getType()),
-                                   operand));
+          mapping.map(operand,
+                      vector::BroadcastOp::create(
+                          b, loc, vectorOf(operand.getType()), operand));
       Operation *clone = b.clone(inner, mapping);
       for (OpResult result : clone->getResults())
         result.setType(vectorOf(result.getType()));

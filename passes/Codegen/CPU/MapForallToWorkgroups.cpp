@@ -61,8 +61,7 @@ struct MapForallToWorkgroupsPass
     if (loops.size() != 1 || loops.front().getRank() != 1 ||
         writesArgumentsOutside(func, loops.front())) {
       // Not a clean partition: run the whole kernel as one workgroup.
-      func->setAttr("kiln.workgroups",
-                    IntegerAttr::get(grid.getType(), 1));
+      func->setAttr("kiln.workgroups", IntegerAttr::get(grid.getType(), 1));
       return;
     }
     mapToWorkgroupId(func, loops.front());

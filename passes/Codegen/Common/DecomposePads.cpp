@@ -86,8 +86,9 @@ struct PadOfNonEmptyUnitSlice : public OpRewritePattern<tensor::PadOp> {
         return rewriter.notifyMatchFailure(pad, "a dim may be padded");
     }
     SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
-        tileType.getShape(),
-        [&](int64_t size) -> OpFoldResult { return rewriter.getIndexAttr(size); });
+        tileType.getShape(), [&](int64_t size) -> OpFoldResult {
+          return rewriter.getIndexAttr(size);
+        });
     rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
         tile, tileType, slice.getSource(), slice.getMixedOffsets(), sizes,
         slice.getMixedStrides());

@@ -98,9 +98,10 @@ bool readsCollapsedGenericResult(OpOperand *use) {
     return false;
   if (auto producer = collapse.getSrc().getDefiningOp<linalg::GenericOp>()) {
     int64_t resultRank = producer.getRank(producer.getDpsInitOperand(0));
-    bool statistic = llvm::any_of(
-        producer.getDpsInputOperands(),
-        [&](OpOperand *input) { return producer.getRank(input) > resultRank; });
+    bool statistic =
+        llvm::any_of(producer.getDpsInputOperands(), [&](OpOperand *input) {
+          return producer.getRank(input) > resultRank;
+        });
     if (producer.getNumReductionLoops() > 0 && statistic)
       return false;
   }
@@ -151,7 +152,8 @@ void readInputsAs(PatternRewriter &rewriter, linalg::GenericOp op,
 /// instead: the upstream collapsing patterns take only projected
 /// permutations, and without the collapse the contraction could not be
 /// tiled with its epilogue (it ran whole, outside the kernel's forall).
-struct DropConstantIndexedUnitDims : public OpRewritePattern<linalg::GenericOp> {
+struct DropConstantIndexedUnitDims
+    : public OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(linalg::GenericOp op,
@@ -187,8 +189,8 @@ struct DropConstantIndexedUnitDims : public OpRewritePattern<linalg::GenericOp> 
           getReassociationIndicesForReshape(type, collapsedType);
       if (!groups)
         continue;
-      inputs[i] = tensor::CollapseShapeOp::create(rewriter, op.getLoc(),
-                                                  collapsedType, input, *groups);
+      inputs[i] = tensor::CollapseShapeOp::create(
+          rewriter, op.getLoc(), collapsedType, input, *groups);
       maps[i] = AffineMap::get(map.getNumDims(), 0, results, op.getContext());
       changed = true;
     }
@@ -230,8 +232,8 @@ struct ReadBroadcastExpandsDirectly
       if (!results)
         continue;
       inputs[i] = expand.getSrc();
-      maps[i] = AffineMap::get(maps[i].getNumDims(), 0, *results,
-                               op.getContext());
+      maps[i] =
+          AffineMap::get(maps[i].getNumDims(), 0, *results, op.getContext());
       changed = true;
     }
     if (!changed)
@@ -250,8 +252,7 @@ struct ReadBroadcastExpandsDirectly
     ArrayRef<int64_t> shape = expand.getResultType().getShape();
     SmallVector<AffineExpr> results;
     bool broadcast = false;
-    for (const ReassociationIndices &group :
-         expand.getReassociationIndices()) {
+    for (const ReassociationIndices &group : expand.getReassociationIndices()) {
       std::optional<AffineExpr> kept;
       for (int64_t d : group) {
         AffineExpr expr = map.getResult(d);
@@ -299,9 +300,9 @@ struct MaterializeThroughExpandedView
       return failure();
     auto viewType = MemRefType::get(collapse.getSrcType().getShape(),
                                     dest.getType().getElementType());
-    Value view = memref::ExpandShapeOp::create(
-        rewriter, op.getLoc(), viewType, dest,
-        collapse.getReassociationIndices());
+    Value view =
+        memref::ExpandShapeOp::create(rewriter, op.getLoc(), viewType, dest,
+                                      collapse.getReassociationIndices());
     writeThroughView(rewriter, op, collapse.getSrc(), view);
     return success();
   }
@@ -317,7 +318,8 @@ struct MaterializeThroughCollapsedView
                                 PatternRewriter &rewriter) const override {
     auto expand = op.getSource().getDefiningOp<tensor::ExpandShapeOp>();
     auto dest = dyn_cast<TypedValue<MemRefType>>(op.getDest());
-    if (!expand || !dest || !expand.getSrc().getDefiningOp<linalg::GenericOp>() ||
+    if (!expand || !dest ||
+        !expand.getSrc().getDefiningOp<linalg::GenericOp>() ||
         !memref::CollapseShapeOp::isGuaranteedCollapsible(
             dest.getType(), expand.getReassociationIndices()))
       return failure();
@@ -343,10 +345,10 @@ struct FoldExpandShapesIntoConsumersPass
           return readsCollapsedGenericResult(use) ||
                  expandsElementwiseInput(use);
         });
-    patterns.add<MaterializeThroughCollapsedView,
-                 MaterializeThroughExpandedView, DropConstantIndexedUnitDims,
-                 ReadBroadcastExpandsDirectly>(
-        &getContext());
+    patterns
+        .add<MaterializeThroughCollapsedView, MaterializeThroughExpandedView,
+             DropConstantIndexedUnitDims, ReadBroadcastExpandsDirectly>(
+            &getContext());
     // A collapse of an expand (an epilogue's unit dims dropped after the
     // contraction's were added back: MobileNetV3's squeeze-excitation
     // scale, [N, C, 1] -> [N, C, 1, 1] -> [N, C]) becomes one reshape of
@@ -354,8 +356,7 @@ struct FoldExpandShapesIntoConsumersPass
     // contraction stays outside the kernel's forall and runs serially.
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
                                                          &getContext());
-    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns,
-                                                       &getContext());
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, &getContext());
     // A long epilogue (--precision=f16 rounds and widens between each of
     // its ops) moves over one op per round: more rounds than the default
     // 10. Short of a fixpoint the IR is still valid, so no failure.

@@ -57,7 +57,8 @@ bool isDataMovementGeneric(Operation *op) {
   if (!generic || generic.getNumDpsInputs() != 1 ||
       generic.getNumReductionLoops() != 0)
     return false;
-  auto yield = cast<linalg::YieldOp>(generic.getRegion().front().getTerminator());
+  auto yield =
+      cast<linalg::YieldOp>(generic.getRegion().front().getTerminator());
   return yield.getNumOperands() == 1 &&
          yield.getOperand(0) == generic.getRegion().front().getArgument(0);
 }
@@ -72,9 +73,8 @@ struct GeneralizeTransposeIntoConsumer : OpRewritePattern<linalg::TransposeOp> {
     // Its consumer, or the expand_shape of a grouped convolution's weight
     // (which then moves ahead of it).
     Value result = transpose->getResult(0);
-    if (!result.hasOneUse() ||
-        !isa<linalg::GenericOp, tensor::ExpandShapeOp>(
-            *result.getUsers().begin()))
+    if (!result.hasOneUse() || !isa<linalg::GenericOp, tensor::ExpandShapeOp>(
+                                   *result.getUsers().begin()))
       return failure();
     return linalg::generalizeNamedOp(rewriter, transpose);
   }
@@ -138,17 +138,16 @@ struct FuseElementwiseProducersPass
     RewritePatternSet patterns(&getContext());
     patterns.add<CollapseBeforeWidening, GeneralizeTransposeIntoConsumer>(
         &getContext());
-    linalg::populateElementwiseOpsFusionPatterns(
-        patterns, [](OpOperand *use) {
-          Operation *producer = use->get().getDefiningOp();
-          if (isWideningGeneric(producer))
-            return isa<linalg::GenericOp>(use->getOwner());
-          // A transpose's consumer reads the transposed input instead,
-          // whatever its map: each element is still loaded once per use.
-          if (isDataMovementGeneric(producer) && use->get().hasOneUse())
-            return isa<linalg::GenericOp>(use->getOwner());
-          return isElementForElement(use);
-        });
+    linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *use) {
+      Operation *producer = use->get().getDefiningOp();
+      if (isWideningGeneric(producer))
+        return isa<linalg::GenericOp>(use->getOwner());
+      // A transpose's consumer reads the transposed input instead,
+      // whatever its map: each element is still loaded once per use.
+      if (isDataMovementGeneric(producer) && use->get().hasOneUse())
+        return isa<linalg::GenericOp>(use->getOwner());
+      return isElementForElement(use);
+    });
     // A grouped convolution reads its weight expanded to [G, F/G, ...]
     // (tensor.expand_shape): a transpose ahead of it (a stored layout)
     // takes the expanded shape itself, so that the fusion above can fold

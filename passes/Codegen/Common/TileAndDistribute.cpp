@@ -105,12 +105,12 @@ int64_t kernelFlops(func::FuncOp func) {
     // read's position checks, its choice of the padding value, a 16-bit
     // operand's widening).
     for (Operation &inner : op->getRegion(0).front().without_terminator())
-      scalarOps += isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()) &&
-                   !isa<arith::ConstantOp, arith::SelectOp, arith::ExtFOp,
-                        arith::TruncFOp>(inner) &&
-                   llvm::none_of(inner.getResultTypes(), [](Type t) {
-                     return t.isIndex() || t.isInteger(1);
-                   });
+      scalarOps +=
+          isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()) &&
+          !isa<arith::ConstantOp, arith::SelectOp, arith::ExtFOp,
+               arith::TruncFOp>(inner) &&
+          llvm::none_of(inner.getResultTypes(),
+                        [](Type t) { return t.isIndex() || t.isInteger(1); });
     flops += points * scalarOps;
   });
   return flops;
@@ -124,7 +124,8 @@ int64_t kernelWork(func::FuncOp func) {
     OpBuilder builder(op);
     int64_t points = 1;
     for (Range range : op.getIterationDomain(builder))
-      points *= std::max<int64_t>(getConstantIntValue(range.size).value_or(1), 1);
+      points *=
+          std::max<int64_t>(getConstantIntValue(range.size).value_or(1), 1);
     total += points;
   });
   return total;
@@ -164,8 +165,8 @@ void copyInputAccumulators(func::FuncOp func) {
 /// that the tile sizes divide are tiled as ForallOp tiling does.
 FailureOr<scf::SCFTilingOptions::CustomLoopHeaderInfo>
 shiftedLastTileLoop(RewriterBase &rewriter, Location loc,
-                    ArrayRef<Range> loopRanges, ArrayRef<OpFoldResult> tileSizes,
-                    ValueRange destinations) {
+                    ArrayRef<Range> loopRanges,
+                    ArrayRef<OpFoldResult> tileSizes, ValueRange destinations) {
   SmallVector<OpFoldResult> lowers, uppers, steps;
   for (auto [range, size] : llvm::zip_equal(loopRanges, tileSizes)) {
     if (isZeroInteger(size))
@@ -207,12 +208,12 @@ shiftedLastTileLoop(RewriterBase &rewriter, Location loc,
 }
 
 /// Inserts each tile's results into the forall's outputs.
-LogicalResult
-insertTilesInParallel(RewriterBase &rewriter, Location loc,
-                      ArrayRef<LoopLikeOpInterface> loops, ValueRange results,
-                      ArrayRef<SmallVector<OpFoldResult>> offsets,
-                      ArrayRef<SmallVector<OpFoldResult>> sizes,
-                      ValueRange destinations) {
+LogicalResult insertTilesInParallel(RewriterBase &rewriter, Location loc,
+                                    ArrayRef<LoopLikeOpInterface> loops,
+                                    ValueRange results,
+                                    ArrayRef<SmallVector<OpFoldResult>> offsets,
+                                    ArrayRef<SmallVector<OpFoldResult>> sizes,
+                                    ValueRange destinations) {
   LoopLikeOpInterface loop = loops.front();
   auto forall = cast<scf::ForallOp>(loop.getOperation());
   rewriter.setInsertionPointToEnd(forall.getTerminator().getBody());
@@ -314,9 +315,9 @@ struct PadBeforeWidening : public OpRewritePattern<tensor::PadOp> {
                                   rewriter.getFloatAttr(narrow, narrowed))
             .getResult(),
         /*nofold=*/false);
-    Value init = tensor::EmptyOp::create(rewriter, loc,
-                                         pad.getResultType().getShape(),
-                                         pad.getResultType().getElementType());
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, pad.getResultType().getShape(),
+                                pad.getResultType().getElementType());
     auto widened = linalg::GenericOp::create(
         rewriter, loc, pad.getResultType(), ValueRange{narrowPad},
         ValueRange{init}, widen.getIndexingMapsArray(),
@@ -347,12 +348,13 @@ LogicalResult tileAndFuse(TilingInterface root,
     options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::CustomOp)
         .setCustomLoopGenerationFns(shiftedLastTileLoop, insertTilesInParallel);
   else
-    options.tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    options.tilingOptions.setLoopType(
+        scf::SCFTilingOptions::LoopType::ForallOp);
   // Producers whose results are written through constant indices (a
   // reduction with keepdims) cannot be tiled; they run before the loop.
   options.setFusionControlFn(
-      [&](tensor::ExtractSliceOp, OpResult producer, bool)
-          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+      [&](tensor::ExtractSliceOp, OpResult producer,
+          bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
         if (!hasTileableResults(producer.getOwner()) ||
             (keepPadsWhole && isa<tensor::PadOp>(producer.getOwner())))
           return std::nullopt;
@@ -378,8 +380,9 @@ struct TileAndDistributePass
     if (!func->hasAttr("kiln.kernel"))
       return;
     int64_t workgroups = 1;
-    func->setAttr("kiln.flops", IntegerAttr::get(IntegerType::get(&getContext(), 64),
-                                                 kernelFlops(func)));
+    func->setAttr("kiln.flops",
+                  IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                   kernelFlops(func)));
     copyInputAccumulators(func);
     if (gpu) {
       RewritePatternSet patterns(&getContext());
@@ -394,9 +397,9 @@ struct TileAndDistributePass
       if (gpu)
         makeEmptyTensorsPerIteration(func);
     }
-    func->setAttr("kiln.workgroups",
-                  IntegerAttr::get(IntegerType::get(&getContext(), 64),
-                                   workgroups));
+    func->setAttr(
+        "kiln.workgroups",
+        IntegerAttr::get(IntegerType::get(&getContext(), 64), workgroups));
   }
 
   /// Tiles `root` along one parallel loop and fuses its producers; returns
@@ -433,7 +436,8 @@ struct TileAndDistributePass
     auto tileSizeFor = [&](int64_t extent, int64_t granularity, bool even) {
       int64_t wanted = std::min<int64_t>(
           {maxWorkgroups, extent,
-           std::max<int64_t>(1, total / std::max<int64_t>(1, minWorkPerWorkgroup))});
+           std::max<int64_t>(
+               1, total / std::max<int64_t>(1, minWorkPerWorkgroup))});
       int64_t size = (extent + wanted - 1) / wanted;
       return even ? evenTileSize(extent, size, granularity)
                   : std::min<int64_t>(extent, size);
@@ -540,16 +544,16 @@ struct TileAndDistributePass
     if (!rootOp || rootOp.getNumDpsInits() != 1)
       return std::nullopt;
     auto rootType = dyn_cast<ShapedType>(rootOp.getDpsInits()[0].getType());
-    AffineMap rootOut = rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
+    AffineMap rootOut =
+        rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
     if (!rootType || !rootOut.isProjectedPermutation())
       return std::nullopt;
     linalg::LinalgOp contraction;
     std::optional<VectorContractionLoops> loops;
     int found = 0;
     root->getParentOfType<func::FuncOp>().walk([&](linalg::LinalgOp op) {
-      auto type = dyn_cast<ShapedType>(op.getDpsInits().empty()
-                                           ? Type()
-                                           : op.getDpsInits()[0].getType());
+      auto type = dyn_cast<ShapedType>(
+          op.getDpsInits().empty() ? Type() : op.getDpsInits()[0].getType());
       if (!type || type.getShape() != rootType.getShape())
         return;
       if (auto match = matchVectorContraction(op)) {
@@ -662,7 +666,8 @@ struct TileAndDistributePass
       rootElements *= *getConstantIntValue(range.size);
     for (auto [i, type] : llvm::enumerate(iterators))
       if (type != utils::IteratorType::parallel)
-        rootElements /= std::max<int64_t>(1, *getConstantIntValue(domain[i].size));
+        rootElements /=
+            std::max<int64_t>(1, *getConstantIntValue(domain[i].size));
     // A contraction under a broadcast (a squeeze-excitation scale: a 1x1
     // convolution of the pooled map scaling every pixel) does not count
     // either: each thread computes the few outputs it scales.
@@ -705,7 +710,8 @@ struct TileAndDistributePass
     // walks it in a loop for one position of the innermost loop, so that
     // neighbouring threads read neighbouring elements and no thread keeps
     // a row of statistics on its stack.
-    llvm::SmallDenseSet<int64_t> reducedAxes = outerReducedAxes(root, innermost);
+    llvm::SmallDenseSet<int64_t> reducedAxes =
+        outerReducedAxes(root, innermost);
     auto leftWhole = [&](int64_t i) {
       if (!producerReduces)
         return false;
@@ -759,7 +765,8 @@ struct TileAndDistributePass
     if (!contractionType || !rootType ||
         contractionType.getShape() != rootType.getShape())
       return std::nullopt;
-    AffineMap rootOut = rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
+    AffineMap rootOut =
+        rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
     if (!rootOut.isProjectedPermutation() ||
         rootOut.getNumResults() != contractionType.getRank())
       return std::nullopt;
@@ -796,8 +803,8 @@ struct TileAndDistributePass
         return block.matrix && block.rows % matrixTile != 0;
       };
       if (rows && (!row || asked ||
-                   (rows->matrix && (!row->matrix ||
-                                     (padded(*row) && !padded(*rows)))) ||
+                   (rows->matrix &&
+                    (!row->matrix || (padded(*row) && !padded(*rows)))) ||
                    (rows->matrix == row->matrix &&
                     rows->blocks >= std::min(kMinMatrixBlocks, row->blocks)))) {
         sizes[rootLoop(loops->outMOuter)] = rows->rows / width;
@@ -915,9 +922,11 @@ struct TileAndDistributePass
     // block out (threadBlockThreads: 49 rows padded to 64 unless that
     // leaves fewer than a warp). --matrix-block, when it divides M and N
     // into blocks of 32 to 1024 threads.
-    if (matrixBlockRows > 0 && matrixBlockCols > 0 && m % matrixBlockRows == 0 &&
-        matrixBlockRows % rowQuantum == 0 && n % matrixBlockCols == 0 &&
-        threadBlockThreads(matrixBlockRows, matrixBlockCols) >= minBlockThreads &&
+    if (matrixBlockRows > 0 && matrixBlockCols > 0 &&
+        m % matrixBlockRows == 0 && matrixBlockRows % rowQuantum == 0 &&
+        n % matrixBlockCols == 0 &&
+        threadBlockThreads(matrixBlockRows, matrixBlockCols) >=
+            minBlockThreads &&
         threadBlockThreads(matrixBlockRows, matrixBlockCols) <= 1024)
       return std::pair<int64_t, int64_t>(matrixBlockRows, matrixBlockCols);
     int64_t rows = largestOf(m, rowQuantum), cols = largest(n);
@@ -926,11 +935,10 @@ struct TileAndDistributePass
       rows = shiftedSide(m, 16);
     if (cols == 0)
       cols = shiftedSide(n, 16);
-    if (rows == 0 || cols == 0 || threadBlockThreads(rows, cols) < minBlockThreads)
+    if (rows == 0 || cols == 0 ||
+        threadBlockThreads(rows, cols) < minBlockThreads)
       return std::nullopt;
-    auto blocks = [&] {
-      return blockCount(otherIterations, m, n, rows, cols);
-    };
+    auto blocks = [&] { return blockCount(otherIterations, m, n, rows, cols); };
     auto halvable = [&](int64_t side, int64_t other, bool isRows) {
       if (side % 2 != 0 || side / 2 < 8 ||
           (isRows && (side / 2) % rowQuantum != 0))
@@ -967,8 +975,7 @@ struct TileAndDistributePass
   /// 128x256 blocks against 0.322 ms in 128x128 ones (the 2026-12-04 GPU
   /// check; wgmma's 128x256 blocks ran 0.758 ms against 1.005).
   int64_t widestMatrixColumns(const MatrixContractionLoops &loops) const {
-    if (!wideMatrixBlocks || !loops.operandType ||
-        loops.operandType.isF32())
+    if (!wideMatrixBlocks || !loops.operandType || loops.operandType.isF32())
       return 128;
     int64_t reduction = loops.ranges[loops.k];
     for (int64_t dim : loops.window)
@@ -1069,8 +1076,8 @@ struct TileAndDistributePass
   /// whole convolution rows, shiftedWholeRowsBlock's. None when no block
   /// exists.
   std::optional<std::pair<int64_t, int64_t>>
-  matrixBlock(int64_t m, int64_t n, int64_t otherIterations,
-              int64_t rowQuantum, int64_t widestColumns) const {
+  matrixBlock(int64_t m, int64_t n, int64_t otherIterations, int64_t rowQuantum,
+              int64_t widestColumns) const {
     auto fits = [&](int64_t size, int64_t extent, int64_t quantum) {
       return size >= matrixTile && size % matrixTile == 0 &&
              extent % size == 0 && size % quantum == 0;
@@ -1120,8 +1127,7 @@ struct TileAndDistributePass
     // 256 columns only beside 128 rows (widestMatrixColumns); the halving
     // below takes the wider side first, back to 128x128 when 256 columns
     // leave too few blocks.
-    if (widestColumns >= 256 && rows == 128 && cols == 128 &&
-        fits(256, n, 1))
+    if (widestColumns >= 256 && rows == 128 && cols == 128 && fits(256, n, 1))
       cols = 256;
     bool padded = rows == 0;
     if (padded)
@@ -1158,9 +1164,7 @@ struct TileAndDistributePass
       cols = paddedCols ? paddedColumns(n, 64) : 64;
     if (cols == 0)
       return std::nullopt;
-    auto blocks = [&] {
-      return blockCount(otherIterations, m, n, rows, cols);
-    };
+    auto blocks = [&] { return blockCount(otherIterations, m, n, rows, cols); };
     while (blocks() < kMinMatrixBlocks) {
       // Halving padded rows (or shifted whole rows) may waste more of the
       // matrix tiles: columns first.
@@ -1240,7 +1244,8 @@ struct TileAndDistributePass
         if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1)
           return;
         auto type = dyn_cast<ShapedType>(op.getDpsInits()[0].getType());
-        if (type && type.hasStaticShape() && type.getNumElements() == rootElements) {
+        if (type && type.hasStaticShape() &&
+            type.getNumElements() == rootElements) {
           contraction = op;
           ++found;
         }
@@ -1271,7 +1276,8 @@ struct TileAndDistributePass
         contraction.getMatchingIndexingMap(contraction.getDpsInputOperand(0));
     AffineMap second =
         contraction.getMatchingIndexingMap(contraction.getDpsInputOperand(1));
-    AffineMap rootOut = rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
+    AffineMap rootOut =
+        rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
     if (contractionOut.getNumResults() != rootOut.getNumResults())
       return sizes;
     auto pick = [&](AffineMap uses, AffineMap excludes) {
@@ -1335,7 +1341,8 @@ struct TileAndDistributePass
           contraction.getDpsInputOperand(0)->get().getType());
     else if (!weight.isFunctionOfDim(channel.getPosition()))
       element = channelReadElement(contraction, channel.getPosition());
-    if (!element || !element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8)
+    if (!element || !element.isIntOrFloat() ||
+        element.getIntOrFloatBitWidth() < 8)
       return;
     int64_t run = kRunBits / element.getIntOrFloatBitWidth();
     if (contraction.getStaticLoopRanges()[channel.getPosition()] % run != 0)
@@ -1351,9 +1358,10 @@ struct TileAndDistributePass
   static Type channelReadElement(linalg::LinalgOp window, unsigned channel) {
     Type element;
     WalkResult walk = window->walk([&](tensor::ExtractOp read) {
-      auto index = read.getIndices().empty()
-                       ? nullptr
-                       : read.getIndices().back().getDefiningOp<linalg::IndexOp>();
+      auto index =
+          read.getIndices().empty()
+              ? nullptr
+              : read.getIndices().back().getDefiningOp<linalg::IndexOp>();
       Type type = read.getTensor().getType().getElementType();
       if (!index || index.getDim() != channel || (element && element != type))
         return WalkResult::interrupt();
@@ -1386,8 +1394,7 @@ struct TileAndDistributePass
       for (Value operand : op->getOperands())
         if (auto type = dyn_cast<ShapedType>(operand.getType()))
           widestBytes = std::max<int64_t>(
-              widestBytes,
-              llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+              widestBytes, llvm::divideCeil(type.getElementTypeBitWidth(), 8));
     });
     if (!kernelReduces)
       tile[innermost] = runDividing(extent, widestBytes, kMinVectorWidth);
@@ -1419,8 +1426,10 @@ struct TileAndDistributePass
     if (innermost < 0 || elementBits % 8 != 0 || type.isDynamicDim(innermost) ||
         llvm::any_of(tile, [](int64_t t) { return t > 1; }))
       return;
-    std::optional<int64_t> low = getConstantIntValue(pad.getMixedLowPad()[innermost]);
-    std::optional<int64_t> high = getConstantIntValue(pad.getMixedHighPad()[innermost]);
+    std::optional<int64_t> low =
+        getConstantIntValue(pad.getMixedLowPad()[innermost]);
+    std::optional<int64_t> high =
+        getConstantIntValue(pad.getMixedHighPad()[innermost]);
     if (low != 0 || high != 0)
       return;
     tile[innermost] = runDividing(type.getDimSize(innermost), elementBits / 8);
@@ -1438,7 +1447,8 @@ struct TileAndDistributePass
         perThread *= t;
       return outputs / perThread;
     };
-    for (int64_t i = int64_t(tile.size()) - 1; i >= 0 && threads() < minThreads; --i)
+    for (int64_t i = int64_t(tile.size()) - 1; i >= 0 && threads() < minThreads;
+         --i)
       tile[i] = 1;
   }
 

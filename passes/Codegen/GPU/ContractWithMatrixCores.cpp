@@ -156,7 +156,9 @@ kiln::matchMatrixContraction(linalg::LinalgOp linalgOp, bool allowFloat32) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic))
     return std::nullopt;
-  auto uses = [](AffineMap map, int64_t dim) { return map.isFunctionOfDim(dim); };
+  auto uses = [](AffineMap map, int64_t dim) {
+    return map.isFunctionOfDim(dim);
+  };
   // A matmul's loops of extent 1 are M or N only when no other is: its
   // result transposed from [1, S, N] to [S, 1, N] (ViT's attention
   // projections through kiln-fold-transposes-into-contractions) has M = S,
@@ -247,14 +249,16 @@ struct ContractWithMatrixCoresPass
     Value warpCol = warpRow;
     if (staged()) {
       Value warp = arith::DivUIOp::create(
-          rewriter, loc, gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x),
+          rewriter, loc,
+          gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x),
           arith::ConstantIndexOp::create(rewriter, loc, lanes()));
       auto scaled = [&](Value v, int64_t by) -> Value {
         return arith::MulIOp::create(
-            rewriter, loc, v, arith::ConstantIndexOp::create(rewriter, loc, by));
+            rewriter, loc, v,
+            arith::ConstantIndexOp::create(rewriter, loc, by));
       };
-      auto warpsAcross = arith::ConstantIndexOp::create(
-          rewriter, loc, tileN / warpCols);
+      auto warpsAcross =
+          arith::ConstantIndexOp::create(rewriter, loc, tileN / warpCols);
       warpRow = scaled(arith::DivUIOp::create(rewriter, loc, warp, warpsAcross),
                        warpRows);
       warpCol = scaled(arith::RemUIOp::create(rewriter, loc, warp, warpsAcross),
@@ -292,12 +296,11 @@ struct ContractWithMatrixCoresPass
       func->setAttr("kiln.warp_tile",
                     rewriter.getDenseI64ArrayAttr({warpRows, warpCols}));
     }
-    std::string instruction = arch != "nvidia" ? "mfma 16x16x16"
-                              : warpgroups
-                                  ? "wgmma m64n" + std::to_string(tileN) + "k16"
-                              : block->loops.operandType.isF32()
-                                  ? "mma.sync m16n8k8 tf32"
-                                  : "mma.sync m16n8k16";
+    std::string instruction =
+        arch != "nvidia" ? "mfma 16x16x16"
+        : warpgroups     ? "wgmma m64n" + std::to_string(tileN) + "k16"
+        : block->loops.operandType.isF32() ? "mma.sync m16n8k8 tf32"
+                                           : "mma.sync m16n8k16";
     func->setAttr("kiln.matrix_cores", rewriter.getStringAttr(instruction));
   }
 
@@ -363,8 +366,8 @@ struct ContractWithMatrixCoresPass
         memref::ExtractAlignedPointerAsIndexOp::create(b, loc, shared));
     OutputBlock::CoreMatrixStrides strides =
         block.coreMatrixStrides(input, stageK, kMajor);
-    int64_t fields = ((strides.leading >> 4) << 16) |
-                     ((strides.stride >> 4) << 32);
+    int64_t fields =
+        ((strides.leading >> 4) << 16) | ((strides.stride >> 4) << 32);
     Value base = arith::OrIOp::create(
         b, loc,
         arith::ShRUIOp::create(
@@ -374,9 +377,11 @@ struct ContractWithMatrixCoresPass
     // The view's offset (a stage of the set) and the core matrix's 16-byte
     // row, in 16-byte units.
     auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, shared);
-    int64_t perUnit = 16 / (block.loops.operandType.getIntOrFloatBitWidth() / 8);
+    int64_t perUnit =
+        16 / (block.loops.operandType.getIntOrFloatBitWidth() / 8);
     Value units = arith::AddIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, metadata.getOffset(), index(perUnit)),
+        b, loc,
+        arith::DivUIOp::create(b, loc, metadata.getOffset(), index(perUnit)),
         block.coreMatrixRow(b, loc, input, stageK, kMajor, tileIndex, k));
     return arith::AddIOp::create(
         b, loc, base,
@@ -390,12 +395,10 @@ struct ContractWithMatrixCoresPass
   /// wgmma.fence; the stage ends when all but the newest `inFlight` groups
   /// are done (its own, or the previous stage's: the pipeline refills a
   /// buffer only after a barrier that follows the wait for its group).
-  SmallVector<Value> emitWarpgroupStage(OpBuilder &b, Location loc,
-                                        OutputBlock &block,
-                                        std::array<bool, 2> kMajor,
-                                        Value sharedA, Value sharedB,
-                                        Value warpgroupRow, ValueRange accs,
-                                        int64_t inFlight) {
+  SmallVector<Value>
+  emitWarpgroupStage(OpBuilder &b, Location loc, OutputBlock &block,
+                     std::array<bool, 2> kMajor, Value sharedA, Value sharedB,
+                     Value warpgroupRow, ValueRange accs, int64_t inFlight) {
     Type f32 = b.getF32Type();
     int64_t registers = 4 * int64_t(accs.size());
     auto structType = LLVM::LLVMStructType::getLiteral(
@@ -421,8 +424,8 @@ struct ContractWithMatrixCoresPass
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     for (int64_t kk = 0; kk < stageK; kk += kTile) {
       Value k = arith::ConstantIndexOp::create(b, loc, kk);
-      Value descriptorA = matrixDescriptor(b, loc, block, 0, kMajor[0],
-                                           sharedA, warpgroupRow, k);
+      Value descriptorA = matrixDescriptor(b, loc, block, 0, kMajor[0], sharedA,
+                                           warpgroupRow, k);
       Value descriptorB =
           matrixDescriptor(b, loc, block, 1, kMajor[1], sharedB, zero, k);
       d = NVVM::WgmmaMmaAsyncOp::create(
@@ -485,10 +488,10 @@ struct ContractWithMatrixCoresPass
                        std::array<bool, 2> kMajor) const {
     // A wgmma group left running holds one buffer more.
     int64_t held = groupsInFlightAsked();
-    int64_t buffers = std::min(kMaxAsyncBuffers + held,
-                               workgroupMemoryBytes /
-                                   block.stageBytes(depth, kMajor,
-                                                    /*async=*/true));
+    int64_t buffers =
+        std::min(kMaxAsyncBuffers + held,
+                 workgroupMemoryBytes / block.stageBytes(depth, kMajor,
+                                                         /*async=*/true));
     int64_t stages = block.stageCount(depth);
     if (stages <= buffers)
       return stages;
@@ -586,9 +589,9 @@ struct ContractWithMatrixCoresPass
   ///   nvidia, m16n8k16 twice (columns 0-7, 8-15): g = lane / 4,
   ///     t = lane % 4; element [h][i][j] is (g + 8i, 8h + 2t + j).
   ///   amd, 16x16x16: element [i] is (4 * (lane / 16) + i, lane % 16).
-  SmallVector<OutputBlock::Position>
-  ownedPositions(OpBuilder &b, Location loc, Value lane, Value warpRow,
-                 Value warpCol) {
+  SmallVector<OutputBlock::Position> ownedPositions(OpBuilder &b, Location loc,
+                                                    Value lane, Value warpRow,
+                                                    Value warpCol) {
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -618,7 +621,8 @@ struct ContractWithMatrixCoresPass
     for (int64_t si = 0; si < subtileRows(); ++si)
       for (int64_t sj = 0; sj < subtileCols(); ++sj)
         for (auto [dr, dc] : offsets)
-          positions.push_back({add(row, kTile * si + dr), add(col, kTile * sj + dc)});
+          positions.push_back(
+              {add(row, kTile * si + dr), add(col, kTile * sj + dc)});
     return positions;
   }
 
@@ -717,9 +721,8 @@ struct ContractWithMatrixCoresPass
                                        std::array<bool, 2> kMajor,
                                        std::array<bool, 2> swizzled, Value lane,
                                        Type operandType) {
-    return [&b, loc, sharedA, sharedB, kMajor, swizzled, lane,
-            operandType](unsigned input, Value base,
-                         Value k0) -> SmallVector<Value> {
+    return [&b, loc, sharedA, sharedB, kMajor, swizzled, lane, operandType](
+               unsigned input, Value base, Value k0) -> SmallVector<Value> {
       auto c = [&](int64_t v) -> Value {
         return arith::ConstantIndexOp::create(b, loc, v);
       };
@@ -737,13 +740,12 @@ struct ContractWithMatrixCoresPass
           b, loc, k0, arith::MulIOp::create(b, loc, kGroup, c(8)));
       bool transpose = kMajor[input];
       SmallVector<Value> address =
-          transpose
-              ? SmallVector<Value>{arith::AddIOp::create(b, loc, kStart,
-                                                         rowInMatrix),
-                                   tileStart}
-              : SmallVector<Value>{arith::AddIOp::create(b, loc, tileStart,
-                                                         rowInMatrix),
-                                   kStart};
+          transpose ? SmallVector<Value>{arith::AddIOp::create(b, loc, kStart,
+                                                               rowInMatrix),
+                                         tileStart}
+                    : SmallVector<Value>{
+                          arith::AddIOp::create(b, loc, tileStart, rowInMatrix),
+                          kStart};
       Value shared = input == 0 ? sharedA : sharedB;
       if (swizzled[input])
         address[1] =
@@ -758,8 +760,7 @@ struct ContractWithMatrixCoresPass
       auto halfType = VectorType::get({2, 2}, operandType);
       SmallVector<Value> halves;
       for (int64_t h = 0; h < 2; ++h) {
-        Value half =
-            arith::ConstantOp::create(b, loc, b.getZeroAttr(halfType));
+        Value half = arith::ConstantOp::create(b, loc, b.getZeroAttr(halfType));
         for (int64_t r = 0; r < 2; ++r)
           half = vector::InsertOp::create(
               b, loc,
@@ -788,8 +789,7 @@ struct ContractWithMatrixCoresPass
     auto rowType = VectorType::get({shape[1]}, operandType);
     for (int64_t r = 0; r < shape[0]; ++r) {
       Value row = vector::FromElementsOp::create(
-          b, loc, rowType,
-          ArrayRef(values).slice(r * shape[1], shape[1]));
+          b, loc, rowType, ArrayRef(values).slice(r * shape[1], shape[1]));
       fragment = vector::InsertOp::create(b, loc, row, fragment, r);
     }
     return fragment;
@@ -807,8 +807,8 @@ struct ContractWithMatrixCoresPass
     auto packed = [&](Value fragment, int64_t rows) {
       SmallVector<Value> registers;
       for (int64_t r = 0; r < rows; ++r) {
-        Value pair = vector::ExtractOp::create(b, loc, fragment,
-                                               ArrayRef<int64_t>{r});
+        Value pair =
+            vector::ExtractOp::create(b, loc, fragment, ArrayRef<int64_t>{r});
         Value word = vector::BitCastOp::create(
             b, loc, VectorType::get({1}, b.getI32Type()), pair);
         registers.push_back(
@@ -818,8 +818,8 @@ struct ContractWithMatrixCoresPass
     };
     SmallVector<Value> c;
     for (int64_t i = 0; i < 4; ++i)
-      c.push_back(vector::ExtractOp::create(
-          b, loc, acc, ArrayRef<int64_t>{i / 2, i % 2}));
+      c.push_back(vector::ExtractOp::create(b, loc, acc,
+                                            ArrayRef<int64_t>{i / 2, i % 2}));
     Type f32 = b.getF32Type();
     auto resultType =
         LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
@@ -833,8 +833,8 @@ struct ContractWithMatrixCoresPass
     SmallVector<Value> elements;
     for (int64_t i = 0; i < 4; ++i)
       elements.push_back(LLVM::ExtractValueOp::create(b, loc, d, i));
-    return vector::FromElementsOp::create(
-        b, loc, VectorType::get({2, 2}, f32), elements);
+    return vector::FromElementsOp::create(b, loc, VectorType::get({2, 2}, f32),
+                                          elements);
   }
 
   /// The matrix instructions of one step along K (16; 8 for TF32) at `k0`
@@ -891,9 +891,9 @@ struct ContractWithMatrixCoresPass
         Value g = arith::DivUIOp::create(b, loc, lane, c(4));
         Value kt = arith::AddIOp::create(
             b, loc, k0,
-            arith::MulIOp::create(
-                b, loc, arith::RemUIOp::create(b, loc, lane, c(4)),
-                c(2 * pairs)));
+            arith::MulIOp::create(b, loc,
+                                  arith::RemUIOp::create(b, loc, lane, c(4)),
+                                  c(2 * pairs)));
         for (Value rowBase : rowBases) {
           Value row = arith::AddIOp::create(b, loc, rowBase, g);
           SmallVector<std::pair<Value, Value>> elements;
@@ -921,11 +921,11 @@ struct ContractWithMatrixCoresPass
         for (auto [sj, pair] : llvm::enumerate(bFragments))
           for (auto [h, bFragment] : llvm::enumerate(pair)) {
             Value acc = accs[2 * (si * subtileCols() + sj) + h];
-            next.push_back(isTf32 ? nvgpu::MmaSyncOp::create(
-                                        b, loc, a, bFragment, acc,
-                                        ArrayRef<int64_t>{16, 8, 8},
-                                        /*tf32Enabled=*/true)
-                                  : mmaSync(b, loc, a, bFragment, acc));
+            next.push_back(
+                isTf32 ? nvgpu::MmaSyncOp::create(b, loc, a, bFragment, acc,
+                                                  ArrayRef<int64_t>{16, 8, 8},
+                                                  /*tf32Enabled=*/true)
+                       : mmaSync(b, loc, a, bFragment, acc));
           }
       return next;
     }
@@ -934,8 +934,8 @@ struct ContractWithMatrixCoresPass
     Value column = arith::RemUIOp::create(b, loc, lane, c(16));
     Value kq = arith::AddIOp::create(
         b, loc, k0,
-        arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, lane, c(16)),
-                              c(4)));
+        arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, lane, c(16)), c(4)));
     auto fragmentAt = [&](unsigned input, Value base) {
       Value index = arith::AddIOp::create(b, loc, base, column);
       SmallVector<std::pair<Value, Value>> elements;
@@ -987,8 +987,9 @@ struct ContractWithMatrixCoresPass
       }
     } else {
       for (int64_t s = 0; s < int64_t(positions.size()) / 4; ++s)
-        accumulators.push_back(vector::FromElementsOp::create(
-            b, loc, VectorType::get({4}, f32), ArrayRef(initial).slice(4 * s, 4)));
+        accumulators.push_back(
+            vector::FromElementsOp::create(b, loc, VectorType::get({4}, f32),
+                                           ArrayRef(initial).slice(4 * s, 4)));
     }
 
     // The instruction's K, and the K of one loop iteration: one
@@ -1017,9 +1018,9 @@ struct ContractWithMatrixCoresPass
       if (pipeline)
         stageK = pipeline->first;
       int64_t inFlight =
-          pipeline ? matrixGroupsInFlight(pipeline->second,
-                                          block.stageCount(stageK))
-                   : 0;
+          pipeline
+              ? matrixGroupsInFlight(pipeline->second, block.stageCount(stageK))
+              : 0;
       // Buffers of 32- and 64-byte rows are swizzled instead of padded:
       // the cp.async pipeline's, and the register pipeline's where its
       // stores are whole 16-byte runs (ldmatrix reads either).
@@ -1034,42 +1035,40 @@ struct ContractWithMatrixCoresPass
           warpgroups
               ? arith::MulIOp::create(
                     b, loc,
-                    arith::DivUIOp::create(b, loc, thread,
-                                           c(4 * lanes())),
+                    arith::DivUIOp::create(b, loc, thread, c(4 * lanes())),
                     c(64))
                     .getResult()
               : Value();
-      auto computeStage =
-          [&](OpBuilder &b, Value sharedA, Value sharedB, ValueRange accs) {
-            if (warpgroups)
-              return emitWarpgroupStage(b, loc, block, kMajor, sharedA,
-                                        sharedB, warpgroupRow, accs,
-                                        inFlight);
-            auto fromStage = [&](unsigned input, Value tileIndex,
-                                 Value k) -> Value {
-              return memref::LoadOp::create(
-                  b, loc, input == 0 ? sharedA : sharedB,
-                  kMajor[input] ? ValueRange{k, tileIndex}
-                                : ValueRange{tileIndex, k});
-            };
-            FragmentLoader fragments;
-            if (ldmatrix)
-              fragments = ldmatrixLoader(b, loc, sharedA, sharedB, kMajor,
-                                         swizzled, lane, operandType);
-            SmallVector<Value> next(accs);
-            for (int64_t kk = 0; kk < stageK; kk += kStep)
-              next = emitMatrixStep(b, loc, fromStage, operandType, lane,
-                                    warpRow, warpCol, c(kk), next, fragments);
-            return next;
-          };
-      sums = pipeline ? block.emitAsyncStagedReductionLoop(
-                            b, loc, stageK, accumulators, thread, threads(),
-                            kMajor, pipeline->second, computeStage,
-                            inFlight)
-                      : block.emitStagedReductionLoop(
-                            b, loc, stageK, accumulators, thread, threads(),
-                            kMajor, computeStage, swizzled,
-                            /*tensorCores=*/true);
+      auto computeStage = [&](OpBuilder &b, Value sharedA, Value sharedB,
+                              ValueRange accs) {
+        if (warpgroups)
+          return emitWarpgroupStage(b, loc, block, kMajor, sharedA, sharedB,
+                                    warpgroupRow, accs, inFlight);
+        auto fromStage = [&](unsigned input, Value tileIndex,
+                             Value k) -> Value {
+          return memref::LoadOp::create(b, loc, input == 0 ? sharedA : sharedB,
+                                        kMajor[input]
+                                            ? ValueRange{k, tileIndex}
+                                            : ValueRange{tileIndex, k});
+        };
+        FragmentLoader fragments;
+        if (ldmatrix)
+          fragments = ldmatrixLoader(b, loc, sharedA, sharedB, kMajor, swizzled,
+                                     lane, operandType);
+        SmallVector<Value> next(accs);
+        for (int64_t kk = 0; kk < stageK; kk += kStep)
+          next = emitMatrixStep(b, loc, fromStage, operandType, lane, warpRow,
+                                warpCol, c(kk), next, fragments);
+        return next;
+      };
+      sums = pipeline
+                 ? block.emitAsyncStagedReductionLoop(
+                       b, loc, stageK, accumulators, thread, threads(), kMajor,
+                       pipeline->second, computeStage, inFlight)
+                 : block.emitStagedReductionLoop(b, loc, stageK, accumulators,
+                                                 thread, threads(), kMajor,
+                                                 computeStage, swizzled,
+                                                 /*tensorCores=*/true);
     } else {
       sums = block.emitReductionLoop(
           b, loc, kStep, accumulators,
@@ -1089,8 +1088,8 @@ struct ContractWithMatrixCoresPass
           nvidia ? vector::ExtractOp::create(
                        b, loc, sums[e / 4],
                        ArrayRef<int64_t>{int64_t(e % 4) / 2, int64_t(e % 2)})
-                 : vector::ExtractOp::create(b, loc, sums[e / 4],
-                                             ArrayRef<int64_t>{int64_t(e % 4)}));
+                 : vector::ExtractOp::create(
+                       b, loc, sums[e / 4], ArrayRef<int64_t>{int64_t(e % 4)}));
     if (exchange)
       elements = exchangeLanePairs(b, loc, lane, elements);
     block.storeResults(b, loc, storePositions, elements);

@@ -151,17 +151,17 @@ struct ContractWithThreadTilesPass
     SmallVector<OutputBlock::Position> positions;
     for (int64_t i = 0; i < rowsPerThread; ++i)
       for (int64_t j = 0; j < colsPerThread; ++j)
-        positions.push_back(
-            {offset(rewriter, loc, threadRow, tileOffset(i, rowRun, rowRunStride)),
-             offset(rewriter, loc, threadCol,
-                    tileOffset(j, colRun, colRunStride))});
+        positions.push_back({offset(rewriter, loc, threadRow,
+                                    tileOffset(i, rowRun, rowRunStride)),
+                             offset(rewriter, loc, threadCol,
+                                    tileOffset(j, colRun, colRunStride))});
     block->rewrite(rewriter, positions, [&](OpBuilder &b) {
       emitContraction(b, *block, thread, threadRow, threadCol, positions);
     });
     func->setAttr("kiln.lanes", rewriter.getI64IntegerAttr(threads()));
     func->setAttr("kiln.cooperative", rewriter.getUnitAttr());
-    func->setAttr("kiln.thread_tile",
-                  rewriter.getDenseI64ArrayAttr({rowsPerThread, colsPerThread}));
+    func->setAttr("kiln.thread_tile", rewriter.getDenseI64ArrayAttr(
+                                          {rowsPerThread, colsPerThread}));
   }
 
   /// Fewest and most threads of a block this pass builds.
@@ -210,7 +210,8 @@ struct ContractWithThreadTilesPass
         llvm::MaybeAlign(count * element.getIntOrFloatBitWidth() / 8));
     SmallVector<Value> values;
     for (int64_t i = 0; i < count; ++i) {
-      Value value = vector::ExtractOp::create(b, loc, run, ArrayRef<int64_t>{i});
+      Value value =
+          vector::ExtractOp::create(b, loc, run, ArrayRef<int64_t>{i});
       if (!element.isF32())
         value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
       values.push_back(value);
@@ -226,9 +227,9 @@ struct ContractWithThreadTilesPass
     SmallVector<Value> values;
     for (int64_t i = 0; i < count; i += run)
       llvm::append_range(
-          values, loadRun(b, loc, shared, k,
-                          offset(b, loc, first, tileOffset(i, run, stride)),
-                          run));
+          values,
+          loadRun(b, loc, shared, k,
+                  offset(b, loc, first, tileOffset(i, run, stride)), run));
     return values;
   }
 
@@ -245,10 +246,12 @@ struct ContractWithThreadTilesPass
           SmallVector<Value> next(accs);
           for (int64_t kk = 0; kk < stageK; ++kk) {
             Value k = arith::ConstantIndexOp::create(b, loc, kk);
-            SmallVector<Value> a = loadRuns(b, loc, sharedA, k, threadRow,
-                                            rowsPerThread, rowRun, rowRunStride);
-            SmallVector<Value> bs = loadRuns(b, loc, sharedB, k, threadCol,
-                                             colsPerThread, colRun, colRunStride);
+            SmallVector<Value> a =
+                loadRuns(b, loc, sharedA, k, threadRow, rowsPerThread, rowRun,
+                         rowRunStride);
+            SmallVector<Value> bs =
+                loadRuns(b, loc, sharedB, k, threadCol, colsPerThread, colRun,
+                         colRunStride);
             for (int64_t i = 0; i < rowsPerThread; ++i)
               for (int64_t j = 0; j < colsPerThread; ++j) {
                 Value &acc = next[i * colsPerThread + j];

@@ -141,9 +141,8 @@ struct GroupThreadAccessesPass
     SmallVector<scf::ForOp> loops;
     // Innermost first: an outer loop of one iteration around an unrolled
     // run becomes a run itself.
-    kernel.walk<WalkOrder::PostOrder>([&](scf::ForOp loop) {
-      loops.push_back(loop);
-    });
+    kernel.walk<WalkOrder::PostOrder>(
+        [&](scf::ForOp loop) { loops.push_back(loop); });
     for (scf::ForOp loop : loops) {
       Block *body = loop.getBody();
       if (!isThreadRunLoop(loop) ||

@@ -89,9 +89,9 @@ struct MapKernelsToGpuPass
   /// warp; always whole iterations.
   int64_t threadsFor(int64_t needed, int64_t lanes) const {
     int64_t unit = std::max<int64_t>(warpSize, lanes);
-    int64_t threads = std::clamp<int64_t>((needed + unit - 1) / unit * unit,
-                                          unit,
-                                          std::max<int64_t>(unit, threadsPerBlock));
+    int64_t threads =
+        std::clamp<int64_t>((needed + unit - 1) / unit * unit, unit,
+                            std::max<int64_t>(unit, threadsPerBlock));
     if ((needed + threads - 1) / threads >= minBlocks)
       return threads;
     return std::max<int64_t>(unit, needed / minBlocks / unit * unit);
@@ -132,16 +132,18 @@ struct MapKernelsToGpuPass
     for (BlockArgument arg : body.getArguments())
       if (isa<MemRefType>(arg.getType()))
         buffers.push_back(arg.getType());
-    for (BlockArgument arg : llvm::drop_begin(body.getArguments(), buffers.size()))
+    for (BlockArgument arg :
+         llvm::drop_begin(body.getArguments(), buffers.size()))
       if (!arg.use_empty())
         return func.emitError("GPU kernel uses its CPU workgroup arguments");
-    body.eraseArguments(buffers.size(), body.getNumArguments() - buffers.size());
+    body.eraseArguments(buffers.size(),
+                        body.getNumArguments() - buffers.size());
     passEmptyBuffersAsOneElement(rewriter, body, buffers);
 
     rewriter.setInsertionPointToEnd(gpuModule.getBody());
-    auto gpuFunc = gpu::GPUFuncOp::create(
-        rewriter, func.getLoc(), func.getName(),
-        rewriter.getFunctionType(buffers, {}));
+    auto gpuFunc =
+        gpu::GPUFuncOp::create(rewriter, func.getLoc(), func.getName(),
+                               rewriter.getFunctionType(buffers, {}));
     gpuFunc->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                      rewriter.getUnitAttr());
     gpuFunc.setKnownBlockSizeAttr(
@@ -285,7 +287,8 @@ struct MapKernelsToGpuPass
       return func.emitError("GPU kernel ")
              << func.getName() << " needs " << bytes
              << " bytes of workgroup memory, more than the "
-             << int64_t(workgroupMemoryBytes) << " a block may use on this target";
+             << int64_t(workgroupMemoryBytes)
+             << " a block may use on this target";
     for (memref::AllocOp alloc : allocs) {
       BlockArgument buffer =
           func.addWorkgroupAttribution(alloc.getType(), alloc.getLoc());
@@ -374,9 +377,9 @@ struct MapKernelsToGpuPass
       SmallVector<int64_t> strides(type.getRank(), 1);
       for (int64_t d = type.getRank() - 2; d >= 0; --d)
         strides[d] = strides[d + 1] * type.getDimSize(d + 1);
-      auto view = memref::ReinterpretCastOp::create(
-          rewriter, arg.getLoc(), type, arg, /*offset=*/0, type.getShape(),
-          strides);
+      auto view = memref::ReinterpretCastOp::create(rewriter, arg.getLoc(),
+                                                    type, arg, /*offset=*/0,
+                                                    type.getShape(), strides);
       rewriter.replaceAllUsesExcept(arg, view, view);
     }
   }
@@ -384,8 +387,8 @@ struct MapKernelsToGpuPass
   /// Replaces `forall` by its body, run by the thread (or the `lanes`
   /// consecutive threads) whose linear id is the iteration's row-major
   /// index; ids past `total` skip it.
-  void mapToThreads(IRRewriter &rewriter, scf::ForallOp forall,
-                    int64_t threads, int64_t total, int64_t lanes) {
+  void mapToThreads(IRRewriter &rewriter, scf::ForallOp forall, int64_t threads,
+                    int64_t total, int64_t lanes) {
     Location loc = forall.getLoc();
     rewriter.setInsertionPoint(forall);
     auto constant = [&](int64_t v) -> Value {
@@ -398,8 +401,8 @@ struct MapKernelsToGpuPass
         arith::MulIOp::create(rewriter, loc, block, constant(threads)), thread);
     if (lanes > 1)
       linear = arith::DivUIOp::create(rewriter, loc, linear, constant(lanes));
-    Value inRange = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
-                                          linear, constant(total));
+    Value inRange = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ult, linear, constant(total));
     auto guard = scf::IfOp::create(rewriter, loc, inRange, /*withElse=*/false);
     rewriter.setInsertionPointToStart(guard.thenBlock());
 
@@ -409,7 +412,8 @@ struct MapKernelsToGpuPass
     for (int64_t d = int64_t(counts.size()) - 1; d >= 0; --d) {
       Value index = rest;
       if (d > 0) {
-        index = arith::RemUIOp::create(rewriter, loc, rest, constant(counts[d]));
+        index =
+            arith::RemUIOp::create(rewriter, loc, rest, constant(counts[d]));
         rest = arith::DivUIOp::create(rewriter, loc, rest, constant(counts[d]));
       }
       int64_t lb = *getConstantIntValue(forall.getMixedLowerBound()[d]);

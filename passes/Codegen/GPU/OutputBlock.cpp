@@ -1,11 +1,11 @@
 //===- OutputBlock.cpp - one GPU block's share of a contraction ---------===//
 #include "OutputBlock.h"
 
-#include "mlir/IR/IRMapping.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <numeric>
@@ -92,8 +92,8 @@ static std::optional<OutputBlock::PaddedInput> matchPaddedInput(Value a) {
     } else if (auto view = dyn_cast<memref::SubViewOp>(user);
                view && !interior && copiedInto(view)) {
       interior = view;
-    } else if (!isa<memref::DeallocOp, memref::SubViewOp,
-                    memref::ExpandShapeOp, linalg::LinalgOp>(user)) {
+    } else if (!isa<memref::DeallocOp, memref::SubViewOp, memref::ExpandShapeOp,
+                    linalg::LinalgOp>(user)) {
       return std::nullopt;
     }
   }
@@ -189,8 +189,8 @@ std::optional<OutputBlock> OutputBlock::match(func::FuncOp func,
         !llvm::is_contained(loops->window, i) && extent != 1)
       return std::nullopt;
   block.rowWidth = loops->ranges[loops->m];
-  block.tileM = block.rowWidth *
-                (loops->mOuter >= 0 ? loops->ranges[loops->mOuter] : 1);
+  block.tileM =
+      block.rowWidth * (loops->mOuter >= 0 ? loops->ranges[loops->mOuter] : 1);
   block.tileN = loops->ranges[loops->n];
   block.validM = block.tileM;
   block.validN = block.tileN;
@@ -200,10 +200,10 @@ std::optional<OutputBlock> OutputBlock::match(func::FuncOp func,
   block.outM = loops->outM;
   block.outN = loops->outN;
   block.outMOuter = loops->outMOuter;
-  int64_t outRank = block.contraction
-                        .getMatchingIndexingMap(
-                            block.contraction.getDpsInitOperand(0))
-                        .getNumResults();
+  int64_t outRank =
+      block.contraction
+          .getMatchingIndexingMap(block.contraction.getDpsInitOperand(0))
+          .getNumResults();
   for (linalg::LinalgOp op : block.ops)
     if (op.getOperation() != block.contraction.getOperation() &&
         !block.tileLoopsOf(op, outRank))
@@ -353,16 +353,16 @@ OutputBlock::GlobalRead OutputBlock::readAt(OpBuilder &b, Location loc,
   Value linear = linearize(indices);
   if (largest)
     linear = arith::AddIOp::create(b, loc, linear, linearize(stagePart));
-  Value valid = largest ? windowMaskBit(b, loc, indices, stagePart, *largest,
-                                        paddedDims)
-                        : Value();
+  Value valid =
+      largest ? windowMaskBit(b, loc, indices, stagePart, *largest, paddedDims)
+              : Value();
   if (!valid) {
     // Inside the unpadded extent: one unsigned compare a dim (an index
     // before the padding is huge as unsigned).
     for (int64_t d : paddedDims)
-      valid = bothValid(b, loc, valid,
-                        isBelow(b, loc, add(indices[d], stagePart[d]),
-                                in.extent[d]));
+      valid = bothValid(
+          b, loc, valid,
+          isBelow(b, loc, add(indices[d], stagePart[d]), in.extent[d]));
   }
   // Outside, the first element instead (a load there reads memory).
   Value unclamped = linear;
@@ -402,13 +402,14 @@ Value OutputBlock::windowMaskBit(OpBuilder &b, Location loc,
     for (int64_t i = int64_t(paddedDims.size()) - 1; i >= 0; --i) {
       int64_t d = paddedDims[i], offset = rem % (largest[d] + 1);
       rem /= largest[d] + 1;
-      Value at = offset == 0 ? rest[d]
-                             : arith::AddIOp::create(b, loc, rest[d], c(offset))
-                                   .getResult();
+      Value at =
+          offset == 0
+              ? rest[d]
+              : arith::AddIOp::create(b, loc, rest[d], c(offset)).getResult();
       inside = bothValid(b, loc, inside, isBelow(b, loc, at, in.extent[d]));
     }
-    Value bit = arith::SelectOp::create(b, loc, inside, c32(int64_t(1) << s),
-                                        c32(0));
+    Value bit =
+        arith::SelectOp::create(b, loc, inside, c32(int64_t(1) << s), c32(0));
     mask = arith::OrIOp::create(b, loc, mask, bit);
   }
   // The stage's number, the same for the block's threads.
@@ -457,7 +458,8 @@ void OutputBlock::erasePaddedBuffer() {
   };
   for (Operation *user : llvm::make_early_inc_range(buffer.getUsers()))
     if (isa<memref::ExpandShapeOp>(user) ||
-        (isa<memref::SubViewOp>(user) && !copiedInto(cast<memref::SubViewOp>(user))))
+        (isa<memref::SubViewOp>(user) &&
+         !copiedInto(cast<memref::SubViewOp>(user))))
       if (eraseDeadViews(user->getResult(0)))
         user->erase();
   // What is left writes it (the fill, the interior's copy) or frees it.
@@ -548,11 +550,10 @@ bool OutputBlock::indexesTileElement(linalg::LinalgOp op, AffineMap map,
     return false;
   for (auto [r, expr] : llvm::enumerate(map.getResults())) {
     auto dim = dyn_cast<AffineDimExpr>(expr);
-    int64_t want = int64_t(r) == outM   ? tile.row
-                   : int64_t(r) == outN ? tile.col
-                   : outMOuter >= 0 && int64_t(r) == outMOuter
-                       ? tile.rowOuter
-                       : -1;
+    int64_t want = int64_t(r) == outM                          ? tile.row
+                   : int64_t(r) == outN                        ? tile.col
+                   : outMOuter >= 0 && int64_t(r) == outMOuter ? tile.rowOuter
+                                                               : -1;
     if (want >= 0 ? (!dim || int64_t(dim.getPosition()) != want)
                   : (dim && ranges[dim.getPosition()] != 1))
       return false;
@@ -749,11 +750,10 @@ OutputBlock::initialAccumulators(OpBuilder &b, Location loc,
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
   SmallVector<Value> initial;
   for (auto [e, position] : llvm::enumerate(positions))
-    initial.push_back(loops.scale
-                          ? zero
-                          : loadElement(b, loc, output,
-                                        outputIndices(b, loc, position), e,
-                                        tileElement));
+    initial.push_back(loops.scale ? zero
+                                  : loadElement(b, loc, output,
+                                                outputIndices(b, loc, position),
+                                                e, tileElement));
   return initial;
 }
 
@@ -856,7 +856,9 @@ static int64_t knownValueMultiple(Value value, int depth = 0) {
   Operation *op = value.getDefiningOp();
   if (!op || depth > 8)
     return 1;
-  auto of = [&](Value operand) { return knownValueMultiple(operand, depth + 1); };
+  auto of = [&](Value operand) {
+    return knownValueMultiple(operand, depth + 1);
+  };
   if (isa<arith::AddIOp, arith::SubIOp, arith::MinUIOp, arith::MinSIOp,
           arith::MaxUIOp, arith::MaxSIOp>(op))
     return std::gcd(of(op->getOperand(0)), of(op->getOperand(1)));
@@ -905,8 +907,7 @@ int64_t OutputBlock::stageRun(unsigned input, int64_t stageK) {
                 int64_t(fast.getPosition()) != loops.k))
     return 1;
   // Runs along M would cross from one output row into the next.
-  if (input == 0 && loops.mOuter >= 0 &&
-      int64_t(fast.getPosition()) == loops.m)
+  if (input == 0 && loops.mOuter >= 0 && int64_t(fast.getPosition()) == loops.m)
     return 1;
   int64_t fastExtent = int64_t(fast.getPosition()) == tileLoop
                            ? (input == 0 ? tileM : tileN)
@@ -945,8 +946,7 @@ int64_t OutputBlock::stageRun(unsigned input, int64_t stageK) {
     bool alongValidK =
         int64_t(fast.getPosition()) != loops.k || validK % run == 0;
     bool aligned = fastExtent % run == 0 && alongValidM && alongValidN &&
-                   alongValidK &&
-                   known % run == 0 &&
+                   alongValidK && known % run == 0 &&
                    llvm::all_of(ArrayRef(strides).drop_back(), [&](int64_t s) {
                      return !ShapedType::isDynamic(s) && s % run == 0;
                    });
@@ -985,10 +985,8 @@ OutputBlock::stageAt(OpBuilder &b, Location loc, Value stage, int64_t stepK) {
   return {k0, window};
 }
 
-bool OutputBlock::carriesStagePosition(int64_t stages,
-                                       bool tensorCores) const {
-  return tensorCores && !loops.window.empty() &&
-         stages <= kStagesPtxasUnrolls;
+bool OutputBlock::carriesStagePosition(int64_t stages, bool tensorCores) const {
+  return tensorCores && !loops.window.empty() && stages <= kStagesPtxasUnrolls;
 }
 
 SmallVector<Value>
@@ -1018,8 +1016,8 @@ SmallVector<Value> OutputBlock::nextStage(OpBuilder &b, Location loc,
     return arith::SelectOp::create(b, loc, wrap, c(0), value);
   };
   Value k0 = arith::AddIOp::create(b, loc, packed[0], c(stepK));
-  Value wrap = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k0,
-                                     c(tileK));
+  Value wrap =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, k0, c(tileK));
   SmallVector<Value> next = {wrapTo0(wrap, k0)};
   // Window values innermost first; the outermost is not wrapped (past the
   // last stage nobody reads it).
@@ -1139,8 +1137,8 @@ ValueRange OutputBlock::emitStagedReductionLoop(
                              ? loadBoth(ahead)
                              : loadBothAt(unpackStage(aheadPosition));
           shareA = a.size();
-          scf::YieldOp::create(
-              b, loc, llvm::to_vector(llvm::concat<Value>(a, bs)));
+          scf::YieldOp::create(b, loc,
+                               llvm::to_vector(llvm::concat<Value>(a, bs)));
         },
         [&](OpBuilder &, Location) {
           // The values carried in: stored again into a buffer nobody
@@ -1184,8 +1182,8 @@ ValueRange OutputBlock::emitStagedReductionLoop(
   int64_t begin = paired ? stages % 2 : 0;
   if (begin == 1)
     carried = emitStage(c(0), c(0), carried);
-  auto loop = scf::ForOp::create(b, loc, c(begin), c(stages), c(perIteration),
-                                 carried);
+  auto loop =
+      scf::ForOp::create(b, loc, c(begin), c(stages), c(perIteration), carried);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value first = loop.getInductionVar();
@@ -1224,10 +1222,11 @@ bool OutputBlock::stageCopiesAsync(unsigned input, int64_t stageK,
          operandContiguousAlongTile(input) == kMajor && runs % threads == 0;
 }
 
-SmallVector<Value> OutputBlock::issueAsyncStageCopies(
-    OpBuilder &b, Location loc, unsigned input, const WindowValues &window,
-    Value k0, int64_t stageK, Value thread, int64_t threads, Value shared,
-    bool kMajor) {
+SmallVector<Value>
+OutputBlock::issueAsyncStageCopies(OpBuilder &b, Location loc, unsigned input,
+                                   const WindowValues &window, Value k0,
+                                   int64_t stageK, Value thread,
+                                   int64_t threads, Value shared, bool kMajor) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -1251,8 +1250,7 @@ SmallVector<Value> OutputBlock::issueAsyncStageCopies(
     at.push_back({loops.k, kAt});
     if (!origin)
       llvm::append_range(at, window);
-    GlobalRead read =
-        readAt(b, loc, input, source, indicesAt(b, loc, map, at));
+    GlobalRead read = readAt(b, loc, input, source, indicesAt(b, loc, map, at));
     // Past a padded K, and in a padded input's padding, the copy reads no
     // source bytes and zero-fills.
     Value sourceElements;
@@ -1313,13 +1311,13 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
   auto copyStageAt = [&](const std::pair<Value, WindowValues> &position,
                          Value which) -> Value {
     auto &[k0, window] = position;
-    SmallVector<Value> tokens = issueAsyncStageCopies(
-        b, loc, 0, window, k0, stageK, thread, threads,
-        stageBuffer(b, loc, setA, which), kMajor[0]);
-    llvm::append_range(tokens, issueAsyncStageCopies(
-                                   b, loc, 1, window, k0, stageK, thread,
-                                   threads, stageBuffer(b, loc, setB, which),
-                                   kMajor[1]));
+    SmallVector<Value> tokens =
+        issueAsyncStageCopies(b, loc, 0, window, k0, stageK, thread, threads,
+                              stageBuffer(b, loc, setA, which), kMajor[0]);
+    llvm::append_range(
+        tokens,
+        issueAsyncStageCopies(b, loc, 1, window, k0, stageK, thread, threads,
+                              stageBuffer(b, loc, setB, which), kMajor[1]));
     return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType, tokens);
   };
   auto copyStage = [&](Value stage, Value which) -> Value {
@@ -1339,11 +1337,10 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, stage,
                               c(stages)),
         [&](OpBuilder &, Location) {
-          scf::YieldOp::create(
-              b, loc,
-              position.empty()
-                  ? copyStage(stage, which)
-                  : copyStageAt(unpackStage(position), which));
+          scf::YieldOp::create(b, loc,
+                               position.empty()
+                                   ? copyStage(stage, which)
+                                   : copyStageAt(unpackStage(position), which));
         },
         [&](OpBuilder &, Location) {
           scf::YieldOp::create(b, loc, emptyGroup());
@@ -1408,9 +1405,8 @@ ValueRange OutputBlock::emitAsyncStagedReductionLoop(
     if (refills) {
       Value refilled = arith::AddIOp::create(b, loc, stage, c(ahead));
       Value refilledWhich =
-          carriesBuffers
-              ? toIndex(iterArgs.back())
-              : arith::RemUIOp::create(b, loc, refilled, c(buffers));
+          carriesBuffers ? toIndex(iterArgs.back())
+                         : arith::RemUIOp::create(b, loc, refilled, c(buffers));
       group = issueStage(refilled, refilledWhich, aheadPosition);
     } else {
       // Keeps one commit per iteration, so that the wait counts stay.
@@ -1517,8 +1513,8 @@ Value OutputBlock::stageOrigin(OpBuilder &b, Location loc, unsigned input,
         type.isDynamicDim(dim)
             ? OpFoldResult(memref::DimOp::create(b, loc, source, dim))
             : b.getIndexAttr(type.getDimSize(dim));
-    auto largest = dyn_cast<AffineConstantExpr>(
-        simplifyAffineExpr(stagePart.replaceDims(lastWindow), map.getNumDims(), 0));
+    auto largest = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(
+        stagePart.replaceDims(lastWindow), map.getNumDims(), 0));
     largestOffsets.push_back(largest && !stagePart.isFunctionOfDim(loops.k)
                                  ? largest.getValue()
                                  : -1);
@@ -1536,15 +1532,16 @@ Value OutputBlock::stageOrigin(OpBuilder &b, Location loc, unsigned input,
             b, loc, getValueOrCreateConstantIndexOp(b, loc, extent), offset)
             .getResult());
   }
-  auto origin = memref::SubViewOp::create(b, loc, source, offsets, sizes, strides);
+  auto origin =
+      memref::SubViewOp::create(b, loc, source, offsets, sizes, strides);
   originLargestOffsets[origin.getResult()] = largestOffsets;
   return origin;
 }
 
 SmallVector<int64_t, 2> OutputBlock::stageBufferShape(unsigned input,
-                                                     int64_t stageK,
-                                                     bool kMajor,
-                                                     bool swizzled) const {
+                                                      int64_t stageK,
+                                                      bool kMajor,
+                                                      bool swizzled) const {
   if (coreMatrixStages) {
     int64_t perRow = 16 / (loops.operandType.getIntOrFloatBitWidth() / 8);
     int64_t slowExtent = kMajor ? stageK : (input == 0 ? tileM : tileN);
@@ -1661,25 +1658,24 @@ int64_t OutputBlock::stageBytes(int64_t stageK, std::array<bool, 2> kMajor,
                                 bool async) const {
   int64_t bytes = 0;
   for (unsigned input : {0u, 1u})
-    bytes += stageBufferBytes(input, stageK, kMajor[input],
-                              async && stageSwizzles(input, stageK,
-                                                     kMajor[input]));
+    bytes +=
+        stageBufferBytes(input, stageK, kMajor[input],
+                         async && stageSwizzles(input, stageK, kMajor[input]));
   return bytes;
 }
 
 Value OutputBlock::allocateStages(OpBuilder &b, Location loc, unsigned input,
-                                  int64_t stageK, bool kMajor,
-                                  int64_t buffers, bool swizzled) {
-  auto space = gpu::AddressSpaceAttr::get(b.getContext(),
-                                          gpu::AddressSpace::Workgroup);
+                                  int64_t stageK, bool kMajor, int64_t buffers,
+                                  bool swizzled) {
+  auto space =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   SmallVector<int64_t> shape = {buffers};
-  llvm::append_range(shape,
-                     stageBufferShape(input, stageK, kMajor, swizzled));
-  return memref::AllocOp::create(
-      b, loc,
-      MemRefType::get(shape, loops.operandType, MemRefLayoutAttrInterface(),
-                      space),
-      b.getI64IntegerAttr(16));
+  llvm::append_range(shape, stageBufferShape(input, stageK, kMajor, swizzled));
+  return memref::AllocOp::create(b, loc,
+                                 MemRefType::get(shape, loops.operandType,
+                                                 MemRefLayoutAttrInterface(),
+                                                 space),
+                                 b.getI64IntegerAttr(16));
 }
 
 bool OutputBlock::operandContiguousAlongTile(unsigned input) {
@@ -1736,17 +1732,17 @@ bool OutputBlock::storesSixteenBitRowsAlongN() {
 }
 
 Value OutputBlock::runStart(OpBuilder &b, Location loc, unsigned input,
-                           Value tileIndex, int64_t run) {
+                            Value tileIndex, int64_t run) {
   if (!operandContiguousAlongTile(input))
     return tileIndex;
   return input == 0 ? clampRow(b, loc, tileIndex, run)
                     : clampColumn(b, loc, tileIndex, run);
 }
 
-std::pair<Value, Value>
-OutputBlock::stagePlace(OpBuilder &b, Location loc, unsigned input,
-                        Value thread, int64_t share, int64_t threads,
-                        int64_t run, int64_t stageK) {
+std::pair<Value, Value> OutputBlock::stagePlace(OpBuilder &b, Location loc,
+                                                unsigned input, Value thread,
+                                                int64_t share, int64_t threads,
+                                                int64_t run, int64_t stageK) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -1761,8 +1757,7 @@ OutputBlock::stagePlace(OpBuilder &b, Location loc, unsigned input,
     inner = arith::RemUIOp::create(b, loc, first, c(fastest));
     outer = arith::DivUIOp::create(b, loc, first, c(fastest));
     if (share > 0)
-      outer = arith::AddIOp::create(b, loc, outer,
-                                    c(share * step / fastest));
+      outer = arith::AddIOp::create(b, loc, outer, c(share * step / fastest));
   } else {
     Value index = arith::AddIOp::create(b, loc, first, c(share * step));
     inner = arith::RemUIOp::create(b, loc, index, c(fastest));
@@ -1800,8 +1795,7 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
     auto [kClamped, kValid] = runK(b, loc, input, kAt, run);
     at.push_back({loops.k, kClamped});
     llvm::append_range(at, loadWindow);
-    GlobalRead read =
-        readAt(b, loc, input, source, indicesAt(b, loc, map, at));
+    GlobalRead read = readAt(b, loc, input, source, indicesAt(b, loc, map, at));
     Value values = vector::LoadOp::create(
         b, loc, cast<VectorType>(runType), read.memref, read.indices,
         /*nontemporal=*/false,
@@ -1840,8 +1834,8 @@ SmallVector<Value> OutputBlock::loadStageShare(OpBuilder &b, Location loc,
 }
 
 void OutputBlock::storeStageShare(OpBuilder &b, Location loc, unsigned input,
-                                  int64_t stageK, Value thread,
-                                  int64_t threads, Value shared, bool kMajor,
+                                  int64_t stageK, Value thread, int64_t threads,
+                                  Value shared, bool kMajor,
                                   ArrayRef<Value> share, bool swizzled) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -1859,8 +1853,8 @@ void OutputBlock::storeStageShare(OpBuilder &b, Location loc, unsigned input,
     auto at = [&](int64_t i) -> SmallVector<Value> {
       Value t = tileIndex, kk = k;
       if (i > 0)
-        (runAlongTile ? t : kk) = arith::AddIOp::create(
-            b, loc, runAlongTile ? tileIndex : k, c(i));
+        (runAlongTile ? t : kk) =
+            arith::AddIOp::create(b, loc, runAlongTile ? tileIndex : k, c(i));
       return kMajor ? SmallVector<Value>{kk, t} : SmallVector<Value>{t, kk};
     };
     if (run == 1) {

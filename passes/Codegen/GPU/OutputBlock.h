@@ -109,8 +109,7 @@ public:
   /// `window` is empty) when given.
   mlir::Value loadOperand(mlir::OpBuilder &b, mlir::Location loc,
                           unsigned input, mlir::Value tileIndex, mlir::Value k,
-                          const WindowValues &window,
-                          mlir::Value origin = {});
+                          const WindowValues &window, mlir::Value origin = {});
   /// Operand `input` seen from a stage's origin: the view at the indices
   /// its map takes from the stage's K offset `k0` and window position
   /// (the same for every thread of the block), so that a stage's loads
@@ -166,13 +165,11 @@ public:
   /// kStagesPtxasUnrolls stages computes two an iteration, one from each
   /// buffer (no register moves of the carried loads), and
   /// carriesStagePosition may hold. Returns the accumulators' last values.
-  mlir::ValueRange
-  emitStagedReductionLoop(mlir::OpBuilder &b, mlir::Location loc,
-                          int64_t stageK, mlir::ValueRange accs,
-                          mlir::Value thread, int64_t threads,
-                          std::array<bool, 2> kMajor, StageCompute compute,
-                          std::array<bool, 2> swizzled = {false, false},
-                          bool tensorCores = false);
+  mlir::ValueRange emitStagedReductionLoop(
+      mlir::OpBuilder &b, mlir::Location loc, int64_t stageK,
+      mlir::ValueRange accs, mlir::Value thread, int64_t threads,
+      std::array<bool, 2> kMajor, StageCompute compute,
+      std::array<bool, 2> swizzled = {false, false}, bool tensorCores = false);
   /// The most stages of a staged loop that ptxas unrolls whole (ResNet-50
   /// float16's 3x3 convolutions: 11, 21 and 39 stages of about 100
   /// instructions were, 72 were not).
@@ -365,8 +362,8 @@ private:
                              unsigned input, int64_t stageK, bool kMajor,
                              int64_t buffers = 2, bool swizzled = false);
   /// The shape of one buffer of allocateStages.
-  llvm::SmallVector<int64_t, 2> stageBufferShape(unsigned input,
-                                                 int64_t stageK, bool kMajor,
+  llvm::SmallVector<int64_t, 2> stageBufferShape(unsigned input, int64_t stageK,
+                                                 bool kMajor,
                                                  bool swizzled = false) const;
   /// Bytes of workgroup memory one stage buffer of operand `input` takes
   /// (allocateStages' rows).
@@ -450,7 +447,8 @@ private:
   /// For a reduction padded along K (padK): whether `k` is one of the
   /// contraction's (null when K is not padded), and `k` clamped to the last
   /// valid start of a run of `run` elements (`k` itself when not padded).
-  mlir::Value kValid(mlir::OpBuilder &b, mlir::Location loc, mlir::Value k) const;
+  mlir::Value kValid(mlir::OpBuilder &b, mlir::Location loc,
+                     mlir::Value k) const;
   mlir::Value clampK(mlir::OpBuilder &b, mlir::Location loc, mlir::Value k,
                      int64_t run = 1) const;
   /// Where a run of `run` elements of operand `input` at `k` reads along K
@@ -501,16 +499,16 @@ private:
     return {loops.mOuter, loops.m, loops.n};
   }
   mlir::Value loadElement(mlir::OpBuilder &b, mlir::Location loc,
-                          mlir::Value buffer, llvm::ArrayRef<mlir::Value> indices,
-                          int64_t e, bool tileElement);
+                          mlir::Value buffer,
+                          llvm::ArrayRef<mlir::Value> indices, int64_t e,
+                          bool tileElement);
   void storeElement(mlir::OpBuilder &b, mlir::Location loc, mlir::Value value,
                     mlir::Value buffer, llvm::ArrayRef<mlir::Value> indices,
                     int64_t e, bool tileElement);
   void emitAtPositions(mlir::OpBuilder &b, mlir::linalg::LinalgOp op,
                        llvm::ArrayRef<Position> positions);
-  llvm::SmallVector<mlir::Value> outputIndices(mlir::OpBuilder &b,
-                                               mlir::Location loc,
-                                               Position position);
+  llvm::SmallVector<mlir::Value>
+  outputIndices(mlir::OpBuilder &b, mlir::Location loc, Position position);
 };
 
 /// Indices of an operand whose map is `map`, with each loop of `at` at its

@@ -1,4 +1,5 @@
-//===- PromoteTemporariesToStack.cpp - small kernel temporaries on the stack ===//
+//===- PromoteTemporariesToStack.cpp - small kernel temporaries on the stack
+//===//
 #include "kiln/Passes/Passes.h"
 
 namespace kiln {
@@ -38,8 +39,8 @@ struct PromoteTemporariesToStackPass
         if (isa<memref::DeallocOp>(user))
           rewriter.eraseOp(user);
       rewriter.setInsertionPoint(alloc);
-      rewriter.replaceOpWithNewOp<memref::AllocaOp>(
-          alloc, alloc.getType(), alloc.getAlignmentAttr());
+      rewriter.replaceOpWithNewOp<memref::AllocaOp>(alloc, alloc.getType(),
+                                                    alloc.getAlignmentAttr());
     }
   }
 

@@ -1,4 +1,5 @@
-//===- ConvertNvgpuToNvvm.cpp - nvgpu ops to NVVM at the module's index width =//
+//===- ConvertNvgpuToNvvm.cpp - nvgpu ops to NVVM at the module's index width
+//=//
 //
 // Upstream's convert-nvgpu-to-nvvm lowers `index` to 64 bits whatever the
 // gpu.module's data layout says, while convert-gpu-to-nvvm follows it: a

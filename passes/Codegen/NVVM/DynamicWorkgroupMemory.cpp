@@ -33,7 +33,8 @@ int64_t bufferBytes(MemRefType type) {
 }
 
 struct DynamicWorkgroupMemoryPass
-    : public kiln::impl::DynamicWorkgroupMemoryBase<DynamicWorkgroupMemoryPass> {
+    : public kiln::impl::DynamicWorkgroupMemoryBase<
+          DynamicWorkgroupMemoryPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -85,9 +86,9 @@ struct DynamicWorkgroupMemoryPass
     Location loc = func.getLoc();
     auto workgroup = gpu::AddressSpaceAttr::get(
         context, gpu::GPUDialect::getWorkgroupAddressSpace());
-    auto bytesType = MemRefType::get({ShapedType::kDynamic},
-                                     IntegerType::get(context, 8),
-                                     MemRefLayoutAttrInterface(), workgroup);
+    auto bytesType =
+        MemRefType::get({ShapedType::kDynamic}, IntegerType::get(context, 8),
+                        MemRefLayoutAttrInterface(), workgroup);
     Value memory = gpu::DynamicSharedMemoryOp::create(b, loc, bytesType);
     int64_t offset = 0;
     for (auto [index, buffer] : llvm::enumerate(buffers)) {

@@ -105,7 +105,8 @@ bool indicesFit(gpu::GPUModuleOp module,
       return false;
     // Arguments and attributions (workgroup and private buffers).
     for (BlockArgument argument : kernel.getBody().front().getArguments())
-      if (isa<MemRefType>(argument.getType()) && !bufferFits(argument.getType()))
+      if (isa<MemRefType>(argument.getType()) &&
+          !bufferFits(argument.getType()))
         return false;
   }
   // Views and memrefs carried through loops address inside the buffers

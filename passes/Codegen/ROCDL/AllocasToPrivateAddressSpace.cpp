@@ -29,8 +29,8 @@ struct AllocasToPrivateAddressSpacePass
       auto replacement = LLVM::AllocaOp::create(
           rewriter, alloca.getLoc(), privatePtr, alloca.getElemType(),
           alloca.getArraySize(), alloca.getAlignment().value_or(0));
-      auto cast = LLVM::AddrSpaceCastOp::create(
-          rewriter, alloca.getLoc(), alloca.getType(), replacement);
+      auto cast = LLVM::AddrSpaceCastOp::create(rewriter, alloca.getLoc(),
+                                                alloca.getType(), replacement);
       rewriter.replaceOp(alloca, cast);
     }
   }

@@ -1,4 +1,5 @@
-//===- Common.cpp - helpers shared by the kiln → linalg patterns -----------===//
+//===- Common.cpp - helpers shared by the kiln → linalg patterns
+//-----------===//
 #include "Common.h"
 
 #include <cmath>
@@ -89,7 +90,6 @@ AffineMap kiln::lowering::reductionOutMap(int64_t rank, ArrayRef<int64_t> axes,
   return AffineMap::get(rank, 0, exprs, ctx);
 }
 
-
 RankedTensorType kiln::lowering::withoutAxes(RankedTensorType type,
                                              ArrayRef<int64_t> axes) {
   SmallVector<int64_t> shape;
@@ -125,9 +125,10 @@ Value kiln::lowering::expandToKeptDims(OpBuilder &b, Location loc,
 }
 
 /// Pads the spatial dims (2..) of `input`; `extraEnd` adds to the end pads.
-Value kiln::lowering::padSpatial(OpBuilder &b, Location loc, Value input, ArrayRef<int64_t> pads,
-                 ArrayRef<int64_t> extraEnd, double padValue,
-                 int64_t firstSpatialDim) {
+Value kiln::lowering::padSpatial(OpBuilder &b, Location loc, Value input,
+                                 ArrayRef<int64_t> pads,
+                                 ArrayRef<int64_t> extraEnd, double padValue,
+                                 int64_t firstSpatialDim) {
   auto type = tensorTypeOf(input);
   int64_t rank = type.getRank(), spatial = rank - 2;
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
@@ -172,15 +173,16 @@ static Value narrowSourceOf(Value v) {
                     [](AffineMap map) { return map.isIdentity(); }))
     return v;
   Block &body = generic.getRegion().front();
-  auto extf = body.getTerminator()->getOperand(0).getDefiningOp<arith::ExtFOp>();
+  auto extf =
+      body.getTerminator()->getOperand(0).getDefiningOp<arith::ExtFOp>();
   if (!extf || body.getOperations().size() != 2 ||
       extf.getIn() != body.getArgument(0))
     return v;
   return generic.getDpsInputs()[0];
 }
 
-Value kiln::lowering::readWindowElement(OpBuilder &b, Location loc,
-                                        Value input, const WindowLoops &loops,
+Value kiln::lowering::readWindowElement(OpBuilder &b, Location loc, Value input,
+                                        const WindowLoops &loops,
                                         Type elementType, double padValue) {
   Value source = narrowSourceOf(input);
   auto shape = tensorTypeOf(source).getShape();
@@ -199,9 +201,9 @@ Value kiln::lowering::readWindowElement(OpBuilder &b, Location loc,
       return arith::MulIOp::create(
           b, loc, v, arith::ConstantIndexOp::create(b, loc, scale));
     };
-    Value pos = arith::AddIOp::create(
-        b, loc, index(loops.oDims[i], loops.strides[i]),
-        index(loops.kDims[i], loops.dilations[i]));
+    Value pos =
+        arith::AddIOp::create(b, loc, index(loops.oDims[i], loops.strides[i]),
+                              index(loops.kDims[i], loops.dilations[i]));
     if (loops.padsBegin[i] != 0)
       pos = arith::SubIOp::create(
           b, loc, pos,
@@ -229,9 +231,10 @@ Value kiln::lowering::readWindowElement(OpBuilder &b, Location loc,
 }
 
 /// Expressions o_i * stride_i + k_i * dilation_i for each spatial dim.
-SmallVector<AffineExpr> kiln::lowering::windowExprs(MLIRContext *ctx, int64_t firstO,
-                                    int64_t firstK, ArrayRef<int64_t> strides,
-                                    ArrayRef<int64_t> dilations) {
+SmallVector<AffineExpr>
+kiln::lowering::windowExprs(MLIRContext *ctx, int64_t firstO, int64_t firstK,
+                            ArrayRef<int64_t> strides,
+                            ArrayRef<int64_t> dilations) {
   SmallVector<AffineExpr> exprs;
   for (size_t i = 0; i < strides.size(); ++i)
     exprs.push_back(getAffineDimExpr(firstO + i, ctx) * strides[i] +
@@ -239,10 +242,10 @@ SmallVector<AffineExpr> kiln::lowering::windowExprs(MLIRContext *ctx, int64_t fi
   return exprs;
 }
 
-SmallVector<AffineExpr> kiln::lowering::dimRange(MLIRContext *ctx, int64_t first, int64_t count) {
+SmallVector<AffineExpr> kiln::lowering::dimRange(MLIRContext *ctx,
+                                                 int64_t first, int64_t count) {
   SmallVector<AffineExpr> exprs;
   for (int64_t i = 0; i < count; ++i)
     exprs.push_back(getAffineDimExpr(first + i, ctx));
   return exprs;
 }
-

@@ -1,4 +1,5 @@
-//===- Common.h - helpers shared by the kiln → linalg patterns ---*- C++ -*-===//
+//===- Common.h - helpers shared by the kiln → linalg patterns ---*- C++
+//-*-===//
 #ifndef KILN_LIB_CONVERSION_KILNTOLINALG_COMMON_H
 #define KILN_LIB_CONVERSION_KILNTOLINALG_COMMON_H
 
@@ -15,9 +16,8 @@
 namespace kiln::lowering {
 
 using mlir::utils::IteratorType;
-using BodyFn =
-    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
-                                   mlir::ValueRange)>;
+using BodyFn = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                              mlir::ValueRange)>;
 
 inline mlir::RankedTensorType tensorTypeOf(mlir::Value v) {
   return llvm::cast<mlir::RankedTensorType>(v.getType());
@@ -71,10 +71,9 @@ mlir::Value padSpatial(mlir::OpBuilder &b, mlir::Location loc,
                        llvm::ArrayRef<int64_t> extraEnd, double padValue,
                        int64_t firstSpatialDim = 2);
 /// Expressions o_i * stride_i + k_i * dilation_i for each spatial dim.
-llvm::SmallVector<mlir::AffineExpr> windowExprs(mlir::MLIRContext *ctx,
-                                                int64_t firstO, int64_t firstK,
-                                                llvm::ArrayRef<int64_t> strides,
-                                                llvm::ArrayRef<int64_t> dilations);
+llvm::SmallVector<mlir::AffineExpr>
+windowExprs(mlir::MLIRContext *ctx, int64_t firstO, int64_t firstK,
+            llvm::ArrayRef<int64_t> strides, llvm::ArrayRef<int64_t> dilations);
 /// A window generic's loops: batch, channel, output positions and window
 /// positions (one per spatial dim), and the window's geometry.
 struct WindowLoops {

@@ -18,8 +18,8 @@ void multiplyAccumulate(OpBuilder &b, Location loc, ValueRange args,
   if (alpha)
     product = arith::MulFOp::create(
         b, loc, scalarConst(b, loc, product.getType(), *alpha), product);
-  linalg::YieldOp::create(b, loc,
-                          arith::AddFOp::create(b, loc, args[2], product).getResult());
+  linalg::YieldOp::create(
+      b, loc, arith::AddFOp::create(b, loc, args[2], product).getResult());
 }
 
 /// A generic that sums the product of `inputs` into `init` (the
@@ -35,7 +35,6 @@ Value multiplyAccumulateGeneric(OpBuilder &b, Location loc, Type resultType,
              })
       .getResult(0);
 }
-
 
 /// The linalg form of an ONNX MatMul of `lhs` and `rhs` (numpy matmul
 /// broadcasting) into `resultType`.
@@ -85,7 +84,8 @@ Value buildMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
   SmallVector<IteratorType> iterators(numDims, IteratorType::parallel);
   iterators[kDim] = IteratorType::reduction;
   Value init = filledTensor(b, loc, resultType, 0.0);
-  return multiplyAccumulateGeneric(b, loc, resultType, ValueRange{lhs, rhs}, init, maps, iterators);
+  return multiplyAccumulateGeneric(b, loc, resultType, ValueRange{lhs, rhs},
+                                   init, maps, iterators);
 }
 
 struct MatMulLowering : public OpRewritePattern<MatMulOp> {
@@ -119,8 +119,8 @@ struct MatMulLowering : public OpRewritePattern<MatMulOp> {
           RankedTensorType::get({m, lhsType.getShape().back()},
                                 lhsType.getElementType()),
           op.getLhs(), reassoc);
-      auto flatType = RankedTensorType::get(
-          {m, resultType.getShape().back()}, resultType.getElementType());
+      auto flatType = RankedTensorType::get({m, resultType.getShape().back()},
+                                            resultType.getElementType());
       Value flat = buildMatMul(rewriter, loc, lhs, op.getRhs(), flatType);
       rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, resultType, flat,
                                                          reassoc);
@@ -163,11 +163,13 @@ struct GemmLowering : public OpRewritePattern<GemmOp> {
                n = getAffineDimExpr(kInner ? 1 : 2, ctx),
                k = getAffineDimExpr(kInner ? 2 : 1, ctx);
     SmallVector<AffineMap> maps = {
-        AffineMap::get(3, 0, op.getTransA() ? ArrayRef<AffineExpr>{k, m}
-                                            : ArrayRef<AffineExpr>{m, k},
+        AffineMap::get(3, 0,
+                       op.getTransA() ? ArrayRef<AffineExpr>{k, m}
+                                      : ArrayRef<AffineExpr>{m, k},
                        ctx),
-        AffineMap::get(3, 0, op.getTransB() ? ArrayRef<AffineExpr>{n, k}
-                                            : ArrayRef<AffineExpr>{k, n},
+        AffineMap::get(3, 0,
+                       op.getTransB() ? ArrayRef<AffineExpr>{n, k}
+                                      : ArrayRef<AffineExpr>{k, n},
                        ctx),
         AffineMap::get(3, 0, {m, n}, ctx)};
     SmallVector<IteratorType> iterators = {
@@ -211,9 +213,7 @@ struct EinsumLowering : public OpRewritePattern<EinsumOp> {
     for (auto [ch, size] : *sizes)
       if (loops.find(ch) == std::string::npos)
         loops += ch;
-    auto dimOf = [&](char ch) {
-      return getAffineDimExpr(loops.find(ch), ctx);
-    };
+    auto dimOf = [&](char ch) { return getAffineDimExpr(loops.find(ch), ctx); };
     SmallVector<AffineMap> maps;
     for (auto [term, shape] : llvm::zip(subscripts->inputs, shapes)) {
       SmallVector<AffineExpr> exprs;
@@ -238,7 +238,8 @@ struct EinsumLowering : public OpRewritePattern<EinsumOp> {
           for (Value v : args.drop_front().drop_back())
             product = arith::MulFOp::create(b, l, product, v);
           linalg::YieldOp::create(
-              b, l, arith::AddFOp::create(b, l, args.back(), product).getResult());
+              b, l,
+              arith::AddFOp::create(b, l, args.back(), product).getResult());
         });
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
@@ -325,7 +326,8 @@ Value lowerDepthwiseReadingPadding(OpBuilder &b, ConvOp op) {
   loops.dilations = op.getDilations();
   loops.padsBegin = op.getPads().take_front(spatial);
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineExpr> wExprs = {d(loops.cDim), getAffineConstantExpr(0, ctx)};
+  SmallVector<AffineExpr> wExprs = {d(loops.cDim),
+                                    getAffineConstantExpr(0, ctx)};
   SmallVector<AffineExpr> outExprs = {d(loops.nDim), d(loops.cDim)};
   for (int64_t i = 0; i < spatial; ++i) {
     wExprs.push_back(d(loops.kDims[i]));
@@ -342,8 +344,8 @@ Value lowerDepthwiseReadingPadding(OpBuilder &b, ConvOp op) {
              b, loc, op.getType(), ValueRange{op.getWeight()},
              convInit(b, loc, op), maps, iterators,
              [&](OpBuilder &nb, Location l, ValueRange args) {
-               Value x = readWindowElement(nb, l, input, loops, elementType,
-                                           0.0);
+               Value x =
+                   readWindowElement(nb, l, input, loops, elementType, 0.0);
                multiplyAccumulate(nb, l, {x, args[0], args[1]}, std::nullopt);
              })
       .getResult(0);
@@ -398,7 +400,8 @@ Value lowerPointwise(OpBuilder &b, ConvOp op) {
   };
   int64_t filters = resultType.getDimSize(1);
   Value input = tensor::CollapseShapeOp::create(
-      b, loc, flatType(inShape[1], tensorTypeOf(op.getInput()).getElementType()),
+      b, loc,
+      flatType(inShape[1], tensorTypeOf(op.getInput()).getElementType()),
       op.getInput(), imageReassoc);
   Value weight = tensor::CollapseShapeOp::create(
       b, loc,
@@ -423,14 +426,14 @@ Value lowerPointwise(OpBuilder &b, ConvOp op) {
   }
   // Loops n, f, c, p.
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
-  SmallVector<AffineMap> maps = {
-      AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
-      AffineMap::get(4, 0, {d(1), d(2)}, ctx),
-      AffineMap::get(4, 0, {d(0), d(1), d(3)}, ctx)};
+  SmallVector<AffineMap> maps = {AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
+                                 AffineMap::get(4, 0, {d(1), d(2)}, ctx),
+                                 AffineMap::get(4, 0, {d(0), d(1), d(3)}, ctx)};
   SmallVector<IteratorType> iterators = {
       IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
       IteratorType::parallel};
-  Value flat = multiplyAccumulateGeneric(b, loc, accType, ValueRange{input, weight}, init, maps, iterators);
+  Value flat = multiplyAccumulateGeneric(
+      b, loc, accType, ValueRange{input, weight}, init, maps, iterators);
   return tensor::ExpandShapeOp::create(b, loc, resultType, flat, imageReassoc);
 }
 
@@ -487,22 +490,24 @@ Value lowerChannelsLastPointwise(OpBuilder &b, ConvOp op) {
     weightDims.push_back(i);
   SmallVector<ReassociationIndices> imageReassoc = {pixelDims, {rank - 1}};
   Value input = tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({pixels, channels}, inType.getElementType()),
+      b, loc,
+      RankedTensorType::get({pixels, channels}, inType.getElementType()),
       op.getInput(), imageReassoc);
   Value weight = tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({filters, channels}, wType.getElementType()),
+      b, loc,
+      RankedTensorType::get({filters, channels}, wType.getElementType()),
       op.getWeight(), SmallVector<ReassociationIndices>{{0}, weightDims});
-  auto accType = RankedTensorType::get({pixels, filters},
-                                       resultType.getElementType());
+  auto accType =
+      RankedTensorType::get({pixels, filters}, resultType.getElementType());
   Value init = channelsLastInit(b, loc, op, accType);
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineMap> maps = {AffineMap::get(3, 0, {d(0), d(2)}, ctx),
                                  AffineMap::get(3, 0, {d(1), d(2)}, ctx),
                                  AffineMap::get(3, 0, {d(0), d(1)}, ctx)};
-  SmallVector<IteratorType> iterators = {IteratorType::parallel,
-                                         IteratorType::parallel,
-                                         IteratorType::reduction};
-  Value flat = multiplyAccumulateGeneric(b, loc, accType, ValueRange{input, weight}, init, maps, iterators);
+  SmallVector<IteratorType> iterators = {
+      IteratorType::parallel, IteratorType::parallel, IteratorType::reduction};
+  Value flat = multiplyAccumulateGeneric(
+      b, loc, accType, ValueRange{input, weight}, init, maps, iterators);
   return tensor::ExpandShapeOp::create(b, loc, resultType, flat, imageReassoc);
 }
 
@@ -552,10 +557,9 @@ Value lowerDepthwiseChannelsLast(OpBuilder &b, ConvOp op,
                b, loc, resultType, ValueRange{op.getWeight()}, init,
                ArrayRef<AffineMap>{wMap, outMap}, iterators,
                [&](OpBuilder &nb, Location l, ValueRange args) {
-                 Value x = readWindowElement(nb, l, input, loops, elementType,
-                                             0.0);
-                 multiplyAccumulate(nb, l, {x, args[0], args[1]},
-                                    std::nullopt);
+                 Value x =
+                     readWindowElement(nb, l, input, loops, elementType, 0.0);
+                 multiplyAccumulate(nb, l, {x, args[0], args[1]}, std::nullopt);
                })
         .getResult(0);
   }
@@ -681,13 +685,13 @@ Value lowerGroupedChannelsLast(OpBuilder &b, ConvOp op, Value input) {
   SmallVector<AffineMap> maps = {AffineMap::get(numDims, 0, xExprs, ctx),
                                  AffineMap::get(numDims, 0, wExprs, ctx),
                                  AffineMap::get(numDims, 0, outExprs, ctx)};
-  Value result = multiplyAccumulateGeneric(b, loc, accType, ValueRange{x, weight}, init, maps, iterators);
+  Value result = multiplyAccumulateGeneric(
+      b, loc, accType, ValueRange{x, weight}, init, maps, iterators);
   SmallVector<ReassociationIndices> collapse;
   if (pointwise) {
     result = tensor::CollapseShapeOp::create(
-        b, loc,
-        RankedTensorType::get({outShape[0], filters}, elementType), result,
-        SmallVector<ReassociationIndices>{{0}, {1, 2}});
+        b, loc, RankedTensorType::get({outShape[0], filters}, elementType),
+        result, SmallVector<ReassociationIndices>{{0}, {1, 2}});
     ReassociationIndices pixelDims;
     for (int64_t i = 0; i + 1 < rank; ++i)
       pixelDims.push_back(i);
@@ -748,10 +752,9 @@ Value lowerChannelsLast(OpBuilder &b, ConvOp op) {
   SmallVector<AffineMap> maps = {AffineMap::get(numDims, 0, xExprs, ctx),
                                  AffineMap::get(numDims, 0, wExprs, ctx),
                                  AffineMap::get(numDims, 0, outExprs, ctx)};
-  return multiplyAccumulateGeneric(b, loc, resultType,
-                                   ValueRange{input, op.getWeight()},
-                                   channelsLastInit(b, loc, op, resultType),
-                                   maps, iterators);
+  return multiplyAccumulateGeneric(
+      b, loc, resultType, ValueRange{input, op.getWeight()},
+      channelsLastInit(b, loc, op, resultType), maps, iterators);
 }
 
 struct ConvLowering : public OpRewritePattern<ConvOp> {
@@ -779,12 +782,11 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
     int64_t filtersPerGroup = wShape[0] / groups;
 
     if (op.getChannelsLast()) {
-      bool depthwiseCl = groups > 1 && wShape[1] == 1 &&
-                         filtersPerGroup == 1;
-      rewriter.replaceOp(op, depthwiseCl ? lowerDepthwiseChannelsLast(
-                                               rewriter, op,
-                                               readWindowPaddingInPlace)
-                                         : lowerChannelsLast(rewriter, op));
+      bool depthwiseCl = groups > 1 && wShape[1] == 1 && filtersPerGroup == 1;
+      rewriter.replaceOp(op, depthwiseCl
+                                 ? lowerDepthwiseChannelsLast(
+                                       rewriter, op, readWindowPaddingInPlace)
+                                 : lowerChannelsLast(rewriter, op));
       return success();
     }
 
@@ -792,7 +794,8 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
       rewriter.replaceOp(op, lowerPointwise(rewriter, op));
       return success();
     }
-    bool depthwise = groups > 1 && channelsPerGroup == 1 && filtersPerGroup == 1;
+    bool depthwise =
+        groups > 1 && channelsPerGroup == 1 && filtersPerGroup == 1;
     if (depthwise && readWindowPaddingInPlace) {
       rewriter.replaceOp(op, lowerDepthwiseReadingPadding(rewriter, op));
       return success();
@@ -885,8 +888,8 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
           AffineMap::get(accType.getRank(), 0, biasExprs, ctx),
           rewriter.getMultiDimIdentityMap(accType.getRank())};
       init = linalg::GenericOp::create(
-                 rewriter, loc, accType, bias, emptyTensor(rewriter, loc, accType),
-                 maps,
+                 rewriter, loc, accType, bias,
+                 emptyTensor(rewriter, loc, accType), maps,
                  SmallVector<IteratorType>(accType.getRank(),
                                            IteratorType::parallel),
                  [](OpBuilder &b, Location l, ValueRange args) {
@@ -904,32 +907,30 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
     SmallVector<AffineMap> maps = {AffineMap::get(numDims, 0, xExprs, ctx),
                                    AffineMap::get(numDims, 0, wExprs, ctx),
                                    AffineMap::get(numDims, 0, outExprs, ctx)};
-    Value result =
-        linalg::GenericOp::create(
-            rewriter, loc, accType, ValueRange{input, weight}, init, maps,
-            iterators,
-            [](OpBuilder &b, Location l, ValueRange args) {
-              multiplyAccumulate(b, l, args, std::nullopt);
-            })
-            .getResult(0);
+    Value result = linalg::GenericOp::create(
+                       rewriter, loc, accType, ValueRange{input, weight}, init,
+                       maps, iterators,
+                       [](OpBuilder &b, Location l, ValueRange args) {
+                         multiplyAccumulate(b, l, args, std::nullopt);
+                       })
+                       .getResult(0);
     if (grouped) {
       SmallVector<ReassociationIndices> reassoc = {{0}, {1, 2}};
       for (int64_t i = 0; i < spatial; ++i)
         reassoc.push_back({i + 3});
-      result = tensor::CollapseShapeOp::create(rewriter, loc, resultType, result,
-                                               reassoc);
+      result = tensor::CollapseShapeOp::create(rewriter, loc, resultType,
+                                               result, reassoc);
     }
     rewriter.replaceOp(op, result);
     return success();
   }
 };
 
-
 } // namespace
 
-void kiln::lowering::populateContractionPatterns(RewritePatternSet &patterns,
-                                                 int64_t flattenRowsBelow,
-                                                 bool readWindowPaddingInPlace) {
+void kiln::lowering::populateContractionPatterns(
+    RewritePatternSet &patterns, int64_t flattenRowsBelow,
+    bool readWindowPaddingInPlace) {
   patterns.add<MatMulLowering, GemmLowering, EinsumLowering>(
       patterns.getContext());
   patterns.add<ConvLowering>(patterns.getContext(), flattenRowsBelow,

@@ -29,8 +29,8 @@ Value clampIndex(OpBuilder &b, Location l, Value raw, int64_t size) {
 
 /// A parallel generic over `resultType` that copies `input` read through
 /// `inputMap`.
-Value copyThroughMap(OpBuilder &b, Location loc, Value input, AffineMap inputMap,
-                     RankedTensorType resultType) {
+Value copyThroughMap(OpBuilder &b, Location loc, Value input,
+                     AffineMap inputMap, RankedTensorType resultType) {
   int64_t rank = resultType.getRank();
   SmallVector<AffineMap> maps = {inputMap, b.getMultiDimIdentityMap(rank)};
   return linalg::GenericOp::create(
@@ -63,7 +63,8 @@ Value readAtCoords(OpBuilder &b, Location loc, RankedTensorType resultType,
              [&](OpBuilder &nb, Location l, ValueRange args) {
                SmallVector<Value> at = coords(nb, l, args.drop_back());
                linalg::YieldOp::create(
-                   nb, l, tensor::ExtractOp::create(nb, l, source, at).getResult());
+                   nb, l,
+                   tensor::ExtractOp::create(nb, l, source, at).getResult());
              })
       .getResult(0);
 }
@@ -73,8 +74,8 @@ struct TransposeLowering : public OpRewritePattern<TransposeOp> {
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
     Value init = emptyTensor(rewriter, op.getLoc(), op.getType());
-    auto transpose = linalg::TransposeOp::create(rewriter, op.getLoc(),
-                                                 op.getInput(), init, op.getPerm());
+    auto transpose = linalg::TransposeOp::create(
+        rewriter, op.getLoc(), op.getInput(), init, op.getPerm());
     rewriter.replaceOp(op, transpose.getResult());
     return success();
   }
@@ -106,8 +107,9 @@ Value readConcatElement(OpBuilder &b, Location l, ValueRange inputs,
         scf::YieldOp::create(nb, nl, readPiece(nb, nl));
       },
       [&](OpBuilder &nb, Location nl) {
-        scf::YieldOp::create(nb, nl, readConcatElement(nb, nl, inputs, starts,
-                                                       at, axis, piece + 1));
+        scf::YieldOp::create(
+            nb, nl,
+            readConcatElement(nb, nl, inputs, starts, at, axis, piece + 1));
       });
   return choice.getResult(0);
 }
@@ -138,10 +140,9 @@ struct ConcatLowering : public OpRewritePattern<ConcatOp> {
       auto shape = tensorTypeOf(input).getShape();
       SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
       offsets[op.getAxis()] = offset;
-      result = tensor::InsertSliceOp::create(rewriter, loc, input, result,
-                                             ValueRange{}, ValueRange{},
-                                             ValueRange{}, offsets, shape,
-                                             strides);
+      result = tensor::InsertSliceOp::create(
+          rewriter, loc, input, result, ValueRange{}, ValueRange{},
+          ValueRange{}, offsets, shape, strides);
       offset += shape[op.getAxis()];
     }
     rewriter.replaceOp(op, result);
@@ -224,7 +225,6 @@ struct ConstantLowering : public OpRewritePattern<ConstantOp> {
   }
 };
 
-
 /// Gather: a parallel generic over the result that reads its index operand
 /// through a projected map and extracts from the input at that index.
 struct GatherLowering : public OpRewritePattern<GatherOp> {
@@ -239,17 +239,18 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
     AffineMap indexMap =
         AffineMap::get(rank, 0, dimRange(ctx, axis, indexRank), ctx);
     rewriter.replaceOp(
-        op, readAtCoords(rewriter, op.getLoc(), op.getType(), op.getInput(),
-                         op.getIndices(), indexMap,
-                         [&](OpBuilder &b, Location l, ValueRange args) {
-                           SmallVector<Value> coords;
-                           for (int64_t d = 0; d < axis; ++d)
-                             coords.push_back(linalg::IndexOp::create(b, l, d));
-                           coords.push_back(clampIndex(b, l, args[0], axisSize));
-                           for (int64_t d = axis + indexRank; d < rank; ++d)
-                             coords.push_back(linalg::IndexOp::create(b, l, d));
-                           return coords;
-                         }));
+        op,
+        readAtCoords(rewriter, op.getLoc(), op.getType(), op.getInput(),
+                     op.getIndices(), indexMap,
+                     [&](OpBuilder &b, Location l, ValueRange args) {
+                       SmallVector<Value> coords;
+                       for (int64_t d = 0; d < axis; ++d)
+                         coords.push_back(linalg::IndexOp::create(b, l, d));
+                       coords.push_back(clampIndex(b, l, args[0], axisSize));
+                       for (int64_t d = axis + indexRank; d < rank; ++d)
+                         coords.push_back(linalg::IndexOp::create(b, l, d));
+                       return coords;
+                     }));
     return success();
   }
 };
@@ -269,8 +270,9 @@ struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
                            SmallVector<Value> coords;
                            for (int64_t d = 0; d < rank; ++d)
                              coords.push_back(
-                                 d == axis ? clampIndex(b, l, args[0], axisSize)
-                                           : (Value)linalg::IndexOp::create(b, l, d));
+                                 d == axis
+                                     ? clampIndex(b, l, args[0], axisSize)
+                                     : (Value)linalg::IndexOp::create(b, l, d));
                            return coords;
                          }));
     return success();
@@ -310,7 +312,8 @@ struct ScatterNDLowering : public OpRewritePattern<ScatterNDOp> {
     int64_t k = op.getIndices().getType().getShape().back();
     int64_t outer = updateRank - (rank - k); // index tuples' dims
     SmallVector<AffineMap> maps = {
-        AffineMap::get(rank + updateRank, 0, dimRange(ctx, rank, updateRank), ctx),
+        AffineMap::get(rank + updateRank, 0, dimRange(ctx, rank, updateRank),
+                       ctx),
         AffineMap::get(rank + updateRank, 0, dimRange(ctx, 0, rank), ctx)};
     SmallVector<IteratorType> iterators(rank, IteratorType::parallel);
     iterators.append(updateRank, IteratorType::reduction);
@@ -343,7 +346,8 @@ struct ScatterNDLowering : public OpRewritePattern<ScatterNDOp> {
           Value acc = args[1];
           Value combined = scatterCombine(b, l, reduction, acc, args[0]);
           linalg::YieldOp::create(
-              b, l, arith::SelectOp::create(b, l, hit, combined, acc).getResult());
+              b, l,
+              arith::SelectOp::create(b, l, hit, combined, acc).getResult());
         });
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
@@ -372,21 +376,23 @@ struct ScatterElementsLowering : public OpRewritePattern<ScatterElementsOp> {
         ValueRange{op.getIndices(), op.getUpdates()}, op.getInput(), maps,
         iterators, [&](OpBuilder &b, Location l, ValueRange args) {
           Value target = clampIndex(b, l, args[0], axisSize);
-          Value hit = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
-                                            target,
-                                            linalg::IndexOp::create(b, l, axis));
+          Value hit =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, target,
+                                    linalg::IndexOp::create(b, l, axis));
           for (int64_t d = 0; d < rank; ++d) {
             if (d == axis)
               continue;
-            Value same = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::eq, linalg::IndexOp::create(b, l, d),
-                linalg::IndexOp::create(b, l, rank + d));
+            Value same =
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                      linalg::IndexOp::create(b, l, d),
+                                      linalg::IndexOp::create(b, l, rank + d));
             hit = arith::AndIOp::create(b, l, hit, same);
           }
           Value acc = args[2];
           Value combined = scatterCombine(b, l, reduction, acc, args[1]);
           linalg::YieldOp::create(
-              b, l, arith::SelectOp::create(b, l, hit, combined, acc).getResult());
+              b, l,
+              arith::SelectOp::create(b, l, hit, combined, acc).getResult());
         });
     rewriter.replaceOp(op, generic.getResult(0));
     return success();
@@ -441,20 +447,21 @@ struct SliceLowering : public OpRewritePattern<SliceOp> {
     }
     int64_t rank = op.getType().getRank();
     rewriter.replaceOp(
-        op, readAtCoords(rewriter, loc, op.getType(), op.getInput(), {}, {},
-                         [&](OpBuilder &b, Location l, ValueRange) {
-                           SmallVector<Value> coords;
-                           for (int64_t d = 0; d < rank; ++d) {
-                             Value i = linalg::IndexOp::create(b, l, d);
-                             Value scaled = arith::MulIOp::create(
-                                 b, l, i,
-                                 arith::ConstantIndexOp::create(b, l, steps[d]));
-                             coords.push_back(arith::AddIOp::create(
-                                 b, l, scaled,
-                                 arith::ConstantIndexOp::create(b, l, starts[d])));
-                           }
-                           return coords;
-                         }));
+        op,
+        readAtCoords(rewriter, loc, op.getType(), op.getInput(), {}, {},
+                     [&](OpBuilder &b, Location l, ValueRange) {
+                       SmallVector<Value> coords;
+                       for (int64_t d = 0; d < rank; ++d) {
+                         Value i = linalg::IndexOp::create(b, l, d);
+                         Value scaled = arith::MulIOp::create(
+                             b, l, i,
+                             arith::ConstantIndexOp::create(b, l, steps[d]));
+                         coords.push_back(arith::AddIOp::create(
+                             b, l, scaled,
+                             arith::ConstantIndexOp::create(b, l, starts[d])));
+                       }
+                       return coords;
+                     }));
     return success();
   }
 };
@@ -468,11 +475,12 @@ struct TileLowering : public OpRewritePattern<TileOp> {
     auto inShape = op.getInput().getType().getShape();
     SmallVector<AffineExpr> exprs;
     for (int64_t d = 0; d < (int64_t)inShape.size(); ++d)
-      exprs.push_back(getAffineDimExpr(d, ctx) % std::max<int64_t>(inShape[d], 1));
-    rewriter.replaceOp(op, copyThroughMap(rewriter, op.getLoc(), op.getInput(),
-                                          AffineMap::get(inShape.size(), 0,
-                                                         exprs, ctx),
-                                          op.getType()));
+      exprs.push_back(getAffineDimExpr(d, ctx) %
+                      std::max<int64_t>(inShape[d], 1));
+    rewriter.replaceOp(
+        op, copyThroughMap(rewriter, op.getLoc(), op.getInput(),
+                           AffineMap::get(inShape.size(), 0, exprs, ctx),
+                           op.getType()));
     return success();
   }
 };
@@ -495,8 +503,8 @@ struct PadLowering : public OpRewritePattern<PadOp> {
       }
       Value value = scalarConst(rewriter, loc, elementType,
                                 op.getValue().convertToDouble());
-      rewriter.replaceOpWithNewOp<tensor::PadOp>(op, op.getType(), op.getInput(),
-                                                 low, high, value);
+      rewriter.replaceOpWithNewOp<tensor::PadOp>(
+          op, op.getType(), op.getInput(), low, high, value);
       return success();
     }
     bool reflect = op.getMode() == "reflect";
@@ -535,13 +543,12 @@ struct PadLowering : public OpRewritePattern<PadOp> {
 } // namespace
 
 void kiln::lowering::populateDataMovementPatterns(RewritePatternSet &patterns,
-                                                 bool concatByElement) {
+                                                  bool concatByElement) {
   patterns.add<ConcatLowering>(patterns.getContext(), concatByElement);
-  patterns.add<TransposeLowering, ReshapeLowering,
-               ConstantLowering, GatherLowering, GatherElementsLowering,
-               ScatterElementsLowering, ScatterNDLowering,
-               SliceLowering, TileLowering,
-               PadLowering>(patterns.getContext());
+  patterns.add<TransposeLowering, ReshapeLowering, ConstantLowering,
+               GatherLowering, GatherElementsLowering, ScatterElementsLowering,
+               ScatterNDLowering, SliceLowering, TileLowering, PadLowering>(
+      patterns.getContext());
 }
 
 void kiln::populateKilnToLinalgPatterns(RewritePatternSet &patterns,

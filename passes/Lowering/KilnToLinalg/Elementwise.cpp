@@ -117,7 +117,8 @@ Value integerMod(Scalar &s, Value x, Value y) {
   Value zero = s.c(0);
   Value nonZero = arith::CmpIOp::create(s.b, s.loc, CmpIPredicate::ne, r, zero);
   Value signsDiffer = arith::XOrIOp::create(
-      s.b, s.loc, arith::CmpIOp::create(s.b, s.loc, CmpIPredicate::slt, r, zero),
+      s.b, s.loc,
+      arith::CmpIOp::create(s.b, s.loc, CmpIPredicate::slt, r, zero),
       arith::CmpIOp::create(s.b, s.loc, CmpIPredicate::slt, y, zero));
   Value adjust = arith::AndIOp::create(s.b, s.loc, nonZero, signsDiffer);
   return s.select(adjust, s.add(r, y), r);
@@ -128,13 +129,13 @@ Value integerMod(Scalar &s, Value x, Value y) {
 /// where LLVM's shifts would be poison.
 Value shift(Scalar &s, Value x, Value y, bool left) {
   unsigned width = s.type.getIntOrFloatBitWidth();
-  Value inRange = s.cmp(CmpFPredicate::OLT, CmpIPredicate::ult, y,
-                        s.c(double(width)));
+  Value inRange =
+      s.cmp(CmpFPredicate::OLT, CmpIPredicate::ult, y, s.c(double(width)));
   Value safeY = s.select(inRange, y, s.c(0));
-  Value shifted =
-      left ? (Value)arith::ShLIOp::create(s.b, s.loc, x, safeY)
-      : s.isUnsigned ? (Value)arith::ShRUIOp::create(s.b, s.loc, x, safeY)
-                     : (Value)arith::ShRSIOp::create(s.b, s.loc, x, safeY);
+  Value shifted = left ? (Value)arith::ShLIOp::create(s.b, s.loc, x, safeY)
+                  : s.isUnsigned
+                      ? (Value)arith::ShRUIOp::create(s.b, s.loc, x, safeY)
+                      : (Value)arith::ShRSIOp::create(s.b, s.loc, x, safeY);
   Value outOfRange =
       left || s.isUnsigned
           ? s.c(0)
@@ -361,11 +362,10 @@ struct ElementwiseLowering : public RewritePattern {
           SmallVector<Value> signless;
           for (Value arg : args)
             signless.push_back(toSignless(b, loc, arg));
-          Value value =
-              elementwiseBody(op, b, loc, signless, unsignedOperands);
-          return value ? fromSignless(b, loc, value,
-                                      resultType.getElementType())
-                       : value;
+          Value value = elementwiseBody(op, b, loc, signless, unsignedOperands);
+          return value
+                     ? fromSignless(b, loc, value, resultType.getElementType())
+                     : value;
         });
     rewriter.replaceOp(op, result);
     return success();

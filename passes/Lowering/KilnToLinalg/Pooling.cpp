@@ -59,8 +59,8 @@ struct PoolLowering : public OpRewritePattern<PoolOp> {
     double padValue = isMax ? -INFINITY : 0.0;
     Value input = op.getInput();
     if (!readWindowPaddingInPlace)
-      input = padSpatial(rewriter, loc, input, pads, extra, padValue,
-                         firstSpatial);
+      input =
+          padSpatial(rewriter, loc, input, pads, extra, padValue, firstSpatial);
     Value window = tensor::EmptyOp::create(
         rewriter, loc, SmallVector<int64_t>(kernel.begin(), kernel.end()),
         elementType);
@@ -74,8 +74,8 @@ struct PoolLowering : public OpRewritePattern<PoolOp> {
     SmallVector<AffineExpr> xExprs = {d(0)};
     if (!channelsLast)
       xExprs.push_back(d(cDim));
-    llvm::append_range(xExprs, windowExprs(ctx, firstO, 2 + spatial, strides,
-                                           dilations));
+    llvm::append_range(
+        xExprs, windowExprs(ctx, firstO, 2 + spatial, strides, dilations));
     if (channelsLast)
       xExprs.push_back(d(cDim));
     SmallVector<AffineExpr> outExprs = dimRange(ctx, 0, 2 + spatial);
@@ -148,10 +148,10 @@ struct PoolLowering : public OpRewritePattern<PoolOp> {
       for (int64_t i = spatial - 1; i >= 0; --i) {
         int64_t o = rest % outSpatial[i];
         rest /= outSpatial[i];
-        count *= windowCount(o, inShape[i + firstSpatial], op.getKernelShape()[i],
-                             op.getStrides()[i], op.getDilations()[i],
-                             op.getPads()[i], op.getPads()[i + spatial],
-                             op.getCountIncludePad());
+        count *= windowCount(
+            o, inShape[i + firstSpatial], op.getKernelShape()[i],
+            op.getStrides()[i], op.getDilations()[i], op.getPads()[i],
+            op.getPads()[i + spatial], op.getCountIncludePad());
       }
       counts.push_back(float(std::max<int64_t>(count, 1)));
     }
@@ -163,16 +163,15 @@ struct PoolLowering : public OpRewritePattern<PoolOp> {
     auto countType =
         RankedTensorType::get(countShape, resultType.getElementType());
     Value countTensor = arith::ConstantOp::create(
-        rewriter, loc, DenseElementsAttr::get(countType, ArrayRef<float>(counts)));
-    return buildElementwise(rewriter, loc, ValueRange{sums, countTensor},
-                            resultType,
-                            [](OpBuilder &b, Location l, ValueRange args) {
-                              return arith::DivFOp::create(b, l, args[0], args[1])
-                                  .getResult();
-                            });
+        rewriter, loc,
+        DenseElementsAttr::get(countType, ArrayRef<float>(counts)));
+    return buildElementwise(
+        rewriter, loc, ValueRange{sums, countTensor}, resultType,
+        [](OpBuilder &b, Location l, ValueRange args) {
+          return arith::DivFOp::create(b, l, args[0], args[1]).getResult();
+        });
   }
 };
-
 
 } // namespace
 

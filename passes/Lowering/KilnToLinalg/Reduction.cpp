@@ -68,7 +68,8 @@ struct ReduceLowering : public OpRewritePattern<ReduceOp> {
     int64_t rank = inType.getRank();
     auto axes = op.getAxes();
     // Computed without the kept unit dims; expanded back at the end.
-    RankedTensorType resultType = withoutAxes(inType.clone(keptType.getElementType()), axes);
+    RankedTensorType resultType =
+        withoutAxes(inType.clone(keptType.getElementType()), axes);
     SmallVector<bool> reduced;
     int64_t count = 1;
     for (int64_t i = 0; i < rank; ++i) {
@@ -107,32 +108,46 @@ struct ReduceLowering : public OpRewritePattern<ReduceOp> {
     } else if constexpr (std::is_same_v<ReduceOp, ReduceMeanOp>) {
       Value sum = reduce(0.0, add, x);
       result = unary(sum, [&](OpBuilder &b, Location l, Value v) -> Value {
-        return arith::DivFOp::create(b, l, v,
-                                     scalarConst(b, l, v.getType(), double(count)));
+        return arith::DivFOp::create(
+            b, l, v, scalarConst(b, l, v.getType(), double(count)));
       });
     } else if constexpr (std::is_same_v<ReduceOp, ReduceMaxOp>) {
-      result = reduce(-INFINITY, [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return arith::MaximumFOp::create(b, l, a[0], a[1]);
-      }, x);
+      result = reduce(
+          -INFINITY,
+          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return arith::MaximumFOp::create(b, l, a[0], a[1]);
+          },
+          x);
     } else if constexpr (std::is_same_v<ReduceOp, ReduceMinOp>) {
-      result = reduce(INFINITY, [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return arith::MinimumFOp::create(b, l, a[0], a[1]);
-      }, x);
+      result = reduce(
+          INFINITY,
+          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return arith::MinimumFOp::create(b, l, a[0], a[1]);
+          },
+          x);
     } else if constexpr (std::is_same_v<ReduceOp, ReduceProdOp>) {
-      result = reduce(1.0, [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return arith::MulFOp::create(b, l, a[0], a[1]);
-      }, x);
+      result = reduce(
+          1.0,
+          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return arith::MulFOp::create(b, l, a[0], a[1]);
+          },
+          x);
     } else if constexpr (std::is_same_v<ReduceOp, ReduceSumSquareOp>) {
       result = reduce(0.0, addSquare, x);
     } else if constexpr (std::is_same_v<ReduceOp, ReduceL1Op>) {
-      result = reduce(0.0, [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return arith::AddFOp::create(b, l, math::AbsFOp::create(b, l, a[0]), a[1]);
-      }, x);
+      result = reduce(
+          0.0,
+          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+            return arith::AddFOp::create(b, l, math::AbsFOp::create(b, l, a[0]),
+                                         a[1]);
+          },
+          x);
     } else if constexpr (std::is_same_v<ReduceOp, ReduceL2Op>) {
       Value sumSquares = reduce(0.0, addSquare, x);
-      result = unary(sumSquares, [](OpBuilder &b, Location l, Value v) -> Value {
-        return math::SqrtOp::create(b, l, v);
-      });
+      result =
+          unary(sumSquares, [](OpBuilder &b, Location l, Value v) -> Value {
+            return math::SqrtOp::create(b, l, v);
+          });
     } else if constexpr (std::is_same_v<ReduceOp, ReduceLogSumOp>) {
       Value sum = reduce(0.0, add, x);
       result = unary(sum, [](OpBuilder &b, Location l, Value v) -> Value {
@@ -141,20 +156,29 @@ struct ReduceLowering : public OpRewritePattern<ReduceOp> {
     } else {
       static_assert(std::is_same_v<ReduceOp, ReduceLogSumExpOp>);
       // log(sum(exp(x - max))) + max, stable for large x.
-      Value max = reduce(-INFINITY, [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return arith::MaximumFOp::create(b, l, a[0], a[1]);
-      }, x);
-      Value sum = reduce(0.0, [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
-        return arith::AddFOp::create(b, l, math::ExpOp::create(b, l, shifted), a[2]);
-      }, x, {max}, {outMap});
-      result = buildElementwise(
-          rewriter, loc, ValueRange{sum, max}, resultType,
+      Value max = reduce(
+          -INFINITY,
           [](OpBuilder &b, Location l, ValueRange a) -> Value {
-            return arith::AddFOp::create(b, l, math::LogOp::create(b, l, a[0]), a[1]);
-          });
+            return arith::MaximumFOp::create(b, l, a[0], a[1]);
+          },
+          x);
+      Value sum = reduce(0.0,
+                         [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                           Value shifted =
+                               arith::SubFOp::create(b, l, a[0], a[1]);
+                           return arith::AddFOp::create(
+                               b, l, math::ExpOp::create(b, l, shifted), a[2]);
+                         },
+                         x, {max}, {outMap});
+      result =
+          buildElementwise(rewriter, loc, ValueRange{sum, max}, resultType,
+                           [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                             return arith::AddFOp::create(
+                                 b, l, math::LogOp::create(b, l, a[0]), a[1]);
+                           });
     }
-    rewriter.replaceOp(op, expandToKeptDims(rewriter, loc, result, keptType, axes));
+    rewriter.replaceOp(op,
+                       expandToKeptDims(rewriter, loc, result, keptType, axes));
     return success();
   }
 };
@@ -190,19 +214,20 @@ struct SoftmaxLowering : public OpRewritePattern<SoftmaxLikeOp> {
     Value sum = buildReduction(
         rewriter, loc, ValueRange{x, max}, rowType, identity, {rowMap}, rowMap,
         reduced, 0.0, [](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value e = math::ExpOp::create(b, l, arith::SubFOp::create(b, l, a[0], a[1]));
+          Value e = math::ExpOp::create(
+              b, l, arith::SubFOp::create(b, l, a[0], a[1]));
           return arith::AddFOp::create(b, l, e, a[2]);
         });
-    Value result = mapRows(
-        rewriter, loc, x, {max, sum}, rowMap,
-        [](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
-          if constexpr (isLog)
-            return arith::SubFOp::create(b, l, shifted,
-                                         math::LogOp::create(b, l, a[2]));
-          return arith::DivFOp::create(b, l, math::ExpOp::create(b, l, shifted),
-                                       a[2]);
-        });
+    Value result =
+        mapRows(rewriter, loc, x, {max, sum}, rowMap,
+                [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value shifted = arith::SubFOp::create(b, l, a[0], a[1]);
+                  if constexpr (isLog)
+                    return arith::SubFOp::create(
+                        b, l, shifted, math::LogOp::create(b, l, a[2]));
+                  return arith::DivFOp::create(
+                      b, l, math::ExpOp::create(b, l, shifted), a[2]);
+                });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -250,7 +275,8 @@ struct LayerNormLowering : public OpRewritePattern<LayerNormOp> {
     Value squares = buildReduction(
         rewriter, loc, ValueRange{x, sum}, rowType, identity, {rowMap}, rowMap,
         reduced, 0.0, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value mean = arith::MulFOp::create(b, l, a[1], constant(b, l, inverseCount));
+          Value mean =
+              arith::MulFOp::create(b, l, a[1], constant(b, l, inverseCount));
           Value centered = arith::SubFOp::create(b, l, a[0], mean);
           return arith::AddFOp::create(
               b, l, arith::MulFOp::create(b, l, centered, centered), a[2]);
@@ -263,7 +289,8 @@ struct LayerNormLowering : public OpRewritePattern<LayerNormOp> {
           Value mean = arith::MulFOp::create(b, l, a[1], scale);
           Value variance = arith::MulFOp::create(b, l, a[2], scale);
           Value root = math::SqrtOp::create(
-              b, l, arith::AddFOp::create(b, l, variance, constant(b, l, epsilon)));
+              b, l,
+              arith::AddFOp::create(b, l, variance, constant(b, l, epsilon)));
           return arith::DivFOp::create(
               b, l, arith::SubFOp::create(b, l, a[0], mean), root);
         });
@@ -292,8 +319,9 @@ struct ArgReduceLowering : public OpRewritePattern<ArgOp> {
       indexType = keptType;
     auto valueType = indexType.clone(elementType);
     AffineMap outMap = reductionOutMap(rank, {axis}, /*keepdims=*/false, ctx);
-    Value values = filledTensor(rewriter, loc, valueType,
-                                lowestValue(rewriter, loc, elementType, !isMax));
+    Value values =
+        filledTensor(rewriter, loc, valueType,
+                     lowestValue(rewriter, loc, elementType, !isMax));
     Value indices = filledTensor(rewriter, loc, indexType, 0.0);
     SmallVector<IteratorType> iterators(rank, IteratorType::parallel);
     iterators[axis] = IteratorType::reduction;
@@ -310,25 +338,29 @@ struct ArgReduceLowering : public OpRewritePattern<ArgOp> {
           if (isFloat)
             better = arith::CmpFOp::create(
                 b, l,
-                isMax ? (last ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OGT)
-                      : (last ? arith::CmpFPredicate::OLE : arith::CmpFPredicate::OLT),
+                isMax ? (last ? arith::CmpFPredicate::OGE
+                              : arith::CmpFPredicate::OGT)
+                      : (last ? arith::CmpFPredicate::OLE
+                              : arith::CmpFPredicate::OLT),
                 x, best);
           else
             better = arith::CmpIOp::create(
                 b, l,
-                isMax ? (last ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sgt)
-                      : (last ? arith::CmpIPredicate::sle : arith::CmpIPredicate::slt),
+                isMax ? (last ? arith::CmpIPredicate::sge
+                              : arith::CmpIPredicate::sgt)
+                      : (last ? arith::CmpIPredicate::sle
+                              : arith::CmpIPredicate::slt),
                 x, best);
           Value index = arith::IndexCastOp::create(
               b, l, b.getI64Type(), linalg::IndexOp::create(b, l, axis));
           linalg::YieldOp::create(
               b, l,
-              ValueRange{arith::SelectOp::create(b, l, better, x, best),
-                         arith::SelectOp::create(b, l, better, index, bestIndex)});
+              ValueRange{
+                  arith::SelectOp::create(b, l, better, x, best),
+                  arith::SelectOp::create(b, l, better, index, bestIndex)});
         });
-    rewriter.replaceOp(
-        op, expandToKeptDims(rewriter, loc, generic.getResult(1), keptType,
-                               {axis}));
+    rewriter.replaceOp(op, expandToKeptDims(rewriter, loc, generic.getResult(1),
+                                            keptType, {axis}));
     return success();
   }
 };
@@ -340,9 +372,9 @@ void kiln::lowering::populateReductionPatterns(RewritePatternSet &patterns) {
                ReduceLowering<ReduceMaxOp>, ReduceLowering<ReduceMinOp>,
                ReduceLowering<ReduceProdOp>, ReduceLowering<ReduceSumSquareOp>,
                ReduceLowering<ReduceL1Op>, ReduceLowering<ReduceL2Op>,
-               ReduceLowering<ReduceLogSumOp>, ReduceLowering<ReduceLogSumExpOp>,
-               SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
-               LayerNormLowering,
+               ReduceLowering<ReduceLogSumOp>,
+               ReduceLowering<ReduceLogSumExpOp>, SoftmaxLowering<SoftmaxOp>,
+               SoftmaxLowering<LogSoftmaxOp>, LayerNormLowering,
                ArgReduceLowering<ArgMaxOp>, ArgReduceLowering<ArgMinOp>>(
       patterns.getContext());
 }

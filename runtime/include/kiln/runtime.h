@@ -169,9 +169,9 @@ typedef struct kiln_kernel_resources {
   int64_t shared_bytes;
   int32_t blocks_per_multiprocessor;
 } kiln_kernel_resources;
-KILN_API kiln_status kiln_session_dispatch_resources(
-    const kiln_session *session, int32_t dispatch,
-    kiln_kernel_resources *resources);
+KILN_API kiln_status
+kiln_session_dispatch_resources(const kiln_session *session, int32_t dispatch,
+                                kiln_kernel_resources *resources);
 
 /* For bisecting numerics: runs like kiln_session_run, but calls
  * observer(session, i, user) right after dispatch i has finished, while
