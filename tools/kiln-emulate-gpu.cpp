@@ -1512,14 +1512,16 @@ LogicalResult checkKernel(func::FuncOp kernelFunc) {
     if (func.getName() == name)
       declaration = func;
   int64_t blocks =
-      declaration->getAttrOfType<IntegerAttr>("kiln.workgroups").getInt();
+      declaration->getAttrOfType<IntegerAttr>(kiln::attrs::kWorkgroups)
+          .getInt();
   int64_t threads =
-      declaration->getAttrOfType<IntegerAttr>("kiln.threads").getInt();
+      declaration->getAttrOfType<IntegerAttr>(kiln::attrs::kThreads).getInt();
   std::string cores;
-  if (auto attr = declaration->getAttrOfType<StringAttr>("kiln.matrix_cores"))
+  if (auto attr =
+          declaration->getAttrOfType<StringAttr>(kiln::attrs::kMatrixCores))
     cores = attr.str();
-  if (auto tile =
-          declaration->getAttrOfType<DenseI64ArrayAttr>("kiln.thread_tile"))
+  if (auto tile = declaration->getAttrOfType<DenseI64ArrayAttr>(
+          kiln::attrs::kThreadTile))
     cores = "thread tiles " + std::to_string(tile[0]) + "x" +
             std::to_string(tile[1]);
   declaration.erase();
@@ -1851,7 +1853,7 @@ int main(int argc, char **argv) {
   }
   SmallVector<func::FuncOp> kernels;
   module->walk([&](func::FuncOp func) {
-    if (func->hasAttr("kiln.kernel") && !func.isExternal() &&
+    if (func->hasAttr(kiln::attrs::kKernel) && !func.isExternal() &&
         filter.match(func.getName()))
       kernels.push_back(func);
   });

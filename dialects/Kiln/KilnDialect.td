@@ -22,6 +22,53 @@ def Kiln_Dialect : Dialect {
   }];
   let hasConstantMaterializer = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
+
+  // What passes record on kernels for the passes after them, the artifact
+  // writer, the reports and kiln-emulate-gpu. Declared here, each with its
+  // type; the dialect's verifier refuses any other `kiln.` attribute and any
+  // of these with another type. Names: KilnDialect::<Name>AttrHelper
+  // ::getNameStr(), or the kiln::attrs constants of KilnDialect.h.
+  let discardableAttrs = (ins
+    // The module of outlined kernels: the --target it is compiled for.
+    "::mlir::StringAttr":$target,
+    // A function that is a kernel (kiln-outline-dispatches).
+    "::mlir::UnitAttr":$kernel,
+    // A kernel's ONNX nodes, and a dispatch's ONNX value names per result.
+    "::mlir::ArrayAttr":$nodes,
+    "::mlir::ArrayAttr":$onnx_values,
+    // A kernel's arguments, in order: which are inputs, outputs, constants.
+    "::mlir::ArrayAttr":$abi,
+    // Floating-point operations of one run of the kernel.
+    "::mlir::IntegerAttr":$flops,
+    // Tiling: workgroups (CPU) or blocks (GPU), and the threads per block.
+    "::mlir::IntegerAttr":$workgroups,
+    "::mlir::IntegerAttr":$threads,
+    // The tile of one workgroup: [dim, size] (kiln-tile-and-distribute).
+    "::mlir::DenseI64ArrayAttr":$tile,
+    // A GPU block's matrix-instruction output block [rows, columns].
+    "::mlir::DenseI64ArrayAttr":$matrix_tile,
+    // Per thread or warp: the outputs of a thread tile, a warp's tile.
+    "::mlir::DenseI64ArrayAttr":$thread_tile,
+    "::mlir::DenseI64ArrayAttr":$warp_tile,
+    // The CPU's register tile [rows, vector width].
+    "::mlir::DenseI64ArrayAttr":$register_tile,
+    // The matrix instruction a kernel's contraction uses (mma.sync ...).
+    "::mlir::StringAttr":$matrix_cores,
+    // Threads a kernel's block needs, and whether they cooperate (share
+    // workgroup memory and barriers) rather than each owning outputs.
+    "::mlir::IntegerAttr":$lanes,
+    "::mlir::UnitAttr":$cooperative,
+    // Bytes per block of workgroup memory, of it dynamic shared memory,
+    // and per thread of private (local, scratch) memory.
+    "::mlir::IntegerAttr":$workgroup_memory,
+    "::mlir::IntegerAttr":$dynamic_workgroup_memory,
+    "::mlir::IntegerAttr":$private_memory
+  );
+  // kiln.name on @main's arguments and results: the ONNX graph input or
+  // output each one is.
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
 }
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>

@@ -1,5 +1,6 @@
 //===- OnnxValueNames.cpp - which ONNX value an op computes ---------------===//
 #include "kiln/Dialect/OnnxValueNames.h"
+#include "kiln/Dialect/KilnDialect.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -8,7 +9,7 @@
 using namespace mlir;
 
 static constexpr llvm::StringLiteral kNodeKey = "kiln.onnx_node";
-static constexpr llvm::StringLiteral kValuesKey = "kiln.onnx_values";
+static constexpr llvm::StringLiteral kValuesKey = kiln::attrs::kOnnxValues;
 
 /// The node index and value names of a location made by withOnnxValues.
 static std::optional<std::pair<int64_t, ArrayAttr>> valueTag(FusedLoc loc) {

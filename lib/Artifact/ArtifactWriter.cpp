@@ -279,42 +279,47 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
   // The dispatch's own nodes where identical kernels became one
   // (kiln-deduplicate-kernels), else its kernel's.
   std::vector<std::string> nodes;
-  auto names = op->getAttrOfType<ArrayAttr>("kiln.nodes");
+  auto names = op->getAttrOfType<ArrayAttr>(kiln::attrs::kNodes);
   if (!names)
-    names = kernel->getAttrOfType<ArrayAttr>("kiln.nodes");
+    names = kernel->getAttrOfType<ArrayAttr>(kiln::attrs::kNodes);
   if (names)
     for (auto n : names.getAsValueRange<StringAttr>())
       nodes.push_back(n.str());
   uint32_t workgroups = 1;
-  if (auto grid = kernel->getAttrOfType<IntegerAttr>("kiln.workgroups"))
+  if (auto grid = kernel->getAttrOfType<IntegerAttr>(kiln::attrs::kWorkgroups))
     workgroups = grid.getInt();
   uint32_t threads = 1;
-  if (auto block = kernel->getAttrOfType<IntegerAttr>("kiln.threads"))
+  if (auto block = kernel->getAttrOfType<IntegerAttr>(kiln::attrs::kThreads))
     threads = block.getInt();
   KernelReport report;
   report.name = name.str();
   report.nodes = nodes;
   report.workgroups = workgroups;
   report.threads = threads;
-  if (auto bytes = kernel->getAttrOfType<IntegerAttr>("kiln.workgroup_memory"))
-    report.workgroupMemory = bytes.getInt();
   if (auto bytes =
-          kernel->getAttrOfType<IntegerAttr>("kiln.dynamic_workgroup_memory"))
+          kernel->getAttrOfType<IntegerAttr>(kiln::attrs::kWorkgroupMemory))
+    report.workgroupMemory = bytes.getInt();
+  if (auto bytes = kernel->getAttrOfType<IntegerAttr>(
+          kiln::attrs::kDynamicWorkgroupMemory))
     report.dynamicWorkgroupMemory = bytes.getInt();
-  if (auto bytes = kernel->getAttrOfType<IntegerAttr>("kiln.private_memory"))
+  if (auto bytes =
+          kernel->getAttrOfType<IntegerAttr>(kiln::attrs::kPrivateMemory))
     report.privateMemory = bytes.getInt();
-  if (auto flops = kernel->getAttrOfType<IntegerAttr>("kiln.flops"))
+  if (auto flops = kernel->getAttrOfType<IntegerAttr>(kiln::attrs::kFlops))
     report.flops = flops.getInt();
-  if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.tile"))
+  if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>(kiln::attrs::kTile))
     report.tile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
-  if (auto cores = kernel->getAttrOfType<StringAttr>("kiln.matrix_cores"))
+  if (auto cores = kernel->getAttrOfType<StringAttr>(kiln::attrs::kMatrixCores))
     report.matrixCores = cores.str();
-  if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.matrix_tile"))
+  if (auto tile =
+          kernel->getAttrOfType<DenseI64ArrayAttr>(kiln::attrs::kMatrixTile))
     report.matrixTile.assign(tile.asArrayRef().begin(),
                              tile.asArrayRef().end());
-  if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.warp_tile"))
+  if (auto tile =
+          kernel->getAttrOfType<DenseI64ArrayAttr>(kiln::attrs::kWarpTile))
     report.warpTile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
-  if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>("kiln.thread_tile"))
+  if (auto tile =
+          kernel->getAttrOfType<DenseI64ArrayAttr>(kiln::attrs::kThreadTile))
     report.threadTile.assign(tile.asArrayRef().begin(),
                              tile.asArrayRef().end());
   for (uint32_t b : bindings)
@@ -324,7 +329,7 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
   reports.push_back(report);
   resultBuffers.emplace_back(bindings.end() - op.getNumResults(),
                              bindings.end());
-  auto valueNames = op->getAttrOfType<ArrayAttr>("kiln.onnx_values");
+  auto valueNames = op->getAttrOfType<ArrayAttr>(kiln::attrs::kOnnxValues);
   std::vector<flatbuffers::Offset<fb::TensorInfo>> results;
   for (auto [i, result] : llvm::enumerate(op.getResults())) {
     auto type = cast<RankedTensorType>(result.getType());
@@ -400,7 +405,7 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
   };
   std::vector<flatbuffers::Offset<fb::TensorInfo>> inputs, outputs;
   for (auto [i, arg] : llvm::enumerate(main.getArguments())) {
-    auto name = main.getArgAttrOfType<StringAttr>(i, "kiln.name");
+    auto name = main.getArgAttrOfType<StringAttr>(i, kiln::attrs::kName);
     auto info = tensorInfo(arg, name ? name.getValue()
                                      : StringRef("input_" + std::to_string(i)));
     if (failed(info))
@@ -408,7 +413,7 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
     inputs.push_back(*info);
   }
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    auto name = main.getResultAttrOfType<StringAttr>(i, "kiln.name");
+    auto name = main.getResultAttrOfType<StringAttr>(i, kiln::attrs::kName);
     auto info = tensorInfo(v, name ? name.getValue()
                                    : StringRef("output_" + std::to_string(i)));
     if (failed(info))

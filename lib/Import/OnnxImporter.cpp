@@ -796,7 +796,7 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
   builder.setInsertionPointToStart(entry);
   for (auto [i, name] : llvm::enumerate(argNames)) {
     values[name] = entry->getArgument(i);
-    func.setArgAttr(i, "kiln.name", builder.getStringAttr(name));
+    func.setArgAttr(i, kiln::attrs::kName, builder.getStringAttr(name));
   }
 
   for (const onnx::ValueInfoProto *input : frozen) {
@@ -852,7 +852,8 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
   func.setType(
       builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(graph.output()))
-    func.setResultAttr(i, "kiln.name", builder.getStringAttr(output.name()));
+    func.setResultAttr(i, kiln::attrs::kName,
+                       builder.getStringAttr(output.name()));
 
   if (failed(verify(module))) {
     module.erase();

@@ -37,7 +37,7 @@ public:
   void write(func::FuncOp main) {
     os << "digraph model {\n  rankdir=TB;\n  node [shape=box, fontsize=10];\n";
     for (auto [i, arg] : llvm::enumerate(main.getArguments())) {
-      auto name = main.getArgAttrOfType<StringAttr>(i, "kiln.name");
+      auto name = main.getArgAttrOfType<StringAttr>(i, kiln::attrs::kName);
       std::string id = "input" + std::to_string(i);
       os << "  " << id << " [shape=ellipse, label=\""
          << escape(name ? name.getValue() : id) << "\"];\n";
@@ -89,7 +89,7 @@ private:
 
   void writeOutputs(func::FuncOp main, func::ReturnOp ret) {
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-      auto name = main.getResultAttrOfType<StringAttr>(i, "kiln.name");
+      auto name = main.getResultAttrOfType<StringAttr>(i, kiln::attrs::kName);
       std::string id = "output" + std::to_string(i);
       os << "  " << id << " [shape=ellipse, label=\""
          << escape(name ? name.getValue() : id) << "\"];\n";

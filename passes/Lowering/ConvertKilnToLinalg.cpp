@@ -39,7 +39,7 @@ struct ConvertKilnToLinalgPass
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     FrozenRewritePatternSet frozen(std::move(patterns));
     getOperation()->walk([&](func::FuncOp func) {
-      if (func->hasAttr("kiln.kernel") &&
+      if (func->hasAttr(kiln::attrs::kKernel) &&
           failed(applyPartialConversion(func, target, frozen)))
         signalPassFailure();
     });

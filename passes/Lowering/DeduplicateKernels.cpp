@@ -30,7 +30,7 @@ using namespace kiln;
 
 namespace {
 
-constexpr StringLiteral kNodesAttr = "kiln.nodes";
+constexpr StringLiteral kNodesAttr = kiln::attrs::kNodes;
 
 /// The kernel's attributes that must match for two kernels to be one: all
 /// but its symbol name and its ONNX nodes.
@@ -82,7 +82,7 @@ struct DeduplicateKernelsPass
     DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>> byHash;
     SmallVector<func::FuncOp> duplicates;
     for (auto kernel : kernels.getOps<func::FuncOp>()) {
-      if (!kernel->hasAttr("kiln.kernel") || kernel.isExternal())
+      if (!kernel->hasAttr(kiln::attrs::kKernel) || kernel.isExternal())
         continue;
       SmallVector<func::FuncOp, 1> &candidates = byHash[kernelHash(kernel)];
       auto *same = llvm::find_if(candidates, [&](func::FuncOp first) {

@@ -94,7 +94,7 @@ struct OutlineDispatchesPass
     OpBuilder builder(module.getBodyRegion());
     builder.setInsertionPointToEnd(module.getBody());
     auto kernels = ModuleOp::create(builder, module.getLoc(), "kernels");
-    kernels->setAttr("kiln.target", builder.getStringAttr(target));
+    kernels->setAttr(kiln::attrs::kTarget, builder.getStringAttr(target));
     return kernels;
   }
 
@@ -118,13 +118,14 @@ struct OutlineDispatchesPass
     auto func = func::FuncOp::create(builder, loc, kernelName(index, nodes),
                                      builder.getFunctionType(argTypes, {}));
     symbols.insert(func);
-    func->setAttr("kiln.kernel", builder.getUnitAttr());
-    func->setAttr("kiln.nodes", builder.getStrArrayAttr(SmallVector<StringRef>(
-                                    nodes.begin(), nodes.end())));
+    func->setAttr(kiln::attrs::kKernel, builder.getUnitAttr());
+    func->setAttr(kiln::attrs::kNodes,
+                  builder.getStrArrayAttr(
+                      SmallVector<StringRef>(nodes.begin(), nodes.end())));
     SmallVector<Attribute> abi;
     for (Type t : abiTypes)
       abi.push_back(TypeAttr::get(t));
-    func->setAttr("kiln.abi", builder.getArrayAttr(abi));
+    func->setAttr(kiln::attrs::kAbi, builder.getArrayAttr(abi));
 
     Block *entry = func.addEntryBlock();
     builder.setInsertionPointToStart(entry);
@@ -160,7 +161,8 @@ struct OutlineDispatchesPass
                            {FlatSymbolRefAttr::get(func.getSymNameAttr())});
     auto dispatch = DispatchOp::create(host, loc, region.getResultTypes(),
                                        callee, region.getInputs());
-    dispatch->setAttr("kiln.onnx_values", builder.getArrayAttr(valueNames));
+    dispatch->setAttr(kiln::attrs::kOnnxValues,
+                      builder.getArrayAttr(valueNames));
     region.replaceAllUsesWith(dispatch.getResults());
     region.erase();
   }

@@ -234,3 +234,32 @@ func.func @region_arguments(%x: tensor<4xf32>) {
   }) : (tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+// kiln. attributes are declared in KilnDialect.td, each with its type.
+// expected-error @+1 {{'kiln.tile_sizes' is not an attribute the kiln dialect declares}}
+func.func @undeclared_attribute() attributes {kiln.tile_sizes = array<i64: 4>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.workgroups' = "4" is not of the type KilnDialect.td declares}}
+func.func @declared_attribute_of_another_type() attributes {kiln.kernel, kiln.workgroups = "4"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.name' of an argument must be a string}}
+func.func @value_name_not_a_string(%x: tensor<4xf32> {kiln.name = 3 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.nodes' on a result is not an attribute the kiln dialect declares (only 'kiln.name')}}
+func.func @result_attribute(%x: tensor<4xf32>) -> (tensor<4xf32> {kiln.nodes = ["a"]}) {
+  return %x : tensor<4xf32>
+}

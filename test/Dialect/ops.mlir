@@ -109,3 +109,16 @@ func.func @data_movement(%t: tensor<10x4xf32>, %ids: tensor<2x3xi64>, %x: tensor
   %6 = kiln.arg_max %t {axis = 0 : i64, keepdims = false, select_last_index = false} : tensor<10x4xf32> -> tensor<4xi64>
   return %0, %1, %2, %3, %4, %5, %6 : tensor<2x3x4xf32>, tensor<5x4xf32>, tensor<3x4xf32>, tensor<2x8xf32>, tensor<3x6xf32>, tensor<2x3xf32>, tensor<4xi64>
 }
+
+// Every attribute KilnDialect.td declares, with its type, verifies.
+// CHECK-LABEL: func.func @declared_attributes
+func.func @declared_attributes(%x: tensor<4xf32> {kiln.name = "x"}) -> (tensor<4xf32> {kiln.name = "y"})
+    attributes {kiln.kernel, kiln.nodes = ["n"], kiln.onnx_values = ["y"], kiln.abi = ["in"],
+                kiln.flops = 8 : i64, kiln.workgroups = 2 : i64, kiln.threads = 64 : i64,
+                kiln.tile = array<i64: 0, 2>, kiln.matrix_tile = array<i64: 16, 16>,
+                kiln.thread_tile = array<i64: 4, 4>, kiln.warp_tile = array<i64: 16, 16>,
+                kiln.register_tile = array<i64: 8, 16>, kiln.matrix_cores = "mma.sync m16n8k16",
+                kiln.lanes = 32 : i64, kiln.cooperative, kiln.workgroup_memory = 1024 : i64,
+                kiln.dynamic_workgroup_memory = 0 : i64, kiln.private_memory = 0 : i64} {
+  return %x : tensor<4xf32>
+}

@@ -24,6 +24,50 @@
 #include <optional>
 
 namespace kiln {
+/// The names of the kiln. attributes KilnDialect.td declares (see there for
+/// what each holds and its type); KilnAttributes.cpp verifies them.
+namespace attrs {
+constexpr llvm::StringLiteral kTarget =
+    KilnDialect::TargetAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kKernel =
+    KilnDialect::KernelAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kNodes =
+    KilnDialect::NodesAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kOnnxValues =
+    KilnDialect::OnnxValuesAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kAbi = KilnDialect::AbiAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kFlops =
+    KilnDialect::FlopsAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kWorkgroups =
+    KilnDialect::WorkgroupsAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kThreads =
+    KilnDialect::ThreadsAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kTile = KilnDialect::TileAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kMatrixTile =
+    KilnDialect::MatrixTileAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kThreadTile =
+    KilnDialect::ThreadTileAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kWarpTile =
+    KilnDialect::WarpTileAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kRegisterTile =
+    KilnDialect::RegisterTileAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kMatrixCores =
+    KilnDialect::MatrixCoresAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kLanes =
+    KilnDialect::LanesAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kCooperative =
+    KilnDialect::CooperativeAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kWorkgroupMemory =
+    KilnDialect::WorkgroupMemoryAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kDynamicWorkgroupMemory =
+    KilnDialect::DynamicWorkgroupMemoryAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kPrivateMemory =
+    KilnDialect::PrivateMemoryAttrHelper::getNameStr();
+/// On @main's arguments and results: the ONNX graph input or output each
+/// one is (a string).
+constexpr llvm::StringLiteral kName = "kiln.name";
+} // namespace attrs
+
 /// Numpy/ONNX broadcast of two shapes; std::nullopt when incompatible.
 std::optional<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);

@@ -16,7 +16,7 @@ struct AddCpuKernelAbiPass
   void runOnOperation() override {
     SmallVector<LLVM::LLVMFuncOp> kernels;
     getOperation().walk([&](LLVM::LLVMFuncOp func) {
-      if (func->hasAttr("kiln.kernel"))
+      if (func->hasAttr(kiln::attrs::kKernel))
         kernels.push_back(func);
     });
     for (LLVM::LLVMFuncOp kernel : kernels)
@@ -62,13 +62,13 @@ struct AddCpuKernelAbiPass
 
   LogicalResult wrap(LLVM::LLVMFuncOp impl) {
     MLIRContext *ctx = &getContext();
-    auto abi = impl->getAttrOfType<ArrayAttr>("kiln.abi");
+    auto abi = impl->getAttrOfType<ArrayAttr>(kiln::attrs::kAbi);
     if (!abi)
       return impl.emitError("kernel has no kiln.abi attribute");
     std::string name = impl.getSymName().str();
     impl.setSymName(name + "_impl");
     impl.setLinkage(LLVM::Linkage::Internal);
-    impl->removeAttr("kiln.kernel");
+    impl->removeAttr(kiln::attrs::kKernel);
     markBuffersNoAlias(impl, abi);
 
     OpBuilder b(impl);
@@ -79,8 +79,8 @@ struct AddCpuKernelAbiPass
                                                    {ptrType, i64, i64});
     auto wrapper = LLVM::LLVMFuncOp::create(b, loc, name, wrapperType);
     // The artifact writer reads the kernel's metadata from the exported symbol.
-    for (StringRef attr :
-         {"kiln.nodes", "kiln.workgroups", "kiln.flops", "kiln.tile"})
+    for (StringRef attr : {kiln::attrs::kNodes, kiln::attrs::kWorkgroups,
+                           kiln::attrs::kFlops, kiln::attrs::kTile})
       if (Attribute value = impl->getAttr(attr))
         wrapper->setAttr(attr, value);
     Block *entry = wrapper.addEntryBlock(b);

@@ -183,7 +183,8 @@ struct ContractWithVectorRegistersPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr("kiln.kernel") || vectorWidth < 1 || registerRows < 1)
+    if (!func->hasAttr(kiln::attrs::kKernel) || vectorWidth < 1 ||
+        registerRows < 1)
       return;
     SmallVector<std::pair<linalg::GenericOp, VectorContractionLoops>> found;
     func.walk([&](linalg::GenericOp op) {
@@ -204,7 +205,7 @@ struct ContractWithVectorRegistersPass
                                           : op.getOperation());
       auto [rowTile, width] = emitContraction(rewriter, op, loops);
       // For reports: the register tile of the kernel's (last) contraction.
-      func->setAttr("kiln.register_tile",
+      func->setAttr(kiln::attrs::kRegisterTile,
                     rewriter.getDenseI64ArrayAttr({rowTile, width}));
       Value accumulator = op.getDpsInits()[0];
       for (Operation *replaced :

@@ -54,14 +54,15 @@ struct MapForallToWorkgroupsPass
     : public kiln::impl::MapForallToWorkgroupsBase<MapForallToWorkgroupsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    auto grid = func->getAttrOfType<IntegerAttr>("kiln.workgroups");
+    auto grid = func->getAttrOfType<IntegerAttr>(kiln::attrs::kWorkgroups);
     if (!grid || grid.getInt() <= 1)
       return;
     SmallVector<scf::ForallOp> loops(func.getBody().getOps<scf::ForallOp>());
     if (loops.size() != 1 || loops.front().getRank() != 1 ||
         writesArgumentsOutside(func, loops.front())) {
       // Not a clean partition: run the whole kernel as one workgroup.
-      func->setAttr("kiln.workgroups", IntegerAttr::get(grid.getType(), 1));
+      func->setAttr(kiln::attrs::kWorkgroups,
+                    IntegerAttr::get(grid.getType(), 1));
       return;
     }
     mapToWorkgroupId(func, loops.front());

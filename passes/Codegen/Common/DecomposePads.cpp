@@ -102,7 +102,7 @@ struct DecomposePadsPass
     : public kiln::impl::DecomposePadsBase<DecomposePadsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr("kiln.kernel"))
+    if (!func->hasAttr(kiln::attrs::kKernel))
       return;
     RewritePatternSet patterns(&getContext());
     patterns.add<PadOfNonEmptyUnitSlice>(&getContext(), /*benefit=*/2);

@@ -335,7 +335,7 @@ struct FoldExpandShapesIntoConsumersPass
           FoldExpandShapesIntoConsumersPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr("kiln.kernel"))
+    if (!func->hasAttr(kiln::attrs::kKernel))
       return;
     RewritePatternSet patterns(&getContext());
     linalg::populateFoldReshapeOpsByCollapsingPatterns(

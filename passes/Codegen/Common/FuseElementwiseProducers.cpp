@@ -133,7 +133,7 @@ struct FuseElementwiseProducersPass
           FuseElementwiseProducersPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr("kiln.kernel"))
+    if (!func->hasAttr(kiln::attrs::kKernel))
       return;
     RewritePatternSet patterns(&getContext());
     patterns.add<CollapseBeforeWidening, GeneralizeTransposeIntoConsumer>(

@@ -377,10 +377,10 @@ struct TileAndDistributePass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr("kiln.kernel"))
+    if (!func->hasAttr(kiln::attrs::kKernel))
       return;
     int64_t workgroups = 1;
-    func->setAttr("kiln.flops",
+    func->setAttr(kiln::attrs::kFlops,
                   IntegerAttr::get(IntegerType::get(&getContext(), 64),
                                    kernelFlops(func)));
     copyInputAccumulators(func);
@@ -398,7 +398,7 @@ struct TileAndDistributePass
         makeEmptyTensorsPerIteration(func);
     }
     func->setAttr(
-        "kiln.workgroups",
+        kiln::attrs::kWorkgroups,
         IntegerAttr::get(IntegerType::get(&getContext(), 64), workgroups));
   }
 
@@ -474,7 +474,7 @@ struct TileAndDistributePass
       return 1;
     // For reports: which loop of the root was split, and by how much.
     root->getParentOfType<func::FuncOp>()->setAttr(
-        "kiln.tile", builder.getDenseI64ArrayAttr({dim, tileSize}));
+        kiln::attrs::kTile, builder.getDenseI64ArrayAttr({dim, tileSize}));
     return tiles;
   }
 
@@ -1213,7 +1213,7 @@ struct TileAndDistributePass
                            /*keepPadsWhole=*/true)))
       return 1;
     root->getParentOfType<func::FuncOp>()->setAttr(
-        "kiln.matrix_tile", builder.getDenseI64ArrayAttr(tile));
+        kiln::attrs::kMatrixTile, builder.getDenseI64ArrayAttr(tile));
     return tiles;
   }
 

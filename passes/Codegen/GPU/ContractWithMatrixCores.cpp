@@ -218,7 +218,8 @@ struct ContractWithMatrixCoresPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr("kiln.kernel") || (arch != "nvidia" && arch != "amd"))
+    if (!func->hasAttr(kiln::attrs::kKernel) ||
+        (arch != "nvidia" && arch != "amd"))
       return;
     std::optional<OutputBlock> block =
         OutputBlock::match(func, tf32 && arch == "nvidia");
@@ -288,12 +289,13 @@ struct ContractWithMatrixCoresPass
         },
         exchange && !uniform ? ArrayRef(fragmentPositions)
                              : ArrayRef<OutputBlock::Position>());
-    func->setAttr("kiln.lanes", rewriter.getI64IntegerAttr(lanes() * warps()));
+    func->setAttr(kiln::attrs::kLanes,
+                  rewriter.getI64IntegerAttr(lanes() * warps()));
     if (staged()) {
       // One forall iteration per GPU block: its warps share the staged
       // operands and meet at barriers.
-      func->setAttr("kiln.cooperative", rewriter.getUnitAttr());
-      func->setAttr("kiln.warp_tile",
+      func->setAttr(kiln::attrs::kCooperative, rewriter.getUnitAttr());
+      func->setAttr(kiln::attrs::kWarpTile,
                     rewriter.getDenseI64ArrayAttr({warpRows, warpCols}));
     }
     std::string instruction =
@@ -301,7 +303,8 @@ struct ContractWithMatrixCoresPass
         : warpgroups     ? "wgmma m64n" + std::to_string(tileN) + "k16"
         : block->loops.operandType.isF32() ? "mma.sync m16n8k8 tf32"
                                            : "mma.sync m16n8k16";
-    func->setAttr("kiln.matrix_cores", rewriter.getStringAttr(instruction));
+    func->setAttr(kiln::attrs::kMatrixCores,
+                  rewriter.getStringAttr(instruction));
   }
 
   /// Whether the block's warps form warpgroups running wgmma (decided by

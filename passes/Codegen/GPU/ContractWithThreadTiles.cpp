@@ -115,7 +115,7 @@ struct ContractWithThreadTilesPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr("kiln.kernel"))
+    if (!func->hasAttr(kiln::attrs::kKernel))
       return;
     std::optional<OutputBlock> block =
         OutputBlock::match(func, /*allowFloat32=*/true);
@@ -158,10 +158,11 @@ struct ContractWithThreadTilesPass
     block->rewrite(rewriter, positions, [&](OpBuilder &b) {
       emitContraction(b, *block, thread, threadRow, threadCol, positions);
     });
-    func->setAttr("kiln.lanes", rewriter.getI64IntegerAttr(threads()));
-    func->setAttr("kiln.cooperative", rewriter.getUnitAttr());
-    func->setAttr("kiln.thread_tile", rewriter.getDenseI64ArrayAttr(
-                                          {rowsPerThread, colsPerThread}));
+    func->setAttr(kiln::attrs::kLanes, rewriter.getI64IntegerAttr(threads()));
+    func->setAttr(kiln::attrs::kCooperative, rewriter.getUnitAttr());
+    func->setAttr(
+        kiln::attrs::kThreadTile,
+        rewriter.getDenseI64ArrayAttr({rowsPerThread, colsPerThread}));
   }
 
   /// Fewest and most threads of a block this pass builds.

@@ -78,7 +78,7 @@ struct DistributeCopiesToThreadsPass
           DistributeCopiesToThreadsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr("kiln.kernel"))
+    if (!func->hasAttr(kiln::attrs::kKernel))
       return;
     SmallVector<linalg::CopyOp> copies;
     for (Operation &op : func.getBody().front().without_terminator()) {

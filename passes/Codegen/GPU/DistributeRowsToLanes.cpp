@@ -560,7 +560,7 @@ struct DistributeRowsToLanesPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr("kiln.kernel"))
+    if (!func->hasAttr(kiln::attrs::kKernel))
       return;
     IRRewriter rewriter(&getContext());
     SmallVector<scf::ForallOp> loops(func.getBody().getOps<scf::ForallOp>());
@@ -596,9 +596,10 @@ struct DistributeRowsToLanesPass
       else
         distributor.distribute(op, row);
     }
-    func->setAttr("kiln.lanes", rewriter.getI64IntegerAttr(plan.threads));
+    func->setAttr(kiln::attrs::kLanes,
+                  rewriter.getI64IntegerAttr(plan.threads));
     if (block)
-      func->setAttr("kiln.cooperative", rewriter.getUnitAttr());
+      func->setAttr(kiln::attrs::kCooperative, rewriter.getUnitAttr());
   }
 };
 

@@ -62,7 +62,7 @@ struct MapKernelsToGpuPass
     ModuleOp kernels = getOperation();
     SmallVector<func::FuncOp> funcs;
     for (auto func : kernels.getOps<func::FuncOp>())
-      if (func->hasAttr("kiln.kernel") && !func.isExternal())
+      if (func->hasAttr(kiln::attrs::kKernel) && !func.isExternal())
         funcs.push_back(func);
     if (funcs.empty())
       return;
@@ -103,7 +103,7 @@ struct MapKernelsToGpuPass
     int64_t threads = 1, blocks = 1, total = 1;
     // kiln-distribute-rows-to-lanes gives each iteration a warp's lanes.
     int64_t lanes = 1;
-    if (auto attr = func->getAttrOfType<IntegerAttr>("kiln.lanes"))
+    if (auto attr = func->getAttrOfType<IntegerAttr>(kiln::attrs::kLanes))
       lanes = attr.getInt();
     if (forall) {
       for (int64_t count : tripCounts(forall))
@@ -112,7 +112,7 @@ struct MapKernelsToGpuPass
       threads = threadsFor(needed, lanes);
       // A cooperative iteration (warps sharing workgroup memory, meeting
       // at barriers) is one whole block.
-      if (func->hasAttr("kiln.cooperative"))
+      if (func->hasAttr(kiln::attrs::kCooperative))
         threads = lanes;
       blocks = std::max<int64_t>(1, (needed + threads - 1) / threads);
     } else {
@@ -181,13 +181,14 @@ struct MapKernelsToGpuPass
     // The declaration left behind carries the launch shape for the writer.
     func.setPrivate();
     auto i64 = rewriter.getI64Type();
-    func->setAttr("kiln.workgroups", rewriter.getIntegerAttr(i64, blocks));
-    func->setAttr("kiln.threads", rewriter.getIntegerAttr(i64, threads));
+    func->setAttr(kiln::attrs::kWorkgroups,
+                  rewriter.getIntegerAttr(i64, blocks));
+    func->setAttr(kiln::attrs::kThreads, rewriter.getIntegerAttr(i64, threads));
     if (*workgroupBytes > 0)
-      func->setAttr("kiln.workgroup_memory",
+      func->setAttr(kiln::attrs::kWorkgroupMemory,
                     rewriter.getIntegerAttr(i64, *workgroupBytes));
     if (int64_t privateBytes = threadStackBytes(gpuFunc))
-      func->setAttr("kiln.private_memory",
+      func->setAttr(kiln::attrs::kPrivateMemory,
                     rewriter.getIntegerAttr(i64, privateBytes));
     return success();
   }

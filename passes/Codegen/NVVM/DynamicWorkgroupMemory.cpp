@@ -63,7 +63,7 @@ struct DynamicWorkgroupMemoryPass
         return signalPassFailure();
       }
       declaration->setAttr(
-          "kiln.dynamic_workgroup_memory",
+          kiln::attrs::kDynamicWorkgroupMemory,
           IntegerAttr::get(IntegerType::get(&getContext(), 64), *bytes));
     }
   }

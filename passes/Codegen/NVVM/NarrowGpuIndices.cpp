@@ -152,8 +152,8 @@ struct NarrowGpuIndicesPass
     // carry each kernel's launch shape.
     llvm::StringMap<int64_t> launches;
     getOperation().walk([&](func::FuncOp func) {
-      auto blocks = func->getAttrOfType<IntegerAttr>("kiln.workgroups");
-      auto threads = func->getAttrOfType<IntegerAttr>("kiln.threads");
+      auto blocks = func->getAttrOfType<IntegerAttr>(kiln::attrs::kWorkgroups);
+      auto threads = func->getAttrOfType<IntegerAttr>(kiln::attrs::kThreads);
       if (blocks && threads && threads.getInt() > 0 &&
           blocks.getInt() <= kLimit / threads.getInt())
         launches[func.getName()] = blocks.getInt() * threads.getInt();
