@@ -3,4 +3,4 @@
 # .clang-format), as scripts/check-format.sh checks.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-git ls-files -z '*.c' '*.cpp' '*.h' | xargs -0 clang-format-22 -i
+git ls-files -z --cached --others --exclude-standard '*.c' '*.cpp' '*.h' | xargs -0 clang-format-22 -i

@@ -56,8 +56,8 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
                            << "' is not an attribute the kiln dialect "
                               "declares (dialects/Kiln/KilnDialect.td)";
   if (!*valid)
-    return op->emitError() << "'" << attribute.getName().getValue() << "' = "
-                           << attribute.getValue()
+    return op->emitError() << "'" << attribute.getName().getValue()
+                           << "' = " << attribute.getValue()
                            << " is not of the type KilnDialect.td declares";
   return success();
 }
@@ -71,7 +71,8 @@ static LogicalResult verifyValueName(Operation *op, NamedAttribute attribute,
                    (op->emitError() << "'" << attrs::kName << "' of " << what
                                     << " must be a string",
                     false));
-  return op->emitError() << "'" << attribute.getName().getValue() << "' on " << what
+  return op->emitError() << "'" << attribute.getName().getValue() << "' on "
+                         << what
                          << " is not an attribute the kiln dialect declares "
                             "(only '"
                          << attrs::kName << "')";
