@@ -7,7 +7,7 @@
 // pads and slices, so the Conv kernel and its fusion are reused.
 //
 //===----------------------------------------------------------------------===//
-#include "OnnxImporterImpl.h"
+#include "NodeContext.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -77,7 +77,7 @@ Value insertZeros(NodeContext &ctx, Value x, int64_t dim, int64_t stride) {
 
 } // namespace
 
-LogicalResult onnx_import::importConvTranspose(NodeContext &ctx) {
+static LogicalResult importConvTranspose(NodeContext &ctx) {
   Value x = ctx.input(0), w = ctx.input(1);
   if (!x || !w || failed(ctx.requireFloat({x, w})))
     return failure();
@@ -180,4 +180,10 @@ LogicalResult onnx_import::importConvTranspose(NodeContext &ctx) {
                                          SmallVector<int64_t>(spatial, 1))),
            b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(dilations)),
            b.getNamedAttr("group", b.getI64IntegerAttr(group))}));
+}
+
+void onnx_import::registerConvTransposeOps(OpRegistry &registry) {
+  // clang-format off
+  registry.add("ConvTranspose", 1, kMaxOpset, "1-D/2-D/3-D; groups, output_padding, output_shape, auto_pad", importConvTranspose);
+  // clang-format on
 }

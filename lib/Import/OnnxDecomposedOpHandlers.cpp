@@ -6,7 +6,7 @@
 // groups the pieces.
 //
 //===----------------------------------------------------------------------===//
-#include "OnnxImporterImpl.h"
+#include "NodeContext.h"
 
 #include <cmath>
 #include <limits>
@@ -47,7 +47,7 @@ int64_t normalizeAxis(int64_t axis, int64_t rank) {
 
 } // namespace
 
-LogicalResult onnx_import::importTrilu(NodeContext &ctx) {
+static LogicalResult importTrilu(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
@@ -103,7 +103,7 @@ static FailureOr<Value> runningSumAlongLastAxis(NodeContext &ctx, Value moved,
 
 /// CumSum along an axis: the axis moved last, runningSumAlongLastAxis,
 /// moved back.
-LogicalResult onnx_import::importCumSum(NodeContext &ctx) {
+static LogicalResult importCumSum(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireDtypes(x, NodeContext::Float | NodeContext::Int)))
     return failure();
@@ -152,7 +152,7 @@ LogicalResult onnx_import::importCumSum(NodeContext &ctx) {
 }
 
 /// Hardmax: 1 where the index equals the (first) argmax along the axis.
-LogicalResult onnx_import::importHardmax(NodeContext &ctx) {
+static LogicalResult importHardmax(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireFloat(x)))
     return failure();
@@ -177,7 +177,7 @@ LogicalResult onnx_import::importHardmax(NodeContext &ctx) {
   return setResult(ctx, where(ctx, *hit, ctx.scalar(x, 1), ctx.scalar(x, 0)));
 }
 
-LogicalResult onnx_import::importOneHot(NodeContext &ctx) {
+static LogicalResult importOneHot(NodeContext &ctx) {
   Value indices = ctx.input(0);
   if (!indices ||
       failed(ctx.requireDtypes(indices, NodeContext::Int | NodeContext::Float)))
@@ -233,7 +233,7 @@ LogicalResult onnx_import::importOneHot(NodeContext &ctx) {
   return setResult(ctx, where(ctx, *hit, element(1), element(0)));
 }
 
-LogicalResult onnx_import::importIsInf(NodeContext &ctx) {
+static LogicalResult importIsInf(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireFloat(x)))
     return failure();
@@ -260,7 +260,7 @@ LogicalResult onnx_import::importIsInf(NodeContext &ctx) {
   return setResult(ctx, result);
 }
 
-LogicalResult onnx_import::importShrink(NodeContext &ctx) {
+static LogicalResult importShrink(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireDtypes(x, NodeContext::Float | NodeContext::Int)))
     return failure();
@@ -279,7 +279,7 @@ LogicalResult onnx_import::importShrink(NodeContext &ctx) {
 }
 
 /// Inference-mode Dropout is the identity; its mask is all true.
-LogicalResult onnx_import::importDropout(NodeContext &ctx) {
+static LogicalResult importDropout(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
@@ -306,7 +306,7 @@ LogicalResult onnx_import::importDropout(NodeContext &ctx) {
   return success();
 }
 
-LogicalResult onnx_import::importEinsum(NodeContext &ctx) {
+static LogicalResult importEinsum(NodeContext &ctx) {
   SmallVector<Value> inputs;
   SmallVector<int64_t> ranks;
   SmallVector<ArrayRef<int64_t>> shapes;
@@ -427,7 +427,7 @@ FailureOr<Value> negativeLogLikelihood(NodeContext &ctx, Value input,
 
 } // namespace
 
-LogicalResult onnx_import::importNegativeLogLikelihoodLoss(NodeContext &ctx) {
+static LogicalResult importNegativeLogLikelihoodLoss(NodeContext &ctx) {
   Value input = ctx.input(0), target = ctx.input(1);
   if (!input || !target || failed(ctx.requireFloat(input)) ||
       failed(ctx.requireDtypes(target, NodeContext::Int)))
@@ -439,7 +439,7 @@ LogicalResult onnx_import::importNegativeLogLikelihoodLoss(NodeContext &ctx) {
 }
 
 /// SoftmaxCrossEntropyLoss = NegativeLogLikelihoodLoss(LogSoftmax(scores)).
-LogicalResult onnx_import::importSoftmaxCrossEntropyLoss(NodeContext &ctx) {
+static LogicalResult importSoftmaxCrossEntropyLoss(NodeContext &ctx) {
   Value scores = ctx.input(0), labels = ctx.input(1);
   if (!scores || !labels || failed(ctx.requireFloat(scores)) ||
       failed(ctx.requireDtypes(labels, NodeContext::Int)))
@@ -461,7 +461,7 @@ LogicalResult onnx_import::importSoftmaxCrossEntropyLoss(NodeContext &ctx) {
 }
 
 /// EyeLike depends only on the input's static shape: a constant.
-LogicalResult onnx_import::importEyeLike(NodeContext &ctx) {
+static LogicalResult importEyeLike(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
@@ -500,7 +500,7 @@ LogicalResult onnx_import::importEyeLike(NodeContext &ctx) {
 /// LRN: x / (bias + alpha / size * sum of squares over a window of
 /// channels) ^ beta. The channel window sum is an average pool (which
 /// counts padding) over [N, 1, C, H*W], times the window size.
-LogicalResult onnx_import::importLRN(NodeContext &ctx) {
+static LogicalResult importLRN(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireFloat(x)))
     return failure();
@@ -548,7 +548,7 @@ LogicalResult onnx_import::importLRN(NodeContext &ctx) {
 /// GatherND (batch_dims = 0): the last index dim of size k addresses the
 /// first k data dims; their linear offset indexes the data flattened to
 /// [prod(first k dims), rest...], which a Gather along axis 0 reads.
-LogicalResult onnx_import::importGatherND(NodeContext &ctx) {
+static LogicalResult importGatherND(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
   if (!data || !indices || failed(ctx.requireDtypes(indices, NodeContext::Int)))
     return failure();
@@ -611,7 +611,7 @@ LogicalResult onnx_import::importGatherND(NodeContext &ctx) {
 
 /// MeanVarianceNormalization: (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9)
 /// over `axes`, as ONNX's function body defines it.
-LogicalResult onnx_import::importMeanVarianceNormalization(NodeContext &ctx) {
+static LogicalResult importMeanVarianceNormalization(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireFloat(x)))
     return failure();
@@ -673,20 +673,20 @@ static LogicalResult importWindow(NodeContext &ctx, ArrayRef<double> a) {
   return success();
 }
 
-LogicalResult onnx_import::importHannWindow(NodeContext &ctx) {
+static LogicalResult importHannWindow(NodeContext &ctx) {
   return importWindow(ctx, {0.5, 0.5});
 }
-LogicalResult onnx_import::importHammingWindow(NodeContext &ctx) {
+static LogicalResult importHammingWindow(NodeContext &ctx) {
   return importWindow(ctx, {25.0 / 46.0, 21.0 / 46.0});
 }
-LogicalResult onnx_import::importBlackmanWindow(NodeContext &ctx) {
+static LogicalResult importBlackmanWindow(NodeContext &ctx) {
   return importWindow(ctx, {0.42, 0.5, 0.08});
 }
 
 /// TopK with a constant k: k rounds of ArgMax (ArgMin for the smallest),
 /// each masking out the element it took. Ties go to the lower index, as in
 /// ONNX; the result is sorted.
-LogicalResult onnx_import::importTopK(NodeContext &ctx) {
+static LogicalResult importTopK(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireFloat(x)))
     return failure();
@@ -749,4 +749,27 @@ LogicalResult onnx_import::importTopK(NodeContext &ctx) {
   ctx.setOutput(0, *topValues);
   ctx.setOutput(1, *topIndices);
   return success();
+}
+
+void onnx_import::registerDecomposedOps(OpRegistry &registry) {
+  // clang-format off
+  registry.add("BlackmanWindow", 17, kMaxOpset, "constant size", importBlackmanWindow);
+  registry.add("CumSum", 11, kMaxOpset, "float and integer; exclusive, reverse", importCumSum);
+  registry.add("Dropout", 1, kMaxOpset, "inference mode (identity)", importDropout);
+  registry.add("Einsum", 12, kMaxOpset, "float; broadcasting ...", importEinsum);
+  registry.add("EyeLike", 9, kMaxOpset, "a constant from the static shape", importEyeLike);
+  registry.add("GatherND", 11, kMaxOpset, "batch_dims 0", importGatherND);
+  registry.add("Hardmax", 13, kMaxOpset, "", importHardmax);
+  registry.add("HammingWindow", 17, kMaxOpset, "constant size", importHammingWindow);
+  registry.add("HannWindow", 17, kMaxOpset, "constant size", importHannWindow);
+  registry.add("IsInf", 10, kMaxOpset, "", importIsInf);
+  registry.add("LRN", 1, kMaxOpset, "", importLRN);
+  registry.add("MeanVarianceNormalization", 9, kMaxOpset, "", importMeanVarianceNormalization);
+  registry.add("NegativeLogLikelihoodLoss", 12, kMaxOpset, "weights, ignore_index, reductions", importNegativeLogLikelihoodLoss);
+  registry.add("OneHot", 9, kMaxOpset, "constant depth", importOneHot);
+  registry.add("Shrink", 9, kMaxOpset, "", importShrink);
+  registry.add("SoftmaxCrossEntropyLoss", 12, kMaxOpset, "weights, ignore_index, reductions, log_prob output", importSoftmaxCrossEntropyLoss);
+  registry.add("TopK", 1, kMaxOpset, "float; constant k; k rounds of ArgMax", importTopK);
+  registry.add("Trilu", 14, kMaxOpset, "constant k", importTrilu);
+  // clang-format on
 }

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ConstantEvaluator.h"
-#include "OnnxImporterImpl.h"
+#include "NodeContext.h"
 #include "kiln/Dialect/OnnxValueNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -439,33 +439,34 @@ void GraphImporter::markUnsupported(const onnx::NodeProto &node, int index,
 }
 
 /// Why an op type cannot be imported at all, or "" when it has a handler.
-/// The optimizers of the training preview domain, imported by name.
-static const OpHandler *findTrainingHandler(const onnx::NodeProto &node) {
-  static const OpHandler handlers[] = {
-      {"Adagrad", 1, 1, "", importAdagrad},
-      {"Momentum", 1, 1, "", importMomentum},
-      {"Adam", 1, 1, "", importAdam},
-  };
-  if (node.domain() != "ai.onnx.preview.training")
+/// The node's domain as the op table names it: "" for ai.onnx.
+static std::string domainOf(const onnx::NodeProto &node) {
+  return node.domain() == "ai.onnx" ? "" : node.domain();
+}
+
+const OpHandler *GraphImporter::handlerFor(const onnx::NodeProto &node) const {
+  std::string domain = domainOf(node);
+  if (domain.empty())
+    return opRegistry().find("", node.op_type(), defaultOpset);
+  // Other domains (the training preview's optimizers) are imported by name.
+  int minOpset, maxOpset;
+  if (!opRegistry().has(domain, node.op_type(), minOpset, maxOpset))
     return nullptr;
-  for (const OpHandler &h : handlers)
-    if (node.op_type() == h.opType)
-      return &h;
-  return nullptr;
+  return opRegistry().find(domain, node.op_type(), minOpset);
 }
 
 std::string GraphImporter::opTypeProblem(const onnx::NodeProto &node) const {
-  if (findTrainingHandler(node))
-    return "";
-  if (!node.domain().empty() && node.domain() != "ai.onnx")
-    return "domain '" + node.domain() + "' not supported";
-  const OpHandler *handler = findHandler(node.op_type());
-  if (!handler)
+  std::string domain = domainOf(node);
+  int minOpset, maxOpset;
+  bool known = opRegistry().has(domain, node.op_type(), minOpset, maxOpset);
+  if (!domain.empty())
+    return known ? "" : "domain '" + node.domain() + "' not supported";
+  if (!known)
     return canEvaluateConstant(node.op_type()) ? "" : "op not supported";
-  if (defaultOpset < handler->minOpset || defaultOpset > handler->maxOpset)
+  if (defaultOpset < minOpset || defaultOpset > maxOpset)
     return "opset " + std::to_string(defaultOpset) +
-           " not supported (supported: " + std::to_string(handler->minOpset) +
-           "-" + std::to_string(handler->maxOpset) + ")";
+           " not supported (supported: " + std::to_string(minOpset) + "-" +
+           std::to_string(maxOpset) + ")";
   return "";
 }
 
@@ -617,9 +618,7 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   std::string foldError;
   if (succeeded(foldConstantNode(node, index, foldError)))
     return;
-  const OpHandler *handler = findTrainingHandler(node);
-  if (!handler)
-    handler = findHandler(node.op_type());
+  const OpHandler *handler = handlerFor(node);
   if (!handler) {
     // Name the first input that is not known, so it can be frozen.
     std::string missing;

@@ -5,7 +5,7 @@
 // multiply-add per channel, computed here at import time.
 //
 //===----------------------------------------------------------------------===//
-#include "OnnxImporterImpl.h"
+#include "NodeContext.h"
 
 #include <cmath>
 
@@ -37,7 +37,7 @@ static std::optional<std::vector<float>> floatValues(const ConstTensor *t) {
   return values;
 }
 
-LogicalResult onnx_import::importBatchNormalization(NodeContext &ctx) {
+static LogicalResult importBatchNormalization(NodeContext &ctx) {
   for (int i = 1; i < ctx.proto().output_size(); ++i)
     if (!ctx.proto().output(i).empty())
       return ctx.fail("training-mode outputs are not supported");
@@ -123,7 +123,7 @@ static FailureOr<Normalized> normalize(NodeContext &ctx, Value x,
   return result;
 }
 
-LogicalResult onnx_import::importLayerNormalization(NodeContext &ctx) {
+static LogicalResult importLayerNormalization(NodeContext &ctx) {
   Value x = ctx.input(0), scale = ctx.input(1);
   if (!x || !scale || failed(ctx.requireFloat({x, scale})))
     return failure();
@@ -152,7 +152,7 @@ LogicalResult onnx_import::importLayerNormalization(NodeContext &ctx) {
   return success();
 }
 
-LogicalResult onnx_import::importInstanceNormalization(NodeContext &ctx) {
+static LogicalResult importInstanceNormalization(NodeContext &ctx) {
   Value x = ctx.input(0), scale = ctx.input(1), bias = ctx.input(2);
   if (!x || !scale || !bias || failed(ctx.requireFloat({x, scale, bias})))
     return failure();
@@ -166,4 +166,12 @@ LogicalResult onnx_import::importInstanceNormalization(NodeContext &ctx) {
   auto scaled =
       apply<MulOp>(ctx, normalized->value, perChannel(ctx, scale, rank));
   return setResult(ctx, apply<AddOp>(ctx, scaled, perChannel(ctx, bias, rank)));
+}
+
+void onnx_import::registerNormOps(OpRegistry &registry) {
+  // clang-format off
+  registry.add("BatchNormalization", 6, kMaxOpset, "inference mode", importBatchNormalization);
+  registry.add("InstanceNormalization", 6, kMaxOpset, "", importInstanceNormalization);
+  registry.add("LayerNormalization", 17, kMaxOpset, "Y, Mean and InvStdDev", importLayerNormalization);
+  // clang-format on
 }

@@ -2,12 +2,12 @@
 //
 // Each handler knows the semantics of its op across opsets (attributes that
 // became inputs, changed defaults, flattening Softmax before opset 13) and
-// builds kiln ops. The table at the bottom is the single source of truth for
-// what is supported; `kiln-compile --list-ops` prints it.
+// builds kiln ops. Each family's file registers its ops (OpRegistry.h);
+// `kiln-compile --list-ops` prints the table.
 //
 //===----------------------------------------------------------------------===//
 #include "ConstantEvaluator.h"
-#include "OnnxImporterImpl.h"
+#include "NodeContext.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -17,252 +17,6 @@
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::onnx_import;
-
-//===----------------------------------------------------------------------===//
-// NodeContext
-//===----------------------------------------------------------------------===//
-
-Value NodeContext::input(size_t i) {
-  if (!hasInput(i)) {
-    fail("input " + Twine(i) + " is missing");
-    return nullptr;
-  }
-  auto it = importer.values.find(node.input(i));
-  if (it == importer.values.end()) {
-    fail("input '" + node.input(i) + "' is not defined before this node");
-    return nullptr;
-  }
-  return it->second;
-}
-
-const ConstTensor *NodeContext::constInput(size_t i) const {
-  if (!hasInput(i))
-    return nullptr;
-  return importer.findConstant(node.input(i));
-}
-
-FailureOr<std::vector<int64_t>> NodeContext::constInts(size_t i) {
-  const ConstTensor *tensor = constInput(i);
-  if (!tensor) {
-    (void)failNotConstant(i, "must be a constant: shapes computed at run "
-                             "time are not supported yet");
-    return failure();
-  }
-  if (tensor->onnxType != onnx::TensorProto::INT64 &&
-      tensor->onnxType != onnx::TensorProto::INT32) {
-    fail("input " + Twine(i) + " must be an integer tensor");
-    return failure();
-  }
-  return tensor->asInts();
-}
-
-const onnx::AttributeProto *NodeContext::attr(StringRef name) const {
-  for (const auto &a : node.attribute())
-    if (a.name() == name)
-      return &a;
-  return nullptr;
-}
-
-int64_t NodeContext::intAttr(StringRef name, int64_t dflt) const {
-  const auto *a = attr(name);
-  return a ? a->i() : dflt;
-}
-
-float NodeContext::floatAttr(StringRef name, float dflt) const {
-  const auto *a = attr(name);
-  return a ? a->f() : dflt;
-}
-
-std::string NodeContext::stringAttr(StringRef name, StringRef dflt) const {
-  const auto *a = attr(name);
-  return a ? a->s() : dflt.str();
-}
-
-std::optional<std::vector<int64_t>>
-NodeContext::intsAttr(StringRef name) const {
-  const auto *a = attr(name);
-  if (!a)
-    return std::nullopt;
-  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
-}
-
-void NodeContext::setOutput(size_t i, Value value) {
-  if (i < (size_t)node.output_size() && !node.output(i).empty())
-    importer.values[node.output(i)] = value;
-}
-
-bool NodeContext::allOutputsSet() const {
-  for (const auto &output : node.output())
-    if (!output.empty() && !importer.values.count(output)) {
-      return false;
-    }
-  return true;
-}
-
-LogicalResult NodeContext::fail(const Twine &reason) {
-  if (errorMessage.empty())
-    errorMessage = reason.str();
-  return failure();
-}
-
-LogicalResult NodeContext::failNotConstant(size_t i, const Twine &reason) {
-  std::string name = hasInput(i) ? node.input(i) : "";
-  if (nonConstantInput.empty())
-    nonConstantInput = name;
-  return fail("input " + Twine(i) + " ('" + name + "') " + reason +
-              " (freeze it with --freeze-input " + name + "=@value.pb)");
-}
-
-static std::string typeName(Type t) {
-  std::string name;
-  llvm::raw_string_ostream os(name);
-  os << t;
-  return name;
-}
-
-LogicalResult NodeContext::requireDtypes(ValueRange values, unsigned classes) {
-  for (Value v : values) {
-    Type t = cast<ShapedType>(v.getType()).getElementType();
-    bool ok = ((classes & Float) && (t.isF16() || t.isF32() || t.isF64())) ||
-              ((classes & Int) && t.isSignlessInteger() &&
-               t.getIntOrFloatBitWidth() >= 8) ||
-              ((classes & Unsigned) && t.isUnsignedInteger() &&
-               t.getIntOrFloatBitWidth() >= 8) ||
-              ((classes & Bool) && t.isInteger(1));
-    if (!ok)
-      return fail("dtype " + typeName(t) + " not supported yet for " +
-                  node.op_type());
-  }
-  return success();
-}
-
-FailureOr<int64_t> NodeContext::axisAttr(int64_t dflt, int64_t rank) {
-  int64_t axis = intAttr("axis", dflt);
-  int64_t normalized = axis < 0 ? axis + rank : axis;
-  if (normalized < 0 || normalized >= rank) {
-    (void)fail("axis " + Twine(axis) + " out of range for rank " + Twine(rank));
-    return failure();
-  }
-  return normalized;
-}
-
-LogicalResult NodeContext::requireIndices(Value indices) {
-  Type t = getElementTypeOrSelf(indices.getType());
-  if (!t.isInteger(32) && !t.isInteger(64))
-    return fail("indices must be int32 or int64");
-  return success();
-}
-
-LogicalResult NodeContext::requireSameDtype(ValueRange values) {
-  for (Value v : values)
-    if (getElementTypeOrSelf(v.getType()) !=
-        getElementTypeOrSelf(values.front().getType()))
-      return fail("inputs have different dtypes (" +
-                  typeName(getElementTypeOrSelf(values.front().getType())) +
-                  " and " + typeName(getElementTypeOrSelf(v.getType())) + ")");
-  return success();
-}
-
-Value NodeContext::constant(RankedTensorType type, ArrayRef<double> values) {
-  Type e = type.getElementType();
-  SmallVector<Attribute> attrs;
-  for (double v : values)
-    attrs.push_back(isa<FloatType>(e)
-                        ? (Attribute)b().getFloatAttr(e, v)
-                        : (Attribute)b().getIntegerAttr(e, int64_t(v)));
-  DenseElementsAttr value = values.size() == 1
-                                ? DenseElementsAttr::get(type, attrs.front())
-                                : DenseElementsAttr::get(type, attrs);
-  return ConstantOp::create(b(), loc, value);
-}
-
-Value NodeContext::scalar(Value like, double value) {
-  return constant(
-      RankedTensorType::get({}, getElementTypeOrSelf(like.getType())), {value});
-}
-
-FailureOr<Value> NodeContext::createInferred(StringRef opName,
-                                             ValueRange operands,
-                                             ArrayRef<NamedAttribute> attrs) {
-  OperationState state(loc, opName);
-  state.addOperands(operands);
-  state.addAttributes(attrs);
-  // A placeholder result type; the op's own inference replaces it below.
-  state.addTypes(operands.front().getType());
-  Operation *op = b().create(state);
-  auto infer = cast<InferTypeOpInterface>(op);
-  SmallVector<Type> types;
-  // The op's inference says why it rejects the operands; that reason goes
-  // into the unsupported-node list instead of a separate diagnostic.
-  std::string reason;
-  LogicalResult inferred = failure();
-  {
-    ScopedDiagnosticHandler capture(op->getContext(), [&](Diagnostic &d) {
-      reason = d.str();
-      return success();
-    });
-    inferred = infer.inferReturnTypes(
-        op->getContext(), loc, op->getOperands(), op->getRawDictionaryAttrs(),
-        op->getPropertiesStorage(), op->getRegions(), types);
-  }
-  if (failed(inferred) || types.size() != 1) {
-    op->erase();
-    return fail("shape inference failed" +
-                (reason.empty() ? "" : ": " + reason));
-  }
-  op->getResult(0).setType(types[0]);
-  if (failed(mlir::verify(op))) {
-    op->erase();
-    return fail("invalid attributes or operand shapes");
-  }
-  return op->getResult(0);
-}
-
-//===----------------------------------------------------------------------===//
-// Helpers
-//===----------------------------------------------------------------------===//
-
-int64_t onnx_import::rankOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getRank();
-}
-ArrayRef<int64_t> onnx_import::shapeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getShape();
-}
-
-/// Normalizes possibly negative axes against `rank`; fails when out of range.
-FailureOr<SmallVector<int64_t>>
-onnx_import::normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes,
-                           int64_t rank) {
-  SmallVector<int64_t> result;
-  for (int64_t a : axes) {
-    int64_t axis = a < 0 ? a + rank : a;
-    if (axis < 0 || axis >= rank) {
-      (void)ctx.fail("axis " + Twine(a) + " out of range for rank " +
-                     Twine(rank));
-      return failure();
-    }
-    if (!llvm::is_contained(result, axis))
-      result.push_back(axis);
-  }
-  llvm::sort(result);
-  return result;
-}
-
-Value onnx_import::reshapeTo(NodeContext &ctx, Value v,
-                             ArrayRef<int64_t> shape) {
-  auto type = RankedTensorType::get(
-      shape, cast<RankedTensorType>(v.getType()).getElementType());
-  if (type == v.getType())
-    return v;
-  return ReshapeOp::create(ctx.b(), ctx.getLoc(), type, v);
-}
-
-LogicalResult onnx_import::setResult(NodeContext &ctx, FailureOr<Value> value) {
-  if (failed(value))
-    return failure();
-  ctx.setOutput(0, *value);
-  return success();
-}
 
 //===----------------------------------------------------------------------===//
 // Elementwise
@@ -1056,8 +810,7 @@ static LogicalResult importConstant(NodeContext &ctx) {
     return ctx.fail("Constant attribute '" + a.name() + "' is not supported");
   }
   std::string error;
-  Value value = ctx.importer.createConstant(node.output(0), std::move(tensor),
-                                            ctx.getLoc(), error);
+  Value value = ctx.createConstant(node.output(0), std::move(tensor), error);
   if (!value)
     return ctx.fail(error);
   ctx.setOutput(0, value);
@@ -1065,173 +818,127 @@ static LogicalResult importConstant(NodeContext &ctx) {
 }
 
 //===----------------------------------------------------------------------===//
-// The table
+// Registration
 //===----------------------------------------------------------------------===//
 
-constexpr int kMaxOpset = 21;
-
-static const OpHandler kHandlers[] = {
-    // clang-format off
-    {"Abs", 6, kMaxOpset, "float and integer", importUnary<AbsOp, NodeContext::Float | NodeContext::Int>},
-    {"Acos", 7, kMaxOpset, "", importUnary<AcosOp>},
-    {"Acosh", 9, kMaxOpset, "", importUnary<AcoshOp>},
-    {"Add", 1, kMaxOpset, "numpy broadcasting (legacy broadcast before 7); float and integer", importBinary<AddOp>},
-    {"And", 7, kMaxOpset, "", importCompare<AndOp, NodeContext::Bool>},
-    {"ArgMax", 1, kMaxOpset, "keepdims, select_last_index", importArgReduce<ArgMaxOp>},
-    {"ArgMin", 1, kMaxOpset, "keepdims, select_last_index", importArgReduce<ArgMinOp>},
-    {"Asin", 7, kMaxOpset, "", importUnary<AsinOp>},
-    {"Asinh", 9, kMaxOpset, "", importUnary<AsinhOp>},
-    {"Atan", 7, kMaxOpset, "", importUnary<AtanOp>},
-    {"Atanh", 9, kMaxOpset, "", importUnary<AtanhOp>},
-    {"AveragePool", 1, kMaxOpset, "1-D/2-D/3-D; ceil_mode; count_include_pad", importPool<AveragePoolOp>},
-    {"BatchNormalization", 6, kMaxOpset, "inference mode", importBatchNormalization},
-    {"BitShift", 11, kMaxOpset, "uint8-64; numpy broadcasting", importBitShift},
-    {"BlackmanWindow", 17, kMaxOpset, "constant size", importBlackmanWindow},
-    {"Cast", 6, kMaxOpset, "float16/32/64, int8-64, uint8-64, bool", importCast},
-    {"CastLike", 15, kMaxOpset, "as Cast", importCastLike},
-    {"Ceil", 6, kMaxOpset, "", importUnary<CeilOp>},
-    {"Celu", 12, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<CeluOp>(c, 1.0f); }},
-    {"Clip", 6, kMaxOpset, "bounds constant or computed (read at run time)", importClip},
-    {"Concat", 4, kMaxOpset, "", importConcat},
-    {"Constant", 1, kMaxOpset, "value, value_float(s), value_int(s)", importConstant},
-    {"Conv", 1, kMaxOpset, "1-D/2-D/3-D; groups, dilations, auto_pad", importConv},
-    {"ConvTranspose", 1, kMaxOpset, "1-D/2-D/3-D; groups, output_padding, output_shape, auto_pad", importConvTranspose},
-    {"Cos", 7, kMaxOpset, "", importUnary<CosOp>},
-    {"Cosh", 9, kMaxOpset, "", importUnary<CoshOp>},
-    {"CumSum", 11, kMaxOpset, "float and integer; exclusive, reverse", importCumSum},
-    {"DepthToSpace", 1, kMaxOpset, "DCR and CRD", importDepthToSpace},
-    {"Div", 1, kMaxOpset, "numpy broadcasting; float and integer", importBinary<DivOp>},
-    {"Dropout", 1, kMaxOpset, "inference mode (identity)", importDropout},
-    {"Einsum", 12, kMaxOpset, "float; broadcasting ...", importEinsum},
-    {"Elu", 6, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<EluOp>(c, 1.0f); }},
-    {"Equal", 7, kMaxOpset, "", importCompare<EqualOp, NodeContext::Any>},
-    {"Erf", 9, kMaxOpset, "", importUnary<ErfOp>},
-    {"Exp", 6, kMaxOpset, "", importUnary<ExpOp>},
-    {"Expand", 8, kMaxOpset, "constant shape", importExpand},
-    {"EyeLike", 9, kMaxOpset, "a constant from the static shape", importEyeLike},
-    {"Flatten", 1, kMaxOpset, "", importFlatten},
-    {"Floor", 6, kMaxOpset, "", importUnary<FloorOp>},
-    {"Gather", 1, kMaxOpset, "any axis; negative indices", importGather},
-    {"GatherElements", 11, kMaxOpset, "negative indices", importGatherElements},
-    {"GatherND", 11, kMaxOpset, "batch_dims 0", importGatherND},
-    {"Gelu", 20, kMaxOpset, "exact and tanh", importGelu},
-    {"Gemm", 1, kMaxOpset, "alpha, beta, transA, transB; optional C", importGemm},
-    {"GlobalAveragePool", 1, kMaxOpset, "", importGlobalPool<ReduceMeanOp>},
-    {"GlobalMaxPool", 1, kMaxOpset, "", importGlobalPool<ReduceMaxOp>},
-    {"Greater", 7, kMaxOpset, "", importCompare<GreaterOp, NodeContext::Float | NodeContext::Int>},
-    {"GreaterOrEqual", 12, kMaxOpset, "", importCompare<GreaterEqualOp, NodeContext::Float | NodeContext::Int>},
-    {"GRU", 7, kMaxOpset, "unrolled; Sigmoid/Tanh/Relu; full sequence_lens only", importGRU},
-    {"Hardmax", 13, kMaxOpset, "", importHardmax},
-    {"HammingWindow", 17, kMaxOpset, "constant size", importHammingWindow},
-    {"HannWindow", 17, kMaxOpset, "constant size", importHannWindow},
-    {"HardSigmoid", 6, kMaxOpset, "", [](NodeContext &c) { return importTwoParam<HardSigmoidOp>(c, 0.2f, "beta", 0.5f); }},
-    {"HardSwish", 14, kMaxOpset, "", importHardSwish},
-    {"Identity", 1, kMaxOpset, "tensors only", importIdentity},
-    {"InstanceNormalization", 6, kMaxOpset, "", importInstanceNormalization},
-    {"IsInf", 10, kMaxOpset, "", importIsInf},
-    {"IsNaN", 9, kMaxOpset, "", [](NodeContext &c) {
+void onnx_import::registerElementwiseOps(OpRegistry &registry) {
+  // clang-format off
+  registry.add("Abs", 6, kMaxOpset, "float and integer", importUnary<AbsOp, NodeContext::Float | NodeContext::Int>);
+  registry.add("Acos", 7, kMaxOpset, "", importUnary<AcosOp>);
+  registry.add("Acosh", 9, kMaxOpset, "", importUnary<AcoshOp>);
+  registry.add("Add", 1, kMaxOpset, "numpy broadcasting (legacy broadcast before 7); float and integer", importBinary<AddOp>);
+  registry.add("And", 7, kMaxOpset, "", importCompare<AndOp, NodeContext::Bool>);
+  registry.add("ArgMax", 1, kMaxOpset, "keepdims, select_last_index", importArgReduce<ArgMaxOp>);
+  registry.add("ArgMin", 1, kMaxOpset, "keepdims, select_last_index", importArgReduce<ArgMinOp>);
+  registry.add("Asin", 7, kMaxOpset, "", importUnary<AsinOp>);
+  registry.add("Asinh", 9, kMaxOpset, "", importUnary<AsinhOp>);
+  registry.add("Atan", 7, kMaxOpset, "", importUnary<AtanOp>);
+  registry.add("Atanh", 9, kMaxOpset, "", importUnary<AtanhOp>);
+  registry.add("AveragePool", 1, kMaxOpset, "1-D/2-D/3-D; ceil_mode; count_include_pad", importPool<AveragePoolOp>);
+  registry.add("BitShift", 11, kMaxOpset, "uint8-64; numpy broadcasting", importBitShift);
+  registry.add("Cast", 6, kMaxOpset, "float16/32/64, int8-64, uint8-64, bool", importCast);
+  registry.add("CastLike", 15, kMaxOpset, "as Cast", importCastLike);
+  registry.add("Ceil", 6, kMaxOpset, "", importUnary<CeilOp>);
+  registry.add("Celu", 12, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<CeluOp>(c, 1.0f); });
+  registry.add("Clip", 6, kMaxOpset, "bounds constant or computed (read at run time)", importClip);
+  registry.add("Concat", 4, kMaxOpset, "", importConcat);
+  registry.add("Constant", 1, kMaxOpset, "value, value_float(s), value_int(s)", importConstant);
+  registry.add("Conv", 1, kMaxOpset, "1-D/2-D/3-D; groups, dilations, auto_pad", importConv);
+  registry.add("Cos", 7, kMaxOpset, "", importUnary<CosOp>);
+  registry.add("Cosh", 9, kMaxOpset, "", importUnary<CoshOp>);
+  registry.add("Div", 1, kMaxOpset, "numpy broadcasting; float and integer", importBinary<DivOp>);
+  registry.add("Elu", 6, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<EluOp>(c, 1.0f); });
+  registry.add("Equal", 7, kMaxOpset, "", importCompare<EqualOp, NodeContext::Any>);
+  registry.add("Erf", 9, kMaxOpset, "", importUnary<ErfOp>);
+  registry.add("Exp", 6, kMaxOpset, "", importUnary<ExpOp>);
+  registry.add("Flatten", 1, kMaxOpset, "", importFlatten);
+  registry.add("Floor", 6, kMaxOpset, "", importUnary<FloorOp>);
+  registry.add("Gelu", 20, kMaxOpset, "exact and tanh", importGelu);
+  registry.add("Gemm", 1, kMaxOpset, "alpha, beta, transA, transB; optional C", importGemm);
+  registry.add("GlobalAveragePool", 1, kMaxOpset, "", importGlobalPool<ReduceMeanOp>);
+  registry.add("GlobalMaxPool", 1, kMaxOpset, "", importGlobalPool<ReduceMaxOp>);
+  registry.add("Greater", 7, kMaxOpset, "", importCompare<GreaterOp, NodeContext::Float | NodeContext::Int>);
+  registry.add("GreaterOrEqual", 12, kMaxOpset, "", importCompare<GreaterEqualOp, NodeContext::Float | NodeContext::Int>);
+  registry.add("HardSigmoid", 6, kMaxOpset, "", [](NodeContext &c) { return importTwoParam<HardSigmoidOp>(c, 0.2f, "beta", 0.5f); });
+  registry.add("HardSwish", 14, kMaxOpset, "", importHardSwish);
+  registry.add("Identity", 1, kMaxOpset, "tensors only", importIdentity);
+  registry.add("IsNaN", 9, kMaxOpset, "", [](NodeContext &c) {
        Value x = c.input(0);
        if (!x || failed(c.requireFloat(x)))
          return failure();
        return setResult(c, c.create<IsNaNOp>(x));
-     }},
-    {"LayerNormalization", 17, kMaxOpset, "Y, Mean and InvStdDev", importLayerNormalization},
-    {"LRN", 1, kMaxOpset, "", importLRN},
-    {"LSTM", 7, kMaxOpset, "unrolled; peepholes, clip, layout; full sequence_lens only", importLSTM},
-    {"LeakyRelu", 6, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<LeakyReluOp>(c, 0.01f); }},
-    {"Less", 7, kMaxOpset, "", importCompare<LessOp, NodeContext::Float | NodeContext::Int>},
-    {"LessOrEqual", 12, kMaxOpset, "", importCompare<LessEqualOp, NodeContext::Float | NodeContext::Int>},
-    {"Log", 6, kMaxOpset, "", importUnary<LogOp>},
-    {"LogSoftmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<LogSoftmaxOp>},
-    {"MatMul", 1, kMaxOpset, "batched, broadcasting, 1-D operands", importMatMul},
-    {"Max", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MaxOp>(c, false); }},
-    {"MaxPool", 1, kMaxOpset, "1-D/2-D/3-D; no Indices output", importPool<MaxPoolOp>},
-    {"Mean", 6, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, true); }},
-    {"MeanVarianceNormalization", 9, kMaxOpset, "", importMeanVarianceNormalization},
-    {"Min", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MinOp>(c, false); }},
-    {"Mish", 18, kMaxOpset, "", importUnary<MishOp>},
-    {"Mod", 10, kMaxOpset, "integer (sign of divisor) and float fmod", importMod},
-    {"Mul", 1, kMaxOpset, "numpy broadcasting; float and integer", importBinary<MulOp>},
-    {"NegativeLogLikelihoodLoss", 12, kMaxOpset, "weights, ignore_index, reductions", importNegativeLogLikelihoodLoss},
-    {"Neg", 6, kMaxOpset, "float and integer", importUnary<NegOp, NodeContext::Float | NodeContext::Int>},
-    {"Not", 1, kMaxOpset, "", importUnary<NotOp, NodeContext::Bool>},
-    {"OneHot", 9, kMaxOpset, "constant depth", importOneHot},
-    {"Or", 7, kMaxOpset, "", importCompare<OrOp, NodeContext::Bool>},
-    {"Pad", 2, kMaxOpset, "constant, edge, reflect; constant pads", importPad},
-    {"Pow", 1, kMaxOpset, "float or integer base and exponent", importPow},
-    {"PRelu", 6, kMaxOpset, "slope broadcasts (along channels before opset 7)", importPRelu},
-    {"Reciprocal", 6, kMaxOpset, "", importUnary<ReciprocalOp>},
-    {"ReduceL1", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceL1Op>(c, 18); }},
-    {"ReduceL2", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceL2Op>(c, 18); }},
-    {"ReduceLogSum", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceLogSumOp>(c, 18); }},
-    {"ReduceLogSumExp", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceLogSumExpOp>(c, 18); }},
-    {"ReduceMax", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceMaxOp>(c, 18); }},
-    {"ReduceMean", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceMeanOp>(c, 18); }},
-    {"ReduceMin", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceMinOp>(c, 18); }},
-    {"ReduceProd", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceProdOp>(c, 18); }},
-    {"ReduceSum", 1, kMaxOpset, "axes input from opset 13; float and integer", [](NodeContext &c) { return importReduce<ReduceSumOp>(c, 13); }},
-    {"ReduceSumSquare", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceSumSquareOp>(c, 18); }},
-    {"Relu", 6, kMaxOpset, "", importUnary<ReluOp>},
-    {"Reshape", 1, kMaxOpset, "constant shape; 0, -1, allowzero", importReshape},
-    {"Resize", 10, kMaxOpset, "nearest, linear, cubic as gathers; constant scales/sizes/roi; no antialias", importResize},
-    {"RNN", 7, kMaxOpset, "unrolled; full sequence_lens only", importRNN},
-    {"Round", 11, kMaxOpset, "half to even", importUnary<RoundOp>},
-    {"Scatter", 9, 10, "as ScatterElements", importScatterElements},
-    {"ScatterElements", 11, kMaxOpset, "reductions add/mul/max/min (O(n*m) kernel)", importScatterElements},
-    {"ScatterND", 11, kMaxOpset, "reductions add/mul/max/min (O(n*m) kernel)", importScatterND},
-    {"Selu", 6, kMaxOpset, "", [](NodeContext &c) { return importTwoParam<SeluOp>(c, 1.67326319217681884765625f, "gamma", 1.05070102214813232421875f); }},
-    {"Shrink", 9, kMaxOpset, "", importShrink},
-    {"Sigmoid", 6, kMaxOpset, "", importUnary<SigmoidOp>},
-    {"Sign", 9, kMaxOpset, "float and integer", importUnary<SignOp, NodeContext::Float | NodeContext::Int>},
-    {"Sin", 7, kMaxOpset, "", importUnary<SinOp>},
-    {"Sinh", 9, kMaxOpset, "", importUnary<SinhOp>},
-    {"Slice", 1, kMaxOpset, "constant starts/ends/axes/steps", importSlice},
-    {"Softmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<SoftmaxOp>},
-    {"SoftmaxCrossEntropyLoss", 12, kMaxOpset, "weights, ignore_index, reductions, log_prob output", importSoftmaxCrossEntropyLoss},
-    {"Softplus", 1, kMaxOpset, "", importUnary<SoftplusOp>},
-    {"Softsign", 1, kMaxOpset, "", importUnary<SoftsignOp>},
-    {"SpaceToDepth", 1, kMaxOpset, "", importSpaceToDepth},
-    {"Split", 2, kMaxOpset, "split attr/input, num_outputs", importSplit},
-    {"Sqrt", 6, kMaxOpset, "", importUnary<SqrtOp>},
-    {"Squeeze", 1, kMaxOpset, "axes input from opset 13", importSqueeze},
-    {"Sub", 1, kMaxOpset, "numpy broadcasting; float and integer", importBinary<SubOp>},
-    {"Sum", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<AddOp>(c, false); }},
-    {"Tan", 7, kMaxOpset, "", importUnary<TanOp>},
-    {"Tanh", 6, kMaxOpset, "", importUnary<TanhOp>},
-    {"ThresholdedRelu", 10, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<ThresholdedReluOp>(c, 1.0f); }},
-    {"Tile", 6, kMaxOpset, "constant repeats", importTile},
-    {"TopK", 1, kMaxOpset, "float; constant k; k rounds of ArgMax", importTopK},
-    {"Transpose", 1, kMaxOpset, "", importTranspose},
-    {"Trilu", 14, kMaxOpset, "constant k", importTrilu},
-    {"Unsqueeze", 1, kMaxOpset, "axes input from opset 13", importUnsqueeze},
-    {"Upsample", 7, 9, "nearest, linear as gathers; constant scales", importUpsample},
-    {"Where", 9, kMaxOpset, "", importWhere},
-    {"Xor", 7, kMaxOpset, "", importCompare<XorOp, NodeContext::Bool>},
-    // clang-format on
-};
-
-const OpHandler *onnx_import::findHandler(StringRef opType) {
-  for (const auto &handler : kHandlers)
-    if (opType == handler.opType)
-      return &handler;
-  return nullptr;
+     });
+  registry.add("LeakyRelu", 6, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<LeakyReluOp>(c, 0.01f); });
+  registry.add("Less", 7, kMaxOpset, "", importCompare<LessOp, NodeContext::Float | NodeContext::Int>);
+  registry.add("LessOrEqual", 12, kMaxOpset, "", importCompare<LessEqualOp, NodeContext::Float | NodeContext::Int>);
+  registry.add("Log", 6, kMaxOpset, "", importUnary<LogOp>);
+  registry.add("LogSoftmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<LogSoftmaxOp>);
+  registry.add("MatMul", 1, kMaxOpset, "batched, broadcasting, 1-D operands", importMatMul);
+  registry.add("Max", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MaxOp>(c, false); });
+  registry.add("MaxPool", 1, kMaxOpset, "1-D/2-D/3-D; no Indices output", importPool<MaxPoolOp>);
+  registry.add("Mean", 6, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, true); });
+  registry.add("Min", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MinOp>(c, false); });
+  registry.add("Mish", 18, kMaxOpset, "", importUnary<MishOp>);
+  registry.add("Mod", 10, kMaxOpset, "integer (sign of divisor) and float fmod", importMod);
+  registry.add("Mul", 1, kMaxOpset, "numpy broadcasting; float and integer", importBinary<MulOp>);
+  registry.add("Neg", 6, kMaxOpset, "float and integer", importUnary<NegOp, NodeContext::Float | NodeContext::Int>);
+  registry.add("Not", 1, kMaxOpset, "", importUnary<NotOp, NodeContext::Bool>);
+  registry.add("Or", 7, kMaxOpset, "", importCompare<OrOp, NodeContext::Bool>);
+  registry.add("Pow", 1, kMaxOpset, "float or integer base and exponent", importPow);
+  registry.add("PRelu", 6, kMaxOpset, "slope broadcasts (along channels before opset 7)", importPRelu);
+  registry.add("Reciprocal", 6, kMaxOpset, "", importUnary<ReciprocalOp>);
+  registry.add("ReduceL1", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceL1Op>(c, 18); });
+  registry.add("ReduceL2", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceL2Op>(c, 18); });
+  registry.add("ReduceLogSum", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceLogSumOp>(c, 18); });
+  registry.add("ReduceLogSumExp", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceLogSumExpOp>(c, 18); });
+  registry.add("ReduceMax", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceMaxOp>(c, 18); });
+  registry.add("ReduceMean", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceMeanOp>(c, 18); });
+  registry.add("ReduceMin", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceMinOp>(c, 18); });
+  registry.add("ReduceProd", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceProdOp>(c, 18); });
+  registry.add("ReduceSum", 1, kMaxOpset, "axes input from opset 13; float and integer", [](NodeContext &c) { return importReduce<ReduceSumOp>(c, 13); });
+  registry.add("ReduceSumSquare", 1, kMaxOpset, "axes input from opset 18", [](NodeContext &c) { return importReduce<ReduceSumSquareOp>(c, 18); });
+  registry.add("Relu", 6, kMaxOpset, "", importUnary<ReluOp>);
+  registry.add("Reshape", 1, kMaxOpset, "constant shape; 0, -1, allowzero", importReshape);
+  registry.add("Round", 11, kMaxOpset, "half to even", importUnary<RoundOp>);
+  registry.add("Selu", 6, kMaxOpset, "", [](NodeContext &c) { return importTwoParam<SeluOp>(c, 1.67326319217681884765625f, "gamma", 1.05070102214813232421875f); });
+  registry.add("Sigmoid", 6, kMaxOpset, "", importUnary<SigmoidOp>);
+  registry.add("Sign", 9, kMaxOpset, "float and integer", importUnary<SignOp, NodeContext::Float | NodeContext::Int>);
+  registry.add("Sin", 7, kMaxOpset, "", importUnary<SinOp>);
+  registry.add("Sinh", 9, kMaxOpset, "", importUnary<SinhOp>);
+  registry.add("Softmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<SoftmaxOp>);
+  registry.add("Softplus", 1, kMaxOpset, "", importUnary<SoftplusOp>);
+  registry.add("Softsign", 1, kMaxOpset, "", importUnary<SoftsignOp>);
+  registry.add("Sqrt", 6, kMaxOpset, "", importUnary<SqrtOp>);
+  registry.add("Squeeze", 1, kMaxOpset, "axes input from opset 13", importSqueeze);
+  registry.add("Sub", 1, kMaxOpset, "numpy broadcasting; float and integer", importBinary<SubOp>);
+  registry.add("Sum", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<AddOp>(c, false); });
+  registry.add("Tan", 7, kMaxOpset, "", importUnary<TanOp>);
+  registry.add("Tanh", 6, kMaxOpset, "", importUnary<TanhOp>);
+  registry.add("ThresholdedRelu", 10, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<ThresholdedReluOp>(c, 1.0f); });
+  registry.add("Transpose", 1, kMaxOpset, "", importTranspose);
+  registry.add("Unsqueeze", 1, kMaxOpset, "axes input from opset 13", importUnsqueeze);
+  registry.add("Where", 9, kMaxOpset, "", importWhere);
+  registry.add("Xor", 7, kMaxOpset, "", importCompare<XorOp, NodeContext::Bool>);
+  // clang-format on
 }
 
-ArrayRef<OpHandler> onnx_import::allHandlers() { return kHandlers; }
+/// Whether a row of the default domain imports `opType`.
+static bool hasHandler(StringRef opType) {
+  int minOpset, maxOpset;
+  return opRegistry().has("", opType, minOpset, maxOpset);
+}
 
 std::vector<SupportedOp> kiln::getSupportedOps() {
   std::vector<SupportedOp> ops;
-  for (const auto &h : kHandlers)
+  for (const OpHandler &h : opRegistry().all())
     ops.push_back({h.opType, h.minOpset, h.maxOpset, h.notes});
   // Ops evaluated at import time when their inputs are constants.
   for (const std::string &op : constantEvaluableOps())
-    if (!findHandler(op))
+    if (!hasHandler(op))
       ops.push_back({op, 1, kMaxOpset,
                      "compile-time constants only (shape "
                      "arithmetic is folded at import)"});
   ops.push_back({"Shape", 1, kMaxOpset, "folded from the static shape"});
-  for (const char *op : {"Adagrad", "Adam", "Momentum"})
-    ops.push_back({op, 1, 1, "domain ai.onnx.preview.training (opset 1)"});
   ops.push_back({"Size", 1, kMaxOpset, "folded from the static shape"});
   ops.push_back({"If", 1, kMaxOpset,
                  "condition known at compile time: the taken branch is "

@@ -6,7 +6,7 @@
 // and the gate math, which fusion groups into few kernels per step.
 //
 //===----------------------------------------------------------------------===//
-#include "OnnxImporterImpl.h"
+#include "NodeContext.h"
 
 #include "mlir/IR/Verifier.h"
 
@@ -305,21 +305,21 @@ LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
 
 } // namespace
 
-LogicalResult onnx_import::importLSTM(NodeContext &ctx) {
+static LogicalResult importLSTM(NodeContext &ctx) {
   return importRecurrent(ctx, {Cell::LSTM, 4, {}});
 }
-LogicalResult onnx_import::importGRU(NodeContext &ctx) {
+static LogicalResult importGRU(NodeContext &ctx) {
   return importRecurrent(ctx, {Cell::GRU, 3, {}});
 }
-LogicalResult onnx_import::importRNN(NodeContext &ctx) {
+static LogicalResult importRNN(NodeContext &ctx) {
   return importRecurrent(ctx, {Cell::RNN, 1, {}});
 }
 
-LogicalResult onnx_import::importGatherElements(NodeContext &ctx) {
+static LogicalResult importGatherElements(NodeContext &ctx) {
   return importIndexedAlongAxis<GatherElementsOp>(ctx);
 }
 
-LogicalResult onnx_import::importScatterElements(NodeContext &ctx) {
+static LogicalResult importScatterElements(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
   if (!data || !indices || !updates || failed(ctx.requireIndices(indices)) ||
       failed(ctx.requireSameDtype({data, updates})))
@@ -340,7 +340,7 @@ LogicalResult onnx_import::importScatterElements(NodeContext &ctx) {
   return success();
 }
 
-LogicalResult onnx_import::importScatterND(NodeContext &ctx) {
+static LogicalResult importScatterND(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
   if (!data || !indices || !updates || failed(ctx.requireIndices(indices)) ||
       failed(ctx.requireSameDtype({data, updates})))
@@ -355,4 +355,16 @@ LogicalResult onnx_import::importScatterND(NodeContext &ctx) {
   }
   ctx.setOutput(0, scatter);
   return success();
+}
+
+void onnx_import::registerRecurrentOps(OpRegistry &registry) {
+  // clang-format off
+  registry.add("GatherElements", 11, kMaxOpset, "negative indices", importGatherElements);
+  registry.add("GRU", 7, kMaxOpset, "unrolled; Sigmoid/Tanh/Relu; full sequence_lens only", importGRU);
+  registry.add("LSTM", 7, kMaxOpset, "unrolled; peepholes, clip, layout; full sequence_lens only", importLSTM);
+  registry.add("RNN", 7, kMaxOpset, "unrolled; full sequence_lens only", importRNN);
+  registry.add("Scatter", 9, 10, "as ScatterElements", importScatterElements);
+  registry.add("ScatterElements", 11, kMaxOpset, "reductions add/mul/max/min (O(n*m) kernel)", importScatterElements);
+  registry.add("ScatterND", 11, kMaxOpset, "reductions add/mul/max/min (O(n*m) kernel)", importScatterND);
+  // clang-format on
 }

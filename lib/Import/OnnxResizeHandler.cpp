@@ -16,7 +16,7 @@
 // through a kiln.where with a constant mask.
 //
 //===----------------------------------------------------------------------===//
-#include "OnnxImporterImpl.h"
+#include "NodeContext.h"
 
 #include <cmath>
 #include <cstring>
@@ -450,7 +450,7 @@ static FailureOr<InterpolationMode> parseMode(NodeContext &ctx,
 // Handlers
 //===----------------------------------------------------------------------===//
 
-LogicalResult onnx_import::importResize(NodeContext &ctx) {
+static LogicalResult importResize(NodeContext &ctx) {
   ResizeParams params;
   auto mode = parseMode(ctx, /*allowCubic=*/ctx.opset() >= 11);
   if (failed(mode))
@@ -590,7 +590,7 @@ LogicalResult onnx_import::importResize(NodeContext &ctx) {
   return emitResize(ctx, x, params, outSizes, scales, roi);
 }
 
-LogicalResult onnx_import::importUpsample(NodeContext &ctx) {
+static LogicalResult importUpsample(NodeContext &ctx) {
   ResizeParams params;
   auto mode = parseMode(ctx, /*allowCubic=*/false);
   if (failed(mode))
@@ -625,4 +625,11 @@ LogicalResult onnx_import::importUpsample(NodeContext &ctx) {
     outSizes.push_back(scaledSize(shapeOf(x)[d], scales[d]));
   }
   return emitResize(ctx, x, params, outSizes, scales, {});
+}
+
+void onnx_import::registerResizeOps(OpRegistry &registry) {
+  // clang-format off
+  registry.add("Resize", 10, kMaxOpset, "nearest, linear, cubic as gathers; constant scales/sizes/roi; no antialias", importResize);
+  registry.add("Upsample", 7, 9, "nearest, linear as gathers; constant scales", importUpsample);
+  // clang-format on
 }

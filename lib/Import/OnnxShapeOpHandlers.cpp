@@ -5,7 +5,7 @@
 // attribute-or-input forms and negative/clamped values into static kiln ops.
 //
 //===----------------------------------------------------------------------===//
-#include "OnnxImporterImpl.h"
+#include "NodeContext.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -25,7 +25,7 @@ intsAttrOrInput(NodeContext &ctx, StringRef attr, size_t input,
   return std::optional<std::vector<int64_t>>(*values);
 }
 
-LogicalResult onnx_import::importGather(NodeContext &ctx) {
+static LogicalResult importGather(NodeContext &ctx) {
   return importIndexedAlongAxis<GatherOp>(ctx);
 }
 
@@ -70,7 +70,7 @@ static Value createSlice(NodeContext &ctx, Value x, ArrayRef<DimSlice> dims) {
                          b.getDenseI64ArrayAttr(steps));
 }
 
-LogicalResult onnx_import::importSlice(NodeContext &ctx) {
+static LogicalResult importSlice(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
@@ -108,7 +108,7 @@ LogicalResult onnx_import::importSlice(NodeContext &ctx) {
   return success();
 }
 
-LogicalResult onnx_import::importSplit(NodeContext &ctx) {
+static LogicalResult importSplit(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
@@ -156,7 +156,7 @@ LogicalResult onnx_import::importSplit(NodeContext &ctx) {
   return success();
 }
 
-LogicalResult onnx_import::importExpand(NodeContext &ctx) {
+static LogicalResult importExpand(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
@@ -173,7 +173,7 @@ LogicalResult onnx_import::importExpand(NodeContext &ctx) {
   return success();
 }
 
-LogicalResult onnx_import::importTile(NodeContext &ctx) {
+static LogicalResult importTile(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
@@ -195,7 +195,7 @@ LogicalResult onnx_import::importTile(NodeContext &ctx) {
   return success();
 }
 
-LogicalResult onnx_import::importPad(NodeContext &ctx) {
+static LogicalResult importPad(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
@@ -294,7 +294,7 @@ static LogicalResult rearrange(NodeContext &ctx, Value x,
   return success();
 }
 
-LogicalResult onnx_import::importDepthToSpace(NodeContext &ctx) {
+static LogicalResult importDepthToSpace(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
@@ -312,7 +312,7 @@ LogicalResult onnx_import::importDepthToSpace(NodeContext &ctx) {
   return rearrange(ctx, x, {n, bs, bs, oc, h, w}, {0, 3, 4, 1, 5, 2}, result);
 }
 
-LogicalResult onnx_import::importSpaceToDepth(NodeContext &ctx) {
+static LogicalResult importSpaceToDepth(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
@@ -325,4 +325,17 @@ LogicalResult onnx_import::importSpaceToDepth(NodeContext &ctx) {
     return ctx.fail("blocksize must divide the spatial dims");
   return rearrange(ctx, x, {n, c, h / bs, bs, w / bs, bs}, {0, 3, 5, 1, 2, 4},
                    {n, c * bs * bs, h / bs, w / bs});
+}
+
+void onnx_import::registerShapeOps(OpRegistry &registry) {
+  // clang-format off
+  registry.add("DepthToSpace", 1, kMaxOpset, "DCR and CRD", importDepthToSpace);
+  registry.add("Expand", 8, kMaxOpset, "constant shape", importExpand);
+  registry.add("Gather", 1, kMaxOpset, "any axis; negative indices", importGather);
+  registry.add("Pad", 2, kMaxOpset, "constant, edge, reflect; constant pads", importPad);
+  registry.add("Slice", 1, kMaxOpset, "constant starts/ends/axes/steps", importSlice);
+  registry.add("SpaceToDepth", 1, kMaxOpset, "", importSpaceToDepth);
+  registry.add("Split", 2, kMaxOpset, "split attr/input, num_outputs", importSplit);
+  registry.add("Tile", 6, kMaxOpset, "constant repeats", importTile);
+  // clang-format on
 }

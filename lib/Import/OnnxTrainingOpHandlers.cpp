@@ -6,7 +6,7 @@
 // G and every state tensor; outputs: every new X, then every new state.
 //
 //===----------------------------------------------------------------------===//
-#include "OnnxImporterImpl.h"
+#include "NodeContext.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -85,7 +85,7 @@ FailureOr<Optimizer> readOptimizer(NodeContext &ctx, size_t stateCount) {
 
 } // namespace
 
-LogicalResult onnx_import::importAdagrad(NodeContext &ctx) {
+static LogicalResult importAdagrad(NodeContext &ctx) {
   auto opt = readOptimizer(ctx, 1);
   if (failed(opt))
     return failure();
@@ -112,7 +112,7 @@ LogicalResult onnx_import::importAdagrad(NodeContext &ctx) {
                     : success();
 }
 
-LogicalResult onnx_import::importMomentum(NodeContext &ctx) {
+static LogicalResult importMomentum(NodeContext &ctx) {
   auto opt = readOptimizer(ctx, 1);
   if (failed(opt))
     return failure();
@@ -142,7 +142,7 @@ LogicalResult onnx_import::importMomentum(NodeContext &ctx) {
                     : success();
 }
 
-LogicalResult onnx_import::importAdam(NodeContext &ctx) {
+static LogicalResult importAdam(NodeContext &ctx) {
   auto opt = readOptimizer(ctx, 2);
   if (failed(opt))
     return failure();
@@ -179,4 +179,16 @@ LogicalResult onnx_import::importAdam(NodeContext &ctx) {
     ctx.setOutput(2 * n + i, hNew);
   }
   return m.failed() ? ctx.fail("could not build the Adam update") : success();
+}
+
+/// The optimizers of the training preview domain.
+void onnx_import::registerTrainingOps(OpRegistry &registry) {
+  registry.addInDomain("ai.onnx.preview.training", "Adagrad", 1, 1,
+                       "domain ai.onnx.preview.training (opset 1)",
+                       importAdagrad);
+  registry.addInDomain("ai.onnx.preview.training", "Momentum", 1, 1,
+                       "domain ai.onnx.preview.training (opset 1)",
+                       importMomentum);
+  registry.addInDomain("ai.onnx.preview.training", "Adam", 1, 1,
+                       "domain ai.onnx.preview.training (opset 1)", importAdam);
 }

@@ -1,0 +1,261 @@
+//===- NodeContext.cpp - what an op handler sees of its node --------------===//
+#include "NodeContext.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+//===----------------------------------------------------------------------===//
+// NodeContext
+//===----------------------------------------------------------------------===//
+
+Value NodeContext::input(size_t i) {
+  if (!hasInput(i)) {
+    fail("input " + Twine(i) + " is missing");
+    return nullptr;
+  }
+  auto it = importer.values.find(node.input(i));
+  if (it == importer.values.end()) {
+    fail("input '" + node.input(i) + "' is not defined before this node");
+    return nullptr;
+  }
+  return it->second;
+}
+
+const ConstTensor *NodeContext::constInput(size_t i) const {
+  if (!hasInput(i))
+    return nullptr;
+  return importer.findConstant(node.input(i));
+}
+
+FailureOr<std::vector<int64_t>> NodeContext::constInts(size_t i) {
+  const ConstTensor *tensor = constInput(i);
+  if (!tensor) {
+    (void)failNotConstant(i, "must be a constant: shapes computed at run "
+                             "time are not supported yet");
+    return failure();
+  }
+  if (tensor->onnxType != onnx::TensorProto::INT64 &&
+      tensor->onnxType != onnx::TensorProto::INT32) {
+    fail("input " + Twine(i) + " must be an integer tensor");
+    return failure();
+  }
+  return tensor->asInts();
+}
+
+const onnx::AttributeProto *NodeContext::attr(StringRef name) const {
+  for (const auto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t NodeContext::intAttr(StringRef name, int64_t dflt) const {
+  const auto *a = attr(name);
+  return a ? a->i() : dflt;
+}
+
+float NodeContext::floatAttr(StringRef name, float dflt) const {
+  const auto *a = attr(name);
+  return a ? a->f() : dflt;
+}
+
+std::string NodeContext::stringAttr(StringRef name, StringRef dflt) const {
+  const auto *a = attr(name);
+  return a ? a->s() : dflt.str();
+}
+
+std::optional<std::vector<int64_t>>
+NodeContext::intsAttr(StringRef name) const {
+  const auto *a = attr(name);
+  if (!a)
+    return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+void NodeContext::setOutput(size_t i, Value value) {
+  if (i < (size_t)node.output_size() && !node.output(i).empty())
+    importer.values[node.output(i)] = value;
+}
+
+bool NodeContext::allOutputsSet() const {
+  for (const auto &output : node.output())
+    if (!output.empty() && !importer.values.count(output)) {
+      return false;
+    }
+  return true;
+}
+
+LogicalResult NodeContext::fail(const Twine &reason) {
+  if (errorMessage.empty())
+    errorMessage = reason.str();
+  return failure();
+}
+
+LogicalResult NodeContext::failNotConstant(size_t i, const Twine &reason) {
+  std::string name = hasInput(i) ? node.input(i) : "";
+  if (nonConstantInput.empty())
+    nonConstantInput = name;
+  return fail("input " + Twine(i) + " ('" + name + "') " + reason +
+              " (freeze it with --freeze-input " + name + "=@value.pb)");
+}
+
+static std::string typeName(Type t) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << t;
+  return name;
+}
+
+LogicalResult NodeContext::requireDtypes(ValueRange values, unsigned classes) {
+  for (Value v : values) {
+    Type t = cast<ShapedType>(v.getType()).getElementType();
+    bool ok = ((classes & Float) && (t.isF16() || t.isF32() || t.isF64())) ||
+              ((classes & Int) && t.isSignlessInteger() &&
+               t.getIntOrFloatBitWidth() >= 8) ||
+              ((classes & Unsigned) && t.isUnsignedInteger() &&
+               t.getIntOrFloatBitWidth() >= 8) ||
+              ((classes & Bool) && t.isInteger(1));
+    if (!ok)
+      return fail("dtype " + typeName(t) + " not supported yet for " +
+                  node.op_type());
+  }
+  return success();
+}
+
+FailureOr<int64_t> NodeContext::axisAttr(int64_t dflt, int64_t rank) {
+  int64_t axis = intAttr("axis", dflt);
+  int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (normalized < 0 || normalized >= rank) {
+    (void)fail("axis " + Twine(axis) + " out of range for rank " + Twine(rank));
+    return failure();
+  }
+  return normalized;
+}
+
+LogicalResult NodeContext::requireIndices(Value indices) {
+  Type t = getElementTypeOrSelf(indices.getType());
+  if (!t.isInteger(32) && !t.isInteger(64))
+    return fail("indices must be int32 or int64");
+  return success();
+}
+
+LogicalResult NodeContext::requireSameDtype(ValueRange values) {
+  for (Value v : values)
+    if (getElementTypeOrSelf(v.getType()) !=
+        getElementTypeOrSelf(values.front().getType()))
+      return fail("inputs have different dtypes (" +
+                  typeName(getElementTypeOrSelf(values.front().getType())) +
+                  " and " + typeName(getElementTypeOrSelf(v.getType())) + ")");
+  return success();
+}
+
+Value NodeContext::constant(RankedTensorType type, ArrayRef<double> values) {
+  Type e = type.getElementType();
+  SmallVector<Attribute> attrs;
+  for (double v : values)
+    attrs.push_back(isa<FloatType>(e)
+                        ? (Attribute)b().getFloatAttr(e, v)
+                        : (Attribute)b().getIntegerAttr(e, int64_t(v)));
+  DenseElementsAttr value = values.size() == 1
+                                ? DenseElementsAttr::get(type, attrs.front())
+                                : DenseElementsAttr::get(type, attrs);
+  return ConstantOp::create(b(), loc, value);
+}
+
+Value NodeContext::scalar(Value like, double value) {
+  return constant(
+      RankedTensorType::get({}, getElementTypeOrSelf(like.getType())), {value});
+}
+
+FailureOr<Value> NodeContext::createInferred(StringRef opName,
+                                             ValueRange operands,
+                                             ArrayRef<NamedAttribute> attrs) {
+  OperationState state(loc, opName);
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  // A placeholder result type; the op's own inference replaces it below.
+  state.addTypes(operands.front().getType());
+  Operation *op = b().create(state);
+  auto infer = cast<InferTypeOpInterface>(op);
+  SmallVector<Type> types;
+  // The op's inference says why it rejects the operands; that reason goes
+  // into the unsupported-node list instead of a separate diagnostic.
+  std::string reason;
+  LogicalResult inferred = failure();
+  {
+    ScopedDiagnosticHandler capture(op->getContext(), [&](Diagnostic &d) {
+      reason = d.str();
+      return success();
+    });
+    inferred = infer.inferReturnTypes(
+        op->getContext(), loc, op->getOperands(), op->getRawDictionaryAttrs(),
+        op->getPropertiesStorage(), op->getRegions(), types);
+  }
+  if (failed(inferred) || types.size() != 1) {
+    op->erase();
+    return fail("shape inference failed" +
+                (reason.empty() ? "" : ": " + reason));
+  }
+  op->getResult(0).setType(types[0]);
+  if (failed(mlir::verify(op))) {
+    op->erase();
+    return fail("invalid attributes or operand shapes");
+  }
+  return op->getResult(0);
+}
+
+Value NodeContext::createConstant(StringRef name, ConstTensor tensor,
+                                  std::string &error) {
+  return importer.createConstant(name, std::move(tensor), loc, error);
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+int64_t onnx_import::rankOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
+}
+ArrayRef<int64_t> onnx_import::shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// Normalizes possibly negative axes against `rank`; fails when out of range.
+FailureOr<SmallVector<int64_t>>
+onnx_import::normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes,
+                           int64_t rank) {
+  SmallVector<int64_t> result;
+  for (int64_t a : axes) {
+    int64_t axis = a < 0 ? a + rank : a;
+    if (axis < 0 || axis >= rank) {
+      (void)ctx.fail("axis " + Twine(a) + " out of range for rank " +
+                     Twine(rank));
+      return failure();
+    }
+    if (!llvm::is_contained(result, axis))
+      result.push_back(axis);
+  }
+  llvm::sort(result);
+  return result;
+}
+
+Value onnx_import::reshapeTo(NodeContext &ctx, Value v,
+                             ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(v.getType()).getElementType());
+  if (type == v.getType())
+    return v;
+  return ReshapeOp::create(ctx.b(), ctx.getLoc(), type, v);
+}
+
+LogicalResult onnx_import::setResult(NodeContext &ctx, FailureOr<Value> value) {
+  if (failed(value))
+    return failure();
+  ctx.setOutput(0, *value);
+  return success();
+}
