@@ -52,6 +52,9 @@ void kiln::addGpuThreadMappingPasses(OpPassManager &kernels,
   MapKernelsToGpuOptions mapping;
   mapping.warpSize = target.warpSize;
   mapping.workgroupMemoryBytes = target.workgroupMemoryBytes;
+  // Blocks run one per multiprocessor at least: a kernel with fewer
+  // leaves some idle, so small kernels take smaller blocks.
+  mapping.minBlocks = target.multiprocessors;
   kernels.addPass(createMapKernelsToGpu(mapping));
   kernels.nest<gpu::GPUModuleOp>().addNestedPass<gpu::GPUFuncOp>(
       createGroupThreadAccesses());
