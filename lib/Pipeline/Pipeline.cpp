@@ -121,8 +121,14 @@ static void addFusedPasses(OpPassManager &pm, const TargetDescription &target,
     pm.addNestedPass<func::FuncOp>(createKMajorMatMulWeights());
   if (strategies.foldTransposesIntoContractions)
     pm.addNestedPass<func::FuncOp>(createFoldTransposesIntoContractions());
-  if (strategies.splitMatMulK)
-    pm.addNestedPass<func::FuncOp>(createSplitMatMulK());
+  // Split until a contraction has two blocks per multiprocessor.
+  int64_t enoughBlocks = 2 * target.multiprocessors;
+  if (strategies.splitMatMulK) {
+    SplitMatMulKOptions split;
+    if (target.isGpu())
+      split.maxBlocks = enoughBlocks;
+    pm.addNestedPass<func::FuncOp>(createSplitMatMulK(split));
+  }
   // GPU kernels that pad a depthwise input inside would pad a copy of
   // every thread's tile.
   SplitConvPaddingOptions splitPadding;
@@ -140,8 +146,12 @@ static void addFusedPasses(OpPassManager &pm, const TargetDescription &target,
   }
   // After both splits above: the convolutions it splits have no padding
   // and strided 1x1 ones are stride 1.
-  if (strategies.splitConvK)
-    pm.addNestedPass<func::FuncOp>(createSplitConvK());
+  if (strategies.splitConvK) {
+    SplitConvKOptions split;
+    if (target.isGpu())
+      split.maxBlocks = enoughBlocks;
+    pm.addNestedPass<func::FuncOp>(createSplitConvK(split));
+  }
   // After split-K, whose grouped convolutions keep their layout.
   if (strategies.channelsLastConvWeights)
     pm.addNestedPass<func::FuncOp>(createChannelsLastConvWeights());

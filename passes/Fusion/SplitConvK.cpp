@@ -74,22 +74,18 @@ struct SplitK : public OpRewritePattern<ConvOp> {
   SplitK(MLIRContext *context, int64_t minK, int64_t maxBlocks)
       : OpRewritePattern(context), minK(minK), maxBlocks(maxBlocks) {}
 
-  /// As kiln-split-matmul-k counts blocks: outputs per GPU block of such
-  /// small products, and the shortest part of K worth a block of its own.
-  static constexpr int64_t kOutputsPerBlock = 32 * 32;
-  static constexpr int64_t kMinPart = 128;
-
   /// Parts along the input channels: the most of 8, 4, 2 that leave each
-  /// part a multiple of 16 channels and at least kMinPart products per
+  /// part a multiple of 16 channels and at least kSplitKMinPart products per
   /// output (channels x window), and at most 4 x maxBlocks blocks; 1 when
   /// the convolution has maxBlocks blocks already or K (channels x window)
   /// is shorter than minK.
   int64_t parts(int64_t outputs, int64_t channels, int64_t window) const {
-    int64_t blocks = std::max<int64_t>(1, outputs / kOutputsPerBlock);
+    int64_t blocks =
+        std::max<int64_t>(1, outputs / kSmallContractionBlockOutputs);
     if (channels * window < minK || blocks >= maxBlocks)
       return 1;
     for (int64_t s : {8, 4, 2})
-      if (channels % (16 * s) == 0 && channels / s * window >= kMinPart &&
+      if (channels % (16 * s) == 0 && channels / s * window >= kSplitKMinPart &&
           blocks * s <= 4 * maxBlocks)
         return s;
     return 1;

@@ -42,23 +42,18 @@ namespace {
 struct KParts {
   KParts(int64_t minK, int64_t maxBlocks) : minK(minK), maxBlocks(maxBlocks) {}
 
-  /// Outputs one GPU block computes, as kiln-tile-and-distribute's blocks
-  /// come out for such small products (32x32, roughly): what "few blocks"
-  /// counts in.
-  static constexpr int64_t kOutputsPerBlock = 32 * 32;
-  /// Shortest part of K worth a block of its own: a few stages of 16.
-  static constexpr int64_t kMinPart = 128;
-
   /// Parts along K: the most of 8, 4, 2 that divide K into parts of at
-  /// least kMinPart (multiples of 16) and keep the blocks at most
+  /// least kSplitKMinPart (multiples of 16) and keep the blocks at most
   /// 4 x maxBlocks; 1 when the product has maxBlocks blocks already or K
   /// is shorter than minK.
   int64_t parts(int64_t outputs, int64_t k) const {
-    int64_t blocks = std::max<int64_t>(1, outputs / kOutputsPerBlock);
+    int64_t blocks =
+        std::max<int64_t>(1, outputs / kSmallContractionBlockOutputs);
     if (k < minK || blocks >= maxBlocks)
       return 1;
     for (int64_t s : {8, 4, 2})
-      if (k % (16 * s) == 0 && k / s >= kMinPart && blocks * s <= 4 * maxBlocks)
+      if (k % (16 * s) == 0 && k / s >= kSplitKMinPart &&
+          blocks * s <= 4 * maxBlocks)
         return s;
     return 1;
   }

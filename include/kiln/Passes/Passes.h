@@ -39,6 +39,14 @@ constexpr int64_t kStaticWorkgroupBytes = 48 * 1024;
 /// stride 1.
 constexpr int64_t kFlattenImageRowsBelow = 16;
 
+/// Outputs one GPU block computes for a small contraction, as
+/// kiln-tile-and-distribute's blocks come out for them (32x32, roughly):
+/// what kiln-split-matmul-k and kiln-split-conv-k count blocks in.
+constexpr int64_t kSmallContractionBlockOutputs = 32 * 32;
+/// The shortest part of K those splits give a block of its own: a few
+/// stages of 16.
+constexpr int64_t kSplitKMinPart = 128;
+
 // Each generated file #undefs the macro it reads.
 #define GEN_PASS_DECL
 #include "kiln/Passes/FusionPasses.h.inc"
