@@ -1300,7 +1300,7 @@ def build_import_models():
 
 
 def build_activations_cnn():
-    """The CPU paths of the sixth session against onnxruntime: 1x1
+    """CPU paths against onnxruntime: 1x1
     convolutions onto a 7x7 map (flattened image) with a decomposed SiLU,
     a residual add and a decomposed HardSwish as epilogues, a strided 1x1
     convolution (subsampled first), a padded depthwise convolution, a 3x3
