@@ -51,13 +51,11 @@ void kiln::addCudaKernelPasses(OpPassManager &kernels,
   addLowerToNVVMPasses(kernels.nest<gpu::GPUModuleOp>(), toolkit,
                        target.matrix == MatrixInstructions::Wgmma);
   // sm_90 needs PTX 8.0; the same ISA version serves every chip we support.
-  for (const std::string &chip : target.chips) {
+  addChipTargetPasses(kernels, target, [](llvm::StringRef chip) {
     GpuNVVMAttachTargetOptions attach;
-    attach.chip = chip;
+    attach.chip = chip.str();
     attach.features = "+ptx80";
     attach.optLevel = 3;
-    kernels.addPass(createGpuNVVMAttachTarget(attach));
-  }
-  kernels.addPass(createReconcileUnrealizedCastsPass());
-  kernels.addPass(createCanonicalizerPass());
+    return createGpuNVVMAttachTarget(attach);
+  });
 }

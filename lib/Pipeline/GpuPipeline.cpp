@@ -10,8 +10,10 @@
 
 #include "kiln/Passes/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -58,4 +60,14 @@ void kiln::addGpuThreadMappingPasses(OpPassManager &kernels,
   kernels.addPass(createMapKernelsToGpu(mapping));
   kernels.nest<gpu::GPUModuleOp>().addNestedPass<gpu::GPUFuncOp>(
       createGroupThreadAccesses());
+}
+
+void kiln::addChipTargetPasses(
+    OpPassManager &kernels, const TargetDescription &target,
+    llvm::function_ref<std::unique_ptr<Pass>(llvm::StringRef chip)>
+        attachPass) {
+  for (const std::string &chip : target.chips)
+    kernels.addPass(attachPass(chip));
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  kernels.addPass(createCanonicalizerPass());
 }

@@ -55,6 +55,14 @@ void addRocmKernelPasses(mlir::OpPassManager &kernels,
                          const CompileOptions &options,
                          const TargetDescription &target);
 
+/// The last passes of both GPU targets: one target attribute per chip of
+/// `target` (`attachPass` makes its pass), so that serialization builds
+/// an image per chip, then the casts left between dialects resolved.
+void addChipTargetPasses(
+    mlir::OpPassManager &kernels, const TargetDescription &target,
+    llvm::function_ref<std::unique_ptr<mlir::Pass>(llvm::StringRef chip)>
+        attachPass);
+
 /// Bufferization and the cleanup after it, the first passes of every
 /// target's kernels phase.
 void addBufferizePasses(mlir::OpPassManager &kernels);

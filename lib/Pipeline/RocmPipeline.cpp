@@ -43,13 +43,11 @@ void kiln::addRocmKernelPasses(OpPassManager &kernels, const CompileOptions &,
   loweredModule.addNestedPass<LLVM::LLVMFuncOp>(
       createAllocasToPrivateAddressSpace());
   // Code object v5: what ROCm 6 runtimes load by default.
-  for (const std::string &chip : target.chips) {
+  addChipTargetPasses(kernels, target, [](llvm::StringRef chip) {
     GpuROCDLAttachTargetOptions attach;
-    attach.chip = chip;
+    attach.chip = chip.str();
     attach.abiVersion = "500";
     attach.optLevel = 3;
-    kernels.addPass(createGpuROCDLAttachTarget(attach));
-  }
-  kernels.addPass(createReconcileUnrealizedCastsPass());
-  kernels.addPass(createCanonicalizerPass());
+    return createGpuROCDLAttachTarget(attach);
+  });
 }
