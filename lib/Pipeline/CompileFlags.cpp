@@ -49,9 +49,45 @@ std::optional<bool> forced(GpuDefault value) {
 /// as the reference prints them.
 struct FlagRow {
   const cl::Option *option;
-  const char *values;
-  const char *defaultValue;
+  std::string values;
+  std::string defaultValue;
 };
+
+// A flag's default as the reference prints it, read from its cl::init.
+std::string defaultText(const cl::opt<std::string> &flag) {
+  return flag.getDefault().hasValue() ? flag.getDefault().getValue() : "";
+}
+std::string defaultText(const cl::opt<int64_t> &flag) {
+  return std::to_string(flag.getDefault().getValue());
+}
+std::string defaultText(const cl::opt<bool> &flag) {
+  bool on = flag.getDefault().hasValue() && flag.getDefault().getValue();
+  return on ? "true" : "false";
+}
+/// gpuDefaultValues() lists the values in the enum's order.
+std::string defaultText(cl::opt<GpuDefault> &flag) {
+  return flag.getParser()
+      .getOption(unsigned(flag.getDefault().getValue()))
+      .str();
+}
+
+/// The values an enumerated flag takes, from its parser.
+std::string choices(cl::opt<GpuDefault> &flag) {
+  std::string text;
+  for (unsigned i = 0, e = flag.getParser().getNumOptions(); i < e; ++i)
+    text += (i ? ", " : "") + flag.getParser().getOption(i).str();
+  return text;
+}
+
+/// `values` describes what the flag takes where its value_desc does not;
+/// `whenUnset` stands for an empty default.
+template <typename T>
+FlagRow row(cl::opt<T> &flag, std::string values = "",
+            std::string whenUnset = "") {
+  std::string defaultValue = defaultText(flag);
+  return {&flag, std::move(values),
+          defaultValue.empty() ? std::move(whenUnset) : defaultValue};
+}
 
 struct TargetFlags {
   cl::opt<std::string> target{
@@ -97,14 +133,14 @@ struct TargetFlags {
                "previous stage's) or 0 (each stage waits for its own)"),
       cl::value_desc("N"), cl::init(1), cl::cat(targetFlagCategory())};
 
-  std::vector<FlagRow> rows() const {
-    return {{&target, "cpu, cuda[:CHIPS], rocm[:CHIPS]", "cpu"},
-            {&cpu, "an LLVM CPU name", "native"},
-            {&cudaToolkit, "", "searched"},
-            {&rocmPath, "", "searched"},
-            {&allowTf32, "", "false"},
-            {&workgroupMemoryLimit, "", "0"},
-            {&wgmmaGroupsInFlight, "0, 1", "1"}};
+  std::vector<FlagRow> rows() {
+    return {row(target, "cpu, cuda[:CHIPS], rocm[:CHIPS]"),
+            row(cpu, "an LLVM CPU name"),
+            row(cudaToolkit, "", "searched"),
+            row(rocmPath, "", "searched"),
+            row(allowTf32),
+            row(workgroupMemoryLimit),
+            row(wgmmaGroupsInFlight, "0, 1")};
   }
 };
 
@@ -213,23 +249,22 @@ struct CodegenFlags {
                "then meaningless; a large model's artifact stays small)"),
       cl::cat(codegenFlagCategory())};
 
-  std::vector<FlagRow> rows() const {
-    const char *gpu = "auto, on, off";
-    return {{&precision, "f32, f16, bf16", "f32"},
-            {&maxWorkgroups, "", "64"},
-            {&registerTile, "", "per CPU"},
-            {&matrixBlock, "", "per kernel"},
-            {&splitMatMulK, gpu, "auto"},
-            {&splitConvK, gpu, "auto"},
-            {&windowPaddingInPlace, gpu, "auto"},
-            {&convPaddingInPlace, "", "false"},
-            {&patchifyConvs, gpu, "auto"},
-            {&spaceToDepthConvs, gpu, "auto"},
-            {&channelsLastConvWeights, gpu, "auto"},
-            {&channelsLastActivations, gpu, "auto"},
-            {&kMajorMatMulWeights, gpu, "auto"},
-            {&narrowGpuIndices, "", "false"},
-            {&splatWeights, "", "false"}};
+  std::vector<FlagRow> rows() {
+    return {row(precision, "f32, f16, bf16"),
+            row(maxWorkgroups),
+            row(registerTile, "", "per CPU"),
+            row(matrixBlock, "", "per kernel"),
+            row(splitMatMulK, choices(splitMatMulK)),
+            row(splitConvK, choices(splitConvK)),
+            row(windowPaddingInPlace, choices(windowPaddingInPlace)),
+            row(convPaddingInPlace),
+            row(patchifyConvs, choices(patchifyConvs)),
+            row(spaceToDepthConvs, choices(spaceToDepthConvs)),
+            row(channelsLastConvWeights, choices(channelsLastConvWeights)),
+            row(channelsLastActivations, choices(channelsLastActivations)),
+            row(kMajorMatMulWeights, choices(kMajorMatMulWeights)),
+            row(narrowGpuIndices),
+            row(splatWeights)};
   }
 };
 
