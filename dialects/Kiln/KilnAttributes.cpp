@@ -44,6 +44,7 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   check(getMatrixTileAttrHelper());
   check(getThreadTileAttrHelper());
   check(getWarpTileAttrHelper());
+  check(getConfigAttrHelper());
   check(getRegisterTileAttrHelper());
   check(getMatrixCoresAttrHelper());
   check(getLanesAttrHelper());

@@ -21,6 +21,7 @@ def Kiln_Dialect : Dialect {
     that become one kernel; `kiln.dispatch` calls an outlined kernel.
   }];
   let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
 
   // What passes record on kernels for the passes after them, the artifact
@@ -50,6 +51,9 @@ def Kiln_Dialect : Dialect {
     // Per thread or warp: the outputs of a thread tile, a warp's tile.
     "::mlir::DenseI64ArrayAttr":$thread_tile,
     "::mlir::DenseI64ArrayAttr":$warp_tile,
+    // How a kernel's root is tiled (kiln-configure-cpu-kernels,
+    // kiln-configure-gpu-kernels; applied by kiln-tile-and-distribute).
+    "::kiln::KernelConfigAttr":$config,
     // The CPU's register tile [rows, vector width].
     "::mlir::DenseI64ArrayAttr":$register_tile,
     // The matrix instruction a kernel's contraction uses (mma.sync ...).

@@ -2,22 +2,31 @@
 #include "kiln/Dialect/KilnDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace kiln;
 
 #include "kiln/Dialect/KilnDialect.cpp.inc"
+#include "kiln/Dialect/KilnEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "kiln/Dialect/KilnAttrs.cpp.inc"
 
 void KilnDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/KilnOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "kiln/Dialect/KilnAttrs.cpp.inc"
       >();
 }
 

@@ -2,7 +2,7 @@
 #ifndef KILN_OPS_TD
 #define KILN_OPS_TD
 
-include "KilnDialect.td"
+include "KilnAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"

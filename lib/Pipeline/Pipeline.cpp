@@ -164,31 +164,32 @@ static void addFusedPasses(OpPassManager &pm, const TargetDescription &target,
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
 }
 
-/// The tile-and-distribute decisions each target gives: the CPU's register
-/// tile; the GPUs' thread blocks, matrix blocks and workgroup memory.
-static TileAndDistributeOptions tilingOptions(const CompileOptions &options,
+/// The kernel config pass of `target`: the CPU's workgroups around its
+/// register tile; the GPUs' thread blocks, matrix blocks and workgroup
+/// memory.
+static std::unique_ptr<Pass> kernelConfigPass(const CompileOptions &options,
                                               const TargetDescription &target) {
-  TileAndDistributeOptions tiling;
-  tiling.maxWorkgroups = options.maxWorkgroups;
   if (!target.isGpu()) {
+    ConfigureCpuKernelsOptions config;
+    config.maxWorkgroups = options.maxWorkgroups;
     RegisterTile tile = cpuRegisterTile(options, target);
-    tiling.registerRows = tile.rows;
-    tiling.vectorWidth = tile.vectorWidth;
-    return tiling;
+    config.registerRows = tile.rows;
+    config.vectorWidth = tile.vectorWidth;
+    return createConfigureCpuKernels(config);
   }
+  ConfigureGpuKernelsOptions config;
   if (target.isRocm())
-    tiling.minBlockThreads = target.warpSize;
-  tiling.gpu = true;
-  tiling.threadBlocks = true;
-  tiling.matrixTile = 16;
-  tiling.matrixBlockRows = options.matrixBlockRows;
-  tiling.matrixBlockCols = options.matrixBlockCols;
-  tiling.workgroupMemoryBytes = target.workgroupMemoryBytes;
+    config.minBlockThreads = target.warpSize;
+  config.threadBlocks = true;
+  config.matrixTile = 16;
+  config.matrixBlockRows = options.matrixBlockRows;
+  config.matrixBlockCols = options.matrixBlockCols;
+  config.workgroupMemoryBytes = target.workgroupMemoryBytes;
   // 128x256 matrix blocks pay on warpgroup instructions alone
-  // (kiln-tile-and-distribute's widestMatrixColumns says why).
-  tiling.wideMatrixBlocks = target.matrix == MatrixInstructions::Wgmma;
-  tiling.matrixFloat32 = target.tf32;
-  return tiling;
+  // (BlockTileSizes.cpp's widestMatrixColumns says why).
+  config.wideMatrixBlocks = target.matrix == MatrixInstructions::Wgmma;
+  config.matrixFloat32 = target.tf32;
+  return createConfigureGpuKernels(config);
 }
 
 static void addTiledPasses(OpPassManager &pm, const CompileOptions &options,
@@ -208,7 +209,10 @@ static void addTiledPasses(OpPassManager &pm, const CompileOptions &options,
   kernels.addNestedPass<func::FuncOp>(createFoldExpandShapesIntoConsumers());
   kernels.addNestedPass<func::FuncOp>(createFuseElementwiseProducers());
   kernels.addNestedPass<func::FuncOp>(
-      createTileAndDistribute(tilingOptions(options, target)));
+      createPrepareKernelTiling(PrepareKernelTilingOptions{target.isGpu()}));
+  kernels.addNestedPass<func::FuncOp>(kernelConfigPass(options, target));
+  kernels.addNestedPass<func::FuncOp>(
+      createTileAndDistribute(TileAndDistributeOptions{target.isGpu()}));
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
 }

@@ -35,7 +35,7 @@ struct Strategies {
 Strategies resolveStrategies(const CompileOptions &options,
                              const TargetDescription &target);
 
-/// The CPU's register tile (kiln-tile-and-distribute and
+/// The CPU's register tile (kiln-configure-cpu-kernels and
 /// kiln-contract-with-vector-registers, which must agree): rows x float32
 /// elements of one vector register.
 struct RegisterTile {

@@ -4,64 +4,111 @@
 
 include "mlir/Pass/PassBase.td"
 
-def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
-  let summary = "Tiles a kernel's root op into workgroups and fuses its producers";
+def PrepareKernelTiling
+    : Pass<"kiln-prepare-kernel-tiling", "mlir::func::FuncOp"> {
+  let summary = "Rewrites a kernel so that tiling its root fuses every producer";
+  let description = [{
+    Before a kernel's config is chosen: an accumulator the kernel reads from
+    an input (Gemm's C) gets a `linalg.copy` producer, which tiling fuses so
+    that each iteration copies its own part; with `reorder-pads`, a padding
+    moves in front of a reshape or a widening, next to the slices tiling
+    takes (GPU blocks keep it whole or read it in place).
+  }];
+  let options = [
+    Option<"reorderPads", "reorder-pads", "bool", "false",
+           "Move tensor.pad before the expand_shape and the widening generic "
+           "that consume it (GPU targets)">
+  ];
+}
+
+def ConfigureCpuKernels
+    : Pass<"kiln-configure-cpu-kernels", "mlir::func::FuncOp"> {
+  let summary = "Chooses each CPU kernel's workgroups (its kiln.config)";
   let description = [{
     Finds the root of a kernel (the tileable op whose result the kernel
-    writes), tiles its outermost parallel loop with extent > 1 into an
-    `scf.forall` of at most `max-workgroups` iterations, and fuses every
-    producer into the loop. The number of iterations becomes the kernel's
-    grid size, recorded as `kiln.workgroups`. Kernels without a tileable
-    root run as one workgroup.
+    writes) and chooses the loop to split into workgroups and the tile size:
+    at most `max-workgroups` of them, each at least
+    `min-work-per-workgroup` points, in whole register tiles where the
+    kernel is a contraction. Records `kiln.config = #kiln.config<workgroups,
+    ...>`, which kiln-tile-and-distribute applies. Kernels that one
+    workgroup runs get no config.
   }];
   let options = [
     Option<"maxWorkgroups", "max-workgroups", "int64_t", "64",
            "Upper bound on the grid size of one kernel">,
     Option<"minWorkPerWorkgroup", "min-work-per-workgroup", "int64_t", "4096",
            "Iteration-space points below which a workgroup is not worth it">,
+    Option<"registerRows", "register-rows", "int64_t", "8",
+           "rows of kiln-contract-with-vector-registers' tiles; a "
+           "contraction's row loop is split only in multiples of it">,
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "elements of one vector register; a contraction's vector "
+           "loop is split only in multiples of two of them">
+  ];
+}
+
+def ConfigureGpuKernels
+    : Pass<"kiln-configure-gpu-kernels", "mlir::func::FuncOp"> {
+  let summary = "Chooses each GPU kernel's threads or blocks (its kiln.config)";
+  let description = [{
+    Finds the root of a kernel and chooses what one forall iteration of it
+    is: an output block of a contraction (matrix instructions' with
+    `matrix-tile`, else thread tiles' with `thread-blocks`), or one thread
+    with its register tile (a run of 16 bytes of an elementwise kernel, a
+    4x4 tile of a contraction, kept while `min-threads` threads remain).
+    Records `kiln.config = #kiln.config<blocks|threads, ...>`, which
+    kiln-tile-and-distribute applies.
+  }];
+  let options = [
     Option<"minThreads", "min-threads", "int64_t", "65536",
-           "GPU: fewest threads a kernel keeps when outputs are grouped into "
+           "fewest threads a kernel keeps when outputs are grouped into "
            "register tiles (about two waves of 256-thread blocks on 132 SMs)">,
     Option<"matrixTile", "matrix-tile", "int64_t", "0",
-           "GPU: output tile (rows and columns) per forall iteration for "
+           "output tile (rows and columns) per forall iteration for "
            "matmul-shaped contractions of 16-bit floats, which "
            "kiln-contract-with-matrix-cores gives to a warp's matrix "
            "instructions; 0: none">,
     Option<"matrixBlockRows", "matrix-block-rows", "int64_t", "0",
-           "GPU: output rows of one block of a matrix-tile kernel (a "
+           "output rows of one block of a matrix-tile kernel (a "
            "multiple of matrix-tile dividing M); 0: chosen per kernel">,
     Option<"matrixBlockCols", "matrix-block-cols", "int64_t", "0",
-           "GPU: output columns of one block of a matrix-tile kernel (a "
+           "output columns of one block of a matrix-tile kernel (a "
            "multiple of matrix-tile dividing N); 0: chosen per kernel">,
     Option<"threadBlocks", "thread-blocks", "bool", "false",
-           "GPU: contractions (matmuls, convolutions) that matrix-tile does "
+           "contractions (matmuls, convolutions) that matrix-tile does "
            "not take get output blocks of up to 128x128 per forall iteration, "
            "which kiln-contract-with-thread-tiles gives to a block of threads">,
     Option<"minBlockThreads", "min-block-threads", "int64_t", "32",
-           "GPU: fewest threads of a thread-blocks block (a warp; 64 for AMD's "
+           "fewest threads of a thread-blocks block (a warp; 64 for AMD's "
            "wavefronts, whose lanes a smaller block would leave idle)">,
     Option<"matrixFloat32", "matrix-f32", "bool", "false",
            "With matrix-tile: float32 matmuls too (TF32 tensor cores, "
            "--allow-tf32)">,
     Option<"workgroupMemoryBytes", "workgroup-memory-bytes", "int64_t",
            "kiln::kStaticWorkgroupBytes",
-           "GPU: workgroup memory a block may use; 16-bit matrix blocks are "
+           "workgroup memory a block may use; 16-bit matrix blocks are "
            "256 columns wide only where four of their stages of 32 along K "
            "fit it">,
     Option<"wideMatrixBlocks", "wide-matrix-blocks", "bool", "false",
-           "GPU: 16-bit matrix blocks may be 256 columns wide (warpgroup "
+           "16-bit matrix blocks may be 256 columns wide (warpgroup "
            "matrix instructions, sm_90a); without it they are at most 128 "
-           "columns wide unless matrix-block-cols says otherwise">,
-    Option<"registerRows", "register-rows", "int64_t", "8",
-           "CPU: rows of kiln-contract-with-vector-registers' tiles; a "
-           "contraction's row loop is split only in multiples of it">,
-    Option<"vectorWidth", "vector-width", "int64_t", "16",
-           "CPU: elements of one vector register; a contraction's vector "
-           "loop is split only in multiples of two of them">,
+           "columns wide unless matrix-block-cols says otherwise">
+  ];
+}
+
+def TileAndDistribute : Pass<"kiln-tile-and-distribute", "mlir::func::FuncOp"> {
+  let summary = "Tiles a kernel's root op as its kiln.config says and fuses its producers";
+  let description = [{
+    Tiles the root of each kernel with a `kiln.config` into an `scf.forall`
+    of the config's tile sizes and fuses every producer into the loop. The
+    number of iterations becomes the kernel's grid size, recorded as
+    `kiln.workgroups`; kernels without a config (or whose tiling fails) run
+    as one workgroup. Records the kernel's `kiln.flops` for reports.
+  }];
+  let options = [
     Option<"gpu", "gpu", "bool", "false",
-           "Tile for GPU threads: one forall iteration per output element (or "
-           "per row when a fused producer reduces); kiln.workgroups is then "
-           "the number of threads">
+           "GPU kernels: small scratch tensors made before the loop become "
+           "each iteration's own">
   ];
   let dependentDialects = ["mlir::scf::SCFDialect", "mlir::tensor::TensorDialect",
                            "mlir::affine::AffineDialect"];

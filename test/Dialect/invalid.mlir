@@ -252,6 +252,22 @@ func.func @declared_attribute_of_another_type() attributes {kiln.kernel, kiln.wo
 
 // -----
 
+// A kernel config is a #kiln.config, not its tile sizes alone.
+// expected-error @+1 {{'kiln.config' = array<i64: 16, 16> is not of the type KilnDialect.td declares}}
+func.func @config_of_another_type() attributes {kiln.kernel, kiln.config = array<i64: 16, 16>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expected ::kiln::Tiling to be one of: workgroups, threads, blocks}}
+// expected-error @+1 {{failed to parse Kiln_KernelConfigAttr parameter 'tiling'}}
+func.func @config_of_unknown_tiling() attributes {kiln.config = #kiln.config<warps, tile_sizes = [1]>} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'kiln.name' of an argument must be a string}}
 func.func @value_name_not_a_string(%x: tensor<4xf32> {kiln.name = 3 : i64}) {
   return

@@ -112,9 +112,11 @@ func.func @data_movement(%t: tensor<10x4xf32>, %ids: tensor<2x3xi64>, %x: tensor
 
 // Every attribute KilnDialect.td declares, with its type, verifies.
 // CHECK-LABEL: func.func @declared_attributes
+// CHECK-SAME: kiln.config = #kiln.config<blocks, tile_sizes = [128, 0, 256]>
 func.func @declared_attributes(%x: tensor<4xf32> {kiln.name = "x"}) -> (tensor<4xf32> {kiln.name = "y"})
     attributes {kiln.kernel, kiln.nodes = ["n"], kiln.onnx_values = ["y"], kiln.abi = ["in"],
                 kiln.flops = 8 : i64, kiln.workgroups = 2 : i64, kiln.threads = 64 : i64,
+                kiln.config = #kiln.config<blocks, tile_sizes = [128, 0, 256]>,
                 kiln.tile = array<i64: 0, 2>, kiln.matrix_tile = array<i64: 16, 16>,
                 kiln.thread_tile = array<i64: 4, 4>, kiln.warp_tile = array<i64: 16, 16>,
                 kiln.register_tile = array<i64: 8, 16>, kiln.matrix_cores = "mma.sync m16n8k16",

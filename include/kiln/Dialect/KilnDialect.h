@@ -16,6 +16,11 @@
 
 #include <map>
 
+#include "kiln/Dialect/KilnEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kiln/Dialect/KilnAttrs.h.inc"
+
 #include "kiln/Dialect/KilnDialect.h.inc"
 
 #define GET_OP_CLASSES
@@ -49,6 +54,8 @@ constexpr llvm::StringLiteral kThreadTile =
     KilnDialect::ThreadTileAttrHelper::getNameStr();
 constexpr llvm::StringLiteral kWarpTile =
     KilnDialect::WarpTileAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kConfig =
+    KilnDialect::ConfigAttrHelper::getNameStr();
 constexpr llvm::StringLiteral kRegisterTile =
     KilnDialect::RegisterTileAttrHelper::getNameStr();
 constexpr llvm::StringLiteral kMatrixCores =

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Pass/Pass.h"
 
 namespace kiln {
@@ -169,6 +170,30 @@ int64_t threadTileRun(int64_t blockExtent);
 /// The K of one shared-memory stage of kiln-contract-with-thread-tiles: the
 /// largest of 16, 8, 4 that divides `k`, else k's largest divisor up to 16.
 int64_t stageDepth(int64_t k);
+
+/// A kernel's root (kiln-configure-*-kernels, kiln-tile-and-distribute):
+/// the tileable op whose result the kernel writes, looking through
+/// reshapes; null when there is none.
+mlir::TilingInterface findKernelRoot(mlir::func::FuncOp kernel);
+
+/// Sets the kiln.config of `kernel` (a function with kiln.kernel and a
+/// root) to what `choose` makes of its root; none when `choose` gives
+/// null (the kernel runs as one workgroup or thread).
+void setKernelConfig(
+    mlir::func::FuncOp kernel,
+    llvm::function_ref<KernelConfigAttr(mlir::TilingInterface root)> choose);
+
+/// Whether tiling can take `op`: every result of a linalg op is written
+/// through a projected permutation (not a keepdims reduction's constant
+/// indices).
+bool hasTileableResults(mlir::Operation *op);
+
+/// The root's loops that a reduction producing one of its operands
+/// reduced (the loops that operand's indexing map leaves out), when the
+/// innermost parallel loop `innermost` is not one of them; empty
+/// otherwise.
+llvm::SmallDenseSet<int64_t> outerReducedAxes(mlir::TilingInterface root,
+                                              int64_t innermost);
 
 inline void registerKilnPasses() {
   registerFusionPasses();

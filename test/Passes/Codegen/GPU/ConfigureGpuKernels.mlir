@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels,kiln-tile-and-distribute{gpu=true}))' | FileCheck %s
 
 // GPU tiling: every parallel loop of the root gets tile size 1, one forall
 // iteration per thread, except the innermost of an elementwise kernel,

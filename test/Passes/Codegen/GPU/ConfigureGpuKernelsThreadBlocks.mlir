@@ -1,7 +1,7 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true thread-blocks=true matrix-tile=16}))' | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true thread-blocks=true matrix-tile=16 matrix-block-rows=64 matrix-block-cols=64}))' | FileCheck %s --check-prefix=BLOCK
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 min-threads=1}))' | FileCheck %s --check-prefix=OFF
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true thread-blocks=true matrix-tile=16 min-block-threads=64}))' | FileCheck %s --check-prefix=WAVE
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{thread-blocks=true matrix-tile=16},kiln-tile-and-distribute{gpu=true}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{thread-blocks=true matrix-tile=16 matrix-block-rows=64 matrix-block-cols=64},kiln-tile-and-distribute{gpu=true}))' | FileCheck %s --check-prefix=BLOCK
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{matrix-tile=16 min-threads=1},kiln-tile-and-distribute{gpu=true}))' | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{thread-blocks=true matrix-tile=16 min-block-threads=64},kiln-tile-and-distribute{gpu=true}))' | FileCheck %s --check-prefix=WAVE
 
 // thread-blocks: a float32 matmul (which matrix instructions do not take
 // without matrix-f32) gets output blocks for kiln-contract-with-thread-tiles.

@@ -1,5 +1,5 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true min-threads=1}))' | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true}))' | FileCheck %s --check-prefix=FEW
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{min-threads=1},kiln-tile-and-distribute{gpu=true}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels,kiln-tile-and-distribute{gpu=true}))' | FileCheck %s --check-prefix=FEW
 
 // A matmul under a bias epilogue: each thread computes a 4x4 block of
 // outputs (M from the first operand, N from the second), and the tiled

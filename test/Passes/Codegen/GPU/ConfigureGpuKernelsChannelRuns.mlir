@@ -1,5 +1,5 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-convert-to-linalg{read-window-padding-in-place=true},func.func(kiln-fuse-elementwise-producers),func.func(kiln-tile-and-distribute{gpu=true min-threads=1}))' | FileCheck %s
-// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-convert-to-linalg{read-window-padding-in-place=true},func.func(kiln-fuse-elementwise-producers),func.func(kiln-tile-and-distribute{gpu=true min-threads=1}))' -o %t.mlir
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(kiln-convert-to-linalg{read-window-padding-in-place=true},func.func(kiln-fuse-elementwise-producers),func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{min-threads=1},kiln-tile-and-distribute{gpu=true}))' | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-convert-to-linalg{read-window-padding-in-place=true},func.func(kiln-fuse-elementwise-producers),func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{min-threads=1},kiln-tile-and-distribute{gpu=true}))' -o %t.mlir
 // RUN: kiln-emulate-gpu %t.mlir --bufferize --target=cuda --memory-traffic | FileCheck %s --check-prefix=EMU
 // RUN: kiln-emulate-gpu %t.mlir --bufferize --target=rocm | FileCheck %s --check-prefix=EMU-AMD
 

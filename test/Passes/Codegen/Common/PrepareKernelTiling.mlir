@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-convert-to-linalg{flatten-rows-below=0},canonicalize,cse,func.func(kiln-fold-expand-shapes-into-consumers),func.func(kiln-fuse-elementwise-producers),func.func(kiln-tile-and-distribute{gpu=true thread-blocks=true matrix-tile=16}),canonicalize,cse)' -o %t.mlir
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-convert-to-linalg{flatten-rows-below=0},canonicalize,cse,func.func(kiln-fold-expand-shapes-into-consumers),func.func(kiln-fuse-elementwise-producers),func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{thread-blocks=true matrix-tile=16},kiln-tile-and-distribute{gpu=true}),canonicalize,cse)' -o %t.mlir
 // RUN: FileCheck %s < %t.mlir
 // RUN: kiln-emulate-gpu %t.mlir --bufferize --target=cuda | FileCheck %s --check-prefix=EMU
 

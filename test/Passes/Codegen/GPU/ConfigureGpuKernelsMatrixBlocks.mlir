@@ -1,8 +1,8 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 workgroup-memory-bytes=232448 wide-matrix-blocks=true}))' | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 wide-matrix-blocks=true}))' | FileCheck %s --check-prefix=STATIC
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 workgroup-memory-bytes=232448}))' | FileCheck %s --check-prefix=NARROW
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true min-threads=1}))' | FileCheck %s --check-prefix=OFF
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-tile-and-distribute{gpu=true matrix-tile=16 matrix-block-rows=32 matrix-block-cols=128}))' | FileCheck %s --check-prefix=BLOCK
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{matrix-tile=16 workgroup-memory-bytes=232448 wide-matrix-blocks=true},kiln-tile-and-distribute{gpu=true}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{matrix-tile=16 wide-matrix-blocks=true},kiln-tile-and-distribute{gpu=true}))' | FileCheck %s --check-prefix=STATIC
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{matrix-tile=16 workgroup-memory-bytes=232448},kiln-tile-and-distribute{gpu=true}))' | FileCheck %s --check-prefix=NARROW
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{min-threads=1},kiln-tile-and-distribute{gpu=true}))' | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{matrix-tile=16 matrix-block-rows=32 matrix-block-cols=128},kiln-tile-and-distribute{gpu=true}))' | FileCheck %s --check-prefix=BLOCK
 
 // A float16 matmul (extf(a) * extf(b) + acc) under a bias epilogue: one
 // output block per forall iteration (one GPU block of warps in
