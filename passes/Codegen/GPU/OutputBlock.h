@@ -517,6 +517,23 @@ llvm::SmallVector<mlir::Value>
 indicesAt(mlir::OpBuilder &b, mlir::Location loc, mlir::AffineMap map,
           llvm::ArrayRef<std::pair<int64_t, mlir::Value>> at);
 
+/// Helpers of the OutputBlock*.cpp files.
+namespace detail {
+/// Whether `index` is under `extent`.
+mlir::Value isBelow(mlir::OpBuilder &b, mlir::Location loc, mlir::Value index,
+                    int64_t extent);
+/// `value` where `valid` holds, else zero (an operand read past a padded K).
+mlir::Value zeroUnless(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value valid, mlir::Value value);
+/// `first` and `second`, either of which may be null (always true).
+mlir::Value bothValid(mlir::OpBuilder &b, mlir::Location loc, mlir::Value first,
+                      mlir::Value second);
+/// A multiple of elements that the offset of `view` from the start of its
+/// kernel argument (or from `alignedRoot`) is known to be; 1 when unknown.
+int64_t knownOffsetMultiple(mlir::Value view, int64_t elementBytes,
+                            mlir::Value alignedRoot = mlir::Value());
+} // namespace detail
+
 } // namespace kiln
 
 #endif
