@@ -14,7 +14,11 @@ source "$root/scripts/configure.sh"
 # Configured every time (cheap): the options below are what this build is.
 configure_kiln_asan "$build" >/dev/null
 ninja -C "$build" >/dev/null
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+# allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons a new slab when
+# instrumented code allocates from it (a kiln attribute's storage), and
+# only instrumented code unpoisons what it takes; uninstrumented MLIR then
+# allocates from the same slab and its objects read as poisoned.
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:allow_user_poisoning=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 cd "$root"
 

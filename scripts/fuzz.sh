@@ -51,7 +51,11 @@ printf '\x00\x00\x00\x02\x01\x04\x00' > "$corpus/inputs/set-run-get"
 rm -rf "$build/findings"
 mkdir -p "$build/findings"
 export KILN_FUZZ_ARTIFACT="$corpus/trusted/model.kiln"
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+# allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons a new slab when
+# instrumented code allocates from it (a kiln attribute's storage), and
+# only instrumented code unpoisons what it takes; uninstrumented MLIR then
+# allocates from the same slab and its objects read as poisoned.
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:allow_user_poisoning=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 declare -A test_runs=([artifact]=1200000 [tensor-file]=600000 [inputs]=1300000 [importer]=20000)
 for target in artifact tensor-file inputs importer; do
