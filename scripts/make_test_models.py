@@ -203,6 +203,38 @@ def build_matmul_split_k():
     return model, [{"x": x}]
 
 
+def build_zero_size():
+    # Tensors with a zero-size dim: a matmul with no rows (empty output), one
+    # whose K is 0 (every output is its bias), a Softmax over no rows and a
+    # Concat with an empty part. Every target must compile them (the GPU
+    # tilers divided by the empty extents) and give onnxruntime's answers.
+    rng = np.random.default_rng(1019)
+    nodes = [
+        helper.make_node("MatMul", ["rows", "w"], ["no_rows"], name="no_rows"),
+        helper.make_node("MatMul", ["no_k_a", "no_k_b"], ["no_k_mm"], name="no_k"),
+        helper.make_node("Add", ["no_k_mm", "bias"], ["no_k_out"], name="no_k_bias"),
+        helper.make_node("Softmax", ["rows_x"], ["no_rows_softmax"], name="softmax", axis=1),
+        helper.make_node("Concat", ["rows_x", "x"], ["concat"], name="concat", axis=0),
+    ]
+    g = helper.make_graph(
+        nodes, "zero_size",
+        [vi("rows", [0, 8]), vi("w", [8, 16]), vi("no_k_a", [4, 0]), vi("no_k_b", [0, 16]),
+         vi("bias", [16]), vi("rows_x", [0, 10]), vi("x", [3, 10])],
+        [vi("no_rows", [0, 16]), vi("no_k_out", [4, 16]), vi("no_rows_softmax", [0, 10]),
+         vi("concat", [3, 10])])
+    model = make_model(g, 13, "zero_size")
+    feeds = {
+        "rows": np.zeros((0, 8), np.float32),
+        "w": rng.standard_normal((8, 16), dtype=np.float32),
+        "no_k_a": np.zeros((4, 0), np.float32),
+        "no_k_b": np.zeros((0, 16), np.float32),
+        "bias": rng.standard_normal(16, dtype=np.float32),
+        "rows_x": np.zeros((0, 10), np.float32),
+        "x": rng.standard_normal((3, 10), dtype=np.float32),
+    }
+    return model, [feeds]
+
+
 def build_classifier_b1():
     # A classifier at batch 1: Gemms whose A is one row. GPU targets read
     # their weights N x K (kiln-transpose-weights{gpu}), a warp or two per
@@ -1086,6 +1118,24 @@ def build_import_models():
                           value=numpy_helper.from_array(np.ones(2, np.float32))),
          n("Relu", ["x"], ["y"], "relu")],
         [vi("x", [2])], [vi("y", [2])], validate=False, ort_check=False)
+    # Invalid models that onnxruntime refuses (test/Import/errors.test): an
+    # attribute of another type than the op takes (Softmax's axis as a
+    # float), a value two nodes write, a graph output listed twice, a
+    # pooling window larger than its padded input.
+    softmax = n("Softmax", ["x"], ["y"], "softmax")
+    softmax.attribute.append(helper.make_attribute("axis", 0.5))
+    imp("softmax_float_axis", [softmax], [vi("x", [2, 3])], [vi("y", [2, 3])],
+        validate=False, ort_check=False)
+    imp("value_written_twice",
+        [n("Relu", ["x"], ["y"], "relu"), n("Neg", ["x"], ["y"], "neg")],
+        [vi("x", [2])], [vi("y", [2])], validate=False, ort_check=False)
+    imp("output_listed_twice", [n("Relu", ["x"], ["y"], "relu")],
+        [vi("x", [2])], [vi("y", [2]), vi("y", [2])],
+        validate=False, ort_check=False)
+    imp("maxpool_window_too_large",
+        [n("MaxPool", ["x"], ["y"], "pool", kernel_shape=[5, 5])],
+        [vi("x", [1, 1, 3, 3])], [vi("y", [1, 1, 1, 1])],
+        validate=False, ort_check=False)
     p = os.path.join(IMPORT_DIR, "not_onnx.onnx")
     with open(p, "wb") as f:
         f.write(b"this is not an onnx model\n")
@@ -1380,6 +1430,7 @@ def main():
         (build_matmul_split_k, os.path.join(E2E_DIR, "matmul_split_k")),
         (build_conv_split_k, os.path.join(E2E_DIR, "conv_split_k")),
         (build_classifier_b1, os.path.join(E2E_DIR, "classifier_b1")),
+        (build_zero_size, os.path.join(E2E_DIR, "zero_size")),
         (build_box_distribution, os.path.join(E2E_DIR, "box_distribution")),
         (build_strided_depthwise_bn, os.path.join(E2E_DIR, "strided_depthwise_bn")),
         (build_onehot_dense, os.path.join(E2E_DIR, "onehot_dense")),

@@ -480,6 +480,31 @@ static LogicalResult verifyWindowAttrs(function_ref<InFlightDiagnostic()> emit,
   return success();
 }
 
+/// Whether every window of a conv or pool op fits its padded input: a
+/// window (dilated) wider than the padded input has no position, which
+/// onnxruntime refuses; an empty output would be a silent wrong answer.
+/// Empty and dynamic input dims are left to the rest of inference.
+static LogicalResult checkWindowsFit(std::optional<Location> loc, StringRef op,
+                                     RankedTensorType inType,
+                                     int64_t firstSpatial,
+                                     ArrayRef<int64_t> kernel,
+                                     ArrayRef<int64_t> dilations,
+                                     ArrayRef<int64_t> pads) {
+  int64_t spatial = kernel.size();
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t in = inType.getDimSize(i + firstSpatial);
+    int64_t padded = in + pads[i] + pads[i + spatial];
+    int64_t window = dilations[i] * (kernel[i] - 1) + 1;
+    if (in > 0 && window > padded)
+      return emitInferError(
+          loc, op + " window of " + Twine(window) + " (kernel " +
+                   Twine(kernel[i]) + ", dilation " + Twine(dilations[i]) +
+                   ") is larger than the padded input's " + Twine(padded) +
+                   " along spatial dim " + Twine(i));
+  }
+  return success();
+}
+
 LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
@@ -500,6 +525,10 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     return emitInferError(loc, "conv strides and dilations must be positive");
   bool channelsLast = adaptor.getChannelsLast();
   int64_t firstSpatial = channelsLast ? 1 : 2;
+  SmallVector<int64_t> kernel(wType.getShape().drop_front(2));
+  if (failed(checkWindowsFit(loc, "conv", inType, firstSpatial, kernel,
+                             dilations, pads)))
+    return failure();
   SmallVector<int64_t> shape = {inType.getDimSize(0)};
   if (!channelsLast)
     shape.push_back(wType.getDimSize(0));
@@ -552,6 +581,9 @@ static LogicalResult inferPool(std::optional<Location> loc,
     return emitInferError(loc, "pool strides and dilations must be positive");
   bool channelsLast = adaptor.getChannelsLast();
   int64_t firstSpatial = channelsLast ? 1 : 2;
+  if (failed(checkWindowsFit(loc, "pool", inType, firstSpatial, kernel,
+                             dilations, pads)))
+    return failure();
   SmallVector<int64_t> shape = {inType.getDimSize(0)};
   if (!channelsLast)
     shape.push_back(inType.getDimSize(1));

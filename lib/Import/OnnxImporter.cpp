@@ -22,9 +22,13 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <google/protobuf/io/coded_stream.h>
+#include <onnx/defs/schema.h>
 
 using namespace mlir;
 using namespace kiln;
@@ -402,15 +406,67 @@ LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
                          "graph input '" + name + "'");
 }
 
+/// Protobuf messages (a model, a TensorProto) hold at most 2 GiB.
+constexpr uint64_t kMaxProtobufBytes = (uint64_t(1) << 31) - 1;
+
+/// The bytes of `path` when it is a regular file of at most `limit` bytes;
+/// otherwise fails with why not in `error` (`tooLarge` after the size). A
+/// device, a pipe or a directory is refused before it is opened: /dev/zero
+/// would be read forever, a FIFO would wait for a writer.
+static FailureOr<std::unique_ptr<llvm::MemoryBuffer>>
+readRegularFile(StringRef path, uint64_t limit, StringRef tooLarge,
+                std::string &error) {
+  llvm::sys::fs::file_status status;
+  if (std::error_code code = llvm::sys::fs::status(path, status)) {
+    error = code.message();
+    return failure();
+  }
+  switch (status.type()) {
+  case llvm::sys::fs::file_type::regular_file:
+    break;
+  case llvm::sys::fs::file_type::directory_file:
+    error = "it is a directory";
+    return failure();
+  case llvm::sys::fs::file_type::character_file:
+  case llvm::sys::fs::file_type::block_file:
+    error = "it is a device, not a regular file";
+    return failure();
+  case llvm::sys::fs::file_type::fifo_file:
+    error = "it is a pipe, not a regular file";
+    return failure();
+  default:
+    error = "it is not a regular file";
+    return failure();
+  }
+  if (status.getSize() > limit) {
+    error = "it is " + std::to_string(status.getSize()) + " bytes; " +
+            tooLarge.str();
+    return failure();
+  }
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file) {
+    error = file.getError().message();
+    return failure();
+  }
+  return std::move(*file);
+}
+
 LogicalResult GraphImporter::freezeInput(const onnx::ValueInfoProto &input,
                                          const std::string &file,
                                          Location loc) {
-  auto buffer = llvm::MemoryBuffer::getFile(file, false, false);
-  onnx::TensorProto proto;
-  if (!buffer || !proto.ParseFromArray((*buffer)->getBufferStart(),
-                                       (int)(*buffer)->getBufferSize()))
+  std::string why;
+  FailureOr<std::unique_ptr<llvm::MemoryBuffer>> buffer = readRegularFile(
+      file, kMaxProtobufBytes, "a TensorProto holds at most 2 GiB", why);
+  if (failed(buffer))
     return emitError(loc) << "cannot read the value of frozen input '"
-                          << input.name() << "' from '" << file << "'";
+                          << input.name() << "' from '" << file << "': " << why;
+  onnx::TensorProto proto;
+  if (!proto.ParseFromArray((*buffer)->getBufferStart(),
+                            (int)(*buffer)->getBufferSize()))
+    return emitError(loc) << "cannot read the value of frozen input '"
+                          << input.name() << "' from '" << file
+                          << "': not a TensorProto";
   ConstTensor tensor;
   std::string error;
   if (failed(readTensorBytes(proto, tensor, error)))
@@ -467,6 +523,33 @@ std::string GraphImporter::opTypeProblem(const onnx::NodeProto &node) const {
     return "opset " + std::to_string(defaultOpset) +
            " not supported (supported: " + std::to_string(minOpset) + "-" +
            std::to_string(maxOpset) + ")";
+  return "";
+}
+
+std::string
+GraphImporter::attributeTypeProblem(const onnx::NodeProto &node) const {
+  if (!domainOf(node).empty())
+    return "";
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+      node.op_type(), int(defaultOpset), node.domain());
+  if (!schema)
+    return "";
+  for (const onnx::AttributeProto &attribute : node.attribute()) {
+    // Files from before attributes carried their type, and references to
+    // a function's attributes, are taken as they come.
+    if (attribute.type() == onnx::AttributeProto::UNDEFINED ||
+        !attribute.ref_attr_name().empty())
+      continue;
+    auto declared = schema->attributes().find(attribute.name());
+    if (declared == schema->attributes().end() ||
+        declared->second.type == attribute.type())
+      continue;
+    return "attribute '" + attribute.name() + "' is " +
+           onnx::AttributeProto::AttributeType_Name(attribute.type()) + "; " +
+           node.op_type() + " takes " +
+           onnx::AttributeProto::AttributeType_Name(declared->second.type) +
+           " (an invalid model)";
+  }
   return "";
 }
 
@@ -593,6 +676,10 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   if (llvm::all_of(node.output(),
                    [](const std::string &name) { return name.empty(); })) {
     markUnsupported(node, index, "the node has no output");
+    return;
+  }
+  if (std::string problem = attributeTypeProblem(node); !problem.empty()) {
+    markUnsupported(node, index, problem);
     return;
   }
   bool isIf = node.op_type() == "If" && node.domain().empty();
@@ -738,8 +825,44 @@ void GraphImporter::importFoldedIf(const onnx::NodeProto &node, int index) {
   }
 }
 
+/// Why `graph` is not in SSA form: a value that two nodes write (or a node
+/// writes a graph input or initializer), or a graph output listed twice;
+/// "" when it is. onnxruntime refuses such graphs; importing one would let
+/// the last writer win.
+static std::string valueWrittenTwice(const onnx::GraphProto &graph) {
+  llvm::StringMap<std::string> writer;
+  for (const auto &input : graph.input())
+    writer[input.name()] = "graph input '" + input.name() + "'";
+  for (const auto &init : graph.initializer())
+    writer[init.name()] = "initializer '" + init.name() + "'";
+  for (auto [index, node] : llvm::enumerate(graph.node())) {
+    std::string name = node.name().empty()
+                           ? node.op_type() + "_" + std::to_string(index)
+                           : node.name();
+    for (const std::string &output : node.output()) {
+      if (output.empty())
+        continue;
+      auto [it, inserted] = writer.try_emplace(
+          output, "node '" + name + "' (" + node.op_type() + ") writes too");
+      if (!inserted)
+        return "node '" + name + "' (" + node.op_type() + ") writes '" +
+               output + "', which " + it->second +
+               ": an ONNX value is written once";
+    }
+  }
+  llvm::StringSet<> outputs;
+  for (const auto &output : graph.output())
+    if (!outputs.insert(output.name()).second)
+      return "graph output '" + output.name() + "' is listed twice";
+  return "";
+}
+
 FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
   const onnx::GraphProto &graph = model.graph();
+  if (std::string twice = valueWrittenTwice(graph); !twice.empty()) {
+    emitError(UnknownLoc::get(&context)) << twice;
+    return failure();
+  }
   auto module = ModuleOp::create(UnknownLoc::get(&context));
   builder.setInsertionPointToEnd(module.getBody());
 
@@ -935,21 +1058,18 @@ FailureOr<ImportResult> kiln::importOnnxFile(MLIRContext &context,
                                              StringRef path,
                                              const ImportOptions &options) {
   auto loc = FileLineColLoc::get(&context, path, 0, 0);
-  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                          /*RequiresNullTerminator=*/false);
-  if (!file) {
-    emitError(loc) << "cannot read '" << path
-                   << "': " << file.getError().message();
+  std::string why;
+  FailureOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readRegularFile(path, kMaxProtobufBytes,
+                      "ONNX files (protobuf) hold at most 2 GiB (larger "
+                      "models keep their weights in external data, which "
+                      "Kiln does not read yet)",
+                      why);
+  if (failed(file)) {
+    emitError(loc) << "cannot read '" << path << "': " << why;
     return failure();
   }
   onnx::ModelProto model;
-  if ((*file)->getBufferSize() > (size_t(1) << 31) - 1) {
-    emitError(loc) << "'" << path << "' is " << (*file)->getBufferSize()
-                   << " bytes; ONNX files (protobuf) hold at most 2 GiB "
-                      "(larger models keep their weights in external data, "
-                      "which Kiln does not read yet)";
-    return failure();
-  }
   // Parsing recurses once per nested message; a subgraph costs three
   // (node, attribute, graph), tensor types up to eight more.
   int recursionLimit = 3 * options.maxSubgraphDepth + 16;

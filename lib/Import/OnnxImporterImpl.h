@@ -85,6 +85,9 @@ private:
   mlir::LogicalResult foldConstantNode(const onnx::NodeProto &node, int index,
                                        std::string &error);
   std::string opTypeProblem(const onnx::NodeProto &node) const;
+  /// Why the node's attributes do not fit its ONNX schema (an attribute of
+  /// another type than the op takes: `axis` as a float), or "".
+  std::string attributeTypeProblem(const onnx::NodeProto &node) const;
   std::string graphInputBehind(const std::string &value) const;
   void nameOutputValues(const onnx::NodeProto &node, int index,
                         mlir::Location nodeLoc);

@@ -8,7 +8,9 @@ def PrepareKernelTiling
     : Pass<"kiln-prepare-kernel-tiling", "mlir::func::FuncOp"> {
   let summary = "Rewrites a kernel so that tiling its root fuses every producer";
   let description = [{
-    Before a kernel's config is chosen: an accumulator the kernel reads from
+    Before a kernel's config is chosen: a linalg op with an empty loop (a
+    zero-size dim) is replaced by its inits, which it would return
+    unchanged; an accumulator the kernel reads from
     an input (Gemm's C) gets a `linalg.copy` producer, which tiling fuses so
     that each iteration copies its own part; with `reorder-pads`, a padding
     moves in front of a reshape or a widening, next to the slices tiling

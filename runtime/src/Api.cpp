@@ -60,17 +60,28 @@ kiln_status readFile(const char *path, kiln_model **out) {
     return fail(KILN_ERROR_IO, std::string("cannot ") + what + " '" + path +
                                    "': " + std::strerror(errno));
   };
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO opens at once (then fails the regular-file check)
+  // instead of waiting for a writer; reads of a regular file never block.
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return ioError("open");
   struct stat st;
   bool statOk = ::fstat(fd, &st) == 0;
-  if (!statOk || !S_ISREG(st.st_mode)) {
-    if (statOk) // not a regular file: say what it is
-      errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+  if (!statOk) {
     kiln_status s = ioError("read");
     ::close(fd);
     return s;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const char *what = S_ISDIR(st.st_mode) ? "it is a directory"
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
+                           ? "it is a device, not a regular file"
+                       : S_ISFIFO(st.st_mode)
+                           ? "it is a pipe, not a regular file"
+                           : "it is not a regular file";
+    return fail(KILN_ERROR_IO,
+                std::string("cannot read '") + path + "': " + what);
   }
   // The artifact must sit in 64-byte-aligned memory so that its weights do.
   size_t size = size_t(st.st_size);

@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -459,7 +462,19 @@ TEST(LoadErrors, MissingFile) {
   EXPECT_TRUE(contains(lastError(), "'/nonexistent/m.kiln'")) << lastError();
   EXPECT_TRUE(contains(lastError(), "No such file")) << lastError();
   EXPECT_EQ(kiln_model_open("/", &model), KILN_ERROR_IO);
-  EXPECT_TRUE(contains(lastError(), "Is a directory")) << lastError();
+  EXPECT_TRUE(contains(lastError(), "it is a directory")) << lastError();
+  // Refused before a read: /dev/zero would never end, and a FIFO opens
+  // without waiting for a writer.
+  EXPECT_EQ(kiln_model_open("/dev/zero", &model), KILN_ERROR_IO);
+  EXPECT_TRUE(contains(lastError(), "it is a device, not a regular file"))
+      << lastError();
+  std::string fifo = testing::TempDir() + "kiln-runtime-test.fifo";
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(kiln_model_open(fifo.c_str(), &model), KILN_ERROR_IO);
+  EXPECT_TRUE(contains(lastError(), "it is a pipe, not a regular file"))
+      << lastError();
+  ::unlink(fifo.c_str());
 }
 
 TEST(LoadErrors, NotAnArtifact) {

@@ -3,6 +3,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -52,7 +54,29 @@ uint16_t floatToHalf(float f) {
   return sign | uint16_t((rounded - (112u << 23)) >> 13);
 }
 
+/// Whether `path` is a regular file; else why not in `error`. A device, a
+/// pipe or a directory is refused before it is opened: /dev/zero would be
+/// read until memory runs out, a FIFO would wait for a writer.
+static bool isRegularFile(const std::string &path, std::string &error) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) != 0) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  if (S_ISREG(status.st_mode))
+    return true;
+  error = "cannot read '" + path + "': " +
+          (S_ISDIR(status.st_mode) ? "it is a directory"
+           : S_ISCHR(status.st_mode) || S_ISBLK(status.st_mode)
+               ? "it is a device, not a regular file"
+           : S_ISFIFO(status.st_mode) ? "it is a pipe, not a regular file"
+                                      : "it is not a regular file");
+  return false;
+}
+
 bool readWhole(const std::string &path, std::string &data, std::string &error) {
+  if (!isRegularFile(path, error))
+    return false;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
@@ -388,6 +412,8 @@ bool kiln::tensorByteSize(kiln_dtype dtype, const std::vector<int64_t> &shape,
 
 bool kiln::readTensorFile(const std::string &path, Tensor &out,
                           std::string &error) {
+  if (!isRegularFile(path, error))
+    return false;
   std::string head;
   {
     std::ifstream in(path, std::ios::binary);

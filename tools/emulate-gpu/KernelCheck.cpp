@@ -65,6 +65,11 @@ struct Buffer {
       : type(t), bytes(DeviceAlignedAllocator<uint8_t>(arena)) {
     bytes.resize(std::max<int64_t>(1, t.getNumElements()) * elementBytes());
     pointer = bytes.data();
+    describeAs(t);
+  }
+  /// The sizes and strides a parameter of `t` is passed: the buffer's own
+  /// type, or the memref<1xT> a GPU kernel takes an empty buffer as.
+  void describeAs(MemRefType t) {
     sizes.assign(t.getShape().begin(), t.getShape().end());
     strides.assign(t.getRank(), 1);
     for (int64_t d = t.getRank() - 2; d >= 0; --d)
@@ -308,6 +313,9 @@ LogicalResult kiln::emulator::checkKernel(func::FuncOp kernelFunc,
     return skip(name, Twine(blocks * threads) + " GPU threads (--max-threads)");
   auto gpuModule = *module->getOps<gpu::GPUModuleOp>().begin();
   auto kernel = *gpuModule.getOps<gpu::GPUFuncOp>().begin();
+  SmallVector<MemRefType> parameters;
+  for (Type type : kernel.getArgumentTypes())
+    parameters.push_back(cast<MemRefType>(type));
   SmallVector<MemRefType> shared;
   for (BlockArgument arg : kernel.getWorkgroupAttributions())
     shared.push_back(withoutMemorySpace(cast<MemRefType>(arg.getType())));
@@ -428,8 +436,10 @@ LogicalResult kiln::emulator::checkKernel(func::FuncOp kernelFunc,
   };
   // Descriptor fields every thread passes (read only).
   SmallVector<void *> kernelArgs;
-  for (Buffer &buffer : actual)
+  for (auto [buffer, parameter] : llvm::zip(actual, parameters)) {
+    buffer.describeAs(parameter);
     buffer.appendArgs(kernelArgs);
+  }
   for (Buffer &buffer : sharedBuffers)
     buffer.appendArgs(kernelArgs);
   // The threads of a block run the blocks one after another, meeting at

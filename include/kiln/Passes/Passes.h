@@ -178,7 +178,8 @@ mlir::TilingInterface findKernelRoot(mlir::func::FuncOp kernel);
 
 /// Sets the kiln.config of `kernel` (a function with kiln.kernel and a
 /// root) to what `choose` makes of its root; none when `choose` gives
-/// null (the kernel runs as one workgroup or thread).
+/// null or a linalg op of the kernel has an empty loop (the kernel runs as
+/// one workgroup or thread).
 void setKernelConfig(
     mlir::func::FuncOp kernel,
     llvm::function_ref<KernelConfigAttr(mlir::TilingInterface root)> choose);

@@ -58,6 +58,15 @@ void kiln::setKernelConfig(
     function_ref<KernelConfigAttr(TilingInterface root)> choose) {
   if (!kernel->hasAttr(attrs::kKernel))
     return;
+  // A kernel with an empty loop left (an output with a zero-size dim;
+  // kiln-prepare-kernel-tiling folds the other empty loops) has nothing to
+  // distribute, and tiling would divide by the empty extent.
+  bool emptyLoop = false;
+  kernel.walk([&](linalg::LinalgOp op) {
+    emptyLoop |= llvm::is_contained(op.getStaticLoopRanges(), 0);
+  });
+  if (emptyLoop)
+    return;
   if (TilingInterface root = findKernelRoot(kernel))
     if (KernelConfigAttr config = choose(root))
       kernel->setAttr(attrs::kConfig, config);

@@ -37,6 +37,21 @@ void copyInputAccumulators(func::FuncOp func) {
   });
 }
 
+/// A linalg op with an empty loop (a zero-size dim: a matmul over K = 0,
+/// a reduction of no rows) runs no iteration, so its results are its
+/// inits: the matmul's zero fill, which the bias is added to. Replacing it
+/// leaves the kernel its non-empty ops to tile (tiling cannot fuse a
+/// producer into an empty loop).
+void foldEmptyLoops(func::FuncOp func) {
+  func.walk([](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics() &&
+        llvm::is_contained(op.getStaticLoopRanges(), 0)) {
+      op->replaceAllUsesWith(op.getDpsInits());
+      op->erase();
+    }
+  });
+}
+
 /// expand_shape(pad(x)) as pad(expand_shape(x)) where no padded dim is
 /// split: a convolution's padding in its kernel (kiln-form-dispatch-
 /// regions' fuse-conv-padding) under split-K's channel groups. Tiling then
@@ -153,6 +168,7 @@ struct PrepareKernelTilingPass
     func::FuncOp func = getOperation();
     if (!func->hasAttr(kiln::attrs::kKernel))
       return;
+    foldEmptyLoops(func);
     copyInputAccumulators(func);
     if (reorderPads) {
       RewritePatternSet patterns(&getContext());

@@ -20,3 +20,23 @@ func.func @max_pool_widened(%arg0: memref<1x8x8x16xf16>, %arg1: memref<1x4x4x16x
   bufferization.materialize_in_destination %0 in restrict writable %arg1 : (tensor<1x4x4x16xf32>, memref<1x4x4x16xf32>) -> ()
   return
 }
+
+// A matmul over K = 0 runs no iteration: its result is its zero fill, and
+// the kernel is the bias added to it, tiled over the threads like any
+// elementwise kernel (the empty buffers are passed as one element each).
+// CHECK-LABEL: func.func @matmul_no_k
+// CHECK-SAME: kiln.config = #kiln.config<threads
+// CHECK-NOT: ins({{.*}} : tensor<4x0xf32>
+// CHECK: scf.forall
+// CHECK: linalg.fill
+// CHECK: arith.addf
+// EMU: matmul_no_k: {{.*}}: OK
+func.func @matmul_no_k(%arg0: memref<4x0xf32>, %arg1: memref<0x16xf32>, %arg2: memref<16xf32>, %arg3: memref<4x16xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %a = bufferization.to_tensor %arg0 restrict : memref<4x0xf32> to tensor<4x0xf32>
+  %b = bufferization.to_tensor %arg1 restrict : memref<0x16xf32> to tensor<0x16xf32>
+  %bias = bufferization.to_tensor %arg2 restrict : memref<16xf32> to tensor<16xf32>
+  %0 = kiln.matmul %a, %b : tensor<4x0xf32>, tensor<0x16xf32> -> tensor<4x16xf32>
+  %1 = kiln.add %0, %bias : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  bufferization.materialize_in_destination %1 in restrict writable %arg3 : (tensor<4x16xf32>, memref<4x16xf32>) -> ()
+  return
+}
