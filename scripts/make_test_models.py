@@ -1136,6 +1136,36 @@ def build_import_models():
         [n("MaxPool", ["x"], ["y"], "pool", kernel_shape=[5, 5])],
         [vi("x", [1, 1, 3, 3])], [vi("y", [1, 1, 1, 1])],
         validate=False, ort_check=False)
+    # Constant indices out of range, which onnxruntime refuses and a kernel
+    # would clamp: Gather's 5 into a dim of 3, GatherND's second component
+    # -5 into a dim of 4, ScatterElements' 3 into a dim of 3.
+    imp("gather_index_out_of_range",
+        [n("Gather", ["x", "idx"], ["y"], "gather", axis=0)],
+        [vi("x", [3, 4])], [vi("y", [2, 4])],
+        inits=[init("idx", np.array([0, 5], dtype=np.int64))], ort_check=False)
+    imp("gathernd_index_out_of_range",
+        [n("GatherND", ["x", "idx"], ["y"], "gather_nd")],
+        [vi("x", [3, 4])], [vi("y", [2])],
+        inits=[init("idx", np.array([[0, 1], [2, -5]], dtype=np.int64))],
+        ort_check=False)
+    imp("scatter_index_out_of_range",
+        [n("ScatterElements", ["x", "idx", "u"], ["y"], "scatter", axis=1)],
+        [vi("x", [2, 3]), vi("u", [2, 1])], [vi("y", [2, 3])],
+        inits=[init("idx", np.array([[1], [3]], dtype=np.int64))],
+        ort_check=False)
+    # Constants computed at compile time against --max-folded-bytes: an
+    # [8, 8] ConstantOfShape (256 bytes; no kernel of its own) and a
+    # [256, 256] Tile of a scalar (256 KiB; a kernel when past the budget).
+    imp("fold_budget",
+        [n("ConstantOfShape", ["shape8"], ["ones8"], "ones8",
+           value=numpy_helper.from_array(np.array([1.0], np.float32))),
+         n("Add", ["x8", "ones8"], ["z"], "add8"),
+         n("Tile", ["one", "repeats"], ["tiled"], "tile"),
+         n("Add", ["x", "tiled"], ["y"], "add")],
+        [vi("x8", [8, 8]), vi("x", [256, 256])], [vi("z", [8, 8]), vi("y", [256, 256])],
+        inits=[init("shape8", np.array([8, 8], dtype=np.int64)),
+               init("one", np.ones((1, 1), np.float32)),
+               init("repeats", np.array([256, 256], dtype=np.int64))])
     p = os.path.join(IMPORT_DIR, "not_onnx.onnx")
     with open(p, "wb") as f:
         f.write(b"this is not an onnx model\n")

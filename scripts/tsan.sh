@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the runtime and its unit tests with ThreadSanitizer into build-tsan/
 # and runs them: the thread pool, many sessions of one model on many threads
-# (Runtime.ManySessionsOnManyThreads), workgroups that throw on pool threads
+# (Runtime.ManySessionsOnManyThreads), one session entered by a second thread
+# (Runtime.SessionInAnotherCallIsBusy), workgroups that throw on pool threads
 # (Faults.*) and CUDA sessions on several threads against the fake driver
 # (CudaFaults.*). Fails on any data race.
 set -euo pipefail

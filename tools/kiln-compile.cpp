@@ -34,6 +34,12 @@ static cl::opt<uint64_t> maxTensorBytes(
     cl::desc("Refuse models with a tensor larger than this many bytes "
              "(default 1 TiB)"),
     cl::init(uint64_t(1) << 40), cl::cat(toolCategory));
+static cl::opt<uint64_t> maxFoldedBytes(
+    "max-folded-bytes",
+    cl::desc("Most bytes of constants computed at compile time over the "
+             "whole model; nodes past it run as kernels (default 0: twice "
+             "the model's weights, at least 64 MiB)"),
+    cl::init(0), cl::cat(toolCategory));
 static cl::opt<unsigned> maxSubgraphDepth(
     "max-subgraph-depth",
     cl::desc("Refuse models whose subgraphs (If/Loop/Scan bodies) nest "
@@ -188,6 +194,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   request.import.maxSubgraphDepth = int(maxSubgraphDepth);
+  request.import.maxFoldedBytes = maxFoldedBytes;
   for (const std::string &spec : frozenInputs) {
     size_t at = spec.find("=@");
     if (at == std::string::npos || at == 0) {

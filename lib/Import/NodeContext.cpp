@@ -144,6 +144,25 @@ LogicalResult NodeContext::requireIndices(Value indices) {
   return success();
 }
 
+LogicalResult
+NodeContext::requireConstIndicesInRange(size_t i, ArrayRef<int64_t> dims,
+                                        ArrayRef<int64_t> dataShape) {
+  const ConstTensor *indices = constInput(i);
+  if (!indices || dims.empty())
+    return success();
+  std::vector<int64_t> values = indices->asInts();
+  for (size_t e = 0; e < values.size(); ++e) {
+    int64_t dim = dims[e % dims.size()], size = dataShape[dim];
+    if (ShapedType::isDynamic(size) || (values[e] >= -size && values[e] < size))
+      continue;
+    return fail("indices element " + Twine(e) + " is " + Twine(values[e]) +
+                ", out of range for data dim " + Twine(dim) + " of size " +
+                Twine(size) + " (an index is in [" + Twine(-size) + ", " +
+                Twine(size - 1) + "])");
+  }
+  return success();
+}
+
 LogicalResult NodeContext::requireSameDtype(ValueRange values) {
   for (Value v : values)
     if (getElementTypeOrSelf(v.getType()) !=

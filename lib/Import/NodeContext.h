@@ -73,6 +73,13 @@ public:
   mlir::FailureOr<int64_t> axisAttr(int64_t dflt, int64_t rank);
   /// Fails unless `indices` holds int32 or int64.
   mlir::LogicalResult requireIndices(mlir::Value indices);
+  /// When input `i` is a constant, fails unless each of its values indexes
+  /// the dim of `dataShape` it is for: `dims[e % dims.size()]` for element
+  /// e (one axis for Gather; for GatherND one dim per position along the
+  /// last dim). onnxruntime refuses such a model; the kernels would clamp.
+  mlir::LogicalResult
+  requireConstIndicesInRange(size_t i, llvm::ArrayRef<int64_t> dims,
+                             llvm::ArrayRef<int64_t> dataShape);
 
   /// Fails unless all values have the same element type.
   mlir::LogicalResult requireSameDtype(mlir::ValueRange values);
@@ -130,7 +137,8 @@ mlir::LogicalResult importIndexedAlongAxis(NodeContext &ctx) {
   if (!data || !indices || mlir::failed(ctx.requireIndices(indices)))
     return mlir::failure();
   auto axis = ctx.axisAttr(0, rankOf(data));
-  if (mlir::failed(axis))
+  if (mlir::failed(axis) ||
+      mlir::failed(ctx.requireConstIndicesInRange(1, {*axis}, shapeOf(data))))
     return mlir::failure();
   auto &b = ctx.b();
   return setResult(

@@ -556,9 +556,13 @@ static LogicalResult importGatherND(NodeContext &ctx) {
     return ctx.fail("batch_dims > 0 is not supported yet");
   auto dataShape = shapeOf(data);
   auto indexShape = shapeOf(indices);
-  int64_t k = indexShape.back();
-  if (indexShape.empty() || k < 1 || k > (int64_t)dataShape.size())
+  if (indexShape.empty() || indexShape.back() < 1 ||
+      indexShape.back() > (int64_t)dataShape.size())
     return ctx.fail("the last indices dim must be in [1, data rank]");
+  int64_t k = indexShape.back();
+  if (failed(ctx.requireConstIndicesInRange(
+          1, llvm::to_vector(llvm::seq<int64_t>(0, k)), dataShape)))
+    return failure();
   auto &b = ctx.b();
   auto i64 = b.getIntegerType(64);
   Value idx = indices;

@@ -606,6 +606,21 @@ LogicalResult GraphImporter::foldConstantNode(const onnx::NodeProto &node,
             evaluateConstantNode(node, defaultOpset, inputs, outputs, error)))
       return failure();
   }
+  // A budget over the whole model: each node's results are bounded
+  // (kMaxConstantElements), but a chain of them could still fold a small
+  // file into gigabytes of weights.
+  uint64_t bytes = 0;
+  for (const ConstTensor &tensor : outputs)
+    bytes += tensor.bytes.size();
+  if (foldedBytes + bytes > foldBudget) {
+    error = "computing its " + std::to_string(bytes) +
+            " bytes at compile time would bring the constants computed so "
+            "far to " +
+            std::to_string(foldedBytes + bytes) + " bytes, past the " +
+            std::to_string(foldBudget) + "-byte budget (--max-folded-bytes)";
+    return failure();
+  }
+  foldedBytes += bytes;
   Location loc = nodeLocation(node, index);
   for (auto [i, tensor] : llvm::enumerate(outputs)) {
     if ((int)i >= node.output_size() || node.output(i).empty())
@@ -948,6 +963,12 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
     values[init.name()] = value;
   }
 
+  uint64_t weightBytes = 0;
+  for (const auto &[name, tensor] : constants)
+    weightBytes += std::max(tensor.bytes.size(), tensor.stored.size());
+  foldBudget = options.maxFoldedBytes
+                   ? options.maxFoldedBytes
+                   : std::max<uint64_t>(uint64_t(64) << 20, 2 * weightBytes);
   for (int i = 0; i < graph.node_size(); ++i)
     importNode(graph.node(i), i);
 

@@ -97,6 +97,10 @@ private:
 
   std::vector<UnsupportedNode> unsupported;
   std::set<std::string> poisoned;
+  /// Bytes of the constants computed at import time so far, and the most
+  /// the model may have (ImportOptions::maxFoldedBytes, resolved).
+  uint64_t foldedBytes = 0;
+  uint64_t foldBudget = 0;
 };
 
 } // namespace kiln::onnx_import

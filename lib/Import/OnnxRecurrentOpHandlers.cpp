@@ -325,7 +325,8 @@ static LogicalResult importScatterElements(NodeContext &ctx) {
       failed(ctx.requireSameDtype({data, updates})))
     return failure();
   auto axis = ctx.axisAttr(0, rankOf(data));
-  if (failed(axis))
+  if (failed(axis) ||
+      failed(ctx.requireConstIndicesInRange(1, {*axis}, shapeOf(data))))
     return failure();
   std::string reduction = ctx.stringAttr("reduction", "none");
   auto &b = ctx.b();
@@ -344,6 +345,13 @@ static LogicalResult importScatterND(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1), updates = ctx.input(2);
   if (!data || !indices || !updates || failed(ctx.requireIndices(indices)) ||
       failed(ctx.requireSameDtype({data, updates})))
+    return failure();
+  ArrayRef<int64_t> indexShape = shapeOf(indices);
+  if (!indexShape.empty() && indexShape.back() >= 1 &&
+      indexShape.back() <= rankOf(data) &&
+      failed(ctx.requireConstIndicesInRange(
+          1, llvm::to_vector(llvm::seq<int64_t>(0, indexShape.back())),
+          shapeOf(data))))
     return failure();
   auto &b = ctx.b();
   auto scatter = ScatterNDOp::create(

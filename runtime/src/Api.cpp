@@ -9,13 +9,16 @@
 #include "Status.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <new>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace kiln;
@@ -26,6 +29,9 @@ struct kiln_model {
 
 struct kiln_session {
   std::unique_ptr<Session> impl;
+  /// Held by the call in progress, on the thread in `owner`.
+  std::mutex entry;
+  std::atomic<std::thread::id> owner{};
 };
 
 namespace {
@@ -41,6 +47,29 @@ template <typename Fn> kiln_status guarded(Fn &&fn) noexcept {
   } catch (...) {
     return fail(KILN_ERROR_INTERNAL, "internal error: unknown exception");
   }
+}
+
+/// `call` (a C API function's name) inside `session`, or
+/// KILN_ERROR_SESSION_BUSY when the session is in another call: its arena,
+/// inputs and outputs belong to one call at a time, and a second thread
+/// would race on them (an observer calling back into its own run would
+/// overwrite the run's buffers).
+template <typename Fn>
+kiln_status entered(kiln_session *session, const char *call, Fn &&fn) {
+  std::unique_lock<std::mutex> lock(session->entry, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    bool observer = session->owner.load() == std::this_thread::get_id();
+    return fail(KILN_ERROR_SESSION_BUSY,
+                std::string(call) + ": the session is busy " +
+                    (observer ? "with the run that called this observer"
+                              : "in a call on another thread") +
+                    "; a session takes one call at a time (give each thread "
+                    "its own session)");
+  }
+  session->owner = std::this_thread::get_id();
+  kiln_status status = guarded(fn);
+  session->owner = std::thread::id();
+  return status;
 }
 
 kiln_status nullArg(const char *what) {
@@ -174,6 +203,8 @@ const char *kiln_status_string(kiln_status status) {
     return "out of memory";
   case KILN_ERROR_INTERNAL:
     return "internal error";
+  case KILN_ERROR_SESSION_BUSY:
+    return "session busy";
   }
   return "unknown status";
 }
@@ -323,7 +354,15 @@ kiln_status kiln_session_create(kiln_model *model, const char *device,
   });
 }
 
-void kiln_session_destroy(kiln_session *session) { delete session; }
+void kiln_session_destroy(kiln_session *session) {
+  if (!session)
+    return;
+  // A call in progress on another thread returns first.
+  if (session->owner.load() != std::this_thread::get_id()) {
+    std::lock_guard<std::mutex> drained(session->entry);
+  }
+  delete session;
+}
 
 kiln_status kiln_session_set_input(kiln_session *session, const char *name,
                                    kiln_dtype dtype, const int64_t *shape,
@@ -331,7 +370,7 @@ kiln_status kiln_session_set_input(kiln_session *session, const char *name,
                                    size_t bytes) {
   if (!session || !name)
     return nullArg(!session ? "session" : "name");
-  return guarded([&] {
+  return entered(session, "kiln_session_set_input", [&] {
     return session->impl->setInput(name, dtype, shape, rank, data, bytes);
   });
 }
@@ -339,7 +378,8 @@ kiln_status kiln_session_set_input(kiln_session *session, const char *name,
 kiln_status kiln_session_run(kiln_session *session) {
   if (!session)
     return nullArg("session");
-  return guarded([&] { return session->impl->run(nullptr); });
+  return entered(session, "kiln_session_run",
+                 [&] { return session->impl->run(nullptr); });
 }
 
 kiln_status kiln_session_run_profiled(kiln_session *session,
@@ -352,7 +392,8 @@ kiln_status kiln_session_run_profiled(kiln_session *session,
                 "dispatch_ms holds " + std::to_string(capacity) +
                     " entries but the model has " + std::to_string(needed) +
                     " dispatches");
-  return guarded([&] { return session->impl->run(dispatch_ms); });
+  return entered(session, "kiln_session_run_profiled",
+                 [&] { return session->impl->run(dispatch_ms); });
 }
 
 kiln_status kiln_session_run_observed(kiln_session *session,
@@ -363,7 +404,8 @@ kiln_status kiln_session_run_observed(kiln_session *session,
   DispatchObserver observe = [&](size_t i) {
     return observer(session, int32_t(i), user);
   };
-  return guarded([&] { return session->impl->run(nullptr, &observe); });
+  return entered(session, "kiln_session_run_observed",
+                 [&] { return session->impl->run(nullptr, &observe); });
 }
 
 kiln_status kiln_session_dispatch_resources(const kiln_session *session,
@@ -380,16 +422,20 @@ kiln_status kiln_session_get_dispatch_result(kiln_session *session,
                                              void *data, size_t bytes) {
   if (!session)
     return nullArg("session");
-  return guarded([&] {
+  auto read = [&] {
     return session->impl->getDispatchResult(dispatch, index, data, bytes);
-  });
+  };
+  // An observer reads inside the run that called it, on the run's thread.
+  if (session->owner.load() == std::this_thread::get_id())
+    return guarded(read);
+  return entered(session, "kiln_session_get_dispatch_result", read);
 }
 
 kiln_status kiln_session_get_output(kiln_session *session, const char *name,
                                     void *data, size_t bytes) {
   if (!session || !name)
     return nullArg(!session ? "session" : "name");
-  return guarded([&] {
+  return entered(session, "kiln_session_get_output", [&] {
     const Model &m = session->impl->model();
     int index = m.findOutput(name);
     if (index < 0) {
@@ -409,7 +455,7 @@ kiln_status kiln_session_get_output_at(kiln_session *session, int32_t index,
                                        void *data, size_t bytes) {
   if (!session)
     return nullArg("session");
-  return guarded([&] {
+  return entered(session, "kiln_session_get_output_at", [&] {
     if (outputIndex(session->impl->model(), index) < 0)
       return fail(KILN_ERROR_INVALID_ARGUMENT,
                   "output index " + std::to_string(index) + " out of range");

@@ -255,6 +255,70 @@ TEST(Runtime, ObserverErrorStopsTheRun) {
             KILN_ERROR_INVALID_ARGUMENT);
 }
 
+// A session takes one call at a time. While a run is held in its
+// observer, calls from another thread and the observer's own call back
+// into the run get KILN_ERROR_SESSION_BUSY and change nothing; the
+// observer may read the dispatch's result. Also run under ThreadSanitizer
+// by scripts/tsan.sh.
+struct BusyCalls {
+  kiln_status otherRun = KILN_OK, otherSetInput = KILN_OK,
+              otherOutput = KILN_OK, ownRun = KILN_OK, ownResult = KILN_OK;
+  std::string otherMessage, ownMessage;
+};
+
+static kiln_status callWhileRunning(kiln_session *s, int32_t dispatch,
+                                    void *user) {
+  auto *calls = static_cast<BusyCalls *>(user);
+  if (dispatch != 0)
+    return KILN_OK;
+  std::thread other([&] {
+    calls->otherRun = kiln_session_run(s);
+    calls->otherMessage = kiln_last_error();
+    calls->otherSetInput = setX(s, iota(100));
+    std::vector<float> y(N);
+    calls->otherOutput =
+        kiln_session_get_output_at(s, 0, y.data(), kTensorBytes);
+  });
+  other.join();
+  calls->ownRun = kiln_session_run(s);
+  calls->ownMessage = kiln_last_error();
+  std::vector<float> result(N);
+  calls->ownResult =
+      kiln_session_get_dispatch_result(s, 0, 0, result.data(), kTensorBytes);
+  return KILN_OK;
+}
+
+TEST(Runtime, SessionInAnotherCallIsBusy) {
+  Loaded l(specWithResults());
+  std::vector<float> x = iota(1);
+  ASSERT_EQ(setX(l.session, x), KILN_OK);
+  BusyCalls calls;
+  ASSERT_EQ(kiln_session_run_observed(l.session, callWhileRunning, &calls),
+            KILN_OK)
+      << lastError();
+  EXPECT_EQ(calls.otherRun, KILN_ERROR_SESSION_BUSY);
+  EXPECT_EQ(calls.otherSetInput, KILN_ERROR_SESSION_BUSY);
+  EXPECT_EQ(calls.otherOutput, KILN_ERROR_SESSION_BUSY);
+  EXPECT_NE(calls.otherMessage.find("kiln_session_run: the session is busy "
+                                    "in a call on another thread"),
+            std::string::npos)
+      << calls.otherMessage;
+  EXPECT_EQ(calls.ownRun, KILN_ERROR_SESSION_BUSY);
+  EXPECT_NE(calls.ownMessage.find("the run that called this observer"),
+            std::string::npos)
+      << calls.ownMessage;
+  EXPECT_EQ(calls.ownResult, KILN_OK);
+  // The refused input did not land: the outputs are x's.
+  expectY(l.session, x);
+  // Once the run has returned, another thread may use the session.
+  std::thread later([&] {
+    EXPECT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
+    expectY(l.session, x);
+  });
+  later.join();
+  EXPECT_STREQ(kiln_status_string(KILN_ERROR_SESSION_BUSY), "session busy");
+}
+
 TEST(Runtime, DispatchResultMustBeWhatTheKernelWrites) {
   ArtifactSpec spec = specWithResults();
   spec.dispatches[0].results[0].buffer = 2; // not bound to add_one

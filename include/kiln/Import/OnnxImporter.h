@@ -28,6 +28,11 @@ struct ImportOptions {
   /// inside another) a model may have; deeper models are refused before
   /// anything walks them. Real models nest a handful deep.
   int maxSubgraphDepth = 16;
+  /// The most bytes of constants the importer computes from other
+  /// constants (Tile, Expand, ConstantOfShape, shape arithmetic) over the
+  /// whole model; 0: twice the model's weights, at least 64 MiB. A node past
+  /// it is imported as a kernel instead (an error when it has no kernel).
+  uint64_t maxFoldedBytes = 0;
 };
 
 /// A node the importer cannot turn into kiln ops, and why.

@@ -128,6 +128,71 @@ struct CollapseBeforeWidening : OpRewritePattern<tensor::CollapseShapeOp> {
   }
 };
 
+/// Whether the producer of `use` folds into its consumer (the three kinds
+/// in the file comment).
+bool shouldFuse(OpOperand *use) {
+  Operation *producer = use->get().getDefiningOp();
+  if (isWideningGeneric(producer))
+    return isa<linalg::GenericOp>(use->getOwner());
+  // A transpose's consumer reads the transposed input instead, whatever its
+  // map: each element is still loaded once per use.
+  if (isDataMovementGeneric(producer) && use->get().hasOneUse())
+    return isa<linalg::GenericOp>(use->getOwner());
+  return isElementForElement(use);
+}
+
+/// Fuses producers into consumers in rounds, each a matching (an op takes
+/// part in at most one fusion per round): a chain of n generics becomes
+/// one in log2(n) rounds that each copy every body once. Fusing along the
+/// chain, as a pattern driver does, copies the growing body at every step,
+/// quadratic in the chain (10,000 Adds took half a minute).
+void fuseInRounds(func::FuncOp func) {
+  IRRewriter rewriter(func.getContext());
+  while (true) {
+    SmallVector<OpOperand *> fusions;
+    DenseSet<Operation *> paired;
+    func.walk([&](linalg::GenericOp consumer) {
+      // A widening or a transpose folds into its own consumers first (the
+      // pattern driver below): fused with its producer it would no longer
+      // be one, and a matmul would not read `extf(a)` in its body.
+      if (paired.contains(consumer) || isWideningGeneric(consumer) ||
+          isDataMovementGeneric(consumer))
+        return;
+      for (OpOperand *use : consumer.getDpsInputOperands()) {
+        Operation *producer = use->get().getDefiningOp();
+        if (!producer || paired.contains(producer) ||
+            !linalg::areElementwiseOpsFusable(use) || !shouldFuse(use))
+          continue;
+        paired.insert(producer);
+        paired.insert(consumer);
+        fusions.push_back(use);
+        return;
+      }
+    });
+    int64_t fused = 0;
+    for (OpOperand *use : fusions) {
+      Operation *producer = use->get().getDefiningOp();
+      Operation *consumer = use->getOwner();
+      rewriter.setInsertionPoint(consumer);
+      FailureOr<linalg::ElementwiseOpFusionResult> result =
+          linalg::fuseElementwiseOps(rewriter, use);
+      if (failed(result))
+        continue;
+      // The consumer's users read the fused op; the producer's other users
+      // keep reading the producer, which may come before the fused op.
+      for (auto [original, replacement] : result->replacements)
+        if (original.getDefiningOp() == consumer)
+          rewriter.replaceAllUsesWith(original, replacement);
+      rewriter.eraseOp(consumer);
+      if (isOpTriviallyDead(producer))
+        rewriter.eraseOp(producer);
+      ++fused;
+    }
+    if (fused == 0)
+      return;
+  }
+}
+
 struct FuseElementwiseProducersPass
     : public kiln::impl::FuseElementwiseProducersBase<
           FuseElementwiseProducersPass> {
@@ -135,19 +200,13 @@ struct FuseElementwiseProducersPass
     func::FuncOp func = getOperation();
     if (!func->hasAttr(kiln::attrs::kKernel))
       return;
+    fuseInRounds(func);
+    // What the rounds leave: widenings and transposes to move first, and
+    // the fusions those open up.
     RewritePatternSet patterns(&getContext());
     patterns.add<CollapseBeforeWidening, GeneralizeTransposeIntoConsumer>(
         &getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *use) {
-      Operation *producer = use->get().getDefiningOp();
-      if (isWideningGeneric(producer))
-        return isa<linalg::GenericOp>(use->getOwner());
-      // A transpose's consumer reads the transposed input instead,
-      // whatever its map: each element is still loaded once per use.
-      if (isDataMovementGeneric(producer) && use->get().hasOneUse())
-        return isa<linalg::GenericOp>(use->getOwner());
-      return isElementForElement(use);
-    });
+    linalg::populateElementwiseOpsFusionPatterns(patterns, shouldFuse);
     // A grouped convolution reads its weight expanded to [G, F/G, ...]
     // (tensor.expand_shape): a transpose ahead of it (a stored layout)
     // takes the expanded shape itself, so that the fusion above can fold

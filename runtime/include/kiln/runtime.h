@@ -3,8 +3,12 @@
  *
  * A model (kiln_model) is a loaded, verified .kiln artifact. It is read-only
  * after kiln_model_open* returns and may be shared by any number of sessions
- * on any threads. A session (kiln_session) owns one arena and one thread pool;
- * use one session per thread at a time.
+ * on any threads. A session (kiln_session) owns one arena and one thread pool
+ * and takes one call at a time: a call made while another thread is inside
+ * the same session (or made by an observer of its own run) returns
+ * KILN_ERROR_SESSION_BUSY and changes nothing. Give each thread its own
+ * session; sessions on one model run in parallel. kiln_session_destroy
+ * waits for a call in progress on another thread to return.
  *
  * Every function that can fail returns a kiln_status; on failure,
  * kiln_last_error() returns a message for the calling thread that names the
@@ -42,7 +46,8 @@ typedef enum kiln_status {
   KILN_ERROR_UNSUPPORTED_DEVICE = 10,
   KILN_ERROR_KERNEL_LOAD = 11, /* dlopen failed or a kernel is missing */
   KILN_ERROR_OUT_OF_MEMORY = 12,
-  KILN_ERROR_INTERNAL = 13
+  KILN_ERROR_INTERNAL = 13,
+  KILN_ERROR_SESSION_BUSY = 14 /* the session is in another call */
 } kiln_status;
 
 /* Values match kiln.fb.DType in the artifact schema. */

@@ -138,3 +138,41 @@ func.func @collapsed_widening(%x: tensor<2x16x32xf16>, %w: tensor<32x64xf16>) ->
   } -> tensor<32x64xf32>
   return %mm : tensor<32x64xf32>
 }
+
+// -----
+
+// A chain of elementwise generics becomes one, its body in the chain's
+// order (the fusion goes in rounds of disjoint producer-consumer pairs:
+// (add, mul) and (sub, div) first, then the two results).
+// CHECK-LABEL: func.func @chain
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.subf
+// CHECK-NEXT: arith.divf
+// CHECK-NOT: linalg.generic
+#id1 = affine_map<(d0) -> (d0)>
+func.func @chain(%x: tensor<64xf32>, %y: tensor<64xf32>) -> tensor<64xf32> attributes {kiln.kernel} {
+  %e = tensor.empty() : tensor<64xf32>
+  %0 = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]} ins(%x, %y : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %1 = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]} ins(%0, %y : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.mulf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %2 = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]} ins(%1, %x : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.subf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  %3 = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]} ins(%2, %y : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.divf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  return %3 : tensor<64xf32>
+}
