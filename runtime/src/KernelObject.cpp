@@ -3,8 +3,11 @@
 // The artifact embeds the CPU kernels as an ELF shared object. dlopen needs a
 // path, so the bytes go to an anonymous memfd opened as /proc/self/fd/N, or,
 // where memfd_create is unavailable, to a temporary file unlinked right away.
+// Before that, checkKernelObject reads the bytes as data and refuses an
+// object whose loading would run its code.
 //
 //===----------------------------------------------------------------------===//
+#include "KernelObjectCheck.h"
 #include "Model.h"
 #include "Status.h"
 
@@ -12,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <link.h>
 #include <mutex>
 #include <set>
 #include <sys/mman.h>
@@ -84,6 +88,8 @@ KernelObject::~KernelObject() {
 }
 
 kiln_status KernelObject::load(const uint8_t *bytes, size_t size) {
+  if (kiln_status s = checkKernelObject(bytes, size, code))
+    return s;
 #ifdef KILN_RUNTIME_NO_KERNEL_LOADING
   // Fuzzing builds: an artifact's kernel object is code, and loading code
   // the fuzzer made up would only test the dynamic loader.
@@ -157,5 +163,12 @@ kiln_status KernelObject::load(const uint8_t *bytes, size_t size) {
 }
 
 KernelObject::KernelFn KernelObject::lookup(const char *symbol) const {
-  return reinterpret_cast<KernelFn>(dlsym(handle, symbol));
+  // dlsym also searches the object's dependencies (libc's `abort`): an
+  // entry point must be code of the kernel object itself.
+  void *address = dlsym(handle, symbol);
+  link_map *map = nullptr;
+  if (!address || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map ||
+      !code.contains(reinterpret_cast<uintptr_t>(address) - map->l_addr))
+    return nullptr;
+  return reinterpret_cast<KernelFn>(address);
 }

@@ -8,6 +8,7 @@
 #ifndef KILN_RUNTIME_MODEL_H
 #define KILN_RUNTIME_MODEL_H
 
+#include "KernelObjectCheck.h"
 #include "Memory.h"
 #include "kiln/runtime.h"
 
@@ -32,11 +33,13 @@ public:
   KernelObject &operator=(const KernelObject &) = delete;
   ~KernelObject();
 
+  /// Checks the object (checkKernelObject) and loads it.
   kiln_status load(const uint8_t *bytes, size_t size);
-  /// Returns null if the symbol is missing.
+  /// Returns null if the symbol is missing or not the object's own code.
   KernelFn lookup(const char *symbol) const;
 
 private:
+  CodeRanges code;
   void *handle = nullptr;
   int memfd = -1; // kept open so no other object reuses its /proc path
 };

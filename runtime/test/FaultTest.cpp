@@ -16,6 +16,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <stdexcept>
+#include <string>
 
 using namespace kiln_test;
 
@@ -61,8 +63,18 @@ bool contains(const std::string &s, const std::string &n) {
   return s.find(n) != std::string::npos;
 }
 
-/// y = x, copied by throw_in_workgroup, which throws from workgroup
-/// control[0] when control[1] is set.
+/// The workgroup that throws, or -1.
+std::atomic<int64_t> throwingWorkgroup{-1};
+
+/// What call_in_workgroup calls on each pool thread.
+void throwFromArmedWorkgroup(int64_t id) {
+  if (id == throwingWorkgroup.load())
+    throw std::runtime_error("injected fault in workgroup " +
+                             std::to_string(id));
+}
+
+/// y = x, copied by call_in_workgroup, which first calls the function whose
+/// address is the int64 input `hook` (throwFromArmedWorkgroup).
 ArtifactSpec throwingSpec() {
   ArtifactSpec spec;
   spec.arenaSize = 2 * kTensorBytes + 64;
@@ -70,10 +82,9 @@ ArtifactSpec throwingSpec() {
   spec.buffers = {{fb::BufferKind_Arena, 0, kTensorBytes},
                   {fb::BufferKind_Arena, kTensorBytes, kTensorBytes},
                   {fb::BufferKind_Arena, 2 * kTensorBytes, 8}};
-  spec.inputs = {{"x", fb::DType_F32, {N}, 0},
-                 {"control", fb::DType_I32, {2}, 2}};
+  spec.inputs = {{"x", fb::DType_F32, {N}, 0}, {"hook", fb::DType_I64, {1}, 2}};
   spec.outputs = {{"y", fb::DType_F32, {N}, 1}};
-  spec.dispatches = {{"throw_in_workgroup", {2, 0, 1}, 8, {"Custom_7"}}};
+  spec.dispatches = {{"call_in_workgroup", {2, 0, 1}, 8, {"Custom_7"}}};
   return spec;
 }
 
@@ -94,10 +105,12 @@ struct Session {
     kiln_model_close(model);
   }
   kiln_status setControl(int32_t workgroup, int32_t armed) {
-    int32_t control[2] = {workgroup, armed};
-    const int64_t shape[] = {2};
-    return kiln_session_set_input(session, "control", KILN_DTYPE_I32, shape, 1,
-                                  control, sizeof(control));
+    throwingWorkgroup = armed ? workgroup : -1;
+    int64_t hook =
+        int64_t(reinterpret_cast<intptr_t>(&throwFromArmedWorkgroup));
+    const int64_t shape[] = {1};
+    return kiln_session_set_input(session, "hook", KILN_DTYPE_I64, shape, 1,
+                                  &hook, sizeof(hook));
   }
 };
 
@@ -121,7 +134,7 @@ TEST(Faults, WorkgroupThatThrowsFailsTheRunOnly) {
       ASSERT_EQ(s.setControl(round % 8, 1), KILN_OK);
       EXPECT_EQ(kiln_session_run(s.session), KILN_ERROR_INTERNAL);
       EXPECT_TRUE(contains(lastError(),
-                           "dispatch 0 (kernel 'throw_in_workgroup', nodes "
+                           "dispatch 0 (kernel 'call_in_workgroup', nodes "
                            "'Custom_7') failed: injected fault in workgroup " +
                                std::to_string(round % 8)))
           << lastError();

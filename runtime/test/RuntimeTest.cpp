@@ -9,11 +9,15 @@
 
 #include <gtest/gtest.h>
 
+#include <elf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <thread>
 
@@ -759,12 +763,95 @@ TEST(LoadErrors, KernelObjectNotLoadable) {
   ArtifactSpec spec;
   spec.kernelObject = {'n', 'o', 't', ' ', 'e', 'l', 'f'};
   expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
-                  {"cannot load the artifact's kernel object"});
+                  {"the artifact's kernel object is not an ELF file"});
+  // Cut inside its program headers, then one byte short of its segments.
+  std::vector<uint8_t> object = ArtifactSpec().kernelObject;
+  Elf64_Ehdr header;
+  std::memcpy(&header, object.data(), sizeof(header));
+  size_t segmentsEnd = 0;
+  for (int i = 0; i < header.e_phnum; ++i) {
+    Elf64_Phdr segment;
+    std::memcpy(&segment,
+                object.data() + header.e_phoff + i * sizeof(Elf64_Phdr),
+                sizeof(segment));
+    if (segment.p_type == PT_LOAD)
+      segmentsEnd =
+          std::max<size_t>(segmentsEnd, segment.p_offset + segment.p_filesz);
+  }
+  for (size_t size : {size_t(80), segmentsEnd - 1}) {
+    spec.kernelObject = ArtifactSpec().kernelObject;
+    spec.kernelObject.resize(size);
+    expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
+                    {"the artifact's kernel object", "past its end"});
+  }
 }
 
-// The test kernels use C++ and are marked NODELETE, so each closed model's
-// object stays loaded under its old /proc/self/fd path: a new object whose
-// memfd reuses the number must still be loaded, not the old one.
+/// The test kernels with `edit` applied to their ELF header, program
+/// headers and dynamic entries in place.
+static std::vector<uint8_t> editedKernels(
+    const std::function<void(Elf64_Ehdr &, Elf64_Phdr &, Elf64_Dyn &)> &edit) {
+  std::vector<uint8_t> bytes = ArtifactSpec().kernelObject;
+  auto *header = reinterpret_cast<Elf64_Ehdr *>(bytes.data());
+  for (int i = 0; i < header->e_phnum; ++i) {
+    auto *segment = reinterpret_cast<Elf64_Phdr *>(
+        bytes.data() + header->e_phoff + i * sizeof(Elf64_Phdr));
+    if (segment->p_type != PT_DYNAMIC)
+      continue;
+    auto *entry =
+        reinterpret_cast<Elf64_Dyn *>(bytes.data() + segment->p_offset);
+    for (; entry->d_tag != DT_NULL; ++entry)
+      edit(*header, *segment, *entry);
+  }
+  return bytes;
+}
+
+// An object whose loading would run its code, or that is for another CPU,
+// is refused before the system loader sees it.
+TEST(LoadErrors, KernelObjectThatRunsCodeWhenLoaded) {
+  ArtifactSpec spec;
+  spec.kernelObject =
+      editedKernels([](Elf64_Ehdr &, Elf64_Phdr &, Elf64_Dyn &entry) {
+        if (entry.d_tag == DT_GNU_HASH)
+          entry.d_tag = DT_INIT_ARRAY;
+      });
+  expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
+                  {"kernel object has initializers (code that runs when it "
+                   "is loaded)"});
+  spec.kernelObject =
+      editedKernels([](Elf64_Ehdr &, Elf64_Phdr &, Elf64_Dyn &entry) {
+        if (entry.d_tag == DT_GNU_HASH)
+          entry.d_tag = DT_FINI;
+      });
+  expectOpenError(spec, KILN_ERROR_KERNEL_LOAD, {"has finalizers"});
+  spec.kernelObject =
+      editedKernels([](Elf64_Ehdr &, Elf64_Phdr &, Elf64_Dyn &entry) {
+        if (entry.d_tag == DT_GNU_HASH)
+          entry.d_tag = DT_RUNPATH;
+      });
+  expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
+                  {"names other objects to search or load"});
+  spec.kernelObject =
+      editedKernels([](Elf64_Ehdr &header, Elf64_Phdr &, Elf64_Dyn &) {
+        header.e_machine = EM_AARCH64;
+      });
+  expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
+                  {"is for ELF machine 183", "compiled for another CPU"});
+}
+
+// dlsym also finds the names of the object's dependencies: a dispatch that
+// names libc's `abort` is refused, not called.
+TEST(LoadErrors, KernelEntryOutsideTheKernelObject) {
+  ArtifactSpec spec;
+  spec.dispatches[0].kernel = "abort";
+  expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
+                  {"kernel symbol not found", "'abort'"});
+}
+
+// The test kernels are marked NODELETE, so each closed model's object stays
+// loaded under its old /proc/self/fd path: a new object whose memfd reuses
+// the number must still be loaded, not the old one (this one passes the
+// check, but its last segment's address is not page-aligned with its
+// offset, which the loader refuses).
 TEST(LoadErrors, ClosedKernelObjectsAreNeverReused) {
   for (int i = 0; i < 3; ++i) {
     kiln_model *model = nullptr;
@@ -772,7 +859,17 @@ TEST(LoadErrors, ClosedKernelObjectsAreNeverReused) {
     kiln_model_close(model);
   }
   ArtifactSpec spec;
-  spec.kernelObject = {'n', 'o', 't', ' ', 'e', 'l', 'f'};
+  spec.kernelObject = ArtifactSpec().kernelObject;
+  auto *header = reinterpret_cast<Elf64_Ehdr *>(spec.kernelObject.data());
+  Elf64_Phdr *lastLoad = nullptr;
+  for (int i = 0; i < header->e_phnum; ++i) {
+    auto *segment = reinterpret_cast<Elf64_Phdr *>(
+        spec.kernelObject.data() + header->e_phoff + i * sizeof(Elf64_Phdr));
+    if (segment->p_type == PT_LOAD)
+      lastLoad = segment;
+  }
+  ASSERT_NE(lastLoad, nullptr);
+  lastLoad->p_vaddr += 8;
   expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
                   {"cannot load the artifact's kernel object"});
 }

@@ -35,3 +35,18 @@ void count_ids(void **b, int64_t id, int64_t count) {
   (void)count;
   __atomic_fetch_add(&hits[id], 1, __ATOMIC_RELAXED);
 }
+
+/* Calls the function whose address is the int64 in b[0] with the workgroup
+ * id, then copies in (b[1]) to out (b[2]). The fault tests pass a function
+ * that throws from a chosen workgroup: built with -fexceptions, this frame
+ * lets a C++ exception unwind through it, as a kernel fault would. */
+void call_in_workgroup(void **b, int64_t id, int64_t count) {
+  const int64_t *hook = b[0];
+  const float *in = b[1];
+  float *out = b[2];
+  int64_t i, e;
+  if (*hook)
+    ((void (*)(int64_t))(intptr_t)*hook)(id);
+  for (range(id, count, &i, &e); i < e; ++i)
+    out[i] = in[i];
+}
