@@ -3,7 +3,9 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -77,17 +79,29 @@ static bool isRegularFile(const std::string &path, std::string &error) {
 bool readWhole(const std::string &path, std::string &data, std::string &error) {
   if (!isRegularFile(path, error))
     return false;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // read(2), not a stream: libstdc++'s stream buffer throws on a read
+  // error (/proc/self/mem gives EIO) whatever the stream's exception mask.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     error = "cannot open '" + path + "': " + std::strerror(errno);
     return false;
   }
-  data.assign(std::istreambuf_iterator<char>(in),
-              std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    error = "cannot read '" + path + "'";
-    return false;
+  data.clear();
+  char chunk[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fd, chunk, sizeof(chunk));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      error = "cannot read '" + path + "': " + std::strerror(errno);
+      ::close(fd);
+      return false;
+    }
+    if (n == 0)
+      break;
+    data.append(chunk, size_t(n));
   }
+  ::close(fd);
   return true;
 }
 
