@@ -1166,6 +1166,18 @@ def build_import_models():
         inits=[init("shape8", np.array([8, 8], dtype=np.int64)),
                init("one", np.ones((1, 1), np.float32)),
                init("repeats", np.array([256, 256], dtype=np.int64))])
+    # A 300-byte model whose constants fold into four 64 MiB tensors
+    # (test/Tools/out-of-memory.test compiles it under --max-memory).
+    ones = numpy_helper.from_array(np.array([1.0], np.float32))
+    imp("big_folded_constants",
+        [n("ConstantOfShape", ["shape"], ["c1"], "c1", value=ones),
+         n("Add", ["c1", "c1"], ["c2"], "c2"),
+         n("Add", ["c2", "c1"], ["c3"], "c3"),
+         n("Add", ["c3", "c1"], ["c4"], "c4"),
+         n("Add", ["x", "c4"], ["y"], "add")],
+        [vi("x", [4096, 4096])], [vi("y", [4096, 4096])],
+        inits=[init("shape", np.array([4096, 4096], dtype=np.int64))],
+        ort_check=False)
     p = os.path.join(IMPORT_DIR, "not_onnx.onnx")
     with open(p, "wb") as f:
         f.write(b"this is not an onnx model\n")

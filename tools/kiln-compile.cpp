@@ -10,9 +10,16 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <new>
+#include <sys/resource.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace kiln;
@@ -39,6 +46,12 @@ static cl::opt<uint64_t> maxFoldedBytes(
     cl::desc("Most bytes of constants computed at compile time over the "
              "whole model; nodes past it run as kernels (default 0: twice "
              "the model's weights, at least 64 MiB)"),
+    cl::init(0), cl::cat(toolCategory));
+static cl::opt<uint64_t> maxMemory(
+    "max-memory",
+    cl::desc("Most address space the compile may use, in bytes; past it the "
+             "compile stops with an out-of-memory error (default 0: what "
+             "the machine has)"),
     cl::init(0), cl::cat(toolCategory));
 static cl::opt<unsigned> maxSubgraphDepth(
     "max-subgraph-depth",
@@ -129,6 +142,46 @@ static int printPhasePipelines(const CompileOptions &options) {
   return 0;
 }
 
+/// Ends the compile with an error instead of LLVM's abort when memory runs
+/// out (the machine's, or --max-memory's). Allocates nothing: the heap is
+/// what failed.
+[[noreturn]] static void reportOutOfMemory(const char *what) {
+  char message[512];
+  int length =
+      maxMemory ? std::snprintf(message, sizeof(message),
+                                "kiln-compile: error: out of memory compiling "
+                                "'%s' (%s): it needs more than the %llu bytes "
+                                "--max-memory allows\n",
+                                inputFile.c_str(), what,
+                                (unsigned long long)maxMemory)
+                : std::snprintf(message, sizeof(message),
+                                "kiln-compile: error: out of memory compiling "
+                                "'%s' (%s): it needs more memory than the "
+                                "machine has\n",
+                                inputFile.c_str(), what);
+  if (length > 0)
+    (void)!::write(STDERR_FILENO, message,
+                   std::min<size_t>(size_t(length), sizeof(message) - 1));
+  ::_exit(1);
+}
+
+/// Caps the address space at --max-memory and routes every failed
+/// allocation (operator new, LLVM's safe_malloc) to reportOutOfMemory.
+static bool limitMemory() {
+  std::set_new_handler([] { reportOutOfMemory("operator new failed"); });
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *reason, bool) { reportOutOfMemory(reason); });
+  if (!maxMemory)
+    return true;
+  rlimit limit{rlim_t(maxMemory), rlim_t(maxMemory)};
+  if (::setrlimit(RLIMIT_AS, &limit) != 0) {
+    llvm::errs() << "error: --max-memory=" << maxMemory
+                 << ": cannot set the address-space limit\n";
+    return false;
+  }
+  return true;
+}
+
 /// MLIR's --mlir-print-ir-* options.
 static bool printsIRAfterPasses(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
@@ -167,6 +220,8 @@ int main(int argc, char **argv) {
                  << "' (graph, fused, tiled, kernels, artifact)\n";
     return 2;
   }
+  if (!limitMemory())
+    return 2;
   CompileRequest request;
   request.modelPath = inputFile;
   std::string flagError;
