@@ -162,13 +162,16 @@ def FoldExpandShapesIntoConsumers
 }
 
 def MapForallToWorkgroups : Pass<"kiln-map-forall-to-workgroups", "mlir::func::FuncOp"> {
-  let summary = "Replaces a kernel's scf.forall by the workgroup id argument";
+  let summary = "Replaces a kernel's scf.forall by a loop over the workgroup's iterations";
   let description = [{
     After bufferization a kernel's workgroup loop is an `scf.forall` with no
-    results. The runtime calls the kernel once per workgroup id, so the loop
-    body runs once, with its induction variable set from the id argument.
+    results. The runtime calls the kernel once per workgroup id; workgroup
+    `id` of `count` runs iterations id, id + count, ... (an `scf.for`), so
+    the body runs once under the count the kernel was compiled for, and a
+    different count in the artifact still covers each iteration once and
+    none past the loop's end.
   }];
-  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::affine::AffineDialect"];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::affine::AffineDialect", "mlir::scf::SCFDialect"];
 }
 
 def DecomposePads : Pass<"kiln-decompose-pads", "mlir::func::FuncOp"> {

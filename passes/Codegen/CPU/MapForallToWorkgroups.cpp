@@ -68,21 +68,35 @@ struct MapForallToWorkgroupsPass
     mapToWorkgroupId(func, loops.front());
   }
 
+  /// Workgroup `id` of `count` runs iterations id, id + count, ... of the
+  /// loop: exactly its own one under the count the kernel was compiled
+  /// for, and under any other count (an artifact's is data) still each
+  /// iteration once and none past the loop's end.
   void mapToWorkgroupId(func::FuncOp func, scf::ForallOp forall) {
     Value workgroupId = func.getArgument(func.getNumArguments() - 2);
+    Value workgroupCount = func.getArgument(func.getNumArguments() - 1);
     IRRewriter rewriter(&getContext());
     rewriter.setInsertionPoint(forall);
     Location loc = forall.getLoc();
-    // iv = lower + id * step
-    Value lower = getValueOrCreateConstantIndexOp(
-        rewriter, loc, forall.getMixedLowerBound().front());
-    Value step = getValueOrCreateConstantIndexOp(rewriter, loc,
-                                                 forall.getMixedStep().front());
-    Value offset = arith::MulIOp::create(rewriter, loc, workgroupId, step);
-    Value iv = arith::AddIOp::create(rewriter, loc, lower, offset);
+    auto index = [&](OpFoldResult value) {
+      return getValueOrCreateConstantIndexOp(rewriter, loc, value);
+    };
+    Value lower = index(forall.getMixedLowerBound().front());
+    Value upper = index(forall.getMixedUpperBound().front());
+    Value step = index(forall.getMixedStep().front());
+    Value start = arith::AddIOp::create(
+        rewriter, loc, lower,
+        arith::MulIOp::create(rewriter, loc, workgroupId, step));
+    // A count of 0 would never advance.
+    Value count = arith::MaxSIOp::create(
+        rewriter, loc, workgroupCount,
+        arith::ConstantIndexOp::create(rewriter, loc, 1));
+    Value stride = arith::MulIOp::create(rewriter, loc, count, step);
+    auto loop = scf::ForOp::create(rewriter, loc, start, upper, stride);
     Block *body = forall.getBody();
     rewriter.eraseOp(body->getTerminator());
-    rewriter.inlineBlockBefore(body, forall, ValueRange{iv});
+    rewriter.inlineBlockBefore(body, loop.getBody()->getTerminator(),
+                               ValueRange{loop.getInductionVar()});
     rewriter.eraseOp(forall);
   }
 };

@@ -1,12 +1,17 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-map-forall-to-workgroups))' | FileCheck %s
 
-// The loop disappears: its body runs once per call, at iv = id * step.
+// The forall becomes workgroup id's share of the loop, iterations id, id +
+// count, ...: once per call under the compiled count of 4, and under any
+// other count each iteration once, none past the end.
 // CHECK-LABEL: func.func @mapped
-// CHECK-SAME: (%[[IN:.+]]: memref<64xf32>, %[[OUT:.+]]: memref<64xf32>, %[[ID:.+]]: index, %{{.+}}: index)
+// CHECK-SAME: (%[[IN:.+]]: memref<64xf32>, %[[OUT:.+]]: memref<64xf32>, %[[ID:.+]]: index, %[[COUNT:.+]]: index)
 // CHECK-SAME: kiln.workgroups = 4 : i64
 // CHECK-NOT: scf.forall
 // CHECK: %[[OFFSET:.+]] = arith.muli %[[ID]], %{{.+}} : index
-// CHECK: %[[IV:.+]] = arith.addi %{{.+}}, %[[OFFSET]] : index
+// CHECK: %[[START:.+]] = arith.addi %{{.+}}, %[[OFFSET]] : index
+// CHECK: %[[ATLEASTONE:.+]] = arith.maxsi %[[COUNT]], %{{.+}} : index
+// CHECK: %[[STRIDE:.+]] = arith.muli %[[ATLEASTONE]], %{{.+}} : index
+// CHECK: scf.for %[[IV:.+]] = %[[START]] to %{{.+}} step %[[STRIDE]]
 // CHECK: memref.subview %[[IN]][%[[IV]]] [16] [1]
 // CHECK: memref.subview %[[OUT]][%[[IV]]] [16] [1]
 // CHECK: linalg.copy
