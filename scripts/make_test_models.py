@@ -18,7 +18,8 @@ Writes (all deterministic; fixed seeds):
        test/models/position_ids/   opset 13, integer CumSum (RoBERTa's positions)
        test/models/patch_embedding/ opset 17, ViT's 16x16 patch embedding into tokens
        test/models/strided_stems/  opset 17, first convolutions at stride 2 and 4 on 3 channels
-       test/models/classifier_b1/  opset 13, Gemms on one row (GPU: weights read N x K)
+       test/models/classifier_b1/  opset 13, Gemms on one row (weights read N x K)
+       test/models/tree_ensembles/ opset 17 + ai.onnx.ml 3, hand-built tree ensembles
        examples/tiny_cnn/          opset 13, the bundled example
   B. Importer test models (no data) in test/Import/models/*.onnx.
 
@@ -237,10 +238,11 @@ def build_zero_size():
 
 def build_classifier_b1():
     # A classifier at batch 1: Gemms whose A is one row. GPU targets read
-    # their weights N x K (kiln-transpose-weights{gpu}), a warp or two per
-    # output along a contiguous row of W: fc1 as PyTorch exports Linear
-    # (transB=1, W kept), fc2 with W stored K x N (transB=0, transposed
-    # at compile time). The CPU reads both K x N. Either must match.
+    # their weights N x K (kiln-transpose-weights{one-row-min-k}), a warp or
+    # two per output along a contiguous row of W: fc1 as PyTorch exports
+    # Linear (transB=1, W kept), fc2 with W stored K x N (transB=0,
+    # transposed at compile time). The CPU does so where K spans 16 vector
+    # registers (fc1 with AVX-512), else reads K x N. Either must match.
     rng = np.random.default_rng(1019)
     inits = [
         init("fc1.weight", weights(rng, (100, 256), 256)),
@@ -256,6 +258,67 @@ def build_classifier_b1():
     g = helper.make_graph(nodes, "classifier_b1", [vi("x", [1, 256])], [vi("logits", [1, 40])], inits)
     model = make_model(g, 13, "classifier_b1")
     x = rng.standard_normal((1, 256), dtype=np.float32)
+    return model, [{"x": x}]
+
+
+def build_tree_ensembles():
+    # ai.onnx.ml tree ensembles built by hand: every branch mode, a missing
+    # value (NaN) that one node sends to its true child, leaves voting for
+    # only some classes, base values, AVERAGE over trees and a LOGISTIC
+    # transform, against onnxruntime's own kernels.
+    #   tree 0: n0 x0 < 0 (NaN: true) -> n1 | n2; n1 x1 >= 0.5 -> n3 | n4;
+    #           n4 x2 != 1 -> n5 | n6; n2, n3, n5, n6 leaves
+    #   tree 1: n0 x2 == 1 -> n1 | n2; n2 x0 > -0.5 -> n3 | n4;
+    #           n1, n3, n4 leaves
+    tree = dict(
+        nodes_treeids=[0] * 7 + [1] * 5,
+        nodes_nodeids=[0, 1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4],
+        nodes_featureids=[0, 1, 0, 0, 2, 0, 0, 2, 0, 0, 0, 0],
+        nodes_modes=["BRANCH_LT", "BRANCH_GTE", "LEAF", "LEAF", "BRANCH_NEQ", "LEAF", "LEAF",
+                     "BRANCH_EQ", "LEAF", "BRANCH_GT", "LEAF", "LEAF"],
+        nodes_values=[0.0, 0.5, 0, 0, 1.0, 0, 0, 1.0, 0, -0.5, 0, 0],
+        nodes_truenodeids=[1, 3, 0, 0, 5, 0, 0, 1, 0, 3, 0, 0],
+        nodes_falsenodeids=[2, 4, 0, 0, 6, 0, 0, 2, 0, 4, 0, 0],
+        nodes_missing_value_tracks_true=[1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+    )
+    leaves = [(0, 2), (0, 3), (0, 5), (0, 6), (1, 1), (1, 3), (1, 4)]
+    rng = np.random.default_rng(1023)
+    def votes(every_output):
+        tree_ids, node_ids, ids, values = [], [], [], []
+        for k, (t, nid) in enumerate(leaves):
+            for out in range(3):
+                if every_output or (k + out) % 3 != 2:
+                    tree_ids.append(t)
+                    node_ids.append(nid)
+                    ids.append(out)
+                    values.append(float(np.round(rng.standard_normal(), 3)))
+        return tree_ids, node_ids, ids, values
+    tree_ids, node_ids, ids, values = votes(every_output=True)
+    regressor = helper.make_node(
+        "TreeEnsembleRegressor", ["x"], ["y"], name="regressor", domain="ai.onnx.ml",
+        n_targets=3, aggregate_function="AVERAGE", base_values=[0.5, -1.0, 0.25],
+        target_treeids=tree_ids, target_nodeids=node_ids, target_ids=ids,
+        target_weights=values, **tree)
+    # The classifier's leaves vote for some classes only.
+    tree_ids, node_ids, ids, values = votes(every_output=False)
+    classifier = helper.make_node(
+        "TreeEnsembleClassifier", ["x"], ["label", "probabilities"], name="classifier",
+        domain="ai.onnx.ml", classlabels_int64s=[3, 5, 7], post_transform="LOGISTIC",
+        base_values=[0.1, -0.2, 0.0], class_treeids=tree_ids, class_nodeids=node_ids,
+        class_ids=ids, class_weights=values, **tree)
+    g = helper.make_graph(
+        [regressor, classifier], "tree_ensembles", [vi("x", [8, 3])],
+        [vi("y", [8, 3]), vi("label", [8], TensorProto.INT64), vi("probabilities", [8, 3])])
+    model = helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)],
+        ir_version=IR_FOR_OPSET[17], producer_name="kiln-make_test_models",
+        producer_version="1")
+    x = np.round(rng.standard_normal((8, 3)), 1).astype(np.float32)
+    x[1, 0] = np.nan  # tree 0's root sends it to the true child
+    x[2, 2] = 1.0     # EQ and NEQ exactly
+    x[3, 2] = np.nan  # EQ fails, NEQ holds
+    x[4, 1] = 0.5     # GTE at its threshold
+    x[5, 0] = -0.5    # GT at its threshold
     return model, [{"x": x}]
 
 
@@ -1386,6 +1449,68 @@ def build_import_models():
         [init("heads", heads_shape),
          init("merged", np.array([1, 32, 64], dtype=np.int64)),
          init("scale", np.array(32 ** -0.5, dtype=np.float32))], opset=17)
+    # A bidirectional LSTM with biases, initial states and peepholes, and a
+    # GRU: the importer splits their constant weights per direction and
+    # gate at import time (no kernel copies them on every run).
+    rnn_rng = np.random.default_rng(3009)
+    imp("recurrent_weights",
+        [n("LSTM", ["x", "w", "r", "b", "", "h0", "c0", "p"], ["y", "yh", "yc"], "lstm",
+           direction="bidirectional", hidden_size=4),
+         n("GRU", ["x", "gw", "gr", "gb"], ["gy", "gyh"], "gru", hidden_size=4)],
+        [vi("x", [3, 1, 2])],
+        [vi("y", [3, 2, 1, 4]), vi("yh", [2, 1, 4]), vi("yc", [2, 1, 4]),
+         vi("gy", [3, 1, 1, 4]), vi("gyh", [1, 1, 4])],
+        [init("w", weights(rnn_rng, (2, 16, 2), 2)), init("r", weights(rnn_rng, (2, 16, 4), 4)),
+         init("b", bias(rnn_rng, 64).reshape(2, 32)),
+         init("h0", bias(rnn_rng, 8).reshape(2, 1, 4)),
+         init("c0", bias(rnn_rng, 8).reshape(2, 1, 4)),
+         init("p", bias(rnn_rng, 24).reshape(2, 12)),
+         init("gw", weights(rnn_rng, (1, 12, 2), 2)), init("gr", weights(rnn_rng, (1, 12, 4), 4)),
+         init("gb", bias(rnn_rng, 24).reshape(1, 24))], opset=17)
+    # ai.onnx.ml tree ensembles the importer walks (a tree of depth 2) or
+    # refuses by name (two classes, string labels, MIN aggregation).
+    def ml_model(name, node, outputs):
+        g = helper.make_graph([node], name, [vi("x", [4, 2])], outputs)
+        model = helper.make_model(
+            g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)],
+            ir_version=IR_FOR_OPSET[17], producer_name="kiln-make_test_models",
+            producer_version="1")
+        save_model(model, os.path.join(IMPORT_DIR, name + ".onnx"), io_desc(model))
+    depth2 = dict(
+        nodes_treeids=[0] * 5, nodes_nodeids=[0, 1, 2, 3, 4], nodes_featureids=[0, 1, 0, 0, 0],
+        nodes_modes=["BRANCH_LEQ", "BRANCH_LEQ", "LEAF", "LEAF", "LEAF"],
+        nodes_values=[0.0, 1.0, 0, 0, 0], nodes_truenodeids=[1, 3, 0, 0, 0],
+        nodes_falsenodeids=[2, 4, 0, 0, 0])
+    votes = dict(class_treeids=[0, 0, 0], class_nodeids=[2, 3, 4], class_ids=[0, 1, 2],
+                 class_weights=[1.0, 1.0, 1.0])
+    scores = [vi("label", [4], TensorProto.INT64), vi("scores", [4, 3])]
+    ml_model("tree_classifier",
+             helper.make_node("TreeEnsembleClassifier", ["x"], ["label", "scores"], "trees",
+                              domain="ai.onnx.ml", classlabels_int64s=[0, 1, 2], **votes,
+                              **depth2), scores)
+    ml_model("tree_classifier_two_classes",
+             helper.make_node("TreeEnsembleClassifier", ["x"], ["label", "scores"], "trees",
+                              domain="ai.onnx.ml", classlabels_int64s=[0, 1],
+                              class_treeids=[0], class_nodeids=[2], class_ids=[0],
+                              class_weights=[1.0], **depth2),
+             [vi("label", [4], TensorProto.INT64), vi("scores", [4, 2])])
+    ml_model("tree_classifier_strings",
+             helper.make_node("TreeEnsembleClassifier", ["x"], ["label", "scores"], "trees",
+                              domain="ai.onnx.ml", classlabels_strings=["a", "b", "c"], **votes,
+                              **depth2),
+             [vi("label", [4], TensorProto.STRING), vi("scores", [4, 3])])
+    ml_model("tree_regressor_min",
+             helper.make_node("TreeEnsembleRegressor", ["x"], ["y"], "trees",
+                              domain="ai.onnx.ml", n_targets=1, aggregate_function="MIN",
+                              target_treeids=[0, 0, 0], target_nodeids=[2, 3, 4],
+                              target_ids=[0, 0, 0], target_weights=[1.0, 2.0, 3.0], **depth2),
+             [vi("y", [4, 1])])
+    # A bidirectional LSTM whose R holds one direction: refused by name.
+    imp("recurrent_bad_weights",
+        [n("LSTM", ["x", "w", "r"], ["y"], "lstm", direction="bidirectional", hidden_size=4)],
+        [vi("x", [3, 1, 2])], [vi("y", [3, 2, 1, 4])],
+        [init("w", weights(rnn_rng, (2, 16, 2), 2)), init("r", weights(rnn_rng, (1, 16, 4), 4))],
+        opset=17, validate=False, ort_check=False)
 
 
 # --------------------------------------------------------------------------- main
@@ -1473,6 +1598,7 @@ def main():
         (build_conv_split_k, os.path.join(E2E_DIR, "conv_split_k")),
         (build_classifier_b1, os.path.join(E2E_DIR, "classifier_b1")),
         (build_zero_size, os.path.join(E2E_DIR, "zero_size")),
+        (build_tree_ensembles, os.path.join(E2E_DIR, "tree_ensembles")),
         (build_box_distribution, os.path.join(E2E_DIR, "box_distribution")),
         (build_strided_depthwise_bn, os.path.join(E2E_DIR, "strided_depthwise_bn")),
         (build_onehot_dense, os.path.join(E2E_DIR, "onehot_dense")),

@@ -44,8 +44,8 @@ static cl::opt<uint64_t> maxTensorBytes(
 static cl::opt<uint64_t> maxFoldedBytes(
     "max-folded-bytes",
     cl::desc("Most bytes of constants computed at compile time over the "
-             "whole model; nodes past it run as kernels (default 0: twice "
-             "the model's weights, at least 64 MiB)"),
+             "whole model; nodes past it run as kernels (default 0: four "
+             "times the model's weights plus 64 MiB)"),
     cl::init(0), cl::cat(toolCategory));
 static cl::opt<uint64_t> maxMemory(
     "max-memory",

@@ -116,6 +116,30 @@ private:
   std::string nonConstantInput;
 };
 
+/// The base of a handler's op builders that create several ops in a row:
+/// the first failure is remembered (each later op gets a null operand and
+/// builds nothing), so the handler checks once at the end.
+class ChainedOps {
+public:
+  bool failed() const { return hasFailed; }
+
+protected:
+  mlir::Value check(mlir::FailureOr<mlir::Value> v) {
+    if (mlir::failed(v)) {
+      hasFailed = true;
+      return nullptr;
+    }
+    return *v;
+  }
+  mlir::Value fail() {
+    hasFailed = true;
+    return nullptr;
+  }
+
+private:
+  bool hasFailed = false;
+};
+
 // Helpers shared by the handler files.
 int64_t rankOf(mlir::Value v);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);

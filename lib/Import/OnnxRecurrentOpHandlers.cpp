@@ -19,10 +19,9 @@ namespace {
 enum class Cell { LSTM, GRU, RNN };
 
 /// Builds kiln ops for one node, remembering the first failure.
-class Builder {
+class Builder : public ChainedOps {
 public:
   explicit Builder(NodeContext &ctx) : ctx(ctx) {}
-  bool failed() const { return hasFailed; }
 
   Value slice(Value x, int64_t axis, int64_t start, int64_t size) {
     if (!x)
@@ -55,8 +54,7 @@ public:
       return unary<TanhOp>(x);
     if (name == "Relu")
       return unary<ReluOp>(x);
-    hasFailed = true;
-    return nullptr;
+    return fail();
   }
   /// x * w^T (+ bias).
   Value linear(Value x, Value w, Value bias) {
@@ -95,19 +93,7 @@ public:
   }
 
 private:
-  Value fail() {
-    hasFailed = true;
-    return nullptr;
-  }
-  Value check(FailureOr<Value> v) {
-    if (mlir::failed(v)) {
-      hasFailed = true;
-      return nullptr;
-    }
-    return *v;
-  }
   NodeContext &ctx;
-  bool hasFailed = false;
 };
 
 struct RecurrentSpec {
@@ -118,29 +104,75 @@ struct RecurrentSpec {
 
 /// The per-direction weights, sliced out of [D, ...] tensors.
 struct DirectionWeights {
-  Value w, r, wBias, rBias, h0, c0, peephole;
+  Value w, r, wBias, rBias, h0, c0;
+  Value peepholeI, peepholeO, peepholeF; // LSTM
+  Value rz, rh, rzBias, rhBias; // GRU: R's update/reset and hidden rows
 };
+
+/// Elements [offset, offset + product(shape)) of input `i`, as a value of
+/// `shape`: one direction's (or one gate's) weights are contiguous in W, R,
+/// B, P and the initial states. A constant input (the weights, nearly
+/// always) is split at import time, so no kernel copies it on every run; a
+/// computed one is sliced from its flattened value.
+Value part(Builder &bld, NodeContext &ctx, size_t i, int64_t offset,
+           ArrayRef<int64_t> shape, const Twine &what) {
+  int64_t count = ShapedType::getNumElements(shape);
+  if (const ConstTensor *tensor = ctx.constInput(i)) {
+    int64_t total = ShapedType::getNumElements(tensor->shape);
+    size_t elementBytes = total ? tensor->bytes.size() / total : 0;
+    ConstTensor piece;
+    piece.onnxType = tensor->onnxType;
+    piece.shape.assign(shape.begin(), shape.end());
+    piece.bytes =
+        tensor->bytes.substr(offset * elementBytes, count * elementBytes);
+    std::string error;
+    Value v = ctx.createConstant((ctx.proto().input(i) + "." + what).str(),
+                                 std::move(piece), error);
+    if (!v)
+      (void)ctx.fail(error);
+    return v;
+  }
+  Value flat = bld.reshape(ctx.input(i),
+                           {ShapedType::getNumElements(shapeOf(ctx.input(i)))});
+  return bld.reshape(bld.slice(flat, 0, offset, count), shape);
+}
 
 DirectionWeights weightsFor(Builder &bld, NodeContext &ctx, int64_t d,
                             int64_t gates, int64_t hidden, int64_t batch,
                             int64_t inputSize) {
   DirectionWeights dw;
-  dw.w = bld.reshape(bld.slice(ctx.input(1), 0, d, 1),
-                     {gates * hidden, inputSize});
-  dw.r =
-      bld.reshape(bld.slice(ctx.input(2), 0, d, 1), {gates * hidden, hidden});
+  std::string dir = "direction" + std::to_string(d) + ".";
+  int64_t rows = gates * hidden;
+  dw.w = part(bld, ctx, 1, d * rows * inputSize, {rows, inputSize}, dir + "W");
+  dw.r = part(bld, ctx, 2, d * rows * hidden, {rows, hidden}, dir + "R");
+  if (gates == 3) {
+    dw.rz =
+        part(bld, ctx, 2, d * rows * hidden, {2 * hidden, hidden}, dir + "Rzr");
+    dw.rh = part(bld, ctx, 2, (d * rows + 2 * hidden) * hidden,
+                 {hidden, hidden}, dir + "Rh");
+  }
   if (ctx.hasInput(3)) {
-    Value b =
-        bld.reshape(bld.slice(ctx.input(3), 0, d, 1), {2 * gates * hidden});
-    dw.wBias = bld.slice(b, 0, 0, gates * hidden);
-    dw.rBias = bld.slice(b, 0, gates * hidden, gates * hidden);
+    int64_t base = d * 2 * rows;
+    dw.wBias = part(bld, ctx, 3, base, {rows}, dir + "Wb");
+    dw.rBias = part(bld, ctx, 3, base + rows, {rows}, dir + "Rb");
+    if (gates == 3) {
+      dw.rzBias = part(bld, ctx, 3, base + rows, {2 * hidden}, dir + "Rbzr");
+      dw.rhBias =
+          part(bld, ctx, 3, base + rows + 2 * hidden, {hidden}, dir + "Rbh");
+    }
   }
   if (ctx.hasInput(5))
-    dw.h0 = bld.reshape(bld.slice(ctx.input(5), 0, d, 1), {batch, hidden});
+    dw.h0 = part(bld, ctx, 5, d * batch * hidden, {batch, hidden}, dir + "h0");
   if (ctx.hasInput(6))
-    dw.c0 = bld.reshape(bld.slice(ctx.input(6), 0, d, 1), {batch, hidden});
-  if (ctx.hasInput(7))
-    dw.peephole = bld.reshape(bld.slice(ctx.input(7), 0, d, 1), {3 * hidden});
+    dw.c0 = part(bld, ctx, 6, d * batch * hidden, {batch, hidden}, dir + "c0");
+  if (ctx.hasInput(7)) {
+    // P holds the input, output and forget gates' peepholes, in that order.
+    dw.peepholeI = part(bld, ctx, 7, d * 3 * hidden, {hidden}, dir + "Pi");
+    dw.peepholeO =
+        part(bld, ctx, 7, (d * 3 + 1) * hidden, {hidden}, dir + "Po");
+    dw.peepholeF =
+        part(bld, ctx, 7, (d * 3 + 2) * hidden, {hidden}, dir + "Pf");
+  }
   return dw;
 }
 
@@ -152,9 +184,6 @@ void step(Builder &bld, NodeContext &ctx, const RecurrentSpec &spec,
   auto gate = [&](Value v, int64_t k) {
     return bld.slice(v, 1, k * hidden, hidden);
   };
-  auto peep = [&](int64_t k) {
-    return bld.slice(dw.peephole, 0, k * hidden, hidden);
-  };
   if (spec.cell == Cell::RNN) {
     Value pre = bld.clip(bld.binary<AddOp>(xt, bld.linear(h, dw.r, dw.rBias)),
                          clipLimit);
@@ -165,9 +194,9 @@ void step(Builder &bld, NodeContext &ctx, const RecurrentSpec &spec,
     Value g = bld.binary<AddOp>(xt, bld.linear(h, dw.r, dw.rBias));
     Value iPre = gate(g, 0), oPre = gate(g, 1), fPre = gate(g, 2),
           cPre = gate(g, 3);
-    if (dw.peephole) {
-      iPre = bld.binary<AddOp>(iPre, bld.binary<MulOp>(peep(0), c));
-      fPre = bld.binary<AddOp>(fPre, bld.binary<MulOp>(peep(2), c));
+    if (dw.peepholeI) {
+      iPre = bld.binary<AddOp>(iPre, bld.binary<MulOp>(dw.peepholeI, c));
+      fPre = bld.binary<AddOp>(fPre, bld.binary<MulOp>(dw.peepholeF, c));
     }
     Value i = bld.activation(act[0], bld.clip(iPre, clipLimit));
     Value f = inputForget ? bld.binary<SubOp>(ctx.scalar(i, 1.0), i)
@@ -175,25 +204,20 @@ void step(Builder &bld, NodeContext &ctx, const RecurrentSpec &spec,
     Value candidate = bld.activation(act[1], bld.clip(cPre, clipLimit));
     c = bld.binary<AddOp>(bld.binary<MulOp>(f, c),
                           bld.binary<MulOp>(i, candidate));
-    if (dw.peephole)
-      oPre = bld.binary<AddOp>(oPre, bld.binary<MulOp>(peep(1), c));
+    if (dw.peepholeO)
+      oPre = bld.binary<AddOp>(oPre, bld.binary<MulOp>(dw.peepholeO, c));
     Value o = bld.activation(act[0], bld.clip(oPre, clipLimit));
     h = bld.binary<MulOp>(o, bld.activation(act[2], c));
     return;
   }
   // GRU, gates z, r, h.
-  Value rz = bld.slice(dw.r, 0, 0, 2 * hidden);
-  Value rh = bld.slice(dw.r, 0, 2 * hidden, hidden);
-  Value rzBias = dw.rBias ? bld.slice(dw.rBias, 0, 0, 2 * hidden) : nullptr;
-  Value rhBias =
-      dw.rBias ? bld.slice(dw.rBias, 0, 2 * hidden, hidden) : nullptr;
   Value zr = bld.binary<AddOp>(bld.slice(xt, 1, 0, 2 * hidden),
-                               bld.linear(h, rz, rzBias));
+                               bld.linear(h, dw.rz, dw.rzBias));
   Value z = bld.activation(act[0], bld.clip(gate(zr, 0), clipLimit));
   Value r = bld.activation(act[0], bld.clip(gate(zr, 1), clipLimit));
   Value recurrent = linearBeforeReset
-                        ? bld.binary<MulOp>(r, bld.linear(h, rh, rhBias))
-                        : bld.linear(bld.binary<MulOp>(r, h), rh, rhBias);
+                        ? bld.binary<MulOp>(r, bld.linear(h, dw.rh, dw.rhBias))
+                        : bld.linear(bld.binary<MulOp>(r, h), dw.rh, dw.rhBias);
   Value candidate = bld.activation(
       act[1], bld.clip(bld.binary<AddOp>(gate(xt, 2), recurrent), clipLimit));
   // h = (1 - z) * candidate + z * h
@@ -201,6 +225,28 @@ void step(Builder &bld, NodeContext &ctx, const RecurrentSpec &spec,
   Value update =
       bld.binary<MulOp>(bld.binary<SubOp>(ctx.scalar(z, 1.0), z), candidate);
   h = bld.binary<AddOp>(update, keep);
+}
+
+/// Fails unless input `i`, when present, has `shape`: a weight of another
+/// shape would be split at the wrong places or read past its end.
+LogicalResult requireShape(NodeContext &ctx, size_t i, ArrayRef<int64_t> shape,
+                           StringRef name) {
+  if (!ctx.hasInput(i))
+    return success();
+  Value v = ctx.input(i);
+  if (!v)
+    return failure();
+  if (shapeOf(v) == shape)
+    return success();
+  auto text = [](ArrayRef<int64_t> dims) {
+    std::string out = "[";
+    llvm::interleave(
+        dims, [&](int64_t d) { out += std::to_string(d); },
+        [&] { out += ", "; });
+    return out + "]";
+  };
+  return ctx.fail(name + " has shape " + text(shapeOf(v)) + ", expected " +
+                  text(shape));
 }
 
 LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
@@ -232,6 +278,18 @@ LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
   int64_t hidden = ctx.intAttr("hidden_size", shapeOf(r).back());
   if (shapeOf(r).back() != hidden)
     return ctx.fail("hidden_size differs from R's shape");
+
+  int64_t rows = spec.gates * hidden;
+  if (failed(requireShape(ctx, 1, {numDirections, rows, inputSize}, "W")) ||
+      failed(requireShape(ctx, 2, {numDirections, rows, hidden}, "R")) ||
+      failed(requireShape(ctx, 3, {numDirections, 2 * rows}, "B")) ||
+      failed(
+          requireShape(ctx, 5, {numDirections, batch, hidden}, "initial_h")) ||
+      (spec.cell == Cell::LSTM &&
+       (failed(requireShape(ctx, 6, {numDirections, batch, hidden},
+                            "initial_c")) ||
+        failed(requireShape(ctx, 7, {numDirections, 3 * hidden}, "P")))))
+    return failure();
 
   // Activations: per direction, in ONNX order; defaults per cell type.
   std::vector<std::string> defaults =

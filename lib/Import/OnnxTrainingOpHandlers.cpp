@@ -15,10 +15,9 @@ using namespace kiln::onnx_import;
 namespace {
 
 /// Builds elementwise kiln ops, remembering the first failure.
-class Math {
+class Math : public ChainedOps {
 public:
   explicit Math(NodeContext &ctx) : ctx(ctx) {}
-  bool failed() const { return hasFailed; }
   Value c(Value like, double v) { return ctx.scalar(like, v); }
   Value add(Value a, Value b) {
     return check(ctx.create<AddOp>(ValueRange{a, b}));
@@ -46,15 +45,7 @@ public:
   }
 
 private:
-  Value check(FailureOr<Value> v) {
-    if (mlir::failed(v)) {
-      hasFailed = true;
-      return nullptr;
-    }
-    return *v;
-  }
   NodeContext &ctx;
-  bool hasFailed = false;
 };
 
 struct Optimizer {

@@ -50,6 +50,7 @@ const OpRegistry &kiln::onnx_import::opRegistry() {
     registerConvTransposeOps(r);
     registerResizeOps(r);
     registerTrainingOps(r);
+    registerClassicMLOps(r);
     return r;
   }();
   return registry;

@@ -68,9 +68,10 @@ void registerRecurrentOps(OpRegistry &registry); // OnnxRecurrentOpHandlers.cpp
 void registerDecomposedOps(
     OpRegistry &registry); // OnnxDecomposedOpHandlers.cpp
 void registerConvTransposeOps(
-    OpRegistry &registry);                      // OnnxConvTransposeHandler.cpp
-void registerResizeOps(OpRegistry &registry);   // OnnxResizeHandler.cpp
-void registerTrainingOps(OpRegistry &registry); // OnnxTrainingOpHandlers.cpp
+    OpRegistry &registry);                       // OnnxConvTransposeHandler.cpp
+void registerResizeOps(OpRegistry &registry);    // OnnxResizeHandler.cpp
+void registerTrainingOps(OpRegistry &registry);  // OnnxTrainingOpHandlers.cpp
+void registerClassicMLOps(OpRegistry &registry); // OnnxClassicMLOpHandlers.cpp
 
 } // namespace kiln::onnx_import
 

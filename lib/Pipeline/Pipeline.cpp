@@ -93,10 +93,12 @@ static void addGraphPasses(OpPassManager &pm, const CompileOptions &options,
   pm.addNestedPass<func::FuncOp>(createRecognizeLayerNorm());
   pm.addNestedPass<func::FuncOp>(createRecognizeActivations());
   pm.addNestedPass<func::FuncOp>(createConvColumnsAsRows());
-  // GPU targets keep a one-row Gemm's weights N x K: a warp per output
-  // reads its row.
+  // A one-row Gemm's weights stay N x K on GPU targets (a warp per output
+  // reads its row) and on the CPU once K spans 16 vector registers (a dot
+  // product per output; shorter ones spend more on the horizontal sums).
+  int64_t oneRowMinK = target.isGpu() ? 1 : 16 * target.vectorWidth;
   pm.addNestedPass<func::FuncOp>(
-      createTransposeWeights(TransposeWeightsOptions{target.isGpu()}));
+      createTransposeWeights(TransposeWeightsOptions{oneRowMinK}));
   if (strategies.spaceToDepthConvs)
     pm.addNestedPass<func::FuncOp>(createSpaceToDepthStridedConvs());
   if (options.precision != "f32")

@@ -69,9 +69,11 @@ struct FormDispatchRegionsPass
         continue;
       std::optional<size_t> target;
       if (fuseElementwise && kiln::isElementwise(&op) &&
-          !isContractionPrologue(&op))
+          !isContractionPrologue(&op)) {
         target = findProducerGroup(&op, groupOf, groups);
-      else if (fuseAttention)
+        if (target)
+          mergeSiblingGroups(&op, *target, groupOf, groups);
+      } else if (fuseAttention)
         target = findAttentionGroup(&op, groupOf, groups);
       if (target) {
         groups[*target].push_back(&op);
@@ -202,6 +204,49 @@ struct FormDispatchRegionsPass
       return it->second;
     }
     return std::nullopt;
+  }
+
+  /// An elementwise chain with slices of a value: no contraction,
+  /// reduction or data movement that a kernel would tile on its own, and
+  /// no broadcast (every result has `shape`).
+  static bool isPureElementwiseGroup(ArrayRef<Operation *> group,
+                                     ArrayRef<int64_t> shape) {
+    return llvm::all_of(group, [&](Operation *member) {
+      auto type = member->getNumResults() == 1
+                      ? dyn_cast<RankedTensorType>(member->getResultTypes()[0])
+                      : nullptr;
+      return type && type.hasStaticShape() && type.getShape() == shape &&
+             (kiln::isElementwise(member) || isa<SliceOp>(member));
+    });
+  }
+
+  /// `op` joined the group `target` through one operand; its other operands
+  /// may end elementwise groups of their own (an LSTM cell's gates, each a
+  /// slice of the gate matmul and an activation, multiplied and added).
+  /// When `target` and such a group are both elementwise chains of `op`'s
+  /// shape, that group joins too: one kernel for the cell, not one per gate.
+  /// Its ops only feed `op`, so they go ahead of it in any order.
+  void mergeSiblingGroups(Operation *op, size_t target,
+                          DenseMap<Operation *, size_t> &groupOf,
+                          SmallVectorImpl<SmallVector<Operation *>> &groups) {
+    auto type = dyn_cast<RankedTensorType>(op->getResultTypes()[0]);
+    if (op->getNumResults() != 1 || !type || !type.hasStaticShape() ||
+        !isPureElementwiseGroup(groups[target], type.getShape()))
+      return;
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      auto it = producer ? groupOf.find(producer) : groupOf.end();
+      if (it == groupOf.end() || it->second == target ||
+          groups[it->second].back() != producer || !operand.hasOneUse())
+        continue;
+      size_t source = it->second;
+      if (!isPureElementwiseGroup(groups[source], type.getShape()))
+        continue;
+      for (Operation *member : groups[source])
+        groupOf[member] = target;
+      groups[target].append(groups[source].begin(), groups[source].end());
+      groups[source].clear();
+    }
   }
 
   /// `op` reads, as `operand`, one value that `group` reduces from a whole

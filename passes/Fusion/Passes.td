@@ -9,7 +9,11 @@ def FormDispatchRegions : Pass<"kiln-form-dispatch-regions", "mlir::func::FuncOp
   let description = [{
     Every compute op gets a region of its own. Elementwise consumers whose
     only producer-side input comes from a region's single-use result join
-    that region, so a chain such as conv → add → relu is one kernel. Constants
+    that region, so a chain such as conv → add → relu is one kernel. When
+    that region and the regions of the consumer's other single-use operands
+    are all elementwise (slices included) of the consumer's shape, they
+    join as one: an LSTM cell's gates, each a slice of the gate matmul and
+    an activation, become one kernel for the new cell state. Constants
     and reshapes stay outside: weights are buffers, and reshapes of contiguous
     data are aliases, not kernels. Small constants (≤ 16 elements) are cloned
     into the regions that use them, so they become immediates. With
@@ -106,14 +110,17 @@ def TransposeWeights : Pass<"kiln-transpose-weights", "mlir::func::FuncOp"> {
     dense or a resource blob, as PyTorch exports Linear layers on 2-D
     inputs) reads a new constant that holds `%w` transposed, with transB
     false: the kernel's B is then contiguous along N, which the CPU's
-    register tiles need. Non-constant or non-float32 B is left alone. With
-    `gpu`, the B of a Gemm whose A is one row is stored N x K instead
-    (transB): each output then reads a contiguous row of B, which a warp
-    per output reads coalesced (kiln-distribute-rows-to-lanes).
+    register tiles need. Non-constant or non-float32 B is left alone. A
+    Gemm whose A is one row and whose K is at least `one-row-min-k` stores B
+    N x K instead (transB): each output then reads a contiguous row of B (a
+    GPU warp per output, coalesced, kiln-distribute-rows-to-lanes; on the
+    CPU a vector dot product per output instead of a register tile walking
+    a column panel at a stride of N).
   }];
   let options = [
-    Option<"gpu", "gpu", "bool", "false",
-           "GPU targets: a Gemm whose A has one row reads B N x K">
+    Option<"oneRowMinK", "one-row-min-k", "int64_t", "0",
+           "A Gemm whose A is one row reads B N x K when K is at least "
+           "this (0: never)">
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

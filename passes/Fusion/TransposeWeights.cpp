@@ -6,14 +6,18 @@
 // tiles (kiln-contract-with-vector-registers) cannot take it. A constant W
 // is transposed once at compile time instead, and the Gemm reads it K x N.
 //
-// On GPU targets (`gpu`) a Gemm whose A is one row (a classifier at batch
-// 1: ResNet-50's 1 x 2048 x 1000) reads W N x K instead (kept, or
-// transposed when the model stores it K x N). Its kernel computes one
-// output per forall iteration, a dot product of A's row with W's row n,
-// which kiln-distribute-rows-to-lanes gives to a warp or two whose lanes
-// read W's row in 16-byte runs. Transposed, each output was one thread
-// walking a column of W at a stride of N: 1000 threads for 8 MB, 0.055 ms
-// on an H200 (2026-12-04) where a copy of the weights takes about 2 us.
+// A Gemm whose A is one row (a classifier at batch 1, an LSTM's step)
+// reads W N x K instead (kept, or transposed when the model stores it
+// K x N) when K is at least `one-row-min-k`: each output is a dot product
+// of A's row with W's contiguous row n. On GPU targets (1: always)
+// kiln-distribute-rows-to-lanes gives it to a warp or two whose lanes read
+// W's row in 16-byte runs; transposed, each output was one thread walking a
+// column of W at a stride of N: 1000 threads for 8 MB, 0.055 ms on an H200
+// (2026-12-04) where a copy of the weights takes about 2 us. On the CPU
+// each workgroup's register tiles walked K rows of a 32-column panel at a
+// stride of N: an LSTM's 4 MB of recurrent weights at 19 GB/s, against
+// 100 GB/s read as rows; for short rows the dot products' horizontal sums
+// cost more than the strided panel.
 //
 //===----------------------------------------------------------------------===//
 #include "FloatConstants.h"
@@ -40,28 +44,43 @@ struct TransposeWeightsPass
     return a && a.getRank() == 2 && a.getDimSize(gemm.getTransA() ? 1 : 0) == 1;
   }
 
+  /// K: the length of each output's dot product.
+  static int64_t reducedLength(GemmOp gemm) {
+    auto a = cast<RankedTensorType>(gemm.getA().getType());
+    return a.getDimSize(gemm.getTransA() ? 0 : 1);
+  }
+
   void runOnOperation() override {
+    // One transposed copy per weight and layout, however many Gemms read it
+    // (an unrolled LSTM reads its recurrent weights once per step).
+    DenseMap<std::pair<Operation *, int>, Value> transposedCopies;
     getOperation().walk([&](GemmOp gemm) {
-      // N x K (transB) for a GPU's one-row Gemm, K x N otherwise.
-      bool wantTransB = gpu && hasOneRow(gemm);
+      // N x K (transB) for a one-row Gemm of a long enough K, K x N
+      // otherwise.
+      bool wantTransB = oneRowMinK > 0 && hasOneRow(gemm) &&
+                        reducedLength(gemm) >= oneRowMinK;
       auto weights = gemm.getB().getDefiningOp<ConstantOp>();
       auto type = dyn_cast<RankedTensorType>(gemm.getB().getType());
       if (gemm.getTransB() == wantTransB || !weights || !type ||
           !type.hasStaticShape() || !type.getElementType().isF32())
         return;
-      FailureOr<ElementsAttr> transposed =
-          permuteFloatConstant(cast<ElementsAttr>(weights.getValue()), {1, 0},
-                               wantTransB ? ".nk" : ".t");
-      if (failed(transposed))
-        return;
-      OpBuilder builder(gemm);
-      auto constant =
-          ConstantOp::create(builder, weights.getLoc(), *transposed);
-      gemm.getBMutable().assign(constant);
+      Value &copy = transposedCopies[{weights, int(wantTransB)}];
+      if (!copy) {
+        FailureOr<ElementsAttr> transposed =
+            permuteFloatConstant(cast<ElementsAttr>(weights.getValue()), {1, 0},
+                                 wantTransB ? ".nk" : ".t");
+        if (failed(transposed))
+          return;
+        OpBuilder builder(weights);
+        builder.setInsertionPointAfter(weights);
+        copy = ConstantOp::create(builder, weights.getLoc(), *transposed);
+      }
+      gemm.getBMutable().assign(copy);
       gemm.setTransB(wantTransB);
-      if (weights->use_empty())
-        weights->erase();
     });
+    for (auto &[key, copy] : transposedCopies)
+      if (key.first->use_empty())
+        key.first->erase();
   }
 };
 

@@ -30,7 +30,8 @@ struct ImportOptions {
   int maxSubgraphDepth = 16;
   /// The most bytes of constants the importer computes from other
   /// constants (Tile, Expand, ConstantOfShape, shape arithmetic) over the
-  /// whole model; 0: twice the model's weights, at least 64 MiB. A node past
+  /// whole model; 0: four times the model's weights plus 64 MiB (int8
+  /// weights dequantized at import grow fourfold). A node past
   /// it is imported as a kernel instead (an error when it has no kernel).
   uint64_t maxFoldedBytes = 0;
 };

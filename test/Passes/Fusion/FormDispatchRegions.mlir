@@ -143,3 +143,65 @@ func.func @clamp_below_peak(%x: tensor<1x97x32xf32>, %ceiling: tensor<f32>) -> t
   %y = kiln.min %lo, %ceiling : tensor<1x97x32xf32>, tensor<f32> -> tensor<1x97x32xf32>
   return %y : tensor<1x97x32xf32>
 }
+
+// -----
+
+// An LSTM cell's update: four gates sliced from one matmul, each with its
+// activation, multiplied and added. The gate chains are elementwise groups
+// of the cell's shape, so the new cell state is one kernel reading the gate
+// matmul's result (four slices of it) and the old state, not one kernel per
+// gate. The gates matmul stays its own kernel: its result has four users.
+// CHECK-LABEL: func.func @lstm_cell
+// CHECK: %[[G:.+]] = kiln.dispatch_region
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.matmul
+// CHECK-NEXT: kiln.yield
+// CHECK: %[[C:.+]] = kiln.dispatch_region(%[[G]], %{{.+}}) : (tensor<1x32xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
+// CHECK-COUNT-3: kiln.slice
+// CHECK: kiln.yield
+// CHECK: kiln.dispatch_region(%[[G]], %[[C]]) : (tensor<1x32xf32>, tensor<1x8xf32>) -> tensor<1x8xf32>
+// CHECK: kiln.slice
+// CHECK: kiln.sigmoid
+// CHECK: kiln.tanh
+// CHECK: kiln.mul
+// CHECK-NEXT: kiln.yield
+// CHECK-NOT: kiln.dispatch_region
+// NOFUSE-LABEL: func.func @lstm_cell
+// NOFUSE-COUNT-14: kiln.dispatch_region
+func.func @lstm_cell(%h: tensor<1x8xf32>, %c: tensor<1x8xf32>) -> (tensor<1x8xf32>, tensor<1x8xf32>) {
+  %r = kiln.constant dense_resource<r> : tensor<8x32xf32>
+  %g = kiln.matmul %h, %r : tensor<1x8xf32>, tensor<8x32xf32> -> tensor<1x32xf32>
+  %i0 = kiln.slice %g {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<1x32xf32> -> tensor<1x8xf32>
+  %o0 = kiln.slice %g {starts = array<i64: 0, 8>, steps = array<i64: 1, 1>} : tensor<1x32xf32> -> tensor<1x8xf32>
+  %f0 = kiln.slice %g {starts = array<i64: 0, 16>, steps = array<i64: 1, 1>} : tensor<1x32xf32> -> tensor<1x8xf32>
+  %n0 = kiln.slice %g {starts = array<i64: 0, 24>, steps = array<i64: 1, 1>} : tensor<1x32xf32> -> tensor<1x8xf32>
+  %i = kiln.sigmoid %i0 : tensor<1x8xf32>
+  %f = kiln.sigmoid %f0 : tensor<1x8xf32>
+  %n = kiln.tanh %n0 : tensor<1x8xf32>
+  %in = kiln.mul %i, %n : tensor<1x8xf32>, tensor<1x8xf32> -> tensor<1x8xf32>
+  %fc = kiln.mul %f, %c : tensor<1x8xf32>, tensor<1x8xf32> -> tensor<1x8xf32>
+  %c1 = kiln.add %fc, %in : tensor<1x8xf32>, tensor<1x8xf32> -> tensor<1x8xf32>
+  %o = kiln.sigmoid %o0 : tensor<1x8xf32>
+  %t = kiln.tanh %c1 : tensor<1x8xf32>
+  %h1 = kiln.mul %o, %t : tensor<1x8xf32>, tensor<1x8xf32> -> tensor<1x8xf32>
+  return %h1, %c1 : tensor<1x8xf32>, tensor<1x8xf32>
+}
+
+// -----
+
+// Only elementwise groups of the consumer's shape merge: a matmul's group
+// (with its epilogue) keeps its kernel, and so does a chain that the
+// consumer broadcasts.
+// CHECK-LABEL: func.func @no_merge_past_contractions_or_broadcasts
+// CHECK-COUNT-4: kiln.dispatch_region
+// CHECK-NOT: kiln.dispatch_region
+func.func @no_merge_past_contractions_or_broadcasts(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %v: tensor<1x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %w = kiln.constant dense_resource<w> : tensor<8x8xf32>
+  %m = kiln.matmul %x, %w : tensor<4x8xf32>, tensor<8x8xf32> -> tensor<4x8xf32>
+  %e = kiln.exp %y : tensor<4x8xf32>
+  %s = kiln.add %e, %m : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %t = kiln.tanh %v : tensor<1x8xf32>
+  %n = kiln.neg %y : tensor<4x8xf32>
+  %b = kiln.mul %n, %t : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
+  return %s, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}

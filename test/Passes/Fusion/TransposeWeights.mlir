@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-transpose-weights))' | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-transpose-weights{gpu=true}))' | FileCheck %s --check-prefix=GPU
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-transpose-weights{one-row-min-k=3}))' | FileCheck %s --check-prefix=ROWS
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-transpose-weights{one-row-min-k=4}))' | FileCheck %s
 
 // A Linear layer's Gemm (W stored N x K, transB) reads W transposed once at
 // compile time: K x N, element (k, n) = W(n, k).
@@ -55,20 +56,22 @@ func.func @not_transposed(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
 
 // -----
 
-// A Gemm whose A is one row (a classifier at batch 1): on GPU targets its
-// B is read N x K, each output's row of it contiguous (a warp per output):
-// kept when the model stores it so, transposed when stored K x N. The CPU
-// reads both K x N. Gemms of several rows (above) read K x N on both.
+// A Gemm whose A is one row (a classifier at batch 1) and whose K is at
+// least one-row-min-k (GPU targets: 1; the CPU: 16 vector registers) reads
+// B N x K, each output's row of it contiguous (a warp or a vector dot
+// product per output): kept when the model stores it so, transposed when
+// stored K x N. With a shorter K (or one-row-min-k=0) both read K x N.
+// Gemms of several rows (below) read K x N always.
 // CHECK-LABEL: func.func @one_row
 // CHECK: kiln.gemm %arg0, %{{.+}}, %{{.+}} : (tensor<1x3xf32>, tensor<3x2xf32>, tensor<2xf32>)
 // CHECK-NOT: transB
 // CHECK: kiln.gemm %arg0, %{{.+}} : (tensor<1x3xf32>, tensor<3x2xf32>)
 // CHECK-NOT: transB
-// GPU-LABEL: func.func @one_row
-// GPU: %[[W:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
-// GPU: kiln.gemm %arg0, %[[W]], %{{.+}} {transB = true} : (tensor<1x3xf32>, tensor<2x3xf32>, tensor<2xf32>)
-// GPU: %[[NK:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 3.000000e+00, 5.000000e+00], [2.000000e+00, 4.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
-// GPU: kiln.gemm %arg0, %[[NK]] {transB = true} : (tensor<1x3xf32>, tensor<2x3xf32>)
+// ROWS-LABEL: func.func @one_row
+// ROWS: %[[W:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+// ROWS: kiln.gemm %arg0, %[[W]], %{{.+}} {transB = true} : (tensor<1x3xf32>, tensor<2x3xf32>, tensor<2xf32>)
+// ROWS: %[[NK:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 3.000000e+00, 5.000000e+00], [2.000000e+00, 4.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+// ROWS: kiln.gemm %arg0, %[[NK]] {transB = true} : (tensor<1x3xf32>, tensor<2x3xf32>)
 func.func @one_row(%x: tensor<1x3xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>) {
   %w = kiln.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
   %b = kiln.constant dense<[0.5, -0.5]> : tensor<2xf32>
@@ -80,12 +83,12 @@ func.func @one_row(%x: tensor<1x3xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>) {
 
 // -----
 
-// Gemms of several rows read K x N on GPU targets too.
-// GPU-LABEL: func.func @linear_gpu
-// GPU: %[[WT:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
-// GPU: kiln.gemm %arg0, %[[WT]], %{{.+}} : (tensor<4x3xf32>, tensor<3x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
-// GPU-NOT: transB
-func.func @linear_gpu(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
+// Gemms of several rows read K x N with one-row-min-k too.
+// ROWS-LABEL: func.func @linear_rows
+// ROWS: %[[WT:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
+// ROWS: kiln.gemm %arg0, %[[WT]], %{{.+}} : (tensor<4x3xf32>, tensor<3x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+// ROWS-NOT: transB
+func.func @linear_rows(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
   %w = kiln.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
   %b = kiln.constant dense<[0.5, -0.5]> : tensor<2xf32>
   %y = kiln.gemm %x, %w, %b {transB = true} : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<4x2xf32>

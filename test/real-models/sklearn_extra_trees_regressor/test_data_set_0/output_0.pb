@@ -1,0 +1,1 @@
+BvariableJ@[o Cx­B“±×B!ÈCÛóÑBG¸@CïBXChƒ/C}ëÕB³ûBÔp€C½ÇçBäÓB©BıB³ıÅB

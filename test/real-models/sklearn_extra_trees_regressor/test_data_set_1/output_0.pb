@@ -1,0 +1,1 @@
+BvariableJ£!CèîiCÜÊBÇÄÎBX^¤C

@@ -1,0 +1,2 @@
+BvariableJ@C¡ßBn©”BK»9C6bÀB8ﬂ?Cú\ËB28(Cl†KC‚G«BQá‰BàåyCiC"o∆B:
+CMπB

@@ -1,0 +1,1 @@
+BvariableJ¯xCJhCJÄºB¾ÑÂBñ‹C

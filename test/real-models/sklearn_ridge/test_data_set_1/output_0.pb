@@ -1,0 +1,1 @@
+BvariableJAŸC:•nCJÆBHà±BJ°…C
