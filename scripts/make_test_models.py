@@ -20,6 +20,7 @@ Writes (all deterministic; fixed seeds):
        test/models/strided_stems/  opset 17, first convolutions at stride 2 and 4 on 3 channels
        test/models/classifier_b1/  opset 13, Gemms on one row (weights read N x K)
        test/models/tree_ensembles/ opset 17 + ai.onnx.ml 3, hand-built tree ensembles
+       test/models/pad_computed_value/ opset 13, Pad values read at run time
        examples/tiny_cnn/          opset 13, the bundled example
   B. Importer test models (no data) in test/Import/models/*.onnx.
 
@@ -429,6 +430,28 @@ def build_clip_computed_bounds():
     mel = rng.standard_normal((1, 97, 32), dtype=np.float32) * 4
     return model, [{"mel": mel, "ceiling": np.array(5.0, np.float32)},
                    {"mel": mel * 0.5, "ceiling": np.array(1.5, np.float32)}]
+
+
+def build_pad_computed_value():
+    # Pad whose constant_value the graph computes (each image's minimum) and
+    # a model input fills another pad: the kernels read both at run time;
+    # negative pads crop first.
+    rng = np.random.default_rng(1041)
+    inits = [init("pads", np.array([0, 0, 2, -1, 0, 0, 1, 3], np.int64)),
+             init("pads2", np.array([0, 1, 0, 0, 1, 0], np.int64))]
+    nodes = [
+        helper.make_node("ReduceMin", ["x"], ["low"], name="low", keepdims=0),
+        helper.make_node("Pad", ["x", "pads", "low"], ["y"], name="pad_low"),
+        helper.make_node("Pad", ["s", "pads2", "fill"], ["z"], name="pad_fill"),
+    ]
+    g = helper.make_graph(nodes, "pad_computed_value",
+                          [vi("x", [1, 2, 5, 6]), vi("s", [2, 3, 4]), vi("fill", [])],
+                          [vi("y", [1, 2, 8, 8]), vi("z", [2, 5, 4])], inits)
+    model = make_model(g, 13, "pad_computed_value")
+    x = rng.standard_normal((1, 2, 5, 6), dtype=np.float32)
+    s2 = rng.standard_normal((2, 3, 4), dtype=np.float32)
+    return model, [{"x": x, "s": s2, "fill": np.array(7.5, np.float32)},
+                   {"x": x * 3, "s": -s2, "fill": np.array(-1.25, np.float32)}]
 
 
 def build_conv_split_k():
@@ -1603,6 +1626,7 @@ def main():
         (build_strided_depthwise_bn, os.path.join(E2E_DIR, "strided_depthwise_bn")),
         (build_onehot_dense, os.path.join(E2E_DIR, "onehot_dense")),
         (build_clip_computed_bounds, os.path.join(E2E_DIR, "clip_computed_bounds")),
+        (build_pad_computed_value, os.path.join(E2E_DIR, "pad_computed_value")),
         (build_vit_block, os.path.join(E2E_DIR, "vit_block")),
         (build_grouped_f16, os.path.join(E2E_DIR, "grouped_f16")),
         (build_scatter_splat_f16, os.path.join(E2E_DIR, "scatter_splat_f16")),

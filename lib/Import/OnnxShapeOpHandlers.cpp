@@ -5,6 +5,7 @@
 // attribute-or-input forms and negative/clamped values into static kiln ops.
 //
 //===----------------------------------------------------------------------===//
+#include "ConstantEvaluator.h"
 #include "NodeContext.h"
 
 using namespace mlir;
@@ -195,6 +196,37 @@ static LogicalResult importTile(NodeContext &ctx) {
   return success();
 }
 
+/// `padded` (`inner` padded by `before`/`after` pads per dim, with zeros)
+/// where the input lies, `value` (one element, read at run time) in the
+/// padding: the padding's positions are known at compile time, its value
+/// is not.
+static FailureOr<Value> selectOutsidePadding(NodeContext &ctx, Value padded,
+                                             ArrayRef<int64_t> inner,
+                                             ArrayRef<int64_t> pads,
+                                             Value value) {
+  ArrayRef<int64_t> shape = shapeOf(padded);
+  int64_t rank = shape.size();
+  if (ShapedType::getNumElements(shape) > kMaxConstantElements)
+    return ctx.fail("a computed constant_value on more than " +
+                    Twine(kMaxConstantElements) +
+                    " padded elements is not supported yet");
+  SmallVector<bool> inside(ShapedType::getNumElements(shape));
+  SmallVector<int64_t> index(rank, 0);
+  for (size_t flat = 0; flat < inside.size(); ++flat) {
+    bool in = true;
+    for (int64_t d = 0; d < rank; ++d)
+      in &= index[d] >= pads[d] && index[d] < pads[d] + inner[d];
+    inside[flat] = in;
+    for (int64_t d = rank - 1; d >= 0 && ++index[d] == shape[d]; --d)
+      index[d] = 0;
+  }
+  auto maskType = RankedTensorType::get(shape, ctx.b().getI1Type());
+  Value mask = ConstantOp::create(ctx.b(), ctx.getLoc(),
+                                  DenseElementsAttr::get(maskType, inside));
+  Value scalar = reshapeTo(ctx, value, {});
+  return ctx.create<WhereOp>(ValueRange{mask, padded, scalar});
+}
+
 static LogicalResult importPad(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
@@ -202,6 +234,8 @@ static LogicalResult importPad(NodeContext &ctx) {
   int64_t rank = rankOf(x);
   std::vector<int64_t> pads;
   double value = 0.0;
+  // A constant_value computed at run time: padded with 0, then selected.
+  Value computedValue;
   if (ctx.opset() < 11) {
     pads = ctx.intsAttr(ctx.opset() < 2 ? "paddings" : "pads")
                .value_or(std::vector<int64_t>());
@@ -213,9 +247,14 @@ static LogicalResult importPad(NodeContext &ctx) {
     pads = *given;
     if (ctx.hasInput(2)) {
       const ConstTensor *v = ctx.constInput(2);
-      if (!v)
-        return ctx.failNotConstant(2, "must be a constant");
-      if (auto f = v->asScalarFloat())
+      if (!v) {
+        computedValue = ctx.input(2);
+        if (!computedValue ||
+            ShapedType::getNumElements(shapeOf(computedValue)) != 1)
+          return ctx.fail("constant_value must be a scalar");
+        if (failed(ctx.requireSameDtype({x, computedValue})))
+          return failure();
+      } else if (auto f = v->asScalarFloat())
         value = *f;
       else if (v->asInts().size() == 1)
         value = double(v->asInts().front());
@@ -273,10 +312,13 @@ static LogicalResult importPad(NodeContext &ctx) {
     shape.push_back(shapeOf(cropped)[d] + positive[d] + positive[d + rank]);
   auto type = RankedTensorType::get(shape, getElementTypeOrSelf(x.getType()));
   auto &b = ctx.b();
-  ctx.setOutput(0,
-                PadOp::create(b, ctx.getLoc(), type, cropped,
-                              b.getDenseI64ArrayAttr(positive),
-                              b.getStringAttr(mode), b.getF64FloatAttr(value)));
+  Value padded = PadOp::create(b, ctx.getLoc(), type, cropped,
+                               b.getDenseI64ArrayAttr(positive),
+                               b.getStringAttr(mode), b.getF64FloatAttr(value));
+  if (computedValue && mode == "constant")
+    return setResult(ctx, selectOutsidePadding(ctx, padded, shapeOf(cropped),
+                                               positive, computedValue));
+  ctx.setOutput(0, padded);
   return success();
 }
 
@@ -332,7 +374,7 @@ void onnx_import::registerShapeOps(OpRegistry &registry) {
   registry.add("DepthToSpace", 1, kMaxOpset, "DCR and CRD", importDepthToSpace);
   registry.add("Expand", 8, kMaxOpset, "constant shape", importExpand);
   registry.add("Gather", 1, kMaxOpset, "any axis; negative indices", importGather);
-  registry.add("Pad", 2, kMaxOpset, "constant, edge, reflect; constant pads", importPad);
+  registry.add("Pad", 2, kMaxOpset, "constant, edge, reflect; constant pads; a computed constant_value is read at run time", importPad);
   registry.add("Slice", 1, kMaxOpset, "constant starts/ends/axes/steps", importSlice);
   registry.add("SpaceToDepth", 1, kMaxOpset, "", importSpaceToDepth);
   registry.add("Split", 2, kMaxOpset, "split attr/input, num_outputs", importSplit);

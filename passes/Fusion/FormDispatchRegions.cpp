@@ -206,9 +206,10 @@ struct FormDispatchRegionsPass
     return std::nullopt;
   }
 
-  /// An elementwise chain with slices of a value: no contraction,
-  /// reduction or data movement that a kernel would tile on its own, and
-  /// no broadcast (every result has `shape`).
+  /// An elementwise chain with slices of a value and lookups (one element
+  /// of a table per output element: a tree's node attributes at each node
+  /// index): no contraction, reduction or data movement that a kernel would
+  /// tile on its own, and no broadcast (every result has `shape`).
   static bool isPureElementwiseGroup(ArrayRef<Operation *> group,
                                      ArrayRef<int64_t> shape) {
     return llvm::all_of(group, [&](Operation *member) {
@@ -216,8 +217,17 @@ struct FormDispatchRegionsPass
                       ? dyn_cast<RankedTensorType>(member->getResultTypes()[0])
                       : nullptr;
       return type && type.hasStaticShape() && type.getShape() == shape &&
-             (kiln::isElementwise(member) || isa<SliceOp>(member));
+             (kiln::isElementwise(member) || isa<SliceOp>(member) ||
+              isElementLookup(member));
     });
+  }
+
+  /// A Gather from a 1-D table or a GatherElements: each output element
+  /// reads one input element at its own index.
+  static bool isElementLookup(Operation *op) {
+    if (auto gather = dyn_cast<GatherOp>(op))
+      return cast<RankedTensorType>(gather.getInput().getType()).getRank() == 1;
+    return isa<GatherElementsOp>(op);
   }
 
   /// `op` joined the group `target` through one operand; its other operands

@@ -11,9 +11,11 @@ def FormDispatchRegions : Pass<"kiln-form-dispatch-regions", "mlir::func::FuncOp
     only producer-side input comes from a region's single-use result join
     that region, so a chain such as conv → add → relu is one kernel. When
     that region and the regions of the consumer's other single-use operands
-    are all elementwise (slices included) of the consumer's shape, they
+    are all elementwise (slices and one-element lookups, a Gather from a
+    1-D table or a GatherElements, included) of the consumer's shape, they
     join as one: an LSTM cell's gates, each a slice of the gate matmul and
-    an activation, become one kernel for the new cell state. Constants
+    an activation, become one kernel for the new cell state, and a level of
+    a tree walk two kernels. Constants
     and reshapes stay outside: weights are buffers, and reshapes of contiguous
     data are aliases, not kernels. Small constants (≤ 16 elements) are cloned
     into the regions that use them, so they become immediates. With

@@ -205,3 +205,35 @@ func.func @no_merge_past_contractions_or_broadcasts(%x: tensor<4x8xf32>, %y: ten
   %b = kiln.mul %n, %t : tensor<4x8xf32>, tensor<1x8xf32> -> tensor<4x8xf32>
   return %s, %b : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// One level of a tree walk: lookups (a Gather from a 1-D table, a
+// GatherElements) read one element per output element, so they join the
+// elementwise select as siblings: the level is two kernels (the feature
+// lookup feeds the GatherElements, which is no elementwise consumer), not
+// six.
+// CHECK-LABEL: func.func @tree_level
+// CHECK: %[[F:.+]] = kiln.dispatch_region
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.gather
+// CHECK-NEXT: kiln.yield
+// CHECK: kiln.dispatch_region(%arg0, %[[F]], %{{.+}}, %arg1, %{{.+}}, %{{.+}})
+// CHECK-COUNT-4: kiln.gather
+// CHECK: kiln.where
+// CHECK-NEXT: kiln.yield
+// CHECK-NOT: kiln.dispatch_region
+func.func @tree_level(%x: tensor<4x3xf32>, %node: tensor<4x2xi64>) -> tensor<4x2xi64> {
+  %feature = kiln.constant dense_resource<feature> : tensor<7xi64>
+  %threshold = kiln.constant dense_resource<threshold> : tensor<7xf32>
+  %yes = kiln.constant dense_resource<yes> : tensor<7xi64>
+  %no = kiln.constant dense_resource<no> : tensor<7xi64>
+  %f = kiln.gather %feature, %node {axis = 0 : i64} : (tensor<7xi64>, tensor<4x2xi64>) -> tensor<4x2xi64>
+  %v = kiln.gather_elements %x, %f {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+  %t = kiln.gather %threshold, %node {axis = 0 : i64} : (tensor<7xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+  %c = kiln.less_equal %v, %t : tensor<4x2xf32>, tensor<4x2xf32> -> tensor<4x2xi1>
+  %y = kiln.gather %yes, %node {axis = 0 : i64} : (tensor<7xi64>, tensor<4x2xi64>) -> tensor<4x2xi64>
+  %n = kiln.gather %no, %node {axis = 0 : i64} : (tensor<7xi64>, tensor<4x2xi64>) -> tensor<4x2xi64>
+  %next = kiln.where %c, %y, %n : tensor<4x2xi1>, tensor<4x2xi64>, tensor<4x2xi64> -> tensor<4x2xi64>
+  return %next : tensor<4x2xi64>
+}
