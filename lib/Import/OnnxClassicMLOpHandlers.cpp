@@ -19,6 +19,7 @@
 // SOFTMAX_ZERO and PROBIT transforms.
 //
 //===----------------------------------------------------------------------===//
+#include "ConstantEvaluator.h"
 #include "NodeContext.h"
 
 #include <limits>
@@ -208,21 +209,42 @@ FailureOr<Forest> readForest(NodeContext &ctx) {
     forest.falseChild.push_back(double(onFalse));
     forest.missingTrue.push_back(missing.empty() ? 0 : double(missing[i] != 0));
   }
-  // Depth by walking down from every root; a child that leads back to an
+  // Depth: the longest path from a root to a leaf, each node's computed
+  // once (nodes may share children); a child that leads back to an
   // ancestor (a cycle) would never reach a leaf.
+  enum State : char { Unseen, Open, Done };
+  std::vector<State> state(n, Unseen);
+  std::vector<int64_t> height(n, 0);
   for (double root : forest.roots) {
-    SmallVector<std::pair<int64_t, int64_t>> stack = {{int64_t(root), 0}};
+    SmallVector<int64_t> stack = {int64_t(root)};
     while (!stack.empty()) {
-      auto [node, depth] = stack.pop_back_val();
-      if (depth > int64_t(n))
-        return ctx.fail("a tree's nodes form a cycle");
-      if (forest.modes[node] == Branch::Leaf) {
-        forest.depth = std::max(forest.depth, depth);
+      int64_t node = stack.back();
+      if (state[node] == Done) {
+        stack.pop_back();
         continue;
       }
-      stack.push_back({int64_t(forest.trueChild[node]), depth + 1});
-      stack.push_back({int64_t(forest.falseChild[node]), depth + 1});
+      int64_t children[2] = {int64_t(forest.trueChild[node]),
+                             int64_t(forest.falseChild[node])};
+      if (forest.modes[node] == Branch::Leaf) {
+        state[node] = Done;
+        stack.pop_back();
+        continue;
+      }
+      if (state[node] == Open) {
+        height[node] = 1 + std::max(height[children[0]], height[children[1]]);
+        state[node] = Done;
+        stack.pop_back();
+        continue;
+      }
+      state[node] = Open;
+      for (int64_t child : children) {
+        if (state[child] == Open)
+          return ctx.fail("a tree's nodes form a cycle");
+        if (state[child] == Unseen)
+          stack.push_back(child);
+      }
     }
+    forest.depth = std::max(forest.depth, height[int64_t(root)]);
   }
   return forest;
 }
@@ -344,6 +366,9 @@ FailureOr<LeafWeights> readLeafWeights(NodeContext &ctx, const Forest &forest,
   if (nodeIds.size() != n || ids.size() != n || weights.size() != n)
     return ctx.fail("the " + p + "_* attributes differ in length");
   int64_t nodes = forest.modes.size();
+  if (outputs > kMaxConstantElements / nodes)
+    return ctx.fail(Twine(nodes) + " nodes x " + Twine(outputs) +
+                    " outputs make too large a weight table");
   LeafWeights leaves{std::vector<double>(nodes * outputs, 0.0),
                      std::vector<double>(nodes * outputs, 0.0)};
   for (size_t i = 0; i < n; ++i) {
@@ -516,8 +541,9 @@ LogicalResult importTreeEnsembleClassifier(NodeContext &ctx) {
 FailureOr<Value> linearScores(NodeContext &ctx, Value x, int64_t outputs) {
   std::vector<double> coefficients = floatsOf(ctx, "coefficients");
   std::vector<double> intercepts = floatsOf(ctx, "intercepts");
-  int64_t features = shapeOf(x)[1];
-  if (int64_t(coefficients.size()) != outputs * features)
+  int64_t features = shapeOf(x)[1], expected;
+  if (__builtin_mul_overflow(outputs, features, &expected) ||
+      int64_t(coefficients.size()) != expected)
     return ctx.fail("coefficients has " + Twine(coefficients.size()) +
                     " values, expected " + Twine(outputs) + " x " +
                     Twine(features));

@@ -206,11 +206,17 @@ static FailureOr<Value> selectOutsidePadding(NodeContext &ctx, Value padded,
                                              Value value) {
   ArrayRef<int64_t> shape = shapeOf(padded);
   int64_t rank = shape.size();
-  if (ShapedType::getNumElements(shape) > kMaxConstantElements)
-    return ctx.fail("a computed constant_value on more than " +
-                    Twine(kMaxConstantElements) +
-                    " padded elements is not supported yet");
-  SmallVector<bool> inside(ShapedType::getNumElements(shape));
+  // The mask is a constant: its size is checked dim by dim, before any
+  // product of (fuzzed, huge) dims can overflow.
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    if (d < 0 || (d > 0 && elements > kMaxConstantElements / d))
+      return ctx.fail("a computed constant_value on more than " +
+                      Twine(kMaxConstantElements) +
+                      " padded elements is not supported yet");
+    else
+      elements *= d;
+  SmallVector<bool> inside(elements);
   SmallVector<int64_t> index(rank, 0);
   for (size_t flat = 0; flat < inside.size(); ++flat) {
     bool in = true;
@@ -308,8 +314,13 @@ static LogicalResult importPad(NodeContext &ctx) {
     return success();
   }
   SmallVector<int64_t> shape;
-  for (int64_t d = 0; d < rank; ++d)
-    shape.push_back(shapeOf(cropped)[d] + positive[d] + positive[d + rank]);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size;
+    if (__builtin_add_overflow(shapeOf(cropped)[d], positive[d], &size) ||
+        __builtin_add_overflow(size, positive[d + rank], &size))
+      return ctx.fail("pads make a dim larger than 64 bits hold");
+    shape.push_back(size);
+  }
   auto type = RankedTensorType::get(shape, getElementTypeOrSelf(x.getType()));
   auto &b = ctx.b();
   Value padded = PadOp::create(b, ctx.getLoc(), type, cropped,

@@ -117,7 +117,9 @@ def TransposeWeights : Pass<"kiln-transpose-weights", "mlir::func::FuncOp"> {
     N x K instead (transB): each output then reads a contiguous row of B (a
     GPU warp per output, coalesced, kiln-distribute-rows-to-lanes; on the
     CPU a vector dot product per output instead of a register tile walking
-    a column panel at a stride of N).
+    a column panel at a stride of N). A `kiln.matmul` of one row by a
+    constant float32 matrix with such a K (a Keras Dense layer at batch 1)
+    becomes that Gemm first.
   }];
   let options = [
     Option<"oneRowMinK", "one-row-min-k", "int64_t", "0",

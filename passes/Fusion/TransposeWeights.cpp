@@ -50,7 +50,35 @@ struct TransposeWeightsPass
     return a.getDimSize(gemm.getTransA() ? 0 : 1);
   }
 
+  /// A MatMul of one row by a constant float32 matrix (a Keras Dense layer
+  /// at batch 1) whose K is at least `oneRowMinK` becomes the same Gemm, for
+  /// the Gemm rule below to give it N x K weights (on GPU targets it was
+  /// split along K instead, one thread per output and part: 64 blocks for
+  /// MTCNN's 1152 x 256 layer).
+  void oneRowMatMulsAsGemms() {
+    if (oneRowMinK <= 0)
+      return;
+    getOperation().walk([&](MatMulOp matmul) {
+      auto a = dyn_cast<RankedTensorType>(matmul.getLhs().getType());
+      auto b = dyn_cast<RankedTensorType>(matmul.getRhs().getType());
+      if (!a || !b || a.getRank() != 2 || b.getRank() != 2 ||
+          a.getDimSize(0) != 1 || a.getDimSize(1) < oneRowMinK ||
+          !b.hasStaticShape() || !b.getElementType().isF32() ||
+          !matmul.getRhs().getDefiningOp<ConstantOp>())
+        return;
+      OpBuilder builder(matmul);
+      auto gemm = GemmOp::create(
+          builder, matmul.getLoc(), matmul.getType(), matmul.getLhs(),
+          matmul.getRhs(), Value(), builder.getF32FloatAttr(1.0f),
+          builder.getF32FloatAttr(1.0f), builder.getBoolAttr(false),
+          builder.getBoolAttr(false));
+      matmul.replaceAllUsesWith(gemm.getResult());
+      matmul.erase();
+    });
+  }
+
   void runOnOperation() override {
+    oneRowMatMulsAsGemms();
     // One transposed copy per weight and layout, however many Gemms read it
     // (an unrolled LSTM reads its recurrent weights once per step).
     DenseMap<std::pair<Operation *, int>, Value> transposedCopies;

@@ -94,3 +94,23 @@ func.func @linear_rows(%x: tensor<4x3xf32>) -> tensor<4x2xf32> {
   %y = kiln.gemm %x, %w, %b {transB = true} : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<4x2xf32>
   return %y : tensor<4x2xf32>
 }
+
+// -----
+
+// A MatMul of one row by a constant matrix (a Keras Dense layer at batch
+// 1) with K at least one-row-min-k becomes the Gemm that reads the weights
+// N x K; a shorter K, or a MatMul of several rows, stays a MatMul.
+// CHECK-LABEL: func.func @one_row_matmul
+// CHECK: kiln.matmul %arg0, %{{.+}} : tensor<1x3xf32>, tensor<3x2xf32> -> tensor<1x2xf32>
+// CHECK: kiln.matmul %arg1, %{{.+}} : tensor<4x3xf32>, tensor<3x2xf32> -> tensor<4x2xf32>
+// CHECK-NOT: kiln.gemm
+// ROWS-LABEL: func.func @one_row_matmul
+// ROWS: %[[NK:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 3.000000e+00, 5.000000e+00], [2.000000e+00, 4.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+// ROWS: kiln.gemm %arg0, %[[NK]] {transB = true} : (tensor<1x3xf32>, tensor<2x3xf32>) -> tensor<1x2xf32>
+// ROWS: kiln.matmul %arg1, %{{.+}} : tensor<4x3xf32>, tensor<3x2xf32> -> tensor<4x2xf32>
+func.func @one_row_matmul(%x: tensor<1x3xf32>, %rows: tensor<4x3xf32>) -> (tensor<1x2xf32>, tensor<4x2xf32>) {
+  %w = kiln.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %y = kiln.matmul %x, %w : tensor<1x3xf32>, tensor<3x2xf32> -> tensor<1x2xf32>
+  %z = kiln.matmul %rows, %w : tensor<4x3xf32>, tensor<3x2xf32> -> tensor<4x2xf32>
+  return %y, %z : tensor<1x2xf32>, tensor<4x2xf32>
+}
