@@ -128,6 +128,19 @@ FailureOr<Value> labelsOf(NodeContext &ctx, Value candidates,
                               {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
 }
 
+/// A classifier's outputs: the labels of the best `candidates` and the
+/// post-transformed scores.
+LogicalResult setClassifierOutputs(NodeContext &ctx, Value candidates,
+                                   Value scores, ArrayRef<int64_t> labels) {
+  auto label = labelsOf(ctx, candidates, labels);
+  auto transformed = postTransform(ctx, scores);
+  if (failed(label) || failed(transformed))
+    return failure();
+  ctx.setOutput(0, *label);
+  ctx.setOutput(1, *transformed);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Tree ensembles
 //===----------------------------------------------------------------------===//
@@ -524,13 +537,7 @@ LogicalResult importTreeEnsembleClassifier(NodeContext &ctx) {
       return failure();
     candidates = *masked;
   }
-  auto label = labelsOf(ctx, candidates, *labels);
-  auto transformed = postTransform(ctx, *scores);
-  if (failed(label) || failed(transformed))
-    return failure();
-  ctx.setOutput(0, *label);
-  ctx.setOutput(1, *transformed);
-  return success();
+  return setClassifierOutputs(ctx, candidates, *scores, *labels);
 }
 
 //===----------------------------------------------------------------------===//
@@ -570,13 +577,7 @@ LogicalResult importLinearClassifier(NodeContext &ctx) {
   auto scores = linearScores(ctx, *x, labels->size());
   if (failed(scores))
     return failure();
-  auto label = labelsOf(ctx, *scores, *labels);
-  auto transformed = postTransform(ctx, *scores);
-  if (failed(label) || failed(transformed))
-    return failure();
-  ctx.setOutput(0, *label);
-  ctx.setOutput(1, *transformed);
-  return success();
+  return setClassifierOutputs(ctx, *scores, *scores, *labels);
 }
 
 LogicalResult importLinearRegressor(NodeContext &ctx) {
