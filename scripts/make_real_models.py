@@ -279,6 +279,11 @@ def _extra_trees_regressor():
     return ExtraTreesRegressor(n_estimators=16, max_depth=6, random_state=0)
 
 
+def _random_forest_binary():
+    from sklearn.ensemble import RandomForestClassifier
+    return RandomForestClassifier(n_estimators=16, max_depth=6, random_state=0)
+
+
 def _logistic_regression():
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
@@ -306,6 +311,15 @@ EXPORTED = [
     Exported("sklearn_gradient_boosting", "GradientBoostingClassifier", "wine", SKL2ONNX,
              "classic ML: gradient boosting, softmax (TreeEnsembleClassifier)",
              sklearn_model(_gradient_boosting_classifier, "load_wine")),
+    Exported("sklearn_random_forest_binary", "RandomForestClassifier", "breast_cancer",
+             SKL2ONNX, "classic ML: two classes, probabilities (TreeEnsembleClassifier)",
+             sklearn_model(_random_forest_binary, "load_breast_cancer")),
+    Exported("sklearn_gradient_boosting_binary", "GradientBoostingClassifier", "breast_cancer",
+             SKL2ONNX, "classic ML: two classes, logistic (TreeEnsembleClassifier)",
+             sklearn_model(_gradient_boosting_classifier, "load_breast_cancer")),
+    Exported("sklearn_logistic_regression_binary", "StandardScaler + LogisticRegression",
+             "breast_cancer", SKL2ONNX, "classic ML: two classes (LinearClassifier)",
+             sklearn_model(_logistic_regression, "load_breast_cancer")),
     Exported("sklearn_gradient_boosting_regressor", "GradientBoostingRegressor", "diabetes",
              SKL2ONNX, "classic ML: regression trees (TreeEnsembleRegressor)",
              sklearn_model(_gradient_boosting_regressor, "load_diabetes")),

@@ -20,6 +20,7 @@ Writes (all deterministic; fixed seeds):
        test/models/strided_stems/  opset 17, first convolutions at stride 2 and 4 on 3 channels
        test/models/classifier_b1/  opset 13, Gemms on one row (weights read N x K)
        test/models/tree_ensembles/ opset 17 + ai.onnx.ml 3, hand-built tree ensembles
+       test/models/binary_classifiers/ opset 17 + ai.onnx.ml 3, two-class trees and linear models
        test/models/pad_computed_value/ opset 13, Pad values read at run time
        examples/tiny_cnn/          opset 13, the bundled example
   B. Importer test models (no data) in test/Import/models/*.onnx.
@@ -320,6 +321,49 @@ def build_tree_ensembles():
     x[3, 2] = np.nan  # EQ fails, NEQ holds
     x[4, 1] = 0.5     # GTE at its threshold
     x[5, 0] = -0.5    # GT at its threshold
+    return model, [{"x": x}]
+
+
+def build_binary_classifiers():
+    # Two classes scored by one value s, onnxruntime's special case: trees
+    # whose weights are all probabilities (decision at 0.5), trees with a
+    # negative weight (decision at 0) under LOGISTIC, and a LinearClassifier
+    # with one row of coefficients. onnxruntime 1.32 applies LOGISTIC to the
+    # first and the last as well, where 1.20 did not: those transforms are
+    # checked by test/Import/classic-ml.test instead.
+    tree = dict(
+        nodes_treeids=[0, 0, 0, 1, 1, 1],
+        nodes_nodeids=[0, 1, 2, 0, 1, 2],
+        nodes_featureids=[0, 0, 0, 1, 0, 0],
+        nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF", "BRANCH_LT", "LEAF", "LEAF"],
+        nodes_values=[0.0, 0, 0, 0.5, 0, 0],
+        nodes_truenodeids=[1, 0, 0, 1, 0, 0],
+        nodes_falsenodeids=[2, 0, 0, 2, 0, 0],
+        class_treeids=[0, 0, 1, 1], class_nodeids=[1, 2, 1, 2], class_ids=[0, 0, 0, 0])
+    probabilities = helper.make_node(
+        "TreeEnsembleClassifier", ["x"], ["label_p", "scores_p"], name="probabilities",
+        domain="ai.onnx.ml", classlabels_int64s=[4, 6],
+        class_weights=[0.1, 0.3, 0.2, 0.35], **tree)
+    margins = helper.make_node(
+        "TreeEnsembleClassifier", ["x"], ["label_m", "scores_m"], name="margins",
+        domain="ai.onnx.ml", classlabels_int64s=[0, 1], base_values=[0.25],
+        post_transform="LOGISTIC", class_weights=[-0.5, 0.4, 0.3, -0.1], **tree)
+    linear = [helper.make_node(
+        "LinearClassifier", ["x"], ["label_l" + t, "scores_l" + t], name="linear_" + t,
+        domain="ai.onnx.ml", classlabels_ints=[2, 8], coefficients=[0.5, -1.0],
+        intercepts=[0.1], post_transform=t) for t in ("NONE", "SOFTMAX")]
+    outputs = []
+    for suffix in ("_p", "_m", "_lNONE", "_lSOFTMAX"):
+        outputs += [vi("label" + suffix, [8], TensorProto.INT64), vi("scores" + suffix, [8, 2])]
+    g = helper.make_graph([probabilities, margins] + linear, "binary_classifiers",
+                          [vi("x", [8, 2])], outputs)
+    model = helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)],
+        ir_version=IR_FOR_OPSET[17], producer_name="kiln-make_test_models",
+        producer_version="1")
+    rng = np.random.default_rng(1024)
+    x = np.round(rng.standard_normal((8, 2)), 1).astype(np.float32)
+    x[0] = [0.0, 0.5]  # both trees at their thresholds
     return model, [{"x": x}]
 
 
@@ -1491,7 +1535,8 @@ def build_import_models():
          init("gw", weights(rnn_rng, (1, 12, 2), 2)), init("gr", weights(rnn_rng, (1, 12, 4), 4)),
          init("gb", bias(rnn_rng, 24).reshape(1, 24))], opset=17)
     # ai.onnx.ml tree ensembles the importer walks (a tree of depth 2) or
-    # refuses by name (two classes, string labels, MIN aggregation).
+    # refuses by name (two classes that both carry weights, string labels, MIN
+    # aggregation).
     def ml_model(name, node, outputs):
         g = helper.make_graph([node], name, [vi("x", [4, 2])], outputs)
         model = helper.make_model(
@@ -1514,8 +1559,15 @@ def build_import_models():
     ml_model("tree_classifier_two_classes",
              helper.make_node("TreeEnsembleClassifier", ["x"], ["label", "scores"], "trees",
                               domain="ai.onnx.ml", classlabels_int64s=[0, 1],
-                              class_treeids=[0], class_nodeids=[2], class_ids=[0],
-                              class_weights=[1.0], **depth2),
+                              class_treeids=[0, 0, 0], class_nodeids=[2, 3, 4],
+                              class_ids=[0, 1, 1], class_weights=[1.0, 1.0, 1.0], **depth2),
+             [vi("label", [4], TensorProto.INT64), vi("scores", [4, 2])])
+    ml_model("tree_classifier_binary_logistic",
+             helper.make_node("TreeEnsembleClassifier", ["x"], ["label", "scores"], "trees",
+                              domain="ai.onnx.ml", classlabels_int64s=[0, 1],
+                              post_transform="LOGISTIC", class_treeids=[0, 0, 0],
+                              class_nodeids=[2, 3, 4], class_ids=[0, 0, 0],
+                              class_weights=[0.2, 0.6, 0.9], **depth2),
              [vi("label", [4], TensorProto.INT64), vi("scores", [4, 2])])
     ml_model("tree_classifier_strings",
              helper.make_node("TreeEnsembleClassifier", ["x"], ["label", "scores"], "trees",
@@ -1622,6 +1674,7 @@ def main():
         (build_classifier_b1, os.path.join(E2E_DIR, "classifier_b1")),
         (build_zero_size, os.path.join(E2E_DIR, "zero_size")),
         (build_tree_ensembles, os.path.join(E2E_DIR, "tree_ensembles")),
+        (build_binary_classifiers, os.path.join(E2E_DIR, "binary_classifiers")),
         (build_box_distribution, os.path.join(E2E_DIR, "box_distribution")),
         (build_strided_depthwise_bn, os.path.join(E2E_DIR, "strided_depthwise_bn")),
         (build_onehot_dense, os.path.join(E2E_DIR, "onehot_dense")),

@@ -13,10 +13,12 @@
 // - Scaler, Normalizer and ArrayFeatureExtractor are elementwise ops,
 //   reductions and a Gather.
 //
-// What onnxruntime computes by rules of its own is refused by name: a
-// two-class TreeEnsembleClassifier or LinearClassifier (its labels and
-// scores for two classes follow special cases), string labels, and the
-// SOFTMAX_ZERO and PROBIT transforms.
+// Two classes scored by one value s follow onnxruntime's special case:
+// label 1 where s passes a threshold, scores [1 - s, s], [-s, s] or the
+// logistic of both (see setBinaryClassifierOutputs). What onnxruntime computes
+// by rules of its own beyond that is refused by name: two classes that both
+// carry tree weights, string labels, and the SOFTMAX_ZERO and PROBIT
+// transforms.
 //
 //===----------------------------------------------------------------------===//
 #include "ConstantEvaluator.h"
@@ -138,6 +140,53 @@ LogicalResult setClassifierOutputs(NodeContext &ctx, Value candidates,
     return failure();
   ctx.setOutput(0, *label);
   ctx.setOutput(1, *transformed);
+  return success();
+}
+
+/// How onnxruntime scores two classes from one value s per row ([N, 1]).
+enum class BinaryScores {
+  Complement, ///< [1 - s, s]
+  Negation,   ///< [-s, s]
+  Logistic,   ///< [sigmoid(-s), sigmoid(s)]
+};
+
+/// The label (labels[1] where s > threshold) and the two scores of a
+/// two-class model from its one score.
+LogicalResult setBinaryClassifierOutputs(NodeContext &ctx, Value s,
+                                         ArrayRef<int64_t> labels,
+                                         double threshold, BinaryScores rule) {
+  auto &b = ctx.b();
+  Type i64 = b.getIntegerType(64);
+  auto positive =
+      ctx.create<GreaterOp>(ValueRange{s, ctx.scalar(s, threshold)});
+  if (failed(positive))
+    return failure();
+  auto label = ctx.create<WhereOp>(
+      ValueRange{*positive, constantOf(ctx, {1}, i64, {double(labels[1])}),
+                 constantOf(ctx, {1}, i64, {double(labels[0])})});
+  FailureOr<Value> first = failure(), second = s;
+  switch (rule) {
+  case BinaryScores::Complement:
+    first = ctx.create<SubOp>(ValueRange{ctx.scalar(s, 1.0), s});
+    break;
+  case BinaryScores::Negation:
+    first = ctx.create<NegOp>(s);
+    break;
+  case BinaryScores::Logistic:
+    if (auto negated = ctx.create<NegOp>(s); succeeded(negated))
+      first = ctx.create<SigmoidOp>(*negated);
+    second = ctx.create<SigmoidOp>(s);
+    break;
+  }
+  if (failed(label) || failed(first) || failed(second))
+    return failure();
+  auto scores =
+      ctx.create<ConcatOp>(ValueRange{*first, *second},
+                           {b.getNamedAttr("axis", b.getI64IntegerAttr(1))});
+  if (failed(scores))
+    return failure();
+  ctx.setOutput(0, reshapeTo(ctx, *label, {shapeOf(s)[0]}));
+  ctx.setOutput(1, *scores);
   return success();
 }
 
@@ -489,11 +538,55 @@ classLabels(NodeContext &ctx, StringRef intsName, StringRef stringsName) {
     return ctx.fail("string class labels are not supported (tensors of "
                     "strings); export integer labels");
   std::vector<int64_t> labels = intsOf(ctx, intsName);
-  if (labels.size() < 3)
+  if (labels.size() < 2)
     return ctx.fail(Twine(labels.size()) +
-                    " classes: onnxruntime scores one or two classes by "
-                    "rules of its own, which are not supported yet");
+                    " class labels: a classifier needs two or more");
   return labels;
+}
+
+/// A two-class tree ensemble whose weights all score class 0 (what skl2onnx
+/// writes): s is their sum plus the one base value.
+LogicalResult importBinaryTreeClassifier(NodeContext &ctx, Value x,
+                                         ArrayRef<int64_t> labels) {
+  if (llvm::any_of(intsOf(ctx, "class_ids"), [](int64_t id) { return id; }))
+    return ctx.fail("two classes with weights for class 1: onnxruntime "
+                    "scores them by rules of its own, which are not "
+                    "supported yet");
+  std::vector<double> base = floatsOf(ctx, "base_values");
+  if (base.size() > 1)
+    return ctx.fail("two classes scored by one weight take at most one "
+                    "base value, not " +
+                    Twine(base.size()));
+  std::string transform = ctx.stringAttr("post_transform", "NONE");
+  if (transform == "PROBIT")
+    return ctx.fail("post_transform 'PROBIT' is not supported yet");
+  auto forest = readForest(ctx);
+  if (failed(forest))
+    return failure();
+  auto leaves = readLeafWeights(ctx, *forest, "class", 1);
+  if (failed(leaves))
+    return failure();
+  // onnxruntime ignores the base value of a row no leaf weighs: refused.
+  for (size_t node = 0; node < forest->modes.size(); ++node)
+    if (forest->modes[node] == Branch::Leaf && !leaves->hasWeight[node])
+      return ctx.fail("leaf " + Twine(node) +
+                      " has no weight, which is not supported yet");
+  auto leafNodes = walkTrees(ctx, *forest, x);
+  if (failed(leafNodes))
+    return failure();
+  auto s = aggregate(ctx, *leafNodes, leaves->weights, 1, ctx.b().getF32Type(),
+                     false);
+  if (failed(s))
+    return failure();
+  // Weights that are all probabilities (no negative one) put the decision
+  // at 0.5, others at 0.
+  bool allPositive = llvm::all_of(floatsOf(ctx, "class_weights"),
+                                  [](double w) { return w >= 0; });
+  BinaryScores rule = transform == "LOGISTIC" ? BinaryScores::Logistic
+                      : allPositive           ? BinaryScores::Complement
+                                              : BinaryScores::Negation;
+  return setBinaryClassifierOutputs(ctx, *s, labels, allPositive ? 0.5 : 0.0,
+                                    rule);
 }
 
 LogicalResult importTreeEnsembleClassifier(NodeContext &ctx) {
@@ -503,6 +596,8 @@ LogicalResult importTreeEnsembleClassifier(NodeContext &ctx) {
   auto labels = classLabels(ctx, "classlabels_int64s", "classlabels_strings");
   if (failed(labels))
     return failure();
+  if (labels->size() == 2)
+    return importBinaryTreeClassifier(ctx, *x, *labels);
   int64_t classes = labels->size();
   auto forest = readForest(ctx);
   if (failed(forest))
@@ -574,10 +669,26 @@ LogicalResult importLinearClassifier(NodeContext &ctx) {
   auto labels = classLabels(ctx, "classlabels_ints", "classlabels_strings");
   if (failed(labels))
     return failure();
-  auto scores = linearScores(ctx, *x, labels->size());
+  // onnxruntime scores as many classes as there are intercepts; one score
+  // for two labels is the binary case.
+  int64_t scored = floatsOf(ctx, "intercepts").size();
+  bool binary = labels->size() == 2 && scored == 1;
+  if (!binary && scored != int64_t(labels->size()))
+    return ctx.fail(Twine(scored) + " intercepts for " + Twine(labels->size()) +
+                    " class labels");
+  auto scores = linearScores(ctx, *x, scored);
   if (failed(scores))
     return failure();
-  return setClassifierOutputs(ctx, *scores, *scores, *labels);
+  if (!binary)
+    return setClassifierOutputs(ctx, *scores, *scores, *labels);
+  std::string transform = ctx.stringAttr("post_transform", "NONE");
+  if (transform == "PROBIT")
+    return ctx.fail("post_transform 'PROBIT' is not supported yet");
+  // onnxruntime writes [1 - s, s] for every other transform.
+  return setBinaryClassifierOutputs(ctx, *scores, *labels, 0.0,
+                                    transform == "LOGISTIC"
+                                        ? BinaryScores::Logistic
+                                        : BinaryScores::Complement);
 }
 
 LogicalResult importLinearRegressor(NodeContext &ctx) {
@@ -668,11 +779,11 @@ LogicalResult importArrayFeatureExtractor(NodeContext &ctx) {
 // clang-format off
 void onnx_import::registerClassicMLOps(OpRegistry &registry) {
   registry.addInDomain(kMLDomain, "ArrayFeatureExtractor", 1, 1, "domain ai.onnx.ml", importArrayFeatureExtractor);
-  registry.addInDomain(kMLDomain, "LinearClassifier", 1, 1, "domain ai.onnx.ml; three or more integer classes; post_transform NONE, SOFTMAX, LOGISTIC", importLinearClassifier);
+  registry.addInDomain(kMLDomain, "LinearClassifier", 1, 1, "domain ai.onnx.ml; two or more integer classes; post_transform NONE, SOFTMAX, LOGISTIC", importLinearClassifier);
   registry.addInDomain(kMLDomain, "LinearRegressor", 1, 1, "domain ai.onnx.ml; post_transform NONE", importLinearRegressor);
   registry.addInDomain(kMLDomain, "Normalizer", 1, 1, "domain ai.onnx.ml; MAX, L1, L2", importNormalizer);
   registry.addInDomain(kMLDomain, "Scaler", 1, 1, "domain ai.onnx.ml", importScaler);
-  registry.addInDomain(kMLDomain, "TreeEnsembleClassifier", 1, 3, "domain ai.onnx.ml; three or more integer classes; post_transform NONE, SOFTMAX, LOGISTIC; all branch modes, missing values", importTreeEnsembleClassifier);
+  registry.addInDomain(kMLDomain, "TreeEnsembleClassifier", 1, 3, "domain ai.onnx.ml; two or more integer classes (two: weights for class 0 only); post_transform NONE, SOFTMAX, LOGISTIC; all branch modes, missing values", importTreeEnsembleClassifier);
   registry.addInDomain(kMLDomain, "TreeEnsembleRegressor", 1, 3, "domain ai.onnx.ml; aggregate SUM, AVERAGE; post_transform NONE; all branch modes, missing values", importTreeEnsembleRegressor);
 }
 // clang-format on
