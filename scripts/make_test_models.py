@@ -1283,6 +1283,20 @@ def build_import_models():
         [vi("x", [2, 3]), vi("u", [2, 1])], [vi("y", [2, 3])],
         inits=[init("idx", np.array([[1], [3]], dtype=np.int64))],
         ort_check=False)
+    # The same ops with indices that are graph inputs: each gets a check
+    # that fails the run when an index is out of range.
+    imp("gather_runtime_indices",
+        [n("Gather", ["x", "idx"], ["y"], "gather", axis=0)],
+        [vi("x", [3, 4]), vi("idx", [2], TensorProto.INT64)], [vi("y", [2, 4])],
+        ort_check=False)
+    imp("gathernd_runtime_indices",
+        [n("GatherND", ["x", "idx"], ["y"], "gather_nd")],
+        [vi("x", [3, 4]), vi("idx", [2, 2], TensorProto.INT64)], [vi("y", [2])],
+        ort_check=False)
+    imp("scatter_runtime_indices",
+        [n("ScatterElements", ["x", "idx", "u"], ["y"], "scatter", axis=1)],
+        [vi("x", [2, 3]), vi("idx", [2, 1], TensorProto.INT64), vi("u", [2, 1])],
+        [vi("y", [2, 3])], ort_check=False)
     # Constants computed at compile time against --max-folded-bytes: an
     # [8, 8] ConstantOfShape (256 bytes; no kernel of its own) and a
     # [256, 256] Tile of a scalar (256 KiB; a kernel when past the budget).

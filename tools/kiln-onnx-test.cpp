@@ -122,7 +122,12 @@ std::vector<TestCase> findTests() {
   auto consider = [&](llvm::StringRef dir) {
     if (!fs::exists(dir + "/model.onnx"))
       return false;
-    std::string name = path::filename(dir).str();
+    // "models/m/" is test "m", as "models/m" is; "." is the folder's name.
+    llvm::SmallString<256> real;
+    std::string name = path::filename(dir.rtrim('/')).str();
+    if ((name.empty() || name == "." || name == "..") &&
+        !fs::real_path(dir, real))
+      name = path::filename(real).str();
     if (filter.empty() || pattern.match(name))
       tests.push_back({name, dir.str()});
     return true;

@@ -63,30 +63,33 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   return success();
 }
 
-/// kiln.name, the ONNX graph input or output a value of @main is: the only
-/// kiln attribute of arguments and results.
+/// kiln.name, the ONNX graph input or output a value of @main is, on
+/// arguments and results; kiln.check, a run-time check's error, on results.
 static LogicalResult verifyValueName(Operation *op, NamedAttribute attribute,
-                                     StringRef what) {
-  if (attribute.getName() == attrs::kName)
+                                     StringRef what, bool isResult) {
+  StringAttr name = attribute.getName();
+  if (name == attrs::kName || (isResult && name == attrs::kCheck))
     return success(isa<StringAttr>(attribute.getValue()) ||
-                   (op->emitError() << "'" << attrs::kName << "' of " << what
+                   (op->emitError() << "'" << name.getValue() << "' of " << what
                                     << " must be a string",
                     false));
-  return op->emitError() << "'" << attribute.getName().getValue() << "' on "
-                         << what
+  return op->emitError() << "'" << name.getValue() << "' on " << what
                          << " is not an attribute the kiln dialect declares "
                             "(only '"
-                         << attrs::kName << "')";
+                         << attrs::kName << "'"
+                         << (isResult ? " and '" + attrs::kCheck.str() + "'"
+                                      : std::string())
+                         << ")";
 }
 
 LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                     unsigned,
                                                     NamedAttribute attribute) {
-  return verifyValueName(op, attribute, "an argument");
+  return verifyValueName(op, attribute, "an argument", false);
 }
 
 LogicalResult
 KilnDialect::verifyRegionResultAttribute(Operation *op, unsigned, unsigned,
                                          NamedAttribute attribute) {
-  return verifyValueName(op, attribute, "a result");
+  return verifyValueName(op, attribute, "a result", true);
 }

@@ -412,7 +412,17 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
       return main.emitError("input ") << i << " has an unsupported dtype";
     inputs.push_back(*info);
   }
+  std::vector<flatbuffers::Offset<fb::Check>> checks;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (auto check =
+            main.getResultAttrOfType<StringAttr>(i, kiln::attrs::kCheck)) {
+      auto info = tensorInfo(v, "check_" + std::to_string(checks.size()));
+      if (failed(info))
+        return main.emitError("check ") << i << " has an unsupported dtype";
+      checks.push_back(fb::CreateCheck(
+          fbb, fbb.CreateString(check.getValue().str()), *info));
+      continue;
+    }
     auto name = main.getResultAttrOfType<StringAttr>(i, kiln::attrs::kName);
     auto info = tensorInfo(v, name ? name.getValue()
                                    : StringRef("output_" + std::to_string(i)));
@@ -457,7 +467,7 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
       fbb.CreateString(target), objectVector, weightVector, arenaSize,
       fbb.CreateVector(bufferTables), fbb.CreateVector(inputs),
       fbb.CreateVector(outputs), fbb.CreateVector(dispatches),
-      fbb.CreateVector(imageTables), splatSize);
+      fbb.CreateVector(imageTables), splatSize, fbb.CreateVector(checks));
   fb::FinishModelBuffer(fbb, model);
 
   if (summary) {

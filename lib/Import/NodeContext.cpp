@@ -144,12 +144,14 @@ LogicalResult NodeContext::requireIndices(Value indices) {
   return success();
 }
 
-LogicalResult
-NodeContext::requireConstIndicesInRange(size_t i, ArrayRef<int64_t> dims,
-                                        ArrayRef<int64_t> dataShape) {
-  const ConstTensor *indices = constInput(i);
-  if (!indices || dims.empty())
+LogicalResult NodeContext::requireIndicesInRange(size_t i,
+                                                 ArrayRef<int64_t> dims,
+                                                 ArrayRef<int64_t> dataShape) {
+  if (dims.empty())
     return success();
+  const ConstTensor *indices = constInput(i);
+  if (!indices)
+    return checkIndicesAtRunTime(i, dims, dataShape);
   std::vector<int64_t> values = indices->asInts();
   for (size_t e = 0; e < values.size(); ++e) {
     int64_t dim = dims[e % dims.size()], size = dataShape[dim];
@@ -160,6 +162,60 @@ NodeContext::requireConstIndicesInRange(size_t i, ArrayRef<int64_t> dims,
                 Twine(size) + " (an index is in [" + Twine(-size) + ", " +
                 Twine(size - 1) + "])");
   }
+  return success();
+}
+
+/// `indices < -size || indices >= size`, one size per position along the
+/// last dim when `dims` has several, kept as a check of the run.
+LogicalResult NodeContext::checkIndicesAtRunTime(size_t i,
+                                                 ArrayRef<int64_t> dims,
+                                                 ArrayRef<int64_t> dataShape) {
+  Value indices = input(i);
+  if (!indices)
+    return failure();
+  auto type = cast<RankedTensorType>(indices.getType());
+  if (!type.hasStaticShape() || type.getNumElements() == 0)
+    return success();
+  std::vector<double> lowest, end;
+  std::string sizes;
+  for (int64_t dim : dims) {
+    if (ShapedType::isDynamic(dataShape[dim]))
+      return success();
+    lowest.push_back(double(-dataShape[dim]));
+    end.push_back(double(dataShape[dim]));
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(dataShape[dim]);
+  }
+  SmallVector<int64_t> boundShape;
+  if (dims.size() > 1)
+    boundShape.push_back(int64_t(dims.size()));
+  auto boundType = RankedTensorType::get(boundShape, type.getElementType());
+  auto below = create<LessOp>({indices, constant(boundType, lowest)});
+  auto past = create<GreaterEqualOp>({indices, constant(boundType, end)});
+  if (failed(below) || failed(past))
+    return failure();
+  auto outside = create<OrOp>({*below, *past});
+  if (failed(outside))
+    return failure();
+  std::string what =
+      dims.size() == 1
+          ? "data dim " + std::to_string(dims[0]) + " of size " + sizes
+          : "the data dims of sizes [" + sizes + "]";
+  std::string name = node.name();
+  if (auto named = dyn_cast<NameLoc>(loc))
+    name = named.getName().str();
+  // Its own name: the check's kernel is not the node's.
+  Location checkLoc = NameLoc::get(b().getStringAttr(name + " index check"));
+  for (Value v : {*below, *past, *outside}) {
+    Operation *op = v.getDefiningOp();
+    op->setLoc(checkLoc);
+    for (Value operand : op->getOperands())
+      if (Operation *bound = operand.getDefiningOp<ConstantOp>())
+        bound->setLoc(checkLoc);
+  }
+  importer.runtimeChecks.push_back(
+      {*outside, "node '" + name + "' (" + node.op_type() + "): input '" +
+                     node.input(i) + "' holds an index out of range for " +
+                     what});
   return success();
 }
 

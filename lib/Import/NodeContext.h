@@ -73,13 +73,15 @@ public:
   mlir::FailureOr<int64_t> axisAttr(int64_t dflt, int64_t rank);
   /// Fails unless `indices` holds int32 or int64.
   mlir::LogicalResult requireIndices(mlir::Value indices);
-  /// When input `i` is a constant, fails unless each of its values indexes
-  /// the dim of `dataShape` it is for: `dims[e % dims.size()]` for element
-  /// e (one axis for Gather; for GatherND one dim per position along the
-  /// last dim). onnxruntime refuses such a model; the kernels would clamp.
-  mlir::LogicalResult
-  requireConstIndicesInRange(size_t i, llvm::ArrayRef<int64_t> dims,
-                             llvm::ArrayRef<int64_t> dataShape);
+  /// Each value of input `i` must index the dim of `dataShape` it is for:
+  /// `dims[e % dims.size()]` for element e (one axis for Gather; for
+  /// GatherND one dim per position along the last dim). A constant input
+  /// that does not fails the import (onnxruntime refuses such a model);
+  /// any other gets a run-time check that fails the run, since the kernels
+  /// clamp the indices they read.
+  mlir::LogicalResult requireIndicesInRange(size_t i,
+                                            llvm::ArrayRef<int64_t> dims,
+                                            llvm::ArrayRef<int64_t> dataShape);
 
   /// Fails unless all values have the same element type.
   mlir::LogicalResult requireSameDtype(mlir::ValueRange values);
@@ -105,6 +107,11 @@ public:
                              std::string &error);
 
 private:
+  /// The run-time half of requireIndicesInRange.
+  mlir::LogicalResult checkIndicesAtRunTime(size_t i,
+                                            llvm::ArrayRef<int64_t> dims,
+                                            llvm::ArrayRef<int64_t> dataShape);
+
   GraphImporter &importer;
   mlir::FailureOr<mlir::Value>
   createInferred(llvm::StringRef opName, mlir::ValueRange operands,
@@ -162,7 +169,7 @@ mlir::LogicalResult importIndexedAlongAxis(NodeContext &ctx) {
     return mlir::failure();
   auto axis = ctx.axisAttr(0, rankOf(data));
   if (mlir::failed(axis) ||
-      mlir::failed(ctx.requireConstIndicesInRange(1, {*axis}, shapeOf(data))))
+      mlir::failed(ctx.requireIndicesInRange(1, {*axis}, shapeOf(data))))
     return mlir::failure();
   auto &b = ctx.b();
   return setResult(

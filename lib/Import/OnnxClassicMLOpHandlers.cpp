@@ -759,7 +759,7 @@ LogicalResult importArrayFeatureExtractor(NodeContext &ctx) {
   int64_t count = ShapedType::getNumElements(shapeOf(indices));
   Value flat = reshapeTo(ctx, indices, {count});
   SmallVector<int64_t> dims(shapeOf(x));
-  if (failed(ctx.requireConstIndicesInRange(1, {dims.back()}, {dims.back()})))
+  if (failed(ctx.requireIndicesInRange(1, {rankOf(x) - 1}, dims)))
     return failure();
   auto &b = ctx.b();
   auto taken = ctx.create<GatherOp>(

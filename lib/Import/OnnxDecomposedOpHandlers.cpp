@@ -560,7 +560,7 @@ static LogicalResult importGatherND(NodeContext &ctx) {
       indexShape.back() > (int64_t)dataShape.size())
     return ctx.fail("the last indices dim must be in [1, data rank]");
   int64_t k = indexShape.back();
-  if (failed(ctx.requireConstIndicesInRange(
+  if (failed(ctx.requireIndicesInRange(
           1, llvm::to_vector(llvm::seq<int64_t>(0, k)), dataShape)))
     return failure();
   auto &b = ctx.b();

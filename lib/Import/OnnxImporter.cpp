@@ -991,12 +991,18 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
     }
     results.push_back(it->second);
   }
+  // The run-time checks follow the graph outputs.
+  for (const auto &check : runtimeChecks)
+    results.push_back(check.first);
   func::ReturnOp::create(builder, func.getLoc(), results);
   func.setType(
       builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, kiln::attrs::kName,
                        builder.getStringAttr(output.name()));
+  for (auto [i, check] : llvm::enumerate(runtimeChecks))
+    func.setResultAttr(graph.output_size() + i, kiln::attrs::kCheck,
+                       builder.getStringAttr(check.second));
 
   if (failed(verify(module))) {
     module.erase();

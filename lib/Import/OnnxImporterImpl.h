@@ -96,6 +96,9 @@ private:
                        const std::string &needsConstant = "");
 
   std::vector<UnsupportedNode> unsupported;
+  /// Run-time checks (NodeContext::requireIndicesInRange): a tensor that is
+  /// all false on valid inputs, and the error a run reports otherwise.
+  std::vector<std::pair<mlir::Value, std::string>> runtimeChecks;
   std::set<std::string> poisoned;
   /// Bytes of the constants computed at import time so far, and the most
   /// the model may have (ImportOptions::maxFoldedBytes, resolved).

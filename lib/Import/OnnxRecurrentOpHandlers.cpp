@@ -384,7 +384,7 @@ static LogicalResult importScatterElements(NodeContext &ctx) {
     return failure();
   auto axis = ctx.axisAttr(0, rankOf(data));
   if (failed(axis) ||
-      failed(ctx.requireConstIndicesInRange(1, {*axis}, shapeOf(data))))
+      failed(ctx.requireIndicesInRange(1, {*axis}, shapeOf(data))))
     return failure();
   std::string reduction = ctx.stringAttr("reduction", "none");
   auto &b = ctx.b();
@@ -407,7 +407,7 @@ static LogicalResult importScatterND(NodeContext &ctx) {
   ArrayRef<int64_t> indexShape = shapeOf(indices);
   if (!indexShape.empty() && indexShape.back() >= 1 &&
       indexShape.back() <= rankOf(data) &&
-      failed(ctx.requireConstIndicesInRange(
+      failed(ctx.requireIndicesInRange(
           1, llvm::to_vector(llvm::seq<int64_t>(0, indexShape.back())),
           shapeOf(data))))
     return failure();

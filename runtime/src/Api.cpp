@@ -205,6 +205,8 @@ const char *kiln_status_string(kiln_status status) {
     return "internal error";
   case KILN_ERROR_SESSION_BUSY:
     return "session busy";
+  case KILN_ERROR_INVALID_INPUT_VALUE:
+    return "invalid input value";
   }
   return "unknown status";
 }

@@ -63,6 +63,10 @@ void CpuDevice::readOutput(int index, void *data, size_t bytes) const {
   std::memcpy(data, bufferData(model_.outputs()[index].buffer), bytes);
 }
 
+void CpuDevice::readCheck(int index, void *data, size_t bytes) const {
+  std::memcpy(data, bufferData(model_.checks()[index].tensor.buffer), bytes);
+}
+
 kiln_status CpuDevice::readBuffer(uint32_t index, void *data, size_t bytes) {
   std::memcpy(data, bufferData(index), bytes);
   return KILN_OK;

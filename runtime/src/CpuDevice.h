@@ -26,6 +26,7 @@ public:
   kiln_status run(double *dispatchMs,
                   const DispatchObserver *observer) override;
   void readOutput(int index, void *data, size_t bytes) const override;
+  void readCheck(int index, void *data, size_t bytes) const override;
   kiln_status readBuffer(uint32_t index, void *data, size_t bytes) override;
   int numThreads() const override;
 

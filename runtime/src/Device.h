@@ -38,6 +38,8 @@ public:
                           const DispatchObserver *observer) = 0;
   /// Copies output `index` out (sizes checked by the session).
   virtual void readOutput(int index, void *data, size_t bytes) const = 0;
+  /// Copies the tensor of run-time check `index` out after a run.
+  virtual void readCheck(int index, void *data, size_t bytes) const = 0;
   /// Copies `bytes` of buffer `index` out.
   virtual kiln_status readBuffer(uint32_t index, void *data, size_t bytes) = 0;
   /// What dispatch `index`'s kernel takes of the device; null where the

@@ -131,6 +131,8 @@ kiln_status GpuExecutor::init() {
     inputSlots_.push_back(slot(t));
   for (const TensorDesc &t : model_.outputs())
     outputSlots_.push_back(slot(t));
+  for (const CheckDesc &c : model_.checks())
+    checkSlots_.push_back(slot(c.tensor));
   void *pinned = nullptr;
   if (cu::Result r =
           d.memAllocHost(&pinned, std::max<uint64_t>(stagingBytes, 1)))
@@ -311,6 +313,10 @@ void GpuExecutor::readOutput(int index, void *data, size_t bytes) const {
   std::memcpy(data, staging_ + outputSlots_[index], bytes);
 }
 
+void GpuExecutor::readCheck(int index, void *data, size_t bytes) const {
+  std::memcpy(data, staging_ + checkSlots_[index], bytes);
+}
+
 kiln_status GpuExecutor::launch(size_t index) {
   const DispatchDesc &dispatch = model_.dispatches()[index];
   cu::Result r = driver_->launchKernel(
@@ -427,16 +433,20 @@ kiln_status GpuExecutor::run(double *dispatchMs,
                   std::string("launching the ") + apiName() + " graph"))
       return s;
   }
-  for (size_t i = 0; i < model_.outputs().size(); ++i) {
-    const TensorDesc &t = model_.outputs()[i];
+  auto copyOut = [&](const TensorDesc &t, uint64_t slot) {
     const BufferDesc &b = model_.buffers()[t.buffer];
-    cu::DevicePtr src = devicePointer(b);
-    if (t.bytes > 0)
-      if (kiln_status s = check(d.memcpyDtoHAsync(staging_ + outputSlots_[i],
-                                                  src, t.bytes, stream_),
-                                "copying output '" + t.name + "' to the host"))
-        return s;
-  }
+    if (t.bytes == 0)
+      return KILN_OK;
+    return check(
+        d.memcpyDtoHAsync(staging_ + slot, devicePointer(b), t.bytes, stream_),
+        "copying '" + t.name + "' to the host");
+  };
+  for (size_t i = 0; i < model_.outputs().size(); ++i)
+    if (kiln_status s = copyOut(model_.outputs()[i], outputSlots_[i]))
+      return s;
+  for (size_t i = 0; i < model_.checks().size(); ++i)
+    if (kiln_status s = copyOut(model_.checks()[i].tensor, checkSlots_[i]))
+      return s;
   return checkExecution(
       d.streamSynchronize(stream_),
       "running the model (a kernel faulted or the copies failed)");

@@ -36,6 +36,7 @@ public:
   kiln_status run(double *dispatchMs,
                   const DispatchObserver *observer) override;
   void readOutput(int index, void *data, size_t bytes) const override;
+  void readCheck(int index, void *data, size_t bytes) const override;
   /// Copies `bytes` of buffer `index` from the device (synchronously).
   kiln_status readBuffer(uint32_t index, void *data, size_t bytes) override;
   /// What dispatch `index`'s kernel takes of the device, read from the
@@ -79,11 +80,11 @@ private:
   cu::Module module_ = nullptr;
   cu::DevicePtr arena_ = 0, weights_ = 0, splat_ = 0;
   uint8_t *staging_ = nullptr;
-  std::vector<uint64_t> inputSlots_, outputSlots_;   // offsets into staging_
-  std::vector<cu::Function> functions_;              // per dispatch
-  std::vector<kiln_kernel_resources> resources_;     // per dispatch
-  std::vector<std::vector<cu::DevicePtr>> pointers_; // per dispatch
-  std::vector<std::vector<void *>> params_;          // -> pointers_
+  std::vector<uint64_t> inputSlots_, outputSlots_, checkSlots_; // in staging_
+  std::vector<cu::Function> functions_;                         // per dispatch
+  std::vector<kiln_kernel_resources> resources_;                // per dispatch
+  std::vector<std::vector<cu::DevicePtr>> pointers_;            // per dispatch
+  std::vector<std::vector<void *>> params_;                     // -> pointers_
   cu::GraphExec graph_ = nullptr;
   std::string deviceName_;
   std::string deadReason_; // set once a run faulted on the device

@@ -177,6 +177,24 @@ kiln_status Model::readTensors(const fb::Model &m, bool isInput) {
   return KILN_OK;
 }
 
+kiln_status Model::readChecks(const fb::Model &m) {
+  if (!m.checks())
+    return KILN_OK;
+  for (uint32_t i = 0; i < m.checks()->size(); ++i) {
+    const fb::Check *c = m.checks()->Get(i);
+    CheckDesc d{c->message()->str(), {}};
+    if (kiln_status s =
+            readTensor(c->tensor(), "check " + std::to_string(i), d.tensor))
+      return s;
+    if (buffers_[d.tensor.buffer].isWeight())
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  "check " + std::to_string(i) +
+                      " is not bound to an arena buffer");
+    checks_.push_back(std::move(d));
+  }
+  return KILN_OK;
+}
+
 kiln_status Model::readDispatches(const fb::Model &m) {
   for (uint32_t i = 0; i < m.dispatches()->size(); ++i) {
     const fb::Dispatch *fd = m.dispatches()->Get(i);
@@ -267,6 +285,8 @@ kiln_status Model::load(AlignedBytes bytes, size_t size) {
   if (kiln_status s = readTensors(m, /*isInput=*/true))
     return s;
   if (kiln_status s = readTensors(m, /*isInput=*/false))
+    return s;
+  if (kiln_status s = readChecks(m))
     return s;
   if (isGpu()) {
     if (kiln_status s = readGpuImages(m))

@@ -52,6 +52,13 @@ struct TensorDesc {
   uint32_t buffer;
 };
 
+/// A run-time check: its tensor's bytes are all zero after a run whose
+/// inputs are valid, else the run fails with `message`.
+struct CheckDesc {
+  std::string message;
+  TensorDesc tensor;
+};
+
 struct BufferDesc {
   enum Kind { Arena, Weight, Splat };
   Kind kind;
@@ -107,6 +114,7 @@ public:
   const std::vector<TensorDesc> &inputs() const { return inputs_; }
   const std::vector<TensorDesc> &outputs() const { return outputs_; }
   const std::vector<DispatchDesc> &dispatches() const { return dispatches_; }
+  const std::vector<CheckDesc> &checks() const { return checks_; }
 
   /// Index of the input/output called `name`, or -1.
   int findInput(const std::string &name) const;
@@ -118,6 +126,7 @@ private:
   kiln_status readTensor(const fb::TensorInfo *t, const std::string &label,
                          TensorDesc &d);
   kiln_status readTensors(const fb::Model &m, bool isInput);
+  kiln_status readChecks(const fb::Model &m);
   kiln_status readDispatches(const fb::Model &m);
   kiln_status readGpuImages(const fb::Model &m);
 
@@ -131,6 +140,7 @@ private:
   std::vector<BufferDesc> buffers_;
   std::vector<TensorDesc> inputs_, outputs_;
   std::vector<DispatchDesc> dispatches_;
+  std::vector<CheckDesc> checks_;
   KernelObject kernels_;
 };
 

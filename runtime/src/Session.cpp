@@ -77,7 +77,22 @@ kiln_status Session::run(double *dispatchMs, const DispatchObserver *observer) {
   if (kiln_status s =
           device_->run(dispatchMs, observer ? &observeDispatch : nullptr))
     return s;
+  if (kiln_status s = verifyChecks())
+    return s;
   hasRun_ = true;
+  return KILN_OK;
+}
+
+kiln_status Session::verifyChecks() {
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; i < model_->checks().size(); ++i) {
+    const CheckDesc &check = model_->checks()[i];
+    bytes.resize(check.tensor.bytes);
+    device_->readCheck(int(i), bytes.data(), bytes.size());
+    if (std::any_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b; }))
+      return fail(KILN_ERROR_INVALID_INPUT_VALUE,
+                  check.message + "; the run's outputs are not valid");
+  }
   return KILN_OK;
 }
 

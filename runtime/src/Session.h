@@ -40,6 +40,9 @@ public:
   int numThreads() const;
 
 private:
+  /// Fails with the message of the first run-time check that a run's
+  /// inputs did not pass.
+  kiln_status verifyChecks();
   /// The device called `device` ("cpu", "cuda" or "rocm").
   std::unique_ptr<Device> createDevice(const std::string &device,
                                        int numThreads) const;

@@ -157,6 +157,23 @@ TEST_F(CudaFaults, DataRoundTripsThroughDeviceMemory) {
   EXPECT_EQ(out[10], 5.0f); // the weights were uploaded
 }
 
+TEST_F(CudaFaults, ChecksAreCopiedBackWithTheOutputs) {
+  // A check on the input's device buffer: copied to the host with the
+  // outputs, then read; a non-zero byte fails the run with its message.
+  ArtifactSpec spec = cudaSpec();
+  spec.dispatches.clear();
+  spec.outputs = {{"same", fb::DType_F32, {N}, 0}};
+  spec.checks = {{"index out of range", {"check_0", fb::DType_F32, {N}, 0}}};
+  ASSERT_EQ(create(spec), KILN_OK) << lastError();
+  std::vector<float> x(N, 0.0f);
+  ASSERT_EQ(setX(x), KILN_OK);
+  ASSERT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+  x[5] = 2.0f;
+  ASSERT_EQ(setX(x), KILN_OK);
+  EXPECT_EQ(kiln_session_run(session), KILN_ERROR_INVALID_INPUT_VALUE);
+  EXPECT_EQ(lastError(), "index out of range; the run's outputs are not valid");
+}
+
 TEST_F(CudaFaults, OutOfDeviceMemoryNamesTheBytes) {
   fake->setMemory(8192); // the arena needs 12288
   EXPECT_EQ(create(), KILN_ERROR_OUT_OF_MEMORY);

@@ -419,6 +419,36 @@ TEST(Runtime, OutputsMayAliasInputsAndWeights) {
   EXPECT_EQ(out[10], 5.0f);
 }
 
+TEST(Runtime, FailedCheckFailsTheRun) {
+  // A check reads the bytes of a tensor the run wrote (here the input x
+  // itself): all zero passes, any other byte fails the run with the
+  // check's message, and the outputs stay unreadable until a run passes.
+  ArtifactSpec spec;
+  spec.checks = {{"node 'g' (Gather): input 'x' holds an index out of range",
+                  {"check_0", fb::DType_F32, {N}, 0}}};
+  Loaded l(spec);
+  std::vector<float> zeros(N, 0.0f), bad(N, 0.0f), out(N);
+  bad[N - 1] = 1.0f;
+  ASSERT_EQ(setX(l.session, bad), KILN_OK);
+  EXPECT_EQ(kiln_session_run(l.session), KILN_ERROR_INVALID_INPUT_VALUE);
+  EXPECT_EQ(lastError(), "node 'g' (Gather): input 'x' holds an index out of "
+                         "range; the run's outputs are not valid");
+  EXPECT_EQ(kiln_session_get_output(l.session, "y", out.data(), kTensorBytes),
+            KILN_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(setX(l.session, zeros), KILN_OK);
+  ASSERT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
+  expectY(l.session, zeros);
+  EXPECT_STREQ(kiln_status_string(KILN_ERROR_INVALID_INPUT_VALUE),
+               "invalid input value");
+}
+
+TEST(RuntimeErrors, CheckOnAWeightIsRefused) {
+  ArtifactSpec spec;
+  spec.checks = {{"m", {"check_0", fb::DType_F32, {N}, 3}}};
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"check 0 is not bound to an arena buffer"});
+}
+
 TEST(Runtime, OpensFromFile) {
   std::string path = ::testing::TempDir() + "/kiln_runtime_test.kiln";
   std::vector<uint8_t> bytes = ArtifactSpec().build();

@@ -74,6 +74,8 @@ struct ArtifactSpec {
   std::vector<DispatchSpec> dispatches = {
       {"add_one", {0, 1}, 7, {"Add_0"}},
       {"scale", {1, 3, 2}, 5, {"Mul_1", "Identity_2"}}};
+  /// Run-time checks: their messages and tensors.
+  std::vector<std::pair<std::string, TensorSpec>> checks;
 
   ArtifactSpec() {
     weights.resize(kTensorBytes);
@@ -109,10 +111,15 @@ struct ArtifactSpec {
     for (const GpuImageSpec &g : gpuImages)
       images.push_back(fb::CreateGpuImageDirect(b, g.chip.c_str(),
                                                 g.format.c_str(), &g.data));
+    std::vector<flatbuffers::Offset<fb::Check>> checkTables;
+    for (const auto &[message, tensor] : checks)
+      checkTables.push_back(
+          fb::CreateCheckDirect(b, message.c_str(), tensors({tensor}).front()));
     auto ins = tensors(inputs), outs = tensors(outputs);
-    auto root = fb::CreateModelDirect(b, version, "kiln-test", target.c_str(),
-                                      &kernelObject, &weights, arenaSize, &bufs,
-                                      &ins, &outs, &disps, &images, splatSize);
+    auto root =
+        fb::CreateModelDirect(b, version, "kiln-test", target.c_str(),
+                              &kernelObject, &weights, arenaSize, &bufs, &ins,
+                              &outs, &disps, &images, splatSize, &checkTables);
     fb::FinishModelBuffer(b, root);
     return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
   }

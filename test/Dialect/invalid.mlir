@@ -275,7 +275,22 @@ func.func @value_name_not_a_string(%x: tensor<4xf32> {kiln.name = 3 : i64}) {
 
 // -----
 
-// expected-error @+1 {{'kiln.nodes' on a result is not an attribute the kiln dialect declares (only 'kiln.name')}}
+// expected-error @+1 {{'kiln.nodes' on a result is not an attribute the kiln dialect declares (only 'kiln.name' and 'kiln.check')}}
 func.func @result_attribute(%x: tensor<4xf32>) -> (tensor<4xf32> {kiln.nodes = ["a"]}) {
   return %x : tensor<4xf32>
+}
+
+// -----
+
+// A run-time check's error is a result's attribute only.
+// expected-error @+1 {{'kiln.check' on an argument is not an attribute the kiln dialect declares (only 'kiln.name')}}
+func.func @check_on_argument(%x: tensor<4xi1> {kiln.check = "bad"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.check' of a result must be a string}}
+func.func @check_not_a_string(%x: tensor<4xi1>) -> (tensor<4xi1> {kiln.check = 1 : i64}) {
+  return %x : tensor<4xi1>
 }

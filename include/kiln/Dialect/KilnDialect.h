@@ -73,6 +73,10 @@ constexpr llvm::StringLiteral kPrivateMemory =
 /// On @main's arguments and results: the ONNX graph input or output each
 /// one is (a string).
 constexpr llvm::StringLiteral kName = "kiln.name";
+/// On @main's results that are not graph outputs: a run-time check, a
+/// tensor whose elements are all false when the run's inputs are valid;
+/// the string is the error the runtime reports otherwise.
+constexpr llvm::StringLiteral kCheck = "kiln.check";
 } // namespace attrs
 
 /// Numpy/ONNX broadcast of two shapes; std::nullopt when incompatible.

@@ -47,7 +47,9 @@ typedef enum kiln_status {
   KILN_ERROR_KERNEL_LOAD = 11, /* dlopen failed or a kernel is missing */
   KILN_ERROR_OUT_OF_MEMORY = 12,
   KILN_ERROR_INTERNAL = 13,
-  KILN_ERROR_SESSION_BUSY = 14 /* the session is in another call */
+  KILN_ERROR_SESSION_BUSY = 14, /* the session is in another call */
+  /* an input's values fail a check of the run (an index out of range) */
+  KILN_ERROR_INVALID_INPUT_VALUE = 15
 } kiln_status;
 
 /* Values match kiln.fb.DType in the artifact schema. */
