@@ -55,7 +55,7 @@ export KILN_FUZZ_ARTIFACT="$corpus/trusted/model.kiln"
 # instrumented code allocates from it (a kiln attribute's storage), and
 # only instrumented code unpoisons what it takes; uninstrumented MLIR then
 # allocates from the same slab and its objects read as poisoned.
-export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:allow_user_poisoning=0"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:allow_user_poisoning=0:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 declare -A test_runs=([artifact]=1200000 [tensor-file]=600000 [inputs]=1300000 [importer]=20000)
 for target in artifact tensor-file inputs importer; do

@@ -2,7 +2,7 @@
 # Installs everything Kiln needs on a fresh Debian 12 machine, idempotently:
 # the apt packages (LLVM/MLIR 22, libonnx, FlatBuffers, GoogleTest, linkers,
 # the AMD GPU device libraries for --target=rocm, Boost.Context for
-# kiln-emulate-gpu's fibers)
+# kiln-emulate-gpu's fibers, OpenSSL's libcrypto for the artifact's digests)
 # and a Python venv (.venv) with onnx, numpy and onnxruntime for the test
 # model generators and the benchmark comparison.
 set -euo pipefail
@@ -13,7 +13,7 @@ apt_packages=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools lld-22 clang-22 libclang-rt-22-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   flatbuffers-compiler libflatbuffers-dev
-  libgtest-dev libboost-context-dev
+  libgtest-dev libboost-context-dev libssl-dev
   rocm-device-libs
   python3-venv zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev
 )

@@ -2,6 +2,7 @@
 #include "kiln/Artifact/ArtifactWriter.h"
 
 #include "kiln/Dialect/KilnDialect.h"
+#include "kiln/artifact_digest.h"
 #include "kiln/artifact_generated.h"
 #include "kiln/artifact_version.h"
 
@@ -481,7 +482,15 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
     summary->weightBytes = weightBytes;
     summary->unplannedArenaBytes = unplanned;
   }
-  return allocator.release(fbb.GetSize());
+  // The section digests follow the FlatBuffer (kiln/artifact_digest.h).
+  std::string digests =
+      artifact_digest::trailer(fbb.GetBufferPointer(), fbb.GetSize());
+  if (digests.empty())
+    return main.emitError("computing the artifact's SHA-256 digests failed "
+                          "(libcrypto)");
+  std::string artifact = allocator.release(fbb.GetSize());
+  artifact += digests;
+  return artifact;
 }
 
 } // namespace

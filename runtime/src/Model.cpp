@@ -8,6 +8,7 @@
 #include "Model.h"
 #include "Status.h"
 
+#include "kiln/artifact_digest.h"
 #include "kiln/artifact_generated.h"
 
 #include <algorithm>
@@ -257,10 +258,44 @@ kiln_status Model::readDispatches(const fb::Model &m) {
   return KILN_OK;
 }
 
-kiln_status Model::load(AlignedBytes bytes, size_t size) {
+kiln_status Model::checkDigests(const uint8_t *data, size_t size,
+                                const uint8_t *digests, uint32_t count) {
+  std::vector<artifact_digest::Section> sections =
+      artifact_digest::sections(data, size);
+  if (count != sections.size())
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                "artifact holds " + std::to_string(count) +
+                    " section digests for its " +
+                    std::to_string(sections.size()) + " sections");
+  for (size_t i = 0; i < sections.size(); ++i) {
+    artifact_digest::Digest d;
+    if (!artifact_digest::digest(sections[i], d))
+      return fail(KILN_ERROR_INTERNAL, "computing a SHA-256 digest failed");
+    if (std::memcmp(d.data(), digests + i * d.size(), d.size()))
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  "artifact section '" + sections[i].name +
+                      "' does not match its SHA-256 digest: the file is "
+                      "corrupt or was changed after kiln-compile wrote it");
+  }
+  return KILN_OK;
+}
+
+kiln_status Model::load(AlignedBytes bytes, size_t fileSize) {
   bytes_ = std::move(bytes);
   const uint8_t *data = bytes_.get();
+  size_t size = 0;
+  const uint8_t *digests = nullptr;
+  uint32_t count = 0;
+  if (!artifact_digest::readTrailer(data, fileSize, size, digests, count)) {
+    if (kiln_status s = verify(data, fileSize))
+      return s;
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                "Kiln artifact has no section digests after its FlatBuffer "
+                "(truncated, or not written by this kiln-compile)");
+  }
   if (kiln_status s = verify(data, size))
+    return s;
+  if (kiln_status s = checkDigests(data, size, digests, count))
     return s;
   const fb::Model &m = *fb::GetModel(data);
   producer_ = str(m.producer());

@@ -122,6 +122,10 @@ public:
 
 private:
   kiln_status verify(const uint8_t *data, size_t size);
+  /// Compares the SHA-256 of each section of the verified FlatBuffer
+  /// [data, data + size) with the `count` digests the file stores.
+  kiln_status checkDigests(const uint8_t *data, size_t size,
+                           const uint8_t *digests, uint32_t count);
   kiln_status readBuffers(const fb::Model &m, uint64_t weightsSize);
   kiln_status readTensor(const fb::TensorInfo *t, const std::string &label,
                          TensorDesc &d);

@@ -7,6 +7,7 @@
 #ifndef KILN_RUNTIME_TEST_TESTARTIFACT_H
 #define KILN_RUNTIME_TEST_TESTARTIFACT_H
 
+#include "kiln/artifact_digest.h"
 #include "kiln/artifact_generated.h"
 #include "kiln/artifact_version.h"
 
@@ -121,7 +122,12 @@ struct ArtifactSpec {
                               &kernelObject, &weights, arenaSize, &bufs, &ins,
                               &outs, &disps, &images, splatSize, &checkTables);
     fb::FinishModelBuffer(b, root);
-    return {b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize()};
+    std::vector<uint8_t> out(b.GetBufferPointer(),
+                             b.GetBufferPointer() + b.GetSize());
+    std::string digests =
+        kiln::artifact_digest::trailer(b.GetBufferPointer(), b.GetSize());
+    out.insert(out.end(), digests.begin(), digests.end());
+    return out;
   }
 };
 

@@ -1,0 +1,136 @@
+//===- artifact_digest.h - SHA-256 digests of a .kiln file's sections -*- C++
+//-*-===//
+//
+// A .kiln file is its FlatBuffer followed by a trailer of SHA-256 digests
+// (OpenSSL's libcrypto), one per section: the kernel object, the weights,
+// each GPU image, and the schedule (every other byte of the FlatBuffer:
+// buffers, tensors, dispatches, checks). The writer appends the trailer;
+// the runtime recomputes every digest after the FlatBuffers verifier and
+// before it reads a value, and names the section that does not match, so
+// that a corrupted file is refused instead of running corrupted kernels or
+// weights. The digests detect damage, not forgery: whoever can write the
+// file can write its trailer too.
+//
+// Trailer layout (little-endian), after the FlatBuffer's `size` bytes:
+//   uint8_t  digests[count][32];   // in the order sections() lists them
+//   uint64_t size;                 // bytes of the FlatBuffer
+//   uint32_t count;
+//   char     magic[8] = "KILNSHA2"
+//
+// Shared by the compiler's artifact writer and the runtime; header-only.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_ARTIFACT_DIGEST_H
+#define KILN_ARTIFACT_DIGEST_H
+
+#include "kiln/artifact_generated.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace kiln::artifact_digest {
+
+using Digest = std::array<uint8_t, 32>;
+constexpr char kMagic[8] = {'K', 'I', 'L', 'N', 'S', 'H', 'A', '2'};
+constexpr size_t kTailBytes = sizeof(uint64_t) + sizeof(uint32_t) + 8;
+
+/// One section: its name in errors and the bytes it covers.
+struct Section {
+  std::string name;
+  std::vector<std::pair<const uint8_t *, size_t>> ranges;
+};
+
+/// The sections of the verified FlatBuffer [data, data + size), in the
+/// order their digests are stored.
+inline std::vector<Section> sections(const uint8_t *data, size_t size) {
+  const fb::Model &m = *fb::GetModel(data);
+  std::vector<Section> out;
+  auto blob = [&](std::string name, const flatbuffers::Vector<uint8_t> *v) {
+    if (v && v->size() > 0)
+      out.push_back({std::move(name), {{v->data(), v->size()}}});
+  };
+  blob("the kernel object", m.kernel_object());
+  blob("the weights", m.weights());
+  if (m.gpu_images())
+    for (const fb::GpuImage *image : *m.gpu_images())
+      blob("the GPU image for " + image->chip()->str(), image->data());
+  // The schedule: the bytes between the blobs.
+  std::vector<std::pair<const uint8_t *, size_t>> blobs;
+  for (const Section &s : out)
+    blobs.push_back(s.ranges.front());
+  std::sort(blobs.begin(), blobs.end());
+  Section schedule{"the schedule (buffers, tensors and dispatches)", {}};
+  const uint8_t *at = data;
+  for (auto [start, length] : blobs) {
+    if (start > at)
+      schedule.ranges.push_back({at, size_t(start - at)});
+    at = std::max(at, start + length);
+  }
+  if (data + size > at)
+    schedule.ranges.push_back({at, size_t(data + size - at)});
+  out.push_back(std::move(schedule));
+  return out;
+}
+
+/// SHA-256 of a section's bytes; false when libcrypto fails.
+inline bool digest(const Section &section, Digest &out) {
+  EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+  bool ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  for (auto [start, length] : section.ranges)
+    ok = ok && EVP_DigestUpdate(ctx, start, length);
+  unsigned int written = 0;
+  ok = ok && EVP_DigestFinal_ex(ctx, out.data(), &written) &&
+       written == out.size();
+  EVP_MD_CTX_free(ctx);
+  return ok;
+}
+
+/// The trailer for the FlatBuffer [data, data + size); empty when
+/// libcrypto fails.
+inline std::string trailer(const uint8_t *data, size_t size) {
+  std::vector<Section> list = sections(data, size);
+  std::string out;
+  for (const Section &s : list) {
+    Digest d;
+    if (!digest(s, d))
+      return {};
+    out.append(reinterpret_cast<const char *>(d.data()), d.size());
+  }
+  uint64_t flatbufferSize = size;
+  uint32_t count = uint32_t(list.size());
+  out.append(reinterpret_cast<const char *>(&flatbufferSize), sizeof(uint64_t));
+  out.append(reinterpret_cast<const char *>(&count), sizeof(uint32_t));
+  out.append(kMagic, sizeof(kMagic));
+  return out;
+}
+
+/// Where a file of `fileSize` bytes keeps its FlatBuffer and digests, read
+/// from its trailer; false when it has no well-formed one.
+inline bool readTrailer(const uint8_t *file, size_t fileSize,
+                        size_t &flatbufferSize, const uint8_t *&digests,
+                        uint32_t &count) {
+  if (fileSize < kTailBytes ||
+      std::memcmp(file + fileSize - sizeof(kMagic), kMagic, sizeof(kMagic)))
+    return false;
+  const uint8_t *tail = file + fileSize - kTailBytes;
+  uint64_t size;
+  std::memcpy(&size, tail, sizeof(size));
+  std::memcpy(&count, tail + sizeof(size), sizeof(count));
+  size_t available = fileSize - kTailBytes;
+  if (count > available / sizeof(Digest) ||
+      size != available - count * sizeof(Digest))
+    return false;
+  flatbufferSize = size_t(size);
+  digests = file + flatbufferSize;
+  return true;
+}
+
+} // namespace kiln::artifact_digest
+
+#endif // KILN_ARTIFACT_DIGEST_H
