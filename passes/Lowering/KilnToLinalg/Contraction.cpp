@@ -88,6 +88,41 @@ Value buildMatMul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                                    init, maps, iterators);
 }
 
+/// Whether a value of `op`'s kernel broadcasts along some but not all of
+/// the rows [0, rank - 1) of `resultType` (a query [B, 1, N] added to a
+/// [B, S, N] product, as a Bahdanau attention does). Its epilogue could not
+/// be computed over those rows flattened into one, and the product would
+/// stay a whole temporary of the kernel.
+static bool partlyBroadcastRows(MatMulOp op, RankedTensorType resultType) {
+  int64_t rank = resultType.getRank();
+  auto partly = [&](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape() || tensor.getRank() > rank)
+      return false;
+    bool broadcast = false, full = false;
+    int64_t lead = rank - tensor.getRank();
+    for (int64_t i = 0; i + 1 < rank; ++i) {
+      int64_t size = i < lead ? 1 : tensor.getDimSize(i - lead);
+      if (resultType.getDimSize(i) == 1)
+        continue;
+      broadcast |= size == 1;
+      full |= size == resultType.getDimSize(i);
+    }
+    return broadcast && full;
+  };
+  auto kernel = op->getParentOfType<func::FuncOp>();
+  if (!kernel)
+    return false;
+  if (llvm::any_of(kernel.getArgumentTypes(), partly))
+    return true;
+  WalkResult found = kernel.walk([&](Operation *inner) {
+    return llvm::any_of(inner->getOperandTypes(), partly)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
 struct MatMulLowering : public OpRewritePattern<MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -104,7 +139,8 @@ struct MatMulLowering : public OpRewritePattern<MatMulOp> {
     // products that each read all of B (ViT-B/16's in-projection
     // [197, 1, 768] x [768, 2304]: one workgroup at 33 GFLOP/s before).
     if (lhsType.getRank() > 2 && rhsType.getRank() == 2 &&
-        lhsType.hasStaticShape() && resultType.hasStaticShape()) {
+        lhsType.hasStaticShape() && resultType.hasStaticShape() &&
+        !partlyBroadcastRows(op, resultType)) {
       Location loc = op.getLoc();
       int64_t rank = lhsType.getRank();
       ReassociationIndices rows;

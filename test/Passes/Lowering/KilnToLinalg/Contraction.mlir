@@ -30,6 +30,20 @@ func.func @matmul_rows_of_batch(%a: tensor<3x5x1x8xf32>, %b: tensor<8x16xf32>) -
   return %0 : tensor<3x5x1x16xf32>
 }
 
+// Not when a value of the kernel broadcasts along some of the rows but not
+// all (a Bahdanau attention's query [B, 1, N] added to the keys' product
+// [B, S, N]): over flattened rows its epilogue would need a division, and
+// the product would stay a whole temporary of the kernel. The batch stays
+// a loop of the product.
+// CHECK-LABEL: func.func @matmul_query_broadcast_over_rows
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: linalg.generic {{.*}}ins(%arg0, %arg1 : tensor<2x3x8xf32>, tensor<8x4xf32>) outs(%{{.+}} : tensor<2x3x4xf32>)
+func.func @matmul_query_broadcast_over_rows(%a: tensor<2x3x8xf32>, %b: tensor<8x4xf32>, %q: tensor<2x1x4xf32>) -> tensor<2x3x4xf32> attributes {kiln.kernel} {
+  %0 = kiln.matmul %a, %b : tensor<2x3x8xf32>, tensor<8x4xf32> -> tensor<2x3x4xf32>
+  %1 = kiln.add %0, %q : tensor<2x3x4xf32>, tensor<2x1x4xf32> -> tensor<2x3x4xf32>
+  return %1 : tensor<2x3x4xf32>
+}
+
 // With a batch of B too, each batch is its own product (a batch loop).
 // CHECK-LABEL: func.func @matmul_batched_b
 // CHECK-NOT: tensor.collapse_shape
