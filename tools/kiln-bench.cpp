@@ -24,6 +24,8 @@ const char kUsage[] =
     "\n"
     "  --input [NAME=]@FILE  input from a .pb or .npy file (repeatable);\n"
     "                        inputs not given are random in [-1, 1)\n"
+    "  --ignore-unknown-inputs  skip NAME=@FILE inputs the model does not\n"
+    "                        have (e.g. frozen when it was compiled)\n"
     "  --warmup W            untimed runs first (default 5)\n"
     "  --repeats R           timed runs (default 20)\n"
     "  --device NAME         cpu (default), cuda or rocm\n"
@@ -35,6 +37,7 @@ struct Options {
   std::vector<std::string> inputs;
   int warmup = 5, repeats = 20, threads = 0;
   bool help = false;
+  bool ignoreUnknownInputs = false;
 };
 
 bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
@@ -45,6 +48,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
       o.help = true;
     else if (args.option("--input", v, error))
       o.inputs.push_back(v);
+    else if (args.flag("--ignore-unknown-inputs"))
+      o.ignoreUnknownInputs = true;
     else if (args.option("--device", v, error))
       o.device = v;
     else if (args.option("--threads", v, error))
@@ -76,7 +81,8 @@ double median(std::vector<double> v) {
 bool setInputs(const Options &o, const LoadedModel &m, std::string &error) {
   std::vector<Tensor> given;
   std::vector<bool> bound;
-  if (!readTensorSpecs(o.inputs, inputNames(m.model), given, bound, error))
+  if (!readTensorSpecs(o.inputs, inputNames(m.model), given, bound, error,
+                       o.ignoreUnknownInputs))
     return false;
   std::mt19937 rng(42);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);

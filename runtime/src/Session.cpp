@@ -55,7 +55,9 @@ kiln_status Session::init(const std::string &device, int numThreads) {
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
                 "the artifact was compiled for target '" + model_->target() +
                     "' and cannot run on device '" + device +
-                    "'; recompile with --target=" + device);
+                    "': create the session on device '" + compiledFor +
+                    "' (kiln-run, kiln-bench: --device " + compiledFor +
+                    "), or recompile with --target=" + device);
   device_ = createDevice(device, numThreads);
   return device_->init();
 }

@@ -538,9 +538,12 @@ TEST(RuntimeErrors, UnsupportedDevices) {
   for (const char *gpu : {"cuda", "rocm"}) {
     EXPECT_EQ(kiln_session_create(model, gpu, nullptr, &s),
               KILN_ERROR_UNSUPPORTED_DEVICE);
-    EXPECT_TRUE(contains(lastError(), std::string("cannot run on device '") +
-                                          gpu +
-                                          "'; recompile with --target=" + gpu))
+    EXPECT_TRUE(
+        contains(lastError(), std::string("cannot run on device '") + gpu +
+                                  "': create the session on device 'cpu' "
+                                  "(kiln-run, kiln-bench: --device cpu), or "
+                                  "recompile with --target=" +
+                                  gpu))
         << lastError();
   }
   EXPECT_EQ(kiln_session_create(model, "tpu", nullptr, &s),
