@@ -242,9 +242,14 @@ class Exported:
         self.committed = True
 
 
-def sklearn_entry(name, estimator, data, exporter, task, build):
-    return Exported(name, "scikit-learn==1.9.1 (%s on %s)" % (estimator, data), exporter,
-                    task, build)
+SKL2ONNX = "skl2onnx 1.20"
+
+
+def sklearn_entry(name, estimator, make_estimator, data, task):
+    """`make_estimator()` fitted on scikit-learn's data set `data` (its
+    sklearn.datasets.load_<data>) and exported with skl2onnx."""
+    return Exported(name, "scikit-learn==1.9.1 (%s on %s)" % (estimator, data), SKL2ONNX,
+                    task, sklearn_model(make_estimator, "load_" + data))
 
 
 def sklearn_model(estimator, loader, rows0=16, rows1=5):
@@ -311,38 +316,37 @@ def _mlp():
     return MLPClassifier(hidden_layer_sizes=(32,), max_iter=60, random_state=0)
 
 
-SKL2ONNX = "skl2onnx 1.20"
 EXPORTED = [
-    sklearn_entry("sklearn_random_forest", "RandomForestClassifier", "iris", SKL2ONNX,
-                  "classic ML: random forest (TreeEnsembleClassifier)",
-                  sklearn_model(_random_forest, "load_iris")),
-    sklearn_entry("sklearn_gradient_boosting", "GradientBoostingClassifier", "wine", SKL2ONNX,
-                  "classic ML: gradient boosting, softmax (TreeEnsembleClassifier)",
-                  sklearn_model(_gradient_boosting_classifier, "load_wine")),
-    sklearn_entry("sklearn_random_forest_binary", "RandomForestClassifier", "breast_cancer",
-                  SKL2ONNX, "classic ML: two classes, probabilities (TreeEnsembleClassifier)",
-                  sklearn_model(_random_forest_binary, "load_breast_cancer")),
-    sklearn_entry("sklearn_gradient_boosting_binary", "GradientBoostingClassifier", "breast_cancer",
-                  SKL2ONNX, "classic ML: two classes, logistic (TreeEnsembleClassifier)",
-                  sklearn_model(_gradient_boosting_classifier, "load_breast_cancer")),
+    sklearn_entry("sklearn_random_forest", "RandomForestClassifier",
+                  _random_forest, "iris",
+                  "classic ML: random forest (TreeEnsembleClassifier)"),
+    sklearn_entry("sklearn_gradient_boosting", "GradientBoostingClassifier",
+                  _gradient_boosting_classifier, "wine",
+                  "classic ML: gradient boosting, softmax (TreeEnsembleClassifier)"),
+    sklearn_entry("sklearn_random_forest_binary", "RandomForestClassifier",
+                  _random_forest_binary, "breast_cancer",
+                  "classic ML: two classes, probabilities (TreeEnsembleClassifier)"),
+    sklearn_entry("sklearn_gradient_boosting_binary", "GradientBoostingClassifier",
+                  _gradient_boosting_classifier, "breast_cancer",
+                  "classic ML: two classes, logistic (TreeEnsembleClassifier)"),
     sklearn_entry("sklearn_logistic_regression_binary", "StandardScaler + LogisticRegression",
-                  "breast_cancer", SKL2ONNX, "classic ML: two classes (LinearClassifier)",
-                  sklearn_model(_logistic_regression, "load_breast_cancer")),
-    sklearn_entry("sklearn_gradient_boosting_regressor", "GradientBoostingRegressor", "diabetes",
-                  SKL2ONNX, "classic ML: regression trees (TreeEnsembleRegressor)",
-                  sklearn_model(_gradient_boosting_regressor, "load_diabetes")),
-    sklearn_entry("sklearn_extra_trees_regressor", "ExtraTreesRegressor", "diabetes", SKL2ONNX,
-                  "classic ML: averaged regression trees (TreeEnsembleRegressor)",
-                  sklearn_model(_extra_trees_regressor, "load_diabetes")),
-    sklearn_entry("sklearn_logistic_regression", "StandardScaler + LogisticRegression", "iris",
-                  SKL2ONNX, "classic ML: linear classifier (Scaler, LinearClassifier, Normalizer)",
-                  sklearn_model(_logistic_regression, "load_iris")),
-    sklearn_entry("sklearn_ridge", "StandardScaler + Ridge", "diabetes", SKL2ONNX,
-                  "classic ML: linear regression (Scaler, LinearRegressor)",
-                  sklearn_model(_ridge, "load_diabetes")),
-    sklearn_entry("sklearn_mlp", "MLPClassifier", "digits", SKL2ONNX,
-                  "classic ML: perceptron (MatMul, ArrayFeatureExtractor)",
-                  sklearn_model(_mlp, "load_digits")),
+                  _logistic_regression, "breast_cancer",
+                  "classic ML: two classes (LinearClassifier)"),
+    sklearn_entry("sklearn_gradient_boosting_regressor", "GradientBoostingRegressor",
+                  _gradient_boosting_regressor, "diabetes",
+                  "classic ML: regression trees (TreeEnsembleRegressor)"),
+    sklearn_entry("sklearn_extra_trees_regressor", "ExtraTreesRegressor",
+                  _extra_trees_regressor, "diabetes",
+                  "classic ML: averaged regression trees (TreeEnsembleRegressor)"),
+    sklearn_entry("sklearn_logistic_regression", "StandardScaler + LogisticRegression",
+                  _logistic_regression, "iris",
+                  "classic ML: linear classifier (Scaler, LinearClassifier, Normalizer)"),
+    sklearn_entry("sklearn_ridge", "StandardScaler + Ridge",
+                  _ridge, "diabetes",
+                  "classic ML: linear regression (Scaler, LinearRegressor)"),
+    sklearn_entry("sklearn_mlp", "MLPClassifier",
+                  _mlp, "digits",
+                  "classic ML: perceptron (MatMul, ArrayFeatureExtractor)"),
 ]
 
 TORCH_DYNAMO = "torch.onnx dynamo (torch 2.15)"
@@ -354,8 +358,8 @@ def torch_entry(name, architecture, task):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import torch_exports
         return torch_exports.export(getattr(torch_exports, architecture))
-    return Exported(name, "torchvision==0.29.2 (%s, small widths, random weights)" % task.split(":")[0],
-                    TORCH_DYNAMO, task, build)
+    package = "torchvision==0.29.2 (%s, small widths, random weights)" % task.split(":")[0]
+    return Exported(name, package, TORCH_DYNAMO, task, build)
 
 
 EXPORTED += [
