@@ -61,7 +61,7 @@ static cl::opt<unsigned> maxSubgraphDepth(
 static cl::list<std::string>
     frozenInputs("freeze-input",
                  cl::desc("Fix a graph input's value at compile time: "
-                          "name=@value.pb (TensorProto)"),
+                          "name=@FILE, an ONNX TensorProto .pb or a .npy file"),
                  cl::cat(toolCategory));
 static cl::opt<bool> check("check",
                            cl::desc("Only list the nodes Kiln cannot import; "
@@ -253,8 +253,9 @@ int main(int argc, char **argv) {
   for (const std::string &spec : frozenInputs) {
     size_t at = spec.find("=@");
     if (at == std::string::npos || at == 0) {
-      llvm::errs() << "error: --freeze-input expects name=@file.pb, got '"
-                   << spec << "'\n";
+      llvm::errs()
+          << "error: --freeze-input expects name=@FILE (.pb or .npy), got '"
+          << spec << "'\n";
       return 2;
     }
     request.import.frozenInputs[spec.substr(0, at)] = spec.substr(at + 2);

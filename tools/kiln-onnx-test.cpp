@@ -57,10 +57,14 @@ static cl::opt<std::string> xfailFile("xfail-file",
                                       cl::desc("Tests expected to fail, one "
                                                "per line: name  # reason"),
                                       cl::cat(toolCategory));
-static cl::opt<double> relTolerance("rtol", cl::desc("Relative tolerance"),
-                                    cl::init(1e-3), cl::cat(toolCategory));
-static cl::opt<double> absTolerance("atol", cl::desc("Absolute tolerance"),
-                                    cl::init(1e-7), cl::cat(toolCategory));
+static cl::opt<double> relTolerance(
+    "rtol",
+    cl::desc(std::string("Relative tolerance (") + kToleranceHelp + ")"),
+    cl::init(kDefaultTolerance.rtol), cl::cat(toolCategory));
+static cl::opt<double> absTolerance("atol",
+                                    cl::desc("Absolute tolerance (see --rtol)"),
+                                    cl::init(kDefaultTolerance.atol),
+                                    cl::cat(toolCategory));
 static cl::opt<bool> compileOnly("compile-only",
                                  cl::desc("Only compile, into --artifact-dir"),
                                  cl::cat(toolCategory));
@@ -370,13 +374,10 @@ Result runDataSet(const std::string &artifact, const DataSet &set,
       fail("output " + std::string(info.name));
       break;
     }
-    // float16 references are themselves rounded (epsilon 2^-10) and Kiln
-    // rounds after every op too: allow a few units in the last place.
-    bool half = set.outputs[i].dtype == KILN_DTYPE_F16 ||
-                set.outputs[i].dtype == KILN_DTYPE_BF16;
-    double rtol = half ? std::max<double>(relTolerance, 4e-3) : relTolerance;
-    double atol = half ? std::max<double>(absTolerance, 1e-3) : absTolerance;
-    CompareResult cmp = compareTensors(actual, set.outputs[i], rtol, atol);
+    Tolerance tolerance =
+        toleranceFor(set.outputs[i].dtype, {relTolerance, absTolerance});
+    CompareResult cmp =
+        compareTensors(actual, set.outputs[i], tolerance.rtol, tolerance.atol);
     result.maxAbsErr = std::max(result.maxAbsErr, cmp.maxAbsErr);
     if (!cmp.ok) {
       std::string message;

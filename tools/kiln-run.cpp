@@ -25,7 +25,7 @@ const char kUsage[] =
     "on\n"
     "                           a mismatch (repeatable)\n"
     "  --rtol R, --atol A       tolerances, |got - want| <= A + R*|want|\n"
-    "                           (defaults: rtol 1e-4, atol 1e-5)\n"
+    "                           (the defaults are below)\n"
     "  --output-dir DIR         write each output to DIR/NAME.npy\n"
     "  --device NAME            cpu (default), cuda or rocm\n"
     "  --ignore-unknown-inputs  skip NAME=@FILE inputs the model does not\n"
@@ -44,7 +44,7 @@ struct Options {
   std::string model, outputDir, dumpDir, device = "cpu";
   bool ignoreUnknownInputs = false;
   std::vector<std::string> inputs, expected;
-  double rtol = 1e-4, atol = 1e-5;
+  double rtol = kDefaultTolerance.rtol, atol = kDefaultTolerance.atol;
   int threads = 0;
   bool printAll = false, help = false;
 };
@@ -189,7 +189,9 @@ bool checkExpected(const Options &o, const std::vector<Tensor> &outputs,
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!given[i])
       continue;
-    CompareResult r = compareTensors(outputs[i], expected[i], o.rtol, o.atol);
+    Tolerance tolerance = toleranceFor(expected[i].dtype, {o.rtol, o.atol});
+    CompareResult r =
+        compareTensors(outputs[i], expected[i], tolerance.rtol, tolerance.atol);
     allOk &= r.ok;
     if (!r.error.empty()) {
       std::printf("%s: MISMATCH: %s\n", outputs[i].name.c_str(),
@@ -308,7 +310,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (o.help) {
-    std::fputs(kUsage, stdout);
+    std::printf("%s\nTolerances: %s.\n", kUsage, kToleranceHelp);
     return 0;
   }
   if (!o.outputDir.empty())

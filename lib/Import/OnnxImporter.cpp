@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "ConstantEvaluator.h"
 #include "NodeContext.h"
+#include "common/TensorFile.h"
 #include "kiln/Dialect/OnnxValueNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -452,6 +453,19 @@ readRegularFile(StringRef path, uint64_t limit, StringRef tooLarge,
   return std::move(*file);
 }
 
+/// A .npy file as the TensorProto it stands for (raw little-endian data).
+static bool npyToTensorProto(const std::string &file, onnx::TensorProto &proto,
+                             std::string &error) {
+  kiln::Tensor tensor;
+  if (!kiln::readNpy(file, tensor, error))
+    return false;
+  proto.set_data_type(kiln::onnxTypeOf(tensor.dtype));
+  for (int64_t dim : tensor.shape)
+    proto.add_dims(dim);
+  proto.set_raw_data(tensor.bytes.data(), tensor.bytes.size());
+  return true;
+}
+
 LogicalResult GraphImporter::freezeInput(const onnx::ValueInfoProto &input,
                                          const std::string &file,
                                          Location loc) {
@@ -462,13 +476,18 @@ LogicalResult GraphImporter::freezeInput(const onnx::ValueInfoProto &input,
     return emitError(loc) << "cannot read the value of frozen input '"
                           << input.name() << "' from '" << file << "': " << why;
   onnx::TensorProto proto;
-  if (!proto.ParseFromArray((*buffer)->getBufferStart(),
-                            (int)(*buffer)->getBufferSize()))
+  std::string error;
+  if ((*buffer)->getBuffer().starts_with("\x93NUMPY")) {
+    if (!npyToTensorProto(file, proto, error))
+      return emitError(loc) << "cannot read the value of frozen input '"
+                            << input.name() << "' from " << error;
+  } else if (!proto.ParseFromArray((*buffer)->getBufferStart(),
+                                   (int)(*buffer)->getBufferSize())) {
     return emitError(loc) << "cannot read the value of frozen input '"
                           << input.name() << "' from '" << file
-                          << "': not a TensorProto";
+                          << "': neither a TensorProto nor a .npy file";
+  }
   ConstTensor tensor;
-  std::string error;
   if (failed(readTensorBytes(proto, tensor, error)))
     return emitError(loc) << error;
   const auto &declared = input.type().tensor_type();

@@ -404,6 +404,12 @@ void Tensor::set(int64_t i, double v) {
   }
 }
 
+kiln::Tolerance kiln::toleranceFor(kiln_dtype dtype, Tolerance given) {
+  if (dtype != KILN_DTYPE_F16 && dtype != KILN_DTYPE_BF16)
+    return given;
+  return {std::max(given.rtol, 4e-3), std::max(given.atol, 1e-3)};
+}
+
 std::string kiln::formatShape(const std::vector<int64_t> &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)

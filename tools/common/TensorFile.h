@@ -52,6 +52,21 @@ struct CompareResult {
 CompareResult compareTensors(const Tensor &actual, const Tensor &expected,
                              double rtol, double atol);
 
+struct Tolerance {
+  double rtol, atol;
+};
+/// The tools' default comparison (kiln-run --expected, kiln-onnx-test): the
+/// ONNX backend tests' tolerances.
+constexpr Tolerance kDefaultTolerance = {1e-3, 1e-7};
+/// What `given` becomes for an output of `dtype`: float16 and bfloat16
+/// references are themselves rounded (epsilon 2^-10 and 2^-7) and Kiln rounds
+/// after every op too, so they get at least rtol 4e-3 and atol 1e-3.
+Tolerance toleranceFor(kiln_dtype dtype, Tolerance given);
+/// The rule above, for the tools' --help.
+constexpr const char *kToleranceHelp =
+    "rtol 1e-3, atol 1e-7 by default (the ONNX backend tests'); float16 and "
+    "bfloat16 outputs at least rtol 4e-3, atol 1e-3";
+
 /// "[2,3,4]"
 std::string formatShape(const std::vector<int64_t> &shape);
 
