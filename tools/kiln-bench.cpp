@@ -30,6 +30,7 @@ const char kUsage[] =
     "  --repeats R           timed runs (default 20)\n"
     "  --device NAME         cpu (default), cuda or rocm\n"
     "  --threads N           worker threads; 0 = one per core (default)\n"
+    "  --version             print the runtime's version and git commit\n"
     "  --help                show this help\n";
 
 struct Options {
@@ -230,6 +231,8 @@ int bench(const Options &o, std::string &error) {
 } // namespace
 
 int main(int argc, char **argv) {
+  if (printVersionIfAsked(argc, argv))
+    return 0;
   Options o;
   std::string error;
   if (!parseArgs(argc, argv, o, error)) {

@@ -198,6 +198,7 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerCompileFlags(CompileFlagSet::All);
   hideForeignFlags(toolCategory);
+  printKilnVersionOnVersionFlag();
   cl::ParseCommandLineOptions(argc, argv, "Kiln ONNX compiler\n");
 
   if (printFlagReferenceAndExit) {

@@ -120,6 +120,7 @@ int main(int argc, char **argv) {
   kiln::registerKilnPasses();
   kiln::registerCompileFlags(kiln::CompileFlagSet::Target, "cuda");
   kiln::hideForeignFlags(toolCategory);
+  kiln::printKilnVersionOnVersionFlag();
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "Runs tiled GPU kernels on the CPU against their reference\n");

@@ -616,6 +616,7 @@ std::map<std::string, std::string> readXfails() {
 int main(int argc, char **argv) {
   registerCompileFlags(CompileFlagSet::All);
   hideForeignFlags(toolCategory);
+  printKilnVersionOnVersionFlag();
   cl::ParseCommandLineOptions(argc, argv, "Kiln ONNX backend-test runner\n");
   std::string error;
   llvm::FailureOr<CompileOptions> options = compileOptionsFromFlags(error);

@@ -2,6 +2,7 @@
 #include "kiln/Dialect/KilnDialect.h"
 #include "kiln/Passes/Passes.h"
 
+#include "kiln/version.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
@@ -17,6 +18,8 @@ int main(int argc, char **argv) {
   // gpu-module-to-binary translates GPU modules to LLVM IR.
   mlir::registerAllToLLVMIRTranslations(registry);
   registry.insert<kiln::KilnDialect>();
+  llvm::cl::SetVersionPrinter(
+      [](llvm::raw_ostream &os) { os << KILN_VERSION_STRING << "\n"; });
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
 }

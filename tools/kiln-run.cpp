@@ -38,6 +38,10 @@ const char kUsage[] =
     "                           of each result), for scripts/kiln-bisect\n"
     "  --jobs FILE              (alone) run each line of FILE as one set of\n"
     "                           these options, in one process\n"
+    "  --info                   print what the artifact holds (producer,\n"
+    "                           target, CPU features, inputs and outputs\n"
+    "                           with their dtypes and shapes) and exit\n"
+    "  --version                print the runtime's version and git commit\n"
     "  --help                   show this help\n";
 
 struct Options {
@@ -46,7 +50,7 @@ struct Options {
   std::vector<std::string> inputs, expected;
   double rtol = kDefaultTolerance.rtol, atol = kDefaultTolerance.atol;
   int threads = 0;
-  bool printAll = false, help = false;
+  bool printAll = false, help = false, info = false;
 };
 
 bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
@@ -59,6 +63,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
       o.ignoreUnknownInputs = true;
     else if (args.flag("--print"))
       o.printAll = true;
+    else if (args.flag("--info"))
+      o.info = true;
     else if (args.option("--input", v, error))
       o.inputs.push_back(v);
     else if (args.option("--expected", v, error))
@@ -300,7 +306,45 @@ int runJobs(const char *path) {
   return failed ? 1 : 0;
 }
 
+void printTensors(const char *heading, const kiln_model *model, bool inputs) {
+  int32_t count =
+      inputs ? kiln_model_input_count(model) : kiln_model_output_count(model);
+  std::printf("%s:\n", heading);
+  for (int32_t i = 0; i < count; ++i) {
+    kiln_tensor_info info;
+    if (inputs)
+      kiln_model_input_info(model, i, &info);
+    else
+      kiln_model_output_info(model, i, &info);
+    std::printf("  %s  %s %s\n", info.name, kiln_dtype_name(info.dtype),
+                formatShape({info.shape, info.shape + info.rank}).c_str());
+  }
+}
+
+/// --info: what the artifact holds, without running it.
+int printInfo(const std::string &path) {
+  kiln_model *model = nullptr;
+  if (kiln_model_open(path.c_str(), &model) != KILN_OK) {
+    std::fprintf(stderr, "kiln-run: error: %s\n", kiln_last_error());
+    return 1;
+  }
+  std::printf("model:    %s\n", path.c_str());
+  std::printf("producer: %s\n", kiln_model_producer(model));
+  std::printf("target:   %s\n", kiln_model_target(model));
+  if (*kiln_model_cpu(model)) {
+    std::printf("cpu:      %s\n", kiln_model_cpu(model));
+    std::printf("features: %s\n", kiln_model_cpu_features(model));
+  }
+  std::printf("kernels:  %d launches\n", kiln_model_dispatch_count(model));
+  printTensors("inputs", model, /*inputs=*/true);
+  printTensors("outputs", model, /*inputs=*/false);
+  kiln_model_close(model);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (printVersionIfAsked(argc, argv))
+    return 0;
   if (argc == 3 && std::string(argv[1]) == "--jobs")
     return runJobs(argv[2]);
   Options o;
@@ -313,6 +357,8 @@ int main(int argc, char **argv) {
     std::printf("%s\nTolerances: %s.\n", kUsage, kToleranceHelp);
     return 0;
   }
+  if (o.info)
+    return printInfo(o.model);
   if (!o.outputDir.empty())
     ::mkdir(o.outputDir.c_str(), 0777); // an existing directory is fine
   int rc = run(o, error);

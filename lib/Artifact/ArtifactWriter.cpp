@@ -5,6 +5,7 @@
 #include "kiln/artifact_digest.h"
 #include "kiln/artifact_generated.h"
 #include "kiln/artifact_version.h"
+#include "kiln/version.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/AsmState.h"
@@ -464,11 +465,13 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
                                              data));
   }
   auto model = fb::CreateModel(
-      fbb, KILN_SCHEMA_VERSION, fbb.CreateString("kiln 0.1"),
+      fbb, KILN_SCHEMA_VERSION, fbb.CreateString(KILN_VERSION_STRING),
       fbb.CreateString(target), objectVector, weightVector, arenaSize,
       fbb.CreateVector(bufferTables), fbb.CreateVector(inputs),
       fbb.CreateVector(outputs), fbb.CreateVector(dispatches),
-      fbb.CreateVector(imageTables), splatSize, fbb.CreateVector(checks));
+      fbb.CreateVector(imageTables), splatSize, fbb.CreateVector(checks),
+      fbb.CreateString(contents.cpu),
+      fbb.CreateVectorOfStrings(contents.cpuFeatures));
   fb::FinishModelBuffer(fbb, model);
 
   if (summary) {

@@ -4,7 +4,9 @@
 #include "kiln/Passes/Passes.h"
 #include "kiln/Pipeline/Pipeline.h"
 
+#include "kiln/version.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Config/llvm-config.h"
 
 #include <memory>
 
@@ -437,4 +439,11 @@ void kiln::hideForeignFlags(cl::OptionCategory &toolCategory) {
     found->second->setHiddenFlag(cl::NotHidden);
     found->second->Categories.assign({&inspection});
   }
+}
+
+void kiln::printKilnVersionOnVersionFlag() {
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    os << KILN_VERSION_STRING << "\n  built with LLVM " << LLVM_VERSION_STRING
+       << "\n";
+  });
 }

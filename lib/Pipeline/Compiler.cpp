@@ -189,6 +189,8 @@ LogicalResult kiln::compileModel(MLIRContext &context,
     if (failed(object))
       return failure();
     contents.kernelObject = std::move(*object);
+    contents.cpu = target->cpuName;
+    contents.cpuFeatures = target->cpuFeatures;
   }
   auto artifact = writeArtifact(*module, contents, &result.summary);
   if (failed(artifact))

@@ -1,5 +1,6 @@
 //===- CpuTarget.cpp - LLVM-dialect kernels → x86-64 shared object --------===//
 #include "kiln/Target/CpuTarget.h"
+#include "kiln/cpu_features.h"
 
 #include <algorithm>
 
@@ -56,22 +57,27 @@ createTargetMachine(const CpuTargetOptions &options, std::string &error) {
       llvm::CodeGenOptLevel::Aggressive));
 }
 
+CpuDescription kiln::describeCpu(const CpuTargetOptions &options) {
+  std::string error;
+  auto machine = createTargetMachine(options, error);
+  CpuDescription description{options.cpu, {}, 4};
+  if (!machine)
+    return description;
+  const llvm::MCSubtargetInfo *info = machine->getMCSubtargetInfo();
+  description.cpu = info->getCPU().str();
+  for (const cpu_features::Feature &feature : cpu_features::kFeatures)
+    if (info->checkFeatures(std::string("+") + feature.name))
+      description.features.push_back(feature.name);
+  if (info->checkFeatures("+avx512f"))
+    description.vectorWidth = 16;
+  else if (info->checkFeatures("+avx"))
+    description.vectorWidth = 8;
+  return description;
+}
+
 /// Lets LLVM reassociate and contract floating-point math, so that
 /// reductions (dot products, sums) vectorize and multiply-adds fuse. NaN and
 /// infinity semantics are kept: max/min and masking rely on them.
-int64_t kiln::cpuVectorWidth(const CpuTargetOptions &options) {
-  std::string error;
-  auto machine = createTargetMachine(options, error);
-  if (!machine)
-    return 4;
-  const llvm::MCSubtargetInfo *info = machine->getMCSubtargetInfo();
-  if (info->checkFeatures("+avx512f"))
-    return 16;
-  if (info->checkFeatures("+avx"))
-    return 8;
-  return 4;
-}
-
 static void allowReassociation(llvm::Module &module) {
   for (llvm::Function &function : module)
     for (llvm::Instruction &inst : llvm::instructions(function))

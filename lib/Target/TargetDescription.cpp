@@ -11,10 +11,13 @@
 using namespace mlir;
 using namespace kiln;
 
-static TargetDescription describeCpu(const CompileOptions &options) {
+static TargetDescription describeCpuTarget(const CompileOptions &options) {
   TargetDescription target;
   target.cpu = options.cpu;
-  target.vectorWidth = cpuVectorWidth(CpuTargetOptions{options.cpu});
+  CpuDescription cpu = kiln::describeCpu(CpuTargetOptions{options.cpu});
+  target.cpuName = cpu.cpu;
+  target.cpuFeatures = cpu.features;
+  target.vectorWidth = cpu.vectorWidth;
   return target;
 }
 
@@ -51,7 +54,7 @@ FailureOr<TargetDescription> kiln::describeTarget(const CompileOptions &options,
                                                   std::string &error) {
   FailureOr<TargetDescription> target = failure();
   if (options.target == "cpu") {
-    target = describeCpu(options);
+    target = describeCpuTarget(options);
   } else if (isCudaTarget(options.target)) {
     FailureOr<CudaTargetSpec> spec = parseCudaTarget(options.target, error);
     if (succeeded(spec))

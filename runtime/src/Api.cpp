@@ -7,6 +7,7 @@
 #include "Model.h"
 #include "Session.h"
 #include "Status.h"
+#include "kiln/version.h"
 
 #include <algorithm>
 #include <atomic>
@@ -173,6 +174,8 @@ kiln_status tensorInfo(const Model *model, int32_t index, bool isInput,
 
 const char *kiln_last_error(void) { return lastErrorMessage().c_str(); }
 
+const char *kiln_version(void) { return KILN_VERSION_STRING; }
+
 const char *kiln_status_string(kiln_status status) {
   switch (status) {
   case KILN_OK:
@@ -338,6 +341,14 @@ const char *kiln_model_producer(const kiln_model *model) {
 
 const char *kiln_model_target(const kiln_model *model) {
   return model ? model->impl->target().c_str() : "";
+}
+
+const char *kiln_model_cpu(const kiln_model *model) {
+  return model ? model->impl->cpu().c_str() : "";
+}
+
+const char *kiln_model_cpu_features(const kiln_model *model) {
+  return model ? model->impl->cpuFeatureList().c_str() : "";
 }
 
 kiln_status kiln_session_create(kiln_model *model, const char *device,

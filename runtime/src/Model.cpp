@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Model.h"
+#include "CpuFeatures.h"
 #include "Status.h"
 
 #include "kiln/artifact_digest.h"
@@ -305,6 +306,8 @@ kiln_status Model::load(AlignedBytes bytes, size_t fileSize) {
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
                 "artifact target '" + target_ +
                     "' is not supported by this runtime (cpu, cuda, rocm)");
+  if (kiln_status s = readCpu(m))
+    return s;
   uint64_t weightsSize = m.weights() ? m.weights()->size() : 0;
   weightsSize_ = weightsSize;
   splatSize_ = m.splat_size();
@@ -334,6 +337,28 @@ kiln_status Model::load(AlignedBytes bytes, size_t fileSize) {
             kernels_.load(m.kernel_object()->data(), m.kernel_object()->size()))
       return s;
   return readDispatches(m);
+}
+
+kiln_status Model::readCpu(const fb::Model &m) {
+  cpu_ = str(m.cpu());
+  if (m.cpu_features())
+    for (const flatbuffers::String *feature : *m.cpu_features())
+      cpuFeatures_.push_back(str(feature));
+  for (const std::string &feature : cpuFeatures_)
+    cpuFeatureList_ += (cpuFeatureList_.empty() ? "" : ",") + feature;
+  if (isGpu())
+    return KILN_OK;
+  std::vector<std::string> missing = missingCpuFeatures(cpuFeatures_);
+  if (missing.empty())
+    return KILN_OK;
+  std::string names;
+  for (const std::string &name : missing)
+    names += (names.empty() ? "" : ", ") + name;
+  return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
+              "the artifact's kernels were compiled for CPU '" + cpu_ +
+                  "' and need features this CPU lacks: " + names +
+                  "; recompile on this machine (kiln-compile --cpu=native, "
+                  "the default) or for a CPU it has (e.g. --cpu=x86-64-v3)");
 }
 
 kiln_status Model::readGpuImages(const fb::Model &m) {

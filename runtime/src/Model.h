@@ -99,6 +99,11 @@ public:
 
   const std::string &producer() const { return producer_; }
   const std::string &target() const { return target_; }
+  /// CPU artifacts: the LLVM CPU and the features the kernels need.
+  const std::string &cpu() const { return cpu_; }
+  const std::vector<std::string> &cpuFeatures() const { return cpuFeatures_; }
+  /// The same, comma-separated.
+  const std::string &cpuFeatureList() const { return cpuFeatureList_; }
   uint64_t arenaSize() const { return arenaSize_; }
   const uint8_t *weights() const { return weights_; }
   uint64_t weightsSize() const { return weightsSize_; }
@@ -131,11 +136,15 @@ private:
                          TensorDesc &d);
   kiln_status readTensors(const fb::Model &m, bool isInput);
   kiln_status readChecks(const fb::Model &m);
+  /// Reads the CPU and its features; refuses a CPU artifact this CPU
+  /// cannot run.
+  kiln_status readCpu(const fb::Model &m);
   kiln_status readDispatches(const fb::Model &m);
   kiln_status readGpuImages(const fb::Model &m);
 
   AlignedBytes bytes_;
-  std::string producer_, target_;
+  std::string producer_, target_, cpu_, cpuFeatureList_;
+  std::vector<std::string> cpuFeatures_;
   uint64_t arenaSize_ = 0;
   const uint8_t *weights_ = nullptr;
   uint64_t weightsSize_ = 0;

@@ -676,6 +676,34 @@ TEST(LoadErrors, UnsupportedTarget) {
   expectOpenError(spec, KILN_ERROR_UNSUPPORTED_DEVICE, {"target 'tpu'"});
 }
 
+TEST(LoadErrors, CpuFeatureUnknownToTheRuntime) {
+  ArtifactSpec spec;
+  spec.cpuFeatures = {"sse4.2", "avx1024"};
+  expectOpenError(spec, KILN_ERROR_UNSUPPORTED_DEVICE,
+                  {"CPU 'x86-64'", "lacks: avx1024;", "--cpu=x86-64-v3"});
+}
+
+TEST(LoadErrors, CpuFeatureThisCpuLacks) {
+  // Hidden as the one environment variable does, the CPU lacks avx2.
+  ArtifactSpec spec;
+  spec.cpu = "x86-64-v3";
+  spec.cpuFeatures = {"sse4.2", "avx", "avx2", "fma"};
+  setenv("KILN_CPU_FEATURES_DISABLE", "bmi2,avx2", 1);
+  expectOpenError(spec, KILN_ERROR_UNSUPPORTED_DEVICE,
+                  {"CPU 'x86-64-v3'", "lacks: avx2;"});
+  unsetenv("KILN_CPU_FEATURES_DISABLE");
+}
+
+TEST(Model, RecordsItsCpuAndFeatures) {
+  ArtifactSpec spec;
+  spec.cpuFeatures = {"sse3", "ssse3"};
+  Loaded l(spec);
+  ASSERT_NE(l.model, nullptr);
+  EXPECT_STREQ(kiln_model_cpu(l.model), "x86-64");
+  EXPECT_STREQ(kiln_model_cpu_features(l.model), "sse3,ssse3");
+  EXPECT_NE(std::string(kiln_version()).find("kiln "), std::string::npos);
+}
+
 /// The default model retargeted to CUDA with a stand-in PTX image.
 ArtifactSpec cudaSpec() {
   ArtifactSpec spec;

@@ -77,6 +77,9 @@ struct ArtifactSpec {
       {"scale", {1, 3, 2}, 5, {"Mul_1", "Identity_2"}}};
   /// Run-time checks: their messages and tensors.
   std::vector<std::pair<std::string, TensorSpec>> checks;
+  /// The CPU the kernels need; test_kernels.c is built for any x86-64.
+  std::string cpu = "x86-64";
+  std::vector<std::string> cpuFeatures;
 
   ArtifactSpec() {
     weights.resize(kTensorBytes);
@@ -117,10 +120,13 @@ struct ArtifactSpec {
       checkTables.push_back(
           fb::CreateCheckDirect(b, message.c_str(), tensors({tensor}).front()));
     auto ins = tensors(inputs), outs = tensors(outputs);
-    auto root =
-        fb::CreateModelDirect(b, version, "kiln-test", target.c_str(),
-                              &kernelObject, &weights, arenaSize, &bufs, &ins,
-                              &outs, &disps, &images, splatSize, &checkTables);
+    std::vector<flatbuffers::Offset<flatbuffers::String>> features;
+    for (const std::string &feature : cpuFeatures)
+      features.push_back(b.CreateString(feature));
+    auto root = fb::CreateModelDirect(b, version, "kiln-test", target.c_str(),
+                                      &kernelObject, &weights, arenaSize, &bufs,
+                                      &ins, &outs, &disps, &images, splatSize,
+                                      &checkTables, cpu.c_str(), &features);
     fb::FinishModelBuffer(b, root);
     std::vector<uint8_t> out(b.GetBufferPointer(),
                              b.GetBufferPointer() + b.GetSize());

@@ -194,3 +194,12 @@ bool kiln::setInput(kiln_session *session, const Tensor &t,
   error = kiln_last_error();
   return false;
 }
+
+bool kiln::printVersionIfAsked(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--version") {
+      std::printf("%s\n", kiln_version());
+      return true;
+    }
+  return false;
+}

@@ -10,6 +10,10 @@
 
 namespace kiln {
 
+/// With --version anywhere in `argv`: prints the runtime's version
+/// (kiln_version()) and returns true; the tool then exits 0.
+bool printVersionIfAsked(int argc, char **argv);
+
 /// A tiny command-line reader: accepts `--flag value` and `--flag=value`.
 class ArgReader {
 public:

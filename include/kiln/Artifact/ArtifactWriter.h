@@ -62,6 +62,9 @@ struct ArtifactContents {
   std::string target;
   /// CPU: the kernels' shared object. Empty for GPU targets.
   std::string kernelObject;
+  /// CPU: the LLVM CPU and the features the kernel object needs.
+  std::string cpu;
+  std::vector<std::string> cpuFeatures;
   /// GPU targets: one device image per chip.
   std::vector<GpuImage> gpuImages;
   /// Benchmark artifacts: float32 weights of 64 elements or more are left

@@ -48,6 +48,10 @@ void printFlagReference(llvm::raw_ostream &os);
 /// all of them still work. `toolCategory`: the tool's own flags.
 void hideForeignFlags(llvm::cl::OptionCategory &toolCategory);
 
+/// Makes --version print Kiln's version and git commit (and the LLVM it is
+/// built with) instead of LLVM's alone.
+void printKilnVersionOnVersionFlag();
+
 } // namespace kiln
 
 #endif

@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -14,10 +15,19 @@ struct CpuTargetOptions {
   std::string cpu = "native";
 };
 
-/// Float32 elements of one vector register of the CPU: 16 with AVX-512, 8
-/// with AVX, 4 otherwise (the register tiles of
-/// kiln-contract-with-vector-registers are sized by it).
-int64_t cpuVectorWidth(const CpuTargetOptions &options);
+/// What LLVM makes of `--cpu`.
+struct CpuDescription {
+  /// The LLVM CPU ("native" resolved to this machine's).
+  std::string cpu;
+  /// The features of kiln/cpu_features.h the CPU enables: the artifact
+  /// records them and the runtime checks them before it runs the kernels.
+  std::vector<std::string> features;
+  /// Float32 elements of one vector register: 16 with AVX-512, 8 with AVX,
+  /// 4 otherwise (the register tiles of kiln-contract-with-vector-registers
+  /// are sized by it).
+  int64_t vectorWidth = 4;
+};
+CpuDescription describeCpu(const CpuTargetOptions &options);
 
 /// Translates the kernels module (LLVM dialect only) to LLVM IR, optimizes it
 /// at O3, emits an object file and links it into an ELF shared object with

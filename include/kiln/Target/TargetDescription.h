@@ -34,8 +34,11 @@ struct TargetDescription {
   std::string name = "cpu";
   /// GPU chips, one device image each (sm_90, gfx942); empty on the CPU.
   std::vector<std::string> chips;
-  /// The CPU: the LLVM CPU name ("native": this machine's).
+  /// The CPU: the LLVM CPU name ("native": this machine's), what it
+  /// resolves to, and the features of kiln/cpu_features.h it enables.
   std::string cpu = "native";
+  std::string cpuName;
+  std::vector<std::string> cpuFeatures;
   /// Float32 elements of one CPU vector register (16 with AVX-512, 8 with
   /// AVX, 4 otherwise); 0 on GPUs.
   int64_t vectorWidth = 0;

@@ -94,6 +94,9 @@ typedef struct kiln_session_options {
   int32_t num_threads; /* 0: one thread per core */
 } kiln_session_options;
 
+/* This runtime library's version: "kiln 0.1.0 (commit 4809bc0abcde)". */
+KILN_API const char *kiln_version(void);
+
 /* ---- Errors and dtypes ---- */
 KILN_API const char *kiln_last_error(void);
 KILN_API const char *kiln_status_string(kiln_status status);
@@ -134,8 +137,17 @@ KILN_API kiln_status kiln_model_dispatch_result_info(const kiln_model *model,
                                                      int32_t dispatch,
                                                      int32_t index,
                                                      kiln_tensor_info *info);
+/* The compiler that made the artifact: "kiln 0.1.0 (commit 4809bc0abcde)". */
 KILN_API const char *kiln_model_producer(const kiln_model *model);
+/* "cpu", "cuda:sm_80,sm_90" or "rocm:gfx942". */
 KILN_API const char *kiln_model_target(const kiln_model *model);
+/* CPU artifacts: the LLVM CPU the kernels were compiled for ("x86-64-v3")
+ * and the instruction-set features they need, comma-separated
+ * ("avx,avx2,fma,..."; kiln/cpu_features.h). Opening a CPU artifact on a CPU
+ * without them fails with KILN_ERROR_UNSUPPORTED_DEVICE naming the missing
+ * ones. "" for GPU artifacts. */
+KILN_API const char *kiln_model_cpu(const kiln_model *model);
+KILN_API const char *kiln_model_cpu_features(const kiln_model *model);
 
 /* ---- Sessions ---- */
 /* device: "cpu" (NULL means "cpu"), "cuda" (the first NVIDIA GPU; the
