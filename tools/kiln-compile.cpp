@@ -76,11 +76,24 @@ static cl::opt<bool> listOps("list-ops",
                              cl::desc("Print the supported ONNX ops as a "
                                       "Markdown table and exit"),
                              cl::cat(toolCategory));
-static cl::opt<std::string>
-    dumpIRDir("dump-ir",
-              cl::desc("Write the IR after import and after every pass to "
-                       "DIR/NN-<pass>.mlir"),
-              cl::value_desc("dir"), cl::cat(toolCategory));
+static cl::opt<std::string> dumpIRDir(
+    "dump-ir",
+    cl::desc("Write the IR after import (DIR/0000-import.mlir) and "
+             "after every pass that changed it: DIR/NNNN-<pass>.mlir "
+             "for a pass on the module, DIR/NNNN-<pass>/<kernel>.mlir "
+             "for one on each kernel"),
+    cl::value_desc("dir"), cl::cat(toolCategory));
+static cl::list<std::string>
+    dumpIRPasses("dump-ir-passes",
+                 cl::desc("With --dump-ir: only after these passes (their "
+                          "arguments, as --print-pipeline lists them)"),
+                 cl::CommaSeparated, cl::value_desc("pass,..."),
+                 cl::cat(toolCategory));
+static cl::list<std::string> dumpIRKernels(
+    "dump-ir-kernels",
+    cl::desc("With --dump-ir: only these kernels (their names, as --report "
+             "and kiln-bench list them), each in its own file"),
+    cl::CommaSeparated, cl::value_desc("kernel,..."), cl::cat(toolCategory));
 static cl::opt<std::string>
     reportFile("report",
                cl::desc("Write a JSON report: per kernel its ONNX nodes, "
@@ -286,7 +299,9 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: no output file (-o)\n";
     return 2;
   }
-  request.dumpIRDir = dumpIRDir;
+  request.dumpIR.dir = dumpIRDir;
+  request.dumpIR.passes = {dumpIRPasses.begin(), dumpIRPasses.end()};
+  request.dumpIR.kernels = {dumpIRKernels.begin(), dumpIRKernels.end()};
   request.dumpGraphFile = dumpGraphFile;
   request.configurePassManager = [](PassManager &pm) {
     (void)applyPassManagerCLOptions(pm);

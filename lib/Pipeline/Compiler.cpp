@@ -90,14 +90,15 @@ LogicalResult kiln::compileModel(MLIRContext &context,
   result.phaseSeconds.push_back({"import", since(start)});
 
   unsigned dumpCounter = 0;
-  if (!request.dumpIRDir.empty()) {
-    if (std::error_code ec =
-            llvm::sys::fs::create_directories(request.dumpIRDir)) {
-      llvm::errs() << "error: cannot create '" << request.dumpIRDir
+  const std::string &dumpDir = request.dumpIR.dir;
+  if (!dumpDir.empty()) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDir)) {
+      llvm::errs() << "error: cannot create '" << dumpDir
                    << "': " << ec.message() << "\n";
       return failure();
     }
-    if (failed(dumpIR(*module, request.dumpIRDir, "00-import.mlir")))
+    if (request.dumpIR.kernels.empty() &&
+        failed(dumpIR(*module, dumpDir, "0000-import.mlir")))
       return failure();
   }
   // A pass that fails says why; this names the pass and the kernel too,
@@ -124,9 +125,9 @@ LogicalResult kiln::compileModel(MLIRContext &context,
     if (request.configurePassManager)
       request.configurePassManager(pm);
     pm.addInstrumentation(std::make_unique<NameFailedPass>());
-    if (!request.dumpIRDir.empty())
+    if (!dumpDir.empty())
       pm.addInstrumentation(
-          createIRDumpInstrumentation(request.dumpIRDir, dumpCounter));
+          createIRDumpInstrumentation(request.dumpIR, dumpCounter));
     buildPhasePipeline(pm, phase, request.compile, *target);
     if (failed(pm.run(*module)))
       return failure();

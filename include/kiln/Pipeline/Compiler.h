@@ -4,6 +4,7 @@
 
 #include "kiln/Artifact/ArtifactWriter.h"
 #include "kiln/Import/OnnxImporter.h"
+#include "kiln/Pipeline/IRDump.h"
 #include "kiln/Pipeline/Pipeline.h"
 
 #include <functional>
@@ -19,8 +20,9 @@ struct CompileRequest {
   /// Lets the caller add instrumentation (IR printing, timing) to the pass
   /// manager before it runs.
   std::function<void(mlir::PassManager &)> configurePassManager;
-  /// When set, the IR after import and after every pass goes to files here.
-  std::string dumpIRDir;
+  /// When dumpIR.dir is set, the IR after import and after every pass that
+  /// changed it goes to files there.
+  IRDumpOptions dumpIR;
   /// When set, the graph with its dispatch regions is drawn here (DOT).
   std::string dumpGraphFile;
 };
