@@ -4,7 +4,9 @@
 # the AMD GPU device libraries for --target=rocm, Boost.Context for
 # kiln-emulate-gpu's fibers, OpenSSL's libcrypto for the artifact's digests)
 # and a Python venv (.venv) with onnx, numpy and onnxruntime for the test
-# model generators and the benchmark comparison.
+# model generators and the benchmark comparison, nanobind and
+# scikit-build-core to build the kiln Python package (python/) and pytest to
+# test it; `file` and dpkg-dev make the Debian package (cpack).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -16,6 +18,7 @@ apt_packages=(
   libgtest-dev libboost-context-dev libssl-dev
   rocm-device-libs
   python3-venv zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev
+  file dpkg-dev
 )
 
 missing=()
@@ -35,7 +38,7 @@ venv="$root/.venv"
 if [ ! -x "$venv/bin/python" ]; then
   /usr/bin/python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c "import onnx, numpy, onnxruntime, nvidia.cu13" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import onnx, numpy, onnxruntime, nvidia.cu13, nanobind, scikit_build_core, pytest" 2>/dev/null; then
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
 fi
 echo "setup: ok"

@@ -11,7 +11,8 @@
 #   then ptxas when a toolkit is installed, else PTX) and the ROCm compile
 #   (hsaco code objects for gfx90a and gfx942) of the whole-model and node
 #   suites, and every GPU kernel of the model suites emulated on the CPU
-#   (scripts/emulate-gpu-suite): no GPU is needed for these.
+#   (scripts/emulate-gpu-suite): no GPU is needed for these. The Python
+#   package's tests, its runtime-only wheel and the Debian package too.
 # The last line is the node suite's "N passed, M failed, K skipped".
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -63,6 +64,13 @@ phase "fuzzing (artifacts, tensor files, inputs, ONNX importer; scripts/fuzz.sh)
 bash scripts/fuzz.sh
 phase "runtime under ThreadSanitizer (scripts/tsan.sh)"
 bash scripts/tsan.sh
+
+phase "Python package (pytest python/tests: the whole-model suite against onnxruntime, the API, its errors)"
+.venv/bin/python -m pytest -q python/tests
+phase "runtime-only wheel: pip wheel ./python alone, with neither MLIR nor LLVM (scripts/check-wheel.sh)"
+bash scripts/check-wheel.sh
+phase "Debian package: built by cpack, its tools and Python module run from the install prefix (scripts/check-package.sh)"
+bash scripts/check-package.sh
 
 phase "lit suites"
 /usr/lib/llvm-22/bin/lit -sv build/test
