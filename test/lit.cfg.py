@@ -5,7 +5,7 @@ import lit.formats
 config.name = "Kiln"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["models", "lit.cfg.py", "lit.site.cfg.py.in", "CMakeLists.txt"]
+config.excludes = ["models", "Inputs", "lit.cfg.py", "lit.site.cfg.py.in", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root)
 

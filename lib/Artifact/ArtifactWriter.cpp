@@ -437,6 +437,18 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
     bufferTables.push_back(
         fb::CreateBuffer(fbb, b.kind, b.offset, b.size, b.splatBits));
 
+  // A .kiln file is one FlatBuffer, whose offsets are 32-bit: past 2 GiB
+  // the builder would abort. The tables need far less than the margin.
+  uint64_t sectionBytes = weightBytes + contents.kernelObject.size();
+  for (const GpuImage &image : contents.gpuImages)
+    sectionBytes += image.data.size();
+  constexpr uint64_t kMaxArtifactBytes = (uint64_t(1) << 31) - (64 << 20);
+  if (sectionBytes > kMaxArtifactBytes)
+    return main.emitError("the artifact would hold ")
+           << sectionBytes
+           << " bytes of weights and kernels, more than the 2 GiB one .kiln "
+              "file (a FlatBuffer) can; models this large are not supported";
+
   // Filled before any other call into the builder, which could move it.
   uint8_t *weightData = nullptr;
   fbb.ForceVectorAlignment(weightBytes, 1, KILN_ARTIFACT_ALIGNMENT);

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ConstantEvaluator.h"
+#include "ExternalData.h"
 #include "NodeContext.h"
 #include "common/TensorFile.h"
 #include "kiln/Dialect/OnnxValueNames.h"
@@ -80,7 +81,7 @@ std::string onnx_import::dtypeName(int onnxType) {
   return "dtype#" + std::to_string(onnxType);
 }
 
-static size_t bytesPerElement(int onnxType) {
+size_t onnx_import::bytesPerElement(int onnxType) {
   switch (onnxType) {
   case onnx::TensorProto::DOUBLE:
   case onnx::TensorProto::INT64:
@@ -115,9 +116,12 @@ LogicalResult onnx_import::readTensorBytes(const onnx::TensorProto &tensor,
   }
   size_t width = bytesPerElement(out.onnxType);
   size_t bytes = size_t(count) * width;
+  // loadExternalData read every external tensor of the model; a frozen
+  // input's TensorProto file may not point at other files.
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     error = "tensor '" + tensor.name() +
-            "' stores its data in an external file (not supported yet)";
+            "' stores its data in an external file, which only a model's "
+            "own tensors may do";
     return failure();
   }
   // The data is checked against the shape before anything is allocated: a
@@ -1108,8 +1112,7 @@ FailureOr<ImportResult> kiln::importOnnxFile(MLIRContext &context,
   FailureOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       readRegularFile(path, kMaxProtobufBytes,
                       "ONNX files (protobuf) hold at most 2 GiB (larger "
-                      "models keep their weights in external data, which "
-                      "Kiln does not read yet)",
+                      "models keep their weights in external data)",
                       why);
   if (failed(file)) {
     emitError(loc) << "cannot read '" << path << "': " << why;
@@ -1131,6 +1134,8 @@ FailureOr<ImportResult> kiln::importOnnxFile(MLIRContext &context,
     return failure();
   }
   if (failed(checkSubgraphDepth(loc, model, options.maxSubgraphDepth)))
+    return failure();
+  if (failed(loadExternalData(model, path, loc)))
     return failure();
   if (!model.has_graph() || model.opset_import_size() == 0) {
     emitError(loc) << "'" << path

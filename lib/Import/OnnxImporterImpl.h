@@ -19,6 +19,8 @@ namespace kiln::onnx_import {
 mlir::FailureOr<mlir::Type> elementTypeFor(mlir::MLIRContext *ctx,
                                            int onnxType);
 std::string dtypeName(int onnxType);
+/// Bytes of one element of an ONNX dtype (1 for bool, int8 and the rest).
+size_t bytesPerElement(int onnxType);
 
 /// A tensor whose value is known at import time (initializer or Constant).
 struct ConstTensor {
