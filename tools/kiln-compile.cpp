@@ -65,7 +65,8 @@ static cl::list<std::string>
                  cl::cat(toolCategory));
 static cl::opt<bool> check("check",
                            cl::desc("Only list the nodes Kiln cannot import; "
-                                    "exit 1 if there are any"),
+                                    "exit 1 if there are any (symbolic dims "
+                                    "without --input-shape are taken as 64)"),
                            cl::cat(toolCategory));
 static cl::opt<std::string>
     compileTo("compile-to",
@@ -283,6 +284,7 @@ int main(int argc, char **argv) {
   if (!dumpIRDir.empty() || printsIRAfterPasses(argc, argv))
     context.disableMultithreading();
   if (check) {
+    request.import.symbolicDimsAs = 64;
     context.loadDialect<KilnDialect>();
     auto imported = importOnnxFile(context, inputFile, request.import);
     if (failed(imported))

@@ -157,6 +157,15 @@ normalizeAxes(NodeContext &ctx, llvm::ArrayRef<int64_t> axes, int64_t rank);
 /// `v` reshaped to `shape` (no op when it already has that shape).
 mlir::Value reshapeTo(NodeContext &ctx, mlir::Value v,
                       llvm::ArrayRef<int64_t> shape);
+/// Window attributes shared by Conv, the pools and the integer
+/// convolutions, with auto_pad resolved to explicit pads.
+struct Window {
+  llvm::SmallVector<int64_t> kernel, strides, dilations, pads;
+};
+/// The window of a node over `input` with `kernel` (OnnxOpHandlers.cpp);
+/// fails (with the node's error set) on inconsistent attributes.
+mlir::FailureOr<Window> readWindow(NodeContext &ctx, mlir::Value input,
+                                   llvm::ArrayRef<int64_t> kernel);
 /// Sets output 0 from a created value; propagates failure.
 mlir::LogicalResult setResult(NodeContext &ctx,
                               mlir::FailureOr<mlir::Value> value);

@@ -389,7 +389,18 @@ LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
       return failure();
     }
     for (const auto &dim : tensorType.shape().dim()) {
-      if (!dim.has_dim_value() || dim.dim_value() < 0) {
+      bool symbolic = !dim.has_dim_value() || dim.dim_value() < 0;
+      if (symbolic && options.symbolicDimsAs > 0) {
+        // MLIR drops warnings without a handler: straight to stderr.
+        llvm::errs() << "warning: graph input '" << name
+                     << "' has symbolic dim '" << dim.dim_param()
+                     << "', taken as " << options.symbolicDimsAs
+                     << " for --check; pass --input-shape " << name
+                     << "=DxDx... to check the shapes you will compile\n";
+        shape.push_back(options.symbolicDimsAs);
+        continue;
+      }
+      if (symbolic) {
         emitError(UnknownLoc::get(&context))
             << "graph input '" << name << "' has symbolic dim '"
             << dim.dim_param() << "'; pass --input-shape " << name

@@ -403,14 +403,8 @@ static LogicalResult importGemm(NodeContext &ctx) {
                             bld.getBoolAttr(ctx.intAttr("transB", 0) != 0))}));
 }
 
-/// Window attributes shared by Conv and the pools, with auto_pad resolved to
-/// explicit pads.
-struct Window {
-  SmallVector<int64_t> kernel, strides, dilations, pads;
-};
-
-static FailureOr<Window> readWindow(NodeContext &ctx, Value input,
-                                    ArrayRef<int64_t> kernel) {
+FailureOr<Window> onnx_import::readWindow(NodeContext &ctx, Value input,
+                                          ArrayRef<int64_t> kernel) {
   int64_t spatial = rankOf(input) - 2;
   if (spatial < 1)
     return ctx.fail("input must have rank >= 3"), failure();

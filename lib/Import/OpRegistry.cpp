@@ -51,6 +51,7 @@ const OpRegistry &kiln::onnx_import::opRegistry() {
     registerResizeOps(r);
     registerTrainingOps(r);
     registerClassicMLOps(r);
+    registerQuantizeOps(r);
     return r;
   }();
   return registry;

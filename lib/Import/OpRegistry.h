@@ -74,6 +74,7 @@ void registerConvTransposeOps(
 void registerResizeOps(OpRegistry &registry);    // OnnxResizeHandler.cpp
 void registerTrainingOps(OpRegistry &registry);  // OnnxTrainingOpHandlers.cpp
 void registerClassicMLOps(OpRegistry &registry); // OnnxClassicMLOpHandlers.cpp
+void registerQuantizeOps(OpRegistry &registry);  // OnnxQuantizeOpHandlers.cpp
 
 } // namespace kiln::onnx_import
 

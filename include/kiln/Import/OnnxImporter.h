@@ -34,6 +34,11 @@ struct ImportOptions {
   /// weights dequantized at import grow fourfold). A node past
   /// it is imported as a kernel instead (an error when it has no kernel).
   uint64_t maxFoldedBytes = 0;
+  /// What a symbolic dim of a graph input without --input-shape becomes:
+  /// 0 refuses it (a compile needs every shape); `kiln-compile --check`
+  /// takes 64, large enough for the windows of most image and sequence
+  /// models, so that it can list every unsupported node of any model.
+  int64_t symbolicDimsAs = 0;
 };
 
 /// A node the importer cannot turn into kiln ops, and why.

@@ -1,0 +1,388 @@
+//===- OnnxQuantizeOpHandlers.cpp - quantization ops, computed exactly ----===//
+//
+// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear and the integer
+// matmul and convolution ops (MatMulInteger, ConvInteger, QLinearMatMul,
+// QLinearConv) as kiln ops on floats: there is no integer kernel yet, so a
+// quantized model runs as dequantize, compute, quantize. Integer products
+// are summed in float64, which holds every int8 and int16 sum exactly (up to
+// 2^53), and requantized as onnxruntime does: the float32 product of the
+// sum and the scales, rounded half to even, plus the zero point, saturated.
+//
+//===----------------------------------------------------------------------===//
+#include "NodeContext.h"
+#include "OpRegistry.h"
+
+#include "kiln/Dialect/KilnDialect.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+namespace {
+
+/// The range of a quantized integer type, or nothing for another type.
+std::optional<std::pair<double, double>> quantizedRange(Type type) {
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer || integer.getWidth() > 16 || integer.getWidth() < 8)
+    return std::nullopt;
+  double width = integer.getWidth();
+  if (integer.isUnsigned())
+    return std::make_pair(0.0, std::exp2(width) - 1);
+  return std::make_pair(-std::exp2(width - 1), std::exp2(width - 1) - 1);
+}
+
+/// The ops of one handler, each checked once at the end (ChainedOps).
+class QuantizedOps : public ChainedOps {
+public:
+  explicit QuantizedOps(NodeContext &ctx) : ctx(ctx) {}
+
+  Value castTo(Value v, Type element) {
+    if (!v)
+      return fail();
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getElementType() == element)
+      return v;
+    return CastOp::create(ctx.b(), ctx.getLoc(), type.clone(element), v);
+  }
+  Value f32(Value v) { return castTo(v, ctx.b().getF32Type()); }
+  /// A value some other builder made, failed when it did.
+  Value take(FailureOr<Value> v) { return check(v); }
+  Value f64(Value v) { return castTo(v, ctx.b().getF64Type()); }
+
+  template <typename OpTy> Value binary(Value a, Value b) {
+    if (!a || !b)
+      return fail();
+    return check(ctx.create<OpTy>(ValueRange{a, b}));
+  }
+  template <typename OpTy> Value unary(Value a) {
+    if (!a)
+      return fail();
+    return check(ctx.create<OpTy>(ValueRange{a}));
+  }
+  Value clip(Value v, std::pair<double, double> range) {
+    if (!v)
+      return fail();
+    auto &b = ctx.b();
+    return check(ctx.create<ClipOp>(
+        v, {b.getNamedAttr("min", b.getF32FloatAttr(range.first)),
+            b.getNamedAttr("max", b.getF32FloatAttr(range.second))}));
+  }
+  /// One value of every element of `v` (all axes), as a rank-0 tensor.
+  template <typename OpTy> Value reduceAll(Value v) {
+    if (!v)
+      return fail();
+    auto &b = ctx.b();
+    auto all = llvm::to_vector(llvm::seq<int64_t>(0, rankOf(v)));
+    return check(ctx.create<OpTy>(
+        v, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr(all)),
+            b.getNamedAttr("keepdims", b.getBoolAttr(false))}));
+  }
+
+  /// A per-axis parameter (1-D, one value per index of `axis`) shaped to
+  /// broadcast against a tensor of `rank`; a scalar one as it is.
+  Value alongAxis(Value param, int64_t axis, int64_t rank) {
+    if (!param)
+      return fail();
+    ArrayRef<int64_t> shape = shapeOf(param);
+    if (rankOf(param) == 0 || (rankOf(param) == 1 && shape[0] == 1))
+      return param;
+    if (rankOf(param) != 1 || axis < 0 || axis >= rank)
+      return fail();
+    SmallVector<int64_t> broadcast(rank, 1);
+    broadcast[axis] = shape[0];
+    return reshapeTo(ctx, param, broadcast);
+  }
+
+  /// round(x / scale) + zeroPoint, saturated to `range` (in float32).
+  Value quantize(Value x, Value scale, Value zeroPoint,
+                 std::pair<double, double> range) {
+    Value q = unary<RoundOp>(binary<DivOp>(f32(x), f32(scale)));
+    if (zeroPoint)
+      q = binary<AddOp>(q, f32(zeroPoint));
+    return clip(q, range);
+  }
+
+private:
+  NodeContext &ctx;
+};
+
+/// Fails unless `v` is one of the 8- and 16-bit integer types.
+FailureOr<std::pair<double, double>> requireQuantized(NodeContext &ctx, Value v,
+                                                      StringRef what) {
+  auto range = quantizedRange(getElementTypeOrSelf(v.getType()));
+  if (!range)
+    return ctx.fail(what + " must be int8, uint8, int16 or uint16"), failure();
+  return *range;
+}
+
+bool isScalarLike(Value param) {
+  return rankOf(param) == 0 || (rankOf(param) == 1 && shapeOf(param)[0] == 1);
+}
+
+/// The axis of a per-axis scale (`axis`, default 1); 0 for one value, where
+/// no axis applies (opsets before 13 have none, and a rank-1 input no 1).
+FailureOr<int64_t> scaleAxis(NodeContext &ctx, Value scale, Value data) {
+  if (isScalarLike(scale))
+    return 0;
+  return ctx.axisAttr(1, rankOf(data));
+}
+
+/// A scale or zero point: one value, or one per index of `axis`.
+LogicalResult requireScaleShape(NodeContext &ctx, Value param, int64_t axis,
+                                Value data) {
+  if (isScalarLike(param))
+    return success();
+  if (rankOf(param) == 1 && shapeOf(param)[0] > 1 && axis >= 0 &&
+      axis < rankOf(data) && shapeOf(param)[0] == shapeOf(data)[axis])
+    return success();
+  return ctx.fail("a scale or zero point must have one value, or one per "
+                  "index of the axis (blocked quantization is not supported "
+                  "yet)");
+}
+
+LogicalResult importDequantizeLinear(NodeContext &ctx) {
+  Value x = ctx.input(0), scale = ctx.input(1);
+  if (!x || !scale)
+    return failure();
+  if (ctx.intAttr("block_size", 0) != 0)
+    return ctx.fail("blocked quantization (block_size) is not supported yet");
+  Type xType = getElementTypeOrSelf(x.getType());
+  bool int32 = xType.isSignlessInteger(32);
+  if (!int32 && failed(requireQuantized(ctx, x, "the input")))
+    return failure();
+  if (failed(ctx.requireDtypes(scale, NodeContext::Float)))
+    return failure();
+  auto axis = scaleAxis(ctx, scale, x);
+  if (failed(axis) || failed(requireScaleShape(ctx, scale, *axis, x)))
+    return failure();
+  QuantizedOps ops(ctx);
+  Value centered = ops.f32(x);
+  if (ctx.hasInput(2)) {
+    Value zeroPoint = ctx.input(2);
+    if (!zeroPoint || failed(ctx.requireSameDtype({x, zeroPoint})) ||
+        failed(requireScaleShape(ctx, zeroPoint, *axis, x)))
+      return failure();
+    centered = ops.binary<SubOp>(
+        centered, ops.f32(ops.alongAxis(zeroPoint, *axis, rankOf(x))));
+  }
+  Value y = ops.binary<MulOp>(centered,
+                              ops.f32(ops.alongAxis(scale, *axis, rankOf(x))));
+  y = ops.castTo(y, getElementTypeOrSelf(scale.getType()));
+  if (ops.failed())
+    return failure();
+  ctx.setOutput(0, y);
+  return success();
+}
+
+LogicalResult importQuantizeLinear(NodeContext &ctx) {
+  Value x = ctx.input(0), scale = ctx.input(1);
+  if (!x || !scale)
+    return failure();
+  if (ctx.intAttr("block_size", 0) != 0)
+    return ctx.fail("blocked quantization (block_size) is not supported yet");
+  if (failed(ctx.requireDtypes({x, scale}, NodeContext::Float)))
+    return failure();
+  auto axis = scaleAxis(ctx, scale, x);
+  if (failed(axis) || failed(requireScaleShape(ctx, scale, *axis, x)))
+    return failure();
+  Value zeroPoint;
+  Type outType;
+  if (ctx.hasInput(2)) {
+    zeroPoint = ctx.input(2);
+    if (!zeroPoint || failed(requireScaleShape(ctx, zeroPoint, *axis, x)))
+      return failure();
+    outType = getElementTypeOrSelf(zeroPoint.getType());
+  } else {
+    // Without a zero point: output_dtype (opset 21), else uint8.
+    int64_t dtype = ctx.intAttr("output_dtype", 0);
+    auto type = elementTypeFor(ctx.b().getContext(),
+                               dtype ? dtype : onnx::TensorProto::UINT8);
+    if (failed(type))
+      return ctx.fail("output_dtype " + dtypeName(dtype) + " is not supported");
+    outType = *type;
+  }
+  auto range = quantizedRange(outType);
+  if (!range)
+    return ctx.fail("quantizing to " +
+                    dtypeName(ctx.intAttr("output_dtype", 0)) +
+                    " is not supported (int8, uint8, int16, uint16 are)");
+  QuantizedOps ops(ctx);
+  Value q = ops.quantize(
+      x, ops.alongAxis(scale, *axis, rankOf(x)),
+      zeroPoint ? ops.alongAxis(zeroPoint, *axis, rankOf(x)) : Value(), *range);
+  q = ops.castTo(q, outType);
+  if (ops.failed())
+    return failure();
+  ctx.setOutput(0, q);
+  return success();
+}
+
+/// uint8 quantization of a float32 tensor with its own range (which always
+/// holds 0): scale = (max - min) / 255, zero point = round(-min / scale).
+LogicalResult importDynamicQuantizeLinear(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireDtypes(x, NodeContext::Float)))
+    return failure();
+  QuantizedOps ops(ctx);
+  Value xf = ops.f32(x);
+  Value zero = xf ? ctx.scalar(xf, 0.0) : Value();
+  Value lo = ops.binary<MinOp>(ops.reduceAll<ReduceMinOp>(xf), zero);
+  Value hi = ops.binary<MaxOp>(ops.reduceAll<ReduceMaxOp>(xf), zero);
+  Value scale = ops.binary<DivOp>(ops.binary<SubOp>(hi, lo),
+                                  xf ? ctx.scalar(xf, 255.0) : Value());
+  std::pair<double, double> range = {0, 255};
+  Value zeroPoint = ops.clip(
+      ops.unary<RoundOp>(ops.binary<DivOp>(ops.unary<NegOp>(lo), scale)),
+      range);
+  Value y = ops.quantize(xf, scale, zeroPoint, range);
+  Type u8 = IntegerType::get(ctx.b().getContext(), 8, IntegerType::Unsigned);
+  y = ops.castTo(y, u8);
+  zeroPoint = ops.castTo(zeroPoint, u8);
+  if (ops.failed())
+    return failure();
+  ctx.setOutput(0, y);
+  ctx.setOutput(1, scale);
+  ctx.setOutput(2, zeroPoint);
+  return success();
+}
+
+/// An integer operand minus its zero point (input `zeroIndex`, when given),
+/// in float64. `axis`: where a per-index zero point lies.
+Value centeredF64(NodeContext &ctx, QuantizedOps &ops, Value v,
+                  size_t zeroIndex, int64_t axis) {
+  if (!v || failed(requireQuantized(ctx, v, "an integer operand")))
+    return ops.take(failure());
+  Value centered = ops.f64(v);
+  if (!ctx.hasInput(zeroIndex))
+    return centered;
+  Value zeroPoint = ctx.input(zeroIndex);
+  if (!zeroPoint || failed(ctx.requireSameDtype({v, zeroPoint})) ||
+      failed(requireScaleShape(ctx, zeroPoint, axis, v)))
+    return ops.take(failure());
+  return ops.binary<SubOp>(centered,
+                           ops.f64(ops.alongAxis(zeroPoint, axis, rankOf(v))));
+}
+
+/// round(float32(sum) * scale) + zeroPoint, saturated to the zero point's
+/// type: what the QLinear ops make of an exact integer sum.
+LogicalResult requantize(NodeContext &ctx, QuantizedOps &ops, Value sum,
+                         Value scale, size_t zeroIndex) {
+  Value zeroPoint = ctx.hasInput(zeroIndex) ? ctx.input(zeroIndex) : Value();
+  Type outType = zeroPoint ? getElementTypeOrSelf(zeroPoint.getType())
+                           : IntegerType::get(ctx.b().getContext(), 8,
+                                              IntegerType::Unsigned);
+  auto range = quantizedRange(outType);
+  if (!range)
+    return ctx.fail("the output zero point must be int8 or uint8");
+  Value q = ops.unary<RoundOp>(ops.binary<MulOp>(ops.f32(sum), scale));
+  if (zeroPoint)
+    q = ops.binary<AddOp>(q, ops.f32(zeroPoint));
+  q = ops.castTo(ops.clip(q, *range), outType);
+  if (ops.failed())
+    return failure();
+  ctx.setOutput(0, q);
+  return success();
+}
+
+LogicalResult importMatMulInteger(NodeContext &ctx) {
+  Value a = ctx.input(0), b = ctx.input(1);
+  if (!a || !b)
+    return failure();
+  QuantizedOps ops(ctx);
+  // a's zero point may be one per row, b's one per column.
+  Value product =
+      ops.binary<MatMulOp>(centeredF64(ctx, ops, a, 2, rankOf(a) - 2),
+                           centeredF64(ctx, ops, b, 3, rankOf(b) - 1));
+  product = ops.castTo(product, ctx.b().getI32Type());
+  if (ops.failed())
+    return failure();
+  ctx.setOutput(0, product);
+  return success();
+}
+
+LogicalResult importQLinearMatMul(NodeContext &ctx) {
+  Value a = ctx.input(0), b = ctx.input(3);
+  Value aScale = ctx.input(1), bScale = ctx.input(4), yScale = ctx.input(6);
+  if (!a || !b || !aScale || !bScale || !yScale ||
+      failed(ctx.requireDtypes({aScale, bScale, yScale}, NodeContext::Float)))
+    return failure();
+  QuantizedOps ops(ctx);
+  Value sum = ops.binary<MatMulOp>(centeredF64(ctx, ops, a, 2, rankOf(a) - 2),
+                                   centeredF64(ctx, ops, b, 5, rankOf(b) - 1));
+  Value scale = ops.binary<DivOp>(
+      ops.binary<MulOp>(
+          ops.f32(ops.alongAxis(aScale, rankOf(a) - 2, rankOf(a))),
+          ops.f32(ops.alongAxis(bScale, rankOf(b) - 1, rankOf(b)))),
+      ops.f32(yScale));
+  return requantize(ctx, ops, sum, scale, 7);
+}
+
+/// ConvInteger and QLinearConv: the convolution of `x` and `w` minus their
+/// zero points, in float64, plus `bias` (int32) when given.
+Value integerConv(NodeContext &ctx, QuantizedOps &ops, size_t x, size_t xZero,
+                  size_t w, size_t wZero, std::optional<size_t> bias) {
+  Value input = ctx.input(x), weight = ctx.input(w);
+  if (!input || !weight)
+    return ops.take(failure());
+  if (rankOf(input) < 3 || rankOf(weight) != rankOf(input))
+    return ctx.fail("input and weight must have equal rank >= 3"),
+           ops.take(failure());
+  SmallVector<int64_t> kernel(shapeOf(weight).drop_front(2));
+  auto window = readWindow(ctx, input, kernel);
+  if (failed(window))
+    return ops.take(failure());
+  SmallVector<Value> operands = {centeredF64(ctx, ops, input, xZero, 1),
+                                 centeredF64(ctx, ops, weight, wZero, 0)};
+  if (bias && ctx.hasInput(*bias))
+    operands.push_back(ops.f64(ctx.input(*bias)));
+  if (llvm::is_contained(operands, Value()))
+    return ops.take(failure());
+  auto &b = ctx.b();
+  return ops.take(ctx.create<ConvOp>(
+      operands,
+      {b.getNamedAttr("pads", b.getDenseI64ArrayAttr(window->pads)),
+       b.getNamedAttr("strides", b.getDenseI64ArrayAttr(window->strides)),
+       b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(window->dilations)),
+       b.getNamedAttr("group", b.getI64IntegerAttr(ctx.intAttr("group", 1)))}));
+}
+
+LogicalResult importConvInteger(NodeContext &ctx) {
+  QuantizedOps ops(ctx);
+  Value y = ops.castTo(integerConv(ctx, ops, 0, 2, 1, 3, std::nullopt),
+                       ctx.b().getI32Type());
+  if (ops.failed())
+    return failure();
+  ctx.setOutput(0, y);
+  return success();
+}
+
+LogicalResult importQLinearConv(NodeContext &ctx) {
+  Value xScale = ctx.input(1), wScale = ctx.input(4), yScale = ctx.input(6);
+  if (!xScale || !wScale || !yScale ||
+      failed(ctx.requireDtypes({xScale, wScale, yScale}, NodeContext::Float)))
+    return failure();
+  QuantizedOps ops(ctx);
+  Value sum = integerConv(ctx, ops, 0, 2, 3, 5, 8);
+  if (!sum)
+    return failure();
+  // w's scale is one value or one per output channel (axis 1 of y).
+  Value scale = ops.binary<DivOp>(
+      ops.binary<MulOp>(ops.f32(xScale),
+                        ops.f32(ops.alongAxis(wScale, 1, rankOf(sum)))),
+      ops.f32(yScale));
+  return requantize(ctx, ops, sum, scale, 7);
+}
+
+} // namespace
+
+void onnx_import::registerQuantizeOps(OpRegistry &registry) {
+  // clang-format off
+  registry.add("ConvInteger", 10, kMaxOpset, "int8/uint8; zero points scalar or per output channel; computed in float64 (exact)", importConvInteger);
+  registry.add("DequantizeLinear", 10, kMaxOpset, "int8/uint8/int16/uint16/int32; per tensor or per axis; no block_size", importDequantizeLinear);
+  registry.add("DynamicQuantizeLinear", 11, kMaxOpset, "float32 to uint8", importDynamicQuantizeLinear);
+  registry.add("MatMulInteger", 10, kMaxOpset, "int8/uint8; zero points scalar, per row of A or per column of B; computed in float64 (exact)", importMatMulInteger);
+  registry.add("QLinearConv", 10, kMaxOpset, "int8/uint8; per-channel weight scales; the sum in float64, requantized in float32", importQLinearConv);
+  registry.add("QLinearMatMul", 10, kMaxOpset, "int8/uint8; per-column B scales; the sum in float64, requantized in float32", importQLinearMatMul);
+  registry.add("QuantizeLinear", 10, kMaxOpset, "to int8/uint8/int16/uint16; per tensor or per axis; no block_size", importQuantizeLinear);
+  // clang-format on
+}
