@@ -75,9 +75,9 @@ bash scripts/check-package.sh
 phase "lit suites"
 /usr/lib/llvm-22/bin/lit -sv build/test
 
-phase "whole-model suite (cpu)"
+phase "whole-model suite and its quantized models (cpu; test/quantized-models, made by scripts/make_quantized_models.py)"
 build/bin/kiln-onnx-test --target=cpu --xfail-file test/whole-models/xfail-cpu.txt \
-  test/models examples test/whole-models
+  test/models examples test/whole-models test/quantized-models
 
 phase "ONNX backend pytorch-converted, pytorch-operator and simple suites (cpu)"
 build/bin/kiln-onnx-test --target=cpu --xfail-file test/onnx/xfail-cpu.txt \
@@ -97,7 +97,7 @@ trap 'rm -rf "$gpu_artifacts"; print_phase_times' EXIT
 # more than 4 KiB is a code generator bug (kernels the tiling could not
 # parallelize were found this way) and fails the test.
 build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artifacts" \
-  --max-serial-kernel-bytes=4096 test/models examples test/whole-models | grep -E "^FAIL|passed,"
+  --max-serial-kernel-bytes=4096 test/models examples test/whole-models test/quantized-models | grep -E "^FAIL|passed,"
 build/bin/kiln-onnx-test --target=cuda --compile-only --artifact-dir "$gpu_artifacts" \
   /usr/share/libonnx-testdata/data/node | tail -1
 # The corpus also fails on a kernel whose threads keep more than 1 KiB in
@@ -128,7 +128,7 @@ phase "GPU kernels of the whole-model, model and GPU-pattern suites emulated (sc
 
 phase "ROCm compile of the whole-model and node suites (--target=rocm:gfx90a,gfx942 --compile-only)"
 build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
-  --max-serial-kernel-bytes=4096 test/models examples test/whole-models | grep -E "^FAIL|passed,"
+  --max-serial-kernel-bytes=4096 test/models examples test/whole-models test/quantized-models | grep -E "^FAIL|passed,"
 build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \
   /usr/share/libonnx-testdata/data/node | tail -1
 build/bin/kiln-onnx-test --target=rocm:gfx90a,gfx942 --compile-only --artifact-dir "$gpu_artifacts" \

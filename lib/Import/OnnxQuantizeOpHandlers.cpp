@@ -14,6 +14,8 @@
 
 #include "kiln/Dialect/KilnDialect.h"
 
+#include <cstring>
+
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::onnx_import;
@@ -31,6 +33,36 @@ std::optional<std::pair<double, double>> quantizedRange(Type type) {
   return std::make_pair(-std::exp2(width - 1), std::exp2(width - 1) - 1);
 }
 
+/// Element `bytes` of an integer ONNX dtype, as a double.
+double integerAt(int onnxType, const char *bytes) {
+  auto read = [&](auto value) {
+    std::memcpy(&value, bytes, sizeof value);
+    return double(value);
+  };
+  switch (onnxType) {
+  case onnx::TensorProto::INT8:
+    return read(int8_t());
+  case onnx::TensorProto::UINT8:
+    return read(uint8_t());
+  case onnx::TensorProto::INT16:
+    return read(int16_t());
+  case onnx::TensorProto::UINT16:
+    return read(uint16_t());
+  case onnx::TensorProto::INT32:
+    return read(int32_t());
+  case onnx::TensorProto::UINT32:
+    return read(uint32_t());
+  case onnx::TensorProto::INT64:
+    return read(int64_t());
+  default:
+    return read(uint64_t());
+  }
+}
+
+template <typename T> void appendBytes(std::string &bytes, T value) {
+  bytes.append(reinterpret_cast<const char *>(&value), sizeof value);
+}
+
 /// The ops of one handler, each checked once at the end (ChainedOps).
 class QuantizedOps : public ChainedOps {
 public:
@@ -45,6 +77,38 @@ public:
     return CastOp::create(ctx.b(), ctx.getLoc(), type.clone(element), v);
   }
   Value f32(Value v) { return castTo(v, ctx.b().getF32Type()); }
+  /// Input `i` as float32 or float64. A constant integer input (a weight,
+  /// a zero point) becomes a float constant here, at import: no kernel
+  /// converts it on every run, and unsigned constants, which the kernels'
+  /// signless arithmetic cannot hold, never reach them.
+  Value floatInput(size_t i, FloatType element) {
+    Value v = ctx.input(i);
+    const ConstTensor *constant = ctx.constInput(i);
+    if (!v || !constant || !isa<IntegerType>(getElementTypeOrSelf(v.getType())))
+      return castTo(v, element);
+    ConstTensor converted;
+    bool wide = element.getWidth() == 64;
+    converted.onnxType =
+        wide ? onnx::TensorProto::DOUBLE : onnx::TensorProto::FLOAT;
+    converted.shape = constant->shape;
+    size_t width = bytesPerElement(constant->onnxType);
+    for (size_t at = 0; at + width <= constant->bytes.size(); at += width) {
+      double value = integerAt(constant->onnxType, constant->bytes.data() + at);
+      if (wide)
+        appendBytes(converted.bytes, value);
+      else
+        appendBytes(converted.bytes, float(value));
+    }
+    std::string error;
+    Value result = ctx.createConstant(ctx.proto().input(i) + "_as_float",
+                                      std::move(converted), error);
+    if (!result) {
+      (void)ctx.fail(error);
+      return fail();
+    }
+    return result;
+  }
+
   /// A value some other builder made, failed when it did.
   Value take(FailureOr<Value> v) { return check(v); }
   Value f64(Value v) { return castTo(v, ctx.b().getF64Type()); }
@@ -156,14 +220,15 @@ LogicalResult importDequantizeLinear(NodeContext &ctx) {
   if (failed(axis) || failed(requireScaleShape(ctx, scale, *axis, x)))
     return failure();
   QuantizedOps ops(ctx);
-  Value centered = ops.f32(x);
+  FloatType f32 = ctx.b().getF32Type();
+  Value centered = ops.floatInput(0, f32);
   if (ctx.hasInput(2)) {
     Value zeroPoint = ctx.input(2);
     if (!zeroPoint || failed(ctx.requireSameDtype({x, zeroPoint})) ||
         failed(requireScaleShape(ctx, zeroPoint, *axis, x)))
       return failure();
     centered = ops.binary<SubOp>(
-        centered, ops.f32(ops.alongAxis(zeroPoint, *axis, rankOf(x))));
+        centered, ops.alongAxis(ops.floatInput(2, f32), *axis, rankOf(x)));
   }
   Value y = ops.binary<MulOp>(centered,
                               ops.f32(ops.alongAxis(scale, *axis, rankOf(x))));
@@ -209,7 +274,10 @@ LogicalResult importQuantizeLinear(NodeContext &ctx) {
   QuantizedOps ops(ctx);
   Value q = ops.quantize(
       x, ops.alongAxis(scale, *axis, rankOf(x)),
-      zeroPoint ? ops.alongAxis(zeroPoint, *axis, rankOf(x)) : Value(), *range);
+      zeroPoint ? ops.alongAxis(ops.floatInput(2, ctx.b().getF32Type()), *axis,
+                                rankOf(x))
+                : Value(),
+      *range);
   q = ops.castTo(q, outType);
   if (ops.failed())
     return failure();
@@ -248,19 +316,21 @@ LogicalResult importDynamicQuantizeLinear(NodeContext &ctx) {
 
 /// An integer operand minus its zero point (input `zeroIndex`, when given),
 /// in float64. `axis`: where a per-index zero point lies.
-Value centeredF64(NodeContext &ctx, QuantizedOps &ops, Value v,
+Value centeredF64(NodeContext &ctx, QuantizedOps &ops, size_t index,
                   size_t zeroIndex, int64_t axis) {
+  Value v = ctx.input(index);
   if (!v || failed(requireQuantized(ctx, v, "an integer operand")))
     return ops.take(failure());
-  Value centered = ops.f64(v);
+  FloatType f64 = ctx.b().getF64Type();
+  Value centered = ops.floatInput(index, f64);
   if (!ctx.hasInput(zeroIndex))
     return centered;
   Value zeroPoint = ctx.input(zeroIndex);
   if (!zeroPoint || failed(ctx.requireSameDtype({v, zeroPoint})) ||
       failed(requireScaleShape(ctx, zeroPoint, axis, v)))
     return ops.take(failure());
-  return ops.binary<SubOp>(centered,
-                           ops.f64(ops.alongAxis(zeroPoint, axis, rankOf(v))));
+  return ops.binary<SubOp>(
+      centered, ops.alongAxis(ops.floatInput(zeroIndex, f64), axis, rankOf(v)));
 }
 
 /// round(float32(sum) * scale) + zeroPoint, saturated to the zero point's
@@ -276,7 +346,7 @@ LogicalResult requantize(NodeContext &ctx, QuantizedOps &ops, Value sum,
     return ctx.fail("the output zero point must be int8 or uint8");
   Value q = ops.unary<RoundOp>(ops.binary<MulOp>(ops.f32(sum), scale));
   if (zeroPoint)
-    q = ops.binary<AddOp>(q, ops.f32(zeroPoint));
+    q = ops.binary<AddOp>(q, ops.floatInput(zeroIndex, ctx.b().getF32Type()));
   q = ops.castTo(ops.clip(q, *range), outType);
   if (ops.failed())
     return failure();
@@ -291,8 +361,8 @@ LogicalResult importMatMulInteger(NodeContext &ctx) {
   QuantizedOps ops(ctx);
   // a's zero point may be one per row, b's one per column.
   Value product =
-      ops.binary<MatMulOp>(centeredF64(ctx, ops, a, 2, rankOf(a) - 2),
-                           centeredF64(ctx, ops, b, 3, rankOf(b) - 1));
+      ops.binary<MatMulOp>(centeredF64(ctx, ops, 0, 2, rankOf(a) - 2),
+                           centeredF64(ctx, ops, 1, 3, rankOf(b) - 1));
   product = ops.castTo(product, ctx.b().getI32Type());
   if (ops.failed())
     return failure();
@@ -307,8 +377,8 @@ LogicalResult importQLinearMatMul(NodeContext &ctx) {
       failed(ctx.requireDtypes({aScale, bScale, yScale}, NodeContext::Float)))
     return failure();
   QuantizedOps ops(ctx);
-  Value sum = ops.binary<MatMulOp>(centeredF64(ctx, ops, a, 2, rankOf(a) - 2),
-                                   centeredF64(ctx, ops, b, 5, rankOf(b) - 1));
+  Value sum = ops.binary<MatMulOp>(centeredF64(ctx, ops, 0, 2, rankOf(a) - 2),
+                                   centeredF64(ctx, ops, 3, 5, rankOf(b) - 1));
   Value scale = ops.binary<DivOp>(
       ops.binary<MulOp>(
           ops.f32(ops.alongAxis(aScale, rankOf(a) - 2, rankOf(a))),
@@ -331,10 +401,10 @@ Value integerConv(NodeContext &ctx, QuantizedOps &ops, size_t x, size_t xZero,
   auto window = readWindow(ctx, input, kernel);
   if (failed(window))
     return ops.take(failure());
-  SmallVector<Value> operands = {centeredF64(ctx, ops, input, xZero, 1),
-                                 centeredF64(ctx, ops, weight, wZero, 0)};
+  SmallVector<Value> operands = {centeredF64(ctx, ops, x, xZero, 1),
+                                 centeredF64(ctx, ops, w, wZero, 0)};
   if (bias && ctx.hasInput(*bias))
-    operands.push_back(ops.f64(ctx.input(*bias)));
+    operands.push_back(ops.floatInput(*bias, ctx.b().getF64Type()));
   if (llvm::is_contained(operands, Value()))
     return ops.take(failure());
   auto &b = ctx.b();

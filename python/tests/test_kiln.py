@@ -12,7 +12,8 @@ from onnx import helper, numpy_helper
 import kiln
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SUITES = [ROOT / "test" / "whole-models", ROOT / "test" / "models",
+SUITES = [ROOT / "test" / "whole-models", ROOT / "test" / "quantized-models",
+          ROOT / "test" / "models",
           ROOT / "examples"]
 TINY_CNN = ROOT / "examples" / "tiny_cnn" / "model.onnx"
 

@@ -1,0 +1,128 @@
+"""Quantizes models of the whole-model suite with onnxruntime's own tools
+and writes them, with onnxruntime's outputs as references, to
+test/quantized-models:
+
+    .venv/bin/python scripts/make_quantized_models.py [OUT_DIR]
+
+Each entry names a model of test/whole-models and a recipe:
+  qdq              static QDQ, per-tensor int8 weights, uint8 activations,
+                   calibrated (MinMax) on the model's data set and four
+                   perturbed copies of it;
+  qdq_per_channel  the same with one weight scale per output channel;
+  dynamic          dynamic quantization: weights int8 (uint8 for
+                   convolutions, which onnxruntime's ConvInteger needs),
+                   activations quantized at run time (DynamicQuantizeLinear,
+                   MatMulInteger, ConvInteger).
+Runs are deterministic: the same onnxruntime gives byte-identical files.
+"""
+import glob
+import os
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
+                                      QuantType, quantize_dynamic,
+                                      quantize_static)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WHOLE = os.path.join(ROOT, "test", "whole-models")
+
+MODELS = [
+    ("resnet18_opset17", "qdq"),
+    ("resnet18_opset17", "qdq_per_channel"),
+    ("resnet18_opset17", "dynamic"),
+    ("mobilenet_v2_opset17", "qdq_per_channel"),
+    ("bert_encoder_opset17", "qdq"),
+    ("bert_encoder_opset17", "dynamic"),
+    ("gpt2_decoder_opset17", "dynamic"),
+]
+
+
+def load_feeds(folder):
+    model = onnx.load(os.path.join(folder, "model.onnx"))
+    initializers = {t.name for t in model.graph.initializer}
+    names = [i.name for i in model.graph.input if i.name not in initializers]
+    files = sorted(glob.glob(os.path.join(folder, "test_data_set_0",
+                                          "input_*.pb")))
+    return {name: numpy_helper.to_array(onnx.load_tensor(path))
+            for name, path in zip(names, files)}
+
+
+class Calibration(CalibrationDataReader):
+    """The data set, then four copies with float inputs perturbed."""
+
+    def __init__(self, feeds):
+        rng = np.random.default_rng(0)
+        self.sets = [feeds] + [
+            {name: (value + 0.1 * rng.standard_normal(value.shape)
+                    ).astype(value.dtype) if value.dtype.kind == "f"
+             else value for name, value in feeds.items()}
+            for _ in range(4)]
+
+    def get_next(self):
+        return self.sets.pop(0) if self.sets else None
+
+
+def quantize(source, target, recipe, feeds):
+    model = onnx.load(source)
+    has_conv = any(node.op_type == "Conv" for node in model.graph.node)
+    if recipe == "dynamic":
+        quantize_dynamic(source, target, op_types_to_quantize=["MatMul",
+                                                               "Conv"],
+                         weight_type=QuantType.QUInt8 if has_conv
+                         else QuantType.QInt8)
+    else:
+        quantize_static(source, target, Calibration(feeds),
+                        quant_format=QuantFormat.QDQ,
+                        per_channel=recipe == "qdq_per_channel",
+                        activation_type=QuantType.QUInt8,
+                        weight_type=QuantType.QInt8)
+
+
+def write_tensor(path, value, name):
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_array(value, name).SerializeToString())
+
+
+def main():
+    out_root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        ROOT, "test", "quantized-models")
+    os.makedirs(out_root, exist_ok=True)
+    rows = []
+    for name, recipe in MODELS:
+        source = os.path.join(WHOLE, name)
+        folder = os.path.join(out_root, f"{name.split('_opset')[0]}_{recipe}")
+        data = os.path.join(folder, "test_data_set_0")
+        os.makedirs(data, exist_ok=True)
+        feeds = load_feeds(source)
+        target = os.path.join(folder, "model.onnx")
+        quantize(os.path.join(source, "model.onnx"), target, recipe, feeds)
+        model = onnx.load(target)
+        outputs = ort.InferenceSession(target).run(None, feeds)
+        for i, (input_name, value) in enumerate(feeds.items()):
+            write_tensor(os.path.join(data, f"input_{i}.pb"), value,
+                         input_name)
+        for i, (info, value) in enumerate(zip(model.graph.output, outputs)):
+            write_tensor(os.path.join(data, f"output_{i}.pb"), value,
+                         info.name)
+        ops = sorted({node.op_type for node in model.graph.node
+                      if "quantize" in node.op_type.lower()
+                      or "Integer" in node.op_type})
+        rows.append(f"| `{os.path.basename(folder)}` | `{name}` | {recipe} | "
+                    f"{', '.join(ops)} |")
+        print(os.path.basename(folder), ", ".join(ops))
+    with open(os.path.join(out_root, "README.md"), "w") as f:
+        f.write("# Quantized models\n\n"
+                "Made by `scripts/make_quantized_models.py` with onnxruntime "
+                f"{ort.__version__}'s quantization tools from the whole-model "
+                "suite; the references are onnxruntime's outputs on the "
+                "quantized models.\n\n"
+                "| folder | from | recipe | quantization ops |\n"
+                "| --- | --- | --- | --- |\n" + "\n".join(rows) + "\n")
+
+
+if __name__ == "__main__":
+    main()
