@@ -9,6 +9,10 @@ Each entry names a model of test/whole-models and a recipe:
                    calibrated (MinMax) on the model's data set and four
                    perturbed copies of it;
   qdq_per_channel  the same with one weight scale per output channel;
+  qoperator        static quantization into onnxruntime's quantized
+                   operators (QLinearConv, and the com.microsoft QGemm,
+                   QLinearAdd, QLinearGlobalAveragePool), per-channel
+                   weights;
   dynamic          dynamic quantization: weights int8 (uint8 for
                    convolutions, which onnxruntime's ConvInteger needs),
                    activations quantized at run time (DynamicQuantizeLinear,
@@ -34,7 +38,9 @@ MODELS = [
     ("resnet18_opset17", "qdq"),
     ("resnet18_opset17", "qdq_per_channel"),
     ("resnet18_opset17", "dynamic"),
+    ("resnet18_opset17", "qoperator"),
     ("mobilenet_v2_opset17", "qdq_per_channel"),
+    ("mobilenet_v2_opset17", "qoperator"),
     ("bert_encoder_opset17", "qdq"),
     ("bert_encoder_opset17", "dynamic"),
     ("gpt2_decoder_opset17", "dynamic"),
@@ -76,8 +82,9 @@ def quantize(source, target, recipe, feeds):
                          else QuantType.QInt8)
     else:
         quantize_static(source, target, Calibration(feeds),
-                        quant_format=QuantFormat.QDQ,
-                        per_channel=recipe == "qdq_per_channel",
+                        quant_format=QuantFormat.QOperator
+                        if recipe == "qoperator" else QuantFormat.QDQ,
+                        per_channel=recipe != "qdq",
                         activation_type=QuantType.QUInt8,
                         weight_type=QuantType.QInt8)
 
@@ -110,7 +117,8 @@ def main():
                          info.name)
         ops = sorted({node.op_type for node in model.graph.node
                       if "quantize" in node.op_type.lower()
-                      or "Integer" in node.op_type})
+                      or "Integer" in node.op_type
+                      or node.op_type.startswith(("QLinear", "QGemm"))})
         rows.append(f"| `{os.path.basename(folder)}` | `{name}` | {recipe} | "
                     f"{', '.join(ops)} |")
         print(os.path.basename(folder), ", ".join(ops))

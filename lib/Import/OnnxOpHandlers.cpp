@@ -482,7 +482,14 @@ static LogicalResult importConv(NodeContext &ctx) {
 
 template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
   Value x = ctx.input(0);
-  if (!x || failed(ctx.requireFloat(x)))
+  if (!x)
+    return failure();
+  // MaxPool also takes int8 and uint8 (quantized activations): pooled as
+  // float32, which holds them exactly, and cast back.
+  Type element = getElementTypeOrSelf(x.getType());
+  bool bytes = std::is_same_v<OpTy, MaxPoolOp> && isa<IntegerType>(element) &&
+               element.getIntOrFloatBitWidth() == 8;
+  if (!bytes && failed(ctx.requireFloat(x)))
     return failure();
   if (ctx.proto().output_size() > 1 && !ctx.proto().output(1).empty())
     return ctx.fail("the Indices output is not supported yet");
@@ -509,7 +516,19 @@ template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
         "count_include_pad",
         b.getBoolAttr(ctx.intAttr("count_include_pad", 0) != 0)));
   }
-  return setResult(ctx, ctx.create<OpTy>(x, attrs));
+  if (!bytes)
+    return setResult(ctx, ctx.create<OpTy>(x, attrs));
+  auto type = cast<RankedTensorType>(x.getType());
+  Value widened =
+      CastOp::create(b, ctx.getLoc(), type.clone(b.getF32Type()), x);
+  auto pooled = ctx.create<OpTy>(widened, attrs);
+  if (failed(pooled))
+    return failure();
+  ctx.setOutput(0, CastOp::create(
+                       b, ctx.getLoc(),
+                       cast<RankedTensorType>(pooled->getType()).clone(element),
+                       *pooled));
+  return success();
 }
 
 /// GlobalAveragePool/GlobalMaxPool are reductions over the spatial dims.
@@ -869,7 +888,7 @@ void onnx_import::registerElementwiseOps(OpRegistry &registry) {
   registry.add("LogSoftmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<LogSoftmaxOp>);
   registry.add("MatMul", 1, kMaxOpset, "batched, broadcasting, 1-D operands", importMatMul);
   registry.add("Max", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MaxOp>(c, false); });
-  registry.add("MaxPool", 1, kMaxOpset, "1-D/2-D/3-D; no Indices output", importPool<MaxPoolOp>);
+  registry.add("MaxPool", 1, kMaxOpset, "1-D/2-D/3-D; float, int8 and uint8; no Indices output", importPool<MaxPoolOp>);
   registry.add("Mean", 6, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, true); });
   registry.add("Min", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MinOp>(c, false); });
   registry.add("Mish", 18, kMaxOpset, "", importUnary<MishOp>);

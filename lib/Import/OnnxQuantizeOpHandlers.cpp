@@ -2,8 +2,10 @@
 //
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear and the integer
 // matmul and convolution ops (MatMulInteger, ConvInteger, QLinearMatMul,
-// QLinearConv) as kiln ops on floats: there is no integer kernel yet, so a
-// quantized model runs as dequantize, compute, quantize. Integer products
+// QLinearConv, and the com.microsoft QLinearAdd, QLinearGlobalAveragePool and
+// QGemm that onnxruntime's QOperator quantization writes) as kiln ops on
+// floats: there is no integer kernel yet, so a quantized model runs as
+// dequantize, compute, quantize. Integer products
 // are summed in float64, which holds every int8 and int16 sum exactly (up to
 // 2^53), and requantized as onnxruntime does: the float32 product of the
 // sum and the scales, rounded half to even, plus the zero point, saturated.
@@ -107,6 +109,16 @@ public:
       return fail();
     }
     return result;
+  }
+
+  /// (input - zero point) * scale, in float32, for a quantized input whose
+  /// scale and zero point (inputs `scale`, `zero`) hold one value each.
+  Value dequantizeInput(size_t data, size_t scale, size_t zero) {
+    FloatType f32Type = ctx.b().getF32Type();
+    Value x = floatInput(data, f32Type);
+    if (ctx.hasInput(zero))
+      x = binary<SubOp>(x, floatInput(zero, f32Type));
+    return binary<MulOp>(x, f32(ctx.input(scale)));
   }
 
   /// A value some other builder made, failed when it did.
@@ -443,6 +455,104 @@ LogicalResult importQLinearConv(NodeContext &ctx) {
   return requantize(ctx, ops, sum, scale, 7);
 }
 
+/// Quantizes `y` (float32) with the scale and zero point of inputs `scale`
+/// and `zero` into output 0 (uint8 without a zero point).
+LogicalResult quantizeOutput(NodeContext &ctx, QuantizedOps &ops, Value y,
+                             size_t scale, size_t zero) {
+  Value zeroPoint = ctx.hasInput(zero) ? ctx.input(zero) : Value();
+  Type outType = zeroPoint ? getElementTypeOrSelf(zeroPoint.getType())
+                           : IntegerType::get(ctx.b().getContext(), 8,
+                                              IntegerType::Unsigned);
+  auto range = quantizedRange(outType);
+  if (!range)
+    return ctx.fail("the output zero point must be int8 or uint8");
+  Value q = ops.quantize(
+      y, ctx.input(scale),
+      zeroPoint ? ops.floatInput(zero, ctx.b().getF32Type()) : Value(), *range);
+  q = ops.castTo(q, outType);
+  if (ops.failed())
+    return failure();
+  ctx.setOutput(0, q);
+  return success();
+}
+
+/// com.microsoft QLinearAdd: A and B dequantized, added, quantized.
+LogicalResult importQLinearAdd(NodeContext &ctx) {
+  QuantizedOps ops(ctx);
+  Value sum = ops.binary<AddOp>(ops.dequantizeInput(0, 1, 2),
+                                ops.dequantizeInput(3, 4, 5));
+  if (ops.failed())
+    return failure();
+  return quantizeOutput(ctx, ops, sum, 6, 7);
+}
+
+/// com.microsoft QLinearGlobalAveragePool: the mean over the spatial dims
+/// (channels first, or last with channels_last=1), requantized.
+LogicalResult importQLinearGlobalAveragePool(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || rankOf(x) < 3)
+    return ctx.fail("the input must have rank >= 3");
+  bool channelsLast = ctx.intAttr("channels_last", 0) != 0;
+  int64_t first = channelsLast ? 1 : 2,
+          last = rankOf(x) - (channelsLast ? 1 : 0);
+  auto spatial = llvm::to_vector(llvm::seq<int64_t>(first, last));
+  QuantizedOps ops(ctx);
+  Value dequantized = ops.dequantizeInput(0, 1, 2);
+  if (ops.failed())
+    return failure();
+  auto &b = ctx.b();
+  Value mean = ops.take(ctx.create<ReduceMeanOp>(
+      dequantized, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr(spatial)),
+                    b.getNamedAttr("keepdims", b.getBoolAttr(true))}));
+  if (ops.failed())
+    return failure();
+  return quantizeOutput(ctx, ops, mean, 3, 4);
+}
+
+/// com.microsoft QGemm: alpha * A' * B' + C, with A' and B' the integer
+/// operands minus their zero points (B's may be per column) and C an int32
+/// bias on the scale a_scale * b_scale; quantized with y_scale and
+/// y_zero_point when given, else float32.
+LogicalResult importQGemm(NodeContext &ctx) {
+  Value a = ctx.input(0), b = ctx.input(3);
+  Value aScale = ctx.input(1), bScale = ctx.input(4);
+  if (!a || !b || !aScale || !bScale || rankOf(a) != 2 || rankOf(b) != 2)
+    return ctx.fail("QGemm takes 2-D A and B");
+  QuantizedOps ops(ctx);
+  auto &builder = ctx.b();
+  auto transposed = [&](Value v, bool transpose) {
+    if (!transpose || !v)
+      return v;
+    return ops.take(ctx.create<TransposeOp>(
+        v,
+        {builder.getNamedAttr("perm", builder.getDenseI64ArrayAttr({1, 0}))}));
+  };
+  bool transB = ctx.intAttr("transB", 0) != 0;
+  // B's zero point and scale are per column of the product: along B's
+  // axis 0 when it is transposed.
+  Value product = ops.binary<MatMulOp>(
+      transposed(centeredF64(ctx, ops, 0, 2, 0), ctx.intAttr("transA", 0)),
+      transposed(centeredF64(ctx, ops, 3, 5, transB ? 0 : 1), transB));
+  if (ctx.hasInput(6))
+    product =
+        ops.binary<AddOp>(product, ops.floatInput(6, builder.getF64Type()));
+  Value columnScale = ops.f32(bScale);
+  if (!isScalarLike(bScale))
+    columnScale = reshapeTo(ctx, columnScale, {shapeOf(bScale)[0]});
+  Value scale = ops.binary<MulOp>(
+      ops.binary<MulOp>(ops.f32(aScale), columnScale),
+      ctx.scalar(ops.f32(aScale), ctx.floatAttr("alpha", 1.0f)));
+  if (!ctx.hasInput(7)) {
+    Value y = ops.binary<MulOp>(ops.f32(product), scale);
+    if (ops.failed())
+      return failure();
+    ctx.setOutput(0, y);
+    return success();
+  }
+  Value multiplier = ops.binary<DivOp>(scale, ops.f32(ctx.input(7)));
+  return requantize(ctx, ops, product, multiplier, 8);
+}
+
 } // namespace
 
 void onnx_import::registerQuantizeOps(OpRegistry &registry) {
@@ -454,5 +564,8 @@ void onnx_import::registerQuantizeOps(OpRegistry &registry) {
   registry.add("QLinearConv", 10, kMaxOpset, "int8/uint8; per-channel weight scales; the sum in float64, requantized in float32", importQLinearConv);
   registry.add("QLinearMatMul", 10, kMaxOpset, "int8/uint8; per-column B scales; the sum in float64, requantized in float32", importQLinearMatMul);
   registry.add("QuantizeLinear", 10, kMaxOpset, "to int8/uint8/int16/uint16; per tensor or per axis; no block_size", importQuantizeLinear);
+  registry.addInDomain("com.microsoft", "QGemm", 1, 1, "domain com.microsoft; int8/uint8; per-column B scales; float32 output without y_scale", importQGemm);
+  registry.addInDomain("com.microsoft", "QLinearAdd", 1, 1, "domain com.microsoft; per-tensor scales", importQLinearAdd);
+  registry.addInDomain("com.microsoft", "QLinearGlobalAveragePool", 1, 1, "domain com.microsoft; channels first or last", importQLinearGlobalAveragePool);
   // clang-format on
 }
