@@ -549,8 +549,12 @@ std::string GraphImporter::opTypeProblem(const onnx::NodeProto &node) const {
   std::string domain = domainOf(node);
   int minOpset, maxOpset;
   bool known = opRegistry().has(domain, node.op_type(), minOpset, maxOpset);
+  if (!domain.empty() && !known)
+    return opRegistry().hasDomain(domain)
+               ? "op not supported in domain '" + node.domain() + "'"
+               : "domain '" + node.domain() + "' not supported";
   if (!domain.empty())
-    return known ? "" : "domain '" + node.domain() + "' not supported";
+    return "";
   if (!known)
     return canEvaluateConstant(node.op_type()) ? "" : "op not supported";
   if (defaultOpset < minOpset || defaultOpset > maxOpset)

@@ -56,3 +56,8 @@ const OpRegistry &kiln::onnx_import::opRegistry() {
   }();
   return registry;
 }
+
+bool OpRegistry::hasDomain(llvm::StringRef domain) const {
+  return llvm::any_of(handlers,
+                      [&](const OpHandler &h) { return h.domain == domain; });
+}

@@ -53,6 +53,8 @@ public:
   /// rows together.
   bool has(llvm::StringRef domain, llvm::StringRef opType, int &minOpset,
            int &maxOpset) const;
+  /// Whether any row imports an op of `domain`.
+  bool hasDomain(llvm::StringRef domain) const;
   const std::vector<OpHandler> &all() const { return handlers; }
 
 private:
