@@ -1,6 +1,8 @@
 //===- OpRegistry.cpp - which ONNX ops the importer takes, and how --------===//
 #include "OpRegistry.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 
 using namespace kiln::onnx_import;
