@@ -476,14 +476,32 @@ LogicalResult quantizeOutput(NodeContext &ctx, QuantizedOps &ops, Value y,
   return success();
 }
 
-/// com.microsoft QLinearAdd: A and B dequantized, added, quantized.
-LogicalResult importQLinearAdd(NodeContext &ctx) {
+/// com.microsoft QLinearAdd and QLinearMul: A and B dequantized, combined,
+/// quantized.
+template <typename OpTy> LogicalResult importQLinearBinary(NodeContext &ctx) {
   QuantizedOps ops(ctx);
-  Value sum = ops.binary<AddOp>(ops.dequantizeInput(0, 1, 2),
-                                ops.dequantizeInput(3, 4, 5));
+  Value result = ops.binary<OpTy>(ops.dequantizeInput(0, 1, 2),
+                                  ops.dequantizeInput(3, 4, 5));
   if (ops.failed())
     return failure();
-  return quantizeOutput(ctx, ops, sum, 6, 7);
+  return quantizeOutput(ctx, ops, result, 6, 7);
+}
+
+/// com.microsoft QLinearSigmoid and QLinearLeakyRelu: X dequantized, the
+/// activation, quantized.
+template <typename OpTy> LogicalResult importQLinearUnary(NodeContext &ctx) {
+  QuantizedOps ops(ctx);
+  Value x = ops.dequantizeInput(0, 1, 2);
+  if (ops.failed())
+    return failure();
+  SmallVector<NamedAttribute> attrs;
+  if constexpr (std::is_same_v<OpTy, LeakyReluOp>)
+    attrs.push_back(ctx.b().getNamedAttr(
+        "alpha", ctx.b().getF32FloatAttr(ctx.floatAttr("alpha", 0.01f))));
+  Value y = ops.take(ctx.create<OpTy>(x, attrs));
+  if (ops.failed())
+    return failure();
+  return quantizeOutput(ctx, ops, y, 3, 4);
 }
 
 /// com.microsoft QLinearGlobalAveragePool: the mean over the spatial dims
@@ -565,7 +583,10 @@ void onnx_import::registerQuantizeOps(OpRegistry &registry) {
   registry.add("QLinearMatMul", 10, kMaxOpset, "int8/uint8; per-column B scales; the sum in float64, requantized in float32", importQLinearMatMul);
   registry.add("QuantizeLinear", 10, kMaxOpset, "to int8/uint8/int16/uint16; per tensor or per axis; no block_size", importQuantizeLinear);
   registry.addInDomain("com.microsoft", "QGemm", 1, 1, "domain com.microsoft; int8/uint8; per-column B scales; float32 output without y_scale", importQGemm);
-  registry.addInDomain("com.microsoft", "QLinearAdd", 1, 1, "domain com.microsoft; per-tensor scales", importQLinearAdd);
+  registry.addInDomain("com.microsoft", "QLinearAdd", 1, 1, "domain com.microsoft; per-tensor scales", importQLinearBinary<AddOp>);
   registry.addInDomain("com.microsoft", "QLinearGlobalAveragePool", 1, 1, "domain com.microsoft; channels first or last", importQLinearGlobalAveragePool);
+  registry.addInDomain("com.microsoft", "QLinearLeakyRelu", 1, 1, "domain com.microsoft; per-tensor scales", importQLinearUnary<LeakyReluOp>);
+  registry.addInDomain("com.microsoft", "QLinearMul", 1, 1, "domain com.microsoft; per-tensor scales", importQLinearBinary<MulOp>);
+  registry.addInDomain("com.microsoft", "QLinearSigmoid", 1, 1, "domain com.microsoft; per-tensor scales", importQLinearUnary<SigmoidOp>);
   // clang-format on
 }
