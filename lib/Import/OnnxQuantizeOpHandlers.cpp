@@ -345,18 +345,22 @@ Value centeredF64(NodeContext &ctx, QuantizedOps &ops, size_t index,
       centered, ops.alongAxis(ops.floatInput(zeroIndex, f64), axis, rankOf(v)));
 }
 
-/// round(float32(sum) * scale) + zeroPoint, saturated to the zero point's
-/// type: what the QLinear ops make of an exact integer sum.
-LogicalResult requantize(NodeContext &ctx, QuantizedOps &ops, Value sum,
-                         Value scale, size_t zeroIndex) {
-  Value zeroPoint = ctx.hasInput(zeroIndex) ? ctx.input(zeroIndex) : Value();
+/// `rounded` (a rounded float32 tensor) plus the zero point of input
+/// `zeroIndex`, saturated to its type (uint8 without one), as output 0: the
+/// end of every op that quantizes its result.
+LogicalResult setQuantizedOutput(NodeContext &ctx, QuantizedOps &ops,
+                                 Value rounded, size_t zeroIndex) {
+  bool hasZeroPoint = ctx.hasInput(zeroIndex);
+  Value zeroPoint = hasZeroPoint ? ctx.input(zeroIndex) : Value();
+  if (hasZeroPoint && !zeroPoint)
+    return failure();
   Type outType = zeroPoint ? getElementTypeOrSelf(zeroPoint.getType())
                            : IntegerType::get(ctx.b().getContext(), 8,
                                               IntegerType::Unsigned);
   auto range = quantizedRange(outType);
   if (!range)
     return ctx.fail("the output zero point must be int8 or uint8");
-  Value q = ops.unary<RoundOp>(ops.binary<MulOp>(ops.f32(sum), scale));
+  Value q = rounded;
   if (zeroPoint)
     q = ops.binary<AddOp>(q, ops.floatInput(zeroIndex, ctx.b().getF32Type()));
   q = ops.castTo(ops.clip(q, *range), outType);
@@ -364,6 +368,15 @@ LogicalResult requantize(NodeContext &ctx, QuantizedOps &ops, Value sum,
     return failure();
   ctx.setOutput(0, q);
   return success();
+}
+
+/// round(float32(sum) * scale) + zeroPoint, saturated: what the QLinear ops
+/// make of an exact integer sum.
+LogicalResult requantize(NodeContext &ctx, QuantizedOps &ops, Value sum,
+                         Value scale, size_t zeroIndex) {
+  return setQuantizedOutput(
+      ctx, ops, ops.unary<RoundOp>(ops.binary<MulOp>(ops.f32(sum), scale)),
+      zeroIndex);
 }
 
 LogicalResult importMatMulInteger(NodeContext &ctx) {
@@ -455,25 +468,14 @@ LogicalResult importQLinearConv(NodeContext &ctx) {
   return requantize(ctx, ops, sum, scale, 7);
 }
 
-/// Quantizes `y` (float32) with the scale and zero point of inputs `scale`
-/// and `zero` into output 0 (uint8 without a zero point).
+/// round(y / scale) + zero point (inputs `scale`, `zero`), saturated, as
+/// output 0.
 LogicalResult quantizeOutput(NodeContext &ctx, QuantizedOps &ops, Value y,
                              size_t scale, size_t zero) {
-  Value zeroPoint = ctx.hasInput(zero) ? ctx.input(zero) : Value();
-  Type outType = zeroPoint ? getElementTypeOrSelf(zeroPoint.getType())
-                           : IntegerType::get(ctx.b().getContext(), 8,
-                                              IntegerType::Unsigned);
-  auto range = quantizedRange(outType);
-  if (!range)
-    return ctx.fail("the output zero point must be int8 or uint8");
-  Value q = ops.quantize(
-      y, ctx.input(scale),
-      zeroPoint ? ops.floatInput(zero, ctx.b().getF32Type()) : Value(), *range);
-  q = ops.castTo(q, outType);
-  if (ops.failed())
-    return failure();
-  ctx.setOutput(0, q);
-  return success();
+  return setQuantizedOutput(
+      ctx, ops,
+      ops.unary<RoundOp>(ops.binary<DivOp>(y, ops.f32(ctx.input(scale)))),
+      zero);
 }
 
 /// com.microsoft QLinearAdd and QLinearMul: A and B dequantized, combined,
