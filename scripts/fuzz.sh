@@ -25,7 +25,7 @@ rm -rf "$corpus"
 mkdir -p "$corpus/trusted" "$corpus/artifact" "$corpus/tensor-file" "$corpus/inputs" \
   "$corpus/importer"
 "$build/bin/kiln-make-test-artifact" "$corpus/trusted"
-cp "$corpus/trusted/model-gpu.kiln" "$corpus/artifact/"
+cp "$corpus/trusted/model.kiln" "$corpus/trusted/model-gpu.kiln" "$corpus/artifact/"
 cp "$corpus/trusted/"*.npy "$corpus/trusted/"*.pb "$corpus/tensor-file/"
 cp "$root"/test/models/*/test_data_set_0/*.pb "$corpus/tensor-file/" 2>/dev/null || true
 for f in "$root"/test/Import/models/*.onnx "$root"/test/models/*/model.onnx; do

@@ -1,174 +1,268 @@
-//===- KernelObject.cpp - Load the kernel shared object from memory -------===//
+//===- KernelObject.cpp - the runtime's own loader for CPU kernels --------===//
 //
-// The artifact embeds the CPU kernels as an ELF shared object. dlopen needs a
-// path, so the bytes go to an anonymous memfd opened as /proc/self/fd/N, or,
-// where memfd_create is unavailable, to a temporary file unlinked right away.
-// Before that, checkKernelObject reads the bytes as data and refuses an
-// object whose loading would run its code.
+// Loads a checked kernel object (KernelObjectCheck.cpp) the way the system
+// loader would map a shared object, minus everything that runs code or
+// reaches outside it: the segments are copied into anonymous pages that
+// stay writable and never executable while the relocations are applied,
+// imports bind to the fixed list the check allows, and the pages then take
+// their segments' permissions (never writable and executable at once; the
+// RELRO range read-only). Entry points and signatures come only from the
+// object's own symbol table.
 //
 //===----------------------------------------------------------------------===//
-#include "KernelObjectCheck.h"
-#include "Model.h"
+#include "KernelObject.h"
 #include "Status.h"
 
+#include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
-#include <link.h>
-#include <mutex>
-#include <set>
+#include <string_view>
 #include <sys/mman.h>
 #include <unistd.h>
 
 using namespace kiln;
 
+// libgcc's unwinder (libgcc_s): an object the system loader did not map
+// registers its .eh_frame itself, as JIT compilers do.
+extern "C" void __register_frame(void *) __attribute__((weak));
+extern "C" void __deregister_frame(void *) __attribute__((weak));
+
 namespace {
 
-bool writeAll(int fd, const uint8_t *bytes, size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, bytes, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    bytes += n;
-    size -= size_t(n);
-  }
-  return true;
+/// The most address space a kernel object may span: far beyond any model's
+/// kernels, and a forged object cannot reserve more.
+constexpr uint64_t kMaxSpan = uint64_t(1) << 30;
+
+kiln_status refuse(const std::string &why) {
+  return fail(KILN_ERROR_KERNEL_LOAD, "the artifact's kernel object " + why);
 }
 
-// glibc finds an already-loaded object by its path string before it opens the
-// file, so a reused path could hand back another model's kernels. Every live
-// handle is recorded here to detect that and fall back to a unique path.
-std::mutex liveMutex;
-std::set<void *> liveHandles;
+uint64_t pageSize() {
+  static const uint64_t size = uint64_t(sysconf(_SC_PAGESIZE));
+  return size;
+}
+uint64_t pageDown(uint64_t address) { return address & ~(pageSize() - 1); }
+uint64_t pageUp(uint64_t address) { return pageDown(address + pageSize() - 1); }
 
-bool claimHandle(void *handle) {
-  std::lock_guard<std::mutex> lock(liveMutex);
-  return liveHandles.insert(handle).second;
+/// Whether [address, address + bytes) lies in one segment with all of
+/// `flags` (PF_R, PF_W, PF_X).
+bool inSegment(const KernelObjectLayout &layout, uint64_t address,
+               uint64_t bytes, uint32_t flags) {
+  for (const Elf64_Phdr &load : layout.loads)
+    if ((load.p_flags & flags) == flags && address >= load.p_vaddr &&
+        address - load.p_vaddr <= load.p_memsz &&
+        bytes <= load.p_memsz - (address - load.p_vaddr))
+      return true;
+  return false;
 }
 
-void releaseHandle(void *handle) {
-  std::lock_guard<std::mutex> lock(liveMutex);
-  liveHandles.erase(handle);
+/// The address an allowed import binds to: the process's own definition, as
+/// the system loader would bind it (under a sanitizer, its interceptor),
+/// else libm's.
+void *resolveImport(const std::string &name) {
+  if (void *address = dlsym(RTLD_DEFAULT, name.c_str()))
+    return address;
+  static void *libm = dlopen("libm.so.6", RTLD_LAZY | RTLD_LOCAL);
+  return libm ? dlsym(libm, name.c_str()) : nullptr;
 }
 
-/// A path to `fd` that no loaded object answers to. glibc hands back an
-/// object already loaded under the same path string without opening the
-/// file, and an object marked NODELETE (any that uses C++ unique symbols)
-/// stays loaded as /proc/self/fd/N after its fd is closed and N reused. So
-/// taken names are skipped by spelling the same file differently.
-std::string unusedFdPath(int fd) {
-  std::string dir = "/proc/self/fd/";
-  for (int attempt = 0; attempt < 64; ++attempt, dir += "./") {
-    std::string path = dir + std::to_string(fd);
-    void *loaded = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
-    if (!loaded)
-      return path;
-    dlclose(loaded);
-  }
-  return "";
-}
-
-std::string dlerrorText() {
-  const char *e = dlerror();
-  return e ? e : "unknown dlopen error";
+int protection(uint32_t flags) {
+  return (flags & PF_R ? PROT_READ : 0) | (flags & PF_W ? PROT_WRITE : 0) |
+         (flags & PF_X ? PROT_EXEC : 0);
 }
 
 } // namespace
 
 KernelObject::~KernelObject() {
-  if (handle) {
-    releaseHandle(handle);
-    dlclose(handle);
-  }
-  if (memfd >= 0)
-    ::close(memfd);
+  if (unwindTable_ && __deregister_frame)
+    __deregister_frame(unwindTable_);
+  if (base_)
+    munmap(base_, span_);
 }
 
 kiln_status KernelObject::load(const uint8_t *bytes, size_t size) {
-  if (kiln_status s = checkKernelObject(bytes, size, code))
+  KernelObjectLayout layout;
+  if (kiln_status s = checkKernelObject(bytes, size, layout))
     return s;
-#ifdef KILN_RUNTIME_NO_KERNEL_LOADING
-  // Fuzzing builds: an artifact's kernel object is code, and loading code
-  // the fuzzer made up would only test the dynamic loader.
-  (void)bytes;
-  (void)size;
-  return fail(KILN_ERROR_KERNEL_LOAD,
-              "kernel loading is disabled in this build (fuzzing)");
-#endif
-  std::string memfdError;
-#ifdef MFD_CLOEXEC
-  int mfd = memfd_create("kiln-kernels", MFD_CLOEXEC);
-  if (mfd < 0) {
-    memfdError = std::string("memfd_create: ") + std::strerror(errno);
-  } else if (!writeAll(mfd, bytes, size)) {
-    memfdError = std::string("writing memfd: ") + std::strerror(errno);
-    ::close(mfd);
-  } else {
-    std::string path = unusedFdPath(mfd);
-    void *h = nullptr;
-    if (path.empty()) {
-      memfdError = "every spelling of /proc/self/fd/" + std::to_string(mfd) +
-                   " names a loaded object";
-    } else if (access(path.c_str(), R_OK) != 0) {
-      // No /proc (e.g. some containers): use the temporary file below.
-      memfdError = path + ": " + std::strerror(errno);
-    } else if (!(h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))) {
-      // A bad object fails the same way from a file; do not retry.
-      std::string err = dlerrorText();
-      ::close(mfd);
-      return fail(KILN_ERROR_KERNEL_LOAD,
-                  "cannot load the artifact's kernel object: " + err);
-    }
-    if (!h) {
-      ::close(mfd);
-    } else if (!claimHandle(h)) {
-      dlclose(h);
-      ::close(mfd);
-      memfdError = "path " + path + " aliases a loaded object";
-    } else {
-      handle = h;
-      memfd = mfd;
-      return KILN_OK;
-    }
-  }
-#endif
+  if (kiln_status s = map(bytes, layout))
+    return s;
+  if (kiln_status s = relocate(layout))
+    return s;
+  if (kiln_status s = protect(layout))
+    return s;
+  registerUnwindTable(layout);
+  return readSymbols(layout);
+}
 
-  // Fallback: a temporary file with a unique name.
-  const char *tmpdir = std::getenv("TMPDIR");
-  std::string tmpl =
-      std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/kiln-kernels-XXXXXX";
-  std::vector<char> name(tmpl.begin(), tmpl.end());
-  name.push_back('\0');
-  int fd = mkstemp(name.data());
-  if (fd < 0)
-    return fail(KILN_ERROR_KERNEL_LOAD,
-                "cannot write the kernel object: mkstemp(" + tmpl + "): " +
-                    std::strerror(errno) + " (memfd: " + memfdError + ")");
-  bool written = writeAll(fd, bytes, size);
-  int writeErrno = errno;
-  ::close(fd);
-  void *h = written ? dlopen(name.data(), RTLD_NOW | RTLD_LOCAL) : nullptr;
-  std::string err = written ? (h ? "" : dlerrorText())
-                            : std::string("write: ") + strerror(writeErrno);
-  ::unlink(name.data());
-  if (!h)
-    return fail(KILN_ERROR_KERNEL_LOAD,
-                "cannot load the artifact's kernel object: " + err);
-  claimHandle(h);
-  handle = h;
+kiln_status KernelObject::map(const uint8_t *bytes,
+                              const KernelObjectLayout &layout) {
+  std::vector<Elf64_Phdr> loads = layout.loads;
+  if (loads.empty())
+    return refuse("has no loadable segment");
+  std::sort(loads.begin(), loads.end(),
+            [](const Elf64_Phdr &a, const Elf64_Phdr &b) {
+              return a.p_vaddr < b.p_vaddr;
+            });
+  uint64_t end = 0;
+  for (const Elf64_Phdr &load : loads) {
+    if (load.p_vaddr > kMaxSpan || load.p_memsz > kMaxSpan - load.p_vaddr)
+      return refuse("spans more than " + std::to_string(kMaxSpan >> 20) +
+                    " MiB of addresses");
+    // Each page takes one segment's permissions.
+    if (end > 0 && pageDown(load.p_vaddr) < pageUp(end))
+      return refuse("has segments that share a page");
+    if ((load.p_flags & PF_W) && (load.p_flags & PF_X))
+      return refuse("has a segment both writable and executable");
+    end = load.p_vaddr + load.p_memsz;
+  }
+  span_ = pageUp(end);
+  void *pages = mmap(nullptr, span_, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (pages == MAP_FAILED) {
+    span_ = 0;
+    return fail(
+        KILN_ERROR_OUT_OF_MEMORY,
+        "cannot map " + std::to_string(end) +
+            " bytes for the artifact's kernel object: " + std::strerror(errno));
+  }
+  base_ = static_cast<uint8_t *>(pages);
+  // The check bounded every segment's file bytes by the object's size.
+  for (const Elf64_Phdr &load : loads)
+    std::memcpy(base_ + load.p_vaddr, bytes + load.p_offset, load.p_filesz);
   return KILN_OK;
 }
 
-KernelObject::KernelFn KernelObject::lookup(const char *symbol) const {
-  // dlsym also searches the object's dependencies (libc's `abort`): an
-  // entry point must be code of the kernel object itself.
-  void *address = dlsym(handle, symbol);
-  link_map *map = nullptr;
-  if (!address || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || !map ||
-      !code.contains(reinterpret_cast<uintptr_t>(address) - map->l_addr))
-    return nullptr;
-  return reinterpret_cast<KernelFn>(address);
+kiln_status KernelObject::relocate(const KernelObjectLayout &layout) {
+  for (const KernelObjectLayout::Relocation &r : layout.relocations) {
+    if (r.type == 0) // R_X86_64_NONE, R_AARCH64_NONE
+      continue;
+    if (!inSegment(layout, r.offset, sizeof(uint64_t), PF_W))
+      return refuse("relocates an address outside its writable segments");
+    uint64_t symbol = uint64_t(base_) + r.symbolValue;
+    if (!r.import.empty()) {
+      void *address = resolveImport(r.import);
+      if (!address)
+        return refuse("imports '" + r.import +
+                      "', which this process does not provide");
+      symbol = uint64_t(address);
+    }
+    uint64_t value;
+#if defined(__x86_64__)
+    switch (r.type) {
+    case R_X86_64_RELATIVE:
+      value = uint64_t(base_) + uint64_t(r.addend);
+      break;
+    case R_X86_64_64:
+      value = symbol + uint64_t(r.addend);
+      break;
+    default: // R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT
+      value = symbol;
+      break;
+    }
+#else
+    // AArch64: RELATIVE is B + A; ABS64, GLOB_DAT and JUMP_SLOT are S + A.
+    value = (r.type == R_AARCH64_RELATIVE ? uint64_t(base_) : symbol) +
+            uint64_t(r.addend);
+#endif
+    std::memcpy(base_ + r.offset, &value, sizeof(value));
+  }
+  return KILN_OK;
+}
+
+kiln_status KernelObject::protect(const KernelObjectLayout &layout) {
+  auto change = [&](uint64_t begin, uint64_t end, int prot) {
+    return begin >= end || mprotect(base_ + begin, end - begin, prot) == 0;
+  };
+  // Pages between segments stay inaccessible.
+  bool ok = change(0, span_, PROT_NONE);
+  for (const Elf64_Phdr &load : layout.loads)
+    ok = ok &&
+         change(pageDown(load.p_vaddr), pageUp(load.p_vaddr + load.p_memsz),
+                protection(load.p_flags));
+  if (layout.relro && layout.relro->p_vaddr <= span_ &&
+      layout.relro->p_memsz <= span_ - layout.relro->p_vaddr)
+    ok = ok && change(pageDown(layout.relro->p_vaddr),
+                      pageDown(layout.relro->p_vaddr + layout.relro->p_memsz),
+                      PROT_READ);
+  if (!ok)
+    return fail(KILN_ERROR_KERNEL_LOAD,
+                std::string("cannot set the permissions of the artifact's "
+                            "kernel object: ") +
+                    std::strerror(errno));
+  return KILN_OK;
+}
+
+void KernelObject::registerUnwindTable(const KernelObjectLayout &layout) {
+  // .eh_frame_hdr: version 1, then the encoding of the pointer to
+  // .eh_frame, which linkers write PC-relative as 4 signed bytes (0x1b).
+  constexpr uint8_t kPcRelativeSigned4 = 0x1b;
+  if (!layout.unwindTableHeader || !__register_frame ||
+      !inSegment(layout, *layout.unwindTableHeader, 8, PF_R))
+    return;
+  const uint8_t *header = base_ + *layout.unwindTableHeader;
+  if (header[0] != 1 || header[1] != kPcRelativeSigned4)
+    return;
+  int32_t relative;
+  std::memcpy(&relative, header + 4, sizeof(relative));
+  uint64_t table = *layout.unwindTableHeader + 4 + int64_t(relative);
+  // libgcc walks the entries to a zero length: register only a table that
+  // ends so inside a readable segment.
+  for (uint64_t at = table;;) {
+    uint32_t length;
+    if (!inSegment(layout, at, sizeof(length), PF_R))
+      return;
+    std::memcpy(&length, base_ + at, sizeof(length));
+    if (length == 0)
+      break;
+    if (length == 0xffffffffu) // 64-bit lengths: not what linkers write here
+      return;
+    at += sizeof(length) + uint64_t(length);
+  }
+  unwindTable_ = base_ + table;
+  __register_frame(unwindTable_);
+}
+
+kiln_status KernelObject::readSymbols(const KernelObjectLayout &layout) {
+  static constexpr std::string_view kSuffix = ".signature";
+  for (const KernelObjectLayout::Symbol &symbol : layout.symbols) {
+    if (symbol.type == STT_FUNC && layout.code.contains(symbol.value)) {
+      entries_[symbol.name] = reinterpret_cast<KernelFn>(base_ + symbol.value);
+      continue;
+    }
+    std::string_view name = symbol.name;
+    if (symbol.type != STT_OBJECT || name.size() <= kSuffix.size() ||
+        name.substr(name.size() - kSuffix.size()) != kSuffix)
+      continue;
+    std::string kernel(name.substr(0, name.size() - kSuffix.size()));
+    // [binding count, workgroups, bytes of each binding], read-only data.
+    uint64_t words[2];
+    if (symbol.size < sizeof(words) || symbol.size % sizeof(uint64_t) ||
+        !inSegment(layout, symbol.value, symbol.size, PF_R) ||
+        inSegment(layout, symbol.value, symbol.size, PF_W))
+      return refuse("has a malformed signature for kernel '" + kernel + "'");
+    std::memcpy(words, base_ + symbol.value, sizeof(words));
+    if (words[0] != symbol.size / sizeof(uint64_t) - 2)
+      return refuse("has a signature for kernel '" + kernel + "' of " +
+                    std::to_string(words[0]) + " bindings in " +
+                    std::to_string(symbol.size) + " bytes");
+    Signature &signature = signatures_[kernel];
+    signature.workgroups = words[1];
+    signature.bindingBytes.resize(words[0]);
+    std::memcpy(signature.bindingBytes.data(),
+                base_ + symbol.value + sizeof(words),
+                words[0] * sizeof(uint64_t));
+  }
+  return KILN_OK;
+}
+
+KernelObject::KernelFn KernelObject::lookup(const std::string &name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : it->second;
+}
+
+const KernelObject::Signature *
+KernelObject::signature(const std::string &name) const {
+  auto it = signatures_.find(name);
+  return it == signatures_.end() ? nullptr : &it->second;
 }

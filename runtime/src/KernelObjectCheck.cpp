@@ -223,9 +223,12 @@ bool isLibmFunction(const std::string &name) {
 }
 
 /// Checks one relocation table: plain kinds only, and each symbol it binds
-/// either the object's own (not an IFUNC) or an allowed import.
-kiln_status checkRelocations(const ElfImage &image, const Dynamic &dynamic,
-                             uint64_t table, uint64_t bytes, uint64_t symbols) {
+/// either the object's own (not an IFUNC) or an allowed import. Appends
+/// them to `relocations`.
+kiln_status
+checkRelocations(const ElfImage &image, const Dynamic &dynamic, uint64_t table,
+                 uint64_t bytes, uint64_t symbols,
+                 std::vector<KernelObjectLayout::Relocation> &relocations) {
   if (bytes == 0)
     return KILN_OK;
   std::optional<uint64_t> at = image.offsetOf(table);
@@ -243,9 +246,13 @@ kiln_status checkRelocations(const ElfImage &image, const Dynamic &dynamic,
       return refuse("has a relocation of type " + std::to_string(type) +
                     ", which Kiln's linker does not emit (one that runs "
                     "code, or for another machine)");
+    KernelObjectLayout::Relocation relocation{rela->r_offset, type,
+                                              rela->r_addend, 0, ""};
     uint64_t index = ELF64_R_SYM(rela->r_info);
-    if (index == 0)
+    if (index == 0) {
+      relocations.push_back(relocation);
       continue;
+    }
     std::optional<Elf64_Sym> symbol =
         index < symbols && symtab
             ? image.at<Elf64_Sym>(*symtab + index * dynamic.syment)
@@ -254,8 +261,11 @@ kiln_status checkRelocations(const ElfImage &image, const Dynamic &dynamic,
       return refuse("has a relocation against a symbol it does not hold");
     if (ELF64_ST_TYPE(symbol->st_info) == STT_GNU_IFUNC)
       return refuse("binds an IFUNC (a symbol resolved by running code)");
-    if (symbol->st_shndx != SHN_UNDEF)
+    if (symbol->st_shndx != SHN_UNDEF) {
+      relocation.symbolValue = symbol->st_value;
+      relocations.push_back(relocation);
       continue;
+    }
     std::optional<std::string> name =
         strtab ? image.string(*strtab, dynamic.strsz, symbol->st_name)
                : std::nullopt;
@@ -265,6 +275,8 @@ kiln_status checkRelocations(const ElfImage &image, const Dynamic &dynamic,
       return refuse("imports '" + *name +
                     "', which is neither a libm function nor one of the "
                     "memory and conversion functions kernels call");
+    relocation.import = *name;
+    relocations.push_back(relocation);
   }
   return KILN_OK;
 }
@@ -279,7 +291,8 @@ bool CodeRanges::contains(uint64_t offset) const {
 }
 
 kiln_status kiln::checkKernelObject(const uint8_t *bytes, size_t size,
-                                    CodeRanges &code) {
+                                    KernelObjectLayout &layout) {
+  CodeRanges &code = layout.code;
   ElfImage image(bytes, size);
   std::optional<Elf64_Ehdr> header = image.at<Elf64_Ehdr>(0);
   if (!header || std::memcmp(header->e_ident, ELFMAG, SELFMAG) != 0)
@@ -307,6 +320,8 @@ kiln_status kiln::checkKernelObject(const uint8_t *bytes, size_t size,
       if (segment->p_offset > size ||
           segment->p_filesz > size - segment->p_offset)
         return refuse("has a segment past its end");
+      if (segment->p_memsz < segment->p_filesz)
+        return refuse("has a segment smaller in memory than in the file");
       image.loads.push_back(*segment);
       if (segment->p_flags & PF_X)
         code.ranges.push_back(
@@ -314,6 +329,12 @@ kiln_status kiln::checkKernelObject(const uint8_t *bytes, size_t size,
       break;
     case PT_DYNAMIC:
       dynamicSegment = segment;
+      break;
+    case PT_GNU_RELRO:
+      layout.relro = *segment;
+      break;
+    case PT_GNU_EH_FRAME:
+      layout.unwindTableHeader = segment->p_vaddr;
       break;
     case PT_INTERP:
       return refuse("names a program interpreter");
@@ -353,10 +374,20 @@ kiln_status kiln::checkKernelObject(const uint8_t *bytes, size_t size,
       return refuse("has a symbol table past its end");
     if (ELF64_ST_TYPE(symbol->st_info) == STT_GNU_IFUNC)
       return refuse("defines an IFUNC (a symbol resolved by running code)");
+    if (symbol->st_shndx == SHN_UNDEF)
+      continue;
+    std::optional<std::string> name =
+        image.string(*strtab, dynamic.strsz, symbol->st_name);
+    if (!name)
+      return refuse("has a symbol whose name it does not hold");
+    layout.symbols.push_back({*name, symbol->st_value, symbol->st_size,
+                              uint8_t(ELF64_ST_TYPE(symbol->st_info))});
   }
-  if (kiln_status s = checkRelocations(image, dynamic, dynamic.rela,
-                                       dynamic.relasz, *symbols))
+  layout.loads = image.loads;
+  if (kiln_status s =
+          checkRelocations(image, dynamic, dynamic.rela, dynamic.relasz,
+                           *symbols, layout.relocations))
     return s;
   return checkRelocations(image, dynamic, dynamic.jmprel, dynamic.pltrelsz,
-                          *symbols);
+                          *symbols, layout.relocations);
 }

@@ -245,10 +245,12 @@ kiln_status Model::readDispatches(const fb::Model &m) {
                         std::to_string(d.workgroups) + " blocks of " +
                         std::to_string(d.threads) + " threads");
     } else {
-      d.fn = kernels_.lookup(d.kernel.c_str());
+      d.fn = kernels_.lookup(d.kernel);
       if (!d.fn)
         return fail(KILN_ERROR_KERNEL_LOAD,
                     "kernel symbol not found in the kernel object: " + label);
+      if (kiln_status s = checkSignature(d, label))
+        return s;
     }
     dispatches_.push_back(std::move(d));
   }
@@ -256,6 +258,35 @@ kiln_status Model::readDispatches(const fb::Model &m) {
   for (DispatchDesc &d : dispatches_)
     for (const std::string &n : d.nodes)
       d.nodePtrs.push_back(n.c_str());
+  return KILN_OK;
+}
+
+kiln_status Model::checkSignature(const DispatchDesc &d,
+                                  const std::string &label) const {
+  const KernelObject::Signature *signature = kernels_.signature(d.kernel);
+  if (!signature)
+    return fail(KILN_ERROR_KERNEL_LOAD,
+                label + " has no signature in the kernel object");
+  if (signature->bindingBytes.size() != d.bindings.size())
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                label + " binds " + std::to_string(d.bindings.size()) +
+                    " buffers; the kernel takes " +
+                    std::to_string(signature->bindingBytes.size()));
+  if (signature->workgroups != d.workgroups)
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                label + " runs " + std::to_string(d.workgroups) +
+                    " workgroups; the kernel was compiled for " +
+                    std::to_string(signature->workgroups));
+  for (size_t i = 0; i < d.bindings.size(); ++i) {
+    uint64_t bytes = signature->bindingBytes[i];
+    const BufferDesc &buffer = buffers_[d.bindings[i]];
+    if (buffer.size < bytes)
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  label + " binding " + std::to_string(i) + " is buffer " +
+                      std::to_string(d.bindings[i]) + " of " +
+                      std::to_string(buffer.size) +
+                      " bytes; the kernel reaches " + std::to_string(bytes));
+  }
   return KILN_OK;
 }
 

@@ -8,7 +8,7 @@
 #ifndef KILN_RUNTIME_MODEL_H
 #define KILN_RUNTIME_MODEL_H
 
-#include "KernelObjectCheck.h"
+#include "KernelObject.h"
 #include "Memory.h"
 #include "kiln/runtime.h"
 
@@ -22,27 +22,6 @@ namespace fb {
 struct Model;
 struct TensorInfo;
 } // namespace fb
-
-/// A shared object loaded from memory; dlclose'd on destruction.
-class KernelObject {
-public:
-  using KernelFn = void (*)(void **, int64_t, int64_t);
-
-  KernelObject() = default;
-  KernelObject(const KernelObject &) = delete;
-  KernelObject &operator=(const KernelObject &) = delete;
-  ~KernelObject();
-
-  /// Checks the object (checkKernelObject) and loads it.
-  kiln_status load(const uint8_t *bytes, size_t size);
-  /// Returns null if the symbol is missing or not the object's own code.
-  KernelFn lookup(const char *symbol) const;
-
-private:
-  CodeRanges code;
-  void *handle = nullptr;
-  int memfd = -1; // kept open so no other object reuses its /proc path
-};
 
 struct TensorDesc {
   std::string name;
@@ -140,6 +119,11 @@ private:
   /// cannot run.
   kiln_status readCpu(const fb::Model &m);
   kiln_status readDispatches(const fb::Model &m);
+  /// Checks a CPU dispatch against the signature its kernel was compiled
+  /// with: as many bindings, each buffer as large as the kernel reaches,
+  /// and the workgroup count.
+  kiln_status checkSignature(const DispatchDesc &d,
+                             const std::string &label) const;
   kiln_status readGpuImages(const fb::Model &m);
 
   AlignedBytes bytes_;

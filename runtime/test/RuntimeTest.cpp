@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <elf.h>
+#include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -940,37 +941,86 @@ TEST(LoadErrors, KernelEntryOutsideTheKernelObject) {
                   {"kernel symbol not found", "'abort'"});
 }
 
-// The test kernels are marked NODELETE, so each closed model's object stays
-// loaded under its old /proc/self/fd path: a new object whose memfd reuses
-// the number must still be loaded, not the old one (this one passes the
-// check, but its last segment's address is not page-aligned with its
-// offset, which the loader refuses).
-TEST(LoadErrors, ClosedKernelObjectsAreNeverReused) {
-  for (int i = 0; i < 3; ++i) {
-    kiln_model *model = nullptr;
-    ASSERT_EQ(open(ArtifactSpec(), &model), KILN_OK) << lastError();
-    kiln_model_close(model);
-  }
-  ArtifactSpec spec;
-  spec.kernelObject = ArtifactSpec().kernelObject;
-  auto *header = reinterpret_cast<Elf64_Ehdr *>(spec.kernelObject.data());
-  Elf64_Phdr *lastLoad = nullptr;
+/// The test kernels with `edit` applied to each loadable segment's header.
+static std::vector<uint8_t>
+editedSegments(const std::function<void(Elf64_Phdr &)> &edit) {
+  std::vector<uint8_t> bytes = ArtifactSpec().kernelObject;
+  auto *header = reinterpret_cast<Elf64_Ehdr *>(bytes.data());
   for (int i = 0; i < header->e_phnum; ++i) {
     auto *segment = reinterpret_cast<Elf64_Phdr *>(
-        spec.kernelObject.data() + header->e_phoff + i * sizeof(Elf64_Phdr));
+        bytes.data() + header->e_phoff + i * sizeof(Elf64_Phdr));
     if (segment->p_type == PT_LOAD)
-      lastLoad = segment;
+      edit(*segment);
   }
-  ASSERT_NE(lastLoad, nullptr);
-  lastLoad->p_vaddr += 8;
-  expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
-                  {"cannot load the artifact's kernel object"});
+  return bytes;
 }
 
-TEST(Runtime, KernelsLoadFromAnInMemoryFile) {
+// Kiln's loader maps each page with one segment's permissions, never
+// writable and executable at once, within a bounded span.
+TEST(LoadErrors, KernelSegmentsTheLoaderRefuses) {
+  ArtifactSpec spec;
+  spec.kernelObject = editedSegments([](Elf64_Phdr &segment) {
+    if (segment.p_flags & PF_X)
+      segment.p_flags |= PF_W;
+  });
+  expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
+                  {"has a segment both writable and executable"});
+  spec.kernelObject = editedSegments([](Elf64_Phdr &segment) {
+    if (segment.p_flags & PF_X)
+      segment.p_vaddr -= 0x1000;
+  });
+  expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
+                  {"has segments that share a page"});
+  spec.kernelObject = editedSegments([](Elf64_Phdr &segment) {
+    if (segment.p_flags & PF_W)
+      segment.p_memsz = uint64_t(1) << 40;
+  });
+  expectOpenError(spec, KILN_ERROR_KERNEL_LOAD,
+                  {"spans more than 1024 MiB of addresses"});
+}
+
+// Each CPU dispatch is checked against the signature its kernel exports.
+TEST(LoadErrors, DispatchesMustMatchTheirKernelsSignatures) {
+  ArtifactSpec spec;
+  spec.dispatches[0].bindings = {0, 1, 2};
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"dispatch 0 (kernel 'add_one'", "binds 3 buffers",
+                   "the kernel takes 2"});
+  spec = ArtifactSpec();
+  spec.buffers[1].size = 100;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"dispatch 0 (kernel 'add_one'",
+                   "binding 1 is buffer 1 of 100 bytes",
+                   "the kernel reaches 4096"});
+  spec = ArtifactSpec();
+  spec.arenaSize = 4000;
+  spec.buffers = {{fb::BufferKind_Arena, 0, 4000}};
+  spec.inputs.clear();
+  spec.outputs = {{"hits", fb::DType_I32, {1000}, 0}};
+  spec.dispatches = {{"count_ids", {0}, 1001, {"n"}}};
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"runs 1001 workgroups", "the kernel was compiled for 1000"});
+}
+
+// The system loader never sees the kernels: no object of theirs is in its
+// list and no file or memfd of theirs is mapped.
+TEST(Runtime, KernelsAreNotLoadedBySystemLoader) {
+  auto loadedObjects = [] {
+    int count = 0;
+    dl_iterate_phdr(
+        [](dl_phdr_info *, size_t, void *data) {
+          ++*static_cast<int *>(data);
+          return 0;
+        },
+        &count);
+    return count;
+  };
+  int before = loadedObjects();
   Loaded l;
+  EXPECT_EQ(loadedObjects(), before);
   std::ifstream maps("/proc/self/maps");
   std::string text((std::istreambuf_iterator<char>(maps)),
                    std::istreambuf_iterator<char>());
-  EXPECT_TRUE(contains(text, "/memfd:kiln-kernels")) << "no memfd mapping";
+  EXPECT_FALSE(contains(text, "kiln-kernels")) << text;
+  EXPECT_FALSE(contains(text, "kiln_test_kernels")) << text;
 }

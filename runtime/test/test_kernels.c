@@ -4,6 +4,19 @@
 #include <stdint.h>
 
 #define KERNEL_ELEMS 1024
+#define KERNEL_BYTES (KERNEL_ELEMS * 4)
+
+/* Each kernel's signature as kiln-compile exports it: the binding count, the
+ * workgroup count (what the tests' artifacts run), then the bytes it reaches
+ * in each binding. The runtime checks every dispatch against it. */
+#define SIGNATURE(kernel, ...)                                                 \
+  const uint64_t kernel##_signature[] __asm__(#kernel                          \
+                                              ".signature") = {__VA_ARGS__}
+
+SIGNATURE(add_one, 2, 7, KERNEL_BYTES, KERNEL_BYTES);
+SIGNATURE(scale, 3, 5, KERNEL_BYTES, KERNEL_BYTES, KERNEL_BYTES);
+SIGNATURE(count_ids, 1, 1000, 1000 * 4);
+SIGNATURE(call_in_workgroup, 3, 8, 8, KERNEL_BYTES, KERNEL_BYTES);
 
 static void range(int64_t id, int64_t count, int64_t *begin, int64_t *end) {
   int64_t chunk = (KERNEL_ELEMS + count - 1) / count;

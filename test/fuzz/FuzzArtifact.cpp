@@ -5,15 +5,22 @@
 // of bounds; every failure must come back as a status with a message.
 // A mutation rarely keeps the section digests right, so bytes that verify
 // as a FlatBuffer are also opened sealed with fresh digests: the loader's
-// checks past the digests are fuzzed too.
+// checks past the digests are fuzzed too. Every kernel object is loaded
+// (the runtime's loader maps it as data); a model whose kernel object is
+// the trusted artifact's ($KILN_FUZZ_ARTIFACT) also runs, so that a schedule
+// that lies about its buffers, bindings or workgroups must be refused
+// before its kernels reach out of bounds. Made-up machine code never runs.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/artifact_digest.h"
 #include "kiln/artifact_generated.h"
 #include "kiln/runtime.h"
 
+#include <fstream>
+#include <iterator>
 #include <vector>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -24,6 +31,43 @@ static void requireMessage(kiln_status status) {
 }
 
 static void openAndQuery(const uint8_t *data, size_t size);
+static bool runsTrustedKernels(kiln_model *model, const uint8_t *data,
+                               size_t size);
+static void runWithZeroInputs(kiln_session *session, kiln_model *model);
+
+/// The kernel object of a verified artifact file (FlatBuffer and digests);
+/// empty when it is not one.
+static std::vector<uint8_t> kernelObjectOf(const uint8_t *data, size_t size) {
+  size_t flatbufferSize = 0;
+  const uint8_t *digests = nullptr;
+  uint32_t count = 0;
+  if (!kiln::artifact_digest::readTrailer(data, size, flatbufferSize, digests,
+                                          count))
+    return {};
+  flatbuffers::Verifier verifier(data, flatbufferSize);
+  if (flatbufferSize < 8 || !kiln::fb::ModelBufferHasIdentifier(data) ||
+      !kiln::fb::VerifyModelBuffer(verifier))
+    return {};
+  const auto *object = kiln::fb::GetModel(data)->kernel_object();
+  return {object->begin(), object->end()};
+}
+
+/// The trusted artifact's kernel object: the only code a fuzzed model runs.
+static const std::vector<uint8_t> &trustedKernels() {
+  static const std::vector<uint8_t> kernels = [] {
+    const char *path = std::getenv("KILN_FUZZ_ARTIFACT");
+    std::ifstream in(path ? path : "", std::ios::binary);
+    std::vector<uint8_t> file((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+    std::vector<uint8_t> object = kernelObjectOf(file.data(), file.size());
+    if (object.empty()) {
+      std::fprintf(stderr, "set KILN_FUZZ_ARTIFACT to a CPU artifact\n");
+      std::abort();
+    }
+    return object;
+  }();
+  return kernels;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   openAndQuery(data, size);
@@ -65,7 +109,50 @@ static void openAndQuery(const uint8_t *data, size_t size) {
   kiln_session_options options{1};
   status = kiln_session_create(model, "cpu", &options, &session);
   requireMessage(status);
-  if (status == KILN_OK)
+  if (status == KILN_OK) {
+    if (runsTrustedKernels(model, data, size))
+      runWithZeroInputs(session, model);
     kiln_session_destroy(session);
+  }
   kiln_model_close(model);
+}
+
+/// Whether the model's kernels are the trusted ones, and none of its
+/// dispatches calls the test library's call_in_workgroup, which calls a
+/// function whose address it reads from its first binding (the fault
+/// tests' hook): any schedule may name it, and what it calls is not the
+/// runtime's to check.
+static bool runsTrustedKernels(kiln_model *model, const uint8_t *data,
+                               size_t size) {
+  for (int32_t i = 0; i < kiln_model_dispatch_count(model); ++i) {
+    kiln_dispatch_info info;
+    if (kiln_model_dispatch_info(model, i, &info) != KILN_OK ||
+        std::strcmp(info.kernel, "call_in_workgroup") == 0)
+      return false;
+  }
+  return kernelObjectOf(data, size) == trustedKernels();
+}
+
+static void runWithZeroInputs(kiln_session *session, kiln_model *model) {
+  for (int32_t i = 0; i < kiln_model_input_count(model); ++i) {
+    kiln_tensor_info info;
+    if (kiln_model_input_info(model, i, &info) != KILN_OK)
+      return;
+    std::vector<uint8_t> zeros(info.bytes);
+    requireMessage(kiln_session_set_input(session, info.name, info.dtype,
+                                          info.shape, info.rank, zeros.data(),
+                                          zeros.size()));
+  }
+  kiln_status status = kiln_session_run(session);
+  requireMessage(status);
+  if (status != KILN_OK)
+    return;
+  for (int32_t i = 0; i < kiln_model_output_count(model); ++i) {
+    kiln_tensor_info info;
+    if (kiln_model_output_info(model, i, &info) != KILN_OK)
+      continue;
+    std::vector<uint8_t> output(info.bytes);
+    requireMessage(
+        kiln_session_get_output_at(session, i, output.data(), output.size()));
+  }
 }

@@ -100,6 +100,33 @@ struct AddCpuKernelAbiPass
       return impl.emitError("kernel signature does not match its kiln.abi");
     LLVM::CallOp::create(b, loc, impl, args);
     LLVM::ReturnOp::create(b, loc, ValueRange{});
+    return addSignature(wrapper, abi);
+  }
+
+  /// Exports `<name>.signature`, what the kernel was compiled to take: its
+  /// binding count, its workgroup count, and the bytes it reaches in each
+  /// binding. The runtime checks every dispatch of the kernel against it,
+  /// so that a schedule that lies about sizes or grids is refused instead of
+  /// run out of bounds.
+  LogicalResult addSignature(LLVM::LLVMFuncOp wrapper, ArrayAttr abi) {
+    SmallVector<int64_t> words = {int64_t(abi.size()), 1};
+    if (auto grid =
+            wrapper->getAttrOfType<IntegerAttr>(kiln::attrs::kWorkgroups))
+      words[1] = grid.getInt();
+    for (Attribute typeAttr : abi) {
+      auto type = cast<MemRefType>(cast<TypeAttr>(typeAttr).getValue());
+      if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+        return wrapper.emitError("kernel binding without a static size: ")
+               << type;
+      words.push_back(type.getNumElements() *
+                      llvm::divideCeil(type.getElementTypeBitWidth(), 8));
+    }
+    OpBuilder b(wrapper);
+    auto arrayType = LLVM::LLVMArrayType::get(b.getI64Type(), words.size());
+    LLVM::GlobalOp::create(b, wrapper.getLoc(), arrayType, /*isConstant=*/true,
+                           LLVM::Linkage::External,
+                           (wrapper.getSymName() + ".signature").str(),
+                           b.getI64TensorAttr(words));
     return success();
   }
 };

@@ -3,6 +3,9 @@
 // The exported symbol takes (bindings, workgroup id, workgroup count), loads
 // one pointer per memref and calls the renamed, internal implementation
 // with full memref descriptors (pointer, pointer, offset, sizes, strides).
+// Beside it, its signature for the runtime's checks: 2 bindings, 2
+// workgroups, 128 bytes in each binding.
+// CHECK: llvm.mlir.global external constant @k.signature(dense<[2, 2, 128, 128]> : tensor<4xi64>) {addr_space = 0 : i32} : !llvm.array<4 x i64>
 // CHECK-LABEL: llvm.func @k(
 // CHECK-SAME: %[[B:.+]]: !llvm.ptr, %[[ID:.+]]: i64, %[[N:.+]]: i64)
 // CHECK-SAME: kiln.nodes = ["relu1"], kiln.workgroups = 2 : i64
@@ -19,6 +22,7 @@ module {
     llvm.return
   }
   // Functions that are not kernels keep their name and signature.
+  // CHECK-NOT: helper.signature
   // CHECK-LABEL: llvm.func @helper(%{{.+}}: i64)
   llvm.func @helper(%x: i64) {
     llvm.return
