@@ -16,14 +16,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${KILN_ASAN_BUILD_DIR:-$root/build-asan}"
 source "$root/scripts/configure.sh"
 configure_kiln_asan "$build" >/dev/null
-ninja -C "$build" kiln-fuzz-artifact kiln-fuzz-tensor-file kiln-fuzz-inputs \
-  kiln-fuzz-importer kiln-make-test-artifact >/dev/null
+ninja -C "$build" kiln-fuzz-artifact kiln-fuzz-forged-artifact kiln-fuzz-tensor-file \
+  kiln-fuzz-inputs kiln-fuzz-importer kiln-make-test-artifact >/dev/null
 
 # Seeds: a valid artifact and tensor files, then cut and corrupted copies.
 corpus="$build/corpus"
 rm -rf "$corpus"
 mkdir -p "$corpus/trusted" "$corpus/artifact" "$corpus/tensor-file" "$corpus/inputs" \
-  "$corpus/importer"
+  "$corpus/importer" "$corpus/forged-artifact"
 "$build/bin/kiln-make-test-artifact" "$corpus/trusted"
 cp "$corpus/trusted/model.kiln" "$corpus/trusted/model-gpu.kiln" "$corpus/artifact/"
 cp "$corpus/trusted/"*.npy "$corpus/trusted/"*.pb "$corpus/tensor-file/"
@@ -47,6 +47,8 @@ for dir in artifact tensor-file importer; do
 done
 head -c 64 /dev/zero > "$corpus/inputs/zeros"
 printf '\x00\x00\x00\x02\x01\x04\x00' > "$corpus/inputs/set-run-get"
+# The forger's bytes choose edits of a valid artifact; it starts from none.
+head -c 16 /dev/zero > "$corpus/forged-artifact/zeros"
 
 rm -rf "$build/findings"
 mkdir -p "$build/findings"
@@ -57,8 +59,9 @@ export KILN_FUZZ_ARTIFACT="$corpus/trusted/model.kiln"
 # allocates from the same slab and its objects read as poisoned.
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:allow_user_poisoning=0:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-declare -A test_runs=([artifact]=1200000 [tensor-file]=600000 [inputs]=1300000 [importer]=20000)
-for target in artifact tensor-file inputs importer; do
+declare -A test_runs=([artifact]=1200000 [forged-artifact]=200000 [tensor-file]=600000
+  [inputs]=1300000 [importer]=20000)
+for target in artifact forged-artifact tensor-file inputs importer; do
   binary="$build/bin/kiln-fuzz-$target"
   if [ -n "$seconds" ]; then
     work="$build/work/$target"

@@ -55,20 +55,27 @@ void *CpuDevice::bufferData(uint32_t index) const {
   return const_cast<uint8_t *>(base + b.offset);
 }
 
+// Empty tensors copy nothing: their pointers may be null (an empty arena,
+// an empty vector's data()), which memcpy may not be given even for 0 bytes.
+
 void CpuDevice::writeInput(int index, const void *data, size_t bytes) {
-  std::memcpy(bufferData(model_.inputs()[index].buffer), data, bytes);
+  if (bytes)
+    std::memcpy(bufferData(model_.inputs()[index].buffer), data, bytes);
 }
 
 void CpuDevice::readOutput(int index, void *data, size_t bytes) const {
-  std::memcpy(data, bufferData(model_.outputs()[index].buffer), bytes);
+  if (bytes)
+    std::memcpy(data, bufferData(model_.outputs()[index].buffer), bytes);
 }
 
 void CpuDevice::readCheck(int index, void *data, size_t bytes) const {
-  std::memcpy(data, bufferData(model_.checks()[index].tensor.buffer), bytes);
+  if (bytes)
+    std::memcpy(data, bufferData(model_.checks()[index].tensor.buffer), bytes);
 }
 
 kiln_status CpuDevice::readBuffer(uint32_t index, void *data, size_t bytes) {
-  std::memcpy(data, bufferData(index), bytes);
+  if (bytes)
+    std::memcpy(data, bufferData(index), bytes);
   return KILN_OK;
 }
 

@@ -1,0 +1,229 @@
+//===- FuzzForgedArtifact.cpp - libFuzzer target: forged artifacts --------===//
+//
+// A structure-aware forger: the fuzzer's bytes choose edits to a valid
+// artifact (the runtime tests' y = (x + 1) * w around test_kernels.c), whose
+// FlatBuffer is then rebuilt and sealed with fresh digests, so every forged
+// file passes the verifier and the digest check and reaches the loader's
+// own checks: buffers, tensors, dispatches, bindings, launch shapes, targets.
+// Whatever opens is queried and, for the CPU, run with zero inputs, its
+// kernels being the trusted ones: a forged schedule must be refused or run
+// in bounds. Nothing may crash, leak or read out of bounds.
+//
+//===----------------------------------------------------------------------===//
+#include "../../runtime/test/TestArtifact.h"
+#include "kiln/runtime.h"
+
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace kiln_test;
+
+namespace {
+
+void requireMessage(kiln_status status) {
+  const char *message = kiln_last_error();
+  if (status != KILN_OK && (!message || !*message))
+    std::abort(); // an error without a message
+}
+
+/// A size or offset: usually near the sizes the artifact has, sometimes
+/// anything.
+uint64_t forgedSize(FuzzedDataProvider &in) {
+  switch (in.ConsumeIntegralInRange(0, 3)) {
+  case 0:
+    return in.ConsumeIntegralInRange<uint64_t>(0, 4 * kTensorBytes);
+  case 1:
+    return kTensorBytes * in.ConsumeIntegralInRange<uint64_t>(0, 4) +
+           in.ConsumeIntegralInRange<int64_t>(-8, 8);
+  case 2:
+    return in.ConsumeIntegralInRange<uint64_t>(0, 64);
+  default:
+    // Anything a process may allocate, or sizes whose sums overflow; never
+    // the gigabytes between, which would only test the machine.
+    return in.ConsumeBool() ? in.ConsumeIntegralInRange<uint64_t>(0, 1 << 28)
+                            : ~in.ConsumeIntegralInRange<uint64_t>(0, 1 << 16);
+  }
+}
+
+template <typename T> T &pick(FuzzedDataProvider &in, std::vector<T> &list) {
+  return list[in.ConsumeIntegralInRange<size_t>(0, list.size() - 1)];
+}
+
+void forgeTensor(FuzzedDataProvider &in, TensorSpec &t) {
+  switch (in.ConsumeIntegralInRange(0, 3)) {
+  case 0:
+    t.dtype = fb::DType(in.ConsumeIntegralInRange<int>(-2, fb::DType_MAX + 2));
+    break;
+  case 1:
+    t.shape.resize(in.ConsumeIntegralInRange<size_t>(0, 4));
+    for (int64_t &dim : t.shape)
+      dim = in.ConsumeBool() ? in.ConsumeIntegralInRange<int64_t>(-1, 2048)
+                             : in.ConsumeIntegral<int64_t>();
+    break;
+  case 2:
+    t.buffer = in.ConsumeIntegralInRange<uint32_t>(0, 6);
+    break;
+  default:
+    t.name = in.ConsumeRandomLengthString(8);
+    break;
+  }
+}
+
+void forgeDispatch(FuzzedDataProvider &in, DispatchSpec &d) {
+  static const char *kKernels[] = {"add_one",           "scale", "count_ids",
+                                   "call_in_workgroup", "",      "abort"};
+  switch (in.ConsumeIntegralInRange(0, 4)) {
+  case 0:
+    d.kernel = kKernels[in.ConsumeIntegralInRange<size_t>(0, 5)];
+    break;
+  case 1:
+    d.bindings.resize(in.ConsumeIntegralInRange<size_t>(0, 4));
+    for (uint32_t &b : d.bindings)
+      b = in.ConsumeIntegralInRange<uint32_t>(0, 5);
+    break;
+  case 2:
+    d.workgroups = in.ConsumeBool()
+                       ? in.ConsumeIntegralInRange<uint32_t>(0, 1001)
+                       : in.ConsumeIntegral<uint32_t>();
+    break;
+  case 3:
+    d.results.push_back({"r", fb::DType_F32, {N}, 0});
+    forgeTensor(in, d.results.back());
+    break;
+  default:
+    d.dynamicWorkgroupMemory = in.ConsumeIntegral<uint32_t>();
+    break;
+  }
+}
+
+/// One edit of the artifact, chosen by the fuzzer's bytes.
+void forgeOnce(FuzzedDataProvider &in, ArtifactSpec &spec) {
+  switch (in.ConsumeIntegralInRange(0, 11)) {
+  case 0:
+    if (!spec.buffers.empty()) {
+      BufferSpec &b = pick(in, spec.buffers);
+      b.kind = fb::BufferKind(in.ConsumeIntegralInRange<int>(0, 3));
+      b.offset = forgedSize(in);
+      b.size = forgedSize(in);
+      b.splatBits = in.ConsumeIntegral<uint32_t>();
+    }
+    break;
+  case 1:
+    spec.buffers.push_back({fb::BufferKind(in.ConsumeIntegralInRange(0, 2)),
+                            forgedSize(in), forgedSize(in)});
+    break;
+  case 2:
+    spec.arenaSize = forgedSize(in);
+    break;
+  case 3:
+    spec.weights.resize(forgedSize(in) % (8 * kTensorBytes));
+    break;
+  case 4:
+    if (!spec.inputs.empty())
+      forgeTensor(in, pick(in, spec.inputs));
+    break;
+  case 5:
+    if (!spec.outputs.empty())
+      forgeTensor(in, pick(in, spec.outputs));
+    break;
+  case 6:
+    if (!spec.dispatches.empty())
+      forgeDispatch(in, pick(in, spec.dispatches));
+    break;
+  case 7:
+    if (!spec.dispatches.empty())
+      spec.dispatches.push_back(pick(in, spec.dispatches));
+    break;
+  case 8:
+    if (!spec.dispatches.empty())
+      spec.dispatches.erase(
+          spec.dispatches.begin() +
+          in.ConsumeIntegralInRange<size_t>(0, spec.dispatches.size() - 1));
+    break;
+  case 9:
+    spec.checks.push_back(
+        {in.ConsumeRandomLengthString(16), {"c", fb::DType_Bool, {8}, 0}});
+    forgeTensor(in, spec.checks.back().second);
+    break;
+  case 10:
+    spec.splatSize = forgedSize(in);
+    break;
+  default: {
+    static const char *kTargets[] = {"cpu", "cuda:sm_90", "rocm:gfx942", "",
+                                     "cpu "};
+    spec.target = kTargets[in.ConsumeIntegralInRange<size_t>(0, 4)];
+    if (spec.target != "cpu")
+      spec.gpuImages = {{"sm_90", "ptx", {'.', 'v', 0}}};
+    break;
+  }
+  }
+}
+
+/// Whether a run may call the kernels: CPU, and no dispatch names the test
+/// library's call_in_workgroup, which calls a function whose address it
+/// reads from its first binding (the fault tests' hook; what it calls is
+/// not the runtime's to check).
+bool runnable(kiln_model *model) {
+  if (std::strcmp(kiln_model_target(model), "cpu") != 0)
+    return false;
+  for (int32_t i = 0; i < kiln_model_dispatch_count(model); ++i) {
+    kiln_dispatch_info info;
+    if (kiln_model_dispatch_info(model, i, &info) != KILN_OK ||
+        std::strcmp(info.kernel, "call_in_workgroup") == 0)
+      return false;
+  }
+  return true;
+}
+
+void runWithZeroInputs(kiln_model *model) {
+  kiln_session *session = nullptr;
+  kiln_session_options options{1};
+  kiln_status status = kiln_session_create(model, "cpu", &options, &session);
+  requireMessage(status);
+  if (status != KILN_OK)
+    return;
+  for (int32_t i = 0; i < kiln_model_input_count(model); ++i) {
+    kiln_tensor_info info;
+    if (kiln_model_input_info(model, i, &info) != KILN_OK)
+      continue;
+    std::vector<uint8_t> zeros(info.bytes);
+    requireMessage(kiln_session_set_input(session, info.name, info.dtype,
+                                          info.shape, info.rank, zeros.data(),
+                                          zeros.size()));
+  }
+  status = kiln_session_run(session);
+  requireMessage(status);
+  for (int32_t i = 0; status == KILN_OK && i < kiln_model_output_count(model);
+       ++i) {
+    kiln_tensor_info info;
+    if (kiln_model_output_info(model, i, &info) != KILN_OK)
+      continue;
+    std::vector<uint8_t> output(info.bytes);
+    requireMessage(
+        kiln_session_get_output_at(session, i, output.data(), output.size()));
+  }
+  kiln_session_destroy(session);
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static const ArtifactSpec trusted;
+  ArtifactSpec spec = trusted;
+  FuzzedDataProvider in(data, size);
+  for (int edits = in.ConsumeIntegralInRange(1, 6); edits > 0; --edits)
+    forgeOnce(in, spec);
+  std::vector<uint8_t> bytes = spec.build();
+  kiln_model *model = nullptr;
+  kiln_status status =
+      kiln_model_open_memory(bytes.data(), bytes.size(), &model);
+  requireMessage(status);
+  if (status != KILN_OK)
+    return 0;
+  if (runnable(model))
+    runWithZeroInputs(model);
+  kiln_model_close(model);
+  return 0;
+}
