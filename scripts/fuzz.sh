@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs each libFuzzer target of the sanitized build of everything
-# (build-asan/, ASan+UBSan; see scripts/asan.sh) — the artifact loader, the
-# .npy/.pb readers, the runtime's input binding and the ONNX importer — from
+# (build-asan/, ASan+UBSan; see scripts/asan.sh) — the artifact loader and
+# its kernels (bytes, and forged artifacts), the .npy/.pb readers, the
+# runtime's input binding and the ONNX importer (bytes, and hostile graphs) — from
 # a seed corpus made from the test suites' files (valid, cut and corrupted),
 # after replaying test/fuzz/regressions/<target>/.
 # Fails on any sanitizer report, crash, leak or timeout; a finding is left in
@@ -17,13 +18,13 @@ build="${KILN_ASAN_BUILD_DIR:-$root/build-asan}"
 source "$root/scripts/configure.sh"
 configure_kiln_asan "$build" >/dev/null
 ninja -C "$build" kiln-fuzz-artifact kiln-fuzz-forged-artifact kiln-fuzz-tensor-file \
-  kiln-fuzz-inputs kiln-fuzz-importer kiln-make-test-artifact >/dev/null
+  kiln-fuzz-inputs kiln-fuzz-importer kiln-fuzz-onnx-graph kiln-make-test-artifact >/dev/null
 
 # Seeds: a valid artifact and tensor files, then cut and corrupted copies.
 corpus="$build/corpus"
 rm -rf "$corpus"
 mkdir -p "$corpus/trusted" "$corpus/artifact" "$corpus/tensor-file" "$corpus/inputs" \
-  "$corpus/importer" "$corpus/forged-artifact"
+  "$corpus/importer" "$corpus/forged-artifact" "$corpus/onnx-graph"
 "$build/bin/kiln-make-test-artifact" "$corpus/trusted"
 cp "$corpus/trusted/model.kiln" "$corpus/trusted/model-gpu.kiln" "$corpus/artifact/"
 cp "$corpus/trusted/"*.npy "$corpus/trusted/"*.pb "$corpus/tensor-file/"
@@ -47,8 +48,10 @@ for dir in artifact tensor-file importer; do
 done
 head -c 64 /dev/zero > "$corpus/inputs/zeros"
 printf '\x00\x00\x00\x02\x01\x04\x00' > "$corpus/inputs/set-run-get"
-# The forger's bytes choose edits of a valid artifact; it starts from none.
+# The forger's and the graph fuzzer's bytes choose edits of a valid artifact
+# and a graph's ops, inputs and attributes; they start from none.
 head -c 16 /dev/zero > "$corpus/forged-artifact/zeros"
+head -c 64 /dev/zero > "$corpus/onnx-graph/zeros"
 
 rm -rf "$build/findings"
 mkdir -p "$build/findings"
@@ -60,8 +63,8 @@ export KILN_FUZZ_ARTIFACT="$corpus/trusted/model.kiln"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:allow_user_poisoning=0:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 declare -A test_runs=([artifact]=1200000 [forged-artifact]=200000 [tensor-file]=600000
-  [inputs]=1300000 [importer]=20000)
-for target in artifact forged-artifact tensor-file inputs importer; do
+  [inputs]=1300000 [importer]=20000 [onnx-graph]=100000)
+for target in artifact forged-artifact tensor-file inputs importer onnx-graph; do
   binary="$build/bin/kiln-fuzz-$target"
   if [ -n "$seconds" ]; then
     work="$build/work/$target"

@@ -490,7 +490,16 @@ static LogicalResult checkWindowsFit(std::optional<Location> loc, StringRef op,
                                      ArrayRef<int64_t> kernel,
                                      ArrayRef<int64_t> dilations,
                                      ArrayRef<int64_t> pads) {
+  // Beyond any model's windows, and small enough that no size below
+  // overflows (input dims stay under 2^40 bytes).
+  constexpr int64_t kMaxWindowValue = int64_t(1) << 31;
+  auto inRange = [&](int64_t v) { return v >= 0 && v <= kMaxWindowValue; };
   int64_t spatial = kernel.size();
+  for (int64_t i = 0; i < spatial; ++i)
+    if (!inRange(kernel[i]) || !inRange(dilations[i]) || !inRange(pads[i]) ||
+        !inRange(pads[i + spatial]))
+      return emitInferError(loc, op + " kernel, dilations and pads must be "
+                                      "in [0, 2^31]");
   for (int64_t i = 0; i < spatial; ++i) {
     int64_t in = inType.getDimSize(i + firstSpatial);
     int64_t padded = in + pads[i] + pads[i + spatial];

@@ -34,8 +34,8 @@ struct ExternalRange {
 
 class ExternalDataReader {
 public:
-  ExternalDataReader(std::string folder, Location loc)
-      : folder(std::move(folder)), loc(loc) {}
+  ExternalDataReader(llvm::StringRef modelPath, Location loc)
+      : modelPath(modelPath), loc(loc) {}
 
   LogicalResult loadGraph(onnx::GraphProto &graph) {
     for (onnx::TensorProto &tensor : *graph.mutable_initializer())
@@ -114,6 +114,8 @@ private:
       if (part == "..")
         return fail(tensor) << "external data location '" << location
                             << "' leads out of the model's folder ('..')";
+    if (failed(resolveFolder(tensor)))
+      return failure();
     llvm::SmallString<256> path(folder);
     llvm::sys::path::append(path, name);
     llvm::SmallString<256> real;
@@ -176,6 +178,22 @@ private:
     return bytes;
   }
 
+  /// The model's folder with every link resolved, found when the first
+  /// external tensor needs it (a model without one may come from a path
+  /// that does not resolve: a pipe, a deleted memfd).
+  LogicalResult resolveFolder(const onnx::TensorProto &tensor) {
+    if (!folder.empty())
+      return success();
+    llvm::SmallString<256> real;
+    if (std::error_code code = llvm::sys::fs::real_path(modelPath, real))
+      return fail(tensor) << "has external data, but the model's path '"
+                          << modelPath
+                          << "' does not resolve: " << code.message();
+    folder = llvm::sys::path::parent_path(real).str();
+    return success();
+  }
+
+  std::string modelPath;
   std::string folder;
   Location loc;
 };
@@ -185,10 +203,5 @@ private:
 LogicalResult kiln::onnx_import::loadExternalData(onnx::ModelProto &model,
                                                   llvm::StringRef modelPath,
                                                   Location loc) {
-  llvm::SmallString<256> real;
-  if (std::error_code code = llvm::sys::fs::real_path(modelPath, real))
-    return emitError(loc) << "cannot resolve '" << modelPath
-                          << "': " << code.message();
-  std::string folder = llvm::sys::path::parent_path(real).str();
-  return ExternalDataReader(folder, loc).loadGraph(*model.mutable_graph());
+  return ExternalDataReader(modelPath, loc).loadGraph(*model.mutable_graph());
 }

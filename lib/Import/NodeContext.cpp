@@ -4,6 +4,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace kiln;
@@ -90,6 +94,23 @@ bool NodeContext::allOutputsSet() const {
   return true;
 }
 
+LogicalResult NodeContext::checkOutputSizes() {
+  for (const std::string &name : node.output()) {
+    auto it = importer.values.find(name);
+    if (name.empty() || it == importer.values.end())
+      continue;
+    auto type = dyn_cast<RankedTensorType>(it->second.getType());
+    if (!type || !type.hasStaticShape())
+      continue;
+    std::optional<uint64_t> bytes = tensorBytes(type);
+    if (!bytes || *bytes > importer.maxTensorBytes)
+      return fail("output '" + name + "' would have more than the " +
+                  Twine(importer.maxTensorBytes) +
+                  " bytes a tensor may have (--max-tensor-bytes)");
+  }
+  return success();
+}
+
 LogicalResult NodeContext::fail(const Twine &reason) {
   if (errorMessage.empty())
     errorMessage = reason.str();
@@ -149,6 +170,10 @@ LogicalResult NodeContext::requireIndicesInRange(size_t i,
                                                  ArrayRef<int64_t> dataShape) {
   if (dims.empty())
     return success();
+  for (int64_t dim : dims)
+    if (dim < 0 || dim >= int64_t(dataShape.size()))
+      return fail("indices address dim " + Twine(dim) + " of a rank-" +
+                  Twine(dataShape.size()) + " input");
   const ConstTensor *indices = constInput(i);
   if (!indices)
     return checkIndicesAtRunTime(i, dims, dataShape);
@@ -229,17 +254,42 @@ LogicalResult NodeContext::requireSameDtype(ValueRange values) {
   return success();
 }
 
+/// `v` as an int64, saturated (NaN is 0): an attribute's float given to an
+/// integer tensor may be anything.
+static int64_t saturatingInt(double v) {
+  if (std::isnan(v))
+    return 0;
+  if (v >= 0x1p63)
+    return std::numeric_limits<int64_t>::max();
+  if (v < -0x1p63)
+    return std::numeric_limits<int64_t>::min();
+  return int64_t(v);
+}
+
 Value NodeContext::constant(RankedTensorType type, ArrayRef<double> values) {
   Type e = type.getElementType();
   SmallVector<Attribute> attrs;
   for (double v : values)
     attrs.push_back(isa<FloatType>(e)
                         ? (Attribute)b().getFloatAttr(e, v)
-                        : (Attribute)b().getIntegerAttr(e, int64_t(v)));
+                        : (Attribute)b().getIntegerAttr(e, saturatingInt(v)));
   DenseElementsAttr value = values.size() == 1
                                 ? DenseElementsAttr::get(type, attrs.front())
                                 : DenseElementsAttr::get(type, attrs);
   return ConstantOp::create(b(), loc, value);
+}
+
+LogicalResult NodeContext::reserveConstant(int64_t elements, Type type) {
+  uint64_t bytes = 0;
+  uint64_t each = llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+  uint64_t left = importer.foldBudget - importer.foldedBytes;
+  if (elements < 0 ||
+      __builtin_mul_overflow(uint64_t(elements), each, &bytes) || bytes > left)
+    return fail("its constant of " + Twine(elements) +
+                " elements does not fit the " + Twine(left) +
+                " bytes left of the folding budget (--max-folded-bytes)");
+  importer.foldedBytes += bytes;
+  return success();
 }
 
 Value NodeContext::scalar(Value like, double value) {
@@ -250,6 +300,9 @@ Value NodeContext::scalar(Value like, double value) {
 FailureOr<Value> NodeContext::createInferred(StringRef opName,
                                              ValueRange operands,
                                              ArrayRef<NamedAttribute> attrs) {
+  // A null operand is an earlier op of a chain that failed (and said why).
+  if (operands.empty() || llvm::is_contained(operands, Value()))
+    return failure();
   OperationState state(loc, opName);
   state.addOperands(operands);
   state.addAttributes(attrs);

@@ -44,6 +44,9 @@ public:
 
   void setOutput(size_t i, mlir::Value value);
   bool allOutputsSet() const;
+  /// Fails when an output has more bytes than a tensor may have
+  /// (ImportOptions::maxTensorBytes), so that no later size overflows.
+  mlir::LogicalResult checkOutputSizes();
 
   /// Records why the node cannot be imported; returns failure.
   mlir::LogicalResult fail(const llvm::Twine &reason);
@@ -91,6 +94,10 @@ public:
                        llvm::ArrayRef<double> values);
   /// A rank-0 constant of `like`'s element type.
   mlir::Value scalar(mlir::Value like, double value);
+  /// Charges a constant of `elements` elements of `type` that the handler
+  /// computes itself to the model's folding budget (--max-folded-bytes);
+  /// fails, saying so, when it does not fit.
+  mlir::LogicalResult reserveConstant(int64_t elements, mlir::Type type);
 
   /// Creates an op whose result types come from its own type inference; a
   /// shape error becomes a failure instead of an abort.

@@ -756,6 +756,8 @@ LogicalResult importArrayFeatureExtractor(NodeContext &ctx) {
   Value x = ctx.input(0), indices = ctx.input(1);
   if (!x || !indices || failed(ctx.requireIndices(indices)))
     return failure();
+  if (rankOf(x) == 0)
+    return ctx.fail("X must have rank >= 1");
   int64_t count = ShapedType::getNumElements(shapeOf(indices));
   Value flat = reshapeTo(ctx, indices, {count});
   SmallVector<int64_t> dims(shapeOf(x));

@@ -118,7 +118,10 @@ static LogicalResult importCumSum(NodeContext &ctx) {
     return ctx.fail("axis out of range");
   bool exclusive = ctx.intAttr("exclusive", 0) != 0;
   bool reverse = ctx.intAttr("reverse", 0) != 0;
-  int64_t n = shapeOf(x)[axis];
+  int64_t n = shapeOf(x)[axis], elements;
+  if (__builtin_mul_overflow(n, n, &elements) ||
+      failed(ctx.reserveConstant(elements, getElementTypeOrSelf(x.getType()))))
+    return failure();
   // out[i] = sum over the j counted into i of in[j]
   SmallVector<bool> counted(n * n, false);
   for (int64_t j = 0; j < n; ++j)
@@ -187,8 +190,14 @@ static LogicalResult importOneHot(NodeContext &ctx) {
     return ctx.failNotConstant(1, "must be a constant");
   std::optional<float> depthFloat = depthTensor->asScalarFloat();
   std::vector<int64_t> depthInts = depthTensor->asInts();
-  int64_t depth = depthFloat ? int64_t(*depthFloat)
-                             : (depthInts.size() == 1 ? depthInts[0] : -1);
+  // A float depth converts only when it is a finite int64.
+  int64_t depth = -1;
+  if (depthFloat)
+    depth = std::isfinite(*depthFloat) && std::fabs(*depthFloat) < 0x1p62f
+                ? int64_t(*depthFloat)
+                : -1;
+  else if (depthInts.size() == 1)
+    depth = depthInts[0];
   if (depth <= 0)
     return ctx.fail("depth must be a positive scalar");
   Value values = ctx.input(2);
@@ -350,6 +359,14 @@ namespace {
 FailureOr<Value> negativeLogLikelihood(NodeContext &ctx, Value input,
                                        Value target, Value weight) {
   auto &b = ctx.b();
+  SmallVector<int64_t> targetShape(shapeOf(input));
+  targetShape.erase(targetShape.begin() + 1);
+  if (shapeOf(target) != ArrayRef(targetShape))
+    return ctx.fail("the target must have the input's shape without its "
+                    "class dim"),
+           failure();
+  if (weight && shapeOf(weight) != ArrayRef<int64_t>{shapeOf(input)[1]})
+    return ctx.fail("the weight must have one value per class"), failure();
   auto i64 = b.getIntegerType(64);
   if (getElementTypeOrSelf(target.getType()) != i64)
     target = CastOp::create(b, ctx.getLoc(),
@@ -478,9 +495,14 @@ static LogicalResult importEyeLike(NodeContext &ctx) {
       (isa<IntegerType>(type) && !type.isSignlessInteger()))
     return ctx.fail("dtype is not supported yet");
   int64_t k = ctx.intAttr("k", 0), rows = shapeOf(x)[0], cols = shapeOf(x)[1];
+  int64_t elements;
+  if (__builtin_mul_overflow(rows, cols, &elements) ||
+      failed(ctx.reserveConstant(elements, type)))
+    return failure();
   std::vector<double> values(rows * cols, 0.0);
+  // The diagonal's column: i + k, for the rows where it is in [0, cols).
   for (int64_t i = 0; i < rows; ++i)
-    if (i + k >= 0 && i + k < cols)
+    if (k >= -i && k < cols - i)
       values[i * cols + i + k] = 1.0;
   if (type.isInteger(1)) {
     SmallVector<bool> bits;
@@ -665,6 +687,8 @@ static LogicalResult importWindow(NodeContext &ctx, ArrayRef<double> a) {
   if (failed(type) || !isa<FloatType>(*type))
     return ctx.fail("output_datatype must be a float type");
   int64_t n = sizes[0];
+  if (failed(ctx.reserveConstant(n, *type)))
+    return failure();
   double period = ctx.intAttr("periodic", 1) != 0 ? double(n) : double(n - 1);
   std::vector<double> values(n);
   for (int64_t i = 0; i < n; ++i) {

@@ -310,9 +310,7 @@ Value GraphImporter::createConstant(StringRef name, ConstTensor tensor,
   return ConstantOp::create(builder, loc, value).getResult();
 }
 
-/// Bytes of a statically shaped tensor, or nullopt when the size overflows
-/// 64 bits.
-static std::optional<uint64_t> tensorBytes(RankedTensorType type) {
+std::optional<uint64_t> onnx_import::tensorBytes(RankedTensorType type) {
   uint64_t bytes =
       std::max<uint64_t>(1, (type.getElementTypeBitWidth() + 7) / 8);
   for (int64_t d : type.getShape()) {
@@ -786,7 +784,8 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
         reason = diag.str();
       return success();
     });
-    if (succeeded(handler->import(ctx)) && ctx.allOutputsSet()) {
+    if (succeeded(handler->import(ctx)) && ctx.allOutputsSet() &&
+        succeeded(ctx.checkOutputSizes())) {
       nameOutputValues(node, index, ctx.getLoc());
       return;
     }
@@ -1005,6 +1004,7 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
   for (const auto &[name, tensor] : constants)
     weightBytes += std::max(tensor.bytes.size(), tensor.stored.size());
   // Weights stored as int8 and dequantized at import grow fourfold.
+  maxTensorBytes = options.maxTensorBytes;
   foldBudget = options.maxFoldedBytes ? options.maxFoldedBytes
                                       : 4 * weightBytes + (uint64_t(64) << 20);
   for (int i = 0; i < graph.node_size(); ++i)

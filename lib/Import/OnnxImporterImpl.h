@@ -106,7 +106,13 @@ private:
   /// the model may have (ImportOptions::maxFoldedBytes, resolved).
   uint64_t foldedBytes = 0;
   uint64_t foldBudget = 0;
+  /// The most bytes one value may have (ImportOptions::maxTensorBytes).
+  uint64_t maxTensorBytes = 0;
 };
+
+/// Bytes of a statically shaped tensor, or nullopt when the size overflows
+/// 64 bits.
+std::optional<uint64_t> tensorBytes(mlir::RankedTensorType type);
 
 } // namespace kiln::onnx_import
 

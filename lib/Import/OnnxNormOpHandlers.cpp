@@ -20,6 +20,22 @@ static Value perChannel(NodeContext &ctx, Value v, int64_t rank) {
   return reshapeTo(ctx, v, shape);
 }
 
+/// Checks that inputs `first`..`last` hold one value per channel of `x`
+/// ([C] for x [N, C, ...], rank 2 or more).
+static LogicalResult requirePerChannel(NodeContext &ctx, Value x, int first,
+                                       int last) {
+  int64_t channels = shapeOf(x)[1];
+  for (int i = first; i <= last; ++i) {
+    Value v = ctx.input(i);
+    if (!v)
+      return failure();
+    if (shapeOf(v) != ArrayRef<int64_t>{channels})
+      return ctx.fail("input " + std::to_string(i) + " must have shape [" +
+                      std::to_string(channels) + "] (one value per channel)");
+  }
+  return success();
+}
+
 /// Chains binary kiln ops, stopping at the first failure.
 template <typename OpTy>
 static FailureOr<Value> apply(NodeContext &ctx, FailureOr<Value> lhs,
@@ -49,6 +65,10 @@ static LogicalResult importBatchNormalization(NodeContext &ctx) {
   int64_t rank = rankOf(x);
   if (rank < 2)
     return ctx.fail("input must have rank >= 2");
+  // scale, B, input_mean and input_var.
+  if (failed(requirePerChannel(ctx, x, 1, 4)))
+    return failure();
+  int64_t channels = shapeOf(x)[1];
   float epsilon = ctx.floatAttr("epsilon", 1e-5f);
   auto scale = floatValues(ctx.constInput(1)),
        bias = floatValues(ctx.constInput(2));
@@ -57,13 +77,12 @@ static LogicalResult importBatchNormalization(NodeContext &ctx) {
   Type elementType = getElementTypeOrSelf(x.getType());
   if (scale && bias && mean && var && elementType.isF32()) {
     // y = x * a + b with a = scale / sqrt(var + eps), b = bias - mean * a.
-    size_t channels = scale->size();
     std::vector<double> a(channels), b(channels);
-    for (size_t c = 0; c < channels; ++c) {
+    for (int64_t c = 0; c < channels; ++c) {
       a[c] = (*scale)[c] / std::sqrt(double((*var)[c]) + epsilon);
       b[c] = (*bias)[c] - (*mean)[c] * a[c];
     }
-    SmallVector<int64_t> shape = {int64_t(channels)};
+    SmallVector<int64_t> shape = {channels};
     shape.append(rank - 2, 1);
     auto type = RankedTensorType::get(shape, elementType);
     return setResult(
@@ -159,6 +178,8 @@ static LogicalResult importInstanceNormalization(NodeContext &ctx) {
   int64_t rank = rankOf(x);
   if (rank < 3)
     return ctx.fail("input must have rank >= 3");
+  if (failed(requirePerChannel(ctx, x, 1, 2)))
+    return failure();
   auto axes = llvm::to_vector(llvm::seq<int64_t>(2, rank));
   auto normalized = normalize(ctx, x, axes, ctx.floatAttr("epsilon", 1e-5f));
   if (failed(normalized))

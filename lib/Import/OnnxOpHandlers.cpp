@@ -802,7 +802,8 @@ static LogicalResult importConstant(NodeContext &ctx) {
     if (!scalar)
       tensor.shape = {(int64_t)values.size()};
     tensor.bytes.resize(values.size() * sizeof(T));
-    memcpy(tensor.bytes.data(), values.data(), tensor.bytes.size());
+    if (!values.empty()) // an empty list's data() may be null
+      memcpy(tensor.bytes.data(), values.data(), tensor.bytes.size());
   };
   if (a.name() == "value") {
     std::string error;

@@ -56,8 +56,10 @@ double integerAt(int onnxType, const char *bytes) {
     return read(uint32_t());
   case onnx::TensorProto::INT64:
     return read(int64_t());
-  default:
+  case onnx::TensorProto::UINT64:
     return read(uint64_t());
+  default: // BOOL, the one other integer dtype
+    return read(uint8_t());
   }
 }
 

@@ -253,6 +253,8 @@ LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
   Value x = ctx.input(0), w = ctx.input(1), r = ctx.input(2);
   if (!x || !w || !r || failed(ctx.requireFloat({x, w, r})))
     return failure();
+  if (rankOf(x) != 3 || rankOf(r) != 3)
+    return ctx.fail("X and R must be 3-D");
   if (ctx.hasInput(4)) {
     const ConstTensor *lens = ctx.constInput(4);
     if (!lens)

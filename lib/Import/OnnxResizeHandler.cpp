@@ -411,9 +411,11 @@ static FailureOr<std::vector<int64_t>> constSizes(NodeContext &ctx, size_t i) {
   return ctx.constInts(i);
 }
 
-/// The output size of a dim resized by `scale`: floor(in * scale), per ONNX.
+/// The output size of a dim resized by `scale`: floor(in * scale), per ONNX;
+/// -1 when that is not an int64 (a huge scale).
 static int64_t scaledSize(int64_t in, double scale) {
-  return int64_t(std::floor(double(in) * scale));
+  double size = std::floor(double(in) * scale);
+  return size >= 0 && size < 0x1p62 ? int64_t(size) : -1;
 }
 
 /// Checks the input and its dtype for `mode`.
@@ -475,8 +477,9 @@ static LogicalResult importResize(NodeContext &ctx) {
       return ctx.fail("scales must have one entry per dim");
     SmallVector<int64_t> outSizes;
     for (int64_t d = 0; d < rank; ++d) {
-      if (!((*scales)[d] > 0) || !std::isfinite((*scales)[d]))
-        return ctx.fail("scales must be positive and finite");
+      if (!((*scales)[d] > 0) || !std::isfinite((*scales)[d]) ||
+          scaledSize(inShape[d], (*scales)[d]) < 0)
+        return ctx.fail("scales must be positive, finite and not huge");
       outSizes.push_back(scaledSize(inShape[d], (*scales)[d]));
     }
     return emitResize(ctx, x, params, outSizes, *scales, {});
@@ -558,8 +561,8 @@ static LogicalResult importResize(NodeContext &ctx) {
       return ctx.fail("scales must have one entry per resized axis");
     for (int64_t i = 0; i < count; ++i) {
       double s = (*scalesIn)[i];
-      if (!(s > 0) || !std::isfinite(s))
-        return ctx.fail("scales must be positive and finite");
+      if (!(s > 0) || !std::isfinite(s) || scaledSize(inShape[axes[i]], s) < 0)
+        return ctx.fail("scales must be positive, finite and not huge");
       scales[axes[i]] = s;
       outSizes[axes[i]] = scaledSize(inShape[axes[i]], s);
     }
@@ -620,8 +623,9 @@ static LogicalResult importUpsample(NodeContext &ctx) {
     return ctx.fail("scales must have one entry per dim");
   SmallVector<int64_t> outSizes;
   for (int64_t d = 0; d < rank; ++d) {
-    if (!(scales[d] > 0) || !std::isfinite(scales[d]))
-      return ctx.fail("scales must be positive and finite");
+    if (!(scales[d] > 0) || !std::isfinite(scales[d]) ||
+        scaledSize(shapeOf(x)[d], scales[d]) < 0)
+      return ctx.fail("scales must be positive, finite and not huge");
     outSizes.push_back(scaledSize(shapeOf(x)[d], scales[d]));
   }
   return emitResize(ctx, x, params, outSizes, scales, {});

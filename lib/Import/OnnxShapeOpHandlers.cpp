@@ -132,7 +132,7 @@ static LogicalResult importSplit(NodeContext &ctx) {
                                       : (int64_t)outputs;
     if (parts <= 0)
       return ctx.fail("cannot split into " + Twine(parts) + " parts");
-    int64_t chunk = (dim + parts - 1) / parts;
+    int64_t chunk = dim / parts + (dim % parts != 0);
     if (ctx.opset() < 18 && dim % parts != 0)
       return ctx.fail("dim " + Twine(dim) + " does not split evenly into " +
                       Twine(parts));
@@ -140,8 +140,11 @@ static LogicalResult importSplit(NodeContext &ctx) {
       sizes.push_back(std::min(chunk, dim - start));
   }
   int64_t total = 0;
-  for (int64_t s : sizes)
+  for (int64_t s : sizes) {
+    if (s < 0 || s > dim - total)
+      return ctx.fail("split sizes do not add up to the dim");
     total += s;
+  }
   if (total != dim || sizes.size() != outputs)
     return ctx.fail("split sizes do not add up to the dim or do not match "
                     "the outputs");
@@ -185,9 +188,10 @@ static LogicalResult importTile(NodeContext &ctx) {
     return ctx.fail("repeats must have one entry per dim");
   SmallVector<int64_t> shape;
   for (auto [d, r] : llvm::zip(shapeOf(x), *repeats)) {
-    if (r < 0)
-      return ctx.fail("repeats must be non-negative");
-    shape.push_back(d * r);
+    int64_t size;
+    if (r < 0 || __builtin_mul_overflow(d, r, &size))
+      return ctx.fail("repeats must be non-negative and not huge");
+    shape.push_back(size);
   }
   auto type = RankedTensorType::get(shape, getElementTypeOrSelf(x.getType()));
   ctx.setOutput(0, type == x.getType()
@@ -295,6 +299,10 @@ static LogicalResult importPad(NodeContext &ctx) {
   SmallVector<int64_t> positive(2 * rank);
   for (int64_t d = 0; d < rank; ++d) {
     int64_t lo = pads[d], hi = pads[d + rank];
+    // No tensor has 2^40 elements along a dim (--max-tensor-bytes).
+    constexpr int64_t kMaxPad = int64_t(1) << 40;
+    if (lo < -kMaxPad || lo > kMaxPad || hi < -kMaxPad || hi > kMaxPad)
+      return ctx.fail("pads must be within 2^40 of the dim");
     int64_t start = std::max<int64_t>(0, -lo);
     int64_t size = shapeOf(x)[d] - start - std::max<int64_t>(0, -hi);
     if (size < 0)
@@ -347,6 +355,10 @@ static LogicalResult rearrange(NodeContext &ctx, Value x,
   return success();
 }
 
+/// The largest blocksize DepthToSpace and SpaceToDepth take: far past any
+/// model's (2 to 8), and small enough that no size they compute overflows.
+constexpr int64_t kMaxBlockSize = 1024;
+
 static LogicalResult importDepthToSpace(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
@@ -356,7 +368,7 @@ static LogicalResult importDepthToSpace(NodeContext &ctx) {
   int64_t bs = ctx.intAttr("blocksize", 0);
   auto s = shapeOf(x);
   int64_t n = s[0], c = s[1], h = s[2], w = s[3];
-  if (bs <= 0 || c % (bs * bs) != 0)
+  if (bs <= 0 || bs > kMaxBlockSize || c % (bs * bs) != 0)
     return ctx.fail("blocksize must divide the channels");
   int64_t oc = c / (bs * bs);
   SmallVector<int64_t> result = {n, oc, h * bs, w * bs};
@@ -374,7 +386,7 @@ static LogicalResult importSpaceToDepth(NodeContext &ctx) {
   int64_t bs = ctx.intAttr("blocksize", 0);
   auto s = shapeOf(x);
   int64_t n = s[0], c = s[1], h = s[2], w = s[3];
-  if (bs <= 0 || h % bs != 0 || w % bs != 0)
+  if (bs <= 0 || bs > kMaxBlockSize || h % bs != 0 || w % bs != 0)
     return ctx.fail("blocksize must divide the spatial dims");
   return rearrange(ctx, x, {n, c, h / bs, bs, w / bs, bs}, {0, 3, 5, 1, 2, 4},
                    {n, c * bs * bs, h / bs, w / bs});
