@@ -3,7 +3,7 @@
 # test suite:
 #   runtime unit tests (ctest); everything built with ASan+UBSan running the
 #   runtime tests, the importer lit tests and a node-suite subset
-#   (scripts/asan.sh); about 30 s of each libFuzzer target (scripts/fuzz.sh);
+#   (scripts/asan.sh); 30 to 120 s of each libFuzzer target (scripts/fuzz.sh);
 #   the runtime tests under ThreadSanitizer (scripts/tsan.sh); lit suites
 #   (dialect, importer, passes, target),
 #   the whole-model suite and the ONNX backend suites (pytorch-converted,

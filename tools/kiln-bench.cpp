@@ -30,6 +30,8 @@ const char kUsage[] =
     "  --repeats R           timed runs (default 20)\n"
     "  --device NAME         cpu (default), cuda or rocm\n"
     "  --threads N           worker threads; 0 = one per core (default)\n"
+    "  --max-memory BYTES    refuse a model whose buffers need more\n"
+    "                        (e.g. 512M, 4G; default: no limit)\n"
     "  --version             print the runtime's version and git commit\n"
     "  --help                show this help\n";
 
@@ -37,6 +39,7 @@ struct Options {
   std::string model, device = "cpu";
   std::vector<std::string> inputs;
   int warmup = 5, repeats = 20, threads = 0;
+  uint64_t maxMemory = 0;
   bool help = false;
   bool ignoreUnknownInputs = false;
 };
@@ -55,6 +58,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
       o.device = v;
     else if (args.option("--threads", v, error))
       parseInt(v, "--threads", o.threads, error);
+    else if (args.option("--max-memory", v, error))
+      parseBytes(v, "--max-memory", o.maxMemory, error);
     else if (args.option("--warmup", v, error))
       parseInt(v, "--warmup", o.warmup, error);
     else if (args.option("--repeats", v, error))
@@ -169,7 +174,7 @@ void printKernelTable(const kiln_model *model, kiln_session *session, bool gpu,
 
 int bench(const Options &o, std::string &error) {
   LoadedModel m;
-  if (!openModel(o.model, o.device, o.threads, m, error) ||
+  if (!openModel(o.model, o.device, o.threads, o.maxMemory, m, error) ||
       !setInputs(o, m, error))
     return 1;
   for (int i = 0; i < o.warmup; ++i)

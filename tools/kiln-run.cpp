@@ -31,6 +31,8 @@ const char kUsage[] =
     "  --ignore-unknown-inputs  skip NAME=@FILE inputs the model does not\n"
     "                           have (e.g. frozen when it was compiled)\n"
     "  --threads N              worker threads; 0 = one per core (default)\n"
+    "  --max-memory BYTES       refuse a model whose buffers need more\n"
+    "                           (e.g. 512M, 4G; default: no limit)\n"
     "  --print                  print every output value\n"
     "  --dump-dispatches DIR    write what every kernel computes to DIR\n"
     "                           (dNNNN_rK.npy, and dispatches.json naming\n"
@@ -50,6 +52,7 @@ struct Options {
   std::vector<std::string> inputs, expected;
   double rtol = kDefaultTolerance.rtol, atol = kDefaultTolerance.atol;
   int threads = 0;
+  uint64_t maxMemory = 0;
   bool printAll = false, help = false, info = false;
 };
 
@@ -77,6 +80,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
       o.device = v;
     else if (args.option("--threads", v, error))
       parseInt(v, "--threads", o.threads, error);
+    else if (args.option("--max-memory", v, error))
+      parseBytes(v, "--max-memory", o.maxMemory, error);
     else if (args.option("--rtol", v, error))
       parseDouble(v, "--rtol", o.rtol, error);
     else if (args.option("--atol", v, error))
@@ -217,7 +222,7 @@ bool checkExpected(const Options &o, const std::vector<Tensor> &outputs,
 
 int run(const Options &o, std::string &error) {
   LoadedModel m;
-  if (!openModel(o.model, o.device, o.threads, m, error))
+  if (!openModel(o.model, o.device, o.threads, o.maxMemory, m, error))
     return 1;
   std::vector<Tensor> inputs, expected;
   std::vector<bool> bound, given;

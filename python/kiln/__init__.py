@@ -157,15 +157,17 @@ class InferenceSession:
     """A compiled model on a device, with onnxruntime's shape of API."""
 
     def __init__(self, artifact: Union[Artifact, PathLike],
-                 device: str = "cpu", threads: int = 0):
+                 device: str = "cpu", threads: int = 0, max_memory: int = 0):
         """artifact: an Artifact or the path of a .kiln file.
         device: 'cpu', 'cuda' or 'rocm' (what it was compiled for).
-        threads: CPU worker threads; 0 is one per core."""
+        threads: CPU worker threads; 0 is one per core.
+        max_memory: the most bytes the model's buffers may take (KilnError
+        when they need more); 0 is no limit."""
         if isinstance(artifact, Artifact):
             self._model = Model.from_bytes(artifact.data)
         else:
             self._model = Model.open(os.fspath(artifact))
-        self._session = Session(self._model, device, threads)
+        self._session = Session(self._model, device, threads, max_memory)
         self._inputs = self._model.inputs
         self._outputs = self._model.outputs
 

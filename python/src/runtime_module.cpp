@@ -184,9 +184,10 @@ using Array = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 
 class Session {
 public:
-  Session(std::shared_ptr<Model> model, const std::string &device, int threads)
+  Session(std::shared_ptr<Model> model, const std::string &device, int threads,
+          uint64_t maxMemory)
       : model(std::move(model)) {
-    kiln_session_options options{threads};
+    kiln_session_options options{threads, maxMemory};
     check(kiln_session_create(this->model->model, device.c_str(), &options,
                               &session));
   }
@@ -301,8 +302,10 @@ NB_MODULE(_runtime, m) {
       });
 
   nb::class_<Session>(m, "Session", "A model on a device.")
-      .def(nb::init<std::shared_ptr<Model>, const std::string &, int>(),
-           nb::arg("model"), nb::arg("device") = "cpu", nb::arg("threads") = 0)
+      .def(nb::init<std::shared_ptr<Model>, const std::string &, int,
+                    uint64_t>(),
+           nb::arg("model"), nb::arg("device") = "cpu", nb::arg("threads") = 0,
+           nb::arg("max_memory") = 0)
       .def("set_input", &Session::setInput, nb::arg("name"), nb::arg("array"))
       .def("run", &Session::run)
       .def("run_profiled", &Session::runProfiled)

@@ -153,6 +153,8 @@ def test_bad_artifacts_and_devices_raise(tiny, tmp_path):
     with pytest.raises(kiln.KilnError, match="no output 'logits'"):
         x = np.zeros((1, 1, 28, 28), np.float32)
         kiln.InferenceSession(tiny).run(["logits"], {"input": x})
+    with pytest.raises(kiln.KilnError, match="more than the session's 1024-byte budget"):
+        kiln.InferenceSession(tiny, max_memory=1024)
 
 
 def test_compile_errors_name_the_node():

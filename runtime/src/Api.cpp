@@ -360,7 +360,8 @@ kiln_status kiln_session_create(kiln_model *model, const char *device,
   return guarded([&] {
     auto impl = std::make_unique<Session>(model->impl);
     if (kiln_status s = impl->init(device ? device : "cpu",
-                                   options ? options->num_threads : 0))
+                                   options ? options->num_threads : 0,
+                                   options ? options->max_memory_bytes : 0))
       return s;
     *session = new kiln_session{std::move(impl)};
     return KILN_OK;

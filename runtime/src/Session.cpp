@@ -43,7 +43,8 @@ std::unique_ptr<Device> Session::createDevice(const std::string &device,
   return std::make_unique<CpuDevice>(*model_, numThreads);
 }
 
-kiln_status Session::init(const std::string &device, int numThreads) {
+kiln_status Session::init(const std::string &device, int numThreads,
+                          uint64_t maxMemory) {
   if (device != "cpu" && device != "cuda" && device != "rocm")
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
                 "unknown device '" + device +
@@ -58,8 +59,29 @@ kiln_status Session::init(const std::string &device, int numThreads) {
                     "': create the session on device '" + compiledFor +
                     "' (kiln-run, kiln-bench: --device " + compiledFor +
                     "), or recompile with --target=" + device);
+  if (kiln_status s = checkMemoryBudget(device, maxMemory))
+    return s;
   device_ = createDevice(device, numThreads);
   return device_->init();
+}
+
+kiln_status Session::checkMemoryBudget(const std::string &device,
+                                       uint64_t maxMemory) const {
+  uint64_t arena = model_->arenaSize(), splat = model_->splatSize();
+  uint64_t weights = device == "cpu" ? 0 : model_->weightsSize();
+  uint64_t needed = 0;
+  if (!maxMemory || (!__builtin_add_overflow(arena, splat, &needed) &&
+                     !__builtin_add_overflow(needed, weights, &needed) &&
+                     needed <= maxMemory))
+    return KILN_OK;
+  return fail(KILN_ERROR_OUT_OF_MEMORY,
+              "the model needs " + std::to_string(arena) + " bytes of arena, " +
+                  std::to_string(splat) + " of splat area" +
+                  (weights ? " and " + std::to_string(weights) +
+                                 " of weights on the device"
+                           : std::string()) +
+                  ", more than the session's " + std::to_string(maxMemory) +
+                  "-byte budget (max_memory_bytes; kiln-run --max-memory)");
 }
 
 kiln_status Session::run(double *dispatchMs, const DispatchObserver *observer) {

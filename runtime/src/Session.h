@@ -19,7 +19,10 @@ public:
   explicit Session(std::shared_ptr<const Model> model);
   ~Session();
 
-  kiln_status init(const std::string &device, int numThreads);
+  /// Creates the device's state; `maxMemory` (0: none) caps the bytes the
+  /// model's buffers may take.
+  kiln_status init(const std::string &device, int numThreads,
+                   uint64_t maxMemory = 0);
   kiln_status setInput(const char *name, kiln_dtype dtype, const int64_t *shape,
                        int32_t rank, const void *data, size_t bytes);
   /// Runs every dispatch; with `dispatchMs`, writes each one's time there;
@@ -40,6 +43,10 @@ public:
   int numThreads() const;
 
 private:
+  /// Refuses a model whose buffers need more than `maxMemory` bytes
+  /// (0: no limit) on `device`.
+  kiln_status checkMemoryBudget(const std::string &device,
+                                uint64_t maxMemory) const;
   /// Fails with the message of the first run-time check that a run's
   /// inputs did not pass.
   kiln_status verifyChecks();

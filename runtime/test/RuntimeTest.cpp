@@ -556,6 +556,27 @@ TEST(RuntimeErrors, UnsupportedDevices) {
   kiln_model_close(model);
 }
 
+// A session's budget refuses a model whose buffers need more, before any of
+// them is allocated: the default artifact's arena is 3 * 4096 bytes.
+TEST(RuntimeErrors, SessionOverItsMemoryBudget) {
+  kiln_model *model = nullptr;
+  ASSERT_EQ(open(ArtifactSpec(), &model), KILN_OK);
+  kiln_session *s = nullptr;
+  kiln_session_options tight{1, 12287};
+  EXPECT_EQ(kiln_session_create(model, "cpu", &tight, &s),
+            KILN_ERROR_OUT_OF_MEMORY);
+  EXPECT_TRUE(contains(lastError(), "the model needs 12288 bytes of arena, 0 "
+                                    "of splat area, more than the session's "
+                                    "12287-byte budget"))
+      << lastError();
+  EXPECT_EQ(s, nullptr);
+  kiln_session_options enough{1, 12288};
+  ASSERT_EQ(kiln_session_create(model, "cpu", &enough, &s), KILN_OK)
+      << lastError();
+  kiln_session_destroy(s);
+  kiln_model_close(model);
+}
+
 //===-- Errors at load ----------------------------------------------------===//
 
 TEST(LoadErrors, MissingFile) {

@@ -24,6 +24,10 @@
 #include <cstdlib>
 #include <cstring>
 
+/// A budget for a fuzzed model's buffers (max_memory_bytes): a forged size
+/// is refused by it, never allocated and filled.
+constexpr uint64_t kMaxSessionBytes = uint64_t(256) << 20;
+
 static void requireMessage(kiln_status status) {
   const char *message = kiln_last_error();
   if (status != KILN_OK && (!message || !*message))
@@ -106,7 +110,7 @@ static void openAndQuery(const uint8_t *data, size_t size) {
   }
   (void)std::strlen(kiln_model_target(model));
   kiln_session *session = nullptr;
-  kiln_session_options options{1};
+  kiln_session_options options{1, kMaxSessionBytes};
   status = kiln_session_create(model, "cpu", &options, &session);
   requireMessage(status);
   if (status == KILN_OK) {

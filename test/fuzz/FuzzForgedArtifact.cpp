@@ -22,6 +22,10 @@ using namespace kiln_test;
 
 namespace {
 
+/// A budget for a fuzzed model's buffers (max_memory_bytes): a forged size
+/// is refused by it, never allocated and filled.
+constexpr uint64_t kMaxSessionBytes = uint64_t(256) << 20;
+
 void requireMessage(kiln_status status) {
   const char *message = kiln_last_error();
   if (status != KILN_OK && (!message || !*message))
@@ -179,7 +183,7 @@ bool runnable(kiln_model *model) {
 
 void runWithZeroInputs(kiln_model *model) {
   kiln_session *session = nullptr;
-  kiln_session_options options{1};
+  kiln_session_options options{1, kMaxSessionBytes};
   kiln_status status = kiln_session_create(model, "cpu", &options, &session);
   requireMessage(status);
   if (status != KILN_OK)

@@ -1,6 +1,8 @@
 //===- ToolSupport.cpp - Shared code of kiln-run and kiln-bench -----------===//
 #include "ToolSupport.h"
 
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 using namespace kiln;
@@ -64,6 +66,30 @@ bool kiln::parseDouble(const std::string &text, const char *what, double &out,
   return true;
 }
 
+bool kiln::parseBytes(const std::string &text, const char *what, uint64_t &out,
+                      std::string &error) {
+  if (!error.empty()) // the option itself was malformed
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  int shift = !*end                     ? 0
+              : std::string("K") == end ? 10
+              : std::string("M") == end ? 20
+              : std::string("G") == end ? 30
+                                        : -1;
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) ||
+      errno || shift < 0 || v > (~0ull >> shift)) {
+    error = std::string(what) +
+            " expects a byte count (digits, optionally "
+            "followed by K, M or G), got '" +
+            text + "'";
+    return false;
+  }
+  out = uint64_t(v) << shift;
+  return true;
+}
+
 std::string kiln::runtimeError(const std::string &what) {
   return what + ": " + kiln_last_error();
 }
@@ -74,12 +100,13 @@ LoadedModel::~LoadedModel() {
 }
 
 bool kiln::openModel(const std::string &path, const std::string &device,
-                     int threads, LoadedModel &out, std::string &error) {
+                     int threads, uint64_t maxMemory, LoadedModel &out,
+                     std::string &error) {
   if (kiln_model_open(path.c_str(), &out.model) != KILN_OK) {
     error = kiln_last_error();
     return false;
   }
-  kiln_session_options opts{threads};
+  kiln_session_options opts{threads, maxMemory};
   if (kiln_session_create(out.model, device.c_str(), &opts, &out.session) !=
       KILN_OK) {
     error = kiln_last_error();

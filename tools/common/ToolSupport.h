@@ -38,6 +38,9 @@ bool parseInt(const std::string &text, const char *what, int &out,
               std::string &error);
 bool parseDouble(const std::string &text, const char *what, double &out,
                  std::string &error);
+/// A byte count: digits, optionally followed by K, M or G (powers of 1024).
+bool parseBytes(const std::string &text, const char *what, uint64_t &out,
+                std::string &error);
 
 /// The last runtime error prefixed with `what`.
 std::string runtimeError(const std::string &what);
@@ -48,9 +51,10 @@ struct LoadedModel {
   ~LoadedModel();
 };
 
-/// Opens `path` and creates a session on `device` with `threads` threads.
+/// Opens `path` and creates a session on `device` with `threads` threads
+/// and a budget of `maxMemory` bytes for the model's buffers (0: none).
 bool openModel(const std::string &path, const std::string &device, int threads,
-               LoadedModel &out, std::string &error);
+               uint64_t maxMemory, LoadedModel &out, std::string &error);
 
 /// Reads `name=@file` or `@file` specs (a bare `@file` takes the next unnamed
 /// slot in `names` order). `out` gets one tensor per slot; `bound` flags

@@ -92,6 +92,10 @@ typedef struct kiln_dispatch_info {
 
 typedef struct kiln_session_options {
   int32_t num_threads; /* 0: one thread per core */
+  /* The most bytes the session may allocate for the model's buffers (the
+   * arena and splat area; on a GPU also the weights' device copy); a model
+   * that needs more is refused with KILN_ERROR_OUT_OF_MEMORY. 0: no limit. */
+  uint64_t max_memory_bytes;
 } kiln_session_options;
 
 /* This runtime library's version: "kiln 0.1.0 (commit 4809bc0abcde)". */
