@@ -16,7 +16,9 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <new>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -156,23 +158,53 @@ static int printPhasePipelines(const CompileOptions &options) {
   return 0;
 }
 
+/// The size of the last allocation operator new could not make (0: none
+/// yet, or one of LLVM's own allocators failed, which do not say).
+static std::atomic<size_t> failedAllocationBytes{0};
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define KILN_SANITIZED_BUILD 1
+#endif
+#endif
+#if !defined(KILN_SANITIZED_BUILD)
+/// operator new as the C++ library's, except that a failed allocation
+/// records its size before the new-handler reports it. (Sanitizer builds
+/// keep their own operator new.)
+void *operator new(std::size_t size) {
+  for (;;) {
+    if (void *p = std::malloc(size ? size : 1))
+      return p;
+    failedAllocationBytes = size;
+    std::new_handler handler = std::get_new_handler();
+    if (!handler)
+      throw std::bad_alloc();
+    handler();
+  }
+}
+void *operator new[](std::size_t size) { return ::operator new(size); }
+#endif
+
 /// Ends the compile with an error instead of LLVM's abort when memory runs
 /// out (the machine's, or --max-memory's). Allocates nothing: the heap is
 /// what failed.
 [[noreturn]] static void reportOutOfMemory(const char *what) {
+  char asked[64] = "";
+  if (size_t bytes = failedAllocationBytes)
+    std::snprintf(asked, sizeof(asked), " asking for %zu bytes", bytes);
   char message[512];
   int length =
       maxMemory ? std::snprintf(message, sizeof(message),
                                 "kiln-compile: error: out of memory compiling "
-                                "'%s' (%s): it needs more than the %llu bytes "
-                                "--max-memory allows\n",
-                                inputFile.c_str(), what,
+                                "'%s' (%s%s): it needs more than the %llu "
+                                "bytes --max-memory allows\n",
+                                inputFile.c_str(), what, asked,
                                 (unsigned long long)maxMemory)
                 : std::snprintf(message, sizeof(message),
                                 "kiln-compile: error: out of memory compiling "
-                                "'%s' (%s): it needs more memory than the "
+                                "'%s' (%s%s): it needs more memory than the "
                                 "machine has\n",
-                                inputFile.c_str(), what);
+                                inputFile.c_str(), what, asked);
   if (length > 0)
     (void)!::write(STDERR_FILENO, message,
                    std::min<size_t>(size_t(length), sizeof(message) - 1));
