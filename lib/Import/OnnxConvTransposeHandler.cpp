@@ -105,8 +105,21 @@ static LogicalResult importConvTranspose(NodeContext &ctx) {
       (int64_t)pads.size() != 2 * spatial ||
       (int64_t)outputPadding.size() != spatial)
     return ctx.fail("attribute lengths do not match the input rank");
+  // Ranges far past any model's, in which no size below overflows.
+  constexpr int64_t kMaxAttribute = int64_t(1) << 31;
+  auto inRange = [&](ArrayRef<int64_t> values, int64_t least) {
+    return llvm::all_of(
+        values, [&](int64_t v) { return v >= least && v <= kMaxAttribute; });
+  };
+  if (!inRange(strides, 1) || !inRange(dilations, 1) || !inRange(pads, 0) ||
+      !inRange(outputPadding, 0) || !inRange(kernel, 1))
+    return ctx.fail("strides, dilations, pads, output_padding and the kernel "
+                    "must be in range (at most 2^31)");
   std::string autoPad = ctx.stringAttr("auto_pad", "NOTSET");
   auto outputShape = ctx.intsAttr("output_shape");
+  if (outputShape &&
+      (outputShape->size() < size_t(spatial) || !inRange(*outputShape, 0)))
+    return ctx.fail("output_shape must give every spatial dim, each in range");
   for (int64_t i = 0; i < spatial; ++i) {
     int64_t in = shapeOf(x)[i + 2];
     int64_t full = strides[i] * (in - 1) + outputPadding[i] +
