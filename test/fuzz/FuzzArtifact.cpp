@@ -12,6 +12,7 @@
 // before its kernels reach out of bounds. Made-up machine code never runs.
 //
 //===----------------------------------------------------------------------===//
+#include "RunModel.h"
 #include "kiln/artifact_digest.h"
 #include "kiln/artifact_generated.h"
 #include "kiln/runtime.h"
@@ -24,20 +25,9 @@
 #include <cstdlib>
 #include <cstring>
 
-/// A budget for a fuzzed model's buffers (max_memory_bytes): a forged size
-/// is refused by it, never allocated and filled.
-constexpr uint64_t kMaxSessionBytes = uint64_t(256) << 20;
-
-static void requireMessage(kiln_status status) {
-  const char *message = kiln_last_error();
-  if (status != KILN_OK && (!message || !*message))
-    std::abort(); // an error without a message
-}
+using kiln_fuzz::requireMessage;
 
 static void openAndQuery(const uint8_t *data, size_t size);
-static bool runsTrustedKernels(kiln_model *model, const uint8_t *data,
-                               size_t size);
-static void runWithZeroInputs(kiln_session *session, kiln_model *model);
 
 /// The kernel object of a verified artifact file (FlatBuffer and digests);
 /// empty when it is not one.
@@ -109,54 +99,17 @@ static void openAndQuery(const uint8_t *data, size_t size) {
         (void)std::strlen(info.nodes[n]);
   }
   (void)std::strlen(kiln_model_target(model));
-  kiln_session *session = nullptr;
-  kiln_session_options options{1, kMaxSessionBytes};
-  status = kiln_session_create(model, "cpu", &options, &session);
-  requireMessage(status);
-  if (status == KILN_OK) {
-    if (runsTrustedKernels(model, data, size))
-      runWithZeroInputs(session, model);
-    kiln_session_destroy(session);
+  // Kernels run only when they are the trusted ones.
+  if (!kiln_fuzz::callsTheHookKernel(model) &&
+      kernelObjectOf(data, size) == trustedKernels()) {
+    kiln_fuzz::runWithZeroInputs(model);
+  } else {
+    kiln_session *session = nullptr;
+    kiln_session_options options{1, kiln_fuzz::kMaxSessionBytes};
+    status = kiln_session_create(model, "cpu", &options, &session);
+    requireMessage(status);
+    if (status == KILN_OK)
+      kiln_session_destroy(session);
   }
   kiln_model_close(model);
-}
-
-/// Whether the model's kernels are the trusted ones, and none of its
-/// dispatches calls the test library's call_in_workgroup, which calls a
-/// function whose address it reads from its first binding (the fault
-/// tests' hook): any schedule may name it, and what it calls is not the
-/// runtime's to check.
-static bool runsTrustedKernels(kiln_model *model, const uint8_t *data,
-                               size_t size) {
-  for (int32_t i = 0; i < kiln_model_dispatch_count(model); ++i) {
-    kiln_dispatch_info info;
-    if (kiln_model_dispatch_info(model, i, &info) != KILN_OK ||
-        std::strcmp(info.kernel, "call_in_workgroup") == 0)
-      return false;
-  }
-  return kernelObjectOf(data, size) == trustedKernels();
-}
-
-static void runWithZeroInputs(kiln_session *session, kiln_model *model) {
-  for (int32_t i = 0; i < kiln_model_input_count(model); ++i) {
-    kiln_tensor_info info;
-    if (kiln_model_input_info(model, i, &info) != KILN_OK)
-      return;
-    std::vector<uint8_t> zeros(info.bytes);
-    requireMessage(kiln_session_set_input(session, info.name, info.dtype,
-                                          info.shape, info.rank, zeros.data(),
-                                          zeros.size()));
-  }
-  kiln_status status = kiln_session_run(session);
-  requireMessage(status);
-  if (status != KILN_OK)
-    return;
-  for (int32_t i = 0; i < kiln_model_output_count(model); ++i) {
-    kiln_tensor_info info;
-    if (kiln_model_output_info(model, i, &info) != KILN_OK)
-      continue;
-    std::vector<uint8_t> output(info.bytes);
-    requireMessage(
-        kiln_session_get_output_at(session, i, output.data(), output.size()));
-  }
 }

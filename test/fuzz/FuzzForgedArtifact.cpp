@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "../../runtime/test/TestArtifact.h"
+#include "RunModel.h"
 #include "kiln/runtime.h"
 
 #include <fuzzer/FuzzedDataProvider.h>
@@ -21,16 +22,6 @@
 using namespace kiln_test;
 
 namespace {
-
-/// A budget for a fuzzed model's buffers (max_memory_bytes): a forged size
-/// is refused by it, never allocated and filled.
-constexpr uint64_t kMaxSessionBytes = uint64_t(256) << 20;
-
-void requireMessage(kiln_status status) {
-  const char *message = kiln_last_error();
-  if (status != KILN_OK && (!message || !*message))
-    std::abort(); // an error without a message
-}
 
 /// A size or offset: usually near the sizes the artifact has, sometimes
 /// anything.
@@ -165,52 +156,6 @@ void forgeOnce(FuzzedDataProvider &in, ArtifactSpec &spec) {
   }
 }
 
-/// Whether a run may call the kernels: CPU, and no dispatch names the test
-/// library's call_in_workgroup, which calls a function whose address it
-/// reads from its first binding (the fault tests' hook; what it calls is
-/// not the runtime's to check).
-bool runnable(kiln_model *model) {
-  if (std::strcmp(kiln_model_target(model), "cpu") != 0)
-    return false;
-  for (int32_t i = 0; i < kiln_model_dispatch_count(model); ++i) {
-    kiln_dispatch_info info;
-    if (kiln_model_dispatch_info(model, i, &info) != KILN_OK ||
-        std::strcmp(info.kernel, "call_in_workgroup") == 0)
-      return false;
-  }
-  return true;
-}
-
-void runWithZeroInputs(kiln_model *model) {
-  kiln_session *session = nullptr;
-  kiln_session_options options{1, kMaxSessionBytes};
-  kiln_status status = kiln_session_create(model, "cpu", &options, &session);
-  requireMessage(status);
-  if (status != KILN_OK)
-    return;
-  for (int32_t i = 0; i < kiln_model_input_count(model); ++i) {
-    kiln_tensor_info info;
-    if (kiln_model_input_info(model, i, &info) != KILN_OK)
-      continue;
-    std::vector<uint8_t> zeros(info.bytes);
-    requireMessage(kiln_session_set_input(session, info.name, info.dtype,
-                                          info.shape, info.rank, zeros.data(),
-                                          zeros.size()));
-  }
-  status = kiln_session_run(session);
-  requireMessage(status);
-  for (int32_t i = 0; status == KILN_OK && i < kiln_model_output_count(model);
-       ++i) {
-    kiln_tensor_info info;
-    if (kiln_model_output_info(model, i, &info) != KILN_OK)
-      continue;
-    std::vector<uint8_t> output(info.bytes);
-    requireMessage(
-        kiln_session_get_output_at(session, i, output.data(), output.size()));
-  }
-  kiln_session_destroy(session);
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -223,11 +168,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   kiln_model *model = nullptr;
   kiln_status status =
       kiln_model_open_memory(bytes.data(), bytes.size(), &model);
-  requireMessage(status);
+  kiln_fuzz::requireMessage(status);
   if (status != KILN_OK)
     return 0;
-  if (runnable(model))
-    runWithZeroInputs(model);
+  // The kernels are the trusted ones; only the hook kernel never runs.
+  if (std::strcmp(kiln_model_target(model), "cpu") == 0 &&
+      !kiln_fuzz::callsTheHookKernel(model))
+    kiln_fuzz::runWithZeroInputs(model);
   kiln_model_close(model);
   return 0;
 }
