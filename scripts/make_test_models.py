@@ -1297,6 +1297,40 @@ def build_import_models():
         [n("ScatterElements", ["x", "idx", "u"], ["y"], "scatter", axis=1)],
         [vi("x", [2, 3]), vi("idx", [2, 1], TensorProto.INT64), vi("u", [2, 1])],
         [vi("y", [2, 3])], ort_check=False)
+    # Shape-like inputs that are graph inputs: each node is compiled for
+    # the result shape the model declares, and the runtime checks the
+    # input's values against it before each run.
+    imp("reshape_runtime_shape",
+        [n("Reshape", ["x", "shape"], ["y"], "reshape")],
+        [vi("x", [2, 3, 4]), vi("shape", [2], TensorProto.INT64)], [vi("y", [4, 6])],
+        ort_check=False)
+    imp("reduce_runtime_axes",
+        [n("ReduceSum", ["x", "axes"], ["y"], "sum", keepdims=1)],
+        [vi("x", [2, 3, 4]), vi("axes", [1], TensorProto.INT64)], [vi("y", [2, 1, 4])],
+        ort_check=False)
+    # Reducing [2, 3, 3] over dim 1 or dim 2 both give [2, 3]: the declared
+    # shape does not tell which, so the axes must be a constant.
+    imp("reduce_runtime_axes_ambiguous",
+        [n("ReduceSum", ["x", "axes"], ["y"], "sum", keepdims=0)],
+        [vi("x", [2, 3, 3]), vi("axes", [1], TensorProto.INT64)], [vi("y", [2, 3])],
+        ort_check=False)
+    # No declared shape for the Reshape's result: nothing to compile for.
+    imp("reshape_runtime_shape_undeclared",
+        [n("Reshape", ["x", "shape"], ["t"], "reshape"),
+         n("Relu", ["t"], ["y"], "relu")],
+        [vi("x", [2, 3, 4]), vi("shape", [2], TensorProto.INT64)], [vi("y", [4, 6])],
+        ort_check=False)
+    imp("topk_runtime_k",
+        [n("TopK", ["x", "k"], ["values", "indices"], "topk", axis=1)],
+        [vi("x", [2, 5]), vi("k", [1], TensorProto.INT64)],
+        [vi("values", [2, 3]), vi("indices", [2, 3], TensorProto.INT64)],
+        ort_check=False)
+    # A Trilu whose k is a graph input: the kernel compares each element's
+    # diagonal offset with it.
+    imp("trilu_runtime_k",
+        [n("Trilu", ["x", "k"], ["y"], "trilu", upper=0)],
+        [vi("x", [3, 4]), vi("k", [], TensorProto.INT64)], [vi("y", [3, 4])],
+        opset=17, ort_check=False)
     # Constants computed at compile time against --max-folded-bytes: an
     # [8, 8] ConstantOfShape (256 bytes; no kernel of its own) and a
     # [256, 256] Tile of a scalar (256 KiB; a kernel when past the budget).

@@ -131,7 +131,10 @@ static void printSupportedOps() {
          "Every op below computes in float32 on the `cpu` target. Inputs that "
          "a node needs at compile time (shapes, axes, pads) must be "
          "initializers, Constant nodes or inputs frozen with "
-         "`--freeze-input`.\n\n"
+         "`--freeze-input`; those marked *guarded* may also be model inputs "
+         "where the model declares the node's result shapes: the node is "
+         "compiled for them and the runtime checks the input's values "
+         "against them before each run.\n\n"
          "| ONNX op | opsets | notes |\n| --- | --- | --- |\n";
   for (const SupportedOp &op : getSupportedOps())
     llvm::outs() << "| " << op.opType << " | " << op.minOpset << "-"

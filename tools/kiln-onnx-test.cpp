@@ -3,8 +3,10 @@
 // Each test directory holds model.onnx and test_data_set_N/{input,output}_K.pb.
 // A test is compiled once per distinct set of input shapes found in its data
 // sets, run on the chosen device, and every output compared with the
-// reference. Each test runs in a forked child so that a crash or a hang is a
-// failure of that test, not of the run.
+// reference. Nothing is frozen unless --freeze-inputs is given: a model
+// input that a node needs fixed at compile time skips the test. Each test runs
+// in a forked child so that a crash or a hang is a failure of that test, not of
+// the run.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Pipeline/CompileFlags.h"
@@ -53,6 +55,12 @@ static cl::opt<std::string>
 static CompileOptions compileOptions;
 /// The target they describe.
 static TargetDescription target;
+static cl::opt<bool> freezeInputs(
+    "freeze-inputs",
+    cl::desc("When a node needs a model input fixed at compile time, "
+             "compile each data set with its values of that input frozen "
+             "(kiln-compile --freeze-input) instead of skipping the test"),
+    cl::cat(toolCategory));
 static cl::opt<std::string> xfailFile("xfail-file",
                                       cl::desc("Tests expected to fail, one "
                                                "per line: name  # reason"),
@@ -436,9 +444,10 @@ Result compileTest(const TestCase &test, const std::vector<DataSet> &sets,
     std::string artifact;
     Result compiled =
         compileFor(test, sets[n], names, frozen, unsupported, artifact);
-    // Each retry freezes the inputs the remaining nodes asked for.
+    // With --freeze-inputs, each retry freezes the inputs the remaining
+    // nodes asked for.
     for (size_t before = frozen.size();
-         compiled.outcome == Outcome::Skip &&
+         freezeInputs && compiled.outcome == Outcome::Skip &&
          inputsToFreeze(unsupported, names, frozen) && frozen.size() > before;
          before = frozen.size()) {
       unsupported.clear();

@@ -52,6 +52,7 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   check(getWorkgroupMemoryAttrHelper());
   check(getDynamicWorkgroupMemoryAttrHelper());
   check(getPrivateMemoryAttrHelper());
+  check(getShapeGuardsAttrHelper());
   if (!valid)
     return op->emitError() << "'" << attribute.getName().getValue()
                            << "' is not an attribute the kiln dialect "

@@ -66,7 +66,11 @@ def Kiln_Dialect : Dialect {
     // and per thread of private (local, scratch) memory.
     "::mlir::IntegerAttr":$workgroup_memory,
     "::mlir::IntegerAttr":$dynamic_workgroup_memory,
-    "::mlir::IntegerAttr":$private_memory
+    "::mlir::IntegerAttr":$private_memory,
+    // On @main: the shape-like inputs the runtime checks before a run, one
+    // dictionary per guard (rule, node, op_type, input, data_shape, params,
+    // expected; runtime/schema/artifact.fbs, ShapeGuard).
+    "::mlir::ArrayAttr":$shape_guards
   );
   // kiln.name on @main's arguments and results: the ONNX graph input or
   // output each one is.

@@ -354,6 +354,52 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
   return success();
 }
 
+/// The rules of runtime/schema/artifact.fbs by their names in kShapeGuards.
+static std::optional<fb::ShapeRule> shapeRuleNamed(StringRef name) {
+  for (int r = fb::ShapeRule_MIN; r <= fb::ShapeRule_MAX; ++r)
+    if (name == fb::EnumNameShapeRule(fb::ShapeRule(r)))
+      return fb::ShapeRule(r);
+  return std::nullopt;
+}
+
+/// @main's shape guards (kiln.shape_guards), their inputs resolved to input
+/// indices.
+static FailureOr<std::vector<flatbuffers::Offset<fb::ShapeGuard>>>
+writeShapeGuards(flatbuffers::FlatBufferBuilder &fbb, func::FuncOp main) {
+  std::vector<flatbuffers::Offset<fb::ShapeGuard>> guards;
+  auto list = main->getAttrOfType<ArrayAttr>(kiln::attrs::kShapeGuards);
+  if (!list)
+    return guards;
+  for (Attribute entry : list) {
+    auto guard = dyn_cast<DictionaryAttr>(entry);
+    auto str = [&](StringRef key) {
+      auto a = guard ? guard.getAs<StringAttr>(key) : StringAttr();
+      return a ? a.getValue() : StringRef();
+    };
+    auto ints = [&](StringRef key) {
+      auto a = guard ? guard.getAs<DenseI64ArrayAttr>(key) : nullptr;
+      return a ? std::vector<int64_t>(a.asArrayRef().begin(),
+                                      a.asArrayRef().end())
+               : std::vector<int64_t>();
+    };
+    std::optional<fb::ShapeRule> rule = shapeRuleNamed(str("rule"));
+    std::optional<unsigned> input;
+    for (unsigned i = 0; i < main.getNumArguments(); ++i)
+      if (auto name = main.getArgAttrOfType<StringAttr>(i, kiln::attrs::kName))
+        if (name.getValue() == str("input"))
+          input = i;
+    if (!rule || !input)
+      return main.emitError("shape guard ")
+             << entry << " has no known rule or names no input of @main";
+    std::vector<int64_t> dataShape = ints("data_shape"),
+                         params = ints("params"), expected = ints("expected");
+    guards.push_back(fb::CreateShapeGuardDirect(
+        fbb, *rule, str("node").str().c_str(), str("op_type").str().c_str(),
+        *input, &dataShape, &params, &expected));
+  }
+  return guards;
+}
+
 FailureOr<std::string> Writer::write(func::FuncOp main,
                                      const ArtifactContents &contents,
                                      ArtifactSummary *summary) {
@@ -432,6 +478,9 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
       return main.emitError("output ") << i << " has an unsupported dtype";
     outputs.push_back(*info);
   }
+  auto shapeGuards = writeShapeGuards(fbb, main);
+  if (failed(shapeGuards))
+    return failure();
   std::vector<flatbuffers::Offset<fb::Buffer>> bufferTables;
   for (const PlannedBuffer &b : buffers)
     bufferTables.push_back(
@@ -483,7 +532,8 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
       fbb.CreateVector(outputs), fbb.CreateVector(dispatches),
       fbb.CreateVector(imageTables), splatSize, fbb.CreateVector(checks),
       fbb.CreateString(contents.cpu),
-      fbb.CreateVectorOfStrings(contents.cpuFeatures));
+      fbb.CreateVectorOfStrings(contents.cpuFeatures),
+      fbb.CreateVector(*shapeGuards));
   fb::FinishModelBuffer(fbb, model);
 
   if (summary) {

@@ -33,7 +33,9 @@ Value NodeContext::input(size_t i) {
 const ConstTensor *NodeContext::constInput(size_t i) const {
   if (!hasInput(i))
     return nullptr;
-  return importer.findConstant(node.input(i));
+  if (const ConstTensor *constant = importer.findConstant(node.input(i)))
+    return constant;
+  return deriveFromDeclaredShapes(i);
 }
 
 FailureOr<std::vector<int64_t>> NodeContext::constInts(size_t i) {
@@ -121,7 +123,14 @@ LogicalResult NodeContext::failNotConstant(size_t i, const Twine &reason) {
   std::string name = hasInput(i) ? node.input(i) : "";
   if (nonConstantInput.empty())
     nonConstantInput = name;
-  return fail("input " + Twine(i) + " ('" + name + "') " + reason +
+  auto problem = derivationProblems.find(i);
+  std::string atRunTime =
+      problem == derivationProblems.end() || problem->second.empty()
+          ? ""
+          : "; a model input may stand in where the model's declared "
+            "shapes determine its values, but " +
+                problem->second;
+  return fail("input " + Twine(i) + " ('" + name + "') " + reason + atRunTime +
               " (freeze it with --freeze-input " + name + "=@value.pb)");
 }
 

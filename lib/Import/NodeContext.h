@@ -31,7 +31,9 @@ public:
   }
   /// The value of input `i`; null (with an error set) when absent.
   mlir::Value input(size_t i);
-  /// The import-time value of input `i` when it is a constant.
+  /// The import-time value of input `i` when it is a constant, or when it
+  /// is a shape-like model input whose values the declared result shapes
+  /// determine (deriveFromDeclaredShapes).
   const ConstTensor *constInput(size_t i) const;
   /// Input `i` as a list of integers (shapes, axes); fails when not constant.
   mlir::FailureOr<std::vector<int64_t>> constInts(size_t i);
@@ -114,6 +116,13 @@ public:
                              std::string &error);
 
 private:
+  /// Values for shape-like input `i`, a model input, that give the result
+  /// shapes the model declares, with a guard recorded that the runtime
+  /// checks; null (the reason kept for failNotConstant) when the op does
+  /// not read it at run time or the declared shapes do not determine it
+  /// (RuntimeShapeInputs.cpp).
+  const ConstTensor *deriveFromDeclaredShapes(size_t i) const;
+
   /// The run-time half of requireIndicesInRange.
   mlir::LogicalResult checkIndicesAtRunTime(size_t i,
                                             llvm::ArrayRef<int64_t> dims,
@@ -128,6 +137,9 @@ private:
   mlir::Location loc;
   std::string errorMessage;
   std::string nonConstantInput;
+  /// deriveFromDeclaredShapes' results and reasons, per input index.
+  mutable std::map<size_t, ConstTensor> derivedInputs;
+  mutable std::map<size_t, std::string> derivationProblems;
 };
 
 /// The base of a handler's op builders that create several ops in a row:

@@ -47,12 +47,50 @@ int64_t normalizeAxis(int64_t axis, int64_t rank) {
 
 } // namespace
 
+/// Trilu's mask for a k read at run time: the diagonal offset j - i of each
+/// element (two small iotas, subtracted in the kernel) compared with k.
+static FailureOr<Value> triluMaskAtRunTime(NodeContext &ctx, int64_t rows,
+                                           int64_t cols, bool upper) {
+  Value k = ctx.input(1);
+  if (!k || failed(ctx.requireIndices(k)))
+    return failure();
+  if (cast<RankedTensorType>(k.getType()).getNumElements() != 1)
+    return ctx.fail("k must hold one value");
+  auto i64 = ctx.b().getI64Type();
+  auto iota = [&](int64_t n, ArrayRef<int64_t> shape) {
+    std::vector<double> values(n);
+    for (int64_t v = 0; v < n; ++v)
+      values[v] = double(v);
+    return ctx.constant(RankedTensorType::get(shape, i64), values);
+  };
+  if (failed(ctx.reserveConstant(rows + cols, i64)))
+    return failure();
+  auto offsets = ctx.create<SubOp>(
+      ValueRange{iota(cols, {1, cols}), iota(rows, {rows, 1})});
+  if (failed(offsets))
+    return failure();
+  Value scalarK = reshapeTo(ctx, k, {});
+  if (cast<RankedTensorType>(k.getType()).getElementType() != i64)
+    scalarK = CastOp::create(ctx.b(), ctx.getLoc(),
+                             RankedTensorType::get({}, i64), scalarK);
+  return upper ? ctx.create<GreaterEqualOp>(ValueRange{*offsets, scalarK})
+               : ctx.create<LessEqualOp>(ValueRange{*offsets, scalarK});
+}
+
 static LogicalResult importTrilu(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
   if (rankOf(x) < 2)
     return ctx.fail("input must have rank >= 2");
+  bool upper = ctx.intAttr("upper", 1) != 0;
+  int64_t rows = shapeOf(x)[rankOf(x) - 2], cols = shapeOf(x).back();
+  if (ctx.hasInput(1) && !ctx.constInput(1)) {
+    auto mask = triluMaskAtRunTime(ctx, rows, cols, upper);
+    if (failed(mask))
+      return failure();
+    return setResult(ctx, where(ctx, *mask, x, ctx.scalar(x, 0)));
+  }
   int64_t k = 0;
   if (ctx.hasInput(1)) {
     auto given = ctx.constInts(1);
@@ -60,8 +98,6 @@ static LogicalResult importTrilu(NodeContext &ctx) {
       return failure();
     k = given->empty() ? 0 : given->front();
   }
-  bool upper = ctx.intAttr("upper", 1) != 0;
-  int64_t rows = shapeOf(x)[rankOf(x) - 2], cols = shapeOf(x).back();
   SmallVector<bool> keep;
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
@@ -781,23 +817,23 @@ static LogicalResult importTopK(NodeContext &ctx) {
 
 void onnx_import::registerDecomposedOps(OpRegistry &registry) {
   // clang-format off
-  registry.add("BlackmanWindow", 17, kMaxOpset, "constant size", importBlackmanWindow);
-  registry.add("CumSum", 11, kMaxOpset, "float and integer; exclusive, reverse", importCumSum);
+  registry.add("BlackmanWindow", 17, kMaxOpset, "constant or guarded size", importBlackmanWindow);
+  registry.add("CumSum", 11, kMaxOpset, "float and integer; exclusive, reverse; constant axis, or guarded on 1-D data", importCumSum);
   registry.add("Dropout", 1, kMaxOpset, "inference mode (identity)", importDropout);
   registry.add("Einsum", 12, kMaxOpset, "float; broadcasting ...", importEinsum);
   registry.add("EyeLike", 9, kMaxOpset, "a constant from the static shape", importEyeLike);
   registry.add("GatherND", 11, kMaxOpset, "batch_dims 0", importGatherND);
   registry.add("Hardmax", 13, kMaxOpset, "", importHardmax);
-  registry.add("HammingWindow", 17, kMaxOpset, "constant size", importHammingWindow);
-  registry.add("HannWindow", 17, kMaxOpset, "constant size", importHannWindow);
+  registry.add("HammingWindow", 17, kMaxOpset, "constant or guarded size", importHammingWindow);
+  registry.add("HannWindow", 17, kMaxOpset, "constant or guarded size", importHannWindow);
   registry.add("IsInf", 10, kMaxOpset, "", importIsInf);
   registry.add("LRN", 1, kMaxOpset, "", importLRN);
   registry.add("MeanVarianceNormalization", 9, kMaxOpset, "", importMeanVarianceNormalization);
   registry.add("NegativeLogLikelihoodLoss", 12, kMaxOpset, "weights, ignore_index, reductions", importNegativeLogLikelihoodLoss);
-  registry.add("OneHot", 9, kMaxOpset, "constant depth", importOneHot);
+  registry.add("OneHot", 9, kMaxOpset, "constant or guarded depth", importOneHot);
   registry.add("Shrink", 9, kMaxOpset, "", importShrink);
   registry.add("SoftmaxCrossEntropyLoss", 12, kMaxOpset, "weights, ignore_index, reductions, log_prob output", importSoftmaxCrossEntropyLoss);
-  registry.add("TopK", 1, kMaxOpset, "float; constant k; k rounds of ArgMax", importTopK);
-  registry.add("Trilu", 14, kMaxOpset, "constant k", importTrilu);
+  registry.add("TopK", 1, kMaxOpset, "float; constant or guarded k; k rounds of ArgMax", importTopK);
+  registry.add("Trilu", 14, kMaxOpset, "k constant or read at run time", importTrilu);
   // clang-format on
 }

@@ -280,6 +280,25 @@ Location GraphImporter::nodeLocation(const onnx::NodeProto &node,
                       FileLineColLoc::get(&context, fileName, 0, 0));
 }
 
+void GraphImporter::recordDeclaredShapes(const onnx::GraphProto &graph) {
+  auto record = [&](const onnx::ValueInfoProto &info) {
+    if (!info.type().has_tensor_type() ||
+        !info.type().tensor_type().has_shape())
+      return;
+    std::vector<int64_t> shape;
+    for (const auto &dim : info.type().tensor_type().shape().dim()) {
+      if (!dim.has_dim_value() || dim.dim_value() < 0)
+        return;
+      shape.push_back(dim.dim_value());
+    }
+    declaredShapes[info.name()] = shape;
+  };
+  for (const auto &info : graph.value_info())
+    record(info);
+  for (const auto &info : graph.output())
+    record(info);
+}
+
 const ConstTensor *GraphImporter::findConstant(const std::string &name) {
   auto it = constants.find(name);
   if (it == constants.end())
@@ -1007,6 +1026,7 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
   maxTensorBytes = options.maxTensorBytes;
   foldBudget = options.maxFoldedBytes ? options.maxFoldedBytes
                                       : 4 * weightBytes + (uint64_t(64) << 20);
+  recordDeclaredShapes(graph);
   for (int i = 0; i < graph.node_size(); ++i)
     importNode(graph.node(i), i);
 
@@ -1041,6 +1061,8 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
   for (auto [i, check] : llvm::enumerate(runtimeChecks))
     func.setResultAttr(graph.output_size() + i, kiln::attrs::kCheck,
                        builder.getStringAttr(check.second));
+  if (!shapeGuards.empty())
+    func->setAttr(kiln::attrs::kShapeGuards, builder.getArrayAttr(shapeGuards));
 
   if (failed(verify(module))) {
     module.erase();

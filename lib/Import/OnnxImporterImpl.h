@@ -14,6 +14,10 @@
 #include <map>
 #include <set>
 
+namespace kiln {
+struct ShapeGuardDesc;
+} // namespace kiln
+
 namespace kiln::onnx_import {
 
 mlir::FailureOr<mlir::Type> elementTypeFor(mlir::MLIRContext *ctx,
@@ -81,6 +85,8 @@ private:
                                   const std::string &file, mlir::Location loc);
   mlir::Location nodeLocation(const onnx::NodeProto &node, int index) const;
   void importNode(const onnx::NodeProto &node, int index);
+  /// Fills declaredShapes from the graph's outputs and value_info.
+  void recordDeclaredShapes(const onnx::GraphProto &graph);
   /// An If whose condition is a compile-time constant: the taken branch's
   /// nodes are imported in place and its outputs become the If's.
   void importFoldedIf(const onnx::NodeProto &node, int index);
@@ -101,6 +107,13 @@ private:
   /// Run-time checks (NodeContext::requireIndicesInRange): a tensor that is
   /// all false on valid inputs, and the error a run reports otherwise.
   std::vector<std::pair<mlir::Value, std::string>> runtimeChecks;
+  /// The static shapes the model declares for its values (graph outputs,
+  /// value_info), by name.
+  std::map<std::string, std::vector<int64_t>> declaredShapes;
+  /// Shape-like model inputs read at run time (kiln.shape_guards on @main).
+  std::vector<mlir::Attribute> shapeGuards;
+  void recordShapeGuard(const std::string &input,
+                        const kiln::ShapeGuardDesc &guard);
   std::set<std::string> poisoned;
   /// Bytes of the constants computed at import time so far, and the most
   /// the model may have (ImportOptions::maxFoldedBytes, resolved).

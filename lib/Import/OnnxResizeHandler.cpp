@@ -633,7 +633,7 @@ static LogicalResult importUpsample(NodeContext &ctx) {
 
 void onnx_import::registerResizeOps(OpRegistry &registry) {
   // clang-format off
-  registry.add("Resize", 10, kMaxOpset, "nearest, linear, cubic as gathers; constant scales/sizes/roi; no antialias", importResize);
+  registry.add("Resize", 10, kMaxOpset, "nearest, linear, cubic as gathers; constant scales/roi; constant or guarded sizes; no antialias", importResize);
   registry.add("Upsample", 7, 9, "nearest, linear as gathers; constant scales", importUpsample);
   // clang-format on
 }

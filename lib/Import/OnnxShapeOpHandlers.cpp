@@ -395,12 +395,12 @@ static LogicalResult importSpaceToDepth(NodeContext &ctx) {
 void onnx_import::registerShapeOps(OpRegistry &registry) {
   // clang-format off
   registry.add("DepthToSpace", 1, kMaxOpset, "DCR and CRD", importDepthToSpace);
-  registry.add("Expand", 8, kMaxOpset, "constant shape", importExpand);
+  registry.add("Expand", 8, kMaxOpset, "constant or guarded shape", importExpand);
   registry.add("Gather", 1, kMaxOpset, "any axis; negative indices", importGather);
   registry.add("Pad", 2, kMaxOpset, "constant, edge, reflect; constant pads; a computed constant_value is read at run time", importPad);
   registry.add("Slice", 1, kMaxOpset, "constant starts/ends/axes/steps", importSlice);
   registry.add("SpaceToDepth", 1, kMaxOpset, "", importSpaceToDepth);
-  registry.add("Split", 2, kMaxOpset, "split attr/input, num_outputs", importSplit);
-  registry.add("Tile", 6, kMaxOpset, "constant repeats", importTile);
+  registry.add("Split", 2, kMaxOpset, "split attr/input (constant or guarded), num_outputs", importSplit);
+  registry.add("Tile", 6, kMaxOpset, "constant or guarded repeats", importTile);
   // clang-format on
 }

@@ -197,6 +197,55 @@ kiln_status Model::readChecks(const fb::Model &m) {
   return KILN_OK;
 }
 
+/// A FlatBuffers int64 vector, copied byte-wise (see readTensor).
+static std::vector<int64_t> int64s(const flatbuffers::Vector<int64_t> *v) {
+  std::vector<int64_t> out(v ? v->size() : 0);
+  if (!out.empty())
+    std::memcpy(out.data(), v->Data(), out.size() * sizeof(int64_t));
+  return out;
+}
+
+kiln_status Model::readShapeGuards(const fb::Model &m) {
+  if (!m.shape_guards())
+    return KILN_OK;
+  for (uint32_t i = 0; i < m.shape_guards()->size(); ++i) {
+    const fb::ShapeGuard *g = m.shape_guards()->Get(i);
+    std::string label = "shape guard " + std::to_string(i);
+    int rawRule = int(g->rule());
+    if (rawRule < fb::ShapeRule_MIN || rawRule > fb::ShapeRule_MAX)
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  label + " has unknown rule " + std::to_string(rawRule));
+    ShapeGuardDesc d{ShapeGuardDesc::Rule(rawRule), g->node()->str(),
+                     g->op_type()->str(),           g->input(),
+                     int64s(g->data_shape()),       int64s(g->params()),
+                     int64s(g->expected())};
+    if (d.input >= inputs_.size())
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  label + " reads input " + std::to_string(d.input) +
+                      " but the model has " + std::to_string(inputs_.size()));
+    const TensorDesc &input = inputs_[d.input];
+    std::vector<int64_t> probe;
+    if (!readGuardValues(input.dtype, nullptr, 0, probe))
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  label + " reads input '" + input.name +
+                      "', whose dtype holds no integers");
+    if (input.bytes / kiln_dtype_size(input.dtype) > kMaxShapeGuardValues)
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  label + " reads input '" + input.name + "', of more than " +
+                      std::to_string(kMaxShapeGuardValues) + " values");
+    std::string problem = validateShapeGuard(d);
+    if (!problem.empty())
+      return fail(KILN_ERROR_INVALID_ARTIFACT, label + " " + problem);
+    shapeGuards_.push_back(std::move(d));
+  }
+  return KILN_OK;
+}
+
+bool Model::isGuardedInput(size_t index) const {
+  return std::any_of(shapeGuards_.begin(), shapeGuards_.end(),
+                     [&](const ShapeGuardDesc &g) { return g.input == index; });
+}
+
 kiln_status Model::readDispatches(const fb::Model &m) {
   for (uint32_t i = 0; i < m.dispatches()->size(); ++i) {
     const fb::Dispatch *fd = m.dispatches()->Get(i);
@@ -356,6 +405,8 @@ kiln_status Model::load(AlignedBytes bytes, size_t fileSize) {
   if (kiln_status s = readTensors(m, /*isInput=*/false))
     return s;
   if (kiln_status s = readChecks(m))
+    return s;
+  if (kiln_status s = readShapeGuards(m))
     return s;
   if (isGpu()) {
     if (kiln_status s = readGpuImages(m))

@@ -11,6 +11,7 @@
 #include "KernelObject.h"
 #include "Memory.h"
 #include "kiln/runtime.h"
+#include "kiln/shape_guards.h"
 
 #include <cstdint>
 #include <memory>
@@ -99,6 +100,12 @@ public:
   const std::vector<TensorDesc> &outputs() const { return outputs_; }
   const std::vector<DispatchDesc> &dispatches() const { return dispatches_; }
   const std::vector<CheckDesc> &checks() const { return checks_; }
+  /// Shape-like inputs the runtime checks before each run.
+  const std::vector<ShapeGuardDesc> &shapeGuards() const {
+    return shapeGuards_;
+  }
+  /// True when a shape guard reads input `index`.
+  bool isGuardedInput(size_t index) const;
 
   /// Index of the input/output called `name`, or -1.
   int findInput(const std::string &name) const;
@@ -115,6 +122,7 @@ private:
                          TensorDesc &d);
   kiln_status readTensors(const fb::Model &m, bool isInput);
   kiln_status readChecks(const fb::Model &m);
+  kiln_status readShapeGuards(const fb::Model &m);
   /// Reads the CPU and its features; refuses a CPU artifact this CPU
   /// cannot run.
   kiln_status readCpu(const fb::Model &m);
@@ -138,6 +146,7 @@ private:
   std::vector<TensorDesc> inputs_, outputs_;
   std::vector<DispatchDesc> dispatches_;
   std::vector<CheckDesc> checks_;
+  std::vector<ShapeGuardDesc> shapeGuards_;
   KernelObject kernels_;
 };
 

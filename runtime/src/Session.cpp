@@ -28,7 +28,9 @@ std::vector<std::string> inputNames(const Model &m) {
 } // namespace
 
 Session::Session(std::shared_ptr<const Model> model)
-    : model_(std::move(model)), inputSet_(model_->inputs().size(), false) {}
+    : model_(std::move(model)), inputSet_(model_->inputs().size(), false),
+      guardValues_(model_->inputs().size()),
+      validGuardValues_(model_->inputs().size(), false) {}
 
 Session::~Session() = default;
 
@@ -95,6 +97,8 @@ kiln_status Session::run(double *dispatchMs, const DispatchObserver *observer) {
 
   // Until this run succeeds, the outputs hold nothing worth reading.
   hasRun_ = false;
+  if (kiln_status s = checkShapeGuards())
+    return s;
   DispatchObserver observeDispatch;
   if (observer)
     observeDispatch = [&](size_t i) { return observe(*observer, i); };
@@ -116,6 +120,22 @@ kiln_status Session::verifyChecks() {
     if (std::any_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b; }))
       return fail(KILN_ERROR_INVALID_INPUT_VALUE,
                   check.message + "; the run's outputs are not valid");
+  }
+  return KILN_OK;
+}
+
+kiln_status Session::checkShapeGuards() const {
+  for (const ShapeGuardDesc &guard : model_->shapeGuards()) {
+    const std::string &input = model_->inputs()[guard.input].name;
+    std::string label = "node '" + guard.node + "' (" + guard.opType +
+                        "): input '" + input + "'";
+    if (!validGuardValues_[guard.input])
+      return fail(KILN_ERROR_INVALID_INPUT_VALUE,
+                  label + " holds a value that is not an integer in range");
+    std::string problem =
+        checkShapeGuard(guard, guardValues_[guard.input], input);
+    if (!problem.empty())
+      return fail(KILN_ERROR_INVALID_INPUT_VALUE, label + " holds " + problem);
   }
   return KILN_OK;
 }
@@ -148,6 +168,9 @@ kiln_status Session::setInput(const char *name, kiln_dtype dtype,
                     std::to_string(bytes));
   if (bytes > 0 && !data)
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
+  if (model_->isGuardedInput(size_t(index)))
+    validGuardValues_[index] =
+        readGuardValues(dtype, data, bytes, guardValues_[index]);
   if (bytes > 0)
     device_->writeInput(index, data, bytes);
   inputSet_[index] = true;

@@ -50,6 +50,9 @@ private:
   /// Fails with the message of the first run-time check that a run's
   /// inputs did not pass.
   kiln_status verifyChecks();
+  /// Fails, naming the node and the input, when a shape-like input's
+  /// values do not give the shape the artifact was compiled for.
+  kiln_status checkShapeGuards() const;
   /// The device called `device` ("cpu", "cuda" or "rocm").
   std::unique_ptr<Device> createDevice(const std::string &device,
                                        int numThreads) const;
@@ -61,6 +64,11 @@ private:
   std::shared_ptr<const Model> model_;
   std::unique_ptr<Device> device_;
   std::vector<bool> inputSet_;
+  /// The values of each input a shape guard reads (as int64), kept at
+  /// setInput; `validGuardValues_` is false for one with a value that is
+  /// no integer in range.
+  std::vector<std::vector<int64_t>> guardValues_;
+  std::vector<bool> validGuardValues_;
   bool hasRun_ = false;
   int observedDispatch_ = -1; // whose results the observer may read now
 };

@@ -531,6 +531,60 @@ TEST(RuntimeErrors, MissingInput) {
             KILN_OK);
 }
 
+/// The default artifact with a second input, `k` (i64[1], unused by the
+/// kernels), that a shape guard expecting 3 reads.
+ArtifactSpec guardedSpec(fb::DType kType = fb::DType_I64) {
+  ArtifactSpec spec;
+  spec.arenaSize = 4 * kTensorBytes;
+  spec.buffers.push_back({fb::BufferKind_Arena, 3 * kTensorBytes, 8});
+  spec.inputs.push_back({"k", kType, {1}, 4});
+  spec.shapeGuards.push_back({fb::ShapeRule_Equals, 1, {}, {}, {3}});
+  return spec;
+}
+
+TEST(RuntimeErrors, ShapeGuardsCheckInputValuesBeforeTheRun) {
+  Loaded l(guardedSpec());
+  const int64_t shape[] = {1};
+  auto setK = [&](int64_t k) {
+    return kiln_session_set_input(l.session, "k", KILN_DTYPE_I64, shape, 1, &k,
+                                  sizeof k);
+  };
+  ASSERT_EQ(setX(l.session, iota(0)), KILN_OK);
+  ASSERT_EQ(setK(3), KILN_OK);
+  ASSERT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
+  ASSERT_EQ(setK(2), KILN_OK);
+  EXPECT_EQ(kiln_session_run(l.session), KILN_ERROR_INVALID_INPUT_VALUE);
+  EXPECT_TRUE(contains(lastError(), "node 'Node_0' (Op): input 'k' holds [2]; "
+                                    "the artifact was compiled for [3]"))
+      << lastError();
+  std::vector<float> y(N);
+  EXPECT_NE(kiln_session_get_output(l.session, "y", y.data(), kTensorBytes),
+            KILN_OK);
+}
+
+TEST(LoadErrors, MalformedShapeGuards) {
+  ArtifactSpec spec = guardedSpec();
+  spec.shapeGuards[0].input = 5;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"shape guard 0 reads input 5", "the model has 2"});
+  spec = guardedSpec();
+  spec.shapeGuards[0].rule = fb::ShapeRule(99);
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"shape guard 0 has unknown rule 99"});
+  spec = guardedSpec(fb::DType_BF16);
+  spec.buffers[4].size = 2;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"reads input 'k', whose dtype holds no integers"});
+  spec = guardedSpec();
+  spec.shapeGuards[0].rule = fb::ShapeRule_Axis;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"shape guard 0 has no valid rank for its axis"});
+  spec = guardedSpec();
+  spec.shapeGuards[0].dataShape = {4, -1};
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"shape guard 0 has an invalid data dim -1"});
+}
+
 TEST(RuntimeErrors, UnsupportedDevices) {
   kiln_model *model = nullptr;
   ASSERT_EQ(open(ArtifactSpec(), &model), KILN_OK);

@@ -77,6 +77,13 @@ struct ArtifactSpec {
       {"scale", {1, 3, 2}, 5, {"Mul_1", "Identity_2"}}};
   /// Run-time checks: their messages and tensors.
   std::vector<std::pair<std::string, TensorSpec>> checks;
+  /// Shape-like inputs checked before a run.
+  struct ShapeGuardSpec {
+    fb::ShapeRule rule = fb::ShapeRule_Equals;
+    uint32_t input = 0;
+    std::vector<int64_t> dataShape, params, expected;
+  };
+  std::vector<ShapeGuardSpec> shapeGuards;
   /// The CPU the kernels need; test_kernels.c is built for any x86-64.
   std::string cpu = "x86-64";
   std::vector<std::string> cpuFeatures;
@@ -123,10 +130,15 @@ struct ArtifactSpec {
     std::vector<flatbuffers::Offset<flatbuffers::String>> features;
     for (const std::string &feature : cpuFeatures)
       features.push_back(b.CreateString(feature));
-    auto root = fb::CreateModelDirect(b, version, "kiln-test", target.c_str(),
-                                      &kernelObject, &weights, arenaSize, &bufs,
-                                      &ins, &outs, &disps, &images, splatSize,
-                                      &checkTables, cpu.c_str(), &features);
+    std::vector<flatbuffers::Offset<fb::ShapeGuard>> guardTables;
+    for (const ShapeGuardSpec &g : shapeGuards)
+      guardTables.push_back(
+          fb::CreateShapeGuardDirect(b, g.rule, "Node_0", "Op", g.input,
+                                     &g.dataShape, &g.params, &g.expected));
+    auto root = fb::CreateModelDirect(
+        b, version, "kiln-test", target.c_str(), &kernelObject, &weights,
+        arenaSize, &bufs, &ins, &outs, &disps, &images, splatSize, &checkTables,
+        cpu.c_str(), &features, &guardTables);
     fb::FinishModelBuffer(b, root);
     std::vector<uint8_t> out(b.GetBufferPointer(),
                              b.GetBufferPointer() + b.GetSize());

@@ -95,7 +95,7 @@ void forgeDispatch(FuzzedDataProvider &in, DispatchSpec &d) {
 
 /// One edit of the artifact, chosen by the fuzzer's bytes.
 void forgeOnce(FuzzedDataProvider &in, ArtifactSpec &spec) {
-  switch (in.ConsumeIntegralInRange(0, 11)) {
+  switch (in.ConsumeIntegralInRange(0, 12)) {
   case 0:
     if (!spec.buffers.empty()) {
       BufferSpec &b = pick(in, spec.buffers);
@@ -145,6 +145,18 @@ void forgeOnce(FuzzedDataProvider &in, ArtifactSpec &spec) {
   case 10:
     spec.splatSize = forgedSize(in);
     break;
+  case 11: {
+    ArtifactSpec::ShapeGuardSpec guard;
+    guard.rule = fb::ShapeRule(in.ConsumeIntegralInRange(0, 9));
+    guard.input = in.ConsumeIntegralInRange<uint32_t>(0, 2);
+    for (auto *list : {&guard.dataShape, &guard.params, &guard.expected})
+      for (int n = in.ConsumeIntegralInRange(0, 4); n > 0; --n)
+        list->push_back(in.ConsumeBool()
+                            ? in.ConsumeIntegralInRange<int64_t>(-2, 8)
+                            : in.ConsumeIntegral<int64_t>());
+    spec.shapeGuards.push_back(guard);
+    break;
+  }
   default: {
     static const char *kTargets[] = {"cpu", "cuda:sm_90", "rocm:gfx942", "",
                                      "cpu "};

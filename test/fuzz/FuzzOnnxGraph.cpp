@@ -238,6 +238,16 @@ private:
       std::string name = "v" + std::to_string(values.size());
       node.add_output(name);
       values.push_back(name);
+      // A declared shape, now and then: a shape-like graph input may then
+      // be read at run time, its values derived from it.
+      if (in.ConsumeIntegralInRange(0, 3) == 0) {
+        onnx::ValueInfoProto &info = *graph.add_value_info();
+        info.set_name(name);
+        auto &shape =
+            *info.mutable_type()->mutable_tensor_type()->mutable_shape();
+        for (int64_t dim : smallShape(in))
+          shape.add_dim()->set_dim_value(dim);
+      }
     }
     if (!schema)
       return;

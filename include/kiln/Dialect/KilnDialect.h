@@ -70,6 +70,8 @@ constexpr llvm::StringLiteral kDynamicWorkgroupMemory =
     KilnDialect::DynamicWorkgroupMemoryAttrHelper::getNameStr();
 constexpr llvm::StringLiteral kPrivateMemory =
     KilnDialect::PrivateMemoryAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kShapeGuards =
+    KilnDialect::ShapeGuardsAttrHelper::getNameStr();
 /// On @main's arguments and results: the ONNX graph input or output each
 /// one is (a string).
 constexpr llvm::StringLiteral kName = "kiln.name";

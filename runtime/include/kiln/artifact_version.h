@@ -6,7 +6,7 @@
 #ifndef KILN_ARTIFACT_VERSION_H
 #define KILN_ARTIFACT_VERSION_H
 
-#define KILN_SCHEMA_VERSION 4
+#define KILN_SCHEMA_VERSION 5
 
 /* Kernel objects, weights and arenas are laid out for this alignment. */
 #define KILN_ARTIFACT_ALIGNMENT 64
