@@ -1331,6 +1331,15 @@ def build_import_models():
         [n("Trilu", ["x", "k"], ["y"], "trilu", upper=0)],
         [vi("x", [3, 4]), vi("k", [], TensorProto.INT64)], [vi("y", [3, 4])],
         opset=17, ort_check=False)
+    # A Slice whose starts are a graph input (a window into a cache at a
+    # position read at run time): its size is the declared one, its offset
+    # is gathered in the kernel.
+    imp("slice_runtime_starts",
+        [n("Slice", ["x", "starts", "ends", "axes"], ["y"], "window")],
+        [vi("x", [2, 8]), vi("starts", [1], TensorProto.INT64),
+         vi("ends", [1], TensorProto.INT64)], [vi("y", [2, 3])],
+        inits=[init("axes", np.array([1], np.int64))],
+        ort_check=False)
     # Constants computed at compile time against --max-folded-bytes: an
     # [8, 8] ConstantOfShape (256 bytes; no kernel of its own) and a
     # [256, 256] Tile of a scalar (256 KiB; a kernel when past the budget).

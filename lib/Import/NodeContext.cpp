@@ -246,11 +246,29 @@ LogicalResult NodeContext::checkIndicesAtRunTime(size_t i,
       if (Operation *bound = operand.getDefiningOp<ConstantOp>())
         bound->setLoc(checkLoc);
   }
-  importer.runtimeChecks.push_back(
-      {*outside, "node '" + name + "' (" + node.op_type() + "): input '" +
-                     node.input(i) + "' holds an index out of range for " +
-                     what});
+  addRuntimeCheck(*outside, "input '" + node.input(i) +
+                                "' holds an index out of range for " + what);
   return success();
+}
+
+std::optional<std::vector<int64_t>>
+NodeContext::declaredOutputShape(size_t k) const {
+  if (k >= size_t(node.output_size()))
+    return std::nullopt;
+  auto it = importer.declaredShapes.find(node.output(k));
+  if (it == importer.declaredShapes.end())
+    return std::nullopt;
+  return it->second;
+}
+
+void NodeContext::addRuntimeCheck(Value failed, const Twine &what) {
+  if (!failed)
+    return;
+  std::string name = node.name();
+  if (auto named = dyn_cast<NameLoc>(loc))
+    name = named.getName().str();
+  importer.runtimeChecks.push_back(
+      {failed, "node '" + name + "' (" + node.op_type() + "): " + what.str()});
 }
 
 LogicalResult NodeContext::requireSameDtype(ValueRange values) {

@@ -88,6 +88,14 @@ public:
                                             llvm::ArrayRef<int64_t> dims,
                                             llvm::ArrayRef<int64_t> dataShape);
 
+  /// The static shape the model declares for output `k` (graph outputs,
+  /// value_info), if it does.
+  std::optional<std::vector<int64_t>> declaredOutputShape(size_t k) const;
+  /// A run-time check: `failed` (a bool tensor) holds a true element when
+  /// the run's inputs are invalid, and the run then fails with the node
+  /// named and `what`.
+  void addRuntimeCheck(mlir::Value failed, const llvm::Twine &what);
+
   /// Fails unless all values have the same element type.
   mlir::LogicalResult requireSameDtype(mlir::ValueRange values);
 
@@ -188,6 +196,10 @@ mlir::FailureOr<Window> readWindow(NodeContext &ctx, mlir::Value input,
 /// Sets output 0 from a created value; propagates failure.
 mlir::LogicalResult setResult(NodeContext &ctx,
                               mlir::FailureOr<mlir::Value> value);
+
+/// A Slice whose starts, ends, axes or steps are read at run time, sized by
+/// the declared result shape (OnnxDynamicSliceHandler.cpp).
+mlir::LogicalResult importSliceAtRunTime(NodeContext &ctx);
 
 /// Gather and GatherElements: data, integer indices and an `axis`.
 template <typename OpTy>

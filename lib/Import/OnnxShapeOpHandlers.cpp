@@ -75,6 +75,10 @@ static LogicalResult importSlice(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
     return failure();
+  if (ctx.opset() >= 10)
+    for (size_t i = 1; i <= 4; ++i)
+      if (ctx.hasInput(i) && !ctx.constInput(i))
+        return importSliceAtRunTime(ctx);
   auto starts = intsAttrOrInput(ctx, "starts", 1, 10);
   auto ends = intsAttrOrInput(ctx, "ends", 2, 10);
   auto axes = intsAttrOrInput(ctx, "axes", 3, 10);
@@ -398,7 +402,7 @@ void onnx_import::registerShapeOps(OpRegistry &registry) {
   registry.add("Expand", 8, kMaxOpset, "constant or guarded shape", importExpand);
   registry.add("Gather", 1, kMaxOpset, "any axis; negative indices", importGather);
   registry.add("Pad", 2, kMaxOpset, "constant, edge, reflect; constant pads; a computed constant_value is read at run time", importPad);
-  registry.add("Slice", 1, kMaxOpset, "constant starts/ends/axes/steps", importSlice);
+  registry.add("Slice", 1, kMaxOpset, "starts/ends/axes/steps constant, or read at run time where the result shape is declared", importSlice);
   registry.add("SpaceToDepth", 1, kMaxOpset, "", importSpaceToDepth);
   registry.add("Split", 2, kMaxOpset, "split attr/input (constant or guarded), num_outputs", importSplit);
   registry.add("Tile", 6, kMaxOpset, "constant or guarded repeats", importTile);

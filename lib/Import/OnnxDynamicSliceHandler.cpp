@@ -1,0 +1,271 @@
+//===- OnnxDynamicSliceHandler.cpp - Slice with offsets read at run time --===//
+//
+// A Slice whose starts, ends, axes or steps are not constants (model inputs,
+// or computed) is XLA's dynamic-slice: its size is the result shape the
+// model declares, fixed at compile time, and its offsets are read at run
+// time. Each dim it may slice becomes a Gather of the data along that dim
+// at start + i * step (i below the declared size), with start and step
+// resolved in the kernel by ONNX's rules (negative values count from the
+// end, then clamp). Run-time checks fail the run when the values give
+// another shape than the declared one, name an axis out of range or twice,
+// or a step of 0; the gathers clamp what they read meanwhile.
+//
+//===----------------------------------------------------------------------===//
+#include "NodeContext.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::onnx_import;
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+/// int64 tensor arithmetic, remembering the first failure.
+class IndexMath : public ChainedOps {
+public:
+  explicit IndexMath(NodeContext &ctx) : ctx(ctx) {}
+
+  Value constant(ArrayRef<int64_t> values, ArrayRef<int64_t> shape) {
+    std::vector<double> doubles(values.begin(), values.end());
+    return ctx.constant(RankedTensorType::get(shape, i64()), doubles);
+  }
+  Value scalar(int64_t v) { return constant({v}, {}); }
+  Value iota(int64_t n, ArrayRef<int64_t> shape) {
+    Shape values(n);
+    for (int64_t i = 0; i < n; ++i)
+      values[i] = i;
+    return constant(values, shape);
+  }
+  /// `v` as int64 (int32 inputs are widened).
+  Value widen(Value v) {
+    if (!v || getElementTypeOrSelf(v.getType()) == i64())
+      return v;
+    return CastOp::create(ctx.b(), ctx.getLoc(),
+                          RankedTensorType::get(shapeOf(v), i64()), v);
+  }
+  template <typename OpTy> Value op(Value a, Value b) {
+    return check(a && b ? ctx.create<OpTy>(ValueRange{a, b})
+                        : FailureOr<Value>(failure()));
+  }
+  Value select(Value c, Value a, Value b) {
+    return check(c && a && b ? ctx.create<WhereOp>(ValueRange{c, a, b})
+                             : FailureOr<Value>(failure()));
+  }
+  Value differs(Value a, Value b) {
+    Value same = op<EqualOp>(a, b);
+    return check(same ? ctx.create<NotOp>(same) : FailureOr<Value>(failure()));
+  }
+  Value clamp(Value v, Value low, Value high) {
+    return op<MinOp>(op<MaxOp>(v, low), high);
+  }
+  /// Element `i` of a 1-D tensor, as a scalar.
+  Value element(Value v, int64_t i) {
+    if (!v)
+      return fail();
+    auto &b = ctx.b();
+    Value one = SliceOp::create(
+        b, ctx.getLoc(), RankedTensorType::get({1}, i64()), v,
+        b.getDenseI64ArrayAttr({i}), b.getDenseI64ArrayAttr({1}));
+    return reshapeTo(ctx, one, {});
+  }
+  /// The sum over dim 0 of `v`.
+  Value sumRows(Value v) {
+    if (!v)
+      return fail();
+    auto &b = ctx.b();
+    return check(ctx.create<ReduceSumOp>(
+        v, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr({0})),
+            b.getNamedAttr("keepdims", b.getBoolAttr(false))}));
+  }
+  /// `data` gathered along `axis` at `indices` (clamped by the kernel).
+  Value gather(Value data, Value indices, int64_t axis) {
+    if (!data || !indices)
+      return fail();
+    auto &b = ctx.b();
+    return check(ctx.create<GatherOp>(
+        ValueRange{data, indices},
+        {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+  }
+  Type i64() { return ctx.b().getI64Type(); }
+
+private:
+  NodeContext &ctx;
+};
+
+/// One Slice entry per listed axis, resolved in the kernel: where each
+/// slice starts, its step and its size.
+struct ResolvedSlices {
+  Value starts, steps, sizes; // int64 [n]
+  Value zeroStep;             // bool [n]: a step of 0
+};
+
+/// ONNX's resolution of starts and ends against dims `dims` (int64 [n]).
+ResolvedSlices resolveSlices(IndexMath &m, Value starts, Value ends,
+                             Value steps, Value dims) {
+  Value zero = m.scalar(0), one = m.scalar(1), minusOne = m.scalar(-1);
+  Value forward = m.op<GreaterOp>(steps, zero);
+  Value last = m.op<SubOp>(dims, one);
+  // Negative values count from the end; then forward slices clamp to
+  // [0, dim], backward ones to [-1, dim - 1].
+  auto resolve = [&](Value v) {
+    Value fromEnd = m.select(m.op<LessOp>(v, zero), m.op<AddOp>(v, dims), v);
+    return m.clamp(fromEnd, m.select(forward, zero, minusOne),
+                   m.select(forward, dims, last));
+  };
+  Value start = resolve(starts), end = resolve(ends);
+  // ceil(span / |step|) for a positive span, without overflowing.
+  Value span =
+      m.select(forward, m.op<SubOp>(end, start), m.op<SubOp>(start, end));
+  Value stride =
+      m.op<MaxOp>(m.select(forward, steps, m.op<SubOp>(zero, steps)), one);
+  Value count = m.op<AddOp>(m.op<DivOp>(m.op<SubOp>(span, one), stride), one);
+  Value size = m.select(m.op<GreaterOp>(span, zero), count, zero);
+  return {start, steps, size, m.op<EqualOp>(steps, zero)};
+}
+
+/// The data gathered along dim `d` at start + i * step, i < `size`.
+Value gatherAlong(IndexMath &m, Value data, int64_t d, int64_t size,
+                  Value start, Value step) {
+  return m.gather(
+      data, m.op<AddOp>(start, m.op<MulOp>(m.iota(size, {size}), step)), d);
+}
+
+} // namespace
+
+LogicalResult onnx_import::importSliceAtRunTime(NodeContext &ctx) {
+  Value data = ctx.input(0);
+  if (!data)
+    return failure();
+  std::optional<Shape> declared = ctx.declaredOutputShape(0);
+  if (!declared)
+    return ctx.failNotConstant(
+        1, "and ends, axes and steps must be constants unless the model "
+           "declares the Slice's result shape");
+  ArrayRef<int64_t> dataShape = shapeOf(data);
+  int64_t rank = dataShape.size();
+  if (int64_t(declared->size()) != rank)
+    return ctx.fail("the declared result shape has another rank than the data");
+  SmallVector<Value> lists;
+  for (size_t i = 1; i <= 4; ++i) {
+    Value v = ctx.hasInput(i) ? ctx.input(i) : Value();
+    if (ctx.hasInput(i) && (!v || failed(ctx.requireIndices(v))))
+      return failure();
+    lists.push_back(v);
+  }
+  int64_t count = ShapedType::getNumElements(shapeOf(lists[0]));
+  for (Value v : lists)
+    if (v && (rankOf(v) != 1 || shapeOf(v)[0] != count))
+      return ctx.fail("starts, ends, axes and steps must be 1-D, with one "
+                      "entry per sliced axis");
+  IndexMath m(ctx);
+  Value starts = m.widen(lists[0]), ends = m.widen(lists[1]);
+  Value steps =
+      lists[3] ? m.widen(lists[3]) : m.constant(Shape(count, 1), {count});
+
+  // Constant axes (the usual case) slice only their dims.
+  std::optional<Shape> axes;
+  if (!lists[2])
+    axes = Shape(llvm::seq<int64_t>(0, std::min(count, rank)).begin(),
+                 llvm::seq<int64_t>(0, std::min(count, rank)).end());
+  else if (ctx.constInput(3))
+    axes = *ctx.constInts(3);
+  if (axes) {
+    auto normalized = normalizeAxes(ctx, *axes, rank);
+    if (failed(normalized) || int64_t(normalized->size()) != count)
+      return ctx.fail("axes must be distinct dims of the data");
+    for (int64_t &a : *axes)
+      a = a < 0 ? a + rank : a;
+  }
+  Value axisList =
+      axes ? m.constant(*axes, {count})
+           : m.select(m.op<LessOp>(m.widen(lists[2]), m.scalar(0)),
+                      m.op<AddOp>(m.widen(lists[2]), m.scalar(rank)),
+                      m.widen(lists[2]));
+  // Each listed axis's dim: a gather from the data's (constant) shape.
+  Value shapeVector = m.constant(dataShape, {rank});
+  Value dims = axes ? m.constant(
+                          [&] {
+                            Shape d;
+                            for (int64_t a : *axes)
+                              d.push_back(dataShape[a]);
+                            return d;
+                          }(),
+                          {count})
+                    : m.gather(shapeVector, axisList, 0);
+  ResolvedSlices slices = resolveSlices(m, starts, ends, steps, dims);
+
+  // Per data dim: start, step and size. Listed axes take their entry;
+  // the others keep the whole dim.
+  Value perDimStart, perDimStep, perDimSize;
+  if (!axes) {
+    Value listed = m.op<EqualOp>(reshapeTo(ctx, axisList, {count, 1}),
+                                 m.iota(rank, {1, rank}));
+    auto spread = [&](Value perAxis, Value otherwise) {
+      Value column = reshapeTo(ctx, perAxis, {count, 1});
+      Value summed = m.sumRows(m.select(listed, column, m.scalar(0)));
+      Value covered = m.op<GreaterOp>(
+          m.sumRows(m.select(listed, m.scalar(1), m.scalar(0))), m.scalar(0));
+      return m.select(covered, summed, otherwise);
+    };
+    perDimStart = spread(slices.starts, m.scalar(0));
+    perDimStep = spread(slices.steps, m.scalar(1));
+    perDimSize = spread(slices.sizes, shapeVector);
+    Value timesListed = m.sumRows(m.select(listed, m.scalar(1), m.scalar(0)));
+    Value outside = m.op<OrOp>(m.op<LessOp>(axisList, m.scalar(0)),
+                               m.op<GreaterEqualOp>(axisList, m.scalar(rank)));
+    ctx.addRuntimeCheck(m.op<GreaterOp>(timesListed, m.scalar(1)),
+                        "its axes name a dim twice");
+    ctx.addRuntimeCheck(outside, "an axis is out of range for the data's " +
+                                     Twine(rank) + " dims");
+  }
+  if (lists[3] && !ctx.constInput(4))
+    ctx.addRuntimeCheck(slices.zeroStep, "a step is 0");
+  else if (llvm::is_contained(*ctx.constInts(4), 0))
+    return ctx.fail("slice step is 0");
+
+  // The values must give the declared shape.
+  Value mismatch;
+  if (axes) {
+    Shape expected;
+    for (int64_t a : *axes)
+      expected.push_back((*declared)[a]);
+    for (int64_t d = 0; d < rank; ++d)
+      if (!llvm::is_contained(*axes, d) && (*declared)[d] != dataShape[d])
+        return ctx.fail("the declared result shape differs from the data in "
+                        "dim " +
+                        Twine(d) + ", which the Slice does not slice");
+    mismatch = m.differs(slices.sizes, m.constant(expected, {count}));
+  } else {
+    mismatch = m.differs(perDimSize, m.constant(*declared, {rank}));
+  }
+  std::string shapeText;
+  for (int64_t d : *declared)
+    shapeText += (shapeText.empty() ? "" : ",") + std::to_string(d);
+  ctx.addRuntimeCheck(mismatch,
+                      "its starts, ends, axes and steps give another shape "
+                      "than the [" +
+                          shapeText +
+                          "] the model declares and the artifact was "
+                          "compiled for");
+
+  Value result = data;
+  for (int64_t d = 0; d < rank; ++d) {
+    std::optional<int64_t> entry;
+    if (axes) {
+      auto it = llvm::find(*axes, d);
+      if (it == axes->end())
+        continue;
+      entry = it - axes->begin();
+    }
+    Value start =
+        entry ? m.element(slices.starts, *entry) : m.element(perDimStart, d);
+    Value step =
+        entry ? m.element(slices.steps, *entry) : m.element(perDimStep, d);
+    result = gatherAlong(m, result, d, (*declared)[d], start, step);
+  }
+  if (m.failed() || !result)
+    return failure();
+  ctx.setOutput(0, result);
+  return success();
+}
