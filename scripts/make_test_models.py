@@ -1340,6 +1340,18 @@ def build_import_models():
          vi("ends", [1], TensorProto.INT64)], [vi("y", [2, 3])],
         inits=[init("axes", np.array([1], np.int64))],
         ort_check=False)
+    # A reflect Pad whose pads are a graph input: sized by its declared
+    # result, each padded dim gathers from positions folded into the data.
+    imp("pad_runtime_pads",
+        [n("Pad", ["x", "pads"], ["y"], "pad", mode="reflect")],
+        [vi("x", [1, 4]), vi("pads", [4], TensorProto.INT64)], [vi("y", [1, 7])],
+        ort_check=False)
+    # A CumSum whose axis is a graph input: a running sum per axis, the
+    # named one selected in the kernel.
+    imp("cumsum_runtime_axis",
+        [n("CumSum", ["x", "axis"], ["y"], "cumsum")],
+        [vi("x", [2, 3]), vi("axis", [], TensorProto.INT64)], [vi("y", [2, 3])],
+        ort_check=False)
     # Constants computed at compile time against --max-folded-bytes: an
     # [8, 8] ConstantOfShape (256 bytes; no kernel of its own) and a
     # [256, 256] Tile of a scalar (256 KiB; a kernel when past the budget).

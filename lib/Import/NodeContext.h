@@ -198,8 +198,11 @@ mlir::LogicalResult setResult(NodeContext &ctx,
                               mlir::FailureOr<mlir::Value> value);
 
 /// A Slice whose starts, ends, axes or steps are read at run time, sized by
-/// the declared result shape (OnnxDynamicSliceHandler.cpp).
+/// the declared result shape (OnnxDynamicSliceHandlers.cpp).
 mlir::LogicalResult importSliceAtRunTime(NodeContext &ctx);
+/// A Pad whose pads are read at run time, sized by the declared result
+/// shape (OnnxDynamicSliceHandlers.cpp).
+mlir::LogicalResult importPadAtRunTime(NodeContext &ctx);
 
 /// Gather and GatherElements: data, integer indices and an `axis`.
 template <typename OpTy>

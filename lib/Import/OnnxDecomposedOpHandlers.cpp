@@ -139,21 +139,10 @@ static FailureOr<Value> runningSumAlongLastAxis(NodeContext &ctx, Value moved,
 
 /// CumSum along an axis: the axis moved last, runningSumAlongLastAxis,
 /// moved back.
-static LogicalResult importCumSum(NodeContext &ctx) {
-  Value x = ctx.input(0);
-  if (!x || failed(ctx.requireDtypes(x, NodeContext::Float | NodeContext::Int)))
-    return failure();
-  auto axisValue = ctx.constInts(1);
-  if (failed(axisValue))
-    return failure();
-  if (axisValue->size() != 1)
-    return ctx.fail("axis must be a scalar");
+/// The running sum of `x` along `axis`.
+static FailureOr<Value> cumSumAlong(NodeContext &ctx, Value x, int64_t axis,
+                                    bool exclusive, bool reverse) {
   int64_t rank = rankOf(x);
-  int64_t axis = normalizeAxis(axisValue->front(), rank);
-  if (axis < 0 || axis >= rank)
-    return ctx.fail("axis out of range");
-  bool exclusive = ctx.intAttr("exclusive", 0) != 0;
-  bool reverse = ctx.intAttr("reverse", 0) != 0;
   int64_t n = shapeOf(x)[axis], elements;
   if (__builtin_mul_overflow(n, n, &elements) ||
       failed(ctx.reserveConstant(elements, getElementTypeOrSelf(x.getType()))))
@@ -180,14 +169,89 @@ static LogicalResult importCumSum(NodeContext &ctx) {
   }
   auto summed = runningSumAlongLastAxis(ctx, moved, counted);
   if (failed(summed) || axis == rank - 1)
-    return setResult(ctx, summed);
+    return summed;
   SmallVector<int64_t> inverse(rank);
   for (int64_t d = 0; d < rank; ++d)
     inverse[perm[d]] = d;
-  return setResult(
-      ctx,
-      ctx.create<TransposeOp>(
-          *summed, {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(inverse))}));
+  return ctx.create<TransposeOp>(
+      *summed, {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(inverse))});
+}
+
+/// A CumSum whose axis is read at run time: the running sum along every
+/// axis, the one the axis names selected in the kernel (rank times the
+/// work of a constant axis), and a run-time check that it names one.
+static FailureOr<Value> cumSumAlongRunTimeAxis(NodeContext &ctx, Value x,
+                                               bool exclusive, bool reverse) {
+  Value axis = ctx.input(1);
+  if (!axis || failed(ctx.requireIndices(axis)))
+    return failure();
+  if (ShapedType::getNumElements(shapeOf(axis)) != 1)
+    return ctx.fail("axis must be a scalar"), failure();
+  auto i64 = ctx.b().getI64Type();
+  auto scalarType = RankedTensorType::get({}, i64);
+  Value a = reshapeTo(ctx, axis, {});
+  if (getElementTypeOrSelf(a.getType()) != i64)
+    a = CastOp::create(ctx.b(), ctx.getLoc(), scalarType, a);
+  int64_t rank = rankOf(x);
+  auto constant = [&](int64_t v) {
+    return ctx.constant(scalarType, {double(v)});
+  };
+  auto negative = ctx.create<LessOp>(ValueRange{a, constant(0)});
+  auto wrapped = ctx.create<AddOp>(ValueRange{a, constant(rank)});
+  if (failed(negative) || failed(wrapped))
+    return failure();
+  auto normalized = where(ctx, *negative, *wrapped, a);
+  if (failed(normalized))
+    return failure();
+  FailureOr<Value> result = failure();
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    auto summed = cumSumAlong(ctx, x, d, exclusive, reverse);
+    if (failed(summed))
+      return failure();
+    if (d == rank - 1) {
+      result = summed;
+      continue;
+    }
+    auto named = ctx.create<EqualOp>(ValueRange{*normalized, constant(d)});
+    if (failed(named))
+      return failure();
+    result = where(ctx, *named, *summed, *result);
+    if (failed(result))
+      return failure();
+  }
+  auto below = ctx.create<LessOp>(ValueRange{*normalized, constant(0)});
+  auto past =
+      ctx.create<GreaterEqualOp>(ValueRange{*normalized, constant(rank)});
+  if (failed(below) || failed(past))
+    return failure();
+  auto outside = ctx.create<OrOp>(ValueRange{*below, *past});
+  if (failed(outside))
+    return failure();
+  ctx.addRuntimeCheck(*outside, "its axis is out of range for the data's " +
+                                    Twine(rank) + " dims");
+  return result;
+}
+
+static LogicalResult importCumSum(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireDtypes(x, NodeContext::Float | NodeContext::Int)))
+    return failure();
+  int64_t rank = rankOf(x);
+  if (rank == 0)
+    return ctx.fail("input must have rank >= 1");
+  bool exclusive = ctx.intAttr("exclusive", 0) != 0;
+  bool reverse = ctx.intAttr("reverse", 0) != 0;
+  if (!ctx.constInput(1))
+    return setResult(ctx, cumSumAlongRunTimeAxis(ctx, x, exclusive, reverse));
+  auto axisValue = ctx.constInts(1);
+  if (failed(axisValue))
+    return failure();
+  if (axisValue->size() != 1)
+    return ctx.fail("axis must be a scalar");
+  int64_t axis = normalizeAxis(axisValue->front(), rank);
+  if (axis < 0 || axis >= rank)
+    return ctx.fail("axis out of range");
+  return setResult(ctx, cumSumAlong(ctx, x, axis, exclusive, reverse));
 }
 
 /// Hardmax: 1 where the index equals the (first) argmax along the axis.
@@ -818,7 +882,7 @@ static LogicalResult importTopK(NodeContext &ctx) {
 void onnx_import::registerDecomposedOps(OpRegistry &registry) {
   // clang-format off
   registry.add("BlackmanWindow", 17, kMaxOpset, "constant or guarded size", importBlackmanWindow);
-  registry.add("CumSum", 11, kMaxOpset, "float and integer; exclusive, reverse; constant axis, or guarded on 1-D data", importCumSum);
+  registry.add("CumSum", 11, kMaxOpset, "float and integer; exclusive, reverse; axis constant or read at run time (then a running sum per axis, one selected)", importCumSum);
   registry.add("Dropout", 1, kMaxOpset, "inference mode (identity)", importDropout);
   registry.add("Einsum", 12, kMaxOpset, "float; broadcasting ...", importEinsum);
   registry.add("EyeLike", 9, kMaxOpset, "a constant from the static shape", importEyeLike);

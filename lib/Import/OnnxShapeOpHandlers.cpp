@@ -255,6 +255,8 @@ static LogicalResult importPad(NodeContext &ctx) {
                .value_or(std::vector<int64_t>());
     value = ctx.floatAttr("value", 0.0f);
   } else {
+    if (ctx.hasInput(1) && !ctx.constInput(1))
+      return importPadAtRunTime(ctx);
     auto given = ctx.constInts(1);
     if (failed(given))
       return failure();
@@ -401,7 +403,7 @@ void onnx_import::registerShapeOps(OpRegistry &registry) {
   registry.add("DepthToSpace", 1, kMaxOpset, "DCR and CRD", importDepthToSpace);
   registry.add("Expand", 8, kMaxOpset, "constant or guarded shape", importExpand);
   registry.add("Gather", 1, kMaxOpset, "any axis; negative indices", importGather);
-  registry.add("Pad", 2, kMaxOpset, "constant, edge, reflect; constant pads; a computed constant_value is read at run time", importPad);
+  registry.add("Pad", 2, kMaxOpset, "constant, edge, reflect; pads constant, or read at run time where the result shape is declared; a computed constant_value is read at run time", importPad);
   registry.add("Slice", 1, kMaxOpset, "starts/ends/axes/steps constant, or read at run time where the result shape is declared", importSlice);
   registry.add("SpaceToDepth", 1, kMaxOpset, "", importSpaceToDepth);
   registry.add("Split", 2, kMaxOpset, "split attr/input (constant or guarded), num_outputs", importSplit);

@@ -221,15 +221,6 @@ std::string deriveSplit(const DeriveContext &c, Derivation &d) {
                                              : "it has no entry per output";
 }
 
-std::string deriveCumSumAxis(const DeriveContext &c, Derivation &d) {
-  if (d.guard.dataShape.size() != 1 || c.count != 1)
-    return "the result shape does not tell the axis";
-  d.guard.rule = ShapeGuardDesc::Axis;
-  d.guard.params = {1};
-  d.values = d.guard.expected = {0};
-  return "";
-}
-
 std::string deriveResizeSizes(const DeriveContext &c, Derivation &d) {
   if (c.ctx.stringAttr("keep_aspect_ratio_policy", "stretch") != "stretch")
     return "keep_aspect_ratio_policy makes the result differ from the sizes";
@@ -282,7 +273,6 @@ const RuntimeShapeInput kRuntimeShapeInputs[] = {
     {"HannWindow", 0, false, deriveWindowSize},
     {"HammingWindow", 0, false, deriveWindowSize},
     {"BlackmanWindow", 0, false, deriveWindowSize},
-    {"CumSum", 1, false, deriveCumSumAxis},
     {"Resize", 3, false, deriveResizeSizes},
 };
 
@@ -377,9 +367,9 @@ const ConstTensor *NodeContext::deriveFromDeclaredShapes(size_t i) const {
 
 void GraphImporter::recordShapeGuard(const std::string &input,
                                      const ShapeGuardDesc &guard) {
-  static const char *const kRuleNames[] = {"Equals",    "Axis",  "Reshape",
-                                           "Expand",    "Tile",  "Squeeze",
-                                           "Unsqueeze", "Reduce"};
+  // The names of runtime/schema/artifact.fbs's ShapeRule, in its order.
+  static const char *const kRuleNames[] = {
+      "Equals", "Reshape", "Expand", "Tile", "Squeeze", "Unsqueeze", "Reduce"};
   Builder b(&context);
   shapeGuards.push_back(b.getDictionaryAttr({
       b.getNamedAttr("rule", b.getStringAttr(kRuleNames[guard.rule])),

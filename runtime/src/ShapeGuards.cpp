@@ -177,15 +177,6 @@ Shape resultShape(const ShapeGuardDesc &g, const std::vector<int64_t> &v) {
     return unsqueeze(g.dataShape, v);
   case ShapeGuardDesc::Reduce:
     return reduce(g.dataShape, v, param(0), param(1));
-  case ShapeGuardDesc::Axis: {
-    int64_t axis;
-    if (v.size() != 1 || g.params.empty() ||
-        !normalizeAxis(v[0], g.params[0], axis))
-      return invalid("it is not one axis of " +
-                     std::to_string(g.params.empty() ? 0 : g.params[0]) +
-                     " dims");
-    return {{axis}, ""};
-  }
   case ShapeGuardDesc::Equals:
     break;
   }
@@ -252,8 +243,7 @@ std::string kiln::checkShapeGuard(const ShapeGuardDesc &guard,
   std::string what = listString(values);
   if (!got.error.empty())
     return what + ", which is not valid here: " + got.error;
-  bool givesShape = guard.rule != ShapeGuardDesc::Equals &&
-                    guard.rule != ShapeGuardDesc::Axis;
+  bool givesShape = guard.rule != ShapeGuardDesc::Equals;
   std::string compiledFor =
       givesShape ? ", which gives shape " + listString(got.dims) +
                        "; the artifact was compiled for shape "
@@ -272,9 +262,5 @@ std::string kiln::validateShapeGuard(const ShapeGuardDesc &guard) {
   for (int64_t d : guard.dataShape)
     if (d < 0 || d > (int64_t(1) << 48))
       return "has an invalid data dim " + std::to_string(d);
-  if (guard.rule == ShapeGuardDesc::Axis &&
-      (guard.params.size() != 1 || guard.params[0] < 0 ||
-       guard.params[0] > int64_t(kMaxGuardRank)))
-    return "has no valid rank for its axis";
   return "";
 }

@@ -576,10 +576,6 @@ TEST(LoadErrors, MalformedShapeGuards) {
   expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
                   {"reads input 'k', whose dtype holds no integers"});
   spec = guardedSpec();
-  spec.shapeGuards[0].rule = fb::ShapeRule_Axis;
-  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
-                  {"shape guard 0 has no valid rank for its axis"});
-  spec = guardedSpec();
   spec.shapeGuards[0].dataShape = {4, -1};
   expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
                   {"shape guard 0 has an invalid data dim -1"});

@@ -99,15 +99,11 @@ TEST(ShapeGuards, ReductionAxes) {
   EXPECT_FALSE(passes(noop, {0}));
 }
 
-TEST(ShapeGuards, EqualsAndAxis) {
+TEST(ShapeGuards, Equals) {
   auto sizes = guard(ShapeGuardDesc::Equals, {}, {}, {2, 4});
   EXPECT_TRUE(passes(sizes, {2, 4}));
   EXPECT_FALSE(passes(sizes, {4, 2}));
-  auto axis = guard(ShapeGuardDesc::Axis, {5}, {1}, {0});
-  EXPECT_TRUE(passes(axis, {0}));
-  EXPECT_TRUE(passes(axis, {-1}));
-  EXPECT_FALSE(passes(axis, {1}));
-  EXPECT_FALSE(passes(axis, {0, 0}));
+  EXPECT_FALSE(passes(sizes, {2}));
 }
 
 TEST(ShapeGuards, ValuesOfEveryIntegerAndFloatDtype) {
@@ -129,7 +125,6 @@ TEST(ShapeGuards, ValuesOfEveryIntegerAndFloatDtype) {
 }
 
 TEST(ShapeGuards, MalformedGuards) {
-  EXPECT_NE(validateShapeGuard(guard(ShapeGuardDesc::Axis, {}, {}, {0})), "");
   EXPECT_NE(validateShapeGuard(guard(ShapeGuardDesc::Reshape, {-1}, {}, {})),
             "");
   EXPECT_NE(validateShapeGuard(guard(ShapeGuardDesc::Reshape,

@@ -147,7 +147,7 @@ void forgeOnce(FuzzedDataProvider &in, ArtifactSpec &spec) {
     break;
   case 11: {
     ArtifactSpec::ShapeGuardSpec guard;
-    guard.rule = fb::ShapeRule(in.ConsumeIntegralInRange(0, 9));
+    guard.rule = fb::ShapeRule(in.ConsumeIntegralInRange(0, 8));
     guard.input = in.ConsumeIntegralInRange<uint32_t>(0, 2);
     for (auto *list : {&guard.dataShape, &guard.params, &guard.expected})
       for (int n = in.ConsumeIntegralInRange(0, 4); n > 0; --n)

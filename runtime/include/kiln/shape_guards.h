@@ -25,7 +25,7 @@ constexpr size_t kMaxShapeGuardValues = 4096;
 
 struct ShapeGuardDesc {
   /// The values of fb::ShapeRule, in the same order.
-  enum Rule { Equals, Axis, Reshape, Expand, Tile, Squeeze, Unsqueeze, Reduce };
+  enum Rule { Equals, Reshape, Expand, Tile, Squeeze, Unsqueeze, Reduce };
   Rule rule;
   std::string node, opType;
   uint32_t input; // index into Model::inputs()

@@ -1,4 +1,4 @@
-//===- OnnxDynamicSliceHandler.cpp - Slice with offsets read at run time --===//
+//===- OnnxDynamicSliceHandlers.cpp - Slice and Pad offsets at run time ---===//
 //
 // A Slice whose starts, ends, axes or steps are not constants (model inputs,
 // or computed) is XLA's dynamic-slice: its size is the result shape the
@@ -9,6 +9,10 @@
 // end, then clamp). Run-time checks fail the run when the values give
 // another shape than the declared one, name an axis out of range or twice,
 // or a step of 0; the gathers clamp what they read meanwhile.
+//
+// A Pad whose pads are read at run time is the same: each padded dim is a
+// Gather at i - begin, mapped into the data by the mode (clamped for edge,
+// folded back for reflect; outside elements take the constant value).
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
@@ -68,6 +72,9 @@ public:
         b, ctx.getLoc(), RankedTensorType::get({1}, i64()), v,
         b.getDenseI64ArrayAttr({i}), b.getDenseI64ArrayAttr({1}));
     return reshapeTo(ctx, one, {});
+  }
+  Value reshape(Value v, ArrayRef<int64_t> shape) {
+    return v ? reshapeTo(ctx, v, shape) : fail();
   }
   /// The sum over dim 0 of `v`.
   Value sumRows(Value v) {
@@ -263,6 +270,120 @@ LogicalResult onnx_import::importSliceAtRunTime(NodeContext &ctx) {
     Value step =
         entry ? m.element(slices.steps, *entry) : m.element(perDimStep, d);
     result = gatherAlong(m, result, d, (*declared)[d], start, step);
+  }
+  if (m.failed() || !result)
+    return failure();
+  ctx.setOutput(0, result);
+  return success();
+}
+
+/// Where output element i of a dim of `size` reads the data's dim of
+/// `dim` elements, for pads beginning with `begin` (int64 scalar): i - begin
+/// mapped into the data by the mode.
+static Value padSource(IndexMath &m, int64_t size, int64_t dim, Value begin,
+                       StringRef mode) {
+  Value i = m.op<SubOp>(m.iota(size, {size}), begin);
+  if (mode == "reflect" && dim > 1) {
+    // Reflection has period 2 (dim - 1): fold into it, then back.
+    Value period = m.scalar(2 * (dim - 1));
+    Value folded = m.op<ModOp>(i, period);
+    return m.select(m.op<LessOp>(folded, m.scalar(dim)), folded,
+                    m.op<SubOp>(period, folded));
+  }
+  return m.clamp(i, m.scalar(0), m.scalar(dim - 1));
+}
+
+LogicalResult onnx_import::importPadAtRunTime(NodeContext &ctx) {
+  Value data = ctx.input(0);
+  Value pads = ctx.input(1);
+  if (!data || !pads || failed(ctx.requireIndices(pads)))
+    return failure();
+  std::optional<Shape> declared = ctx.declaredOutputShape(0);
+  if (!declared)
+    return ctx.failNotConstant(
+        1, "must be a constant unless the model declares the Pad's result "
+           "shape");
+  ArrayRef<int64_t> dataShape = shapeOf(data);
+  int64_t rank = dataShape.size();
+  std::string mode = ctx.stringAttr("mode", "constant");
+  if (mode != "constant" && mode != "edge" && mode != "reflect")
+    return ctx.fail("mode '" + mode + "' is not supported");
+  // Opset 18 pads only the listed axes, which must then be constants.
+  Shape axes;
+  if (ctx.opset() >= 18 && ctx.hasInput(3)) {
+    auto given = ctx.constInts(3);
+    if (failed(given))
+      return failure();
+    auto normalized = normalizeAxes(ctx, *given, rank);
+    if (failed(normalized) || normalized->size() != given->size())
+      return ctx.fail("axes must be distinct dims of the data");
+    for (int64_t a : *given)
+      axes.push_back(a < 0 ? a + rank : a);
+  } else {
+    axes.assign(llvm::seq<int64_t>(0, rank).begin(),
+                llvm::seq<int64_t>(0, rank).end());
+  }
+  int64_t count = axes.size();
+  if (int64_t(declared->size()) != rank || rankOf(pads) != 1 ||
+      shapeOf(pads)[0] != 2 * count)
+    return ctx.fail("pads must have 2 entries per padded dim, and the "
+                    "declared result the data's rank");
+  for (int64_t d = 0; d < rank; ++d) {
+    bool padded = llvm::is_contained(axes, d);
+    if (!padded && (*declared)[d] != dataShape[d])
+      return ctx.fail("the declared result differs from the data in dim " +
+                      Twine(d) + ", which the Pad does not pad");
+    if (padded && dataShape[d] == 0)
+      return ctx.fail("pads read at run time need non-empty dims");
+    if (padded && mode == "reflect" && dataShape[d] == 1 && (*declared)[d] != 1)
+      return ctx.fail("reflect pads need dims of 2 or more elements");
+  }
+
+  IndexMath m(ctx);
+  Value padList = m.widen(pads);
+  Shape dims, expected;
+  for (int64_t a : axes) {
+    dims.push_back(dataShape[a]);
+    expected.push_back((*declared)[a]);
+  }
+  auto &b = ctx.b();
+  auto half = [&](int64_t from) -> Value {
+    return SliceOp::create(
+        b, ctx.getLoc(), RankedTensorType::get({count}, m.i64()), padList,
+        b.getDenseI64ArrayAttr({from}), b.getDenseI64ArrayAttr({1}));
+  };
+  Value sizes =
+      m.op<AddOp>(m.constant(dims, {count}), m.op<AddOp>(half(0), half(count)));
+  std::string shapeText;
+  for (int64_t d : *declared)
+    shapeText += (shapeText.empty() ? "" : ",") + std::to_string(d);
+  ctx.addRuntimeCheck(m.differs(sizes, m.constant(expected, {count})),
+                      "its pads give another shape than the [" + shapeText +
+                          "] the model declares and the artifact was "
+                          "compiled for");
+
+  Value result = data, inside;
+  for (auto [entry, d] : llvm::enumerate(axes)) {
+    int64_t size = (*declared)[d], dim = dataShape[d];
+    Value begin = m.element(padList, entry);
+    result = m.gather(result, padSource(m, size, dim, begin, mode), d);
+    if (mode != "constant")
+      continue;
+    // Which outputs along d lie inside the data, broadcast along the rest.
+    Value i = m.op<SubOp>(m.iota(size, {size}), begin);
+    Value in = m.op<AndOp>(m.op<GreaterEqualOp>(i, m.scalar(0)),
+                           m.op<LessOp>(i, m.scalar(dim)));
+    Shape along(rank, 1);
+    along[d] = size;
+    in = m.reshape(in, along);
+    inside = inside ? m.op<AndOp>(inside, in) : in;
+  }
+  if (mode == "constant" && inside) {
+    Value value = ctx.hasInput(2) ? ctx.input(2) : ctx.scalar(data, 0);
+    if (!value || ShapedType::getNumElements(shapeOf(value)) != 1 ||
+        failed(ctx.requireSameDtype({data, value})))
+      return ctx.fail("constant_value must be a scalar of the data's dtype");
+    result = m.select(inside, result, reshapeTo(ctx, value, {}));
   }
   if (m.failed() || !result)
     return failure();
