@@ -131,6 +131,17 @@ ResolvedSlices resolveSlices(IndexMath &m, Value starts, Value ends,
   return {start, steps, size, m.op<EqualOp>(steps, zero)};
 }
 
+/// The error of a run whose values (`what`) give another result shape than
+/// the `declared` one.
+std::string otherShape(StringRef what, const Shape &declared) {
+  std::string shape;
+  for (int64_t d : declared)
+    shape += (shape.empty() ? "" : ",") + std::to_string(d);
+  return (what + " give another shape than the [" + shape +
+          "] the model declares and the artifact was compiled for")
+      .str();
+}
+
 /// The data gathered along dim `d` at start + i * step, i < `size`.
 Value gatherAlong(IndexMath &m, Value data, int64_t d, int64_t size,
                   Value start, Value step) {
@@ -246,15 +257,8 @@ LogicalResult onnx_import::importSliceAtRunTime(NodeContext &ctx) {
   } else {
     mismatch = m.differs(perDimSize, m.constant(*declared, {rank}));
   }
-  std::string shapeText;
-  for (int64_t d : *declared)
-    shapeText += (shapeText.empty() ? "" : ",") + std::to_string(d);
-  ctx.addRuntimeCheck(mismatch,
-                      "its starts, ends, axes and steps give another shape "
-                      "than the [" +
-                          shapeText +
-                          "] the model declares and the artifact was "
-                          "compiled for");
+  ctx.addRuntimeCheck(
+      mismatch, otherShape("its starts, ends, axes and steps", *declared));
 
   Value result = data;
   for (int64_t d = 0; d < rank; ++d) {
@@ -354,13 +358,8 @@ LogicalResult onnx_import::importPadAtRunTime(NodeContext &ctx) {
   };
   Value sizes =
       m.op<AddOp>(m.constant(dims, {count}), m.op<AddOp>(half(0), half(count)));
-  std::string shapeText;
-  for (int64_t d : *declared)
-    shapeText += (shapeText.empty() ? "" : ",") + std::to_string(d);
   ctx.addRuntimeCheck(m.differs(sizes, m.constant(expected, {count})),
-                      "its pads give another shape than the [" + shapeText +
-                          "] the model declares and the artifact was "
-                          "compiled for");
+                      otherShape("its pads", *declared));
 
   Value result = data, inside;
   for (auto [entry, d] : llvm::enumerate(axes)) {
