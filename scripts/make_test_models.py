@@ -623,6 +623,38 @@ def build_if_folded():
                    {"x": rng.standard_normal((3, 3)).astype(np.float32)}]
 
 
+def build_if_runtime_cond():
+    """An If whose condition is a graph input: both branches run and the
+    output is selected. The then branch gathers at indices that are also an
+    input; its index check holds only when it is taken, so set 2 (else
+    branch, indices out of range) runs as in onnxruntime."""
+    rng = np.random.default_rng(1011)
+    then_g = helper.make_graph(
+        [helper.make_node("Gather", ["x", "idx"], ["t"], name="then_gather", axis=1)],
+        "then", [], [vi("t", [2, 2])])
+    else_g = helper.make_graph(
+        [helper.make_node("Slice", ["x", "starts", "ends", "axes"], ["e"], name="else_slice")],
+        "else", [], [vi("e", [2, 2])],
+        [init("starts", np.array([1], np.int64)), init("ends", np.array([3], np.int64)),
+         init("axes", np.array([1], np.int64))])
+    nodes = [
+        helper.make_node("If", ["cond"], ["y"], name="branch",
+                         then_branch=then_g, else_branch=else_g),
+        helper.make_node("Mul", ["y", "two"], ["out"], name="scale"),
+    ]
+    g = helper.make_graph(nodes, "if_runtime_cond",
+                          [vi("x", [2, 3]), vi("idx", [2], TensorProto.INT64),
+                           vi("cond", [], TensorProto.BOOL)],
+                          [vi("out", [2, 2])], [init("two", np.array(2.0, np.float32))])
+    model = make_model(g, 13, "if_runtime_cond")
+    x = lambda: rng.standard_normal((2, 3)).astype(np.float32)
+    return model, [
+        {"x": x(), "idx": np.array([2, 0], np.int64), "cond": np.array(True)},
+        {"x": x(), "idx": np.array([0, 1], np.int64), "cond": np.array(False)},
+        {"x": x(), "idx": np.array([7, -9], np.int64), "cond": np.array(False)},
+    ]
+
+
 def build_vit_block():
     """A small ViT encoder block: 4x4 patches of a 40x52 image (130 tokens),
     a class token concatenated in front and a position embedding added
@@ -1352,6 +1384,17 @@ def build_import_models():
         [n("CumSum", ["x", "axis"], ["y"], "cumsum")],
         [vi("x", [2, 3]), vi("axis", [], TensorProto.INT64)], [vi("y", [2, 3])],
         ort_check=False)
+    # An If on a graph input whose branches give its output different
+    # shapes: the output's shape would be known only at run time.
+    imp("if_runtime_cond_shapes",
+        [n("If", ["cond"], ["y"], "branch",
+           then_branch=helper.make_graph([n("Relu", ["x"], ["t"], "then_relu")],
+                                         "then", [], [vi("t", [2, 3])]),
+           else_branch=helper.make_graph([n("ReduceSum", ["x"], ["e"], "else_sum",
+                                            keepdims=1)],
+                                         "else", [], [vi("e", [1, 1])]))],
+        [vi("x", [2, 3]), vi("cond", [], TensorProto.BOOL)], [vi("y", [2, 3])],
+        validate=False, ort_check=False)
     # Constants computed at compile time against --max-folded-bytes: an
     # [8, 8] ConstantOfShape (256 bytes; no kernel of its own) and a
     # [256, 256] Tile of a scalar (256 KiB; a kernel when past the budget).
@@ -1736,6 +1779,7 @@ def main():
         (build_small_cnn, os.path.join(E2E_DIR, "small_cnn")),
         (build_cnn_symbolic, os.path.join(E2E_DIR, "cnn_symbolic")),
         (build_if_folded, os.path.join(E2E_DIR, "if_folded")),
+        (build_if_runtime_cond, os.path.join(E2E_DIR, "if_runtime_cond")),
         (build_f16_mix, os.path.join(E2E_DIR, "f16_mix")),
         (build_activations_cnn, os.path.join(E2E_DIR, "activations_cnn")),
         (build_matmul_split_k, os.path.join(E2E_DIR, "matmul_split_k")),

@@ -769,7 +769,7 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
     return;
   }
   if (isIf) {
-    importFoldedIf(node, index);
+    importIf(node, index);
     return;
   }
   std::string foldError;
@@ -816,15 +816,11 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   markUnsupported(node, index, reason, ctx.needsConstant());
 }
 
-void GraphImporter::importFoldedIf(const onnx::NodeProto &node, int index) {
+void GraphImporter::importIf(const onnx::NodeProto &node, int index) {
   const std::string &condName = node.input_size() ? node.input(0) : "";
   const ConstTensor *cond = findConstant(condName);
   if (!cond) {
-    markUnsupported(node, index,
-                    "condition '" + condName +
-                        "' is not a compile-time constant (an If that "
-                        "depends on input data is not supported yet)",
-                    graphInputBehind(condName));
+    importSelectedIf(node, index);
     return;
   }
   if (cond->bytes.empty()) {
@@ -832,32 +828,47 @@ void GraphImporter::importFoldedIf(const onnx::NodeProto &node, int index) {
     return;
   }
   bool taken = llvm::any_of(cond->bytes, [](char b) { return b != 0; });
-  const char *branchName = taken ? "then_branch" : "else_branch";
+  std::optional<std::vector<Value>> outputs =
+      importBranch(node, index, taken ? "then_branch" : "else_branch",
+                   /*scoped=*/false);
+  if (!outputs)
+    return;
+  for (auto [output, value] : llvm::zip(node.output(), *outputs))
+    if (!value)
+      poisoned.insert(output);
+    else
+      values[output] = value;
+}
+
+std::optional<std::vector<Value>>
+GraphImporter::importBranch(const onnx::NodeProto &node, int index,
+                            const std::string &branchName, bool scoped) {
   const onnx::GraphProto *branch = nullptr;
   for (const onnx::AttributeProto &attr : node.attribute())
     if (attr.name() == branchName && attr.has_g())
       branch = &attr.g();
   if (!branch || branch->output_size() != node.output_size()) {
     markUnsupported(node, index,
-                    std::string("the ") + branchName +
+                    "the " + branchName +
                         (branch ? " does not produce one value per output"
                                 : " is missing"));
-    return;
+    return std::nullopt;
   }
   // Names are unique across a model and its subgraphs (SSA); a branch that
   // redefines an outer name is malformed and would corrupt the value map.
+  std::vector<std::string> defined;
   auto defines = [&](const std::string &name) {
     if (values.count(name) || poisoned.count(name)) {
       markUnsupported(node, index,
-                      std::string("the ") + branchName + " redefines '" + name +
-                          "'");
+                      "the " + branchName + " redefines '" + name + "'");
       return false;
     }
+    defined.push_back(name);
     return true;
   };
   for (const onnx::TensorProto &init : branch->initializer()) {
     if (!defines(init.name()))
-      return;
+      return std::nullopt;
     ConstTensor tensor;
     std::string error;
     Value value;
@@ -866,33 +877,106 @@ void GraphImporter::importFoldedIf(const onnx::NodeProto &node, int index) {
                              nodeLocation(node, index), error);
     if (!value) {
       markUnsupported(node, index, error);
-      return;
+      return std::nullopt;
     }
     values[init.name()] = value;
   }
   for (const onnx::NodeProto &inner : branch->node()) {
     for (const std::string &output : inner.output())
       if (!output.empty() && !defines(output))
-        return;
+        return std::nullopt;
     importNode(inner, index);
   }
+  std::vector<Value> outputs;
   for (auto [i, output] : llvm::enumerate(node.output())) {
     const std::string &produced = branch->output(i).name();
+    auto value = values.find(produced);
     if (poisoned.count(produced)) {
+      outputs.push_back(nullptr);
+    } else if (value == values.end()) {
+      markUnsupported(node, index,
+                      "the " + branchName + " never produces '" + produced +
+                          "'");
+      return std::nullopt;
+    } else {
+      outputs.push_back(value->second);
+      // A branch output that is a constant stays one for later nodes.
+      auto constant = constants.find(produced);
+      if (!scoped && constant != constants.end())
+        constants[output] = constant->second;
+    }
+  }
+  // The other branch may use the same inner names.
+  if (scoped)
+    for (const std::string &name : defined) {
+      values.erase(name);
+      constants.erase(name);
+      poisoned.erase(name);
+    }
+  return outputs;
+}
+
+static std::string typeString(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
+void GraphImporter::importSelectedIf(const onnx::NodeProto &node, int index) {
+  const std::string &condName = node.input_size() ? node.input(0) : "";
+  auto cond = values.find(condName);
+  auto condType = cond == values.end()
+                      ? nullptr
+                      : dyn_cast<RankedTensorType>(cond->second.getType());
+  if (!condType || !condType.getElementType().isInteger(1) ||
+      !condType.hasStaticShape() || condType.getNumElements() != 1) {
+    markUnsupported(node, index,
+                    "condition '" + condName + "' is not one boolean");
+    return;
+  }
+  // Both branches run; the run-time checks of each hold only when it is
+  // the one taken.
+  NodeContext ctx(*this, node, nodeLocation(node, index));
+  Value taken = reshapeTo(ctx, cond->second, {});
+  auto notTaken = ctx.create<NotOp>(taken);
+  size_t checksBefore = runtimeChecks.size();
+  auto thenOutputs = importBranch(node, index, "then_branch", true);
+  size_t thenChecks = runtimeChecks.size();
+  auto elseOutputs = importBranch(node, index, "else_branch", true);
+  if (!thenOutputs || !elseOutputs || failed(notTaken))
+    return;
+  for (size_t i = checksBefore; i < runtimeChecks.size(); ++i) {
+    auto gated = ctx.create<AndOp>(
+        ValueRange{runtimeChecks[i].first, i < thenChecks ? taken : *notTaken});
+    if (failed(gated)) {
+      markUnsupported(node, index, "a branch's run-time check is malformed");
+      return;
+    }
+    runtimeChecks[i].first = *gated;
+  }
+  for (auto [output, a, b] :
+       llvm::zip(node.output(), *thenOutputs, *elseOutputs)) {
+    if (!a || !b) {
       poisoned.insert(output);
       continue;
     }
-    auto value = values.find(produced);
-    if (value == values.end()) {
+    if (a.getType() != b.getType()) {
       markUnsupported(node, index,
-                      std::string("the ") + branchName + " never produces '" +
-                          produced + "'");
+                      "condition '" + condName +
+                          "' is known only at run time, and the branches "
+                          "give '" +
+                          output + "' different types (" +
+                          typeString(a.getType()) + ", " +
+                          typeString(b.getType()) + ")");
       return;
     }
-    values[output] = value->second;
-    auto constant = constants.find(produced);
-    if (constant != constants.end())
-      constants[output] = constant->second;
+    auto selected = ctx.create<WhereOp>(ValueRange{taken, a, b});
+    if (failed(selected)) {
+      markUnsupported(node, index, "the branches' outputs cannot be selected");
+      return;
+    }
+    values[output] = *selected;
   }
 }
 

@@ -88,8 +88,21 @@ private:
   /// Fills declaredShapes from the graph's outputs and value_info.
   void recordDeclaredShapes(const onnx::GraphProto &graph);
   /// An If whose condition is a compile-time constant: the taken branch's
-  /// nodes are imported in place and its outputs become the If's.
-  void importFoldedIf(const onnx::NodeProto &node, int index);
+  /// nodes are imported in place and its outputs become the If's. Else
+  /// importSelectedIf.
+  void importIf(const onnx::NodeProto &node, int index);
+  /// An If whose condition is known only at run time: both branches are
+  /// imported and each output selects between them (their run-time checks
+  /// hold only for the branch taken); the branches must give each output
+  /// the same type.
+  void importSelectedIf(const onnx::NodeProto &node, int index);
+  /// Imports the nodes of the branch attribute `branchName` in place and
+  /// returns its outputs (null for one an unsupported node poisoned), or
+  /// nullopt with the node marked unsupported. `scoped`: the branch's own
+  /// names are forgotten afterwards, for the other branch to reuse.
+  std::optional<std::vector<mlir::Value>>
+  importBranch(const onnx::NodeProto &node, int index,
+               const std::string &branchName, bool scoped);
   mlir::LogicalResult foldConstantNode(const onnx::NodeProto &node, int index,
                                        std::string &error);
   std::string opTypeProblem(const onnx::NodeProto &node) const;

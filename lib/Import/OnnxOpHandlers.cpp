@@ -956,7 +956,8 @@ std::vector<SupportedOp> kiln::getSupportedOps() {
   ops.push_back({"Size", 1, kMaxOpset, "folded from the static shape"});
   ops.push_back({"If", 1, kMaxOpset,
                  "condition known at compile time: the taken branch is "
-                 "inlined"});
+                 "inlined; else both branches run and each output is "
+                 "selected (branches giving it the same type)"});
   llvm::sort(ops, [](const SupportedOp &a, const SupportedOp &b) {
     return a.opType < b.opType;
   });
