@@ -1395,6 +1395,14 @@ def build_import_models():
                                          "else", [], [vi("e", [1, 1])]))],
         [vi("x", [2, 3]), vi("cond", [], TensorProto.BOOL)], [vi("y", [2, 3])],
         validate=False, ort_check=False)
+    # A Range whose start and limit are graph inputs (position ids after a
+    # cache of a length read at run time): the declared length, the values
+    # computed in the kernel.
+    imp("range_runtime_start",
+        [n("Range", ["start", "limit", "delta"], ["y"], "positions")],
+        [vi("start", [], TensorProto.INT64), vi("limit", [], TensorProto.INT64)],
+        [vi("y", [4], TensorProto.INT64)],
+        inits=[init("delta", np.array(1, np.int64))], opset=17, ort_check=False)
     # Constants computed at compile time against --max-folded-bytes: an
     # [8, 8] ConstantOfShape (256 bytes; no kernel of its own) and a
     # [256, 256] Tile of a scalar (256 KiB; a kernel when past the budget).

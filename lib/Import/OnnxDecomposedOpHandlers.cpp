@@ -254,6 +254,70 @@ static LogicalResult importCumSum(NodeContext &ctx) {
   return setResult(ctx, cumSumAlong(ctx, x, axis, exclusive, reverse));
 }
 
+/// Range whose start, limit or delta is read at run time (a constant one is
+/// folded at import): start + i * delta for i below the length the model
+/// declares, with a run-time check that the values give that length.
+static LogicalResult importRange(NodeContext &ctx) {
+  Value start = ctx.input(0), limit = ctx.input(1), delta = ctx.input(2);
+  if (!start || !limit || !delta ||
+      failed(ctx.requireDtypes({start, limit, delta},
+                               NodeContext::Float | NodeContext::Int)) ||
+      failed(ctx.requireSameDtype({start, limit, delta})))
+    return failure();
+  for (Value v : {start, limit, delta})
+    if (ShapedType::getNumElements(shapeOf(v)) != 1)
+      return ctx.fail("start, limit and delta must be scalars");
+  std::optional<std::vector<int64_t>> declared = ctx.declaredOutputShape(0);
+  if (!declared || declared->size() != 1)
+    return ctx.failNotConstant(
+        0, "must be a constant, as must limit and delta, unless the model "
+           "declares the Range's (1-D) result shape");
+  int64_t n = declared->front();
+  Type element = getElementTypeOrSelf(start.getType());
+  std::vector<double> steps(n);
+  for (int64_t i = 0; i < n; ++i)
+    steps[i] = double(i);
+  if (failed(ctx.reserveConstant(n, element)))
+    return failure();
+  Value s = reshapeTo(ctx, start, {}), l = reshapeTo(ctx, limit, {}),
+        d = reshapeTo(ctx, delta, {});
+  auto offsets = ctx.create<MulOp>(
+      ValueRange{ctx.constant(RankedTensorType::get({n}, element), steps), d});
+  if (failed(offsets))
+    return failure();
+  auto result = ctx.create<AddOp>(ValueRange{s, *offsets});
+  // The length max(ceil((limit - start) / delta), 0), in double.
+  auto f64 = RankedTensorType::get({}, ctx.b().getF64Type());
+  auto widen = [&](Value v) -> Value {
+    return CastOp::create(ctx.b(), ctx.getLoc(), f64, v);
+  };
+  auto span = ctx.create<SubOp>(ValueRange{widen(l), widen(s)});
+  if (failed(span))
+    return failure();
+  auto quotient = ctx.create<DivOp>(ValueRange{*span, widen(d)});
+  if (failed(quotient))
+    return failure();
+  auto rounded = ctx.create<CeilOp>(*quotient);
+  if (failed(rounded))
+    return failure();
+  auto length = ctx.create<MaxOp>(ValueRange{*rounded, ctx.constant(f64, {0})});
+  if (failed(length))
+    return failure();
+  auto same =
+      ctx.create<EqualOp>(ValueRange{*length, ctx.constant(f64, {double(n)})});
+  if (failed(same))
+    return failure();
+  auto differs = ctx.create<NotOp>(*same);
+  if (failed(differs))
+    return failure();
+  ctx.addRuntimeCheck(*differs, "its start, limit and delta give another "
+                                "length than the " +
+                                    Twine(n) +
+                                    " the model declares and the artifact "
+                                    "was compiled for (or a delta of 0)");
+  return setResult(ctx, result);
+}
+
 /// Hardmax: 1 where the index equals the (first) argmax along the axis.
 static LogicalResult importHardmax(NodeContext &ctx) {
   Value x = ctx.input(0);
@@ -894,6 +958,7 @@ void onnx_import::registerDecomposedOps(OpRegistry &registry) {
   registry.add("LRN", 1, kMaxOpset, "", importLRN);
   registry.add("MeanVarianceNormalization", 9, kMaxOpset, "", importMeanVarianceNormalization);
   registry.add("NegativeLogLikelihoodLoss", 12, kMaxOpset, "weights, ignore_index, reductions", importNegativeLogLikelihoodLoss);
+  registry.add("Range", 11, kMaxOpset, "constant inputs folded at import; else read at run time where the result length is declared", importRange);
   registry.add("OneHot", 9, kMaxOpset, "constant or guarded depth", importOneHot);
   registry.add("Shrink", 9, kMaxOpset, "", importShrink);
   registry.add("SoftmaxCrossEntropyLoss", 12, kMaxOpset, "weights, ignore_index, reductions, log_prob output", importSoftmaxCrossEntropyLoss);
