@@ -655,6 +655,30 @@ def build_if_runtime_cond():
     ]
 
 
+def build_scan_running_state():
+    """A Scan (an RNN-like running state) unrolled over its 6 steps: the
+    state is tanh(state * w + x_t); x is scanned in reverse along axis 1,
+    and the per-step outputs are stacked along axis 1 in reverse too."""
+    rng = np.random.default_rng(1013)
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["h", "w"], ["hw"], name="body_mul"),
+         helper.make_node("Add", ["hw", "x_t"], ["pre"], name="body_add"),
+         helper.make_node("Tanh", ["pre"], ["h_next"], name="body_tanh"),
+         helper.make_node("Relu", ["h_next"], ["y_t"], name="body_relu")],
+        "body", [vi("h", [4]), vi("x_t", [4])], [vi("h_next", [4]), vi("y_t", [4])],
+        [init("w", rng.standard_normal(4).astype(np.float32))])
+    nodes = [helper.make_node("Scan", ["h0", "x"], ["h_final", "ys"], name="scan",
+                              body=body, num_scan_inputs=1,
+                              scan_input_axes=[1], scan_input_directions=[1],
+                              scan_output_axes=[1], scan_output_directions=[1])]
+    g = helper.make_graph(nodes, "scan_running_state",
+                          [vi("h0", [4]), vi("x", [4, 6])],
+                          [vi("h_final", [4]), vi("ys", [4, 6])])
+    model = make_model(g, 17, "scan_running_state")
+    return model, [{"h0": rng.standard_normal(4).astype(np.float32),
+                    "x": rng.standard_normal((4, 6)).astype(np.float32)}]
+
+
 def build_vit_block():
     """A small ViT encoder block: 4x4 patches of a 40x52 image (130 tokens),
     a class token concatenated in front and a position embedding added
@@ -1403,6 +1427,15 @@ def build_import_models():
         [vi("start", [], TensorProto.INT64), vi("limit", [], TensorProto.INT64)],
         [vi("y", [4], TensorProto.INT64)],
         inits=[init("delta", np.array(1, np.int64))], opset=17, ort_check=False)
+    # A Scan of 5000 steps: more body nodes than Kiln unrolls.
+    imp("scan_too_long",
+        [n("Scan", ["s0", "x"], ["s", "ys"], "scan", num_scan_inputs=1,
+           body=helper.make_graph([n("Add", ["s_in", "x_t"], ["s_out"], "body_add"),
+                                   n("Identity", ["s_out"], ["y_t"], "body_copy")],
+                                  "body", [vi("s_in", [2]), vi("x_t", [2])],
+                                  [vi("s_out", [2]), vi("y_t", [2])]))],
+        [vi("s0", [2]), vi("x", [5000, 2])], [vi("s", [2]), vi("ys", [5000, 2])],
+        opset=17, ort_check=False)
     # Constants computed at compile time against --max-folded-bytes: an
     # [8, 8] ConstantOfShape (256 bytes; no kernel of its own) and a
     # [256, 256] Tile of a scalar (256 KiB; a kernel when past the budget).
@@ -1788,6 +1821,7 @@ def main():
         (build_cnn_symbolic, os.path.join(E2E_DIR, "cnn_symbolic")),
         (build_if_folded, os.path.join(E2E_DIR, "if_folded")),
         (build_if_runtime_cond, os.path.join(E2E_DIR, "if_runtime_cond")),
+        (build_scan_running_state, os.path.join(E2E_DIR, "scan_running_state")),
         (build_f16_mix, os.path.join(E2E_DIR, "f16_mix")),
         (build_activations_cnn, os.path.join(E2E_DIR, "activations_cnn")),
         (build_matmul_split_k, os.path.join(E2E_DIR, "matmul_split_k")),

@@ -753,7 +753,8 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
     return;
   }
   bool isIf = node.op_type() == "If" && node.domain().empty();
-  std::string problem = isIf ? "" : opTypeProblem(node);
+  bool isScan = node.op_type() == "Scan" && node.domain().empty();
+  std::string problem = isIf || isScan ? "" : opTypeProblem(node);
   for (const auto &input : node.input())
     if (poisoned.count(input)) {
       // Downstream of an unsupported node the shapes are unknown, so only
@@ -770,6 +771,10 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   }
   if (isIf) {
     importIf(node, index);
+    return;
+  }
+  if (isScan) {
+    importScan(node, index);
     return;
   }
   std::string foldError;
@@ -854,21 +859,48 @@ GraphImporter::importBranch(const onnx::NodeProto &node, int index,
                                 : " is missing"));
     return std::nullopt;
   }
-  // Names are unique across a model and its subgraphs (SSA); a branch that
-  // redefines an outer name is malformed and would corrupt the value map.
+  auto outputs = importSubgraph(node, index, *branch, branchName, {}, scoped);
+  // A branch output that is a constant stays one for later nodes.
+  if (outputs && !scoped)
+    for (auto [i, output] : llvm::enumerate(node.output())) {
+      auto constant = constants.find(branch->output(i).name());
+      if (constant != constants.end())
+        constants[output] = constant->second;
+    }
+  return outputs;
+}
+
+std::optional<std::vector<Value>> GraphImporter::importSubgraph(
+    const onnx::NodeProto &node, int index, const onnx::GraphProto &graph,
+    const std::string &what, ArrayRef<Value> inputs, bool scoped) {
+  // Names are unique across a model and its subgraphs (SSA); a subgraph
+  // that redefines an outer name is malformed and would corrupt the value
+  // map.
   std::vector<std::string> defined;
+  auto forget = [&] {
+    if (scoped)
+      for (const std::string &name : defined) {
+        values.erase(name);
+        constants.erase(name);
+        poisoned.erase(name);
+      }
+  };
   auto defines = [&](const std::string &name) {
     if (values.count(name) || poisoned.count(name)) {
-      markUnsupported(node, index,
-                      "the " + branchName + " redefines '" + name + "'");
+      markUnsupported(node, index, "the " + what + " redefines '" + name + "'");
       return false;
     }
     defined.push_back(name);
     return true;
   };
-  for (const onnx::TensorProto &init : branch->initializer()) {
+  for (auto [input, value] : llvm::zip(graph.input(), inputs)) {
+    if (!defines(input.name()))
+      return forget(), std::nullopt;
+    values[input.name()] = value;
+  }
+  for (const onnx::TensorProto &init : graph.initializer()) {
     if (!defines(init.name()))
-      return std::nullopt;
+      return forget(), std::nullopt;
     ConstTensor tensor;
     std::string error;
     Value value;
@@ -877,42 +909,31 @@ GraphImporter::importBranch(const onnx::NodeProto &node, int index,
                              nodeLocation(node, index), error);
     if (!value) {
       markUnsupported(node, index, error);
-      return std::nullopt;
+      return forget(), std::nullopt;
     }
     values[init.name()] = value;
   }
-  for (const onnx::NodeProto &inner : branch->node()) {
+  for (const onnx::NodeProto &inner : graph.node()) {
     for (const std::string &output : inner.output())
       if (!output.empty() && !defines(output))
-        return std::nullopt;
+        return forget(), std::nullopt;
     importNode(inner, index);
   }
   std::vector<Value> outputs;
-  for (auto [i, output] : llvm::enumerate(node.output())) {
-    const std::string &produced = branch->output(i).name();
-    auto value = values.find(produced);
-    if (poisoned.count(produced)) {
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    auto value = values.find(output.name());
+    if (poisoned.count(output.name())) {
       outputs.push_back(nullptr);
     } else if (value == values.end()) {
       markUnsupported(node, index,
-                      "the " + branchName + " never produces '" + produced +
+                      "the " + what + " never produces '" + output.name() +
                           "'");
-      return std::nullopt;
+      return forget(), std::nullopt;
     } else {
       outputs.push_back(value->second);
-      // A branch output that is a constant stays one for later nodes.
-      auto constant = constants.find(produced);
-      if (!scoped && constant != constants.end())
-        constants[output] = constant->second;
     }
   }
-  // The other branch may use the same inner names.
-  if (scoped)
-    for (const std::string &name : defined) {
-      values.erase(name);
-      constants.erase(name);
-      poisoned.erase(name);
-    }
+  forget();
   return outputs;
 }
 

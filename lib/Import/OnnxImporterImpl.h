@@ -103,6 +103,16 @@ private:
   std::optional<std::vector<mlir::Value>>
   importBranch(const onnx::NodeProto &node, int index,
                const std::string &branchName, bool scoped);
+  /// Imports the nodes of `graph`, a subgraph of `node` (`what` names it in
+  /// errors), in place, its inputs bound to `inputs`; returns its outputs
+  /// as importBranch does.
+  std::optional<std::vector<mlir::Value>>
+  importSubgraph(const onnx::NodeProto &node, int index,
+                 const onnx::GraphProto &graph, const std::string &what,
+                 llvm::ArrayRef<mlir::Value> inputs, bool scoped);
+  /// A Scan whose steps (the scan axis's static length) are unrolled: the
+  /// body imported once per step (OnnxScanImporter.cpp).
+  void importScan(const onnx::NodeProto &node, int index);
   mlir::LogicalResult foldConstantNode(const onnx::NodeProto &node, int index,
                                        std::string &error);
   std::string opTypeProblem(const onnx::NodeProto &node) const;

@@ -958,6 +958,9 @@ std::vector<SupportedOp> kiln::getSupportedOps() {
                  "condition known at compile time: the taken branch is "
                  "inlined; else both branches run and each output is "
                  "selected (branches giving it the same type)"});
+  ops.push_back({"Scan", 8, kMaxOpset,
+                 "unrolled over its steps (the scan axis's static length), "
+                 "up to 4096 body nodes; no sequence_lens"});
   llvm::sort(ops, [](const SupportedOp &a, const SupportedOp &b) {
     return a.opType < b.opType;
   });
