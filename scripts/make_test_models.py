@@ -1436,6 +1436,12 @@ def build_import_models():
                                   [vi("s_out", [2]), vi("y_t", [2])]))],
         [vi("s0", [2]), vi("x", [5000, 2])], [vi("s", [2]), vi("ys", [5000, 2])],
         opset=17, ort_check=False)
+    # A NonZero whose result shape is not declared (it feeds a Transpose).
+    imp("nonzero_undeclared",
+        [n("NonZero", ["x"], ["nz"], "nonzero"),
+         n("Transpose", ["nz"], ["y"], "transpose")],
+        [vi("x", [2, 3])], [vi("y", [3, 2], TensorProto.INT64)],
+        ort_check=False)
     # Constants computed at compile time against --max-folded-bytes: an
     # [8, 8] ConstantOfShape (256 bytes; no kernel of its own) and a
     # [256, 256] Tile of a scalar (256 KiB; a kernel when past the budget).

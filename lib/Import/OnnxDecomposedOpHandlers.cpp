@@ -6,6 +6,7 @@
 // groups the pieces.
 //
 //===----------------------------------------------------------------------===//
+#include "ConstantEvaluator.h"
 #include "NodeContext.h"
 
 #include <cmath>
@@ -316,6 +317,31 @@ static LogicalResult importRange(NodeContext &ctx) {
                                     " the model declares and the artifact "
                                     "was compiled for (or a delta of 0)");
   return setResult(ctx, result);
+}
+
+/// ConstantOfShape whose shape is a model input (a constant one is folded
+/// at import): the shape the model declares, checked at run time, filled
+/// by the import-time evaluator.
+static LogicalResult importConstantOfShape(NodeContext &ctx) {
+  const ConstTensor *shape = ctx.constInput(0);
+  if (!shape)
+    return ctx.failNotConstant(0, "must be a constant");
+  std::vector<ConstTensor> outputs;
+  std::string error;
+  if (failed(evaluateConstantNode(ctx.proto(), ctx.opset(), {shape}, outputs,
+                                  error)))
+    return ctx.fail(error);
+  // Charged to the folding budget by its bytes.
+  if (outputs.size() != 1 ||
+      failed(ctx.reserveConstant(int64_t(outputs[0].bytes.size()),
+                                 ctx.b().getI8Type())))
+    return failure();
+  Value filled =
+      ctx.createConstant(ctx.proto().output(0), std::move(outputs[0]), error);
+  if (!filled)
+    return ctx.fail(error);
+  ctx.setOutput(0, filled);
+  return success();
 }
 
 /// Hardmax: 1 where the index equals the (first) argmax along the axis.
@@ -958,6 +984,7 @@ void onnx_import::registerDecomposedOps(OpRegistry &registry) {
   registry.add("LRN", 1, kMaxOpset, "", importLRN);
   registry.add("MeanVarianceNormalization", 9, kMaxOpset, "", importMeanVarianceNormalization);
   registry.add("NegativeLogLikelihoodLoss", 12, kMaxOpset, "weights, ignore_index, reductions", importNegativeLogLikelihoodLoss);
+  registry.add("ConstantOfShape", 9, kMaxOpset, "a constant shape is folded at import; a guarded one gives a constant of the declared shape", importConstantOfShape);
   registry.add("Range", 11, kMaxOpset, "constant inputs folded at import; else read at run time where the result length is declared", importRange);
   registry.add("OneHot", 9, kMaxOpset, "constant or guarded depth", importOneHot);
   registry.add("Shrink", 9, kMaxOpset, "", importShrink);

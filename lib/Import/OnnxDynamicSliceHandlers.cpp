@@ -15,7 +15,7 @@
 // folded back for reflect; outside elements take the constant value).
 //
 //===----------------------------------------------------------------------===//
-#include "NodeContext.h"
+#include "IndexOps.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -25,81 +25,6 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-/// int64 tensor arithmetic, remembering the first failure.
-class IndexMath : public ChainedOps {
-public:
-  explicit IndexMath(NodeContext &ctx) : ctx(ctx) {}
-
-  Value constant(ArrayRef<int64_t> values, ArrayRef<int64_t> shape) {
-    std::vector<double> doubles(values.begin(), values.end());
-    return ctx.constant(RankedTensorType::get(shape, i64()), doubles);
-  }
-  Value scalar(int64_t v) { return constant({v}, {}); }
-  Value iota(int64_t n, ArrayRef<int64_t> shape) {
-    Shape values(n);
-    for (int64_t i = 0; i < n; ++i)
-      values[i] = i;
-    return constant(values, shape);
-  }
-  /// `v` as int64 (int32 inputs are widened).
-  Value widen(Value v) {
-    if (!v || getElementTypeOrSelf(v.getType()) == i64())
-      return v;
-    return CastOp::create(ctx.b(), ctx.getLoc(),
-                          RankedTensorType::get(shapeOf(v), i64()), v);
-  }
-  template <typename OpTy> Value op(Value a, Value b) {
-    return check(a && b ? ctx.create<OpTy>(ValueRange{a, b})
-                        : FailureOr<Value>(failure()));
-  }
-  Value select(Value c, Value a, Value b) {
-    return check(c && a && b ? ctx.create<WhereOp>(ValueRange{c, a, b})
-                             : FailureOr<Value>(failure()));
-  }
-  Value differs(Value a, Value b) {
-    Value same = op<EqualOp>(a, b);
-    return check(same ? ctx.create<NotOp>(same) : FailureOr<Value>(failure()));
-  }
-  Value clamp(Value v, Value low, Value high) {
-    return op<MinOp>(op<MaxOp>(v, low), high);
-  }
-  /// Element `i` of a 1-D tensor, as a scalar.
-  Value element(Value v, int64_t i) {
-    if (!v)
-      return fail();
-    auto &b = ctx.b();
-    Value one = SliceOp::create(
-        b, ctx.getLoc(), RankedTensorType::get({1}, i64()), v,
-        b.getDenseI64ArrayAttr({i}), b.getDenseI64ArrayAttr({1}));
-    return reshapeTo(ctx, one, {});
-  }
-  Value reshape(Value v, ArrayRef<int64_t> shape) {
-    return v ? reshapeTo(ctx, v, shape) : fail();
-  }
-  /// The sum over dim 0 of `v`.
-  Value sumRows(Value v) {
-    if (!v)
-      return fail();
-    auto &b = ctx.b();
-    return check(ctx.create<ReduceSumOp>(
-        v, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr({0})),
-            b.getNamedAttr("keepdims", b.getBoolAttr(false))}));
-  }
-  /// `data` gathered along `axis` at `indices` (clamped by the kernel).
-  Value gather(Value data, Value indices, int64_t axis) {
-    if (!data || !indices)
-      return fail();
-    auto &b = ctx.b();
-    return check(ctx.create<GatherOp>(
-        ValueRange{data, indices},
-        {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
-  }
-  Type i64() { return ctx.b().getI64Type(); }
-
-private:
-  NodeContext &ctx;
-};
-
 /// One Slice entry per listed axis, resolved in the kernel: where each
 /// slice starts, its step and its size.
 struct ResolvedSlices {
@@ -108,8 +33,8 @@ struct ResolvedSlices {
 };
 
 /// ONNX's resolution of starts and ends against dims `dims` (int64 [n]).
-ResolvedSlices resolveSlices(IndexMath &m, Value starts, Value ends,
-                             Value steps, Value dims) {
+ResolvedSlices resolveSlices(IndexOps &m, Value starts, Value ends, Value steps,
+                             Value dims) {
   Value zero = m.scalar(0), one = m.scalar(1), minusOne = m.scalar(-1);
   Value forward = m.op<GreaterOp>(steps, zero);
   Value last = m.op<SubOp>(dims, one);
@@ -143,8 +68,8 @@ std::string otherShape(StringRef what, const Shape &declared) {
 }
 
 /// The data gathered along dim `d` at start + i * step, i < `size`.
-Value gatherAlong(IndexMath &m, Value data, int64_t d, int64_t size,
-                  Value start, Value step) {
+Value gatherAlong(IndexOps &m, Value data, int64_t d, int64_t size, Value start,
+                  Value step) {
   return m.gather(
       data, m.op<AddOp>(start, m.op<MulOp>(m.iota(size, {size}), step)), d);
 }
@@ -176,7 +101,7 @@ LogicalResult onnx_import::importSliceAtRunTime(NodeContext &ctx) {
     if (v && (rankOf(v) != 1 || shapeOf(v)[0] != count))
       return ctx.fail("starts, ends, axes and steps must be 1-D, with one "
                       "entry per sliced axis");
-  IndexMath m(ctx);
+  IndexOps m(ctx);
   Value starts = m.widen(lists[0]), ends = m.widen(lists[1]);
   Value steps =
       lists[3] ? m.widen(lists[3]) : m.constant(Shape(count, 1), {count});
@@ -221,15 +146,15 @@ LogicalResult onnx_import::importSliceAtRunTime(NodeContext &ctx) {
                                  m.iota(rank, {1, rank}));
     auto spread = [&](Value perAxis, Value otherwise) {
       Value column = reshapeTo(ctx, perAxis, {count, 1});
-      Value summed = m.sumRows(m.select(listed, column, m.scalar(0)));
+      Value summed = m.sum(m.select(listed, column, m.scalar(0)));
       Value covered = m.op<GreaterOp>(
-          m.sumRows(m.select(listed, m.scalar(1), m.scalar(0))), m.scalar(0));
+          m.sum(m.select(listed, m.scalar(1), m.scalar(0))), m.scalar(0));
       return m.select(covered, summed, otherwise);
     };
     perDimStart = spread(slices.starts, m.scalar(0));
     perDimStep = spread(slices.steps, m.scalar(1));
     perDimSize = spread(slices.sizes, shapeVector);
-    Value timesListed = m.sumRows(m.select(listed, m.scalar(1), m.scalar(0)));
+    Value timesListed = m.sum(m.select(listed, m.scalar(1), m.scalar(0)));
     Value outside = m.op<OrOp>(m.op<LessOp>(axisList, m.scalar(0)),
                                m.op<GreaterEqualOp>(axisList, m.scalar(rank)));
     ctx.addRuntimeCheck(m.op<GreaterOp>(timesListed, m.scalar(1)),
@@ -284,7 +209,7 @@ LogicalResult onnx_import::importSliceAtRunTime(NodeContext &ctx) {
 /// Where output element i of a dim of `size` reads the data's dim of
 /// `dim` elements, for pads beginning with `begin` (int64 scalar): i - begin
 /// mapped into the data by the mode.
-static Value padSource(IndexMath &m, int64_t size, int64_t dim, Value begin,
+static Value padSource(IndexOps &m, int64_t size, int64_t dim, Value begin,
                        StringRef mode) {
   Value i = m.op<SubOp>(m.iota(size, {size}), begin);
   if (mode == "reflect" && dim > 1) {
@@ -343,7 +268,7 @@ LogicalResult onnx_import::importPadAtRunTime(NodeContext &ctx) {
       return ctx.fail("reflect pads need dims of 2 or more elements");
   }
 
-  IndexMath m(ctx);
+  IndexOps m(ctx);
   Value padList = m.widen(pads);
   Shape dims, expected;
   for (int64_t a : axes) {

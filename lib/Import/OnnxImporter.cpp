@@ -816,6 +816,13 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   }
   if (!ctx.error().empty())
     reason = ctx.error();
+  // A node of constants that could not be computed at import says why
+  // (past the folding budget, say), rather than why no kernel does it.
+  if (!foldError.empty() &&
+      llvm::all_of(node.input(), [&](const std::string &input) {
+        return input.empty() || constants.count(input);
+      }))
+    reason = foldError;
   if (reason.empty())
     reason = "could not be imported";
   markUnsupported(node, index, reason, ctx.needsConstant());

@@ -54,6 +54,7 @@ const OpRegistry &kiln::onnx_import::opRegistry() {
     registerTrainingOps(r);
     registerClassicMLOps(r);
     registerQuantizeOps(r);
+    registerSelectedPositionsOps(r);
     return r;
   }();
   return registry;

@@ -77,6 +77,8 @@ void registerResizeOps(OpRegistry &registry);    // OnnxResizeHandler.cpp
 void registerTrainingOps(OpRegistry &registry);  // OnnxTrainingOpHandlers.cpp
 void registerClassicMLOps(OpRegistry &registry); // OnnxClassicMLOpHandlers.cpp
 void registerQuantizeOps(OpRegistry &registry);  // OnnxQuantizeOpHandlers.cpp
+void registerSelectedPositionsOps(
+    OpRegistry &registry); // OnnxSelectedPositionsHandlers.cpp
 
 } // namespace kiln::onnx_import
 

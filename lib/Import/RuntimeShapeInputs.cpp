@@ -221,6 +221,15 @@ std::string deriveSplit(const DeriveContext &c, Derivation &d) {
                                              : "it has no entry per output";
 }
 
+/// ConstantOfShape's shape: the declared shape itself.
+std::string deriveShapeValues(const DeriveContext &c, Derivation &d) {
+  d.guard.rule = ShapeGuardDesc::Equals;
+  d.values = d.guard.expected = *c.declared[0];
+  return int64_t(d.values.size()) == c.count ? ""
+                                             : "its length is not the "
+                                               "declared rank";
+}
+
 std::string deriveResizeSizes(const DeriveContext &c, Derivation &d) {
   if (c.ctx.stringAttr("keep_aspect_ratio_policy", "stretch") != "stretch")
     return "keep_aspect_ratio_policy makes the result differ from the sizes";
@@ -274,6 +283,7 @@ const RuntimeShapeInput kRuntimeShapeInputs[] = {
     {"HammingWindow", 0, false, deriveWindowSize},
     {"BlackmanWindow", 0, false, deriveWindowSize},
     {"Resize", 3, false, deriveResizeSizes},
+    {"ConstantOfShape", 0, false, deriveShapeValues},
 };
 
 const RuntimeShapeInput *runtimeShapeInput(StringRef opType, size_t input) {
