@@ -203,6 +203,9 @@ mlir::LogicalResult importSliceAtRunTime(NodeContext &ctx);
 /// A Pad whose pads are read at run time, sized by the declared result
 /// shape (OnnxDynamicSliceHandlers.cpp).
 mlir::LogicalResult importPadAtRunTime(NodeContext &ctx);
+/// ReverseSequence, its lengths read at run time
+/// (OnnxDynamicSliceHandlers.cpp).
+mlir::LogicalResult importReverseSequence(NodeContext &ctx);
 
 /// Gather and GatherElements: data, integer indices and an `axis`.
 template <typename OpTy>

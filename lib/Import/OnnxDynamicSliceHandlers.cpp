@@ -14,6 +14,10 @@
 // Gather at i - begin, mapped into the data by the mode (clamped for edge,
 // folded back for reflect; outside elements take the constant value).
 //
+// ReverseSequence reverses each batch element's first sequence_lens[b]
+// steps, lengths read at run time: a GatherElements along the time axis at
+// len - 1 - t for t < len, t past it.
+//
 //===----------------------------------------------------------------------===//
 #include "IndexOps.h"
 
@@ -313,4 +317,47 @@ LogicalResult onnx_import::importPadAtRunTime(NodeContext &ctx) {
     return failure();
   ctx.setOutput(0, result);
   return success();
+}
+
+LogicalResult onnx_import::importReverseSequence(NodeContext &ctx) {
+  Value data = ctx.input(0), lengths = ctx.input(1);
+  if (!data || !lengths || failed(ctx.requireIndices(lengths)))
+    return failure();
+  int64_t rank = rankOf(data);
+  int64_t batchAxis = ctx.intAttr("batch_axis", 1),
+          timeAxis = ctx.intAttr("time_axis", 0);
+  if (rank < 2 || batchAxis < 0 || timeAxis < 0 || batchAxis > 1 ||
+      timeAxis > 1 || batchAxis == timeAxis)
+    return ctx.fail("batch_axis and time_axis must be 0 and 1 of a tensor "
+                    "of rank 2 or more");
+  int64_t batch = shapeOf(data)[batchAxis], steps = shapeOf(data)[timeAxis];
+  if (rankOf(lengths) != 1 || shapeOf(lengths)[0] != batch)
+    return ctx.fail("sequence_lens must hold one length per batch element");
+  IndexOps m(ctx);
+  // [steps, batch] or [batch, steps], as the data's first two dims.
+  Shape timeShape(2, 1), batchShape(2, 1);
+  timeShape[timeAxis] = steps;
+  batchShape[batchAxis] = batch;
+  Value t = m.iota(steps, timeShape);
+  Value length = m.reshape(m.widen(lengths), batchShape);
+  Value reversed = m.op<SubOp>(m.op<SubOp>(length, m.scalar(1)), t);
+  Value source = m.select(m.op<LessOp>(t, length), reversed, t);
+  ctx.addRuntimeCheck(
+      m.op<OrOp>(m.op<LessOp>(m.widen(lengths), m.scalar(0)),
+                 m.op<GreaterOp>(m.widen(lengths), m.scalar(steps))),
+      "sequence_lens holds a length outside [0, " + Twine(steps) + "]");
+  // Along the other dims the same source step.
+  Shape expanded(shapeOf(data)), leading{shapeOf(data)[0], shapeOf(data)[1]};
+  for (int64_t d = 2; d < rank; ++d)
+    leading.push_back(1);
+  Value indices = m.reshape(source, leading);
+  if (m.failed())
+    return failure();
+  auto &b = ctx.b();
+  Value full = ExpandOp::create(
+      b, ctx.getLoc(), RankedTensorType::get(expanded, m.i64()), indices);
+  return setResult(
+      ctx, ctx.create<GatherElementsOp>(
+               ValueRange{data, full},
+               {b.getNamedAttr("axis", b.getI64IntegerAttr(timeAxis))}));
 }

@@ -404,6 +404,7 @@ void onnx_import::registerShapeOps(OpRegistry &registry) {
   registry.add("Expand", 8, kMaxOpset, "constant or guarded shape", importExpand);
   registry.add("Gather", 1, kMaxOpset, "any axis; negative indices", importGather);
   registry.add("Pad", 2, kMaxOpset, "constant, edge, reflect; pads constant, or read at run time where the result shape is declared; a computed constant_value is read at run time", importPad);
+  registry.add("ReverseSequence", 10, kMaxOpset, "lengths read at run time (a gather along the time axis)", importReverseSequence);
   registry.add("Slice", 1, kMaxOpset, "starts/ends/axes/steps constant, or read at run time where the result shape is declared", importSlice);
   registry.add("SpaceToDepth", 1, kMaxOpset, "", importSpaceToDepth);
   registry.add("Split", 2, kMaxOpset, "split attr/input (constant or guarded), num_outputs", importSplit);
