@@ -679,6 +679,28 @@ def build_scan_running_state():
                     "x": rng.standard_normal((4, 6)).astype(np.float32)}]
 
 
+def build_lstm_sequence_lens():
+    """A bidirectional LSTM over padded batches: sequence_lens, a graph
+    input, says how many steps each batch element has; past them the state
+    is kept and the outputs are zero (each direction's)."""
+    rng = np.random.default_rng(1017)
+    seq, batch, inp, hidden = 5, 3, 4, 6
+    w = (rng.standard_normal((2, 4 * hidden, inp)) * 0.4).astype(np.float32)
+    r = (rng.standard_normal((2, 4 * hidden, hidden)) * 0.4).astype(np.float32)
+    b = (rng.standard_normal((2, 8 * hidden)) * 0.1).astype(np.float32)
+    nodes = [helper.make_node("LSTM", ["x", "w", "r", "b", "lens"], ["y", "y_h", "y_c"],
+                              name="lstm", direction="bidirectional", hidden_size=hidden)]
+    g = helper.make_graph(nodes, "lstm_sequence_lens",
+                          [vi("x", [seq, batch, inp]), vi("lens", [batch], TensorProto.INT32)],
+                          [vi("y", [seq, 2, batch, hidden]), vi("y_h", [2, batch, hidden]),
+                           vi("y_c", [2, batch, hidden])],
+                          [init("w", w), init("r", r), init("b", b)])
+    model = make_model(g, 13, "lstm_sequence_lens")
+    x = lambda: rng.standard_normal((seq, batch, inp)).astype(np.float32)
+    return model, [{"x": x(), "lens": np.array([5, 3, 1], np.int32)},
+                   {"x": x(), "lens": np.array([2, 5, 4], np.int32)}]
+
+
 def build_vit_block():
     """A small ViT encoder block: 4x4 patches of a 40x52 image (130 tokens),
     a class token concatenated in front and a position embedding added
@@ -1828,6 +1850,7 @@ def main():
         (build_if_folded, os.path.join(E2E_DIR, "if_folded")),
         (build_if_runtime_cond, os.path.join(E2E_DIR, "if_runtime_cond")),
         (build_scan_running_state, os.path.join(E2E_DIR, "scan_running_state")),
+        (build_lstm_sequence_lens, os.path.join(E2E_DIR, "lstm_sequence_lens")),
         (build_f16_mix, os.path.join(E2E_DIR, "f16_mix")),
         (build_activations_cnn, os.path.join(E2E_DIR, "activations_cnn")),
         (build_matmul_split_k, os.path.join(E2E_DIR, "matmul_split_k")),

@@ -44,6 +44,10 @@ public:
   template <typename OpTy> Value binary(Value x, Value y) {
     return x && y ? check(ctx.create<OpTy>(ValueRange{x, y})) : fail();
   }
+  Value select(Value c, Value x, Value y) {
+    return c && x && y ? check(ctx.create<WhereOp>(ValueRange{c, x, y}))
+                       : fail();
+  }
   template <typename OpTy> Value unary(Value x) {
     return x ? check(ctx.create<OpTy>(x)) : fail();
   }
@@ -255,15 +259,18 @@ LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
     return failure();
   if (rankOf(x) != 3 || rankOf(r) != 3)
     return ctx.fail("X and R must be 3-D");
+  // sequence_lens: each batch element's steps; a constant one holding the
+  // whole sequence everywhere changes nothing.
+  Value lengths;
   if (ctx.hasInput(4)) {
-    const ConstTensor *lens = ctx.constInput(4);
-    if (!lens)
-      return ctx.failNotConstant(4, "must be a constant");
+    lengths = ctx.input(4);
+    if (!lengths || failed(ctx.requireIndices(lengths)))
+      return failure();
     int64_t seq = shapeOf(x)[ctx.intAttr("layout", 0) ? 1 : 0];
-    for (int64_t len : lens->asInts())
-      if (len != seq)
-        return ctx.fail("sequence_lens shorter than the sequence are not "
-                        "supported yet");
+    const ConstTensor *lens = ctx.constInput(4);
+    if (lens &&
+        llvm::all_of(lens->asInts(), [&](int64_t len) { return len == seq; }))
+      lengths = nullptr;
   }
   std::string direction = ctx.stringAttr("direction", "forward");
   int64_t numDirections = direction == "bidirectional" ? 2 : 1;
@@ -319,6 +326,31 @@ LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
   Value zeros = ctx.constant(
       RankedTensorType::get({batch, hidden}, getElementTypeOrSelf(x.getType())),
       {0.0});
+  // With sequence_lens, step t runs for the batch elements longer than t
+  // (mask [batch, 1]); the others keep their state and output zeros.
+  Value lengthColumn;
+  if (lengths) {
+    if (rankOf(lengths) != 1 || shapeOf(lengths)[0] != batch)
+      return ctx.fail("sequence_lens must hold one length per batch element");
+    auto i64 = RankedTensorType::get({batch}, ctx.b().getI64Type());
+    Value wide = getElementTypeOrSelf(lengths.getType()).isInteger(64)
+                     ? lengths
+                     : CastOp::create(ctx.b(), ctx.getLoc(), i64, lengths);
+    lengthColumn = bld.reshape(wide, {batch, 1});
+    auto bound = [&](double v) {
+      return ctx.constant(RankedTensorType::get({}, ctx.b().getI64Type()), {v});
+    };
+    ctx.addRuntimeCheck(
+        bld.binary<OrOp>(bld.binary<LessOp>(wide, bound(0)),
+                         bld.binary<GreaterOp>(wide, bound(double(seq)))),
+        "sequence_lens holds a length outside [0, " + Twine(seq) + "]");
+  }
+  auto stepRuns = [&](int64_t t) -> Value {
+    return bld.binary<LessOp>(
+        ctx.constant(RankedTensorType::get({}, ctx.b().getI64Type()),
+                     {double(t)}),
+        lengthColumn);
+  };
   SmallVector<Value> ys, lastH, lastC;
   for (int64_t d = 0; d < numDirections; ++d) {
     DirectionWeights dw =
@@ -337,9 +369,17 @@ LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
       int64_t t = reverse ? seq - 1 - k : k;
       Value xt = bld.reshape(bld.slice(projected, 0, t, 1),
                              {batch, spec.gates * hidden});
+      Value hBefore = h, cBefore = c;
       step(bld, ctx, spec, dw, act, xt, hidden, clipLimit, inputForget,
            linearBeforeReset, h, c);
-      steps[t] = bld.reshape(h, {1, 1, batch, hidden});
+      Value output = h;
+      if (lengthColumn) {
+        Value runs = stepRuns(t);
+        output = bld.select(runs, h, zeros);
+        h = bld.select(runs, h, hBefore);
+        c = bld.select(runs, c, cBefore);
+      }
+      steps[t] = bld.reshape(output, {1, 1, batch, hidden});
       if (bld.failed())
         return ctx.fail("could not build the unrolled recurrence");
     }
@@ -428,9 +468,9 @@ static LogicalResult importScatterND(NodeContext &ctx) {
 void onnx_import::registerRecurrentOps(OpRegistry &registry) {
   // clang-format off
   registry.add("GatherElements", 11, kMaxOpset, "negative indices", importGatherElements);
-  registry.add("GRU", 7, kMaxOpset, "unrolled; Sigmoid/Tanh/Relu; full sequence_lens only", importGRU);
-  registry.add("LSTM", 7, kMaxOpset, "unrolled; peepholes, clip, layout; full sequence_lens only", importLSTM);
-  registry.add("RNN", 7, kMaxOpset, "unrolled; full sequence_lens only", importRNN);
+  registry.add("GRU", 7, kMaxOpset, "unrolled; Sigmoid/Tanh/Relu; sequence_lens (read at run time)", importGRU);
+  registry.add("LSTM", 7, kMaxOpset, "unrolled; peepholes, clip, layout; sequence_lens (read at run time)", importLSTM);
+  registry.add("RNN", 7, kMaxOpset, "unrolled; sequence_lens (read at run time)", importRNN);
   registry.add("Scatter", 9, 10, "as ScatterElements", importScatterElements);
   registry.add("ScatterElements", 11, kMaxOpset, "reductions add/mul/max/min (O(n*m) kernel)", importScatterElements);
   registry.add("ScatterND", 11, kMaxOpset, "reductions add/mul/max/min (O(n*m) kernel)", importScatterND);
