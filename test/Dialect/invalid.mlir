@@ -252,6 +252,13 @@ func.func @declared_attribute_of_another_type() attributes {kiln.kernel, kiln.wo
 
 // -----
 
+// expected-error @+1 {{'kiln.shape_guards' = "x" is not of the type KilnDialect.td declares}}
+func.func @shape_guards_of_another_type() attributes {kiln.shape_guards = "x"} {
+  return
+}
+
+// -----
+
 // A kernel config is a #kiln.config, not its tile sizes alone.
 // expected-error @+1 {{'kiln.config' = array<i64: 16, 16> is not of the type KilnDialect.td declares}}
 func.func @config_of_another_type() attributes {kiln.kernel, kiln.config = array<i64: 16, 16>} {

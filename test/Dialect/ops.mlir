@@ -121,6 +121,9 @@ func.func @declared_attributes(%x: tensor<4xf32> {kiln.name = "x"}) -> (tensor<4
                 kiln.thread_tile = array<i64: 4, 4>, kiln.warp_tile = array<i64: 16, 16>,
                 kiln.register_tile = array<i64: 8, 16>, kiln.matrix_cores = "mma.sync m16n8k16",
                 kiln.lanes = 32 : i64, kiln.cooperative, kiln.workgroup_memory = 1024 : i64,
-                kiln.dynamic_workgroup_memory = 0 : i64, kiln.private_memory = 0 : i64} {
+                kiln.dynamic_workgroup_memory = 0 : i64, kiln.private_memory = 0 : i64,
+                kiln.shape_guards = [{rule = "Equals", node = "n", op_type = "TopK", input = "x",
+                                      data_shape = array<i64>, params = array<i64>,
+                                      expected = array<i64: 3>}]} {
   return %x : tensor<4xf32>
 }
