@@ -343,6 +343,13 @@ int printInfo(const std::string &path) {
   std::printf("kernels:  %d launches\n", kiln_model_dispatch_count(model));
   printTensors("inputs", model, /*inputs=*/true);
   printTensors("outputs", model, /*inputs=*/false);
+  if (*kiln_model_shape_guards(model)) {
+    std::printf("checked before each run:\n");
+    std::string guards = kiln_model_shape_guards(model);
+    for (size_t at = 0, end; (end = guards.find('\n', at)) != std::string::npos;
+         at = end + 1)
+      std::printf("  %s\n", guards.substr(at, end - at).c_str());
+  }
   kiln_model_close(model);
   return 0;
 }

@@ -351,6 +351,10 @@ const char *kiln_model_cpu_features(const kiln_model *model) {
   return model ? model->impl->cpuFeatureList().c_str() : "";
 }
 
+const char *kiln_model_shape_guards(const kiln_model *model) {
+  return model ? model->impl->shapeGuardList().c_str() : "";
+}
+
 kiln_status kiln_session_create(kiln_model *model, const char *device,
                                 const kiln_session_options *options,
                                 kiln_session **session) {

@@ -236,6 +236,8 @@ kiln_status Model::readShapeGuards(const fb::Model &m) {
     std::string problem = validateShapeGuard(d);
     if (!problem.empty())
       return fail(KILN_ERROR_INVALID_ARTIFACT, label + " " + problem);
+    shapeGuardList_ += "node '" + d.node + "' (" + d.opType + "): input '" +
+                       input.name + "' " + describeShapeGuard(d) + "\n";
     shapeGuards_.push_back(std::move(d));
   }
   return KILN_OK;

@@ -104,6 +104,8 @@ public:
   const std::vector<ShapeGuardDesc> &shapeGuards() const {
     return shapeGuards_;
   }
+  /// The guards as kiln_model_shape_guards describes them.
+  const std::string &shapeGuardList() const { return shapeGuardList_; }
   /// True when a shape guard reads input `index`.
   bool isGuardedInput(size_t index) const;
 
@@ -147,6 +149,7 @@ private:
   std::vector<DispatchDesc> dispatches_;
   std::vector<CheckDesc> checks_;
   std::vector<ShapeGuardDesc> shapeGuards_;
+  std::string shapeGuardList_;
   KernelObject kernels_;
 };
 

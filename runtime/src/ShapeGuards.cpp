@@ -254,6 +254,13 @@ std::string kiln::checkShapeGuard(const ShapeGuardDesc &guard,
          input + "=@FILE)";
 }
 
+std::string kiln::describeShapeGuard(const ShapeGuardDesc &guard) {
+  if (guard.rule == ShapeGuardDesc::Equals)
+    return "holds " + listString(guard.expected);
+  return "gives " + listString(guard.expected) + " from data " +
+         listString(guard.dataShape);
+}
+
 std::string kiln::validateShapeGuard(const ShapeGuardDesc &guard) {
   if (guard.dataShape.size() > kMaxGuardRank ||
       guard.expected.size() > kMaxGuardRank ||

@@ -549,6 +549,8 @@ TEST(RuntimeErrors, ShapeGuardsCheckInputValuesBeforeTheRun) {
     return kiln_session_set_input(l.session, "k", KILN_DTYPE_I64, shape, 1, &k,
                                   sizeof k);
   };
+  EXPECT_STREQ(kiln_model_shape_guards(l.model),
+               "node 'Node_0' (Op): input 'k' holds [3]\n");
   ASSERT_EQ(setX(l.session, iota(0)), KILN_OK);
   ASSERT_EQ(setK(3), KILN_OK);
   ASSERT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();

@@ -152,6 +152,11 @@ KILN_API const char *kiln_model_target(const kiln_model *model);
  * ones. "" for GPU artifacts. */
 KILN_API const char *kiln_model_cpu(const kiln_model *model);
 KILN_API const char *kiln_model_cpu_features(const kiln_model *model);
+/* The shape-like inputs a run checks before any kernel (the artifact was
+ * compiled for the shapes their values give), one line each:
+ * "node 'reshape' (Reshape): input 'shape' gives [4,6] from data [2,3,4]",
+ * "node 'topk' (TopK): input 'k' holds [3]"; "" when there are none. */
+KILN_API const char *kiln_model_shape_guards(const kiln_model *model);
 
 /* ---- Sessions ---- */
 /* device: "cpu" (NULL means "cpu"), "cuda" (the first NVIDIA GPU; the

@@ -44,6 +44,10 @@ std::string checkShapeGuard(const ShapeGuardDesc &guard,
                             const std::vector<int64_t> &values,
                             const std::string &input);
 
+/// What the guard holds an input to: "holds [3]", or "gives [4,6] from
+/// data [2,3,4]".
+std::string describeShapeGuard(const ShapeGuardDesc &guard);
+
 /// Why an artifact's guard is malformed, or "" (rule parameters the checks
 /// rely on; shapes of sane rank with non-negative dims).
 std::string validateShapeGuard(const ShapeGuardDesc &guard);
