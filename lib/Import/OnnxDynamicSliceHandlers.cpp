@@ -116,7 +116,7 @@ LogicalResult onnx_import::importSliceAtRunTime(NodeContext &ctx) {
     axes = Shape(llvm::seq<int64_t>(0, std::min(count, rank)).begin(),
                  llvm::seq<int64_t>(0, std::min(count, rank)).end());
   else if (ctx.constInput(3))
-    axes = *ctx.constInts(3);
+    axes = ctx.constInput(3)->asInts();
   if (axes) {
     auto normalized = normalizeAxes(ctx, *axes, rank);
     if (failed(normalized) || int64_t(normalized->size()) != count)
@@ -166,9 +166,10 @@ LogicalResult onnx_import::importSliceAtRunTime(NodeContext &ctx) {
     ctx.addRuntimeCheck(outside, "an axis is out of range for the data's " +
                                      Twine(rank) + " dims");
   }
+  // Steps read at run time are checked there; constant ones here.
   if (lists[3] && !ctx.constInput(4))
     ctx.addRuntimeCheck(slices.zeroStep, "a step is 0");
-  else if (llvm::is_contained(*ctx.constInts(4), 0))
+  else if (lists[3] && llvm::is_contained(ctx.constInput(4)->asInts(), 0))
     return ctx.fail("slice step is 0");
 
   // The values must give the declared shape.
