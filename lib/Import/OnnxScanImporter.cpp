@@ -117,6 +117,10 @@ void GraphImporter::importScan(const onnx::NodeProto &node, int index) {
 
   // Per batch element (opset 8) or once: the states and scan inputs.
   int64_t batch = batched ? shapeOf(inputs.front())[0] : 1;
+  if (batch < 1 ||
+      llvm::any_of(
+          inputs, [&](Value v) { return batched && shapeOf(v)[0] != batch; }))
+    return unsupported("the inputs' batch dims differ or are empty");
   int64_t steps = -1;
   for (int64_t j = 0; j < numScans; ++j) {
     Value scan = inputs[numStates + j];
@@ -133,7 +137,11 @@ void GraphImporter::importScan(const onnx::NodeProto &node, int index) {
   }
   if (steps < 1)
     return unsupported("a Scan of no steps is not supported");
-  if (batch * steps * std::max(body->node_size(), 1) > kMaxUnrolledScanNodes)
+  int64_t unrolled;
+  if (__builtin_mul_overflow(batch, steps, &unrolled) ||
+      __builtin_mul_overflow(unrolled, std::max(body->node_size(), 1),
+                             &unrolled) ||
+      unrolled > kMaxUnrolledScanNodes)
     return unsupported("unrolling " + Twine(steps) + " steps of a " +
                        Twine(body->node_size()) + "-node body" +
                        (batched ? " per batch element" : "") +

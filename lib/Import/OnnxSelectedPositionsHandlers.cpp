@@ -57,6 +57,9 @@ FailureOr<std::vector<int64_t>> declaredResult(NodeContext &ctx,
                     "where the model declares it (graph output or "
                     "value_info)"),
            failure();
+  if (llvm::is_contained(*declared, 0))
+    return ctx.fail("a declared result with no elements is not supported"),
+           failure();
   if (elements > kMaxSearchedElements)
     return ctx.fail("searching " + Twine(elements) +
                     " elements for the selected ones is more than the " +
