@@ -16,7 +16,7 @@
 // through a kiln.where with a constant mask.
 //
 //===----------------------------------------------------------------------===//
-#include "NodeContext.h"
+#include "IndexOps.h"
 
 #include <cmath>
 #include <cstring>
@@ -448,6 +448,407 @@ static FailureOr<InterpolationMode> parseMode(NodeContext &ctx,
   return ctx.fail("mode '" + mode + "' is not supported");
 }
 
+/// The per-dim scales and output sizes of a Resize-11+ whose scales (input
+/// 2) or sizes (input 3) are constants, for the resized `axes`.
+static LogicalResult resolveSizes(NodeContext &ctx, ArrayRef<int64_t> inShape,
+                                  ArrayRef<int64_t> axes, StringRef policy,
+                                  SmallVector<double> &scales,
+                                  SmallVector<int64_t> &outSizes) {
+  int64_t rank = inShape.size(), count = axes.size();
+  auto scalesIn = constFloats(ctx, 2, "scales");
+  if (failed(scalesIn))
+    return failure();
+  std::vector<int64_t> sizesIn;
+  if (scalesIn->empty()) {
+    auto given = constSizes(ctx, 3);
+    if (failed(given))
+      return failure();
+    sizesIn = *given;
+  } else if (const ConstTensor *sizes = ctx.constInput(3)) {
+    if (!sizes->bytes.empty())
+      return ctx.fail("only one of scales and sizes may be given");
+  }
+
+  scales.assign(rank, 1.0);
+  outSizes.assign(inShape.begin(), inShape.end());
+  if (!scalesIn->empty()) {
+    if ((int64_t)scalesIn->size() != count)
+      return ctx.fail("scales must have one entry per resized axis");
+    for (int64_t i = 0; i < count; ++i) {
+      double s = (*scalesIn)[i];
+      if (!(s > 0) || !std::isfinite(s) || scaledSize(inShape[axes[i]], s) < 0)
+        return ctx.fail("scales must be positive, finite and not huge");
+      scales[axes[i]] = s;
+      outSizes[axes[i]] = scaledSize(inShape[axes[i]], s);
+    }
+  } else if (!sizesIn.empty()) {
+    if ((int64_t)sizesIn.size() != count)
+      return ctx.fail("sizes must have one entry per resized axis");
+    for (int64_t i = 0; i < count; ++i) {
+      if (sizesIn[i] <= 0)
+        return ctx.fail("sizes must be positive");
+      scales[axes[i]] = double(sizesIn[i]) / double(inShape[axes[i]]);
+      outSizes[axes[i]] = sizesIn[i];
+    }
+    if (policy != "stretch") {
+      // One scale for all resized axes: the smallest (not_larger) or the
+      // largest (not_smaller); sizes round half up.
+      double s = scales[axes.front()];
+      for (int64_t a : axes)
+        s = policy == "not_larger" ? std::min(s, scales[a])
+                                   : std::max(s, scales[a]);
+      for (int64_t a : axes) {
+        scales[a] = s;
+        outSizes[a] = int64_t(s * double(inShape[a]) + 0.5);
+      }
+    }
+  } else {
+    return ctx.fail("one of scales and sizes must be given");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Scales and roi read at run time
+//===----------------------------------------------------------------------===//
+//
+// When scales (or tf_crop_and_resize's roi) is not a constant, each output
+// size is the one the model declares and the taps of planAxis are computed
+// in the kernel, in float64 as the reference computes them: the source
+// coordinate of every output position, its neighbours (clamped into the
+// input) and their weights. A run-time check fails the run when
+// floor(in * scale) is not the declared size.
+
+namespace {
+
+/// float64 coordinate arithmetic on top of IndexOps.
+class CoordinateOps : public IndexOps {
+public:
+  explicit CoordinateOps(NodeContext &ctx) : IndexOps(ctx), ctx(ctx) {}
+
+  Type f64() { return ctx.b().getF64Type(); }
+  Value real(double v) {
+    return ctx.constant(RankedTensorType::get({}, f64()), {v});
+  }
+  /// 0, 1, ..., n - 1 as float64 [n].
+  Value realIota(int64_t n) {
+    std::vector<double> values(n);
+    for (int64_t i = 0; i < n; ++i)
+      values[i] = double(i);
+    return ctx.constant(RankedTensorType::get({n}, f64()), values);
+  }
+  Value castTo(Value v, Type elementType) {
+    if (!v)
+      return fail();
+    if (getElementTypeOrSelf(v.getType()) == elementType)
+      return v;
+    return CastOp::create(ctx.b(), ctx.getLoc(),
+                          RankedTensorType::get(shapeOf(v), elementType), v);
+  }
+  template <typename OpTy> Value unary(Value v) {
+    return check(v ? ctx.create<OpTy>(v) : FailureOr<Value>(failure()));
+  }
+  /// Element `i` of a 1-D tensor, as a scalar of its element type.
+  Value at(Value v, int64_t i) {
+    if (!v)
+      return fail();
+    auto &b = ctx.b();
+    Value one = SliceOp::create(
+        b, ctx.getLoc(),
+        RankedTensorType::get({1}, getElementTypeOrSelf(v.getType())), v,
+        b.getDenseI64ArrayAttr({i}), b.getDenseI64ArrayAttr({1}));
+    return reshape(one, {});
+  }
+
+private:
+  NodeContext &ctx;
+};
+
+/// Per data dim, how a Resize with values read at run time resamples it.
+struct RuntimeResize {
+  explicit RuntimeResize(ArrayRef<int64_t> inShape)
+      : scale(inShape.size()), roiStart(inShape.size()), roiEnd(inShape.size()),
+        outSizes(inShape) {}
+  SmallVector<Value> scale;            // float64 scalars; null: dim kept
+  SmallVector<Value> roiStart, roiEnd; // tf_crop_and_resize only
+  SmallVector<int64_t> outSizes;
+};
+
+} // namespace
+
+/// originalCoordinate for the output positions `j` (float64 [out]).
+static Value sourceCoordinates(CoordinateOps &m, const ResizeParams &p, Value j,
+                               Value scale, int64_t inDim, int64_t outDim,
+                               Value roiStart, Value roiEnd, Value &outside) {
+  Value in = m.real(double(inDim));
+  Value outWidth = m.op<MulOp>(scale, in);
+  Value singleOutput = m.op<LessOp>(
+      m.unary<AbsOp>(m.op<SubOp>(outWidth, m.real(1))), m.real(1e-9));
+  Value halfPixel =
+      m.op<DivOp>(m.op<AddOp>(j, m.real(0.5)), scale); // (x + 0.5) / scale
+  const std::string &mode = p.coordinateMode;
+  if (mode == "align_corners")
+    return m.select(singleOutput, m.real(0),
+                    m.op<DivOp>(m.op<MulOp>(j, m.real(double(inDim - 1))),
+                                m.op<SubOp>(outWidth, m.real(1))));
+  if (mode == "asymmetric")
+    return m.op<DivOp>(j, scale);
+  if (mode == "tf_crop_and_resize") {
+    Value span =
+        m.op<MulOp>(m.op<SubOp>(roiEnd, roiStart), m.real(double(inDim - 1)));
+    Value spread = m.select(
+        singleOutput, m.op<DivOp>(span, m.real(2)),
+        m.op<DivOp>(m.op<MulOp>(j, span), m.op<SubOp>(outWidth, m.real(1))));
+    Value x =
+        m.op<AddOp>(spread, m.op<MulOp>(roiStart, m.real(double(inDim - 1))));
+    outside = m.op<OrOp>(m.op<LessOp>(x, m.real(0)),
+                         m.op<GreaterOp>(x, m.real(double(inDim - 1))));
+    return x;
+  }
+  if (mode == "pytorch_half_pixel")
+    return m.select(singleOutput, m.real(-0.5),
+                    m.op<SubOp>(halfPixel, m.real(0.5)));
+  if (mode == "half_pixel")
+    return m.op<SubOp>(halfPixel, m.real(0.5));
+  if (mode == "half_pixel_symmetric") {
+    Value adjustment = m.op<DivOp>(m.real(double(outDim)), outWidth);
+    Value offset = m.op<MulOp>(m.real(double(inDim) / 2),
+                               m.op<SubOp>(m.real(1), adjustment));
+    return m.op<AddOp>(offset, m.op<SubOp>(halfPixel, m.real(0.5)));
+  }
+  return halfPixel; // tf_half_pixel_for_nn
+}
+
+/// The taps' weights at `ratio` (float64 [out]), as planAxis takes them.
+static SmallVector<Value> tapWeights(CoordinateOps &m, const ResizeParams &p,
+                                     Value ratio, Value integral) {
+  if (p.mode == InterpolationMode::Linear)
+    return {m.op<SubOp>(m.real(1), ratio), ratio};
+  if (p.mode == InterpolationMode::Cubic) {
+    double A = p.cubicCoeffA;
+    auto poly = [&](Value t,
+                    ArrayRef<double> c) { // ((c0 t + c1) t + c2) t + c3
+      Value v = m.real(c[0]);
+      for (double k : c.drop_front())
+        v = m.op<AddOp>(m.op<MulOp>(v, t), m.real(k));
+      return v;
+    };
+    auto far = [&](Value t) { return poly(t, {A, -5 * A, 8 * A, -4 * A}); };
+    auto near = [&](Value t) { return poly(t, {A + 2, -(A + 3), 0, 1}); };
+    Value one = m.real(1), two = m.real(2);
+    return {far(m.op<AddOp>(ratio, one)), near(ratio),
+            near(m.op<SubOp>(one, ratio)), far(m.op<SubOp>(two, ratio))};
+  }
+  // Nearest: the right neighbour or the left one.
+  Value half = m.real(0.5);
+  Value right;
+  if (p.nearestMode == "round_prefer_floor")
+    right = m.op<GreaterOp>(ratio, half);
+  else if (p.nearestMode == "round_prefer_ceil")
+    right = m.op<GreaterEqualOp>(ratio, half);
+  else if (p.nearestMode == "floor")
+    right = integral;
+  else // ceil
+    right = m.op<GreaterOp>(ratio, m.real(0));
+  right = m.op<OrOp>(right, integral);
+  Value wRight = m.select(right, m.real(1), m.real(0));
+  return {m.op<SubOp>(m.real(1), wRight), wRight};
+}
+
+/// Resamples dim `axis` of `x` to `outDim` with the coordinates computed in
+/// the kernel.
+static Value resampleAxisAtRunTime(CoordinateOps &m, NodeContext &ctx,
+                                   const ResizeParams &p, Value x, int64_t axis,
+                                   int64_t outDim, Value scale, Value roiStart,
+                                   Value roiEnd) {
+  int64_t inDim = shapeOf(x)[axis];
+  Value outside;
+  Value xOri = sourceCoordinates(m, p, m.realIota(outDim), scale, inDim, outDim,
+                                 roiStart, roiEnd, outside);
+  Value lastIndex = m.real(double(inDim - 1));
+  auto toIndex = [&](Value v) {
+    return m.castTo(m.clamp(v, m.real(0), lastIndex), m.i64());
+  };
+  SmallVector<int64_t> columnShape = {outDim};
+  columnShape.append(rankOf(x) - axis - 1, 1);
+  Type elementType = getElementTypeOrSelf(x.getType());
+
+  Value y;
+  if (p.mode == InterpolationMode::Nearest && p.nearestMode == "simple") {
+    Value i = m.select(m.op<LessOp>(scale, m.real(1)), m.unary<CeilOp>(xOri),
+                       m.unary<FloorOp>(xOri));
+    y = m.gather(x, toIndex(i), axis);
+  } else {
+    Value floorX = m.unary<FloorOp>(xOri);
+    Value integral = m.op<EqualOp>(xOri, floorX);
+    Value ratio =
+        m.select(integral, m.real(1), m.op<SubOp>(xOri, floorX)); // (0, 1]
+    SmallVector<Value> weights = tapWeights(m, p, ratio, integral);
+    int64_t n = weights.size(), pad = (n + 1) / 2;
+    // firstNeighbour: the left neighbour is xOri - 1 when integral.
+    Value left = m.select(integral, m.op<SubOp>(xOri, m.real(1)), floorX);
+    Value first =
+        m.op<SubOp>(m.clamp(m.op<AddOp>(left, m.real(double(1 - n / 2 + pad))),
+                            m.real(0), m.real(double(inDim + 2 * pad - n))),
+                    m.real(double(pad)));
+    SmallVector<Value> positions;
+    for (int64_t k = 0; k < n; ++k)
+      positions.push_back(m.op<AddOp>(first, m.real(double(k))));
+    if (p.excludeOutside) {
+      Value sum = m.real(0);
+      for (int64_t k = 0; k < n; ++k) {
+        Value out = m.op<OrOp>(m.op<LessOp>(positions[k], m.real(0)),
+                               m.op<GreaterOp>(positions[k], lastIndex));
+        weights[k] = m.select(out, m.real(0), weights[k]);
+        sum = m.op<AddOp>(sum, weights[k]);
+      }
+      Value divisor = m.select(m.op<EqualOp>(sum, m.real(0)), m.real(1), sum);
+      for (Value &w : weights)
+        w = m.op<DivOp>(w, divisor);
+    }
+    if (p.mode == InterpolationMode::Nearest) {
+      // One of two neighbours: gather it, which keeps integer data exact.
+      Value pick = m.op<GreaterOp>(weights[1], m.real(0.5));
+      y = m.gather(x, toIndex(m.select(pick, positions[1], positions[0])),
+                   axis);
+    } else {
+      for (int64_t k = 0; k < n; ++k) {
+        Value w = m.reshape(m.castTo(weights[k], elementType), columnShape);
+        Value term = m.op<MulOp>(m.gather(x, toIndex(positions[k]), axis), w);
+        y = y ? m.op<AddOp>(y, term) : term;
+      }
+    }
+  }
+  if (!outside)
+    return y;
+  Value fill = ctx.scalar(x, p.extrapolationValue);
+  return m.select(m.reshape(outside, columnShape), fill, y);
+}
+
+/// Resizes `x` as `resize` says; the result shape must be the declared one.
+static LogicalResult emitResizeAtRunTime(NodeContext &ctx, CoordinateOps &m,
+                                         Value x, const ResizeParams &params,
+                                         const RuntimeResize &resize) {
+  std::optional<std::vector<int64_t>> declared = ctx.declaredOutputShape(0);
+  if (declared &&
+      ArrayRef<int64_t>(*declared) != ArrayRef<int64_t>(resize.outSizes))
+    return ctx.fail("the declared result shape differs from the one the "
+                    "constant scales or sizes give");
+  Value y = x;
+  for (int64_t axis = rankOf(x) - 1; axis >= 0; --axis)
+    if (resize.scale[axis])
+      y = resampleAxisAtRunTime(m, ctx, params, y, axis, resize.outSizes[axis],
+                                resize.scale[axis], resize.roiStart[axis],
+                                resize.roiEnd[axis]);
+  if (m.failed() || !y)
+    return failure();
+  ctx.setOutput(0, y);
+  return success();
+}
+
+/// Whether input `i` is given, not a constant, and holds elements (an
+/// empty scales input stands for an absent one).
+static bool readAtRunTime(NodeContext &ctx, size_t i) {
+  if (!ctx.hasInput(i) || ctx.constInput(i))
+    return false;
+  Value v = ctx.input(i);
+  return v && ShapedType::getNumElements(shapeOf(v)) != 0;
+}
+
+/// Takes the scales of the resized `axes` from input `i` at run time: each
+/// output size is the declared one, checked against floor(in * scale).
+static LogicalResult scalesAtRunTime(NodeContext &ctx, CoordinateOps &m,
+                                     size_t i, ArrayRef<int64_t> inShape,
+                                     ArrayRef<int64_t> axes,
+                                     RuntimeResize &resize) {
+  std::optional<std::vector<int64_t>> declared = ctx.declaredOutputShape(0);
+  if (!declared)
+    return ctx.failNotConstant(i, "(scales) must be a constant unless the "
+                                  "model declares the Resize's result shape");
+  if (declared->size() != inShape.size())
+    return ctx.fail("the declared result shape has another rank than the "
+                    "input");
+  Value scales = ctx.input(i);
+  if (!scales || failed(ctx.requireFloat(scales)))
+    return failure();
+  if (rankOf(scales) != 1 || shapeOf(scales)[0] != int64_t(axes.size()))
+    return ctx.fail("scales must have one entry per resized axis");
+  scales = m.castTo(scales, m.f64());
+  Value mismatch;
+  for (auto [k, axis] : llvm::enumerate(axes)) {
+    int64_t size = (*declared)[axis];
+    resize.scale[axis] = m.at(scales, k);
+    resize.outSizes[axis] = size;
+    Value scaled = m.unary<FloorOp>(
+        m.op<MulOp>(m.real(double(inShape[axis])), resize.scale[axis]));
+    Value differs = m.differs(scaled, m.real(double(size)));
+    mismatch = mismatch ? m.op<OrOp>(mismatch, differs) : differs;
+  }
+  std::string shape;
+  for (int64_t d : *declared)
+    shape += (shape.empty() ? "" : ",") + std::to_string(d);
+  ctx.addRuntimeCheck(mismatch, "its scales give another shape than the [" +
+                                    shape +
+                                    "] the model declares and the artifact "
+                                    "was compiled for");
+  return success();
+}
+
+/// Upsample-9 and Resize-10: every dim's scale (input 1) read at run time.
+static LogicalResult allScalesAtRunTime(NodeContext &ctx, Value x,
+                                        const ResizeParams &params) {
+  CoordinateOps m(ctx);
+  RuntimeResize resize(shapeOf(x));
+  auto axes = llvm::to_vector(llvm::seq<int64_t>(0, rankOf(x)));
+  if (failed(scalesAtRunTime(ctx, m, 1, shapeOf(x), axes, resize)))
+    return failure();
+  return emitResizeAtRunTime(ctx, m, x, params, resize);
+}
+
+/// Resize-11+ whose scales, or tf_crop_and_resize's roi, are read at run
+/// time.
+static LogicalResult resizeAtRunTime(NodeContext &ctx, Value x,
+                                     const ResizeParams &params,
+                                     ArrayRef<int64_t> axes, StringRef policy) {
+  CoordinateOps m(ctx);
+  ArrayRef<int64_t> inShape = shapeOf(x);
+  RuntimeResize resize(inShape);
+  if (readAtRunTime(ctx, 2)) {
+    if (failed(scalesAtRunTime(ctx, m, 2, inShape, axes, resize)))
+      return failure();
+  } else {
+    SmallVector<double> scales;
+    if (failed(
+            resolveSizes(ctx, inShape, axes, policy, scales, resize.outSizes)))
+      return failure();
+    for (int64_t axis : axes)
+      resize.scale[axis] = m.real(scales[axis]);
+  }
+  if (params.coordinateMode == "tf_crop_and_resize") {
+    // roi is [starts..., ends...] over the resized axes.
+    int64_t count = axes.size();
+    Value roi;
+    if (const ConstTensor *given = ctx.constInput(1)) {
+      auto values = floatValues(*given);
+      if (!values || int64_t(values->size()) != 2 * count)
+        return ctx.fail("roi must be float with 2 entries per resized axis");
+      roi = ctx.constant(RankedTensorType::get({2 * count}, m.f64()), *values);
+    } else {
+      roi = ctx.input(1);
+      if (!roi || failed(ctx.requireFloat(roi)))
+        return failure();
+      if (rankOf(roi) != 1 || shapeOf(roi)[0] != 2 * count)
+        return ctx.fail("roi must have 2 entries per resized axis");
+      roi = m.castTo(roi, m.f64());
+    }
+    for (auto [k, axis] : llvm::enumerate(axes)) {
+      resize.roiStart[axis] = m.at(roi, k);
+      resize.roiEnd[axis] = m.at(roi, count + k);
+    }
+  }
+  return emitResizeAtRunTime(ctx, m, x, params, resize);
+}
+
 //===----------------------------------------------------------------------===//
 // Handlers
 //===----------------------------------------------------------------------===//
@@ -470,6 +871,8 @@ static LogicalResult importResize(NodeContext &ctx) {
   if (ctx.opset() < 11) {
     params.coordinateMode = "asymmetric";
     params.nearestMode = "simple";
+    if (readAtRunTime(ctx, 1))
+      return allScalesAtRunTime(ctx, x, params);
     auto scales = constFloats(ctx, 1, "scales");
     if (failed(scales))
       return failure();
@@ -525,6 +928,9 @@ static LogicalResult importResize(NodeContext &ctx) {
   }
   int64_t count = axes.size();
 
+  if (readAtRunTime(ctx, 2) ||
+      (params.coordinateMode == "tf_crop_and_resize" && readAtRunTime(ctx, 1)))
+    return resizeAtRunTime(ctx, x, params, axes, policy);
   // roi matters only to tf_crop_and_resize; it is [starts..., ends...].
   std::vector<double> roi;
   if (params.coordinateMode == "tf_crop_and_resize") {
@@ -540,56 +946,10 @@ static LogicalResult importResize(NodeContext &ctx) {
       roi[rank + axes[i]] = (*given)[count + i];
     }
   }
-  auto scalesIn = constFloats(ctx, 2, "scales");
-  if (failed(scalesIn))
+  SmallVector<double> scales;
+  SmallVector<int64_t> outSizes;
+  if (failed(resolveSizes(ctx, inShape, axes, policy, scales, outSizes)))
     return failure();
-  std::vector<int64_t> sizesIn;
-  if (scalesIn->empty()) {
-    auto given = constSizes(ctx, 3);
-    if (failed(given))
-      return failure();
-    sizesIn = *given;
-  } else if (const ConstTensor *sizes = ctx.constInput(3)) {
-    if (!sizes->bytes.empty())
-      return ctx.fail("only one of scales and sizes may be given");
-  }
-
-  SmallVector<double> scales(rank, 1.0);
-  SmallVector<int64_t> outSizes(inShape);
-  if (!scalesIn->empty()) {
-    if ((int64_t)scalesIn->size() != count)
-      return ctx.fail("scales must have one entry per resized axis");
-    for (int64_t i = 0; i < count; ++i) {
-      double s = (*scalesIn)[i];
-      if (!(s > 0) || !std::isfinite(s) || scaledSize(inShape[axes[i]], s) < 0)
-        return ctx.fail("scales must be positive, finite and not huge");
-      scales[axes[i]] = s;
-      outSizes[axes[i]] = scaledSize(inShape[axes[i]], s);
-    }
-  } else if (!sizesIn.empty()) {
-    if ((int64_t)sizesIn.size() != count)
-      return ctx.fail("sizes must have one entry per resized axis");
-    for (int64_t i = 0; i < count; ++i) {
-      if (sizesIn[i] <= 0)
-        return ctx.fail("sizes must be positive");
-      scales[axes[i]] = double(sizesIn[i]) / double(inShape[axes[i]]);
-      outSizes[axes[i]] = sizesIn[i];
-    }
-    if (policy != "stretch") {
-      // One scale for all resized axes: the smallest (not_larger) or the
-      // largest (not_smaller); sizes round half up.
-      double s = scales[axes.front()];
-      for (int64_t a : axes)
-        s = policy == "not_larger" ? std::min(s, scales[a])
-                                   : std::max(s, scales[a]);
-      for (int64_t a : axes) {
-        scales[a] = s;
-        outSizes[a] = int64_t(s * double(inShape[a]) + 0.5);
-      }
-    }
-  } else {
-    return ctx.fail("one of scales and sizes must be given");
-  }
   return emitResize(ctx, x, params, outSizes, scales, roi);
 }
 
@@ -614,6 +974,8 @@ static LogicalResult importUpsample(NodeContext &ctx) {
       return ctx.fail("the scales attribute is missing");
     scales.assign(attr->floats().begin(), attr->floats().end());
   } else {
+    if (readAtRunTime(ctx, 1))
+      return allScalesAtRunTime(ctx, x, params);
     auto given = constFloats(ctx, 1, "scales");
     if (failed(given))
       return failure();
@@ -633,7 +995,7 @@ static LogicalResult importUpsample(NodeContext &ctx) {
 
 void onnx_import::registerResizeOps(OpRegistry &registry) {
   // clang-format off
-  registry.add("Resize", 10, kMaxOpset, "nearest, linear, cubic as gathers; constant scales/roi; constant or guarded sizes; no antialias", importResize);
-  registry.add("Upsample", 7, 9, "nearest, linear as gathers; constant scales", importUpsample);
+  registry.add("Resize", 10, kMaxOpset, "nearest, linear, cubic as gathers; scales and roi constant or read at run time; constant or guarded sizes; no antialias", importResize);
+  registry.add("Upsample", 7, 9, "nearest, linear as gathers; scales constant or read at run time", importUpsample);
   // clang-format on
 }
