@@ -54,7 +54,7 @@ F32 = TensorProto.FLOAT
 I64 = TensorProto.INT64
 I32 = TensorProto.INT32
 
-IR_FOR_OPSET = {11: 6, 13: 7, 17: 8, 18: 8, 21: 10}
+IR_FOR_OPSET = {11: 6, 13: 7, 17: 8, 18: 8, 20: 9, 21: 10}
 
 written = []  # (path, description) for the summary
 
@@ -653,6 +653,35 @@ def build_if_runtime_cond():
         {"x": x(), "idx": np.array([0, 1], np.int64), "cond": np.array(False)},
         {"x": x(), "idx": np.array([7, -9], np.int64), "cond": np.array(False)},
     ]
+
+
+def build_grid_sample():
+    """GridSample at positions read from the grid, some outside the input:
+    a volumetric (5-D) linear sample with reflection padding and aligned
+    corners, a 4-D cubic one with zeros padding and a nearest one with border
+    padding (opset 20)."""
+    rng = np.random.default_rng(1017)
+    nodes = [
+        helper.make_node("GridSample", ["v", "grid3"], ["y3"], name="volume",
+                         mode="linear", padding_mode="reflection", align_corners=1),
+        helper.make_node("GridSample", ["x", "grid2"], ["cubic"], name="cubic",
+                         mode="cubic", padding_mode="zeros"),
+        helper.make_node("GridSample", ["x", "grid2"], ["nearest"], name="nearest",
+                         mode="nearest", padding_mode="border"),
+    ]
+    g = helper.make_graph(nodes, "grid_sample",
+                          [vi("v", [2, 3, 4, 5, 3]), vi("grid3", [2, 3, 2, 4, 3]),
+                           vi("x", [1, 2, 5, 6]), vi("grid2", [1, 4, 3, 2])],
+                          [vi("y3", [2, 3, 3, 2, 4]), vi("cubic", [1, 2, 4, 3]),
+                           vi("nearest", [1, 2, 4, 3])])
+    model = make_model(g, 20, "grid_sample")
+    feeds = lambda: {
+        "v": rng.standard_normal((2, 3, 4, 5, 3)).astype(np.float32),
+        "grid3": rng.uniform(-1.6, 1.6, (2, 3, 2, 4, 3)).astype(np.float32),
+        "x": rng.standard_normal((1, 2, 5, 6)).astype(np.float32),
+        "grid2": rng.uniform(-1.4, 1.4, (1, 4, 3, 2)).astype(np.float32),
+    }
+    return model, [feeds(), feeds()]
 
 
 def build_scan_running_state():
@@ -1850,6 +1879,7 @@ def main():
         (build_if_folded, os.path.join(E2E_DIR, "if_folded")),
         (build_if_runtime_cond, os.path.join(E2E_DIR, "if_runtime_cond")),
         (build_scan_running_state, os.path.join(E2E_DIR, "scan_running_state")),
+        (build_grid_sample, os.path.join(E2E_DIR, "grid_sample")),
         (build_lstm_sequence_lens, os.path.join(E2E_DIR, "lstm_sequence_lens")),
         (build_f16_mix, os.path.join(E2E_DIR, "f16_mix")),
         (build_activations_cnn, os.path.join(E2E_DIR, "activations_cnn")),

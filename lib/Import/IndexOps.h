@@ -86,6 +86,16 @@ public:
         mlir::ValueRange{data, indices},
         {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
   }
+  /// GatherElements of `data` along `axis` (indices clamped by the kernel).
+  mlir::Value gatherElements(mlir::Value data, mlir::Value indices,
+                             int64_t axis) {
+    if (!data || !indices)
+      return fail();
+    auto &b = ctx.b();
+    return check(ctx.create<GatherElementsOp>(
+        mlir::ValueRange{data, indices},
+        {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+  }
   mlir::Type i64() { return ctx.b().getI64Type(); }
 
 private:

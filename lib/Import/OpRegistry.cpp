@@ -51,6 +51,7 @@ const OpRegistry &kiln::onnx_import::opRegistry() {
     registerDecomposedOps(r);
     registerConvTransposeOps(r);
     registerResizeOps(r);
+    registerGridSampleOps(r);
     registerTrainingOps(r);
     registerClassicMLOps(r);
     registerQuantizeOps(r);

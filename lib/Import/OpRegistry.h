@@ -72,11 +72,12 @@ void registerRecurrentOps(OpRegistry &registry); // OnnxRecurrentOpHandlers.cpp
 void registerDecomposedOps(
     OpRegistry &registry); // OnnxDecomposedOpHandlers.cpp
 void registerConvTransposeOps(
-    OpRegistry &registry);                       // OnnxConvTransposeHandler.cpp
-void registerResizeOps(OpRegistry &registry);    // OnnxResizeHandler.cpp
-void registerTrainingOps(OpRegistry &registry);  // OnnxTrainingOpHandlers.cpp
-void registerClassicMLOps(OpRegistry &registry); // OnnxClassicMLOpHandlers.cpp
-void registerQuantizeOps(OpRegistry &registry);  // OnnxQuantizeOpHandlers.cpp
+    OpRegistry &registry);                    // OnnxConvTransposeHandler.cpp
+void registerResizeOps(OpRegistry &registry); // OnnxResizeHandler.cpp
+void registerGridSampleOps(OpRegistry &registry); // OnnxGridSampleHandler.cpp
+void registerTrainingOps(OpRegistry &registry);   // OnnxTrainingOpHandlers.cpp
+void registerClassicMLOps(OpRegistry &registry);  // OnnxClassicMLOpHandlers.cpp
+void registerQuantizeOps(OpRegistry &registry);   // OnnxQuantizeOpHandlers.cpp
 void registerSelectedPositionsOps(
     OpRegistry &registry); // OnnxSelectedPositionsHandlers.cpp
 
