@@ -1,9 +1,10 @@
-//===- OnnxSelectedPositionsHandlers.cpp - NonZero and Compress -----------===//
+//===- OnnxSelectedPositionsHandlers.cpp - NonZero, Compress, NMS ---------===//
 //
 // NonZero and Compress return as many elements as their input holds true
-// ones, a count known only at run time. Kiln fixes shapes at compile time:
-// where the model declares the result's shape, that count is fixed, a
-// run-time check fails a run whose data holds another, and the kernels find
+// ones, and NonMaxSuppression as many boxes as it selects: a count known
+// only at run time. Kiln fixes shapes at compile time: where the model
+// declares the result's shape, that count is fixed, a run-time check fails
+// a run whose data holds another, and the kernels find
 // the positions of the true elements (the k-th true element is the one
 // whose running count of trues is k + 1). That search costs the square of
 // the element count, so it is limited to kMaxSearchedElements. (A constant
@@ -155,6 +156,227 @@ static LogicalResult importCompress(NodeContext &ctx) {
                        {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
 }
 
+//===----------------------------------------------------------------------===//
+// NonMaxSuppression
+//===----------------------------------------------------------------------===//
+//
+// Greedy suppression as rounds of ArgMax over each (batch, class)'s boxes
+// still in play: the best-scoring one is selected (while fewer than
+// max_output_boxes_per_class are), and it and every box it overlaps by more
+// than iou_threshold leave play. One round per box that can be selected
+// (the box count, or a constant max_output_boxes_per_class when smaller);
+// the selections, in (batch, class, round) order as the reference lists
+// them, are then found as NonZero's true elements are.
+
+/// The most rounds NonMaxSuppression unrolls.
+constexpr int64_t kMaxSuppressionRounds = 256;
+
+namespace {
+
+/// Each box's corners and area as [B, C, S] tensors (broadcast over classes).
+struct BoxCorners {
+  Value xMin, xMax, yMin, yMax, area;
+};
+
+/// Float arithmetic in the boxes' type on top of IndexOps.
+class BoxOps : public IndexOps {
+public:
+  BoxOps(NodeContext &ctx, Value like) : IndexOps(ctx), ctx(ctx), like(like) {}
+  Value real(double v) { return ctx.scalar(like, v); }
+  /// Column `i` of [B, S, 4] boxes as [B, 1, S].
+  Value column(Value boxes, int64_t i) {
+    auto &b = ctx.b();
+    ArrayRef<int64_t> shape = shapeOf(boxes);
+    Value one = SliceOp::create(
+        b, ctx.getLoc(),
+        RankedTensorType::get({shape[0], shape[1], 1},
+                              getElementTypeOrSelf(boxes.getType())),
+        boxes, b.getDenseI64ArrayAttr({0, 0, i}),
+        b.getDenseI64ArrayAttr({1, 1, 1}));
+    return reshape(one, {shape[0], 1, shape[1]});
+  }
+  Value expand(Value v, ArrayRef<int64_t> shape) {
+    if (!v)
+      return fail();
+    return ExpandOp::create(
+        ctx.b(), ctx.getLoc(),
+        RankedTensorType::get(shape, getElementTypeOrSelf(v.getType())), v);
+  }
+  Value argMax(Value v, int64_t axis) {
+    if (!v)
+      return fail();
+    auto &b = ctx.b();
+    return check(ctx.create<ArgMaxOp>(
+        v, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
+            b.getNamedAttr("keepdims", b.getBoolAttr(true)),
+            b.getNamedAttr("select_last_index", b.getBoolAttr(false))}));
+  }
+  Value concat(ArrayRef<Value> parts, int64_t axis) {
+    if (llvm::is_contained(parts, Value()))
+      return fail();
+    if (parts.size() == 1)
+      return parts.front();
+    auto &b = ctx.b();
+    return check(ctx.create<ConcatOp>(
+        parts, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+  }
+  /// The scalar value of an optional [1] or [] input `i`, as `like`'s type.
+  Value optionalScalar(size_t i, Value absent) {
+    if (!ctx.hasInput(i))
+      return absent;
+    Value v = ctx.input(i);
+    if (!v || ShapedType::getNumElements(shapeOf(v)) != 1)
+      return fail();
+    return reshape(v, {});
+  }
+
+private:
+  NodeContext &ctx;
+  Value like;
+};
+
+} // namespace
+
+/// The corners of every box, min and max sorted as the reference does.
+static BoxCorners boxCorners(BoxOps &m, Value boxes, bool centerPoint,
+                             ArrayRef<int64_t> shape) {
+  Value c0 = m.column(boxes, 0), c1 = m.column(boxes, 1);
+  Value c2 = m.column(boxes, 2), c3 = m.column(boxes, 3);
+  BoxCorners corners;
+  if (centerPoint) { // [x_center, y_center, width, height]
+    Value halfWidth = m.op<DivOp>(c2, m.real(2));
+    Value halfHeight = m.op<DivOp>(c3, m.real(2));
+    corners = {m.op<SubOp>(c0, halfWidth),
+               m.op<AddOp>(c0, halfWidth),
+               m.op<SubOp>(c1, halfHeight),
+               m.op<AddOp>(c1, halfHeight),
+               {}};
+  } else { // [y1, x1, y2, x2], either diagonal
+    corners = {m.op<MinOp>(c1, c3),
+               m.op<MaxOp>(c1, c3),
+               m.op<MinOp>(c0, c2),
+               m.op<MaxOp>(c0, c2),
+               {}};
+  }
+  corners.area = m.op<MulOp>(m.op<SubOp>(corners.xMax, corners.xMin),
+                             m.op<SubOp>(corners.yMax, corners.yMin));
+  for (Value *v : {&corners.xMin, &corners.xMax, &corners.yMin, &corners.yMax,
+                   &corners.area})
+    *v = m.expand(*v, shape);
+  return corners;
+}
+
+/// Whether each box is suppressed by the box at `best` ([B, C, 1]): the
+/// reference's suppress_by_iou.
+static Value suppressedBy(BoxOps &m, const BoxCorners &boxes, Value best,
+                          Value iouThreshold) {
+  auto at = [&](Value v) { return m.gatherElements(v, best, 2); };
+  Value width = m.op<SubOp>(m.op<MinOp>(at(boxes.xMax), boxes.xMax),
+                            m.op<MaxOp>(at(boxes.xMin), boxes.xMin));
+  Value height = m.op<SubOp>(m.op<MinOp>(at(boxes.yMax), boxes.yMax),
+                             m.op<MaxOp>(at(boxes.yMin), boxes.yMin));
+  Value intersection = m.op<MulOp>(width, height);
+  Value bestArea = at(boxes.area);
+  Value unionArea =
+      m.op<SubOp>(m.op<AddOp>(bestArea, boxes.area), intersection);
+  Value zero = m.real(0);
+  Value valid = m.op<AndOp>(
+      m.op<AndOp>(m.op<GreaterOp>(width, zero), m.op<GreaterOp>(height, zero)),
+      m.op<AndOp>(m.op<AndOp>(m.op<GreaterOp>(intersection, zero),
+                              m.op<GreaterOp>(unionArea, zero)),
+                  m.op<AndOp>(m.op<GreaterOp>(bestArea, zero),
+                              m.op<GreaterOp>(boxes.area, zero))));
+  Value iou = m.op<DivOp>(intersection, m.select(valid, unionArea, m.real(1)));
+  return m.op<AndOp>(valid, m.op<GreaterOp>(iou, iouThreshold));
+}
+
+static LogicalResult importNonMaxSuppression(NodeContext &ctx) {
+  Value boxes = ctx.input(0), scores = ctx.input(1);
+  if (!boxes || !scores || failed(ctx.requireFloat({boxes, scores})) ||
+      failed(ctx.requireSameDtype({boxes, scores})))
+    return failure();
+  ArrayRef<int64_t> boxShape = shapeOf(boxes), scoreShape = shapeOf(scores);
+  if (boxShape.size() != 3 || boxShape[2] != 4 || scoreShape.size() != 3 ||
+      scoreShape[0] != boxShape[0] || scoreShape[2] != boxShape[1])
+    return ctx.fail("boxes must be [batches, boxes, 4] and scores [batches, "
+                    "classes, boxes]");
+  int64_t batches = boxShape[0], classes = scoreShape[1], count = boxShape[1];
+  if (ctx.hasInput(2) && failed(ctx.requireIndices(ctx.input(2))))
+    return failure();
+  int64_t rounds = count;
+  if (const ConstTensor *limit = ctx.hasInput(2) ? ctx.constInput(2) : nullptr)
+    rounds = std::min(rounds, std::max<int64_t>(limit->asInts().front(), 0));
+  else if (!ctx.hasInput(2))
+    rounds = 0;
+  if (rounds == 0)
+    return ctx.fail("max_output_boxes_per_class is absent or 0: no box is "
+                    "selected, and empty results are not supported");
+  if (rounds > kMaxSuppressionRounds)
+    return ctx.fail("selecting up to " + Twine(rounds) +
+                    " boxes per class is more than the " +
+                    Twine(kMaxSuppressionRounds) +
+                    " rounds Kiln unrolls (a constant "
+                    "max_output_boxes_per_class bounds them)");
+  auto declared = declaredResult(ctx, batches * classes * rounds);
+  if (failed(declared))
+    return failure();
+  if (declared->size() != 2 || (*declared)[1] != 3)
+    return ctx.fail("the declared result is not [count, 3]");
+
+  BoxOps m(ctx, scores);
+  SmallVector<int64_t> shape = {batches, classes, count};
+  BoxCorners corners =
+      boxCorners(m, boxes, ctx.intAttr("center_point_box", 0) != 0, shape);
+  Value limit = m.widen(m.optionalScalar(2, m.scalar(0)));
+  Value iouThreshold = m.optionalScalar(3, m.real(0));
+  ctx.addRuntimeCheck(m.op<OrOp>(m.op<LessOp>(iouThreshold, m.real(0)),
+                                 m.op<GreaterOp>(iouThreshold, m.real(1))),
+                      "iou_threshold is outside [0, 1]");
+  // Boxes in play hold their score (at least the lowest finite one, so
+  // that a score of -inf still plays), the others -inf.
+  bool isF32 = isa<Float32Type>(getElementTypeOrSelf(scores.getType()));
+  Value gone = m.real(-INFINITY);
+  Value inPlay =
+      m.op<MaxOp>(scores, m.real(isF32 ? -std::numeric_limits<float>::max()
+                                       : -std::numeric_limits<double>::max()));
+  if (ctx.hasInput(4)) {
+    Value scoreThreshold = m.optionalScalar(4, Value());
+    inPlay = m.select(m.op<GreaterOp>(scores, scoreThreshold), inPlay, gone);
+  }
+  Value positions = m.expand(m.iota(count, {1, 1, count}), shape);
+  SmallVector<Value> selected, chosenBoxes;
+  for (int64_t round = 0; round < rounds; ++round) {
+    Value best = m.argMax(inPlay, 2);
+    Value bestScore = m.gatherElements(inPlay, best, 2);
+    selected.push_back(m.op<AndOp>(m.op<GreaterOp>(bestScore, gone),
+                                   m.op<GreaterOp>(limit, m.scalar(round))));
+    chosenBoxes.push_back(best);
+    if (round + 1 == rounds)
+      break;
+    Value leaves = m.op<OrOp>(m.op<EqualOp>(positions, best),
+                              suppressedBy(m, corners, best, iouThreshold));
+    inPlay = m.select(leaves, gone, inPlay);
+  }
+  // The selections in (batch, class, round) order.
+  int64_t total = batches * classes * rounds, found = (*declared)[0];
+  Value mask = m.reshape(m.concat(selected, 2), {total});
+  Value chosen = m.reshape(m.concat(chosenBoxes, 2), {total});
+  if (m.failed())
+    return failure();
+  Value at = truePositions(ctx, m, mask, found);
+  Value batch = m.op<DivOp>(at, m.scalar(classes * rounds));
+  Value cls = m.op<ModOp>(m.op<DivOp>(at, m.scalar(rounds)), m.scalar(classes));
+  Value box = m.gather(chosen, at, 0);
+  Value result =
+      m.concat({m.reshape(batch, {found, 1}), m.reshape(cls, {found, 1}),
+                m.reshape(box, {found, 1})},
+               1);
+  if (m.failed() || !result)
+    return failure();
+  ctx.setOutput(0, result);
+  return success();
+}
+
 void onnx_import::registerSelectedPositionsOps(OpRegistry &registry) {
   registry.add(
       "NonZero", 9, kMaxOpset,
@@ -165,4 +387,9 @@ void onnx_import::registerSelectedPositionsOps(OpRegistry &registry) {
                "the declared result shape fixes the count (checked at run "
                "time); conditions of up to 4096 elements",
                importCompress);
+  registry.add("NonMaxSuppression", 10, kMaxOpset,
+               "greedy, one ArgMax round per box that can be selected (up to "
+               "256); the declared result shape fixes the count (checked at "
+               "run time)",
+               importNonMaxSuppression);
 }
