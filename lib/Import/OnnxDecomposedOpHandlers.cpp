@@ -764,16 +764,24 @@ static LogicalResult importGatherND(NodeContext &ctx) {
   Value data = ctx.input(0), indices = ctx.input(1);
   if (!data || !indices || failed(ctx.requireDtypes(indices, NodeContext::Int)))
     return failure();
-  if (ctx.intAttr("batch_dims", 0) != 0)
-    return ctx.fail("batch_dims > 0 is not supported yet");
   auto dataShape = shapeOf(data);
   auto indexShape = shapeOf(indices);
+  // The leading batch_dims dims of data and indices pair up: each batch
+  // element gathers from its own slice of the data.
+  int64_t batchDims = ctx.intAttr("batch_dims", 0);
+  if (batchDims < 0 || batchDims >= int64_t(indexShape.size()) ||
+      batchDims >= int64_t(dataShape.size()) ||
+      indexShape.take_front(batchDims) != dataShape.take_front(batchDims))
+    return ctx.fail("batch_dims must be below both ranks, with the leading "
+                    "dims of data and indices equal");
   if (indexShape.empty() || indexShape.back() < 1 ||
-      indexShape.back() > (int64_t)dataShape.size())
-    return ctx.fail("the last indices dim must be in [1, data rank]");
+      indexShape.back() > (int64_t)dataShape.size() - batchDims)
+    return ctx.fail("the last indices dim must be in [1, data rank - "
+                    "batch_dims]");
   int64_t k = indexShape.back();
   if (failed(ctx.requireIndicesInRange(
-          1, llvm::to_vector(llvm::seq<int64_t>(0, k)), dataShape)))
+          1, llvm::to_vector(llvm::seq<int64_t>(batchDims, batchDims + k)),
+          dataShape)))
     return failure();
   auto &b = ctx.b();
   auto i64 = b.getIntegerType(64);
@@ -798,8 +806,8 @@ static LogicalResult importGatherND(NodeContext &ctx) {
     // Negative indices count from the end of their dim.
     auto negative =
         ctx.create<LessOp>(ValueRange{component, ctx.scalar(component, 0)});
-    auto wrapped = ctx.create<AddOp>(
-        ValueRange{component, ctx.scalar(component, double(dataShape[j]))});
+    auto wrapped = ctx.create<AddOp>(ValueRange{
+        component, ctx.scalar(component, double(dataShape[batchDims + j]))});
     if (failed(negative) || failed(wrapped))
       return failure();
     auto normalized = where(ctx, *negative, *wrapped, component);
@@ -815,10 +823,25 @@ static LogicalResult importGatherND(NodeContext &ctx) {
         return failure();
       linear = *sum;
     }
-    stride *= dataShape[j];
+    stride *= dataShape[batchDims + j];
   }
-  SmallVector<int64_t> flatShape = {stride};
-  flatShape.append(dataShape.begin() + k, dataShape.end());
+  int64_t batch = 1;
+  for (int64_t d = 0; d < batchDims; ++d)
+    batch *= dataShape[d];
+  if (batch > 1) {
+    // Each index row moves to its batch element's slice.
+    int64_t rows = ShapedType::getNumElements(outer);
+    std::vector<double> offsets(rows);
+    for (int64_t r = 0; r < rows; ++r)
+      offsets[r] = double(r / (rows / batch) * stride);
+    auto moved = ctx.create<AddOp>(ValueRange{
+        linear, ctx.constant(RankedTensorType::get(outer, i64), offsets)});
+    if (failed(moved))
+      return failure();
+    linear = *moved;
+  }
+  SmallVector<int64_t> flatShape = {batch * stride};
+  flatShape.append(dataShape.begin() + batchDims + k, dataShape.end());
   Value flat = reshapeTo(ctx, data, flatShape);
   return setResult(ctx, ctx.create<GatherOp>(
                             ValueRange{flat, linear},
@@ -976,7 +999,7 @@ void onnx_import::registerDecomposedOps(OpRegistry &registry) {
   registry.add("Dropout", 1, kMaxOpset, "inference mode (identity)", importDropout);
   registry.add("Einsum", 12, kMaxOpset, "float; broadcasting ...", importEinsum);
   registry.add("EyeLike", 9, kMaxOpset, "a constant from the static shape", importEyeLike);
-  registry.add("GatherND", 11, kMaxOpset, "batch_dims 0", importGatherND);
+  registry.add("GatherND", 11, kMaxOpset, "any batch_dims", importGatherND);
   registry.add("Hardmax", 13, kMaxOpset, "", importHardmax);
   registry.add("HammingWindow", 17, kMaxOpset, "constant or guarded size", importHammingWindow);
   registry.add("HannWindow", 17, kMaxOpset, "constant or guarded size", importHannWindow);

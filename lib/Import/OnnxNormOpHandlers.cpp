@@ -53,10 +53,77 @@ static std::optional<std::vector<float>> floatValues(const ConstTensor *t) {
   return values;
 }
 
+/// BatchNormalization-14+ with training_mode=1: normalized by the batch's
+/// own mean and (population) variance per channel, and the running
+/// statistics updated with `momentum` as outputs 1 and 2.
+static LogicalResult importBatchNormTraining(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireFloat(x)))
+    return failure();
+  int64_t rank = rankOf(x);
+  if (rank < 2)
+    return ctx.fail("input must have rank >= 2");
+  if (failed(requirePerChannel(ctx, x, 1, 4)))
+    return failure();
+  Value s = ctx.input(1), bi = ctx.input(2), m = ctx.input(3), v = ctx.input(4);
+  if (failed(ctx.requireSameDtype({x, s, bi, m, v})))
+    return failure();
+  float epsilon = ctx.floatAttr("epsilon", 1e-5f);
+  float momentum = ctx.floatAttr("momentum", 0.9f);
+  SmallVector<int64_t> axes = {0};
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  auto &b = ctx.b();
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("axes", b.getDenseI64ArrayAttr(axes)),
+      b.getNamedAttr("keepdims", b.getBoolAttr(true))};
+  auto mean = ctx.create<ReduceMeanOp>(x, attrs);
+  if (failed(mean))
+    return failure();
+  auto centered = apply<SubOp>(ctx, x, *mean);
+  if (failed(centered))
+    return failure();
+  auto squared = apply<MulOp>(ctx, *centered, *centered);
+  if (failed(squared))
+    return failure();
+  auto variance = ctx.create<ReduceMeanOp>(*squared, attrs);
+  auto shifted = apply<AddOp>(ctx, variance, ctx.scalar(x, epsilon));
+  if (failed(shifted))
+    return failure();
+  auto root = ctx.create<SqrtOp>(*shifted);
+  if (failed(root))
+    return failure();
+  auto scaled = apply<MulOp>(ctx, apply<DivOp>(ctx, *centered, *root),
+                             perChannel(ctx, s, rank));
+  auto y = apply<AddOp>(ctx, scaled, perChannel(ctx, bi, rank));
+  // running = input * momentum + current * (1 - momentum)
+  int64_t channels = shapeOf(x)[1];
+  auto running = [&](Value input, Value current) -> FailureOr<Value> {
+    auto kept = apply<MulOp>(ctx, input, ctx.scalar(x, momentum));
+    auto added = apply<MulOp>(ctx, reshapeTo(ctx, current, {channels}),
+                              ctx.scalar(x, 1.0 - double(momentum)));
+    if (failed(added))
+      return failure();
+    return apply<AddOp>(ctx, kept, *added);
+  };
+  auto runningMean = running(m, *mean), runningVar = running(v, *variance);
+  if (failed(y) || failed(runningMean) || failed(runningVar))
+    return failure();
+  ctx.setOutput(0, *y);
+  if (ctx.proto().output_size() > 1)
+    ctx.setOutput(1, *runningMean);
+  if (ctx.proto().output_size() > 2)
+    ctx.setOutput(2, *runningVar);
+  return success();
+}
+
 static LogicalResult importBatchNormalization(NodeContext &ctx) {
+  if (ctx.intAttr("training_mode", 0) != 0 && ctx.opset() >= 14)
+    return importBatchNormTraining(ctx);
   for (int i = 1; i < ctx.proto().output_size(); ++i)
     if (!ctx.proto().output(i).empty())
-      return ctx.fail("training-mode outputs are not supported");
+      return ctx.fail("training-mode outputs before opset 14 are not "
+                      "supported");
   if (ctx.intAttr("training_mode", 0) != 0)
     return ctx.fail("training_mode=1 is not supported");
   Value x = ctx.input(0);
@@ -191,7 +258,7 @@ static LogicalResult importInstanceNormalization(NodeContext &ctx) {
 
 void onnx_import::registerNormOps(OpRegistry &registry) {
   // clang-format off
-  registry.add("BatchNormalization", 6, kMaxOpset, "inference mode", importBatchNormalization);
+  registry.add("BatchNormalization", 6, kMaxOpset, "inference mode; training mode (batch statistics, running statistics as outputs) from opset 14", importBatchNormalization);
   registry.add("InstanceNormalization", 6, kMaxOpset, "", importInstanceNormalization);
   registry.add("LayerNormalization", 17, kMaxOpset, "Y, Mean and InvStdDev", importLayerNormalization);
   // clang-format on

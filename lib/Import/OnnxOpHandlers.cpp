@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ConstantEvaluator.h"
-#include "NodeContext.h"
+#include "IndexOps.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -251,9 +251,22 @@ static LogicalResult importMod(NodeContext &ctx) {
   bool fmod = ctx.intAttr("fmod", 0) != 0;
   if (isFloat && !fmod)
     return ctx.fail("Mod of floats needs fmod=1");
-  if (!isFloat && fmod)
-    return ctx.fail("fmod=1 on integers is not supported yet");
-  return setResult(ctx, ctx.create<ModOp>(ValueRange{lhs, rhs}));
+  auto mod = ctx.create<ModOp>(ValueRange{lhs, rhs});
+  bool isUnsigned = getElementTypeOrSelf(lhs.getType()).isUnsignedInteger();
+  if (isFloat || !fmod || isUnsigned || failed(mod))
+    return setResult(ctx, mod);
+  // C's fmod takes the dividend's sign where kiln.mod takes the divisor's:
+  // a nonzero remainder of the other sign moves by one divisor.
+  IndexOps m(ctx);
+  Value zero = ctx.scalar(lhs, 0);
+  Value otherSign =
+      m.op<AndOp>(m.differs(*mod, zero),
+                  m.differs(m.op<LessOp>(*mod, zero), m.op<LessOp>(lhs, zero)));
+  Value result = m.select(otherSign, m.op<SubOp>(*mod, rhs), *mod);
+  if (m.failed())
+    return failure();
+  ctx.setOutput(0, result);
+  return success();
 }
 
 template <typename OpTy, unsigned Classes>
@@ -893,7 +906,7 @@ void onnx_import::registerElementwiseOps(OpRegistry &registry) {
   registry.add("Mean", 6, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, true); });
   registry.add("Min", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MinOp>(c, false); });
   registry.add("Mish", 18, kMaxOpset, "", importUnary<MishOp>);
-  registry.add("Mod", 10, kMaxOpset, "integer (sign of divisor) and float fmod", importMod);
+  registry.add("Mod", 10, kMaxOpset, "integers (fmod 0: sign of the divisor; 1: of the dividend) and float fmod", importMod);
   registry.add("Mul", 1, kMaxOpset, "numpy broadcasting; float and integer", importBinary<MulOp>);
   registry.add("Neg", 6, kMaxOpset, "float and integer", importUnary<NegOp, NodeContext::Float | NodeContext::Int>);
   registry.add("Not", 1, kMaxOpset, "", importUnary<NotOp, NodeContext::Bool>);
