@@ -52,6 +52,7 @@ const OpRegistry &kiln::onnx_import::opRegistry() {
     registerConvTransposeOps(r);
     registerResizeOps(r);
     registerGridSampleOps(r);
+    registerSpectralOps(r);
     registerTrainingOps(r);
     registerClassicMLOps(r);
     registerQuantizeOps(r);

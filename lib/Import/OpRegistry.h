@@ -75,6 +75,7 @@ void registerConvTransposeOps(
     OpRegistry &registry);                    // OnnxConvTransposeHandler.cpp
 void registerResizeOps(OpRegistry &registry); // OnnxResizeHandler.cpp
 void registerGridSampleOps(OpRegistry &registry); // OnnxGridSampleHandler.cpp
+void registerSpectralOps(OpRegistry &registry);   // OnnxSpectralOpHandlers.cpp
 void registerTrainingOps(OpRegistry &registry);   // OnnxTrainingOpHandlers.cpp
 void registerClassicMLOps(OpRegistry &registry);  // OnnxClassicMLOpHandlers.cpp
 void registerQuantizeOps(OpRegistry &registry);   // OnnxQuantizeOpHandlers.cpp
