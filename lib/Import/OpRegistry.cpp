@@ -53,6 +53,7 @@ const OpRegistry &kiln::onnx_import::opRegistry() {
     registerResizeOps(r);
     registerGridSampleOps(r);
     registerSpectralOps(r);
+    registerUniqueOps(r);
     registerTrainingOps(r);
     registerClassicMLOps(r);
     registerQuantizeOps(r);

@@ -76,6 +76,7 @@ void registerConvTransposeOps(
 void registerResizeOps(OpRegistry &registry); // OnnxResizeHandler.cpp
 void registerGridSampleOps(OpRegistry &registry); // OnnxGridSampleHandler.cpp
 void registerSpectralOps(OpRegistry &registry);   // OnnxSpectralOpHandlers.cpp
+void registerUniqueOps(OpRegistry &registry);     // OnnxUniqueHandler.cpp
 void registerTrainingOps(OpRegistry &registry);   // OnnxTrainingOpHandlers.cpp
 void registerClassicMLOps(OpRegistry &registry);  // OnnxClassicMLOpHandlers.cpp
 void registerQuantizeOps(OpRegistry &registry);   // OnnxQuantizeOpHandlers.cpp
