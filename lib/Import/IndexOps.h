@@ -1,9 +1,10 @@
 //===- IndexOps.h - int64 tensor arithmetic for handlers ---------*- C++
 //-*-===//
 //
-// The ops handlers build to compute indices, offsets and counts in the
-// kernels (dynamic Slice and Pad, NonZero and Compress): int64 constants and
-// iotas, arithmetic, selects and reductions, each remembering the first
+// The ops handlers build to compute indices, offsets, counts and
+// coordinates in the kernels (dynamic Slice and Pad, NonZero, Unique,
+// Resize and GridSample coordinates, ...): int64 constants and iotas,
+// arithmetic, selects, gathers and reductions, each remembering the first
 // failure (ChainedOps) so a handler checks once at the end.
 //
 //===----------------------------------------------------------------------===//
@@ -95,6 +96,48 @@ public:
     return check(ctx.create<GatherElementsOp>(
         mlir::ValueRange{data, indices},
         {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+  }
+  /// `parts` joined along `axis`.
+  mlir::Value concat(llvm::ArrayRef<mlir::Value> parts, int64_t axis) {
+    if (parts.empty() || llvm::is_contained(parts, mlir::Value()))
+      return fail();
+    if (parts.size() == 1)
+      return parts.front();
+    auto &b = ctx.b();
+    return check(ctx.create<ConcatOp>(
+        parts, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+  }
+  mlir::Value transpose(mlir::Value v, llvm::ArrayRef<int64_t> perm) {
+    if (!v)
+      return fail();
+    auto &b = ctx.b();
+    return check(ctx.create<TransposeOp>(
+        v, {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))}));
+  }
+  /// `v` converted to `elementType` (no op when it has it).
+  mlir::Value castTo(mlir::Value v, mlir::Type elementType) {
+    if (!v)
+      return fail();
+    if (mlir::getElementTypeOrSelf(v.getType()) == elementType)
+      return v;
+    return CastOp::create(ctx.b(), ctx.getLoc(),
+                          mlir::RankedTensorType::get(shapeOf(v), elementType),
+                          v);
+  }
+  /// The first position of the largest element along `axis`, kept as a
+  /// dim of 1.
+  mlir::Value argMax(mlir::Value v, int64_t axis) {
+    if (!v)
+      return fail();
+    auto &b = ctx.b();
+    return check(ctx.create<ArgMaxOp>(
+        v, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
+            b.getNamedAttr("keepdims", b.getBoolAttr(true)),
+            b.getNamedAttr("select_last_index", b.getBoolAttr(false))}));
+  }
+  template <typename OpTy> mlir::Value unary(mlir::Value v) {
+    return check(v ? ctx.create<OpTy>(v)
+                   : mlir::FailureOr<mlir::Value>(mlir::failure()));
   }
   mlir::Type i64() { return ctx.b().getI64Type(); }
 

@@ -43,17 +43,6 @@ public:
   Value real(double v) {
     return ctx.constant(RankedTensorType::get({}, floatType), {v});
   }
-  template <typename OpTy> Value unary(Value v) {
-    return check(v ? ctx.create<OpTy>(v) : FailureOr<Value>(failure()));
-  }
-  Value castTo(Value v, Type elementType) {
-    if (!v)
-      return fail();
-    if (getElementTypeOrSelf(v.getType()) == elementType)
-      return v;
-    return CastOp::create(ctx.b(), ctx.getLoc(),
-                          RankedTensorType::get(shapeOf(v), elementType), v);
-  }
   /// Rounds toward zero, as C's int() does.
   Value truncate(Value v) {
     return select(op<LessOp>(v, real(0)), unary<CeilOp>(v), unary<FloorOp>(v));

@@ -537,17 +537,6 @@ public:
       values[i] = double(i);
     return ctx.constant(RankedTensorType::get({n}, f64()), values);
   }
-  Value castTo(Value v, Type elementType) {
-    if (!v)
-      return fail();
-    if (getElementTypeOrSelf(v.getType()) == elementType)
-      return v;
-    return CastOp::create(ctx.b(), ctx.getLoc(),
-                          RankedTensorType::get(shapeOf(v), elementType), v);
-  }
-  template <typename OpTy> Value unary(Value v) {
-    return check(v ? ctx.create<OpTy>(v) : FailureOr<Value>(failure()));
-  }
   /// Element `i` of a 1-D tensor, as a scalar of its element type.
   Value at(Value v, int64_t i) {
     if (!v)

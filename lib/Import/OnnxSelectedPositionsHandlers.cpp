@@ -202,24 +202,6 @@ public:
         ctx.b(), ctx.getLoc(),
         RankedTensorType::get(shape, getElementTypeOrSelf(v.getType())), v);
   }
-  Value argMax(Value v, int64_t axis) {
-    if (!v)
-      return fail();
-    auto &b = ctx.b();
-    return check(ctx.create<ArgMaxOp>(
-        v, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
-            b.getNamedAttr("keepdims", b.getBoolAttr(true)),
-            b.getNamedAttr("select_last_index", b.getBoolAttr(false))}));
-  }
-  Value concat(ArrayRef<Value> parts, int64_t axis) {
-    if (llvm::is_contained(parts, Value()))
-      return fail();
-    if (parts.size() == 1)
-      return parts.front();
-    auto &b = ctx.b();
-    return check(ctx.create<ConcatOp>(
-        parts, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
-  }
   /// The scalar value of an optional [1] or [] input `i`, as `like`'s type.
   Value optionalScalar(size_t i, Value absent) {
     if (!ctx.hasInput(i))

@@ -35,29 +35,11 @@ public:
   Value reals(ArrayRef<double> values, ArrayRef<int64_t> shape) {
     return ctx.constant(RankedTensorType::get(shape, floatType()), values);
   }
-  template <typename OpTy> Value unary(Value v) {
-    return check(v ? ctx.create<OpTy>(v) : FailureOr<Value>(failure()));
-  }
-  Value castTo(Value v, Type elementType) {
-    if (!v)
-      return fail();
-    if (getElementTypeOrSelf(v.getType()) == elementType)
-      return v;
-    return CastOp::create(ctx.b(), ctx.getLoc(),
-                          RankedTensorType::get(shapeOf(v), elementType), v);
-  }
   Value toFloat(Value v) { return castTo(v, floatType()); }
   Value typed(ArrayRef<double> values, ArrayRef<int64_t> shape, Type type) {
     return ctx.constant(RankedTensorType::get(shape, type), values);
   }
   Value matmul(Value a, Value b) { return op<MatMulOp>(a, b); }
-  Value transpose(Value v, ArrayRef<int64_t> perm) {
-    if (!v)
-      return fail();
-    auto &b = ctx.b();
-    return check(ctx.create<TransposeOp>(
-        v, {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))}));
-  }
   /// `v` sliced to [start, start + size) along `axis`, unit steps.
   Value slice(Value v, int64_t axis, int64_t start, int64_t size) {
     if (!v)
@@ -71,13 +53,6 @@ public:
         b, ctx.getLoc(),
         RankedTensorType::get(shape, getElementTypeOrSelf(v.getType())), v,
         b.getDenseI64ArrayAttr(starts), b.getDenseI64ArrayAttr(steps));
-  }
-  Value concat(ArrayRef<Value> parts, int64_t axis) {
-    if (llvm::is_contained(parts, Value()))
-      return fail();
-    auto &b = ctx.b();
-    return check(ctx.create<ConcatOp>(
-        parts, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
   }
 
 private:

@@ -35,27 +35,6 @@ public:
   Value count(Value mask, int64_t axis) {
     return sum(select(mask, scalar(1), scalar(0)), axis);
   }
-  Value argMaxOf(Value mask, int64_t axis) {
-    if (!mask)
-      return fail();
-    auto &b = ctx.b();
-    Value numeric = CastOp::create(
-        b, ctx.getLoc(), RankedTensorType::get(shapeOf(mask), i64()), mask);
-    return check(ctx.create<ArgMaxOp>(
-        numeric, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
-                  b.getNamedAttr("keepdims", b.getBoolAttr(true)),
-                  b.getNamedAttr("select_last_index", b.getBoolAttr(false))}));
-  }
-  Value transpose(Value v, ArrayRef<int64_t> perm) {
-    if (!v)
-      return fail();
-    auto &b = ctx.b();
-    return check(ctx.create<TransposeOp>(
-        v, {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))}));
-  }
-  Value notOf(Value v) {
-    return check(v ? ctx.create<NotOp>(v) : FailureOr<Value>(failure()));
-  }
 
 private:
   NodeContext &ctx;
@@ -70,7 +49,7 @@ static RowRelations compareRows(UniqueOps &m, Value rows) {
   Value differs = m.differs(a, b); // [n, n, w]
   Value same = m.op<EqualOp>(m.count(differs, 2), m.scalar(0));
   // Row i sorts first where it is smaller at the first element that differs.
-  Value firstDiffering = m.argMaxOf(differs, 2); // [n, n, 1]
+  Value firstDiffering = m.argMax(m.castTo(differs, m.i64()), 2); // [n, n, 1]
   Value atFirst = m.op<EqualOp>(m.iota(w, {1, 1, w}), firstDiffering);
   Value smaller = m.op<AndOp>(m.op<LessOp>(a, b), atFirst);
   Value less = m.op<GreaterOp>(m.count(smaller, 2), m.scalar(0));
@@ -124,9 +103,9 @@ static LogicalResult importUnique(NodeContext &ctx) {
   }
   RowRelations relations = compareRows(m, rows);
   Value earlier = m.op<LessOp>(m.iota(n, {1, n}), m.iota(n, {n, 1})); // j < i
-  Value first =
-      m.notOf(m.op<GreaterOp>(m.count(m.op<AndOp>(relations.equal, earlier), 1),
-                              m.scalar(0))); // [n]
+  Value first = m.unary<NotOp>(
+      m.op<GreaterOp>(m.count(m.op<AndOp>(relations.equal, earlier), 1),
+                      m.scalar(0))); // [n]
   Value firstRow = m.reshape(first, {n, 1});
   // rank[i]: the first rows before row i, in the result's order.
   // before[j, i]: row j comes before row i.

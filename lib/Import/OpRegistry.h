@@ -77,9 +77,11 @@ void registerResizeOps(OpRegistry &registry); // OnnxResizeHandler.cpp
 void registerGridSampleOps(OpRegistry &registry); // OnnxGridSampleHandler.cpp
 void registerSpectralOps(OpRegistry &registry);   // OnnxSpectralOpHandlers.cpp
 void registerUniqueOps(OpRegistry &registry);     // OnnxUniqueHandler.cpp
-void registerTrainingOps(OpRegistry &registry);   // OnnxTrainingOpHandlers.cpp
-void registerClassicMLOps(OpRegistry &registry);  // OnnxClassicMLOpHandlers.cpp
-void registerQuantizeOps(OpRegistry &registry);   // OnnxQuantizeOpHandlers.cpp
+void registerTfIdfVectorizerOps(
+    OpRegistry &registry); // OnnxTfIdfVectorizerHandler.cpp
+void registerTrainingOps(OpRegistry &registry);  // OnnxTrainingOpHandlers.cpp
+void registerClassicMLOps(OpRegistry &registry); // OnnxClassicMLOpHandlers.cpp
+void registerQuantizeOps(OpRegistry &registry);  // OnnxQuantizeOpHandlers.cpp
 void registerSelectedPositionsOps(
     OpRegistry &registry); // OnnxSelectedPositionsHandlers.cpp
 
