@@ -684,6 +684,35 @@ def build_grid_sample():
     return model, [feeds(), feeds()]
 
 
+def build_loop_until():
+    """A Loop that runs while the state's sum stays below 50 (at most 10
+    iterations): the iteration count depends on the data (set 0 stops
+    after several, set 1 after one, set 2 runs all 10)."""
+    scalar = lambda name, v: numpy_helper.from_array(np.array(v), name=name)
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["x_in", "growth"], ["grown"], name="body_mul"),
+         helper.make_node("Add", ["grown", "one"], ["x_out"], name="body_add"),
+         helper.make_node("Add", ["n_in", "step"], ["n_out"], name="body_count"),
+         helper.make_node("ReduceSum", ["x_out"], ["total"], name="body_sum", keepdims=0),
+         helper.make_node("Less", ["total", "limit"], ["cond_out"], name="body_less")],
+        "body", [vi("i", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL),
+                 vi("x_in", [4]), vi("n_in", [], TensorProto.INT64)],
+        [vi("cond_out", [], TensorProto.BOOL), vi("x_out", [4]),
+         vi("n_out", [], TensorProto.INT64)],
+        [scalar("growth", np.float32(1.5)), scalar("one", np.float32(1.0)),
+         scalar("step", np.int64(1)), scalar("limit", np.float32(50.0))])
+    nodes = [helper.make_node("Loop", ["trips", "go", "x", "zero"], ["y", "iterations"],
+                              name="loop", body=body)]
+    g = helper.make_graph(nodes, "loop_until", [vi("x", [4])],
+                          [vi("y", [4]), vi("iterations", [], TensorProto.INT64)],
+                          [scalar("trips", np.int64(10)), scalar("go", True),
+                           scalar("zero", np.int64(0))])
+    model = make_model(g, 13, "loop_until")
+    return model, [{"x": np.array([0.1, 0.2, 0.3, 0.4], np.float32)},
+                   {"x": np.array([20, 10, 5, 8], np.float32)},
+                   {"x": np.array([-9, -8, -7, -6], np.float32)}]
+
+
 def build_scan_running_state():
     """A Scan (an RNN-like running state) unrolled over its 6 steps: the
     state is tanh(state * w + x_t); x is scanned in reverse along axis 1,
@@ -1478,6 +1507,30 @@ def build_import_models():
         [vi("start", [], TensorProto.INT64), vi("limit", [], TensorProto.INT64)],
         [vi("y", [4], TensorProto.INT64)],
         inits=[init("delta", np.array(1, np.int64))], opset=17, ort_check=False)
+    # A Loop whose trip count is a graph input: its scan output's declared
+    # length (3) bounds the iterations, and a run must iterate that often.
+    imp("loop_runtime_trips",
+        [n("Loop", ["trips", "", "s0"], ["s", "partial"], "loop",
+           body=helper.make_graph([n("Cast", ["i"], ["i_f"], "body_cast", to=TensorProto.FLOAT),
+                                   n("Add", ["s_in", "i_f"], ["s_out"], "body_add"),
+                                   n("Identity", ["s_out"], ["scan_out"], "body_copy"),
+                                   n("Identity", ["c_in"], ["c_out"], "body_cond")],
+                                  "body", [vi("i", [], TensorProto.INT64),
+                                           vi("c_in", [], TensorProto.BOOL), vi("s_in", [2])],
+                                  [vi("c_out", [], TensorProto.BOOL), vi("s_out", [2]),
+                                   vi("scan_out", [2])]))],
+        [vi("trips", [], TensorProto.INT64), vi("s0", [2])],
+        [vi("s", [2]), vi("partial", [3, 2])], opset=13, ort_check=False)
+    # The same Loop without the scan output: nothing bounds its iterations.
+    imp("loop_unbounded",
+        [n("Loop", ["trips", "", "s0"], ["s"], "loop",
+           body=helper.make_graph([n("Identity", ["s_in"], ["s_out"], "body_copy"),
+                                   n("Identity", ["c_in"], ["c_out"], "body_cond")],
+                                  "body", [vi("i", [], TensorProto.INT64),
+                                           vi("c_in", [], TensorProto.BOOL), vi("s_in", [2])],
+                                  [vi("c_out", [], TensorProto.BOOL), vi("s_out", [2])]))],
+        [vi("trips", [], TensorProto.INT64), vi("s0", [2])], [vi("s", [2])],
+        opset=13, ort_check=False)
     # A Scan of 5000 steps: more body nodes than Kiln unrolls.
     imp("scan_too_long",
         [n("Scan", ["s0", "x"], ["s", "ys"], "scan", num_scan_inputs=1,
@@ -1880,6 +1933,7 @@ def main():
         (build_if_runtime_cond, os.path.join(E2E_DIR, "if_runtime_cond")),
         (build_scan_running_state, os.path.join(E2E_DIR, "scan_running_state")),
         (build_grid_sample, os.path.join(E2E_DIR, "grid_sample")),
+        (build_loop_until, os.path.join(E2E_DIR, "loop_until")),
         (build_lstm_sequence_lens, os.path.join(E2E_DIR, "lstm_sequence_lens")),
         (build_f16_mix, os.path.join(E2E_DIR, "f16_mix")),
         (build_activations_cnn, os.path.join(E2E_DIR, "activations_cnn")),

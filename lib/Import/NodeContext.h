@@ -184,6 +184,10 @@ normalizeAxes(NodeContext &ctx, llvm::ArrayRef<int64_t> axes, int64_t rank);
 /// `v` reshaped to `shape` (no op when it already has that shape).
 mlir::Value reshapeTo(NodeContext &ctx, mlir::Value v,
                       llvm::ArrayRef<int64_t> shape);
+/// `parts` (of one type) stacked along a new dim `axis`: the per-step
+/// outputs of an unrolled Scan or Loop (OnnxScanImporter.cpp).
+mlir::FailureOr<mlir::Value>
+stackAlong(NodeContext &ctx, llvm::ArrayRef<mlir::Value> parts, int64_t axis);
 /// Window attributes shared by Conv, the pools and the integer
 /// convolutions, with auto_pad resolved to explicit pads.
 struct Window {

@@ -754,7 +754,8 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   }
   bool isIf = node.op_type() == "If" && node.domain().empty();
   bool isScan = node.op_type() == "Scan" && node.domain().empty();
-  std::string problem = isIf || isScan ? "" : opTypeProblem(node);
+  bool isLoop = node.op_type() == "Loop" && node.domain().empty();
+  std::string problem = isIf || isScan || isLoop ? "" : opTypeProblem(node);
   for (const auto &input : node.input())
     if (poisoned.count(input)) {
       // Downstream of an unsupported node the shapes are unknown, so only
@@ -775,6 +776,10 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   }
   if (isScan) {
     importScan(node, index);
+    return;
+  }
+  if (isLoop) {
+    importLoop(node, index);
     return;
   }
   std::string foldError;

@@ -27,6 +27,10 @@ std::string dtypeName(int onnxType);
 size_t bytesPerElement(int onnxType);
 
 /// A tensor whose value is known at import time (initializer or Constant).
+/// The most body nodes one Scan or Loop may unroll into: a longer one would
+/// make compile time and code size grow with its length.
+constexpr int64_t kMaxUnrolledBodyNodes = 4096;
+
 struct ConstTensor {
   int onnxType = 0;
   std::vector<int64_t> shape;
@@ -113,6 +117,10 @@ private:
   /// A Scan whose steps (the scan axis's static length) are unrolled: the
   /// body imported once per step (OnnxScanImporter.cpp).
   void importScan(const onnx::NodeProto &node, int index);
+  /// A Loop unrolled over a bound known at compile time (a constant trip
+  /// count, or the declared length of its scan outputs), each iteration's
+  /// effect selected by whether it runs (OnnxLoopImporter.cpp).
+  void importLoop(const onnx::NodeProto &node, int index);
   mlir::LogicalResult foldConstantNode(const onnx::NodeProto &node, int index,
                                        std::string &error);
   std::string opTypeProblem(const onnx::NodeProto &node) const;

@@ -974,6 +974,10 @@ std::vector<SupportedOp> kiln::getSupportedOps() {
   ops.push_back({"Scan", 8, kMaxOpset,
                  "unrolled over its steps (the scan axis's static length), "
                  "up to 4096 body nodes; no sequence_lens"});
+  ops.push_back({"Loop", 1, kMaxOpset,
+                 "unrolled over a constant trip count or its scan outputs' "
+                 "declared length, up to 4096 body nodes; iterations past "
+                 "the trip count or condition leave the state as it is"});
   llvm::sort(ops, [](const SupportedOp &a, const SupportedOp &b) {
     return a.opType < b.opType;
   });

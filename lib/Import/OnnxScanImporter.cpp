@@ -6,7 +6,7 @@
 // scan inputs' slice at that step, and the scan outputs are the steps'
 // outputs stacked along the output axis. Opset 8's Scan has a leading batch
 // dim, each batch element scanned on its own. Bodies too long to unroll
-// (kMaxUnrolledScanNodes) are refused by name.
+// (kMaxUnrolledBodyNodes) are refused by name.
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
@@ -16,10 +16,6 @@ using namespace kiln;
 using namespace kiln::onnx_import;
 
 namespace {
-
-/// The most body nodes one Scan may unroll into: a longer scan would make
-/// compile time and code size grow with its length.
-constexpr int64_t kMaxUnrolledScanNodes = 4096;
 
 /// Element `i` of `v` along `axis`, with that dim removed.
 Value sliceAt(NodeContext &ctx, Value v, int64_t axis, int64_t i) {
@@ -36,8 +32,19 @@ Value sliceAt(NodeContext &ctx, Value v, int64_t axis, int64_t i) {
   return reshapeTo(ctx, one, shape);
 }
 
-/// `parts` (of one type) stacked along a new dim `axis`.
-FailureOr<Value> stack(NodeContext &ctx, ArrayRef<Value> parts, int64_t axis) {
+/// An int-list attribute, or `count` copies of `dflt`.
+SmallVector<int64_t> intsOr(NodeContext &ctx, StringRef name, size_t count,
+                            int64_t dflt) {
+  auto given = ctx.intsAttr(name);
+  if (!given)
+    return SmallVector<int64_t>(count, dflt);
+  return SmallVector<int64_t>(given->begin(), given->end());
+}
+
+} // namespace
+
+FailureOr<Value> onnx_import::stackAlong(NodeContext &ctx,
+                                         ArrayRef<Value> parts, int64_t axis) {
   SmallVector<Value> expanded;
   for (Value part : parts) {
     if (part.getType() != parts.front().getType())
@@ -55,17 +62,6 @@ FailureOr<Value> stack(NodeContext &ctx, ArrayRef<Value> parts, int64_t axis) {
   return ctx.create<ConcatOp>(
       expanded, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))});
 }
-
-/// An int-list attribute, or `count` copies of `dflt`.
-SmallVector<int64_t> intsOr(NodeContext &ctx, StringRef name, size_t count,
-                            int64_t dflt) {
-  auto given = ctx.intsAttr(name);
-  if (!given)
-    return SmallVector<int64_t>(count, dflt);
-  return SmallVector<int64_t>(given->begin(), given->end());
-}
-
-} // namespace
 
 void GraphImporter::importScan(const onnx::NodeProto &node, int index) {
   NodeContext ctx(*this, node, nodeLocation(node, index));
@@ -141,11 +137,11 @@ void GraphImporter::importScan(const onnx::NodeProto &node, int index) {
   if (__builtin_mul_overflow(batch, steps, &unrolled) ||
       __builtin_mul_overflow(unrolled, std::max(body->node_size(), 1),
                              &unrolled) ||
-      unrolled > kMaxUnrolledScanNodes)
+      unrolled > kMaxUnrolledBodyNodes)
     return unsupported("unrolling " + Twine(steps) + " steps of a " +
                        Twine(body->node_size()) + "-node body" +
                        (batched ? " per batch element" : "") +
-                       " is more than the " + Twine(kMaxUnrolledScanNodes) +
+                       " is more than the " + Twine(kMaxUnrolledBodyNodes) +
                        " nodes Kiln unrolls");
 
   // results[b][o]: the final states, then the stacked scan outputs.
@@ -181,7 +177,7 @@ void GraphImporter::importScan(const onnx::NodeProto &node, int index) {
         std::reverse(perStep[o].begin(), perStep[o].end());
       int64_t rank = rankOf(perStep[o].front()) + 1;
       int64_t axis = outAxes[o] < 0 ? outAxes[o] + rank : outAxes[o];
-      auto stacked = stack(ctx, perStep[o], axis);
+      auto stacked = stackAlong(ctx, perStep[o], axis);
       if (failed(stacked))
         return unsupported(ctx.error());
       result.push_back(*stacked);
@@ -194,7 +190,7 @@ void GraphImporter::importScan(const onnx::NodeProto &node, int index) {
       SmallVector<Value> perBatch;
       for (const SmallVector<Value> &r : results)
         perBatch.push_back(r[o]);
-      auto stacked = stack(ctx, perBatch, 0);
+      auto stacked = stackAlong(ctx, perBatch, 0);
       if (failed(stacked))
         return unsupported(ctx.error());
       value = *stacked;

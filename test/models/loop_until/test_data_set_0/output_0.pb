@@ -1,0 +1,1 @@
+ByJf&_AлLkA4swAмл│A
