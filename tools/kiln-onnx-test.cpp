@@ -194,9 +194,10 @@ bool readDataSets(const TestCase &test, std::vector<DataSet> &sets,
 }
 
 /// Graph inputs that are not initializers, in order, with their declared
-/// ONNX element types.
+/// ONNX element types, and the graph outputs' element types.
 bool graphInputNames(const std::string &model, std::vector<std::string> &names,
-                     std::vector<int32_t> &types, std::string &error) {
+                     std::vector<int32_t> &types, std::vector<int> &ranks,
+                     std::vector<int32_t> &outputTypes, std::string &error) {
   std::ifstream in(model, std::ios::binary);
   onnx::ModelProto proto;
   if (!in || !proto.ParseFromIstream(&in)) {
@@ -210,17 +211,48 @@ bool graphInputNames(const std::string &model, std::vector<std::string> &names,
     if (!initializers.count(input.name())) {
       names.push_back(input.name());
       types.push_back(input.type().tensor_type().elem_type());
+      ranks.push_back(input.type().tensor_type().has_shape()
+                          ? input.type().tensor_type().shape().dim_size()
+                          : -1);
     }
+  for (const auto &output : proto.graph().output())
+    outputTypes.push_back(output.type().tensor_type().elem_type());
   return true;
 }
 
-/// Data whose dtype differs from the input it feeds (some suites store
-/// bfloat16 inputs as uint16) cannot test the model.
+/// The ONNX test suites store bfloat16 tensors as uint16 (the same bits):
+/// such data is read as the bfloat16 the model declares.
+void readUint16AsBfloat16(std::vector<DataSet> &sets,
+                          const std::vector<int32_t> &inputTypes,
+                          const std::vector<int32_t> &outputTypes) {
+  auto relabel = [](std::vector<Tensor> &tensors,
+                    const std::vector<int32_t> &types) {
+    for (size_t i = 0; i < tensors.size() && i < types.size(); ++i)
+      if (types[i] == onnx::TensorProto::BFLOAT16 &&
+          tensors[i].dtype == KILN_DTYPE_U16)
+        tensors[i].dtype = KILN_DTYPE_BF16;
+  };
+  for (DataSet &set : sets) {
+    relabel(set.inputs, inputTypes);
+    relabel(set.outputs, outputTypes);
+  }
+}
+
+/// Data whose dtype or rank differs from the input it feeds cannot test the
+/// model (onnxruntime refuses it too).
 bool dataMatchesInputs(const std::vector<DataSet> &sets,
                        const std::vector<std::string> &names,
-                       const std::vector<int32_t> &types, std::string &error) {
+                       const std::vector<int32_t> &types,
+                       const std::vector<int> &ranks, std::string &error) {
   for (const DataSet &set : sets)
     for (size_t i = 0; i < set.inputs.size() && i < types.size(); ++i) {
+      int rank = set.inputs[i].shape.size();
+      if (ranks[i] >= 0 && rank != ranks[i]) {
+        error = set.inputFiles[i] + " holds rank-" + std::to_string(rank) +
+                " data for input '" + names[i] + "' of rank " +
+                std::to_string(ranks[i]);
+        return false;
+      }
       int32_t given = onnxTypeOf(set.inputs[i].dtype);
       if (types[i] != 0 && given != types[i]) {
         error = set.inputFiles[i] + " holds " +
@@ -466,14 +498,18 @@ Result compileTest(const TestCase &test, const std::vector<DataSet> &sets,
 Result runTest(const TestCase &test) {
   std::vector<DataSet> sets;
   std::vector<std::string> names;
-  std::vector<int32_t> types;
+  std::vector<int32_t> types, outputTypes;
+  std::vector<int> ranks;
   std::string error;
-  if (!graphInputNames(test.dir + "/model.onnx", names, types, error))
+  if (!graphInputNames(test.dir + "/model.onnx", names, types, ranks,
+                       outputTypes, error))
     return {Outcome::Fail, error};
   // Sequences, optionals and strings have no Kiln dtype: such tests cannot
   // run, whatever their ops.
-  if (!readDataSets(test, sets, error) ||
-      !dataMatchesInputs(sets, names, types, error))
+  if (!readDataSets(test, sets, error))
+    return {Outcome::Skip, "unsupported test data: " + error};
+  readUint16AsBfloat16(sets, types, outputTypes);
+  if (!dataMatchesInputs(sets, names, types, ranks, error))
     return {Outcome::Skip, "unsupported test data: " + error};
   std::map<std::string, std::string> artifacts;
   std::vector<std::string> artifactOf;

@@ -287,11 +287,12 @@ static LogicalResult importWhere(NodeContext &ctx) {
   return setResult(ctx, ctx.create<WhereOp>(ValueRange{c, x, y}));
 }
 
-/// Cast and CastLike; float16 is accepted here (and nowhere else yet) so that
-/// models can convert at their boundaries.
+/// Cast and CastLike; float16 and bfloat16 are accepted here (and nowhere else
+/// yet) so that models can convert at their boundaries.
 static LogicalResult castTo(NodeContext &ctx, Value x, Type to) {
   auto isSupported = [](Type t) {
-    return t.isF16() || t.isF32() || t.isF64() || t.isInteger(1) ||
+    return t.isF16() || t.isBF16() || t.isF32() || t.isF64() ||
+           t.isInteger(1) ||
            (isa<IntegerType>(t) && t.getIntOrFloatBitWidth() >= 8);
   };
   Type from = getElementTypeOrSelf(x.getType());
