@@ -38,6 +38,12 @@ static cl::list<std::string>
     inputShapes("input-shape",
                 cl::desc("Concrete shape of a graph input: name=1x3x224x224"),
                 cl::cat(toolCategory));
+static cl::opt<bool> dynamicBatch(
+    "dynamic-batch",
+    cl::desc("Inputs whose leading dim is symbolic take any batch at run "
+             "time: the kernels run chunks of the batch --input-shape gives "
+             "(1 without it); refused when a node mixes batch elements"),
+    cl::cat(toolCategory));
 static cl::opt<uint64_t> maxTensorBytes(
     "max-tensor-bytes",
     cl::desc("Refuse models with a tensor larger than this many bytes "
@@ -293,6 +299,7 @@ int main(int argc, char **argv) {
   }
 
   request.import.maxTensorBytes = maxTensorBytes;
+  request.import.dynamicBatch = dynamicBatch;
   if (maxSubgraphDepth > 300) {
     llvm::errs() << "error: --max-subgraph-depth=" << maxSubgraphDepth
                  << " is more than 300, the deepest Kiln parses safely\n";

@@ -256,7 +256,7 @@ int run(const Options &o, std::string &error) {
   std::vector<Tensor> outputs;
   for (int32_t i = 0; i < kiln_model_output_count(m.model); ++i) {
     kiln_tensor_info info;
-    kiln_model_output_info(m.model, i, &info);
+    kiln_session_output_info(m.session, i, &info); // the run's batch
     Tensor t = tensorFor(info);
     if (kiln_session_get_output_at(m.session, i, t.bytes.data(),
                                    t.bytes.size()) != KILN_OK) {
@@ -321,8 +321,13 @@ void printTensors(const char *heading, const kiln_model *model, bool inputs) {
       kiln_model_input_info(model, i, &info);
     else
       kiln_model_output_info(model, i, &info);
+    std::string shape = formatShape({info.shape, info.shape + info.rank});
+    bool batched = inputs ? kiln_model_input_batched(model, i)
+                          : kiln_model_output_batched(model, i);
+    if (batched) // the leading dim is any batch
+      shape = "[N" + shape.substr(shape.find_first_of(",]"));
     std::printf("  %s  %s %s\n", info.name, kiln_dtype_name(info.dtype),
-                formatShape({info.shape, info.shape + info.rank}).c_str());
+                shape.c_str());
   }
 }
 
@@ -341,6 +346,9 @@ int printInfo(const std::string &path) {
     std::printf("features: %s\n", kiln_model_cpu_features(model));
   }
   std::printf("kernels:  %d launches\n", kiln_model_dispatch_count(model));
+  if (kiln_model_batch_chunk(model))
+    std::printf("batch:    any N, run in chunks of %lld\n",
+                (long long)kiln_model_batch_chunk(model));
   printTensors("inputs", model, /*inputs=*/true);
   printTensors("outputs", model, /*inputs=*/false);
   if (*kiln_model_shape_guards(model)) {

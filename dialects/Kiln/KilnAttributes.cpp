@@ -65,10 +65,16 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
 }
 
 /// kiln.name, the ONNX graph input or output a value of @main is, on
-/// arguments and results; kiln.check, a run-time check's error, on results.
+/// arguments and results; kiln.check, a run-time check's error, on results;
+/// kiln.batched (a unit) on both.
 static LogicalResult verifyValueName(Operation *op, NamedAttribute attribute,
                                      StringRef what, bool isResult) {
   StringAttr name = attribute.getName();
+  if (name == attrs::kBatched)
+    return success(isa<UnitAttr>(attribute.getValue()) ||
+                   (op->emitError() << "'" << name.getValue() << "' of " << what
+                                    << " must be a unit attribute",
+                    false));
   if (name == attrs::kName || (isResult && name == attrs::kCheck))
     return success(isa<StringAttr>(attribute.getValue()) ||
                    (op->emitError() << "'" << name.getValue() << "' of " << what
@@ -78,8 +84,10 @@ static LogicalResult verifyValueName(Operation *op, NamedAttribute attribute,
                          << " is not an attribute the kiln dialect declares "
                             "(only '"
                          << attrs::kName << "'"
-                         << (isResult ? " and '" + attrs::kCheck.str() + "'"
-                                      : std::string())
+                         << (isResult ? ", '" + attrs::kBatched.str() +
+                                            "' and '" + attrs::kCheck.str() +
+                                            "'"
+                                      : " and '" + attrs::kBatched.str() + "'")
                          << ")";
 }
 

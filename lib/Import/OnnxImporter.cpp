@@ -360,8 +360,10 @@ static LogicalResult checkTensorSize(RankedTensorType type, uint64_t limit,
 
 LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
                                               const ImportOptions &options,
-                                              RankedTensorType &type) {
+                                              RankedTensorType &type,
+                                              bool &batched) {
   const auto &name = info.name();
+  batched = false;
   if (!info.type().has_tensor_type()) {
     emitError(UnknownLoc::get(&context))
         << "graph input '" << name << "' is not a tensor";
@@ -376,6 +378,12 @@ LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
     return failure();
   }
   SmallVector<int64_t> shape;
+  // --dynamic-batch: a symbolic leading dim is the batch.
+  if (options.dynamicBatch && tensorType.has_shape() &&
+      tensorType.shape().dim_size() > 0) {
+    const auto &lead = tensorType.shape().dim(0);
+    batched = !lead.has_dim_value() || lead.dim_value() < 0;
+  }
   auto given = options.inputShapes.find(name);
   if (given != options.inputShapes.end()) {
     shape.assign(given->second.begin(), given->second.end());
@@ -407,6 +415,10 @@ LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
     }
     for (const auto &dim : tensorType.shape().dim()) {
       bool symbolic = !dim.has_dim_value() || dim.dim_value() < 0;
+      if (batched && shape.empty()) {
+        shape.push_back(1); // one batch element per chunk
+        continue;
+      }
       if (symbolic && options.symbolicDimsAs > 0) {
         // MLIR drops warnings without a handler: straight to stderr.
         llvm::errs() << "warning: graph input '" << name
@@ -1074,6 +1086,7 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
 
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
+  SmallVector<bool> argBatched;
   std::vector<const onnx::ValueInfoProto *> frozen;
   for (const auto &input : graph.input()) {
     if (initializerNames.count(input.name()))
@@ -1083,12 +1096,14 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
       continue;
     }
     RankedTensorType type;
-    if (failed(resolveInputType(input, options, type))) {
+    bool batched;
+    if (failed(resolveInputType(input, options, type, batched))) {
       module.erase();
       return failure();
     }
     argTypes.push_back(type);
     argNames.push_back(input.name());
+    argBatched.push_back(batched);
   }
   for (const auto &given : options.frozenInputs)
     if (llvm::none_of(graph.input(), [&](const onnx::ValueInfoProto &input) {
@@ -1107,6 +1122,15 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
   for (auto [i, name] : llvm::enumerate(argNames)) {
     values[name] = entry->getArgument(i);
     func.setArgAttr(i, kiln::attrs::kName, builder.getStringAttr(name));
+    if (argBatched[i])
+      func.setArgAttr(i, kiln::attrs::kBatched, builder.getUnitAttr());
+  }
+  if (options.dynamicBatch && !llvm::is_contained(argBatched, true)) {
+    emitError(UnknownLoc::get(&context))
+        << "--dynamic-batch: no graph input has a symbolic leading dim to "
+           "take as the batch";
+    module.erase();
+    return failure();
   }
 
   for (const onnx::ValueInfoProto *input : frozen) {

@@ -82,9 +82,12 @@ private:
 
   /// The row of the op table that imports `node`, or null.
   const OpHandler *handlerFor(const onnx::NodeProto &node) const;
+  /// The type of graph input `info`; `batched` when --dynamic-batch takes
+  /// its symbolic leading dim as the batch.
   mlir::LogicalResult resolveInputType(const onnx::ValueInfoProto &info,
                                        const ImportOptions &options,
-                                       mlir::RankedTensorType &type);
+                                       mlir::RankedTensorType &type,
+                                       bool &batched);
   mlir::LogicalResult freezeInput(const onnx::ValueInfoProto &input,
                                   const std::string &file, mlir::Location loc);
   mlir::Location nodeLocation(const onnx::NodeProto &node, int index) const;

@@ -87,6 +87,8 @@ Strategies kiln::resolveStrategies(const CompileOptions &options,
 static void addGraphPasses(OpPassManager &pm, const CompileOptions &options,
                            const TargetDescription &target,
                            const Strategies &strategies) {
+  // First, on the graph as imported: which dim of each value is the batch.
+  pm.addNestedPass<func::FuncOp>(createCheckBatchIndependence());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createGatherBeforeTranspose());

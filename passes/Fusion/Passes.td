@@ -42,6 +42,24 @@ def FormDispatchRegions : Pass<"kiln-form-dispatch-regions", "mlir::func::FuncOp
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def CheckBatchIndependence
+    : Pass<"kiln-check-batch-independence", "mlir::func::FuncOp"> {
+  let summary = "Refuses a dynamic batch whose elements some op would mix";
+  let description = [{
+    With arguments marked `kiln.batched` (kiln-compile --dynamic-batch),
+    the artifact runs a batch of any size as chunks of the compiled one.
+    Every value gets the dim that carries the batch (or none, for values
+    computed from weights alone); an op that would combine elements of
+    that dim — a reduction, softmax or layer norm over it, a reshape
+    merging it with another dim, a concat along it, a matmul contracting
+    it, a gather across it, a broadcast against a weight that varies along
+    it, an op whose treatment of it is unknown — is an error naming the
+    node. Results that carry the batch must carry it in dim 0 and are
+    marked `kiln.batched`. Without batched arguments it does nothing.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def ComputeHalfInSingle : Pass<"kiln-compute-f16-in-f32", "mlir::func::FuncOp"> {
   let summary = "Computes float16 ops in float32, rounding each result to float16";
   let description = [{

@@ -355,6 +355,22 @@ const char *kiln_model_shape_guards(const kiln_model *model) {
   return model ? model->impl->shapeGuardList().c_str() : "";
 }
 
+int64_t kiln_model_batch_chunk(const kiln_model *model) {
+  return model ? model->impl->batchChunk() : 0;
+}
+
+int32_t kiln_model_input_batched(const kiln_model *model, int32_t index) {
+  if (!model || index < 0 || size_t(index) >= model->impl->inputs().size())
+    return 0;
+  return model->impl->inputs()[index].batched;
+}
+
+int32_t kiln_model_output_batched(const kiln_model *model, int32_t index) {
+  if (!model || index < 0 || size_t(index) >= model->impl->outputs().size())
+    return 0;
+  return model->impl->outputs()[index].batched;
+}
+
 kiln_status kiln_session_create(kiln_model *model, const char *device,
                                 const kiln_session_options *options,
                                 kiln_session **session) {
@@ -483,8 +499,12 @@ kiln_status kiln_session_get_output_at(kiln_session *session, int32_t index,
 
 kiln_status kiln_session_output_info(const kiln_session *session, int32_t index,
                                      kiln_tensor_info *info) {
-  return tensorInfo(session ? &session->impl->model() : nullptr, index,
-                    /*isInput=*/false, info);
+  kiln_status s = tensorInfo(session ? &session->impl->model() : nullptr, index,
+                             /*isInput=*/false, info);
+  // A dynamic-batch output has the last run's batch.
+  if (s == KILN_OK)
+    fillInfo(session->impl->outputAsRun(index), info);
+  return s;
 }
 
 int32_t kiln_session_num_threads(const kiln_session *session) {

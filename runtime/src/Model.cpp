@@ -129,6 +129,7 @@ kiln_status Model::readTensor(const fb::TensorInfo *t, const std::string &label,
     std::memcpy(d.shape.data(), t->shape()->Data(),
                 d.shape.size() * sizeof(int64_t));
   d.buffer = t->buffer();
+  d.batched = t->batched();
   // Check the raw value: an out-of-range enum value is itself UB.
   int rawDtype = int(t->dtype());
   if (rawDtype < fb::DType_MIN || rawDtype > fb::DType_MAX)
@@ -410,6 +411,8 @@ kiln_status Model::load(AlignedBytes bytes, size_t fileSize) {
     return s;
   if (kiln_status s = readShapeGuards(m))
     return s;
+  if (kiln_status s = readBatchChunk(m))
+    return s;
   if (isGpu()) {
     if (kiln_status s = readGpuImages(m))
       return s;
@@ -421,6 +424,37 @@ kiln_status Model::load(AlignedBytes bytes, size_t fileSize) {
             kernels_.load(m.kernel_object()->data(), m.kernel_object()->size()))
       return s;
   return readDispatches(m);
+}
+
+kiln_status Model::readBatchChunk(const fb::Model &m) {
+  batchChunk_ = m.batch_chunk();
+  bool anyBatched = false;
+  auto check = [&](const TensorDesc &t,
+                   const std::string &what) -> kiln_status {
+    if (!t.batched)
+      return KILN_OK;
+    anyBatched = true;
+    if (batchChunk_ < 1 || t.shape.empty() || t.shape[0] != batchChunk_)
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  what + " '" + t.name + "' is batched, but its leading dim " +
+                      "is not the artifact's batch chunk of " +
+                      std::to_string(batchChunk_));
+    return KILN_OK;
+  };
+  for (const TensorDesc &t : inputs_)
+    if (kiln_status s = check(t, "input"))
+      return s;
+  for (const TensorDesc &t : outputs_)
+    if (kiln_status s = check(t, "output"))
+      return s;
+  for (const CheckDesc &c : checks_)
+    if (kiln_status s = check(c.tensor, "check"))
+      return s;
+  if (batchChunk_ != 0 && !anyBatched)
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                "the artifact has a batch chunk of " +
+                    std::to_string(batchChunk_) + " but no batched input");
+  return KILN_OK;
 }
 
 kiln_status Model::readCpu(const fb::Model &m) {

@@ -30,6 +30,9 @@ struct TensorDesc {
   std::vector<int64_t> shape;
   uint64_t bytes;
   uint32_t buffer;
+  /// Dim 0 is the batch: a run takes any count of batch elements, in
+  /// chunks of Model::batchChunk().
+  bool batched = false;
 };
 
 /// A run-time check: its tensor's bytes are all zero after a run whose
@@ -108,6 +111,9 @@ public:
   const std::string &shapeGuardList() const { return shapeGuardList_; }
   /// True when a shape guard reads input `index`.
   bool isGuardedInput(size_t index) const;
+  /// Dynamic batch: the batch elements the kernels run at once (the
+  /// batched tensors' leading dim); 0 for a fixed batch.
+  int64_t batchChunk() const { return batchChunk_; }
 
   /// Index of the input/output called `name`, or -1.
   int findInput(const std::string &name) const;
@@ -115,6 +121,8 @@ public:
 
 private:
   kiln_status verify(const uint8_t *data, size_t size);
+  /// The batch chunk, checked against every batched tensor.
+  kiln_status readBatchChunk(const fb::Model &m);
   /// Compares the SHA-256 of each section of the verified FlatBuffer
   /// [data, data + size) with the `count` digests the file stores.
   kiln_status checkDigests(const uint8_t *data, size_t size,
@@ -148,6 +156,7 @@ private:
   std::vector<TensorDesc> inputs_, outputs_;
   std::vector<DispatchDesc> dispatches_;
   std::vector<CheckDesc> checks_;
+  int64_t batchChunk_ = 0;
   std::vector<ShapeGuardDesc> shapeGuards_;
   std::string shapeGuardList_;
   KernelObject kernels_;

@@ -6,6 +6,7 @@
 #include "Status.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace kiln;
 
@@ -30,7 +31,11 @@ std::vector<std::string> inputNames(const Model &m) {
 Session::Session(std::shared_ptr<const Model> model)
     : model_(std::move(model)), inputSet_(model_->inputs().size(), false),
       guardValues_(model_->inputs().size()),
-      validGuardValues_(model_->inputs().size(), false) {}
+      validGuardValues_(model_->inputs().size(), false),
+      batchedInputs_(model_->inputs().size()),
+      batchedOutputs_(model_->outputs().size()),
+      inputBatch_(model_->inputs().size(), 0),
+      outputsAsRun_(model_->outputs()) {}
 
 Session::~Session() = default;
 
@@ -99,15 +104,102 @@ kiln_status Session::run(double *dispatchMs, const DispatchObserver *observer) {
   hasRun_ = false;
   if (kiln_status s = checkShapeGuards())
     return s;
+  if (kiln_status s = model_->batchChunk() ? runChunks(dispatchMs, observer)
+                                           : runOnce(dispatchMs, observer))
+    return s;
+  hasRun_ = true;
+  return KILN_OK;
+}
+
+kiln_status Session::runOnce(double *dispatchMs,
+                             const DispatchObserver *observer) {
   DispatchObserver observeDispatch;
   if (observer)
     observeDispatch = [&](size_t i) { return observe(*observer, i); };
   if (kiln_status s =
           device_->run(dispatchMs, observer ? &observeDispatch : nullptr))
     return s;
-  if (kiln_status s = verifyChecks())
+  return verifyChecks();
+}
+
+kiln_status Session::runBatch(int64_t &batch) const {
+  batch = 0;
+  std::string first;
+  for (size_t i = 0; i < model_->inputs().size(); ++i) {
+    if (!model_->inputs()[i].batched)
+      continue;
+    const std::string &name = model_->inputs()[i].name;
+    if (batch && inputBatch_[i] != batch)
+      return fail(KILN_ERROR_SHAPE_MISMATCH,
+                  "the batched inputs hold different batches: '" + first +
+                      "' " + std::to_string(batch) + ", '" + name + "' " +
+                      std::to_string(inputBatch_[i]));
+    batch = inputBatch_[i];
+    first = name;
+  }
+  return KILN_OK;
+}
+
+kiln_status Session::runChunks(double *dispatchMs,
+                               const DispatchObserver *observer) {
+  int64_t batch;
+  if (kiln_status s = runBatch(batch))
     return s;
-  hasRun_ = true;
+  const int64_t chunk = model_->batchChunk();
+  const int64_t chunks = (batch + chunk - 1) / chunk;
+  if (observer && chunks > 1)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                "an observed run takes one chunk of the batch: at most " +
+                    std::to_string(chunk) + " elements, not " +
+                    std::to_string(batch));
+  size_t numDispatches = model_->dispatches().size();
+  std::vector<double> chunkMs(dispatchMs ? numDispatches : 0);
+  if (dispatchMs)
+    std::fill(dispatchMs, dispatchMs + numDispatches, 0.0);
+  const auto &inputs = model_->inputs(), &outputs = model_->outputs();
+  for (size_t o = 0; o < outputs.size(); ++o)
+    if (outputs[o].batched)
+      batchedOutputs_[o].resize(outputs[o].bytes / chunk * batch);
+  std::vector<uint8_t> staging;
+  for (int64_t first = 0; first < batch; first += chunk) {
+    int64_t rows = std::min(chunk, batch - first);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!inputs[i].batched)
+        continue;
+      size_t row = inputs[i].bytes / chunk;
+      const uint8_t *from = batchedInputs_[i].data() + first * row;
+      if (rows == chunk) {
+        device_->writeInput(int(i), from, inputs[i].bytes);
+        continue;
+      }
+      // The last chunk: its missing elements repeat its last one, so that
+      // they pass the same run-time checks.
+      staging.resize(inputs[i].bytes);
+      std::memcpy(staging.data(), from, rows * row);
+      for (int64_t r = rows; r < chunk; ++r)
+        std::memcpy(staging.data() + r * row, from + (rows - 1) * row, row);
+      device_->writeInput(int(i), staging.data(), staging.size());
+    }
+    if (kiln_status s =
+            runOnce(dispatchMs ? chunkMs.data() : nullptr, observer))
+      return s;
+    for (size_t d = 0; d < chunkMs.size(); ++d)
+      dispatchMs[d] += chunkMs[d];
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      if (!outputs[o].batched)
+        continue;
+      size_t row = outputs[o].bytes / chunk;
+      staging.resize(outputs[o].bytes);
+      device_->readOutput(int(o), staging.data(), staging.size());
+      std::memcpy(batchedOutputs_[o].data() + first * row, staging.data(),
+                  rows * row);
+    }
+  }
+  for (size_t o = 0; o < outputs.size(); ++o)
+    if (outputs[o].batched) {
+      outputsAsRun_[o].shape[0] = batch;
+      outputsAsRun_[o].bytes = batchedOutputs_[o].size();
+    }
   return KILN_OK;
 }
 
@@ -154,6 +246,8 @@ kiln_status Session::setInput(const char *name, kiln_dtype dtype,
     return fail(KILN_ERROR_DTYPE_MISMATCH,
                 label + " expects dtype " + kiln_dtype_name(t.dtype) +
                     ", got " + kiln_dtype_name(dtype));
+  if (t.batched)
+    return setBatchedInput(index, shape, rank, data, bytes);
   if (rank < 0 || (rank > 0 && !shape))
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": invalid shape");
   if (size_t(rank) != t.shape.size() ||
@@ -173,6 +267,38 @@ kiln_status Session::setInput(const char *name, kiln_dtype dtype,
         readGuardValues(dtype, data, bytes, guardValues_[index]);
   if (bytes > 0)
     device_->writeInput(index, data, bytes);
+  inputSet_[index] = true;
+  return KILN_OK;
+}
+
+kiln_status Session::setBatchedInput(int index, const int64_t *shape,
+                                     int32_t rank, const void *data,
+                                     size_t bytes) {
+  const TensorDesc &t = model_->inputs()[index];
+  std::string label = "input '" + t.name + "'";
+  std::vector<int64_t> expected = t.shape;
+  auto shown = [&] {
+    std::string text = shapeString(expected.data(), expected.size());
+    return "[N" + text.substr(text.find_first_of(",]")) + " (any batch N)";
+  };
+  if (rank < 1 || !shape || size_t(rank) != t.shape.size() ||
+      !std::equal(t.shape.begin() + 1, t.shape.end(), shape + 1) ||
+      shape[0] < 1)
+    return fail(KILN_ERROR_SHAPE_MISMATCH,
+                label + " expects shape " + shown() + ", got " +
+                    shapeString(shape, size_t(std::max(rank, 0))));
+  uint64_t rowBytes = t.bytes / uint64_t(model_->batchChunk()), total;
+  if (__builtin_mul_overflow(rowBytes, uint64_t(shape[0]), &total) ||
+      bytes != total)
+    return fail(KILN_ERROR_SIZE_MISMATCH,
+                label + " of batch " + std::to_string(shape[0]) + " expects " +
+                    std::to_string(rowBytes) + " bytes per element, got " +
+                    std::to_string(bytes) + " bytes");
+  if (bytes > 0 && !data)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
+  const auto *from = static_cast<const uint8_t *>(data);
+  batchedInputs_[index].assign(from, from + bytes);
+  inputBatch_[index] = shape[0];
   inputSet_[index] = true;
   return KILN_OK;
 }
@@ -248,11 +374,22 @@ kiln_status Session::getDispatchResult(int dispatch, int result, void *data,
 }
 
 kiln_status Session::getOutput(int index, void *data, size_t bytes) {
-  const TensorDesc &t = model_->outputs()[index];
+  const TensorDesc &t = outputsAsRun_[index];
   std::string label = "output '" + t.name + "'";
   if (!hasRun_)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 label + " requested before a run of the session succeeded");
+  if (t.batched) {
+    if (bytes != t.bytes)
+      return fail(KILN_ERROR_SIZE_MISMATCH,
+                  label + " of batch " + std::to_string(t.shape[0]) + " has " +
+                      std::to_string(t.bytes) + " bytes, the destination " +
+                      std::to_string(bytes));
+    if (bytes > 0 && !data)
+      return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
+    std::memcpy(data, batchedOutputs_[index].data(), bytes);
+    return KILN_OK;
+  }
   if (bytes != t.bytes)
     return fail(KILN_ERROR_SIZE_MISMATCH,
                 label + " has " + std::to_string(t.bytes) +

@@ -41,6 +41,11 @@ public:
 
   const Model &model() const { return *model_; }
   int numThreads() const;
+  /// Output `index` as the last run gave it: a batched output's leading
+  /// dim is the run's batch.
+  const TensorDesc &outputAsRun(int index) const {
+    return outputsAsRun_[index];
+  }
 
 private:
   /// Refuses a model whose buffers need more than `maxMemory` bytes
@@ -60,6 +65,18 @@ private:
   kiln_status checkDispatchIndex(int dispatch) const;
   /// Calls `observer` for `dispatch`, whose results it may read meanwhile.
   kiln_status observe(const DispatchObserver &observer, size_t dispatch);
+  /// Dynamic batch: takes a batched input's rows (any count) into the
+  /// session.
+  kiln_status setBatchedInput(int index, const int64_t *shape, int32_t rank,
+                              const void *data, size_t bytes);
+  /// Dynamic batch: the run's batch, which every batched input must share.
+  kiln_status runBatch(int64_t &batch) const;
+  /// Dynamic batch: runs the kernels once per chunk of the batch, the last
+  /// chunk filled up with copies of its last element, and gathers the
+  /// batched outputs.
+  kiln_status runChunks(double *dispatchMs, const DispatchObserver *observer);
+  /// The device run of one chunk, then its checks.
+  kiln_status runOnce(double *dispatchMs, const DispatchObserver *observer);
 
   std::shared_ptr<const Model> model_;
   std::unique_ptr<Device> device_;
@@ -70,6 +87,11 @@ private:
   std::vector<std::vector<int64_t>> guardValues_;
   std::vector<bool> validGuardValues_;
   bool hasRun_ = false;
+  /// Dynamic batch: the batched inputs' rows as set, and the batched
+  /// outputs' rows of the last run; each with its batch.
+  std::vector<std::vector<uint8_t>> batchedInputs_, batchedOutputs_;
+  std::vector<int64_t> inputBatch_;
+  std::vector<TensorDesc> outputsAsRun_;
   int observedDispatch_ = -1; // whose results the observer may read now
 };
 

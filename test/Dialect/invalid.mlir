@@ -282,7 +282,7 @@ func.func @value_name_not_a_string(%x: tensor<4xf32> {kiln.name = 3 : i64}) {
 
 // -----
 
-// expected-error @+1 {{'kiln.nodes' on a result is not an attribute the kiln dialect declares (only 'kiln.name' and 'kiln.check')}}
+// expected-error @+1 {{'kiln.nodes' on a result is not an attribute the kiln dialect declares (only 'kiln.name', 'kiln.batched' and 'kiln.check')}}
 func.func @result_attribute(%x: tensor<4xf32>) -> (tensor<4xf32> {kiln.nodes = ["a"]}) {
   return %x : tensor<4xf32>
 }
@@ -290,7 +290,7 @@ func.func @result_attribute(%x: tensor<4xf32>) -> (tensor<4xf32> {kiln.nodes = [
 // -----
 
 // A run-time check's error is a result's attribute only.
-// expected-error @+1 {{'kiln.check' on an argument is not an attribute the kiln dialect declares (only 'kiln.name')}}
+// expected-error @+1 {{'kiln.check' on an argument is not an attribute the kiln dialect declares (only 'kiln.name' and 'kiln.batched')}}
 func.func @check_on_argument(%x: tensor<4xi1> {kiln.check = "bad"}) {
   return
 }

@@ -39,6 +39,11 @@ struct ImportOptions {
   /// takes 64, large enough for the windows of most image and sequence
   /// models, so that it can list every unsupported node of any model.
   int64_t symbolicDimsAs = 0;
+  /// Graph inputs whose leading dim is symbolic take it as the batch: it
+  /// becomes the --input-shape's value (1 without one), the chunk a
+  /// dynamic-batch artifact's kernels run at once, and the argument is
+  /// marked kiln.batched.
+  bool dynamicBatch = false;
 };
 
 /// A node the importer cannot turn into kiln ops, and why.

@@ -20,6 +20,30 @@
 
 namespace kiln {
 
+/// Where a value of a dynamic-batch graph carries the batch: dim `dim`
+/// holds the batch times `inner` (batch elements outermost), as
+/// kiln-check-batch-independence tracks it.
+struct BatchDim {
+  int64_t dim = 0;
+  int64_t inner = 1;
+  bool operator==(const BatchDim &other) const {
+    return dim == other.dim && inner == other.inner;
+  }
+  bool operator!=(const BatchDim &other) const { return !(*this == other); }
+};
+/// The batch dim of every value of `func` that carries the batch of its
+/// kiln.batched arguments; fails, naming the node, where an op would mix
+/// batch elements (CheckBatchIndependence.cpp).
+mlir::FailureOr<llvm::DenseMap<mlir::Value, BatchDim>>
+analyzeBatchDims(mlir::func::FuncOp func);
+/// Checks `other`, the same model imported with a batch of `otherBatch`,
+/// against `chunk`: the same ops and attributes, each type differing only
+/// in the batch dim analyzeBatchDims found; else the analysis would have
+/// read a reshape wrongly, or a value depends on the batch size.
+mlir::LogicalResult checkBatchDimsAt(mlir::func::FuncOp chunk,
+                                     mlir::func::FuncOp other,
+                                     int64_t otherBatch);
+
 /// Workgroup (shared) memory one GPU block may declare statically: CUDA's
 /// limit without the dynamic opt-in (AMD's LDS holds 64 KiB). The default
 /// budget of the staged contractions and of kiln-map-kernels-to-gpu; the

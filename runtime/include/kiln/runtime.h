@@ -157,6 +157,17 @@ KILN_API const char *kiln_model_cpu_features(const kiln_model *model);
  * "node 'reshape' (Reshape): input 'shape' gives [4,6] from data [2,3,4]",
  * "node 'topk' (TopK): input 'k' holds [3]"; "" when there are none. */
 KILN_API const char *kiln_model_shape_guards(const kiln_model *model);
+/* Dynamic batch (kiln-compile --dynamic-batch): the batch elements the
+ * kernels run at once; 0 for an artifact of a fixed batch. The inputs and
+ * outputs kiln_model_input_batched/kiln_model_output_batched name take any
+ * batch N in their leading dim (their info shows the chunk there): a run
+ * goes over the batch in chunks, and kiln_session_output_info gives the
+ * last run's shapes. */
+KILN_API int64_t kiln_model_batch_chunk(const kiln_model *model);
+KILN_API int32_t kiln_model_input_batched(const kiln_model *model,
+                                          int32_t index);
+KILN_API int32_t kiln_model_output_batched(const kiln_model *model,
+                                           int32_t index);
 
 /* ---- Sessions ---- */
 /* device: "cpu" (NULL means "cpu"), "cuda" (the first NVIDIA GPU; the
@@ -170,8 +181,8 @@ KILN_API kiln_status kiln_session_create(kiln_model *model, const char *device,
 KILN_API void kiln_session_destroy(kiln_session *session);
 
 /* Copies `bytes` bytes of `data` into the input's buffer after checking the
- * name, dtype, shape and size against the model. Inputs stay set across
- * runs. */
+ * name, dtype, shape and size against the model (a batched input's leading
+ * dim may be any batch). Inputs stay set across runs. */
 KILN_API kiln_status kiln_session_set_input(kiln_session *session,
                                             const char *name, kiln_dtype dtype,
                                             const int64_t *shape, int32_t rank,
