@@ -1531,6 +1531,17 @@ def build_import_models():
                                   [vi("c_out", [], TensorProto.BOOL), vi("s_out", [2])]))],
         [vi("trips", [], TensorProto.INT64), vi("s0", [2])], [vi("s", [2])],
         opset=13, ort_check=False)
+    # The batch size used as a value (each row scaled by the batch): no op
+    # mixes rows, but the value differs per chunk, so --dynamic-batch must
+    # refuse it (found by importing at a second batch size).
+    imp("batch_size_as_value",
+        [n("Shape", ["x"], ["shape"], "shape"),
+         n("Gather", ["shape", "zero"], ["batch"], "batch", axis=0),
+         n("Cast", ["batch"], ["batch_f"], "batch_f", to=TensorProto.FLOAT),
+         n("Mul", ["x", "batch_f"], ["y"], "scale")],
+        [vi("x", ["N", 3])], [vi("y", ["N", 3])],
+        inits=[numpy_helper.from_array(np.array(0, np.int64), name="zero")],
+        ort_check=False)
     # A Scan of 5000 steps: more body nodes than Kiln unrolls.
     imp("scan_too_long",
         [n("Scan", ["s0", "x"], ["s", "ys"], "scan", num_scan_inputs=1,

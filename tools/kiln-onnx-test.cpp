@@ -61,6 +61,13 @@ static cl::opt<bool> freezeInputs(
              "compile each data set with its values of that input frozen "
              "(kiln-compile --freeze-input) instead of skipping the test"),
     cl::cat(toolCategory));
+static cl::opt<bool> dynamicBatch(
+    "dynamic-batch",
+    cl::desc("Compile each test once with kiln-compile --dynamic-batch (the "
+             "first data set's batch as the chunk) and run every data set "
+             "that differs only in its batch through that artifact; a model "
+             "the compiler refuses a dynamic batch is skipped with why"),
+    cl::cat(toolCategory));
 static cl::opt<std::string> xfailFile("xfail-file",
                                       cl::desc("Tests expected to fail, one "
                                                "per line: name  # reason"),
@@ -267,10 +274,15 @@ bool dataMatchesInputs(const std::vector<DataSet> &sets,
   return true;
 }
 
+/// The data set's input shapes; with --dynamic-batch, without the batch.
 std::string shapeKey(const DataSet &set) {
   std::string key;
-  for (const Tensor &t : set.inputs)
-    key += formatShape(t.shape) + ";";
+  for (const Tensor &t : set.inputs) {
+    std::vector<int64_t> shape = t.shape;
+    if (dynamicBatch && !shape.empty())
+      shape.erase(shape.begin());
+    key += formatShape(shape) + ";";
+  }
   return key;
 }
 
@@ -333,6 +345,7 @@ Result compileFor(const TestCase &test, const DataSet &set,
   CompileRequest request;
   request.modelPath = test.dir + "/model.onnx";
   request.compile = compileOptions;
+  request.import.dynamicBatch = dynamicBatch;
   for (size_t i = 0; i < set.inputs.size() && i < names.size(); ++i) {
     if (frozen.count(names[i]))
       request.import.frozenInputs[names[i]] = set.inputFiles[i];
@@ -355,6 +368,9 @@ Result compileFor(const TestCase &test, const DataSet &set,
       return {Outcome::Skip, "unsupported: " + first.opType + " (" +
                                  first.nodeName + "): " + first.reason};
     }
+    if (dynamicBatch &&
+        diagnostics.find("--dynamic-batch:") != std::string::npos)
+      return {Outcome::Skip, "dynamic batch refused: " + diagnostics};
     return {Outcome::Fail, "compile: " + diagnostics};
   }
   artifact = std::move(result.output);

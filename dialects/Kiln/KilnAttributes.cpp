@@ -84,10 +84,10 @@ static LogicalResult verifyValueName(Operation *op, NamedAttribute attribute,
                          << " is not an attribute the kiln dialect declares "
                             "(only '"
                          << attrs::kName << "'"
-                         << (isResult ? ", '" + attrs::kBatched.str() +
-                                            "' and '" + attrs::kCheck.str() +
-                                            "'"
-                                      : " and '" + attrs::kBatched.str() + "'")
+                         << (isResult
+                                 ? ", '" + attrs::kBatched.str() + "' and '" +
+                                       attrs::kCheck.str() + "'"
+                                 : " and '" + attrs::kBatched.str() + "'")
                          << ")";
 }
 

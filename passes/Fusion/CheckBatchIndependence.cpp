@@ -372,7 +372,8 @@ LogicalResult kiln::checkBatchDimsAt(func::FuncOp chunk, func::FuncOp other,
                                    cast<ConstantOp>(y).getValue())
                     : x.getAttrDictionary() == y.getAttrDictionary();
     if (!same)
-      return mismatch(&x, "takes attributes or values that change");
+      return mismatch(&x, isa<ConstantOp>(x) ? "holds a value that changes"
+                                             : "takes attributes that change");
     for (auto [r, s] : llvm::zip(x.getResults(), y.getResults()))
       if (expected(r) != s.getType())
         return mismatch(&x, "gives a shape that changes in more than the "

@@ -90,6 +90,7 @@ def compile(model: Any, target: str = "cpu",
             input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
             precision: Optional[str] = None, cpu: Optional[str] = None,
             freeze_inputs: Optional[Mapping[str, Any]] = None,
+            dynamic_batch: bool = False,
             options: Sequence[str] = ()) -> Artifact:
     """Compiles an ONNX model (a path or an onnx.ModelProto).
 
@@ -99,6 +100,9 @@ def compile(model: Any, target: str = "cpu",
     cpu: the LLVM CPU for target 'cpu' ('native' by default; 'x86-64-v3'
       runs on any AVX2 machine).
     freeze_inputs: input values fixed at compile time (arrays).
+    dynamic_batch: inputs whose leading dim is symbolic take any batch at
+      run time, run in chunks of the batch input_shapes gives (1 without);
+      KilnError when a node mixes batch elements.
     options: any other kiln-compile flags, e.g. ['--max-workgroups=8'].
     Raises KilnError with the compiler's messages when it fails.
     """
@@ -119,6 +123,8 @@ def compile(model: Any, target: str = "cpu",
             command.append(f"--precision={precision}")
         if cpu:
             command.append(f"--cpu={cpu}")
+        if dynamic_batch:
+            command.append("--dynamic-batch")
         for i, (name, value) in enumerate((freeze_inputs or {}).items()):
             frozen = os.path.join(work, f"frozen_{i}.npy")
             np.save(frozen, np.asarray(value))

@@ -56,6 +56,22 @@ def test_whole_model_matches_onnxruntime(model_dir):
         assert_close(g, w)
 
 
+def test_dynamic_batch_runs_any_batch():
+    """One artifact, compiled for chunks of 2, at batches 1, 3 and 5."""
+    path = str(ROOT / "test" / "models" / "cnn_symbolic" / "model.onnx")
+    session = kiln.InferenceSession(kiln.compile(
+        path, input_shapes={"image": (2, 3, 16, 16)}, dynamic_batch=True))
+    reference = ort.InferenceSession(path)
+    rng = np.random.default_rng(3)
+    for batch in (1, 3, 5):
+        feeds = {"image": rng.standard_normal((batch, 3, 16, 16),
+                                              dtype=np.float32)}
+        got, = session.run(None, feeds)
+        want, = reference.run(None, feeds)
+        assert got.shape == want.shape == (batch, 10)
+        assert_close(got, want)
+
+
 @pytest.fixture(scope="module")
 def tiny():
     return kiln.compile(TINY_CNN)

@@ -496,6 +496,83 @@ TEST(RuntimeErrors, WrongShape) {
       << lastError();
 }
 
+/// y = (x + 1) * w as 4 batch elements of 256: a batch of any size runs
+/// in chunks of 4, each computed with the same w.
+ArtifactSpec batchedSpec() {
+  ArtifactSpec spec;
+  spec.inputs = {{"x", fb::DType_F32, {4, N / 4}, 0, true}};
+  spec.outputs = {{"y", fb::DType_F32, {4, N / 4}, 2, true}};
+  spec.batchChunk = 4;
+  return spec;
+}
+
+TEST(Runtime, DynamicBatchRunsInChunks) {
+  Loaded l(batchedSpec());
+  EXPECT_EQ(kiln_model_batch_chunk(l.model), 4);
+  EXPECT_EQ(kiln_model_input_batched(l.model, 0), 1);
+  EXPECT_EQ(kiln_model_output_batched(l.model, 0), 1);
+  const int64_t row = N / 4;
+  for (int64_t batch : {1, 4, 6, 9}) {
+    std::vector<float> x(batch * row);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = float(i % 97);
+    const int64_t shape[] = {batch, row};
+    ASSERT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_F32, shape, 2,
+                                     x.data(), x.size() * sizeof(float)),
+              KILN_OK)
+        << lastError();
+    ASSERT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
+    kiln_tensor_info info;
+    ASSERT_EQ(kiln_session_output_info(l.session, 0, &info), KILN_OK);
+    EXPECT_EQ(info.shape[0], batch);
+    EXPECT_EQ(info.bytes, x.size() * sizeof(float));
+    std::vector<float> y(x.size());
+    ASSERT_EQ(kiln_session_get_output(l.session, "y", y.data(), info.bytes),
+              KILN_OK)
+        << lastError();
+    // Element b of the batch is row b % 4 of its chunk.
+    for (size_t i = 0; i < y.size(); ++i)
+      ASSERT_EQ(y[i], (x[i] + 1.0f) * (float(i % (4 * row)) * 0.5f))
+          << "batch " << batch << " at " << i;
+    EXPECT_EQ(kiln_session_get_output(l.session, "y", y.data(), kTensorBytes),
+              batch == 4 ? KILN_OK : KILN_ERROR_SIZE_MISMATCH);
+  }
+}
+
+TEST(RuntimeErrors, DynamicBatchShapes) {
+  Loaded l(batchedSpec());
+  std::vector<float> x(3 * N);
+  const int64_t wide[] = {3, N / 2}, empty[] = {0, N / 4};
+  EXPECT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_F32, wide, 2,
+                                   x.data(), 3 * N / 2 * sizeof(float)),
+            KILN_ERROR_SHAPE_MISMATCH);
+  EXPECT_TRUE(contains(lastError(), "expects shape [N,256] (any batch N), "
+                                    "got [3,512]"))
+      << lastError();
+  EXPECT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_F32, empty, 2,
+                                   x.data(), 0),
+            KILN_ERROR_SHAPE_MISMATCH);
+  const int64_t three[] = {3, N / 4};
+  EXPECT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_F32, three, 2,
+                                   x.data(), kTensorBytes),
+            KILN_ERROR_SIZE_MISMATCH);
+  EXPECT_TRUE(contains(lastError(), "of batch 3 expects 1024 bytes per "
+                                    "element, got 4096 bytes"))
+      << lastError();
+}
+
+TEST(LoadErrors, BatchedTensorsMatchTheChunk) {
+  ArtifactSpec spec = batchedSpec();
+  spec.batchChunk = 2;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"input 'x' is batched, but its leading dim is not the "
+                   "artifact's batch chunk of 2"});
+  spec = ArtifactSpec();
+  spec.batchChunk = 4;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"batch chunk of 4 but no batched input"});
+}
+
 TEST(RuntimeErrors, WrongByteCount) {
   Loaded l;
   const int64_t shape[] = {N};

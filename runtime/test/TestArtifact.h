@@ -33,6 +33,7 @@ struct TensorSpec {
   fb::DType dtype;
   std::vector<int64_t> shape;
   uint32_t buffer;
+  bool batched = false; // dim 0 is the batch (ArtifactSpec::batchChunk)
 };
 
 struct DispatchSpec {
@@ -87,6 +88,8 @@ struct ArtifactSpec {
   /// The CPU the kernels need; test_kernels.c is built for any x86-64.
   std::string cpu = "x86-64";
   std::vector<std::string> cpuFeatures;
+  /// Dynamic batch: the batch the kernels run at once; 0: fixed.
+  int64_t batchChunk = 0;
 
   ArtifactSpec() {
     weights.resize(kTensorBytes);
@@ -100,8 +103,8 @@ struct ArtifactSpec {
     auto tensors = [&](const std::vector<TensorSpec> &list) {
       std::vector<flatbuffers::Offset<fb::TensorInfo>> out;
       for (const TensorSpec &t : list)
-        out.push_back(fb::CreateTensorInfoDirect(b, t.name.c_str(), t.dtype,
-                                                 &t.shape, t.buffer));
+        out.push_back(fb::CreateTensorInfoDirect(
+            b, t.name.c_str(), t.dtype, &t.shape, t.buffer, t.batched));
       return out;
     };
     std::vector<flatbuffers::Offset<fb::Buffer>> bufs;
@@ -138,7 +141,7 @@ struct ArtifactSpec {
     auto root = fb::CreateModelDirect(
         b, version, "kiln-test", target.c_str(), &kernelObject, &weights,
         arenaSize, &bufs, &ins, &outs, &disps, &images, splatSize, &checkTables,
-        cpu.c_str(), &features, &guardTables);
+        cpu.c_str(), &features, &guardTables, batchChunk);
     fb::FinishModelBuffer(b, root);
     std::vector<uint8_t> out(b.GetBufferPointer(),
                              b.GetBufferPointer() + b.GetSize());
