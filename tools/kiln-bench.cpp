@@ -26,6 +26,8 @@ const char kUsage[] =
     "                        inputs not given are random in [-1, 1)\n"
     "  --ignore-unknown-inputs  skip NAME=@FILE inputs the model does not\n"
     "                        have (e.g. frozen when it was compiled)\n"
+    "  --batch N             dynamic-batch artifacts: random batched inputs\n"
+    "                        of batch N (default: the compiled chunk)\n"
     "  --warmup W            untimed runs first (default 5)\n"
     "  --repeats R           timed runs (default 20)\n"
     "  --device NAME         cpu (default), cuda or rocm\n"
@@ -38,7 +40,7 @@ const char kUsage[] =
 struct Options {
   std::string model, device = "cpu";
   std::vector<std::string> inputs;
-  int warmup = 5, repeats = 20, threads = 0;
+  int warmup = 5, repeats = 20, threads = 0, batch = 0;
   uint64_t maxMemory = 0;
   bool help = false;
   bool ignoreUnknownInputs = false;
@@ -60,6 +62,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
       parseInt(v, "--threads", o.threads, error);
     else if (args.option("--max-memory", v, error))
       parseBytes(v, "--max-memory", o.maxMemory, error);
+    else if (args.option("--batch", v, error))
+      parseInt(v, "--batch", o.batch, error);
     else if (args.option("--warmup", v, error))
       parseInt(v, "--warmup", o.warmup, error);
     else if (args.option("--repeats", v, error))
@@ -73,6 +77,8 @@ bool parseArgs(int argc, char **argv, Options &o, std::string &error) {
   }
   if (error.empty() && o.repeats < 1)
     error = "--repeats must be at least 1";
+  if (error.empty() && o.batch < 0)
+    error = "--batch must be positive";
   if (error.empty() && o.model.empty() && !o.help)
     error = "no model given (see --help)";
   return error.empty();
@@ -96,6 +102,12 @@ bool setInputs(const Options &o, const LoadedModel &m, std::string &error) {
     if (!bound[i]) {
       kiln_tensor_info info;
       kiln_model_input_info(m.model, i, &info);
+      std::vector<int64_t> shape(info.shape, info.shape + info.rank);
+      if (o.batch > 0 && kiln_model_input_batched(m.model, i)) {
+        info.bytes = info.bytes / size_t(shape[0]) * size_t(o.batch);
+        shape[0] = o.batch;
+      }
+      info.shape = shape.data();
       given[i] = tensorFor(info);
       for (int64_t e = 0; e < given[i].numElements(); ++e)
         given[i].set(e, dist(rng));

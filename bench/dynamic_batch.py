@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""A dynamic-batch artifact against fixed-batch ones and onnxruntime.
+
+For each model (its first input's leading dim symbolic) and batch N: the
+median latency of an artifact compiled for batch N (`kiln-compile
+--input-shape`), of dynamic-batch artifacts (`--dynamic-batch`) running N in
+chunks of 1 and of 8, and of onnxruntime's CPU provider, all with the same
+thread count, printed as a Markdown table with the dynamic/fixed ratios.
+
+Usage: .venv/bin/python bench/dynamic_batch.py [--threads N] [--repeats R]
+           [--batches 1,5,8] MODEL.onnx...
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "bin")
+
+
+def input_spec(model_path):
+    """The first graph input's name and its dims after the batch."""
+    model = onnx.load(model_path, load_external_data=False)
+    inits = {t.name for t in model.graph.initializer}
+    first = next(i for i in model.graph.input if i.name not in inits)
+    dims = [d.dim_value for d in first.type.tensor_type.shape.dim][1:]
+    return first.name, dims
+
+
+def compile_kiln(model, out, name, dims, batch, dynamic):
+    shape = "x".join(str(d) for d in [batch] + dims)
+    command = [os.path.join(BIN, "kiln-compile"), model, "-o", out,
+               f"--input-shape={name}={shape}"]
+    if dynamic:
+        command.append("--dynamic-batch")
+    subprocess.run(command, check=True)
+
+
+def bench_kiln(artifact, batch, threads, repeats):
+    """kiln-bench's median, in milliseconds."""
+    done = subprocess.run(
+        [os.path.join(BIN, "kiln-bench"), artifact, f"--threads={threads}",
+         f"--repeats={repeats}", "--warmup=3", f"--batch={batch}"],
+        check=True, capture_output=True, text=True)
+    match = re.search(r"median: ([0-9.]+) ms", done.stdout)
+    if not match:
+        sys.exit("no median in kiln-bench's output:\n" + done.stdout)
+    return float(match.group(1))
+
+
+def bench_onnxruntime(model, name, dims, batch, threads, repeats):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    session = ort.InferenceSession(model, options,
+                                   providers=["CPUExecutionProvider"])
+    feeds = {name: np.random.default_rng(0).uniform(
+        -1, 1, [batch] + dims).astype(np.float32)}
+    for _ in range(3):
+        session.run(None, feeds)
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        session.run(None, feeds)
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("models", nargs="+")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--batches", default="1,5,8")
+    args = parser.parse_args()
+    batches = [int(b) for b in args.batches.split(",")]
+    print("| model | batch | fixed batch | dynamic, chunks of 1 | dynamic, "
+          "chunks of 8 | onnxruntime |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory(prefix="kiln-dynamic-") as work:
+        for model in args.models:
+            label = os.path.basename(os.path.dirname(model))
+            name, dims = input_spec(model)
+            dynamic = {}
+            for chunk in (1, 8):
+                dynamic[chunk] = os.path.join(work, f"{label}.chunk{chunk}.kiln")
+                compile_kiln(model, dynamic[chunk], name, dims, chunk, True)
+            for batch in batches:
+                fixed = os.path.join(work, f"{label}.b{batch}.kiln")
+                compile_kiln(model, fixed, name, dims, batch, False)
+                t_fixed = bench_kiln(fixed, batch, args.threads, args.repeats)
+                t1 = bench_kiln(dynamic[1], batch, args.threads, args.repeats)
+                t8 = bench_kiln(dynamic[8], batch, args.threads, args.repeats)
+                t_ort = bench_onnxruntime(model, name, dims, batch,
+                                          args.threads, args.repeats)
+                print(f"| {label} | {batch} | {t_fixed:.3f} ms | {t1:.3f} ms "
+                      f"({t1 / t_fixed:.2f}x) | {t8:.3f} ms "
+                      f"({t8 / t_fixed:.2f}x) | {t_ort:.3f} ms |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
