@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ConstantEvaluator.h"
-#include "NodeContext.h"
+#include "IndexOps.h"
 
 #include <cmath>
 #include <limits>
@@ -992,6 +992,155 @@ static LogicalResult importTopK(NodeContext &ctx) {
   return success();
 }
 
+/// The most rows of a matrix whose determinant Det expands: n! products of
+/// n elements (24 at 4).
+constexpr int64_t kMaxDetRows = 4;
+
+/// Det: the Leibniz expansion, the signed sum over permutations p of the
+/// products of x[i, p(i)], on every matrix of the batch at once.
+static LogicalResult importDet(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireFloat(x)))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(x);
+  int64_t rank = shape.size();
+  if (rank < 2 || shape[rank - 1] != shape[rank - 2])
+    return ctx.fail("the input must be [..., n, n]");
+  int64_t n = shape.back();
+  if (n < 1 || n > kMaxDetRows)
+    return ctx.fail("determinants of " + Twine(n) + "x" + Twine(n) +
+                    " matrices are not supported (up to " + Twine(kMaxDetRows) +
+                    "x" + Twine(kMaxDetRows) + ")");
+  IndexOps m(ctx);
+  SmallVector<int64_t> batch(shape.drop_back(2));
+  Value rows = m.reshape(x, [&] {
+    SmallVector<int64_t> flat(batch);
+    flat.push_back(n * n);
+    return flat;
+  }());
+  auto &b = ctx.b();
+  auto element = [&](int64_t i, int64_t j) {
+    SmallVector<int64_t> starts(batch.size() + 1, 0),
+        steps(batch.size() + 1, 1), one(batch);
+    starts.back() = i * n + j;
+    one.push_back(1);
+    Value slice = SliceOp::create(
+        b, ctx.getLoc(),
+        RankedTensorType::get(one, getElementTypeOrSelf(x.getType())), rows,
+        b.getDenseI64ArrayAttr(starts), b.getDenseI64ArrayAttr(steps));
+    return m.reshape(slice, batch);
+  };
+  auto perm = llvm::to_vector(llvm::seq<int64_t>(0, n));
+  Value det;
+  do {
+    // The sign: the parity of the permutation's inversions.
+    int64_t inversions = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = i + 1; j < n; ++j)
+        inversions += perm[i] > perm[j];
+    Value term = element(0, perm[0]);
+    for (int64_t i = 1; i < n; ++i)
+      term = m.op<MulOp>(term, element(i, perm[i]));
+    if (!det)
+      det = inversions % 2 ? m.unary<NegOp>(term) : term;
+    else
+      det = inversions % 2 ? m.op<SubOp>(det, term) : m.op<AddOp>(det, term);
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  if (m.failed() || !det)
+    return failure();
+  ctx.setOutput(0, det);
+  return success();
+}
+
+/// MaxUnpool: a zero tensor of the output shape with each input value
+/// scattered to its index (MaxPool's Indices: flat positions in the whole
+/// output). The output shape is the output_shape input (constant, or read
+/// at run time against the declared result) or the pooling's inverse.
+static LogicalResult importMaxUnpool(NodeContext &ctx) {
+  Value x = ctx.input(0), indices = ctx.input(1);
+  if (!x || !indices || failed(ctx.requireIndices(indices)))
+    return failure();
+  if (shapeOf(x) != shapeOf(indices))
+    return ctx.fail("the indices must have the input's shape");
+  int64_t rank = rankOf(x), spatial = rank - 2;
+  auto kernel = ctx.intsAttr("kernel_shape");
+  if (spatial < 1 || !kernel || int64_t(kernel->size()) != spatial)
+    return ctx.fail("kernel_shape must give each spatial dim");
+  std::vector<int64_t> strides =
+      ctx.intsAttr("strides").value_or(std::vector<int64_t>(spatial, 1));
+  std::vector<int64_t> pads =
+      ctx.intsAttr("pads").value_or(std::vector<int64_t>(2 * spatial, 0));
+  if (int64_t(strides.size()) != spatial || int64_t(pads.size()) != 2 * spatial)
+    return ctx.fail("strides and pads must give each spatial dim");
+  IndexOps m(ctx);
+  // The pooling's inverse holds the scattered values; output_shape, at
+  // least as large, pads it with zeros at the end of each dim.
+  std::vector<int64_t> inferred(shapeOf(x).begin(), shapeOf(x).end());
+  for (int64_t d = 0; d < spatial; ++d)
+    inferred[d + 2] = (inferred[d + 2] - 1) * strides[d] - pads[d] -
+                      pads[spatial + d] + (*kernel)[d];
+  std::vector<int64_t> outShape = inferred;
+  if (ctx.hasInput(2)) {
+    if (const ConstTensor *given = ctx.constInput(2)) {
+      outShape = given->asInts();
+    } else {
+      std::optional<std::vector<int64_t>> declared = ctx.declaredOutputShape(0);
+      if (!declared)
+        return ctx.failNotConstant(2, "(output_shape) must be a constant "
+                                      "unless the model declares the "
+                                      "result's shape");
+      outShape = *declared;
+      Value read = m.widen(ctx.input(2));
+      if (!read || rankOf(read) != 1 ||
+          shapeOf(read)[0] != int64_t(outShape.size()))
+        return ctx.fail("output_shape must list every output dim");
+      ctx.addRuntimeCheck(
+          m.differs(read, m.constant(outShape, {int64_t(outShape.size())})),
+          "its output_shape differs from the declared result shape the "
+          "artifact was compiled for");
+    }
+  }
+  if (int64_t(outShape.size()) != rank ||
+      llvm::any_of(inferred, [](int64_t d) { return d < 1; }) ||
+      llvm::any_of(llvm::zip(outShape, inferred),
+                   [](auto p) { return std::get<0>(p) < std::get<1>(p); }) ||
+      outShape[0] != inferred[0] || outShape[1] != inferred[1])
+    return ctx.fail("the output shape must keep the input's batch and "
+                    "channels and hold the unpooled dims");
+  int64_t total = 1, elements = ShapedType::getNumElements(shapeOf(x));
+  for (int64_t d : inferred)
+    if (__builtin_mul_overflow(total, d, &total))
+      return ctx.fail("the output shape is too large");
+  Value flatIndices = m.reshape(m.widen(indices), {elements});
+  ctx.addRuntimeCheck(
+      m.op<OrOp>(m.op<LessOp>(flatIndices, m.scalar(0)),
+                 m.op<GreaterEqualOp>(flatIndices, m.scalar(total))),
+      "an index is outside the unpooled output's " + Twine(total) +
+          " elements");
+  Type elementType = getElementTypeOrSelf(x.getType());
+  Value zeros =
+      ctx.constant(RankedTensorType::get({total}, elementType), {0.0});
+  auto &b = ctx.b();
+  Value scattered = ScatterElementsOp::create(
+      b, ctx.getLoc(), zeros.getType(), zeros, flatIndices,
+      m.reshape(x, {elements}), b.getI64IntegerAttr(0),
+      b.getStringAttr("none"));
+  if (m.failed())
+    return failure();
+  Value y = reshapeTo(ctx, scattered, inferred);
+  if (outShape != inferred) {
+    SmallVector<int64_t> padding(rank, 0);
+    for (int64_t d = 0; d < rank; ++d)
+      padding.push_back(outShape[d] - inferred[d]);
+    y = PadOp::create(b, ctx.getLoc(),
+                      RankedTensorType::get(outShape, elementType), y,
+                      b.getDenseI64ArrayAttr(padding),
+                      b.getStringAttr("constant"), b.getF64FloatAttr(0.0));
+  }
+  ctx.setOutput(0, y);
+  return success();
+}
+
 void onnx_import::registerDecomposedOps(OpRegistry &registry) {
   // clang-format off
   registry.add("BlackmanWindow", 17, kMaxOpset, "constant or guarded size", importBlackmanWindow);
@@ -999,6 +1148,8 @@ void onnx_import::registerDecomposedOps(OpRegistry &registry) {
   registry.add("Dropout", 1, kMaxOpset, "inference mode (identity)", importDropout);
   registry.add("Einsum", 12, kMaxOpset, "float; broadcasting ...", importEinsum);
   registry.add("EyeLike", 9, kMaxOpset, "a constant from the static shape", importEyeLike);
+  registry.add("Det", 11, kMaxOpset, "up to 4x4 matrices, by the Leibniz expansion", importDet);
+  registry.add("MaxUnpool", 9, kMaxOpset, "a scatter into zeros; output_shape constant or read at run time against the declared result", importMaxUnpool);
   registry.add("GatherND", 11, kMaxOpset, "any batch_dims", importGatherND);
   registry.add("Hardmax", 13, kMaxOpset, "", importHardmax);
   registry.add("HammingWindow", 17, kMaxOpset, "constant or guarded size", importHammingWindow);
