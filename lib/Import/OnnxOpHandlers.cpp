@@ -494,6 +494,96 @@ static LogicalResult importConv(NodeContext &ctx) {
                           b.getI64IntegerAttr(ctx.intAttr("group", 1)))}));
 }
 
+/// MaxPool's Indices output: the flat input position (row-major, or
+/// column-major within each image with storage_order=1) of each window's
+/// first largest element. Each window tap is a strided slice of the input
+/// padded with -inf; a tap that is strictly larger replaces the best so far,
+/// as onnxruntime keeps the first.
+static FailureOr<Value> maxPoolIndices(NodeContext &ctx, Value x,
+                                       const Window &w, Value pooled,
+                                       bool columnMajor) {
+  IndexOps m(ctx);
+  auto &b = ctx.b();
+  ArrayRef<int64_t> in = shapeOf(x), out = shapeOf(pooled);
+  int64_t rank = in.size(), spatial = rank - 2;
+  // Padding at the end covers the windows ceil_mode adds.
+  SmallVector<int64_t> pads(rank, 0), padded(in);
+  pads.append(rank, 0);
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t reach = (out[d + 2] - 1) * w.strides[d] +
+                    (w.kernel[d] - 1) * w.dilations[d] + 1;
+    pads[d + 2] = w.pads[d];
+    pads[rank + d + 2] =
+        std::max<int64_t>(w.pads[spatial + d], reach - in[d + 2] - w.pads[d]);
+    padded[d + 2] += pads[d + 2] + pads[rank + d + 2];
+  }
+  Type element = getElementTypeOrSelf(x.getType());
+  Value source =
+      PadOp::create(b, ctx.getLoc(), RankedTensorType::get(padded, element), x,
+                    b.getDenseI64ArrayAttr(pads), b.getStringAttr("constant"),
+                    b.getF64FloatAttr(-INFINITY));
+  int64_t positions = ShapedType::getNumElements(out.drop_front(2));
+  SmallVector<int64_t> tap(spatial, 0);
+  Value best, index;
+  while (true) {
+    SmallVector<int64_t> starts(rank, 0), steps(rank, 1);
+    std::vector<double> where(positions);
+    for (int64_t d = 0; d < spatial; ++d) {
+      starts[d + 2] = tap[d] * w.dilations[d];
+      steps[d + 2] = w.strides[d];
+    }
+    // The input position each output position reads at this tap.
+    for (int64_t p = 0; p < positions; ++p) {
+      int64_t rest = p, flat = 0, stride = 1;
+      SmallVector<int64_t> coord(spatial);
+      for (int64_t d = spatial - 1; d >= 0; --d) {
+        coord[d] = rest % out[d + 2] * w.strides[d] - w.pads[d] +
+                   tap[d] * w.dilations[d];
+        rest /= out[d + 2];
+      }
+      for (int64_t i = 0; i < spatial; ++i) {
+        int64_t d = columnMajor ? i : spatial - 1 - i;
+        flat += coord[d] * stride;
+        stride *= in[d + 2];
+      }
+      where[p] = double(flat);
+    }
+    Value value = SliceOp::create(
+        b, ctx.getLoc(), RankedTensorType::get(out, element), source,
+        b.getDenseI64ArrayAttr(starts), b.getDenseI64ArrayAttr(steps));
+    SmallVector<int64_t> indexShape = {1, 1};
+    indexShape.append(out.begin() + 2, out.end());
+    Value at = ctx.constant(RankedTensorType::get(indexShape, m.i64()), where);
+    if (!best) {
+      best = value;
+      SmallVector<int64_t> images = {out[0], out[1]};
+      images.append(spatial, 1);
+      index = m.op<AddOp>(
+          at, m.constant(std::vector<int64_t>(out[0] * out[1], 0), images));
+    } else {
+      Value larger = m.op<GreaterOp>(value, best);
+      best = m.select(larger, value, best);
+      index = m.select(larger, at, index);
+    }
+    int64_t d = spatial - 1;
+    while (d >= 0 && ++tap[d] == w.kernel[d])
+      tap[d--] = 0;
+    if (d < 0)
+      break;
+  }
+  // Each image's positions follow the images before it.
+  int64_t image = ShapedType::getNumElements(in.drop_front(2));
+  std::vector<int64_t> offsets(in[0] * in[1]);
+  for (int64_t i = 0; i < int64_t(offsets.size()); ++i)
+    offsets[i] = i * image;
+  SmallVector<int64_t> offsetShape = {in[0], in[1]};
+  offsetShape.append(spatial, 1);
+  index = m.op<AddOp>(index, m.constant(offsets, offsetShape));
+  if (m.failed() || !index)
+    return failure();
+  return index;
+}
+
 template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
@@ -505,10 +595,11 @@ template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
                element.getIntOrFloatBitWidth() == 8;
   if (!bytes && failed(ctx.requireFloat(x)))
     return failure();
-  if (ctx.proto().output_size() > 1 && !ctx.proto().output(1).empty())
-    return ctx.fail("the Indices output is not supported yet");
-  if (ctx.intAttr("storage_order", 0) != 0)
-    return ctx.fail("storage_order=1 is not supported");
+  bool withIndices =
+      ctx.proto().output_size() > 1 && !ctx.proto().output(1).empty();
+  if (withIndices && bytes)
+    return ctx.fail("the Indices output of int8 and uint8 MaxPool is not "
+                    "supported");
   auto kernel = ctx.intsAttr("kernel_shape");
   if (!kernel)
     return ctx.fail("kernel_shape is required");
@@ -529,6 +620,18 @@ template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
     attrs.push_back(b.getNamedAttr(
         "count_include_pad",
         b.getBoolAttr(ctx.intAttr("count_include_pad", 0) != 0)));
+  }
+  if (withIndices) {
+    auto pooled = ctx.create<OpTy>(x, attrs);
+    if (failed(pooled))
+      return failure();
+    auto indices = maxPoolIndices(ctx, x, *window, *pooled,
+                                  ctx.intAttr("storage_order", 0) != 0);
+    if (failed(indices))
+      return failure();
+    ctx.setOutput(0, *pooled);
+    ctx.setOutput(1, *indices);
+    return success();
   }
   if (!bytes)
     return setResult(ctx, ctx.create<OpTy>(x, attrs));
@@ -903,7 +1006,7 @@ void onnx_import::registerElementwiseOps(OpRegistry &registry) {
   registry.add("LogSoftmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<LogSoftmaxOp>);
   registry.add("MatMul", 1, kMaxOpset, "batched, broadcasting, 1-D operands", importMatMul);
   registry.add("Max", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MaxOp>(c, false); });
-  registry.add("MaxPool", 1, kMaxOpset, "1-D/2-D/3-D; float, int8 and uint8; no Indices output", importPool<MaxPoolOp>);
+  registry.add("MaxPool", 1, kMaxOpset, "1-D/2-D/3-D; float, int8 and uint8; the Indices output for float", importPool<MaxPoolOp>);
   registry.add("Mean", 6, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, true); });
   registry.add("Min", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MinOp>(c, false); });
   registry.add("Mish", 18, kMaxOpset, "", importUnary<MishOp>);
