@@ -69,14 +69,18 @@ public:
   mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape) {
     return v ? reshapeTo(ctx, v, shape) : fail();
   }
-  /// The sum of `v` over dim `axis`, which goes (0: over rows).
-  mlir::Value sum(mlir::Value v, int64_t axis = 0) {
+  /// The reduction of `v` over dim `axis`, which goes.
+  template <typename OpTy> mlir::Value reduce(mlir::Value v, int64_t axis) {
     if (!v)
       return fail();
     auto &b = ctx.b();
-    return check(ctx.create<ReduceSumOp>(
+    return check(ctx.create<OpTy>(
         v, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr({axis})),
             b.getNamedAttr("keepdims", b.getBoolAttr(false))}));
+  }
+  /// The sum of `v` over dim `axis`, which goes (0: over rows).
+  mlir::Value sum(mlir::Value v, int64_t axis = 0) {
+    return reduce<ReduceSumOp>(v, axis);
   }
   /// `data` gathered along `axis` at `indices` (clamped by the kernel).
   mlir::Value gather(mlir::Value data, mlir::Value indices, int64_t axis) {

@@ -54,6 +54,7 @@ const OpRegistry &kiln::onnx_import::opRegistry() {
     registerGridSampleOps(r);
     registerSpectralOps(r);
     registerUniqueOps(r);
+    registerRoiAlignOps(r);
     registerTfIdfVectorizerOps(r);
     registerTrainingOps(r);
     registerClassicMLOps(r);

@@ -77,6 +77,7 @@ void registerResizeOps(OpRegistry &registry); // OnnxResizeHandler.cpp
 void registerGridSampleOps(OpRegistry &registry); // OnnxGridSampleHandler.cpp
 void registerSpectralOps(OpRegistry &registry);   // OnnxSpectralOpHandlers.cpp
 void registerUniqueOps(OpRegistry &registry);     // OnnxUniqueHandler.cpp
+void registerRoiAlignOps(OpRegistry &registry);   // OnnxRoiAlignHandler.cpp
 void registerTfIdfVectorizerOps(
     OpRegistry &registry); // OnnxTfIdfVectorizerHandler.cpp
 void registerTrainingOps(OpRegistry &registry);  // OnnxTrainingOpHandlers.cpp
