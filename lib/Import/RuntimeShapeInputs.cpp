@@ -22,6 +22,7 @@
 
 #include <cstring>
 #include <functional>
+#include <numeric>
 
 using namespace mlir;
 using namespace kiln;
@@ -67,20 +68,20 @@ bool forEachAxisSet(int64_t rank, int64_t count,
     sets = sets * double(rank - k) / double(k + 1);
   if (sets > 65536)
     return false;
-  Shape chosen;
-  std::function<bool(int64_t)> extend = [&](int64_t next) {
-    if (int64_t(chosen.size()) == count)
-      return visit(chosen);
-    for (int64_t d = next; d < rank; ++d) {
-      chosen.push_back(d);
-      bool more = extend(d + 1);
-      chosen.pop_back();
-      if (!more)
-        return false;
-    }
-    return true;
-  };
-  extend(0);
+  // Iteratively, in lexicographic order: a recursion would try every
+  // prefix, and nest as deep as `count`.
+  Shape chosen(count);
+  std::iota(chosen.begin(), chosen.end(), 0);
+  while (visit(chosen)) {
+    int64_t i = count - 1;
+    while (i >= 0 && chosen[i] == rank - count + i)
+      --i;
+    if (i < 0)
+      break;
+    ++chosen[i];
+    for (int64_t j = i + 1; j < count; ++j)
+      chosen[j] = chosen[j - 1] + 1;
+  }
   return true;
 }
 
@@ -107,7 +108,9 @@ std::string deriveAxes(const DeriveContext &c, Derivation &d, int64_t rank,
       return true;
     if (!found) {
       found = axes;
-      effective = effectiveAxes(axes, data);
+      // Unsqueeze's axes are dims of its result, not of `data`.
+      if (mustAgree)
+        effective = effectiveAxes(axes, data);
       return mustAgree;
     }
     ambiguous |= effectiveAxes(axes, data) != *effective;
