@@ -53,6 +53,7 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   check(getDynamicWorkgroupMemoryAttrHelper());
   check(getPrivateMemoryAttrHelper());
   check(getShapeGuardsAttrHelper());
+  check(getBatchDimAttrHelper());
   if (!valid)
     return op->emitError() << "'" << attribute.getName().getValue()
                            << "' is not an attribute the kiln dialect "

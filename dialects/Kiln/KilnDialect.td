@@ -70,7 +70,10 @@ def Kiln_Dialect : Dialect {
     // On @main: the shape-like inputs the runtime checks before a run, one
     // dictionary per guard (rule, node, op_type, input, data_shape, params,
     // expected; runtime/schema/artifact.fbs, ShapeGuard).
-    "::mlir::ArrayAttr":$shape_guards
+    "::mlir::ArrayAttr":$shape_guards,
+    // On an op of a dynamic-batch graph whose result carries the batch:
+    // [dim, inner, outer, step], where (attrs::kBatchDim, BatchDim).
+    "::mlir::DenseI64ArrayAttr":$batch_dim
   );
   // kiln.name on @main's arguments and results: the ONNX graph input or
   // output each one is.

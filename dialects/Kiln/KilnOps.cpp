@@ -849,6 +849,14 @@ LogicalResult ExpandOp::verify() {
   return success();
 }
 
+// The importer keeps an expand to the input's own shape, so that a model
+// imported at two batch sizes gives the same ops (--dynamic-batch).
+OpFoldResult ExpandOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  return {};
+}
+
 LogicalResult TileOp::verify() {
   auto in = getInput().getType().getShape(), out = getType().getShape();
   if (in.size() != out.size())

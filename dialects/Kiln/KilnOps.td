@@ -546,6 +546,7 @@ def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Kiln_TileOp : Kiln_Op<"tile", [Pure]> {

@@ -175,9 +175,9 @@ static LogicalResult importExpand(NodeContext &ctx) {
   if (!result)
     return ctx.fail("input does not broadcast to the shape");
   auto type = RankedTensorType::get(*result, getElementTypeOrSelf(x.getType()));
-  ctx.setOutput(0, type == x.getType() ? x
-                                       : (Value)ExpandOp::create(
-                                             ctx.b(), ctx.getLoc(), type, x));
+  // Even to x's own shape (the op folds away): at another batch size it
+  // may broadcast, and the graph must have the same ops (--dynamic-batch).
+  ctx.setOutput(0, ExpandOp::create(ctx.b(), ctx.getLoc(), type, x));
   return success();
 }
 

@@ -10,7 +10,12 @@
 // reshape merging it with another dim, a concat along it, a matmul
 // contracting it, a gather across it, a broadcast against a constant that
 // varies along it. Graph outputs must carry the batch in dim 0 (they are
-// marked kiln.batched) or not at all.
+// marked kiln.batched) or not at all. Where the driver imported the model
+// at a second batch size (checkBatchDimsAt), the batch dim of each op it
+// recorded (kiln.batch_dim) is taken as given: at a batch of 1 a reshape
+// cannot tell where the batch went, and a constant made for the batch (a
+// mask of ones, indices b*S + s into a flattened [B*S]) has no operand to
+// derive it from.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Passes/Passes.h"
@@ -18,6 +23,8 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
 
 namespace kiln {
 #define GEN_PASS_DEF_CHECKBATCHINDEPENDENCE
@@ -40,6 +47,141 @@ int64_t product(ArrayRef<int64_t> dims) {
   return p;
 }
 
+/// The batch dim recorded on `op`'s one result (kiln.batch_dim), if any.
+std::optional<BatchDim> recordedBatchDim(Operation *op) {
+  auto d = op->getAttrOfType<DenseI64ArrayAttr>(attrs::kBatchDim);
+  if (!d || d.size() != 4 || op->getNumResults() != 1)
+    return std::nullopt;
+  return BatchDim{d[0], d[1], d[2], d[3]};
+}
+
+/// `d` at another dim.
+BatchDim moved(BatchDim d, int64_t dim) {
+  d.dim = dim;
+  return d;
+}
+
+/// A constant's elements as integers (a float's bits), row-major, a splat
+/// expanded; none when they cannot be read.
+std::optional<SmallVector<int64_t>> elementsAsIntegers(Attribute value) {
+  auto type = cast<ShapedType>(cast<TypedAttr>(value).getType());
+  Type element = type.getElementType();
+  if (!element.isIntOrFloat())
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (element.isInteger())
+      for (const APInt &v : dense.getValues<APInt>())
+        out.push_back(v.getSExtValue());
+    else
+      for (const APFloat &v : dense.getValues<APFloat>())
+        out.push_back(int64_t(v.bitcastToAPInt().getZExtValue()));
+    return out;
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob)
+    return std::nullopt;
+  ArrayRef<char> raw = blob->getData();
+  size_t width = std::max<size_t>(1, element.getIntOrFloatBitWidth() / 8);
+  if (width > 8 || raw.size() != size_t(type.getNumElements()) * width)
+    return std::nullopt;
+  for (size_t i = 0; i < raw.size(); i += width) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, raw.data() + i, width);
+    // Integers sign-extended, as DenseElementsAttr's are read.
+    if (element.isInteger() && width < 8 && (bits >> (8 * width - 1)) & 1)
+      bits |= ~uint64_t(0) << (8 * width);
+    out.push_back(int64_t(bits));
+  }
+  return out;
+}
+
+/// Where batch element b's slice of a value with batch dim `d` lies in its
+/// row-major elements: `outer` blocks (the dims before the batch dim), each
+/// of `batch` slices of `slice` elements.
+struct SliceLayout {
+  SliceLayout(ArrayRef<int64_t> sizes, BatchDim d, int64_t batch)
+      : batch(batch), outer(product(sizes.take_front(d.dim))),
+        slice(d.inner * product(sizes.drop_front(d.dim + 1))) {}
+  int64_t at(int64_t o, int64_t b, int64_t j) const {
+    return (o * batch + b) * slice + j;
+  }
+  int64_t batch, outer, slice;
+};
+
+/// Whether `values` hold, for each batch element b, element 0's slice plus
+/// b * step.
+bool slicesStep(ArrayRef<int64_t> values, const SliceLayout &layout,
+                int64_t step) {
+  for (int64_t o = 0; o < layout.outer; ++o)
+    for (int64_t b = 1; b < layout.batch; ++b)
+      for (int64_t j = 0; j < layout.slice; ++j)
+        if (uint64_t(values[layout.at(o, b, j)]) !=
+            uint64_t(values[layout.at(o, 0, j)]) + uint64_t(b) * uint64_t(step))
+          return false;
+  return true;
+}
+
+/// The batch slices of constant `x` of a graph imported at a batch of
+/// `batch`, from `y`, the same constant imported at `otherBatch` (at least
+/// 2): the one dim whose size changes with the batch, and the step between
+/// slices (0 unless they are integers counting batch elements). None when
+/// the constant depends on the batch size in another way.
+std::optional<BatchDim> batchSlices(ConstantOp x, int64_t batch, ConstantOp y,
+                                    int64_t otherBatch) {
+  ArrayRef<int64_t> a = shape(x.getResult()), b = shape(y.getResult());
+  if (a.size() != b.size())
+    return std::nullopt;
+  std::optional<int64_t> dim;
+  for (auto [i, sizes] : llvm::enumerate(llvm::zip(a, b)))
+    if (std::get<0>(sizes) != std::get<1>(sizes)) {
+      if (dim)
+        return std::nullopt;
+      dim = i;
+    }
+  if (!dim || a[*dim] % batch != 0 || b[*dim] != otherBatch * (a[*dim] / batch))
+    return std::nullopt;
+  BatchDim d{*dim, a[*dim] / batch, 1, 0};
+  auto xs = elementsAsIntegers(x.getValue());
+  auto ys = elementsAsIntegers(y.getValue());
+  SliceLayout xl(a, d, batch), yl(b, d, otherBatch);
+  if (!xs || !ys || xl.outer * xl.slice == 0)
+    return std::nullopt;
+  if (getElementTypeOrSelf(x.getType()).isInteger())
+    d.step = int64_t(uint64_t((*ys)[yl.at(0, 1, 0)]) -
+                     uint64_t((*ys)[yl.at(0, 0, 0)]));
+  for (int64_t o = 0; o < xl.outer; ++o)
+    for (int64_t j = 0; j < xl.slice; ++j)
+      if ((*xs)[xl.at(o, 0, j)] != (*ys)[yl.at(o, 0, j)])
+        return std::nullopt;
+  if (!slicesStep(*xs, xl, d.step) || !slicesStep(*ys, yl, d.step))
+    return std::nullopt;
+  return d;
+}
+
+/// The batch slices of `x`, an expand in a graph imported at a batch of
+/// `batch`, given `y`, the same expand at `otherBatch`, where it broadcasts
+/// the same input (one without the batch) along the batch: every batch
+/// element's slice is the same. None where it is not such an expand.
+std::optional<BatchDim> broadcastSlices(ExpandOp x, int64_t batch, ExpandOp y,
+                                        int64_t otherBatch) {
+  ArrayRef<int64_t> a = shape(x.getResult()), b = shape(y.getResult());
+  if (x.getInput().getType() != y.getInput().getType() ||
+      a.size() != b.size() || a == b)
+    return std::nullopt;
+  int64_t dim = 0;
+  while (a[dim] == b[dim])
+    ++dim;
+  int64_t inputDim = dim - (int64_t(a.size()) - rank(x.getInput()));
+  if (a.drop_front(dim + 1) != b.drop_front(dim + 1) || a[dim] % batch != 0 ||
+      b[dim] != otherBatch * (a[dim] / batch) ||
+      (inputDim >= 0 && shape(x.getInput())[inputDim] != 1))
+    return std::nullopt;
+  return BatchDim{dim, a[dim] / batch, 1, 0};
+}
+
 /// Why batch elements would mix, or "" when they do not; sets `result`.
 class BatchRules {
 public:
@@ -57,11 +199,13 @@ private:
   }
   bool batched(Value v) const { return dims.count(v); }
   /// `v`'s batch dim moved to `dim`.
-  BatchDim at(Value v, int64_t dim) const { return {dim, of(v)->inner}; }
+  BatchDim at(Value v, int64_t dim) const { return moved(*of(v), dim); }
   std::string elementwise(Operation *op, std::optional<BatchDim> &result);
   std::string matmul(Value lhs, Value rhs, Value out,
                      std::optional<BatchDim> &result);
   std::string reshape(Value in, Value out, std::optional<BatchDim> &result);
+  std::string gatherWithinElements(GatherOp gather,
+                                   std::optional<BatchDim> &result);
   /// A reduction-like op over `reduced` dims of its input.
   std::string reduce(Value in, ArrayRef<int64_t> reduced, bool keepdims,
                      std::optional<BatchDim> &result);
@@ -78,7 +222,7 @@ std::string BatchRules::elementwise(Operation *op,
     std::optional<BatchDim> d = of(operand);
     if (!d)
       continue;
-    BatchDim aligned{d->dim + outRank - rank(operand), d->inner};
+    BatchDim aligned = moved(*d, d->dim + outRank - rank(operand));
     if (result && *result != aligned)
       return "its operands carry the batch in different dims";
     if (shape(operand)[d->dim] != shape(out)[aligned.dim])
@@ -104,15 +248,16 @@ std::string BatchRules::matmul(Value lhs, Value rhs, Value out,
   if ((l && l->dim == lRank - 1) || (r && r->dim == rRank - 2))
     return "it contracts the batch dim";
   if (l && r &&
-      (l->dim >= lRank - 2 || r->dim >= rRank - 2 || l->inner != r->inner ||
+      (l->dim >= lRank - 2 || r->dim >= rRank - 2 ||
+       moved(*l, 0) != moved(*r, 0) ||
        l->dim + outRank - lRank != r->dim + outRank - rRank))
     return "both operands carry the batch, in dims it does not pair";
   if (l)
-    result = BatchDim{l->dim + outRank - lRank, l->inner};
+    result = moved(*l, l->dim + outRank - lRank);
   else if (r->dim == rRank - 1)
-    result = BatchDim{outRank - 1, r->inner};
+    result = moved(*r, outRank - 1);
   else
-    result = BatchDim{r->dim + outRank - rRank, r->inner};
+    result = moved(*r, r->dim + outRank - rRank);
   // The other operand's matching batch dim must broadcast.
   Value other = l ? rhs : lhs;
   if (!batched(other) && result->dim < outRank - 2) {
@@ -124,24 +269,55 @@ std::string BatchRules::matmul(Value lhs, Value rhs, Value out,
 }
 
 /// The batch keeps its place in the flattened elements: the same count of
-/// elements outside it (`outer`) and inside it (`inner` times the dims
-/// after it); a dim that holds it is the batch times an inner factor.
+/// elements outside it (`outer` runs of it, after the dims before it) and
+/// inside it (`inner` times the dims after it). The first dim of the result
+/// that can hold it that way does (at a batch of 1 several can; the check
+/// at a larger batch refuses a wrong choice).
 std::string BatchRules::reshape(Value in, Value out,
                                 std::optional<BatchDim> &result) {
   BatchDim d = *of(in);
   ArrayRef<int64_t> from = shape(in), to = shape(out);
-  int64_t outer = product(from.take_front(d.dim));
+  int64_t outside = product(from.take_front(d.dim)) * d.outer;
   int64_t within = d.inner * product(from.drop_front(d.dim + 1));
   for (int64_t i = 0; i < int64_t(to.size()); ++i) {
-    if (product(to.take_front(i)) != outer)
+    int64_t before = product(to.take_front(i));
+    if (before == 0 || outside % before != 0)
       continue;
-    if (to[i] % batch == 0 &&
-        (to[i] / batch) * product(to.drop_front(i + 1)) == within) {
-      result = BatchDim{i, to[i] / batch};
+    int64_t outer = outside / before, after = product(to.drop_front(i + 1));
+    if (to[i] % (outer * batch) == 0 &&
+        (to[i] / (outer * batch)) * after == within) {
+      result = BatchDim{i, to[i] / (outer * batch), outer, 0};
       return "";
     }
   }
   return "it merges the batch dim with a dim outside it";
+}
+
+/// A gather whose constant indices count batch elements (kiln.batch_dim)
+/// from data whose batch was merged with the dims after it, as a flattened
+/// index into [batch, ...] is: each element's indices must stay within its
+/// own rows.
+std::string BatchRules::gatherWithinElements(GatherOp gather,
+                                             std::optional<BatchDim> &result) {
+  BatchDim data = *of(gather.getInput()), indices = *of(gather.getIndices());
+  if (indices.step == 0 || data.dim != int64_t(gather.getAxis()) ||
+      data.outer != 1 || indices.step != data.inner)
+    return "both its data and its indices carry the batch";
+  auto constant = gather.getIndices().getDefiningOp<ConstantOp>();
+  std::optional<SmallVector<int64_t>> values =
+      constant ? elementsAsIntegers(constant.getValue()) : std::nullopt;
+  if (!values)
+    return "both its data and its indices carry the batch";
+  SliceLayout layout(shape(gather.getIndices()), indices, batch);
+  for (int64_t o = 0; o < layout.outer; ++o)
+    for (int64_t j = 0; j < layout.slice; ++j) {
+      int64_t index = (*values)[layout.at(o, 0, j)];
+      if (index < 0 || index >= data.inner)
+        return "its indices reach the rows of another batch element";
+    }
+  result = moved(indices, int64_t(gather.getAxis()) + indices.dim);
+  result->step = 0;
+  return "";
 }
 
 std::string BatchRules::reduce(Value in, ArrayRef<int64_t> reduced,
@@ -152,7 +328,7 @@ std::string BatchRules::reduce(Value in, ArrayRef<int64_t> reduced,
   int64_t dropped =
       keepdims ? 0
                : llvm::count_if(reduced, [&](int64_t a) { return a < d.dim; });
-  result = BatchDim{d.dim - dropped, d.inner};
+  result = moved(d, d.dim - dropped);
   return "";
 }
 
@@ -163,6 +339,11 @@ std::string BatchRules::resultDim(Operation *op,
     return "";
   if (op->getNumResults() != 1)
     return "Kiln does not know how it treats the batch";
+  for (OpOperand &operand : op->getOpOperands())
+    if (std::optional<BatchDim> d = of(operand.get());
+        d && d->step != 0 &&
+        !(isa<GatherOp>(op) && operand.getOperandNumber() == 1))
+      return "it computes with a constant that counts batch elements";
   Value out = op->getResult(0);
   auto onlyFirstBatched = [&] {
     return llvm::none_of(op->getOperands().drop_front(),
@@ -230,7 +411,7 @@ std::string BatchRules::resultDim(Operation *op,
                             indices = of(g.getIndices());
     int64_t axis = g.getAxis();
     if (data && indices)
-      return "both its data and its indices carry the batch";
+      return gatherWithinElements(g, result);
     if (data && data->dim == axis)
       return "it gathers along the batch dim";
     if (data)
@@ -306,10 +487,18 @@ FailureOr<DenseMap<Value, BatchDim>> kiln::analyzeBatchDims(func::FuncOp func) {
                                  "different leading dims ("
                               << *batch << " and " << size << ")";
     batch = size;
-    dims[arg] = BatchDim{0, 1};
+    dims[arg] = BatchDim{};
   }
   if (!batch)
     return dims;
+  // Where the imports at two batch sizes placed the batch, no rule guesses.
+  DenseSet<Operation *> recorded;
+  func.walk([&](Operation *op) {
+    if (std::optional<BatchDim> d = recordedBatchDim(op)) {
+      dims[op->getResult(0)] = *d;
+      recorded.insert(op);
+    }
+  });
   BatchRules rules(dims, *batch);
   WalkResult walk = func.walk([&](Operation *op) {
     if (isa<func::ReturnOp>(op))
@@ -322,7 +511,7 @@ FailureOr<DenseMap<Value, BatchDim>> kiln::analyzeBatchDims(func::FuncOp func) {
                       << " (compile with a fixed batch instead)";
       return WalkResult::interrupt();
     }
-    if (result)
+    if (result && !recorded.contains(op))
       dims[op->getResult(0)] = *result;
     return WalkResult::advance();
   });
@@ -331,31 +520,25 @@ FailureOr<DenseMap<Value, BatchDim>> kiln::analyzeBatchDims(func::FuncOp func) {
   return dims;
 }
 
-LogicalResult kiln::checkBatchDimsAt(func::FuncOp chunk, func::FuncOp other,
-                                     int64_t otherBatch) {
-  auto dims = analyzeBatchDims(chunk);
-  if (failed(dims))
-    return failure();
-  // The same graph, value for value; each type differs only in the batch.
-  auto expected = [&](Value v) -> Type {
-    auto type = cast<RankedTensorType>(v.getType());
-    auto it = dims->find(v);
-    if (it == dims->end())
-      return type;
-    SmallVector<int64_t> sizes(type.getShape());
-    sizes[it->second.dim] = otherBatch * it->second.inner;
-    return type.clone(sizes);
-  };
+static void recordBatchDim(Operation *op, const BatchDim &d) {
+  op->setAttr(attrs::kBatchDim,
+              DenseI64ArrayAttr::get(op->getContext(),
+                                     {d.dim, d.inner, d.outer, d.step}));
+}
+
+/// Records, on the constants of `chunk` that differ from their counterparts
+/// in `other` and on its expands of values without the batch to it, and on
+/// those counterparts, the batch slices they hold, which no rule derives
+/// from operands; fails, naming the op, where the two graphs differ in
+/// another way.
+static LogicalResult recordBatchSlices(func::FuncOp chunk, int64_t chunkBatch,
+                                       func::FuncOp other, int64_t otherBatch) {
   auto mismatch = [&](Operation *op, StringRef what) {
     op->emitError() << "--dynamic-batch: " << op->getName() << " " << what
                     << " with the batch size (compile with a fixed batch "
                        "instead)";
     return failure();
   };
-  for (auto [a, b] : llvm::zip(chunk.getArguments(), other.getArguments()))
-    if (expected(a) != b.getType())
-      return chunk.emitError() << "--dynamic-batch: an input changes in "
-                                  "more than its batch";
   Block &first = chunk.getBody().front(), &second = other.getBody().front();
   if (first.getOperations().size() != second.getOperations().size())
     return chunk.emitError() << "--dynamic-batch: the model imports to "
@@ -366,18 +549,74 @@ LogicalResult kiln::checkBatchDimsAt(func::FuncOp chunk, func::FuncOp other,
       return mismatch(&x, "imports differently");
     if (isa<func::ReturnOp>(x))
       continue;
-    // Attributes and constants may not depend on the batch size.
-    bool same = isa<ConstantOp>(x)
-                    ? sameConstant(cast<ConstantOp>(x).getValue(),
-                                   cast<ConstantOp>(y).getValue())
-                    : x.getAttrDictionary() == y.getAttrDictionary();
-    if (!same)
-      return mismatch(&x, isa<ConstantOp>(x) ? "holds a value that changes"
-                                             : "takes attributes that change");
+    std::optional<BatchDim> slices;
+    if (auto constant = dyn_cast<ConstantOp>(x)) {
+      auto counterpart = cast<ConstantOp>(y);
+      if (constant.use_empty() ||
+          sameConstant(constant.getValue(), counterpart.getValue()))
+        continue;
+      slices = batchSlices(constant, chunkBatch, counterpart, otherBatch);
+      if (!slices)
+        return mismatch(&x, "holds a value that changes");
+    } else if (x.getAttrDictionary() != y.getAttrDictionary()) {
+      return mismatch(&x, "takes attributes that change");
+    } else if (auto expand = dyn_cast<ExpandOp>(x)) {
+      slices =
+          broadcastSlices(expand, chunkBatch, cast<ExpandOp>(y), otherBatch);
+    }
+    if (slices) {
+      recordBatchDim(&x, *slices);
+      recordBatchDim(&y, *slices);
+    }
+  }
+  return success();
+}
+
+LogicalResult kiln::checkBatchDimsAt(func::FuncOp chunk, func::FuncOp other,
+                                     int64_t otherBatch) {
+  int64_t chunkBatch = 0;
+  for (BlockArgument arg : chunk.getArguments())
+    if (chunk.getArgAttr(arg.getArgNumber(), attrs::kBatched))
+      chunkBatch = shape(arg)[0];
+  if (chunkBatch == 0)
+    return success();
+  if (failed(recordBatchSlices(chunk, chunkBatch, other, otherBatch)))
+    return failure();
+  // At the larger batch no reshape is ambiguous (at a batch of 1, a dim of
+  // size 1 could be the batch anywhere).
+  auto dims = analyzeBatchDims(other);
+  if (failed(dims))
+    return failure();
+  // The same graph, value for value; each type differs only in the batch.
+  auto matches = [&](Value r, Value s) {
+    auto type = cast<RankedTensorType>(s.getType());
+    auto it = dims->find(s);
+    if (it == dims->end())
+      return r.getType() == type;
+    SmallVector<int64_t> sizes(type.getShape());
+    const BatchDim &d = it->second;
+    sizes[d.dim] = d.outer * chunkBatch * d.inner;
+    return r.getType() == type.clone(sizes);
+  };
+  for (auto [a, b] : llvm::zip(chunk.getArguments(), other.getArguments()))
+    if (!matches(a, b))
+      return chunk.emitError() << "--dynamic-batch: an input changes in "
+                                  "more than its batch";
+  Block &first = chunk.getBody().front(), &second = other.getBody().front();
+  for (auto [x, y] : llvm::zip(first, second)) {
+    if (isa<ConstantOp>(x) && x.use_empty())
+      continue;
     for (auto [r, s] : llvm::zip(x.getResults(), y.getResults()))
-      if (expected(r) != s.getType())
-        return mismatch(&x, "gives a shape that changes in more than the "
-                            "batch");
+      if (!matches(r, s)) {
+        x.emitError() << "--dynamic-batch: " << x.getName()
+                      << " gives a shape that changes in more than the batch "
+                         "with the batch size (compile with a fixed batch "
+                         "instead)";
+        return failure();
+      }
+    if (x.getNumResults() == 1)
+      if (auto it = dims->find(y.getResult(0)); it != dims->end())
+        recordBatchDim(&x, it->second);
   }
   return success();
 }
@@ -399,7 +638,7 @@ struct CheckBatchIndependence
       auto it = dims->find(value);
       if (it == dims->end())
         continue;
-      if (it->second.dim != 0 || it->second.inner != 1) {
+      if (it->second != BatchDim{}) {
         ret.emitError() << "--dynamic-batch: result " << i
                         << " does not carry the batch as its leading dim";
         return signalPassFailure();

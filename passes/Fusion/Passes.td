@@ -51,11 +51,13 @@ def CheckBatchIndependence
     Every value gets the dim that carries the batch (or none, for values
     computed from weights alone); an op that would combine elements of
     that dim — a reduction, softmax or layer norm over it, a reshape
-    merging it with another dim, a concat along it, a matmul contracting
+    moving it inside another dim, a concat along it, a matmul contracting
     it, a gather across it, a broadcast against a weight that varies along
     it, an op whose treatment of it is unknown — is an error naming the
-    node. Results that carry the batch must carry it in dim 0 and are
-    marked `kiln.batched`. Without batched arguments it does nothing.
+    node. An op's `kiln.batch_dim` (recorded by the driver from the model
+    imported at a second batch size) is taken over the rules' own answer.
+    Results that carry the batch must carry it in dim 0 and are marked
+    `kiln.batched`. Without batched arguments it does nothing.
   }];
   let dependentDialects = ["kiln::KilnDialect"];
 }

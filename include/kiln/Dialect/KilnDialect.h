@@ -83,6 +83,10 @@ constexpr llvm::StringLiteral kCheck = "kiln.check";
 /// dim is the batch, which a dynamic-batch artifact runs in chunks of the
 /// compiled size (kiln-check-batch-independence).
 constexpr llvm::StringLiteral kBatched = "kiln.batched";
+/// On an op of a dynamic-batch graph whose result carries the batch
+/// (array<i64: dim, inner, outer, step>, kiln::BatchDim): where, as the
+/// model imported at two batch sizes shows (kiln::checkBatchDimsAt).
+constexpr llvm::StringLiteral kBatchDim = "kiln.batch_dim";
 } // namespace attrs
 
 /// Numpy/ONNX broadcast of two shapes; std::nullopt when incompatible.

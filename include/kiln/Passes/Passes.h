@@ -21,13 +21,21 @@
 namespace kiln {
 
 /// Where a value of a dynamic-batch graph carries the batch: dim `dim`
-/// holds the batch times `inner` (batch elements outermost), as
+/// holds the batch times `inner` (batch elements outermost in it), as
 /// kiln-check-batch-independence tracks it.
 struct BatchDim {
   int64_t dim = 0;
   int64_t inner = 1;
+  /// Dim `dim` holds `outer` runs of the batch times `inner` (a reshape
+  /// merged the batch with dims before it: [T, B, H] as [T*B, H]).
+  int64_t outer = 1;
+  /// For a constant of indices into a value whose batch was merged with
+  /// the dims after it: batch element b's slice holds element 0's plus
+  /// b * step (0 for every other value).
+  int64_t step = 0;
   bool operator==(const BatchDim &other) const {
-    return dim == other.dim && inner == other.inner;
+    return dim == other.dim && inner == other.inner && outer == other.outer &&
+           step == other.step;
   }
   bool operator!=(const BatchDim &other) const { return !(*this == other); }
 };
@@ -38,8 +46,10 @@ mlir::FailureOr<llvm::DenseMap<mlir::Value, BatchDim>>
 analyzeBatchDims(mlir::func::FuncOp func);
 /// Checks `other`, the same model imported with a batch of `otherBatch`,
 /// against `chunk`: the same ops and attributes, each type differing only
-/// in the batch dim analyzeBatchDims found; else the analysis would have
-/// read a reshape wrongly, or a value depends on the batch size.
+/// in the batch dim analyzeBatchDims finds at the larger batch, each
+/// constant the same or holding one slice per batch element; else a value
+/// depends on the batch size. Records the batch dims on `chunk`'s ops
+/// (kiln.batch_dim), where the pass reads them.
 mlir::LogicalResult checkBatchDimsAt(mlir::func::FuncOp chunk,
                                      mlir::func::FuncOp other,
                                      int64_t otherBatch);

@@ -86,3 +86,85 @@ func.func @fixed(%x: tensor<2x3xf32>) -> tensor<1x3xf32> {
   %m = kiln.reduce_mean %x {axes = array<i64: 0>, keepdims = true} : tensor<2x3xf32> -> tensor<1x3xf32>
   return %m : tensor<1x3xf32>
 }
+
+// -----
+
+// At a batch of 1 a reshape cannot tell where the batch goes; the import
+// at a larger batch records it (kiln.batch_dim = [dim, inner, outer,
+// step]): [T, B, H] as [T*B, H] (the batch in T runs), rows of a
+// projection, back to [T, B, H'], then the last time step.
+// CHECK-LABEL: func.func @recorded_time_major
+// CHECK-SAME: -> (tensor<1x5xf32> {kiln.batched})
+func.func @recorded_time_major(%x: tensor<1x3x4xf32> {kiln.batched}) -> tensor<1x5xf32> {
+  %t = kiln.transpose %x {perm = array<i64: 1, 0, 2>} : tensor<1x3x4xf32> -> tensor<3x1x4xf32>
+  %m = kiln.reshape %t {kiln.batch_dim = array<i64: 0, 1, 3, 0>} : tensor<3x1x4xf32> -> tensor<3x4xf32>
+  %w = kiln.constant dense<1.0> : tensor<4x5xf32>
+  %p = kiln.matmul %m, %w : tensor<3x4xf32>, tensor<4x5xf32> -> tensor<3x5xf32>
+  %r = kiln.reshape %p {kiln.batch_dim = array<i64: 1, 1, 1, 0>} : tensor<3x5xf32> -> tensor<3x1x5xf32>
+  %s = kiln.slice %r {starts = array<i64: 2, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<3x1x5xf32> -> tensor<1x1x5xf32>
+  %y = kiln.reshape %s {kiln.batch_dim = array<i64: 0, 1, 1, 0>} : tensor<1x1x5xf32> -> tensor<1x5xf32>
+  return %y : tensor<1x5xf32>
+}
+
+// -----
+
+// The same graph without the records: the first dim that can hold the
+// batch of 1 is taken, and the slice of time steps reads as one of the
+// batch.
+func.func @unrecorded_time_major(%x: tensor<1x3x4xf32> {kiln.batched}) -> tensor<1x1x5xf32> {
+  %t = kiln.transpose %x {perm = array<i64: 1, 0, 2>} : tensor<1x3x4xf32> -> tensor<3x1x4xf32>
+  %m = kiln.reshape %t : tensor<3x1x4xf32> -> tensor<3x4xf32>
+  %w = kiln.constant dense<1.0> : tensor<4x5xf32>
+  %p = kiln.matmul %m, %w : tensor<3x4xf32>, tensor<4x5xf32> -> tensor<3x5xf32>
+  %r = kiln.reshape %p : tensor<3x5xf32> -> tensor<3x1x5xf32>
+  // expected-error @+1 {{it slices the batch dim}}
+  %s = kiln.slice %r {starts = array<i64: 2, 0, 0>, steps = array<i64: 1, 1, 1>} : tensor<3x1x5xf32> -> tensor<1x1x5xf32>
+  return %s : tensor<1x1x5xf32>
+}
+
+// -----
+
+// An attention mask flattened to [B*S] and gathered by indices that count
+// batch elements (b*S + s: a constant recorded with step S): each element
+// reads its own rows.
+// CHECK-LABEL: func.func @flat_index_gather
+// CHECK-SAME: -> (tensor<2x1x4xf32> {kiln.batched})
+func.func @flat_index_gather(%m: tensor<2x4xf32> {kiln.batched}) -> tensor<2x1x4xf32> {
+  %f = kiln.reshape %m : tensor<2x4xf32> -> tensor<8xf32>
+  %i = kiln.constant {kiln.batch_dim = array<i64: 0, 1, 1, 4>} dense<[[[0, 1, 2, 3]], [[4, 5, 6, 7]]]> : tensor<2x1x4xi64>
+  %g = kiln.gather %f, %i {axis = 0 : i64} : (tensor<8xf32>, tensor<2x1x4xi64>) -> tensor<2x1x4xf32>
+  return %g : tensor<2x1x4xf32>
+}
+
+// -----
+
+// Indices that step by the element's rows but start past them.
+func.func @flat_index_past_rows(%m: tensor<2x4xf32> {kiln.batched}) -> tensor<2x4xf32> {
+  %f = kiln.reshape %m : tensor<2x4xf32> -> tensor<8xf32>
+  %i = kiln.constant {kiln.batch_dim = array<i64: 0, 1, 1, 4>} dense<[[1, 2, 3, 4], [5, 6, 7, 8]]> : tensor<2x4xi64>
+  // expected-error @+1 {{its indices reach the rows of another batch element}}
+  %g = kiln.gather %f, %i {axis = 0 : i64} : (tensor<8xf32>, tensor<2x4xi64>) -> tensor<2x4xf32>
+  return %g : tensor<2x4xf32>
+}
+
+// -----
+
+// Indices that count batch elements, computed with as values.
+func.func @counting_constant_as_value(%x: tensor<2x4xi64> {kiln.batched}) -> tensor<2x4xi64> {
+  %i = kiln.constant {kiln.batch_dim = array<i64: 0, 1, 1, 4>} dense<[[0, 1, 2, 3], [4, 5, 6, 7]]> : tensor<2x4xi64>
+  // expected-error @+1 {{it computes with a constant that counts batch elements}}
+  %y = kiln.add %x, %i : tensor<2x4xi64>, tensor<2x4xi64> -> tensor<2x4xi64>
+  return %y : tensor<2x4xi64>
+}
+
+// -----
+
+// An attention mask of ones made for the batch (recorded with step 0: the
+// same slice for every element) broadcasts like a batched value.
+// CHECK-LABEL: func.func @per_batch_ones
+// CHECK-SAME: -> (tensor<2x3xf32> {kiln.batched})
+func.func @per_batch_ones(%x: tensor<2x3xf32> {kiln.batched}) -> tensor<2x3xf32> {
+  %ones = kiln.constant {kiln.batch_dim = array<i64: 0, 1, 1, 0>} dense<1.0> : tensor<2x3xf32>
+  %y = kiln.mul %x, %ones : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
