@@ -1542,6 +1542,17 @@ def build_import_models():
         [vi("x", ["N", 3])], [vi("y", ["N", 3])],
         inits=[numpy_helper.from_array(np.array(0, np.int64), name="zero")],
         ort_check=False)
+    # The batch in an inner dim: a recurrent state [layers, N, H] (the dim
+    # named as x's leading one) updated per element, and a time-major
+    # result [H, N]; --dynamic-batch runs both in chunks along that dim.
+    imp("batch_in_state",
+        [n("Unsqueeze", ["x", "zero_axis"], ["x1"], "lift"),
+         n("Add", ["state", "x1"], ["state_out"], "update"),
+         n("Transpose", ["x"], ["time_major"], "time_major", perm=[1, 0])],
+        [vi("x", ["N", 3]), vi("state", [2, "N", 3])],
+        [vi("state_out", [2, "N", 3]), vi("time_major", [3, "N"])],
+        inits=[numpy_helper.from_array(np.array([0], np.int64), name="zero_axis")],
+        ort_check=False)
     # A Scan of 5000 steps: more body nodes than Kiln unrolls.
     imp("scan_too_long",
         [n("Scan", ["s0", "x"], ["s", "ys"], "scan", num_scan_inputs=1,

@@ -103,9 +103,10 @@ bool setInputs(const Options &o, const LoadedModel &m, std::string &error) {
       kiln_tensor_info info;
       kiln_model_input_info(m.model, i, &info);
       std::vector<int64_t> shape(info.shape, info.shape + info.rank);
-      if (o.batch > 0 && kiln_model_input_batched(m.model, i)) {
-        info.bytes = info.bytes / size_t(shape[0]) * size_t(o.batch);
-        shape[0] = o.batch;
+      if (int32_t d = kiln_model_input_batch_dim(m.model, i);
+          o.batch > 0 && d >= 0) {
+        info.bytes = info.bytes / size_t(shape[d]) * size_t(o.batch);
+        shape[d] = o.batch;
       }
       info.shape = shape.data();
       given[i] = tensorFor(info);

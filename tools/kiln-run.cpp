@@ -321,11 +321,13 @@ void printTensors(const char *heading, const kiln_model *model, bool inputs) {
       kiln_model_input_info(model, i, &info);
     else
       kiln_model_output_info(model, i, &info);
-    std::string shape = formatShape({info.shape, info.shape + info.rank});
-    bool batched = inputs ? kiln_model_input_batched(model, i)
-                          : kiln_model_output_batched(model, i);
-    if (batched) // the leading dim is any batch
-      shape = "[N" + shape.substr(shape.find_first_of(",]"));
+    int32_t batchDim = inputs ? kiln_model_input_batch_dim(model, i)
+                              : kiln_model_output_batch_dim(model, i);
+    std::string shape = "[";
+    for (int32_t d = 0; d < info.rank; ++d) // the batch dim is any batch
+      shape += (d ? "," : "") +
+               (d == batchDim ? "N" : std::to_string(info.shape[d]));
+    shape += "]";
     std::printf("  %s  %s %s\n", info.name, kiln_dtype_name(info.dtype),
                 shape.c_str());
   }

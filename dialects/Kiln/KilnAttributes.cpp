@@ -67,15 +67,17 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
 
 /// kiln.name, the ONNX graph input or output a value of @main is, on
 /// arguments and results; kiln.check, a run-time check's error, on results;
-/// kiln.batched (a unit) on both.
+/// kiln.batched (the dim that is the batch) on both.
 static LogicalResult verifyValueName(Operation *op, NamedAttribute attribute,
                                      StringRef what, bool isResult) {
   StringAttr name = attribute.getName();
-  if (name == attrs::kBatched)
-    return success(isa<UnitAttr>(attribute.getValue()) ||
+  if (name == attrs::kBatched) {
+    auto dim = dyn_cast<IntegerAttr>(attribute.getValue());
+    return success((dim && dim.getInt() >= 0) ||
                    (op->emitError() << "'" << name.getValue() << "' of " << what
-                                    << " must be a unit attribute",
+                                    << " must be a dim (an integer)",
                     false));
+  }
   if (name == attrs::kName || (isResult && name == attrs::kCheck))
     return success(isa<StringAttr>(attribute.getValue()) ||
                    (op->emitError() << "'" << name.getValue() << "' of " << what

@@ -440,27 +440,27 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
           llvm::alignTo(std::max<uint64_t>(b.size, 1), KILN_ARTIFACT_ALIGNMENT);
   uint64_t arenaSize = planArena(buffers);
 
-  // Dynamic batch: the chunk is the batched inputs' leading dim.
+  // Dynamic batch: the chunk is the batched inputs' batch dim.
   int64_t batchChunk = 0;
-  auto tensorInfo =
-      [&](Value v, StringRef name,
-          bool batched) -> FailureOr<flatbuffers::Offset<fb::TensorInfo>> {
+  auto tensorInfo = [&](Value v, StringRef name, IntegerAttr batchDim)
+      -> FailureOr<flatbuffers::Offset<fb::TensorInfo>> {
     auto type = cast<RankedTensorType>(v.getType());
     auto dtype = dtypeOf(type.getElementType());
     if (failed(dtype))
       return failure();
     std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-    if (batched)
-      batchChunk = shape.front();
-    return fb::CreateTensorInfoDirect(fbb, name.str().c_str(), *dtype, &shape,
-                                      bufferOf.lookup(v), batched);
+    if (batchDim)
+      batchChunk = shape[batchDim.getInt()];
+    return fb::CreateTensorInfoDirect(
+        fbb, name.str().c_str(), *dtype, &shape, bufferOf.lookup(v),
+        bool(batchDim), batchDim ? int32_t(batchDim.getInt()) : 0);
   };
   std::vector<flatbuffers::Offset<fb::TensorInfo>> inputs, outputs;
   for (auto [i, arg] : llvm::enumerate(main.getArguments())) {
     auto name = main.getArgAttrOfType<StringAttr>(i, kiln::attrs::kName);
     auto info = tensorInfo(
         arg, name ? name.getValue() : StringRef("input_" + std::to_string(i)),
-        bool(main.getArgAttr(i, kiln::attrs::kBatched)));
+        main.getArgAttrOfType<IntegerAttr>(i, kiln::attrs::kBatched));
     if (failed(info))
       return main.emitError("input ") << i << " has an unsupported dtype";
     inputs.push_back(*info);
@@ -469,9 +469,9 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (auto check =
             main.getResultAttrOfType<StringAttr>(i, kiln::attrs::kCheck)) {
-      auto info =
-          tensorInfo(v, "check_" + std::to_string(checks.size()),
-                     bool(main.getResultAttr(i, kiln::attrs::kBatched)));
+      auto info = tensorInfo(
+          v, "check_" + std::to_string(checks.size()),
+          main.getResultAttrOfType<IntegerAttr>(i, kiln::attrs::kBatched));
       if (failed(info))
         return main.emitError("check ") << i << " has an unsupported dtype";
       checks.push_back(fb::CreateCheck(
@@ -481,7 +481,7 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
     auto name = main.getResultAttrOfType<StringAttr>(i, kiln::attrs::kName);
     auto info = tensorInfo(
         v, name ? name.getValue() : StringRef("output_" + std::to_string(i)),
-        bool(main.getResultAttr(i, kiln::attrs::kBatched)));
+        main.getResultAttrOfType<IntegerAttr>(i, kiln::attrs::kBatched));
     if (failed(info))
       return main.emitError("output ") << i << " has an unsupported dtype";
     outputs.push_back(*info);

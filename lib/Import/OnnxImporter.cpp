@@ -358,12 +358,11 @@ static LogicalResult checkTensorSize(RankedTensorType type, uint64_t limit,
   return failure();
 }
 
-LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
-                                              const ImportOptions &options,
-                                              RankedTensorType &type,
-                                              bool &batched) {
+LogicalResult GraphImporter::resolveInputType(
+    const onnx::ValueInfoProto &info, const ImportOptions &options,
+    RankedTensorType &type, std::optional<int64_t> &batchDim) {
   const auto &name = info.name();
-  batched = false;
+  batchDim.reset();
   if (!info.type().has_tensor_type()) {
     emitError(UnknownLoc::get(&context))
         << "graph input '" << name << "' is not a tensor";
@@ -378,12 +377,16 @@ LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
     return failure();
   }
   SmallVector<int64_t> shape;
-  // --dynamic-batch: a symbolic leading dim is the batch.
-  if (options.dynamicBatch && tensorType.has_shape() &&
-      tensorType.shape().dim_size() > 0) {
-    const auto &lead = tensorType.shape().dim(0);
-    batched = !lead.has_dim_value() || lead.dim_value() < 0;
-  }
+  // --dynamic-batch: a symbolic leading dim is the batch, and so is a dim
+  // named as one (a recurrent state's [layers, batch, hidden]).
+  if (options.dynamicBatch && tensorType.has_shape())
+    for (int i = 0; i < tensorType.shape().dim_size() && !batchDim; ++i) {
+      const auto &dim = tensorType.shape().dim(i);
+      bool symbolic = !dim.has_dim_value() || dim.dim_value() < 0;
+      if (symbolic && (i == 0 || (dim.has_dim_param() &&
+                                  batchSymbols.count(dim.dim_param()))))
+        batchDim = i;
+    }
   auto given = options.inputShapes.find(name);
   if (given != options.inputShapes.end()) {
     shape.assign(given->second.begin(), given->second.end());
@@ -415,7 +418,7 @@ LogicalResult GraphImporter::resolveInputType(const onnx::ValueInfoProto &info,
     }
     for (const auto &dim : tensorType.shape().dim()) {
       bool symbolic = !dim.has_dim_value() || dim.dim_value() < 0;
-      if (batched && shape.empty()) {
+      if (batchDim && int64_t(shape.size()) == *batchDim) {
         shape.push_back(1); // one batch element per chunk
         continue;
       }
@@ -1086,8 +1089,16 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
 
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
-  SmallVector<bool> argBatched;
+  SmallVector<std::optional<int64_t>> argBatchDims;
   std::vector<const onnx::ValueInfoProto *> frozen;
+  if (options.dynamicBatch)
+    for (const auto &input : graph.input())
+      if (!initializerNames.count(input.name()) &&
+          !options.frozenInputs.count(input.name()) &&
+          input.type().tensor_type().shape().dim_size() > 0 &&
+          input.type().tensor_type().shape().dim(0).has_dim_param())
+        batchSymbols.insert(
+            input.type().tensor_type().shape().dim(0).dim_param());
   for (const auto &input : graph.input()) {
     if (initializerNames.count(input.name()))
       continue;
@@ -1096,14 +1107,14 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
       continue;
     }
     RankedTensorType type;
-    bool batched;
-    if (failed(resolveInputType(input, options, type, batched))) {
+    std::optional<int64_t> batchDim;
+    if (failed(resolveInputType(input, options, type, batchDim))) {
       module.erase();
       return failure();
     }
     argTypes.push_back(type);
     argNames.push_back(input.name());
-    argBatched.push_back(batched);
+    argBatchDims.push_back(batchDim);
   }
   for (const auto &given : options.frozenInputs)
     if (llvm::none_of(graph.input(), [&](const onnx::ValueInfoProto &input) {
@@ -1122,10 +1133,12 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
   for (auto [i, name] : llvm::enumerate(argNames)) {
     values[name] = entry->getArgument(i);
     func.setArgAttr(i, kiln::attrs::kName, builder.getStringAttr(name));
-    if (argBatched[i])
-      func.setArgAttr(i, kiln::attrs::kBatched, builder.getUnitAttr());
+    if (argBatchDims[i])
+      func.setArgAttr(i, kiln::attrs::kBatched,
+                      builder.getI64IntegerAttr(*argBatchDims[i]));
   }
-  if (options.dynamicBatch && !llvm::is_contained(argBatched, true)) {
+  if (options.dynamicBatch &&
+      llvm::none_of(argBatchDims, [](auto d) { return d.has_value(); })) {
     emitError(UnknownLoc::get(&context))
         << "--dynamic-batch: no graph input has a symbolic leading dim to "
            "take as the batch";

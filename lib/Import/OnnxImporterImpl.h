@@ -82,12 +82,13 @@ private:
 
   /// The row of the op table that imports `node`, or null.
   const OpHandler *handlerFor(const onnx::NodeProto &node) const;
-  /// The type of graph input `info`; `batched` when --dynamic-batch takes
-  /// its symbolic leading dim as the batch.
+  /// The type of graph input `info`, and `batchDim`, its dim that
+  /// --dynamic-batch takes as the batch: a symbolic leading dim, else the
+  /// first dim named as some input's symbolic leading dim (batchSymbols).
   mlir::LogicalResult resolveInputType(const onnx::ValueInfoProto &info,
                                        const ImportOptions &options,
                                        mlir::RankedTensorType &type,
-                                       bool &batched);
+                                       std::optional<int64_t> &batchDim);
   mlir::LogicalResult freezeInput(const onnx::ValueInfoProto &input,
                                   const std::string &file, mlir::Location loc);
   mlir::Location nodeLocation(const onnx::NodeProto &node, int index) const;
@@ -144,6 +145,9 @@ private:
   /// The static shapes the model declares for its values (graph outputs,
   /// value_info), by name.
   std::map<std::string, std::vector<int64_t>> declaredShapes;
+  /// --dynamic-batch: the names of inputs' symbolic leading dims, each the
+  /// batch wherever an input has it.
+  std::set<std::string> batchSymbols;
   /// Shape-like model inputs read at run time (kiln.shape_guards on @main).
   std::vector<mlir::Attribute> shapeGuards;
   void recordShapeGuard(const std::string &input,

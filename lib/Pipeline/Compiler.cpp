@@ -69,12 +69,14 @@ static LogicalResult checkLargerBatch(MLIRContext &context,
   ImportOptions options = request.import;
   int64_t larger = 0;
   for (BlockArgument arg : main.getArguments()) {
-    if (!main.getArgAttr(arg.getArgNumber(), attrs::kBatched))
+    auto dim =
+        main.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), attrs::kBatched);
+    if (!dim)
       continue;
     auto shape =
         llvm::to_vector(cast<RankedTensorType>(arg.getType()).getShape());
-    larger = 2 * shape[0] + 1;
-    shape[0] = larger;
+    larger = 2 * shape[dim.getInt()] + 1;
+    shape[dim.getInt()] = larger;
     auto name =
         main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attrs::kName);
     options.inputShapes[name.str()] = {shape.begin(), shape.end()};

@@ -9,12 +9,12 @@
 // would combine elements of that dim: a reduction or softmax over it, a
 // reshape merging it with another dim, a concat along it, a matmul
 // contracting it, a gather across it, a broadcast against a constant that
-// varies along it. Graph outputs must carry the batch in dim 0 (they are
-// marked kiln.batched) or not at all. Where the driver imported the model
-// at a second batch size (checkBatchDimsAt), the batch dim of each op it
-// recorded (kiln.batch_dim) is taken as given: at a batch of 1 a reshape
-// cannot tell where the batch went, and a constant made for the batch (a
-// mask of ones, indices b*S + s into a flattened [B*S]) has no operand to
+// varies along it. Graph outputs must carry the batch whole in one dim
+// (they are marked kiln.batched with it) or not at all. Where the driver
+// imported the model at a second batch size (checkBatchDimsAt), the batch dim
+// of each op it recorded (kiln.batch_dim) is taken as given: at a batch of 1 a
+// reshape cannot tell where the batch went, and a constant made for the batch
+// (a mask of ones, indices b*S + s into a flattened [B*S]) has no operand to
 // derive it from.
 //
 //===----------------------------------------------------------------------===//
@@ -53,6 +53,15 @@ std::optional<BatchDim> recordedBatchDim(Operation *op) {
   if (!d || d.size() != 4 || op->getNumResults() != 1)
     return std::nullopt;
   return BatchDim{d[0], d[1], d[2], d[3]};
+}
+
+/// The dim of argument `arg` that is the batch (kiln.batched), if any.
+std::optional<int64_t> argBatchDim(func::FuncOp func, BlockArgument arg) {
+  auto dim =
+      func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), attrs::kBatched);
+  if (!dim || dim.getInt() < 0 || dim.getInt() >= rank(arg))
+    return std::nullopt;
+  return dim.getInt();
 }
 
 /// `d` at another dim.
@@ -479,15 +488,16 @@ FailureOr<DenseMap<Value, BatchDim>> kiln::analyzeBatchDims(func::FuncOp func) {
   DenseMap<Value, BatchDim> dims;
   std::optional<int64_t> batch;
   for (BlockArgument arg : func.getArguments()) {
-    if (!func.getArgAttr(arg.getArgNumber(), attrs::kBatched))
+    std::optional<int64_t> dim = argBatchDim(func, arg);
+    if (!dim)
       continue;
-    int64_t size = shape(arg)[0];
+    int64_t size = shape(arg)[*dim];
     if (batch && *batch != size)
       return func.emitError() << "--dynamic-batch: the batched inputs have "
-                                 "different leading dims ("
+                                 "different batch dims ("
                               << *batch << " and " << size << ")";
     batch = size;
-    dims[arg] = BatchDim{};
+    dims[arg] = BatchDim{*dim, 1, 1, 0};
   }
   if (!batch)
     return dims;
@@ -576,8 +586,8 @@ LogicalResult kiln::checkBatchDimsAt(func::FuncOp chunk, func::FuncOp other,
                                      int64_t otherBatch) {
   int64_t chunkBatch = 0;
   for (BlockArgument arg : chunk.getArguments())
-    if (chunk.getArgAttr(arg.getArgNumber(), attrs::kBatched))
-      chunkBatch = shape(arg)[0];
+    if (std::optional<int64_t> dim = argBatchDim(chunk, arg))
+      chunkBatch = shape(arg)[*dim];
   if (chunkBatch == 0)
     return success();
   if (failed(recordBatchSlices(chunk, chunkBatch, other, otherBatch)))
@@ -632,18 +642,22 @@ struct CheckBatchIndependence
       return signalPassFailure();
     if (dims->empty())
       return;
-    // Results that carry the batch carry it in dim 0, whole.
+    // Results that carry the batch carry it whole, in one dim (the
+    // runtime puts each chunk's rows in place along it).
     auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
       auto it = dims->find(value);
       if (it == dims->end())
         continue;
-      if (it->second != BatchDim{}) {
+      if (it->second != BatchDim{it->second.dim, 1, 1, 0}) {
         ret.emitError() << "--dynamic-batch: result " << i
-                        << " does not carry the batch as its leading dim";
+                        << " does not carry the batch as a dim of its own";
         return signalPassFailure();
       }
-      func.setResultAttr(i, attrs::kBatched, UnitAttr::get(func.getContext()));
+      func.setResultAttr(
+          i, attrs::kBatched,
+          IntegerAttr::get(IntegerType::get(func.getContext(), 64),
+                           it->second.dim));
     }
   }
 };

@@ -56,8 +56,8 @@ def CheckBatchIndependence
     it, an op whose treatment of it is unknown — is an error naming the
     node. An op's `kiln.batch_dim` (recorded by the driver from the model
     imported at a second batch size) is taken over the rules' own answer.
-    Results that carry the batch must carry it in dim 0 and are marked
-    `kiln.batched`. Without batched arguments it does nothing.
+    Results that carry the batch must carry it whole in one dim and are
+    marked `kiln.batched` with that dim. Without batched arguments it does nothing.
   }];
   let dependentDialects = ["kiln::KilnDialect"];
 }

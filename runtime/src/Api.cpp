@@ -371,6 +371,18 @@ int32_t kiln_model_output_batched(const kiln_model *model, int32_t index) {
   return model->impl->outputs()[index].batched;
 }
 
+int32_t kiln_model_input_batch_dim(const kiln_model *model, int32_t index) {
+  if (!kiln_model_input_batched(model, index))
+    return -1;
+  return int32_t(model->impl->inputs()[index].batchDim);
+}
+
+int32_t kiln_model_output_batch_dim(const kiln_model *model, int32_t index) {
+  if (!kiln_model_output_batched(model, index))
+    return -1;
+  return int32_t(model->impl->outputs()[index].batchDim);
+}
+
 kiln_status kiln_session_create(kiln_model *model, const char *device,
                                 const kiln_session_options *options,
                                 kiln_session **session) {

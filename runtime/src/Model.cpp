@@ -130,6 +130,7 @@ kiln_status Model::readTensor(const fb::TensorInfo *t, const std::string &label,
                 d.shape.size() * sizeof(int64_t));
   d.buffer = t->buffer();
   d.batched = t->batched();
+  d.batchDim = d.batched && t->batch_dim() > 0 ? size_t(t->batch_dim()) : 0;
   // Check the raw value: an out-of-range enum value is itself UB.
   int rawDtype = int(t->dtype());
   if (rawDtype < fb::DType_MIN || rawDtype > fb::DType_MAX)
@@ -434,10 +435,12 @@ kiln_status Model::readBatchChunk(const fb::Model &m) {
     if (!t.batched)
       return KILN_OK;
     anyBatched = true;
-    if (batchChunk_ < 1 || t.shape.empty() || t.shape[0] != batchChunk_)
+    if (batchChunk_ < 1 || t.batchDim >= t.shape.size() ||
+        t.shape[t.batchDim] != batchChunk_)
       return fail(KILN_ERROR_INVALID_ARTIFACT,
-                  what + " '" + t.name + "' is batched, but its leading dim " +
-                      "is not the artifact's batch chunk of " +
+                  what + " '" + t.name + "' is batched, but its dim " +
+                      std::to_string(t.batchDim) +
+                      " is not the artifact's batch chunk of " +
                       std::to_string(batchChunk_));
     return KILN_OK;
   };

@@ -30,9 +30,24 @@ struct TensorDesc {
   std::vector<int64_t> shape;
   uint64_t bytes;
   uint32_t buffer;
-  /// Dim 0 is the batch: a run takes any count of batch elements, in
-  /// chunks of Model::batchChunk().
+  /// Dim `batchDim` is the batch: a run takes any count of batch elements,
+  /// in chunks of Model::batchChunk().
   bool batched = false;
+  size_t batchDim = 0;
+
+  /// A batched tensor's elements as `batchBlocks()` blocks (one per index
+  /// of the dims before the batch dim), each of one row of
+  /// `batchRowBytes()` per batch element.
+  uint64_t batchBlocks() const {
+    uint64_t blocks = 1;
+    for (size_t d = 0; d < batchDim; ++d)
+      blocks *= uint64_t(shape[d]);
+    return blocks;
+  }
+  uint64_t batchRowBytes() const {
+    uint64_t perBatch = batchBlocks() * uint64_t(shape[batchDim]);
+    return perBatch ? bytes / perBatch : 0;
+  }
 };
 
 /// A run-time check: its tensor's bytes are all zero after a run whose

@@ -19,6 +19,18 @@ std::string shapeString(const int64_t *shape, size_t rank) {
   return s + "]";
 }
 
+/// Copies `rows` batch rows of every block of batched tensor `t`: from
+/// row `fromRow` of `from`, which holds `fromBatch` rows per block, to row
+/// `toRow` of `to`, which holds `toBatch`.
+void copyBatchRows(const TensorDesc &t, const uint8_t *from, int64_t fromBatch,
+                   int64_t fromRow, uint8_t *to, int64_t toBatch, int64_t toRow,
+                   int64_t rows) {
+  uint64_t row = t.batchRowBytes();
+  for (uint64_t b = 0, blocks = t.batchBlocks(); b < blocks; ++b)
+    std::memcpy(to + (b * toBatch + toRow) * row,
+                from + (b * fromBatch + fromRow) * row, rows * row);
+}
+
 std::vector<std::string> inputNames(const Model &m) {
   std::vector<std::string> names;
   for (const TensorDesc &t : m.inputs())
@@ -164,20 +176,21 @@ kiln_status Session::runChunks(double *dispatchMs,
   for (int64_t first = 0; first < batch; first += chunk) {
     int64_t rows = std::min(chunk, batch - first);
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!inputs[i].batched)
+      const TensorDesc &t = inputs[i];
+      if (!t.batched)
         continue;
-      size_t row = inputs[i].bytes / chunk;
-      const uint8_t *from = batchedInputs_[i].data() + first * row;
-      if (rows == chunk) {
-        device_->writeInput(int(i), from, inputs[i].bytes);
+      const uint8_t *all = batchedInputs_[i].data();
+      if (rows == chunk && t.batchBlocks() == 1) {
+        device_->writeInput(int(i), all + first * t.batchRowBytes(), t.bytes);
         continue;
       }
-      // The last chunk: its missing elements repeat its last one, so that
-      // they pass the same run-time checks.
-      staging.resize(inputs[i].bytes);
-      std::memcpy(staging.data(), from, rows * row);
+      // The last chunk's missing elements repeat its last one, so that they
+      // pass the same run-time checks.
+      staging.resize(t.bytes);
+      copyBatchRows(t, all, batch, first, staging.data(), chunk, 0, rows);
       for (int64_t r = rows; r < chunk; ++r)
-        std::memcpy(staging.data() + r * row, from + (rows - 1) * row, row);
+        copyBatchRows(t, staging.data(), chunk, rows - 1, staging.data(), chunk,
+                      r, 1);
       device_->writeInput(int(i), staging.data(), staging.size());
     }
     if (kiln_status s =
@@ -186,18 +199,18 @@ kiln_status Session::runChunks(double *dispatchMs,
     for (size_t d = 0; d < chunkMs.size(); ++d)
       dispatchMs[d] += chunkMs[d];
     for (size_t o = 0; o < outputs.size(); ++o) {
-      if (!outputs[o].batched)
+      const TensorDesc &t = outputs[o];
+      if (!t.batched)
         continue;
-      size_t row = outputs[o].bytes / chunk;
-      staging.resize(outputs[o].bytes);
+      staging.resize(t.bytes);
       device_->readOutput(int(o), staging.data(), staging.size());
-      std::memcpy(batchedOutputs_[o].data() + first * row, staging.data(),
-                  rows * row);
+      copyBatchRows(t, staging.data(), chunk, 0, batchedOutputs_[o].data(),
+                    batch, first, rows);
     }
   }
   for (size_t o = 0; o < outputs.size(); ++o)
     if (outputs[o].batched) {
-      outputsAsRun_[o].shape[0] = batch;
+      outputsAsRun_[o].shape[outputs[o].batchDim] = batch;
       outputsAsRun_[o].bytes = batchedOutputs_[o].size();
     }
   return KILN_OK;
@@ -276,29 +289,33 @@ kiln_status Session::setBatchedInput(int index, const int64_t *shape,
                                      size_t bytes) {
   const TensorDesc &t = model_->inputs()[index];
   std::string label = "input '" + t.name + "'";
-  std::vector<int64_t> expected = t.shape;
+  const size_t dim = t.batchDim;
   auto shown = [&] {
-    std::string text = shapeString(expected.data(), expected.size());
-    return "[N" + text.substr(text.find_first_of(",]")) + " (any batch N)";
+    std::string text = "[";
+    for (size_t d = 0; d < t.shape.size(); ++d)
+      text += (d ? "," : "") + (d == dim ? "N" : std::to_string(t.shape[d]));
+    return text + "] (any batch N)";
   };
-  if (rank < 1 || !shape || size_t(rank) != t.shape.size() ||
-      !std::equal(t.shape.begin() + 1, t.shape.end(), shape + 1) ||
-      shape[0] < 1)
+  bool sameOtherDims = rank >= 1 && shape && size_t(rank) == t.shape.size();
+  for (size_t d = 0; sameOtherDims && d < t.shape.size(); ++d)
+    sameOtherDims = d == dim || shape[d] == t.shape[d];
+  if (!sameOtherDims || shape[dim] < 1)
     return fail(KILN_ERROR_SHAPE_MISMATCH,
                 label + " expects shape " + shown() + ", got " +
                     shapeString(shape, size_t(std::max(rank, 0))));
+  const int64_t batch = shape[dim];
   uint64_t rowBytes = t.bytes / uint64_t(model_->batchChunk()), total;
-  if (__builtin_mul_overflow(rowBytes, uint64_t(shape[0]), &total) ||
+  if (__builtin_mul_overflow(rowBytes, uint64_t(batch), &total) ||
       bytes != total)
     return fail(KILN_ERROR_SIZE_MISMATCH,
-                label + " of batch " + std::to_string(shape[0]) + " expects " +
+                label + " of batch " + std::to_string(batch) + " expects " +
                     std::to_string(rowBytes) + " bytes per element, got " +
                     std::to_string(bytes) + " bytes");
   if (bytes > 0 && !data)
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
   const auto *from = static_cast<const uint8_t *>(data);
   batchedInputs_[index].assign(from, from + bytes);
-  inputBatch_[index] = shape[0];
+  inputBatch_[index] = batch;
   inputSet_[index] = true;
   return KILN_OK;
 }
@@ -382,9 +399,9 @@ kiln_status Session::getOutput(int index, void *data, size_t bytes) {
   if (t.batched) {
     if (bytes != t.bytes)
       return fail(KILN_ERROR_SIZE_MISMATCH,
-                  label + " of batch " + std::to_string(t.shape[0]) + " has " +
-                      std::to_string(t.bytes) + " bytes, the destination " +
-                      std::to_string(bytes));
+                  label + " of batch " + std::to_string(t.shape[t.batchDim]) +
+                      " has " + std::to_string(t.bytes) +
+                      " bytes, the destination " + std::to_string(bytes));
     if (bytes > 0 && !data)
       return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
     std::memcpy(data, batchedOutputs_[index].data(), bytes);

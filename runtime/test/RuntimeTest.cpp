@@ -539,6 +539,54 @@ TEST(Runtime, DynamicBatchRunsInChunks) {
   }
 }
 
+/// The same kernel over [2, 4, N / 8] with the batch in dim 1 (as a
+/// recurrent state's [layers, batch, hidden]): each chunk gathers its
+/// rows from both blocks, and the output's rows go back in place.
+TEST(Runtime, DynamicBatchInAnInnerDim) {
+  ArtifactSpec spec = batchedSpec();
+  const int64_t row = N / 8;
+  spec.inputs[0].shape = spec.outputs[0].shape = {2, 4, row};
+  spec.inputs[0].batchDim = spec.outputs[0].batchDim = 1;
+  Loaded l(spec);
+  EXPECT_EQ(kiln_model_input_batch_dim(l.model, 0), 1);
+  EXPECT_EQ(kiln_model_output_batch_dim(l.model, 0), 1);
+  for (int64_t batch : {1, 4, 6}) {
+    std::vector<float> x(2 * batch * row);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = float(i % 89);
+    const int64_t shape[] = {2, batch, row};
+    ASSERT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_F32, shape, 3,
+                                     x.data(), x.size() * sizeof(float)),
+              KILN_OK)
+        << lastError();
+    ASSERT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
+    kiln_tensor_info info;
+    ASSERT_EQ(kiln_session_output_info(l.session, 0, &info), KILN_OK);
+    EXPECT_EQ(info.shape[1], batch);
+    std::vector<float> y(x.size());
+    ASSERT_EQ(kiln_session_get_output(l.session, "y", y.data(), info.bytes),
+              KILN_OK)
+        << lastError();
+    // Element (block k, b, j) ran at flat position (k * 4 + b % 4) * row + j
+    // of its chunk.
+    for (int64_t k = 0; k < 2; ++k)
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t j = 0; j < row; ++j) {
+          size_t at = size_t((k * batch + b) * row + j);
+          float w = float((k * 4 + b % 4) * row + j) * 0.5f;
+          ASSERT_EQ(y[at], (x[at] + 1.0f) * w)
+              << "batch " << batch << " at " << k << "," << b << "," << j;
+        }
+  }
+  const int64_t wrong[] = {3, 2, row};
+  std::vector<float> x(3 * 2 * row);
+  EXPECT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_F32, wrong, 3,
+                                   x.data(), x.size() * sizeof(float)),
+            KILN_ERROR_SHAPE_MISMATCH);
+  EXPECT_TRUE(contains(lastError(), "expects shape [2,N,128] (any batch N)"))
+      << lastError();
+}
+
 TEST(RuntimeErrors, DynamicBatchShapes) {
   Loaded l(batchedSpec());
   std::vector<float> x(3 * N);
@@ -565,8 +613,13 @@ TEST(LoadErrors, BatchedTensorsMatchTheChunk) {
   ArtifactSpec spec = batchedSpec();
   spec.batchChunk = 2;
   expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
-                  {"input 'x' is batched, but its leading dim is not the "
+                  {"input 'x' is batched, but its dim 0 is not the "
                    "artifact's batch chunk of 2"});
+  spec = batchedSpec();
+  spec.outputs[0].batchDim = 2;
+  expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,
+                  {"output 'y' is batched, but its dim 2 is not the "
+                   "artifact's batch chunk of 4"});
   spec = ArtifactSpec();
   spec.batchChunk = 4;
   expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT,

@@ -33,7 +33,8 @@ struct TensorSpec {
   fb::DType dtype;
   std::vector<int64_t> shape;
   uint32_t buffer;
-  bool batched = false; // dim 0 is the batch (ArtifactSpec::batchChunk)
+  bool batched = false; // dim batchDim is the batch (ArtifactSpec::batchChunk)
+  int32_t batchDim = 0;
 };
 
 struct DispatchSpec {
@@ -103,8 +104,9 @@ struct ArtifactSpec {
     auto tensors = [&](const std::vector<TensorSpec> &list) {
       std::vector<flatbuffers::Offset<fb::TensorInfo>> out;
       for (const TensorSpec &t : list)
-        out.push_back(fb::CreateTensorInfoDirect(
-            b, t.name.c_str(), t.dtype, &t.shape, t.buffer, t.batched));
+        out.push_back(fb::CreateTensorInfoDirect(b, t.name.c_str(), t.dtype,
+                                                 &t.shape, t.buffer, t.batched,
+                                                 t.batchDim));
       return out;
     };
     std::vector<flatbuffers::Offset<fb::Buffer>> bufs;

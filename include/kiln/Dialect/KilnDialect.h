@@ -79,9 +79,9 @@ constexpr llvm::StringLiteral kName = "kiln.name";
 /// tensor whose elements are all false when the run's inputs are valid;
 /// the string is the error the runtime reports otherwise.
 constexpr llvm::StringLiteral kCheck = "kiln.check";
-/// On @main's arguments and results (a unit attribute): the value's leading
-/// dim is the batch, which a dynamic-batch artifact runs in chunks of the
-/// compiled size (kiln-check-batch-independence).
+/// On @main's arguments and results (an integer): the value's dim that is
+/// the batch, which a dynamic-batch artifact runs in chunks of the compiled
+/// size (kiln-check-batch-independence).
 constexpr llvm::StringLiteral kBatched = "kiln.batched";
 /// On an op of a dynamic-batch graph whose result carries the batch
 /// (array<i64: dim, inner, outer, step>, kiln::BatchDim): where, as the

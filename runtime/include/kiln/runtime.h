@@ -160,14 +160,20 @@ KILN_API const char *kiln_model_shape_guards(const kiln_model *model);
 /* Dynamic batch (kiln-compile --dynamic-batch): the batch elements the
  * kernels run at once; 0 for an artifact of a fixed batch. The inputs and
  * outputs kiln_model_input_batched/kiln_model_output_batched name take any
- * batch N in their leading dim (their info shows the chunk there): a run
- * goes over the batch in chunks, and kiln_session_output_info gives the
- * last run's shapes. */
+ * batch N in one dim, kiln_model_input_batch_dim/kiln_model_output_batch_dim
+ * (-1 for the others; the leading dim but for a recurrent state's
+ * [layers, batch, hidden] or a time-major [time, batch, classes]); their
+ * info shows the chunk there. A run goes over the batch in chunks, and
+ * kiln_session_output_info gives the last run's shapes. */
 KILN_API int64_t kiln_model_batch_chunk(const kiln_model *model);
 KILN_API int32_t kiln_model_input_batched(const kiln_model *model,
                                           int32_t index);
 KILN_API int32_t kiln_model_output_batched(const kiln_model *model,
                                            int32_t index);
+KILN_API int32_t kiln_model_input_batch_dim(const kiln_model *model,
+                                            int32_t index);
+KILN_API int32_t kiln_model_output_batch_dim(const kiln_model *model,
+                                             int32_t index);
 
 /* ---- Sessions ---- */
 /* device: "cpu" (NULL means "cpu"), "cuda" (the first NVIDIA GPU; the

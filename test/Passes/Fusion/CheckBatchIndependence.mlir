@@ -4,8 +4,8 @@
 // Gemm against weights: every batch element flows on its own, and the
 // result carries the batch in dim 0.
 // CHECK-LABEL: func.func @classifier
-// CHECK-SAME: -> (tensor<2x10xf32> {kiln.batched, kiln.name = "logits"})
-func.func @classifier(%x: tensor<2x3x4x4xf32> {kiln.batched, kiln.name = "image"}) -> (tensor<2x10xf32> {kiln.name = "logits"}) {
+// CHECK-SAME: -> (tensor<2x10xf32> {kiln.batched = 0 : i64, kiln.name = "logits"})
+func.func @classifier(%x: tensor<2x3x4x4xf32> {kiln.batched = 0 : i64, kiln.name = "image"}) -> (tensor<2x10xf32> {kiln.name = "logits"}) {
   %w = kiln.constant dense<1.0> : tensor<8x3x3x3xf32>
   %c = kiln.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<8x3x3x3xf32>) -> tensor<2x8x4x4xf32>
   %r = kiln.relu %c : tensor<2x8x4x4xf32>
@@ -20,8 +20,8 @@ func.func @classifier(%x: tensor<2x3x4x4xf32> {kiln.batched, kiln.name = "image"
 // A reshape may merge the batch with the dims inside it ([B, S, H] to
 // [B*S, H], the rows of a projection) and split it back out.
 // CHECK-LABEL: func.func @rows
-// CHECK-SAME: {kiln.batched}
-func.func @rows(%x: tensor<2x3x4xf32> {kiln.batched}) -> tensor<2x3x5xf32> {
+// CHECK-SAME: {kiln.batched = 0 : i64}
+func.func @rows(%x: tensor<2x3x4xf32> {kiln.batched = 0 : i64}) -> tensor<2x3x5xf32> {
   %w = kiln.constant dense<1.0> : tensor<4x5xf32>
   %m = kiln.reshape %x : tensor<2x3x4xf32> -> tensor<6x4xf32>
   %p = kiln.matmul %m, %w : tensor<6x4xf32>, tensor<4x5xf32> -> tensor<6x5xf32>
@@ -32,7 +32,7 @@ func.func @rows(%x: tensor<2x3x4xf32> {kiln.batched}) -> tensor<2x3x5xf32> {
 // -----
 
 // Batch normalization in training mode reduces over the batch.
-func.func @reduce_over_batch(%x: tensor<2x3xf32> {kiln.batched}) -> tensor<1x3xf32> {
+func.func @reduce_over_batch(%x: tensor<2x3xf32> {kiln.batched = 0 : i64}) -> tensor<1x3xf32> {
   // expected-error @+1 {{--dynamic-batch: kiln.reduce_mean mixes elements of the batch: it reduces over the batch dim}}
   %m = kiln.reduce_mean %x {axes = array<i64: 0>, keepdims = true} : tensor<2x3xf32> -> tensor<1x3xf32>
   return %m : tensor<1x3xf32>
@@ -41,7 +41,7 @@ func.func @reduce_over_batch(%x: tensor<2x3xf32> {kiln.batched}) -> tensor<1x3xf
 // -----
 
 // A reshape that moves the batch inside another dim.
-func.func @batch_inside(%x: tensor<2x6xf32> {kiln.batched}) -> tensor<3x4xf32> {
+func.func @batch_inside(%x: tensor<2x6xf32> {kiln.batched = 0 : i64}) -> tensor<3x4xf32> {
   // expected-error @+1 {{--dynamic-batch: kiln.reshape mixes elements of the batch: it merges the batch dim with a dim outside it}}
   %y = kiln.reshape %x : tensor<2x6xf32> -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
@@ -50,7 +50,7 @@ func.func @batch_inside(%x: tensor<2x6xf32> {kiln.batched}) -> tensor<3x4xf32> {
 // -----
 
 // Adding a weight that differs per batch element.
-func.func @per_element_weight(%x: tensor<2x3xf32> {kiln.batched}) -> tensor<2x3xf32> {
+func.func @per_element_weight(%x: tensor<2x3xf32> {kiln.batched = 0 : i64}) -> tensor<2x3xf32> {
   %w = kiln.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
   // expected-error @+1 {{an operand that is the same for every run (a weight) varies along the batch dim}}
   %y = kiln.add %x, %w : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
@@ -61,7 +61,7 @@ func.func @per_element_weight(%x: tensor<2x3xf32> {kiln.batched}) -> tensor<2x3x
 
 // A softmax over the last dim keeps elements apart; one over the batch
 // does not.
-func.func @softmax_over_batch(%x: tensor<2x3xf32> {kiln.batched}) -> tensor<2x3xf32> {
+func.func @softmax_over_batch(%x: tensor<2x3xf32> {kiln.batched = 0 : i64}) -> tensor<2x3xf32> {
   %a = kiln.softmax %x {axis = 1 : i64} : tensor<2x3xf32>
   // expected-error @+1 {{it reduces over the batch dim}}
   %b = kiln.softmax %a {axis = 0 : i64} : tensor<2x3xf32>
@@ -70,11 +70,23 @@ func.func @softmax_over_batch(%x: tensor<2x3xf32> {kiln.batched}) -> tensor<2x3x
 
 // -----
 
-// A result must carry the batch in dim 0.
-func.func @batch_last(%x: tensor<2x3xf32> {kiln.batched}) -> tensor<3x2xf32> {
+// A result may carry the batch in any dim of its own (a time-major
+// [T, B, C]); an argument too (a recurrent state's [layers, B, H]).
+// CHECK-LABEL: func.func @batch_not_leading
+// CHECK-SAME: -> (tensor<3x2xf32> {kiln.batched = 1 : i64}, tensor<4x2x5xf32> {kiln.batched = 1 : i64})
+func.func @batch_not_leading(%x: tensor<2x3xf32> {kiln.batched = 0 : i64}, %h: tensor<4x2x5xf32> {kiln.batched = 1 : i64}) -> (tensor<3x2xf32>, tensor<4x2x5xf32>) {
   %t = kiln.transpose %x {perm = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
-  // expected-error @+1 {{--dynamic-batch: result 0 does not carry the batch as its leading dim}}
-  return %t : tensor<3x2xf32>
+  %n = kiln.tanh %h : tensor<4x2x5xf32>
+  return %t, %n : tensor<3x2xf32>, tensor<4x2x5xf32>
+}
+
+// -----
+
+// A result must carry the batch whole, in one dim.
+func.func @batch_merged_in_result(%x: tensor<2x3xf32> {kiln.batched = 0 : i64}) -> tensor<6xf32> {
+  %r = kiln.reshape %x : tensor<2x3xf32> -> tensor<6xf32>
+  // expected-error @+1 {{--dynamic-batch: result 0 does not carry the batch as a dim of its own}}
+  return %r : tensor<6xf32>
 }
 
 // -----
@@ -94,8 +106,8 @@ func.func @fixed(%x: tensor<2x3xf32>) -> tensor<1x3xf32> {
 // step]): [T, B, H] as [T*B, H] (the batch in T runs), rows of a
 // projection, back to [T, B, H'], then the last time step.
 // CHECK-LABEL: func.func @recorded_time_major
-// CHECK-SAME: -> (tensor<1x5xf32> {kiln.batched})
-func.func @recorded_time_major(%x: tensor<1x3x4xf32> {kiln.batched}) -> tensor<1x5xf32> {
+// CHECK-SAME: -> (tensor<1x5xf32> {kiln.batched = 0 : i64})
+func.func @recorded_time_major(%x: tensor<1x3x4xf32> {kiln.batched = 0 : i64}) -> tensor<1x5xf32> {
   %t = kiln.transpose %x {perm = array<i64: 1, 0, 2>} : tensor<1x3x4xf32> -> tensor<3x1x4xf32>
   %m = kiln.reshape %t {kiln.batch_dim = array<i64: 0, 1, 3, 0>} : tensor<3x1x4xf32> -> tensor<3x4xf32>
   %w = kiln.constant dense<1.0> : tensor<4x5xf32>
@@ -111,7 +123,7 @@ func.func @recorded_time_major(%x: tensor<1x3x4xf32> {kiln.batched}) -> tensor<1
 // The same graph without the records: the first dim that can hold the
 // batch of 1 is taken, and the slice of time steps reads as one of the
 // batch.
-func.func @unrecorded_time_major(%x: tensor<1x3x4xf32> {kiln.batched}) -> tensor<1x1x5xf32> {
+func.func @unrecorded_time_major(%x: tensor<1x3x4xf32> {kiln.batched = 0 : i64}) -> tensor<1x1x5xf32> {
   %t = kiln.transpose %x {perm = array<i64: 1, 0, 2>} : tensor<1x3x4xf32> -> tensor<3x1x4xf32>
   %m = kiln.reshape %t : tensor<3x1x4xf32> -> tensor<3x4xf32>
   %w = kiln.constant dense<1.0> : tensor<4x5xf32>
@@ -128,8 +140,8 @@ func.func @unrecorded_time_major(%x: tensor<1x3x4xf32> {kiln.batched}) -> tensor
 // batch elements (b*S + s: a constant recorded with step S): each element
 // reads its own rows.
 // CHECK-LABEL: func.func @flat_index_gather
-// CHECK-SAME: -> (tensor<2x1x4xf32> {kiln.batched})
-func.func @flat_index_gather(%m: tensor<2x4xf32> {kiln.batched}) -> tensor<2x1x4xf32> {
+// CHECK-SAME: -> (tensor<2x1x4xf32> {kiln.batched = 0 : i64})
+func.func @flat_index_gather(%m: tensor<2x4xf32> {kiln.batched = 0 : i64}) -> tensor<2x1x4xf32> {
   %f = kiln.reshape %m : tensor<2x4xf32> -> tensor<8xf32>
   %i = kiln.constant {kiln.batch_dim = array<i64: 0, 1, 1, 4>} dense<[[[0, 1, 2, 3]], [[4, 5, 6, 7]]]> : tensor<2x1x4xi64>
   %g = kiln.gather %f, %i {axis = 0 : i64} : (tensor<8xf32>, tensor<2x1x4xi64>) -> tensor<2x1x4xf32>
@@ -139,7 +151,7 @@ func.func @flat_index_gather(%m: tensor<2x4xf32> {kiln.batched}) -> tensor<2x1x4
 // -----
 
 // Indices that step by the element's rows but start past them.
-func.func @flat_index_past_rows(%m: tensor<2x4xf32> {kiln.batched}) -> tensor<2x4xf32> {
+func.func @flat_index_past_rows(%m: tensor<2x4xf32> {kiln.batched = 0 : i64}) -> tensor<2x4xf32> {
   %f = kiln.reshape %m : tensor<2x4xf32> -> tensor<8xf32>
   %i = kiln.constant {kiln.batch_dim = array<i64: 0, 1, 1, 4>} dense<[[1, 2, 3, 4], [5, 6, 7, 8]]> : tensor<2x4xi64>
   // expected-error @+1 {{its indices reach the rows of another batch element}}
@@ -150,7 +162,7 @@ func.func @flat_index_past_rows(%m: tensor<2x4xf32> {kiln.batched}) -> tensor<2x
 // -----
 
 // Indices that count batch elements, computed with as values.
-func.func @counting_constant_as_value(%x: tensor<2x4xi64> {kiln.batched}) -> tensor<2x4xi64> {
+func.func @counting_constant_as_value(%x: tensor<2x4xi64> {kiln.batched = 0 : i64}) -> tensor<2x4xi64> {
   %i = kiln.constant {kiln.batch_dim = array<i64: 0, 1, 1, 4>} dense<[[0, 1, 2, 3], [4, 5, 6, 7]]> : tensor<2x4xi64>
   // expected-error @+1 {{it computes with a constant that counts batch elements}}
   %y = kiln.add %x, %i : tensor<2x4xi64>, tensor<2x4xi64> -> tensor<2x4xi64>
@@ -162,8 +174,8 @@ func.func @counting_constant_as_value(%x: tensor<2x4xi64> {kiln.batched}) -> ten
 // An attention mask of ones made for the batch (recorded with step 0: the
 // same slice for every element) broadcasts like a batched value.
 // CHECK-LABEL: func.func @per_batch_ones
-// CHECK-SAME: -> (tensor<2x3xf32> {kiln.batched})
-func.func @per_batch_ones(%x: tensor<2x3xf32> {kiln.batched}) -> tensor<2x3xf32> {
+// CHECK-SAME: -> (tensor<2x3xf32> {kiln.batched = 0 : i64})
+func.func @per_batch_ones(%x: tensor<2x3xf32> {kiln.batched = 0 : i64}) -> tensor<2x3xf32> {
   %ones = kiln.constant {kiln.batch_dim = array<i64: 0, 1, 1, 0>} dense<1.0> : tensor<2x3xf32>
   %y = kiln.mul %x, %ones : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
