@@ -506,6 +506,27 @@ ArtifactSpec batchedSpec() {
   return spec;
 }
 
+/// Runs batched input x of `shape` and reads y, whose batch is in dim
+/// `batchDim` and whose size is x's.
+void runBatch(Loaded &l, const std::vector<float> &x,
+              const std::vector<int64_t> &shape, size_t batchDim,
+              std::vector<float> &y) {
+  ASSERT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_F32, shape.data(),
+                                   int32_t(shape.size()), x.data(),
+                                   x.size() * sizeof(float)),
+            KILN_OK)
+      << lastError();
+  ASSERT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
+  kiln_tensor_info info;
+  ASSERT_EQ(kiln_session_output_info(l.session, 0, &info), KILN_OK);
+  EXPECT_EQ(info.shape[batchDim], shape[batchDim]);
+  ASSERT_EQ(info.bytes, x.size() * sizeof(float));
+  y.resize(x.size());
+  ASSERT_EQ(kiln_session_get_output(l.session, "y", y.data(), info.bytes),
+            KILN_OK)
+      << lastError();
+}
+
 TEST(Runtime, DynamicBatchRunsInChunks) {
   Loaded l(batchedSpec());
   EXPECT_EQ(kiln_model_batch_chunk(l.model), 4);
@@ -516,20 +537,8 @@ TEST(Runtime, DynamicBatchRunsInChunks) {
     std::vector<float> x(batch * row);
     for (size_t i = 0; i < x.size(); ++i)
       x[i] = float(i % 97);
-    const int64_t shape[] = {batch, row};
-    ASSERT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_F32, shape, 2,
-                                     x.data(), x.size() * sizeof(float)),
-              KILN_OK)
-        << lastError();
-    ASSERT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
-    kiln_tensor_info info;
-    ASSERT_EQ(kiln_session_output_info(l.session, 0, &info), KILN_OK);
-    EXPECT_EQ(info.shape[0], batch);
-    EXPECT_EQ(info.bytes, x.size() * sizeof(float));
-    std::vector<float> y(x.size());
-    ASSERT_EQ(kiln_session_get_output(l.session, "y", y.data(), info.bytes),
-              KILN_OK)
-        << lastError();
+    std::vector<float> y;
+    ASSERT_NO_FATAL_FAILURE(runBatch(l, x, {batch, row}, 0, y));
     // Element b of the batch is row b % 4 of its chunk.
     for (size_t i = 0; i < y.size(); ++i)
       ASSERT_EQ(y[i], (x[i] + 1.0f) * (float(i % (4 * row)) * 0.5f))
@@ -554,19 +563,8 @@ TEST(Runtime, DynamicBatchInAnInnerDim) {
     std::vector<float> x(2 * batch * row);
     for (size_t i = 0; i < x.size(); ++i)
       x[i] = float(i % 89);
-    const int64_t shape[] = {2, batch, row};
-    ASSERT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_F32, shape, 3,
-                                     x.data(), x.size() * sizeof(float)),
-              KILN_OK)
-        << lastError();
-    ASSERT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
-    kiln_tensor_info info;
-    ASSERT_EQ(kiln_session_output_info(l.session, 0, &info), KILN_OK);
-    EXPECT_EQ(info.shape[1], batch);
-    std::vector<float> y(x.size());
-    ASSERT_EQ(kiln_session_get_output(l.session, "y", y.data(), info.bytes),
-              KILN_OK)
-        << lastError();
+    std::vector<float> y;
+    ASSERT_NO_FATAL_FAILURE(runBatch(l, x, {2, batch, row}, 1, y));
     // Element (block k, b, j) ran at flat position (k * 4 + b % 4) * row + j
     // of its chunk.
     for (int64_t k = 0; k < 2; ++k)
