@@ -149,6 +149,26 @@ private:
   NodeContext &ctx;
 };
 
+/// IndexOps with float constants of one float type (a model's, or float64
+/// for coordinates computed exactly).
+class FloatOps : public IndexOps {
+public:
+  FloatOps(NodeContext &ctx, mlir::Type floatType)
+      : IndexOps(ctx), ctx(ctx), floatType_(floatType) {}
+
+  mlir::Type floatType() const { return floatType_; }
+  mlir::Value real(double v) { return reals({v}, {}); }
+  mlir::Value reals(llvm::ArrayRef<double> values,
+                    llvm::ArrayRef<int64_t> shape) {
+    return ctx.constant(mlir::RankedTensorType::get(shape, floatType_), values);
+  }
+  mlir::Value toFloat(mlir::Value v) { return castTo(v, floatType_); }
+
+private:
+  NodeContext &ctx;
+  mlir::Type floatType_;
+};
+
 } // namespace kiln::onnx_import
 
 #endif

@@ -35,14 +35,11 @@ struct Tap {
 };
 
 /// Arithmetic in the grid's float type on top of IndexOps.
-class GridOps : public IndexOps {
+class GridOps : public FloatOps {
 public:
   GridOps(NodeContext &ctx, Type floatType)
-      : IndexOps(ctx), ctx(ctx), floatType(floatType) {}
+      : FloatOps(ctx, floatType), ctx(ctx) {}
 
-  Value real(double v) {
-    return ctx.constant(RankedTensorType::get({}, floatType), {v});
-  }
   /// Rounds toward zero, as C's int() does.
   Value truncate(Value v) {
     return select(op<LessOp>(v, real(0)), unary<CeilOp>(v), unary<FloorOp>(v));
@@ -50,7 +47,6 @@ public:
 
 private:
   NodeContext &ctx;
-  Type floatType;
 };
 
 } // namespace

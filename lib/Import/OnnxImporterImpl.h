@@ -118,6 +118,17 @@ private:
   importSubgraph(const onnx::NodeProto &node, int index,
                  const onnx::GraphProto &graph, const std::string &what,
                  llvm::ArrayRef<mlir::Value> inputs, bool scoped);
+  /// The `body` graph attribute of a Loop or Scan, or null.
+  static const onnx::GraphProto *bodyOf(const onnx::NodeProto &node);
+  /// Whether `copies` copies of `body` stay within kMaxUnrolledBodyNodes.
+  static bool fitsUnrolled(const onnx::GraphProto &body, int64_t copies);
+  /// One more copy of a Loop's or Scan's `body`, imported in place with its
+  /// inputs bound to `inputs`: its outputs, or nullopt where a node of it
+  /// is unsupported (the node marked, or its outputs poisoned).
+  std::optional<std::vector<mlir::Value>>
+  importUnrolledBody(const onnx::NodeProto &node, int index,
+                     const onnx::GraphProto &body,
+                     llvm::ArrayRef<mlir::Value> inputs);
   /// A Scan whose steps (the scan axis's static length) are unrolled: the
   /// body imported once per step (OnnxScanImporter.cpp).
   void importScan(const onnx::NodeProto &node, int index);

@@ -24,10 +24,7 @@ void GraphImporter::importLoop(const onnx::NodeProto &node, int index) {
   auto unsupported = [&](const Twine &why) {
     markUnsupported(node, index, why.str());
   };
-  const onnx::GraphProto *body = nullptr;
-  for (const onnx::AttributeProto &attr : node.attribute())
-    if (attr.name() == "body" && attr.has_g())
-      body = &attr.g();
+  const onnx::GraphProto *body = bodyOf(node);
   int64_t numStates = node.input_size() - 2;
   if (!body || numStates < 0 || body->input_size() != numStates + 2 ||
       body->output_size() < numStates + 1 ||
@@ -67,10 +64,7 @@ void GraphImporter::importLoop(const onnx::NodeProto &node, int index) {
   if (numScans > 0 && *bound < 1)
     return unsupported("a Loop with scan outputs and no iterations is not "
                        "supported");
-  int64_t unrolled;
-  if (__builtin_mul_overflow(*bound, std::max(body->node_size(), 1),
-                             &unrolled) ||
-      unrolled > kMaxUnrolledBodyNodes)
+  if (!fitsUnrolled(*body, *bound))
     return unsupported("unrolling " + Twine(*bound) + " iterations of a " +
                        Twine(body->node_size()) +
                        "-node body is more than "
@@ -125,15 +119,9 @@ void GraphImporter::importLoop(const onnx::NodeProto &node, int index) {
     SmallVector<Value> bodyInputs = {iteration, cond};
     bodyInputs.append(states);
     size_t checksBefore = runtimeChecks.size();
-    auto outputs = importSubgraph(node, index, *body, "body", bodyInputs,
-                                  /*scoped=*/true);
+    auto outputs = importUnrolledBody(node, index, *body, bodyInputs);
     if (!outputs)
       return;
-    if (llvm::is_contained(*outputs, Value())) {
-      for (const std::string &output : node.output())
-        poisoned.insert(output);
-      return;
-    }
     // An iteration that does not run changes nothing and checks nothing.
     for (size_t c = checksBefore; c < runtimeChecks.size(); ++c)
       runtimeChecks[c].first = m.op<AndOp>(runtimeChecks[c].first, runs);

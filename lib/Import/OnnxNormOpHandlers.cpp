@@ -53,6 +53,46 @@ static std::optional<std::vector<float>> floatValues(const ConstTensor *t) {
   return values;
 }
 
+/// (x - mean) / sqrt(var + eps) over `axes`, keeping the reduced dims; also
+/// gives the mean and (population) variance, and 1 / sqrt(var + eps) for
+/// LayerNormalization's outputs.
+struct Normalized {
+  Value value, mean, variance, invStdDev;
+};
+
+static FailureOr<Normalized> normalize(NodeContext &ctx, Value x,
+                                       ArrayRef<int64_t> axes, float epsilon) {
+  auto &b = ctx.b();
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("axes", b.getDenseI64ArrayAttr(axes)),
+      b.getNamedAttr("keepdims", b.getBoolAttr(true))};
+  auto mean = ctx.create<ReduceMeanOp>(x, attrs);
+  if (failed(mean))
+    return failure();
+  auto centered = ctx.create<SubOp>(ValueRange{x, *mean});
+  if (failed(centered))
+    return failure();
+  auto squared = ctx.create<MulOp>(ValueRange{*centered, *centered});
+  if (failed(squared))
+    return failure();
+  auto variance = ctx.create<ReduceMeanOp>(*squared, attrs);
+  if (failed(variance))
+    return failure();
+  auto shifted = apply<AddOp>(ctx, *variance, ctx.scalar(x, epsilon));
+  if (failed(shifted))
+    return failure();
+  auto root = ctx.create<SqrtOp>(*shifted);
+  if (failed(root))
+    return failure();
+  auto value = ctx.create<DivOp>(ValueRange{*centered, *root});
+  if (failed(value))
+    return failure();
+  Normalized result{*value, *mean, *variance, nullptr};
+  if (auto inverse = ctx.create<ReciprocalOp>(*root); succeeded(inverse))
+    result.invStdDev = *inverse;
+  return result;
+}
+
 /// BatchNormalization-14+ with training_mode=1: normalized by the batch's
 /// own mean and (population) variance per channel, and the running
 /// statistics updated with `momentum` as outputs 1 and 2.
@@ -68,33 +108,14 @@ static LogicalResult importBatchNormTraining(NodeContext &ctx) {
   Value s = ctx.input(1), bi = ctx.input(2), m = ctx.input(3), v = ctx.input(4);
   if (failed(ctx.requireSameDtype({x, s, bi, m, v})))
     return failure();
-  float epsilon = ctx.floatAttr("epsilon", 1e-5f);
   float momentum = ctx.floatAttr("momentum", 0.9f);
   SmallVector<int64_t> axes = {0};
   for (int64_t d = 2; d < rank; ++d)
     axes.push_back(d);
-  auto &b = ctx.b();
-  SmallVector<NamedAttribute> attrs = {
-      b.getNamedAttr("axes", b.getDenseI64ArrayAttr(axes)),
-      b.getNamedAttr("keepdims", b.getBoolAttr(true))};
-  auto mean = ctx.create<ReduceMeanOp>(x, attrs);
-  if (failed(mean))
+  auto normalized = normalize(ctx, x, axes, ctx.floatAttr("epsilon", 1e-5f));
+  if (failed(normalized))
     return failure();
-  auto centered = apply<SubOp>(ctx, x, *mean);
-  if (failed(centered))
-    return failure();
-  auto squared = apply<MulOp>(ctx, *centered, *centered);
-  if (failed(squared))
-    return failure();
-  auto variance = ctx.create<ReduceMeanOp>(*squared, attrs);
-  auto shifted = apply<AddOp>(ctx, variance, ctx.scalar(x, epsilon));
-  if (failed(shifted))
-    return failure();
-  auto root = ctx.create<SqrtOp>(*shifted);
-  if (failed(root))
-    return failure();
-  auto scaled = apply<MulOp>(ctx, apply<DivOp>(ctx, *centered, *root),
-                             perChannel(ctx, s, rank));
+  auto scaled = apply<MulOp>(ctx, normalized->value, perChannel(ctx, s, rank));
   auto y = apply<AddOp>(ctx, scaled, perChannel(ctx, bi, rank));
   // running = input * momentum + current * (1 - momentum)
   int64_t channels = shapeOf(x)[1];
@@ -106,7 +127,8 @@ static LogicalResult importBatchNormTraining(NodeContext &ctx) {
       return failure();
     return apply<AddOp>(ctx, kept, *added);
   };
-  auto runningMean = running(m, *mean), runningVar = running(v, *variance);
+  auto runningMean = running(m, normalized->mean),
+       runningVar = running(v, normalized->variance);
   if (failed(y) || failed(runningMean) || failed(runningVar))
     return failure();
   ctx.setOutput(0, *y);
@@ -170,43 +192,6 @@ static LogicalResult importBatchNormalization(NodeContext &ctx) {
   auto normalized = apply<DivOp>(ctx, centered, *root);
   auto scaled = apply<MulOp>(ctx, normalized, perChannel(ctx, s, rank));
   return setResult(ctx, apply<AddOp>(ctx, scaled, perChannel(ctx, bi, rank)));
-}
-
-/// (x - mean) / sqrt(var + eps) over `axes`, keeping the reduced dims; also
-/// gives the mean and 1 / sqrt(var + eps) for LayerNormalization's outputs.
-struct Normalized {
-  Value value, mean, invStdDev;
-};
-
-static FailureOr<Normalized> normalize(NodeContext &ctx, Value x,
-                                       ArrayRef<int64_t> axes, float epsilon) {
-  auto &b = ctx.b();
-  SmallVector<NamedAttribute> attrs = {
-      b.getNamedAttr("axes", b.getDenseI64ArrayAttr(axes)),
-      b.getNamedAttr("keepdims", b.getBoolAttr(true))};
-  auto mean = ctx.create<ReduceMeanOp>(x, attrs);
-  if (failed(mean))
-    return failure();
-  auto centered = ctx.create<SubOp>(ValueRange{x, *mean});
-  if (failed(centered))
-    return failure();
-  auto squared = ctx.create<MulOp>(ValueRange{*centered, *centered});
-  if (failed(squared))
-    return failure();
-  auto variance = ctx.create<ReduceMeanOp>(*squared, attrs);
-  auto shifted = apply<AddOp>(ctx, variance, ctx.scalar(x, epsilon));
-  if (failed(shifted))
-    return failure();
-  auto root = ctx.create<SqrtOp>(*shifted);
-  if (failed(root))
-    return failure();
-  auto value = ctx.create<DivOp>(ValueRange{*centered, *root});
-  if (failed(value))
-    return failure();
-  Normalized result{*value, *mean, nullptr};
-  if (auto inverse = ctx.create<ReciprocalOp>(*root); succeeded(inverse))
-    result.invStdDev = *inverse;
-  return result;
 }
 
 static LogicalResult importLayerNormalization(NodeContext &ctx) {

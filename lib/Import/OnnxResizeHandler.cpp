@@ -522,20 +522,17 @@ static LogicalResult resolveSizes(NodeContext &ctx, ArrayRef<int64_t> inShape,
 namespace {
 
 /// float64 coordinate arithmetic on top of IndexOps.
-class CoordinateOps : public IndexOps {
+class CoordinateOps : public FloatOps {
 public:
-  explicit CoordinateOps(NodeContext &ctx) : IndexOps(ctx), ctx(ctx) {}
+  explicit CoordinateOps(NodeContext &ctx)
+      : FloatOps(ctx, ctx.b().getF64Type()), ctx(ctx) {}
 
-  Type f64() { return ctx.b().getF64Type(); }
-  Value real(double v) {
-    return ctx.constant(RankedTensorType::get({}, f64()), {v});
-  }
   /// 0, 1, ..., n - 1 as float64 [n].
   Value realIota(int64_t n) {
     std::vector<double> values(n);
     for (int64_t i = 0; i < n; ++i)
       values[i] = double(i);
-    return ctx.constant(RankedTensorType::get({n}, f64()), values);
+    return reals(values, {n});
   }
   /// Element `i` of a 1-D tensor, as a scalar of its element type.
   Value at(Value v, int64_t i) {
@@ -762,7 +759,7 @@ static LogicalResult scalesAtRunTime(NodeContext &ctx, CoordinateOps &m,
     return failure();
   if (rankOf(scales) != 1 || shapeOf(scales)[0] != int64_t(axes.size()))
     return ctx.fail("scales must have one entry per resized axis");
-  scales = m.castTo(scales, m.f64());
+  scales = m.castTo(scales, m.floatType());
   Value mismatch;
   for (auto [k, axis] : llvm::enumerate(axes)) {
     int64_t size = (*declared)[axis];
@@ -821,14 +818,15 @@ static LogicalResult resizeAtRunTime(NodeContext &ctx, Value x,
       auto values = floatValues(*given);
       if (!values || int64_t(values->size()) != 2 * count)
         return ctx.fail("roi must be float with 2 entries per resized axis");
-      roi = ctx.constant(RankedTensorType::get({2 * count}, m.f64()), *values);
+      roi = ctx.constant(RankedTensorType::get({2 * count}, m.floatType()),
+                         *values);
     } else {
       roi = ctx.input(1);
       if (!roi || failed(ctx.requireFloat(roi)))
         return failure();
       if (rankOf(roi) != 1 || shapeOf(roi)[0] != 2 * count)
         return ctx.fail("roi must have 2 entries per resized axis");
-      roi = m.castTo(roi, m.f64());
+      roi = m.castTo(roi, m.floatType());
     }
     for (auto [k, axis] : llvm::enumerate(axes)) {
       resize.roiStart[axis] = m.at(roi, k);

@@ -27,15 +27,10 @@ struct AxisSamples {
 };
 
 /// Float arithmetic in the regions' type on top of IndexOps.
-class RoiOps : public IndexOps {
+class RoiOps : public FloatOps {
 public:
-  RoiOps(NodeContext &ctx, Value like) : IndexOps(ctx), ctx(ctx), like(like) {}
-  Value real(double v) { return ctx.scalar(like, v); }
-  Value reals(ArrayRef<double> values, ArrayRef<int64_t> shape) {
-    return ctx.constant(
-        RankedTensorType::get(shape, getElementTypeOrSelf(like.getType())),
-        values);
-  }
+  RoiOps(NodeContext &ctx, Value like)
+      : FloatOps(ctx, getElementTypeOrSelf(like.getType())), ctx(ctx) {}
   /// Column `i` of the [R, 4] regions as [R, 1].
   Value column(Value rois, int64_t i) {
     auto &b = ctx.b();
@@ -48,7 +43,6 @@ public:
 
 private:
   NodeContext &ctx;
-  Value like;
 };
 
 } // namespace

@@ -63,15 +63,40 @@ FailureOr<Value> onnx_import::stackAlong(NodeContext &ctx,
       expanded, {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))});
 }
 
+const onnx::GraphProto *GraphImporter::bodyOf(const onnx::NodeProto &node) {
+  for (const onnx::AttributeProto &attr : node.attribute())
+    if (attr.name() == "body" && attr.has_g())
+      return &attr.g();
+  return nullptr;
+}
+
+bool GraphImporter::fitsUnrolled(const onnx::GraphProto &body, int64_t copies) {
+  int64_t nodes;
+  return !__builtin_mul_overflow(copies, std::max(body.node_size(), 1),
+                                 &nodes) &&
+         nodes <= kMaxUnrolledBodyNodes;
+}
+
+std::optional<std::vector<Value>>
+GraphImporter::importUnrolledBody(const onnx::NodeProto &node, int index,
+                                  const onnx::GraphProto &body,
+                                  ArrayRef<Value> inputs) {
+  auto outputs = importSubgraph(node, index, body, "body", inputs,
+                                /*scoped=*/true);
+  if (outputs && llvm::is_contained(*outputs, Value())) {
+    for (const std::string &output : node.output())
+      poisoned.insert(output);
+    return std::nullopt;
+  }
+  return outputs;
+}
+
 void GraphImporter::importScan(const onnx::NodeProto &node, int index) {
   NodeContext ctx(*this, node, nodeLocation(node, index));
   auto unsupported = [&](const Twine &why) {
     markUnsupported(node, index, why.str());
   };
-  const onnx::GraphProto *body = nullptr;
-  for (const onnx::AttributeProto &attr : node.attribute())
-    if (attr.name() == "body" && attr.has_g())
-      body = &attr.g();
+  const onnx::GraphProto *body = bodyOf(node);
   // Opset 8: sequence_lens first, and a leading batch dim on every input.
   bool batched = defaultOpset < 9;
   size_t first = batched ? 1 : 0;
@@ -133,11 +158,9 @@ void GraphImporter::importScan(const onnx::NodeProto &node, int index) {
   }
   if (steps < 1)
     return unsupported("a Scan of no steps is not supported");
-  int64_t unrolled;
-  if (__builtin_mul_overflow(batch, steps, &unrolled) ||
-      __builtin_mul_overflow(unrolled, std::max(body->node_size(), 1),
-                             &unrolled) ||
-      unrolled > kMaxUnrolledBodyNodes)
+  int64_t copies;
+  if (__builtin_mul_overflow(batch, steps, &copies) ||
+      !fitsUnrolled(*body, copies))
     return unsupported("unrolling " + Twine(steps) + " steps of a " +
                        Twine(body->node_size()) + "-node body" +
                        (batched ? " per batch element" : "") +
@@ -158,15 +181,9 @@ void GraphImporter::importScan(const onnx::NodeProto &node, int index) {
       for (int64_t j = 0; j < numScans; ++j)
         bodyInputs.push_back(sliceAt(ctx, scans[j], inAxes[j],
                                      inDirections[j] ? steps - 1 - t : t));
-      auto outputs = importSubgraph(node, index, *body, "body", bodyInputs,
-                                    /*scoped=*/true);
+      auto outputs = importUnrolledBody(node, index, *body, bodyInputs);
       if (!outputs)
         return;
-      if (llvm::is_contained(*outputs, Value())) {
-        for (const std::string &output : node.output())
-          poisoned.insert(output);
-        return;
-      }
       states.assign(outputs->begin(), outputs->begin() + numStates);
       for (size_t o = 0; o < numScanOutputs; ++o)
         perStep[o].push_back((*outputs)[numStates + o]);

@@ -179,10 +179,10 @@ struct BoxCorners {
 };
 
 /// Float arithmetic in the boxes' type on top of IndexOps.
-class BoxOps : public IndexOps {
+class BoxOps : public FloatOps {
 public:
-  BoxOps(NodeContext &ctx, Value like) : IndexOps(ctx), ctx(ctx), like(like) {}
-  Value real(double v) { return ctx.scalar(like, v); }
+  BoxOps(NodeContext &ctx, Value like)
+      : FloatOps(ctx, getElementTypeOrSelf(like.getType())), ctx(ctx) {}
   /// Column `i` of [B, S, 4] boxes as [B, 1, S].
   Value column(Value boxes, int64_t i) {
     auto &b = ctx.b();
@@ -202,7 +202,7 @@ public:
         ctx.b(), ctx.getLoc(),
         RankedTensorType::get(shape, getElementTypeOrSelf(v.getType())), v);
   }
-  /// The scalar value of an optional [1] or [] input `i`, as `like`'s type.
+  /// The scalar value of an optional [1] or [] input `i`.
   Value optionalScalar(size_t i, Value absent) {
     if (!ctx.hasInput(i))
       return absent;
@@ -214,7 +214,6 @@ public:
 
 private:
   NodeContext &ctx;
-  Value like;
 };
 
 } // namespace

@@ -25,17 +25,11 @@ using namespace kiln::onnx_import;
 namespace {
 
 /// Float arithmetic in the signal's type on top of IndexOps.
-class SpectralOps : public IndexOps {
+class SpectralOps : public FloatOps {
 public:
   SpectralOps(NodeContext &ctx, Value like)
-      : IndexOps(ctx), ctx(ctx), like(like) {}
+      : FloatOps(ctx, getElementTypeOrSelf(like.getType())), ctx(ctx) {}
 
-  Type floatType() { return getElementTypeOrSelf(like.getType()); }
-  Value real(double v) { return ctx.scalar(like, v); }
-  Value reals(ArrayRef<double> values, ArrayRef<int64_t> shape) {
-    return ctx.constant(RankedTensorType::get(shape, floatType()), values);
-  }
-  Value toFloat(Value v) { return castTo(v, floatType()); }
   Value typed(ArrayRef<double> values, ArrayRef<int64_t> shape, Type type) {
     return ctx.constant(RankedTensorType::get(shape, type), values);
   }
@@ -57,7 +51,6 @@ public:
 
 private:
   NodeContext &ctx;
-  Value like;
 };
 
 /// The real and imaginary parts of a transform.
