@@ -58,15 +58,18 @@ bool satisfies(const ShapeGuardDesc &guard, const Shape &values) {
 
 /// Calls `visit` with each set of `count` distinct dims of [0, rank), in
 /// increasing order, until it returns false; false when there are too many
-/// sets to try.
+/// sets to try (each try checks a shape of `rank` dims), or more dims than
+/// a guard holds.
 bool forEachAxisSet(int64_t rank, int64_t count,
                     const std::function<bool(const Shape &)> &visit) {
+  if (rank > int64_t(kMaxGuardRank))
+    return false;
   if (count < 0 || count > rank)
     return true; // there is no such set
   double sets = 1;
   for (int64_t k = 0; k < count; ++k)
     sets = sets * double(rank - k) / double(k + 1);
-  if (sets > 65536)
+  if (sets > 4096)
     return false;
   // Iteratively, in lexicographic order: a recursion would try every
   // prefix, and nest as deep as `count`.
@@ -117,7 +120,8 @@ std::string deriveAxes(const DeriveContext &c, Derivation &d, int64_t rank,
     return !ambiguous;
   });
   if (!tried)
-    return "too many axis sets to try";
+    return "too many axis sets to try, or more than " +
+           std::to_string(kMaxGuardRank) + " dims";
   if (!found)
     return "no " + std::to_string(c.count) + " axes give the declared shape";
   if (ambiguous)

@@ -10,7 +10,6 @@ using namespace kiln;
 namespace {
 
 /// Far past any real model's rank; keeps forged guards cheap.
-constexpr size_t kMaxGuardRank = 64;
 
 std::string listString(const std::vector<int64_t> &v) {
   std::string s = "[";

@@ -48,6 +48,9 @@ std::string checkShapeGuard(const ShapeGuardDesc &guard,
 /// data [2,3,4]".
 std::string describeShapeGuard(const ShapeGuardDesc &guard);
 
+/// The most dims (and values) a guard's shapes hold.
+constexpr size_t kMaxGuardRank = 64;
+
 /// Why an artifact's guard is malformed, or "" (rule parameters the checks
 /// rely on; shapes of sane rank with non-negative dims).
 std::string validateShapeGuard(const ShapeGuardDesc &guard);
