@@ -8,8 +8,10 @@
 # Fails on any sanitizer report, crash, leak or timeout; a finding is left in
 # build-asan/findings/ (crash-*, leak-*, timeout-*) for a regression test.
 #   scripts/fuzz.sh          # the test command: a fixed seed and a fixed
-#                            # number of runs per target (30 to 120 s each),
-#                            # so that it finds the same things on every machine
+#                            # number of runs per target (30 to 120 s each);
+#                            # runs still differ somewhat from one to the next
+#                            # (coverage through pointer-keyed hash maps), so
+#                            # run a target longer before relying on a pass
 #   scripts/fuzz.sh 3600     # a longer, random run, keeping its corpus
 set -euo pipefail
 seconds="${1:-}"
