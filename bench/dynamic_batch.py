@@ -6,6 +6,9 @@ median latency of an artifact compiled for batch N (`kiln-compile
 --input-shape`), of dynamic-batch artifacts (`--dynamic-batch`) running N in
 chunks of 1 and of 8, and of onnxruntime's CPU provider, all with the same
 thread count, printed as a Markdown table with the dynamic/fixed ratios.
+Inputs: where the model's folder holds test_data_set_0, its inputs, each
+one with a symbolic leading dim repeated or cut to N along it (token ids
+and masks stay valid); else the first input, random.
 
 Usage: .venv/bin/python bench/dynamic_batch.py [--threads N] [--repeats R]
            [--batches 1,5,8] MODEL.onnx...
@@ -21,35 +24,66 @@ import time
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 import onnxruntime as ort
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
 
 
-def input_spec(model_path):
-    """The first graph input's name and its dims after the batch."""
+def batched_inputs(model_path):
+    """The graph inputs whose leading dim is symbolic, and the first input."""
     model = onnx.load(model_path, load_external_data=False)
     inits = {t.name for t in model.graph.initializer}
-    first = next(i for i in model.graph.input if i.name not in inits)
+    inputs = [i for i in model.graph.input if i.name not in inits]
+    batched = [i.name for i in inputs
+               if i.type.tensor_type.shape.dim
+               and not i.type.tensor_type.shape.dim[0].HasField("dim_value")]
+    first = inputs[0]
     dims = [d.dim_value for d in first.type.tensor_type.shape.dim][1:]
-    return first.name, dims
+    return [i.name for i in inputs], batched, first.name, dims
 
 
-def compile_kiln(model, out, name, dims, batch, dynamic):
-    shape = "x".join(str(d) for d in [batch] + dims)
-    command = [os.path.join(BIN, "kiln-compile"), model, "-o", out,
-               f"--input-shape={name}={shape}"]
+def feeds_for(model_path, batch, work):
+    """{name: array} for a run at `batch`, and the .npy file of each."""
+    names, batched, first, dims = batched_inputs(model_path)
+    data = os.path.join(os.path.dirname(model_path), "test_data_set_0")
+    feeds = {}
+    if os.path.isdir(data):
+        for i, name in enumerate(names):
+            tensor = onnx.TensorProto()
+            with open(os.path.join(data, f"input_{i}.pb"), "rb") as f:
+                tensor.ParseFromString(f.read())
+            value = onnx.numpy_helper.to_array(tensor)
+            if name in batched:
+                value = np.take(value, np.arange(batch) % value.shape[0], axis=0)
+            feeds[name] = np.ascontiguousarray(value)
+    else:
+        feeds[first] = np.random.default_rng(0).uniform(
+            -1, 1, [batch] + dims).astype(np.float32)
+    files = {}
+    for name, value in feeds.items():
+        files[name] = os.path.join(work, f"b{batch}.{len(files)}.npy")
+        np.save(files[name], value)
+    return feeds, files, batched or [first]
+
+
+def compile_kiln(model, out, feeds, batched, batch, dynamic):
+    command = [os.path.join(BIN, "kiln-compile"), model, "-o", out]
+    for name in batched:
+        shape = [batch] + list(feeds[name].shape[1:])
+        command.append(f"--input-shape={name}=" + "x".join(map(str, shape)))
     if dynamic:
         command.append("--dynamic-batch")
     subprocess.run(command, check=True)
 
 
-def bench_kiln(artifact, batch, threads, repeats):
+def bench_kiln(artifact, files, threads, repeats):
     """kiln-bench's median, in milliseconds."""
     done = subprocess.run(
         [os.path.join(BIN, "kiln-bench"), artifact, f"--threads={threads}",
-         f"--repeats={repeats}", "--warmup=3", f"--batch={batch}"],
+         f"--repeats={repeats}", "--warmup=3"] +
+        [f"--input={name}=@{path}" for name, path in files.items()],
         check=True, capture_output=True, text=True)
     match = re.search(r"median: ([0-9.]+) ms", done.stdout)
     if not match:
@@ -57,13 +91,11 @@ def bench_kiln(artifact, batch, threads, repeats):
     return float(match.group(1))
 
 
-def bench_onnxruntime(model, name, dims, batch, threads, repeats):
+def bench_onnxruntime(model, feeds, threads, repeats):
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     session = ort.InferenceSession(model, options,
                                    providers=["CPUExecutionProvider"])
-    feeds = {name: np.random.default_rng(0).uniform(
-        -1, 1, [batch] + dims).astype(np.float32)}
     for _ in range(3):
         session.run(None, feeds)
     times = []
@@ -88,19 +120,20 @@ def main():
     with tempfile.TemporaryDirectory(prefix="kiln-dynamic-") as work:
         for model in args.models:
             label = os.path.basename(os.path.dirname(model))
-            name, dims = input_spec(model)
             dynamic = {}
             for chunk in (1, 8):
+                feeds, _, batched = feeds_for(model, chunk, work)
                 dynamic[chunk] = os.path.join(work, f"{label}.chunk{chunk}.kiln")
-                compile_kiln(model, dynamic[chunk], name, dims, chunk, True)
+                compile_kiln(model, dynamic[chunk], feeds, batched, chunk, True)
             for batch in batches:
+                feeds, files, batched = feeds_for(model, batch, work)
                 fixed = os.path.join(work, f"{label}.b{batch}.kiln")
-                compile_kiln(model, fixed, name, dims, batch, False)
-                t_fixed = bench_kiln(fixed, batch, args.threads, args.repeats)
-                t1 = bench_kiln(dynamic[1], batch, args.threads, args.repeats)
-                t8 = bench_kiln(dynamic[8], batch, args.threads, args.repeats)
-                t_ort = bench_onnxruntime(model, name, dims, batch,
-                                          args.threads, args.repeats)
+                compile_kiln(model, fixed, feeds, batched, batch, False)
+                t_fixed = bench_kiln(fixed, files, args.threads, args.repeats)
+                t1 = bench_kiln(dynamic[1], files, args.threads, args.repeats)
+                t8 = bench_kiln(dynamic[8], files, args.threads, args.repeats)
+                t_ort = bench_onnxruntime(model, feeds, args.threads,
+                                          args.repeats)
                 print(f"| {label} | {batch} | {t_fixed:.3f} ms | {t1:.3f} ms "
                       f"({t1 / t_fixed:.2f}x) | {t8:.3f} ms "
                       f"({t8 / t_fixed:.2f}x) | {t_ort:.3f} ms |", flush=True)

@@ -100,6 +100,8 @@ LogicalResult onnx_import::importSliceAtRunTime(NodeContext &ctx) {
       return failure();
     lists.push_back(v);
   }
+  if (!lists[0] || !lists[1])
+    return ctx.fail("starts and ends are required");
   int64_t count = ShapedType::getNumElements(shapeOf(lists[0]));
   for (Value v : lists)
     if (v && (rankOf(v) != 1 || shapeOf(v)[0] != count))
