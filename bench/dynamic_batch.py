@@ -4,7 +4,8 @@
 For each model (its first input's leading dim symbolic) and batch N: the
 median latency of an artifact compiled for batch N (`kiln-compile
 --input-shape`), of dynamic-batch artifacts (`--dynamic-batch`) running N in
-chunks of 1 and of 8, and of onnxruntime's CPU provider, all with the same
+chunks of 1, of 8, and in pieces of chunks 8, 4, 2 and 1 (`--batch-chunks`),
+and of onnxruntime's CPU provider, all with the same
 thread count, printed as a Markdown table with the dynamic/fixed ratios.
 Inputs: where the model's folder holds test_data_set_0, its inputs, each
 one with a symbolic leading dim repeated or cut to N along it (token ids
@@ -68,13 +69,20 @@ def feeds_for(model_path, batch, work):
     return feeds, files, batched or [first]
 
 
-def compile_kiln(model, out, feeds, batched, batch, dynamic):
+# The dynamic-batch artifacts: their label, chunk and --batch-chunks.
+DYNAMIC = [("chunks of 1", 1, ""), ("chunks of 8", 8, ""),
+           ("chunks of 8, 4, 2, 1", 8, "1,2,4")]
+
+
+def compile_kiln(model, out, feeds, batched, batch, dynamic, chunks=""):
     command = [os.path.join(BIN, "kiln-compile"), model, "-o", out]
     for name in batched:
         shape = [batch] + list(feeds[name].shape[1:])
         command.append(f"--input-shape={name}=" + "x".join(map(str, shape)))
     if dynamic:
         command.append("--dynamic-batch")
+    if chunks:
+        command.append("--batch-chunks=" + chunks)
     subprocess.run(command, check=True)
 
 
@@ -114,29 +122,32 @@ def main():
     parser.add_argument("--batches", default="1,5,8")
     args = parser.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
-    print("| model | batch | fixed batch | dynamic, chunks of 1 | dynamic, "
-          "chunks of 8 | onnxruntime |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| model | batch | fixed batch | " +
+          " | ".join("dynamic, " + label for label, _, _ in DYNAMIC) +
+          " | onnxruntime |")
+    print("| --- " * (len(DYNAMIC) + 4) + "|")
     with tempfile.TemporaryDirectory(prefix="kiln-dynamic-") as work:
         for model in args.models:
-            label = os.path.basename(os.path.dirname(model))
-            dynamic = {}
-            for chunk in (1, 8):
+            name = os.path.basename(os.path.dirname(model))
+            dynamic = []
+            for i, (_, chunk, chunks) in enumerate(DYNAMIC):
                 feeds, _, batched = feeds_for(model, chunk, work)
-                dynamic[chunk] = os.path.join(work, f"{label}.chunk{chunk}.kiln")
-                compile_kiln(model, dynamic[chunk], feeds, batched, chunk, True)
+                dynamic.append(os.path.join(work, f"{name}.dynamic{i}.kiln"))
+                compile_kiln(model, dynamic[-1], feeds, batched, chunk, True,
+                             chunks)
             for batch in batches:
                 feeds, files, batched = feeds_for(model, batch, work)
-                fixed = os.path.join(work, f"{label}.b{batch}.kiln")
+                fixed = os.path.join(work, f"{name}.b{batch}.kiln")
                 compile_kiln(model, fixed, feeds, batched, batch, False)
                 t_fixed = bench_kiln(fixed, files, args.threads, args.repeats)
-                t1 = bench_kiln(dynamic[1], files, args.threads, args.repeats)
-                t8 = bench_kiln(dynamic[8], files, args.threads, args.repeats)
+                cells = []
+                for artifact in dynamic:
+                    t = bench_kiln(artifact, files, args.threads, args.repeats)
+                    cells.append(f"{t:.3f} ms ({t / t_fixed:.2f}x)")
                 t_ort = bench_onnxruntime(model, feeds, args.threads,
                                           args.repeats)
-                print(f"| {label} | {batch} | {t_fixed:.3f} ms | {t1:.3f} ms "
-                      f"({t1 / t_fixed:.2f}x) | {t8:.3f} ms "
-                      f"({t8 / t_fixed:.2f}x) | {t_ort:.3f} ms |", flush=True)
+                print(f"| {name} | {batch} | {t_fixed:.3f} ms | " +
+                      " | ".join(cells) + f" | {t_ort:.3f} ms |", flush=True)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,12 @@ static cl::opt<bool> dynamicBatch(
              "time: the kernels run chunks of the batch --input-shape gives "
              "(1 without it); refused when a node mixes batch elements"),
     cl::cat(toolCategory));
+static cl::list<int64_t> batchChunks(
+    "batch-chunks",
+    cl::desc("With --dynamic-batch: compile the kernels for these chunks of "
+             "the batch too (e.g. 1,8,32); a run takes its batch in pieces "
+             "of the chunks the artifact has"),
+    cl::CommaSeparated, cl::cat(toolCategory));
 static cl::opt<uint64_t> maxTensorBytes(
     "max-tensor-bytes",
     cl::desc("Refuse models with a tensor larger than this many bytes "
@@ -300,6 +306,11 @@ int main(int argc, char **argv) {
 
   request.import.maxTensorBytes = maxTensorBytes;
   request.import.dynamicBatch = dynamicBatch;
+  if (!batchChunks.empty() && !dynamicBatch) {
+    llvm::errs() << "error: --batch-chunks needs --dynamic-batch\n";
+    return 2;
+  }
+  request.batchChunks.assign(batchChunks.begin(), batchChunks.end());
   if (maxSubgraphDepth > 300) {
     llvm::errs() << "error: --max-subgraph-depth=" << maxSubgraphDepth
                  << " is more than 300, the deepest Kiln parses safely\n";

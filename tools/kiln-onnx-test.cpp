@@ -68,6 +68,11 @@ static cl::opt<bool> dynamicBatch(
              "that differs only in its batch through that artifact; a model "
              "the compiler refuses a dynamic batch is skipped with why"),
     cl::cat(toolCategory));
+static cl::list<int64_t> batchChunks(
+    "batch-chunks",
+    cl::desc("With --dynamic-batch: compile the kernels for these chunks of "
+             "the batch too (kiln-compile --batch-chunks)"),
+    cl::CommaSeparated, cl::cat(toolCategory));
 static cl::opt<std::string> xfailFile("xfail-file",
                                       cl::desc("Tests expected to fail, one "
                                                "per line: name  # reason"),
@@ -346,6 +351,8 @@ Result compileFor(const TestCase &test, const DataSet &set,
   request.modelPath = test.dir + "/model.onnx";
   request.compile = compileOptions;
   request.import.dynamicBatch = dynamicBatch;
+  if (dynamicBatch)
+    request.batchChunks.assign(batchChunks.begin(), batchChunks.end());
   for (size_t i = 0; i < set.inputs.size() && i < names.size(); ++i) {
     if (frozen.count(names[i]))
       request.import.frozenInputs[names[i]] = set.inputFiles[i];

@@ -348,9 +348,13 @@ int printInfo(const std::string &path) {
     std::printf("features: %s\n", kiln_model_cpu_features(model));
   }
   std::printf("kernels:  %d launches\n", kiln_model_dispatch_count(model));
-  if (kiln_model_batch_chunk(model))
-    std::printf("batch:    any N, run in chunks of %lld\n",
-                (long long)kiln_model_batch_chunk(model));
+  if (int32_t count = kiln_model_batch_chunk_count(model)) {
+    std::string chunks;
+    for (int32_t i = 0; i < count; ++i)
+      chunks +=
+          (i ? ", " : "") + std::to_string(kiln_model_batch_chunk_at(model, i));
+    std::printf("batch:    any N, run in chunks of %s\n", chunks.c_str());
+  }
   printTensors("inputs", model, /*inputs=*/true);
   printTensors("outputs", model, /*inputs=*/false);
   if (*kiln_model_shape_guards(model)) {

@@ -533,6 +533,11 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
                                              fbb.CreateString(image.format),
                                              data));
   }
+  std::vector<flatbuffers::Offset<fb::BatchVariant>> variantTables;
+  for (const std::string &variant : contents.batchVariants)
+    variantTables.push_back(fb::CreateBatchVariant(
+        fbb, fbb.CreateVector(reinterpret_cast<const uint8_t *>(variant.data()),
+                              variant.size())));
   auto model = fb::CreateModel(
       fbb, KILN_SCHEMA_VERSION, fbb.CreateString(KILN_VERSION_STRING),
       fbb.CreateString(target), objectVector, weightVector, arenaSize,
@@ -541,7 +546,8 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
       fbb.CreateVector(imageTables), splatSize, fbb.CreateVector(checks),
       fbb.CreateString(contents.cpu),
       fbb.CreateVectorOfStrings(contents.cpuFeatures),
-      fbb.CreateVector(*shapeGuards), batchChunk);
+      fbb.CreateVector(*shapeGuards), batchChunk,
+      fbb.CreateVector(variantTables));
   fb::FinishModelBuffer(fbb, model);
 
   if (summary) {
@@ -584,6 +590,8 @@ FailureOr<std::string> kiln::writeArtifact(ModuleOp module,
   size_t expectedBytes = contents.kernelObject.size() + (1 << 20);
   for (const GpuImage &image : contents.gpuImages)
     expectedBytes += image.data.size() + KILN_ARTIFACT_ALIGNMENT;
+  for (const std::string &variant : contents.batchVariants)
+    expectedBytes += variant.size() + KILN_ARTIFACT_ALIGNMENT;
   for (auto constant : main.getBody().getOps<ConstantOp>())
     if (!contents.splatWeights || !isSplatCandidate(constant))
       expectedBytes += byteSize(cast<RankedTensorType>(constant.getType())) +

@@ -60,29 +60,43 @@ static double since(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// --dynamic-batch: the batch chunk `main`'s batched inputs hold (0: none).
+static int64_t batchChunkOf(func::FuncOp main) {
+  for (BlockArgument arg : main.getArguments())
+    if (auto dim = main.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                      attrs::kBatched))
+      return cast<RankedTensorType>(arg.getType()).getShape()[dim.getInt()];
+  return 0;
+}
+
+/// Sets the --input-shape of each of `main`'s batched inputs to its shape
+/// with the batch dim at `batch`.
+static void setBatch(func::FuncOp main, int64_t batch, ImportOptions &options) {
+  for (BlockArgument arg : main.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto dim = main.getArgAttrOfType<IntegerAttr>(i, attrs::kBatched);
+    if (!dim)
+      continue;
+    auto shape =
+        llvm::to_vector(cast<RankedTensorType>(arg.getType()).getShape());
+    shape[dim.getInt()] = batch;
+    auto name = main.getArgAttrOfType<StringAttr>(i, attrs::kName);
+    options.inputShapes[name.str()] = {shape.begin(), shape.end()};
+  }
+}
+
 /// --dynamic-batch: imports the model again at a larger batch and checks
 /// that only the batch dims kiln-check-batch-independence finds change.
 static LogicalResult checkLargerBatch(MLIRContext &context,
                                       const CompileRequest &request,
                                       ModuleOp chunkModule) {
   auto main = chunkModule.lookupSymbol<func::FuncOp>("main");
-  ImportOptions options = request.import;
-  int64_t larger = 0;
-  for (BlockArgument arg : main.getArguments()) {
-    auto dim =
-        main.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), attrs::kBatched);
-    if (!dim)
-      continue;
-    auto shape =
-        llvm::to_vector(cast<RankedTensorType>(arg.getType()).getShape());
-    larger = 2 * shape[dim.getInt()] + 1;
-    shape[dim.getInt()] = larger;
-    auto name =
-        main.getArgAttrOfType<StringAttr>(arg.getArgNumber(), attrs::kName);
-    options.inputShapes[name.str()] = {shape.begin(), shape.end()};
-  }
-  if (!larger)
+  int64_t chunk = batchChunkOf(main);
+  if (!chunk)
     return success();
+  ImportOptions options = request.import;
+  int64_t larger = 2 * chunk + 1;
+  setBatch(main, larger, options);
   auto imported = importOnnxFile(context, request.modelPath, options);
   if (failed(imported) || !imported->unsupported.empty())
     return main.emitError() << "--dynamic-batch: the model does not import "
@@ -92,6 +106,42 @@ static LogicalResult checkLargerBatch(MLIRContext &context,
                                "instead)";
   auto other = imported->module->lookupSymbol<func::FuncOp>("main");
   return checkBatchDimsAt(main, other, larger);
+}
+
+/// --batch-chunks: the model compiled for each other chunk of the batch,
+/// each a whole artifact that the main one carries.
+static FailureOr<std::vector<std::string>>
+compileBatchVariants(MLIRContext &context, const CompileRequest &request,
+                     ModuleOp chunkModule) {
+  auto main = chunkModule.lookupSymbol<func::FuncOp>("main");
+  std::vector<int64_t> chunks = request.batchChunks;
+  llvm::sort(chunks);
+  chunks.erase(std::unique(chunks.begin(), chunks.end()), chunks.end());
+  std::vector<std::string> variants;
+  for (int64_t other : chunks) {
+    if (other < 1) {
+      main.emitError() << "--batch-chunks: a chunk of the batch is at least "
+                          "1, not "
+                       << other;
+      return failure();
+    }
+    if (other == batchChunkOf(main))
+      continue;
+    CompileRequest variant = request;
+    variant.batchChunks.clear();
+    variant.dumpIR = IRDumpOptions();
+    variant.dumpGraphFile.clear();
+    setBatch(main, other, variant.import);
+    CompileResult compiled;
+    if (failed(compileModel(context, variant, compiled))) {
+      main.emitError() << "--batch-chunks: the model does not compile for a "
+                          "batch chunk of "
+                       << other;
+      return failure();
+    }
+    variants.push_back(std::move(compiled.output));
+  }
+  return variants;
 }
 
 LogicalResult kiln::compileModel(MLIRContext &context,
@@ -125,6 +175,15 @@ LogicalResult kiln::compileModel(MLIRContext &context,
     return failure();
   result.onnxNodes = imported->numNodes;
   result.phaseSeconds.push_back({"import", since(start)});
+  std::vector<std::string> batchVariants;
+  if (!request.batchChunks.empty() && request.stopAfter == Phase::Artifact) {
+    start = std::chrono::steady_clock::now();
+    auto compiled = compileBatchVariants(context, request, *module);
+    if (failed(compiled))
+      return failure();
+    batchVariants = std::move(*compiled);
+    result.phaseSeconds.push_back({"batch variants", since(start)});
+  }
 
   unsigned dumpCounter = 0;
   const std::string &dumpDir = request.dumpIR.dir;
@@ -195,6 +254,7 @@ LogicalResult kiln::compileModel(MLIRContext &context,
   ArtifactContents contents;
   contents.target = request.compile.target;
   contents.splatWeights = request.compile.splatWeights;
+  contents.batchVariants = std::move(batchVariants);
   if (kernels && target->isCuda()) {
     std::string toolkit = findCudaToolkit(request.compile.cudaToolkit);
     if (toolkit.empty() && !request.compile.cudaToolkit.empty() &&

@@ -91,6 +91,7 @@ def compile(model: Any, target: str = "cpu",
             precision: Optional[str] = None, cpu: Optional[str] = None,
             freeze_inputs: Optional[Mapping[str, Any]] = None,
             dynamic_batch: bool = False,
+            batch_chunks: Sequence[int] = (),
             options: Sequence[str] = ()) -> Artifact:
     """Compiles an ONNX model (a path or an onnx.ModelProto).
 
@@ -103,6 +104,8 @@ def compile(model: Any, target: str = "cpu",
     dynamic_batch: inputs whose leading dim is symbolic take any batch at
       run time, run in chunks of the batch input_shapes gives (1 without);
       KilnError when a node mixes batch elements.
+    batch_chunks: with dynamic_batch, more chunks to compile the kernels for
+      (e.g. (1, 8, 32)); a run takes its batch in pieces of the chunks.
     options: any other kiln-compile flags, e.g. ['--max-workgroups=8'].
     Raises KilnError with the compiler's messages when it fails.
     """
@@ -125,6 +128,9 @@ def compile(model: Any, target: str = "cpu",
             command.append(f"--cpu={cpu}")
         if dynamic_batch:
             command.append("--dynamic-batch")
+        if batch_chunks:
+            command.append("--batch-chunks=" +
+                           ",".join(str(int(c)) for c in batch_chunks))
         for i, (name, value) in enumerate((freeze_inputs or {}).items()):
             frozen = os.path.join(work, f"frozen_{i}.npy")
             np.save(frozen, np.asarray(value))

@@ -56,14 +56,17 @@ def test_whole_model_matches_onnxruntime(model_dir):
         assert_close(g, w)
 
 
-def test_dynamic_batch_runs_any_batch():
-    """One artifact, compiled for chunks of 2, at batches 1, 3 and 5."""
+@pytest.mark.parametrize("batch_chunks", [(), (1, 4)])
+def test_dynamic_batch_runs_any_batch(batch_chunks):
+    """One artifact, compiled for chunks of 2 (and of 1 and 4), at batches
+    1, 3, 5 and 7."""
     path = str(ROOT / "test" / "models" / "cnn_symbolic" / "model.onnx")
     session = kiln.InferenceSession(kiln.compile(
-        path, input_shapes={"image": (2, 3, 16, 16)}, dynamic_batch=True))
+        path, input_shapes={"image": (2, 3, 16, 16)}, dynamic_batch=True,
+        batch_chunks=batch_chunks))
     reference = ort.InferenceSession(path)
     rng = np.random.default_rng(3)
-    for batch in (1, 3, 5):
+    for batch in (1, 3, 5, 7):
         feeds = {"image": rng.standard_normal((batch, 3, 16, 16),
                                               dtype=np.float32)}
         got, = session.run(None, feeds)

@@ -359,6 +359,20 @@ int64_t kiln_model_batch_chunk(const kiln_model *model) {
   return model ? model->impl->batchChunk() : 0;
 }
 
+int32_t kiln_model_batch_chunk_count(const kiln_model *model) {
+  if (!model || !model->impl->batchChunk())
+    return 0;
+  return 1 + int32_t(model->impl->batchVariants().size());
+}
+
+int64_t kiln_model_batch_chunk_at(const kiln_model *model, int32_t index) {
+  if (index < 0 || index >= kiln_model_batch_chunk_count(model))
+    return 0;
+  if (index == 0)
+    return model->impl->batchChunk();
+  return model->impl->batchVariants()[size_t(index) - 1]->batchChunk();
+}
+
 int32_t kiln_model_input_batched(const kiln_model *model, int32_t index) {
   if (!model || index < 0 || size_t(index) >= model->impl->inputs().size())
     return 0;

@@ -414,6 +414,8 @@ kiln_status Model::load(AlignedBytes bytes, size_t fileSize) {
     return s;
   if (kiln_status s = readBatchChunk(m))
     return s;
+  if (kiln_status s = readBatchVariants(m))
+    return s;
   if (isGpu()) {
     if (kiln_status s = readGpuImages(m))
       return s;
@@ -457,6 +459,68 @@ kiln_status Model::readBatchChunk(const fb::Model &m) {
     return fail(KILN_ERROR_INVALID_ARTIFACT,
                 "the artifact has a batch chunk of " +
                     std::to_string(batchChunk_) + " but no batched input");
+  return KILN_OK;
+}
+
+kiln_status Model::readBatchVariants(const fb::Model &m) {
+  if (!m.batch_variants() || m.batch_variants()->size() == 0)
+    return KILN_OK;
+  // Refused before loading, so that nesting cannot recurse.
+  if (isBatchVariant_)
+    return fail(KILN_ERROR_INVALID_ARTIFACT, "holds batch variants of its own");
+  for (const fb::BatchVariant *variant : *m.batch_variants()) {
+    const flatbuffers::Vector<uint8_t> &bytes = *variant->artifact();
+    AlignedBytes copy = allocateAligned(bytes.size());
+    if (!copy)
+      return fail(KILN_ERROR_OUT_OF_MEMORY,
+                  "out of host memory for a batch variant of " +
+                      std::to_string(bytes.size()) + " bytes");
+    std::memcpy(copy.get(), bytes.data(), bytes.size());
+    auto loaded = std::make_shared<Model>();
+    loaded->isBatchVariant_ = true;
+    if (kiln_status s = loaded->load(std::move(copy), bytes.size()))
+      return fail(s, "batch variant " + std::to_string(batchVariants_.size()) +
+                         ": " + lastErrorMessage());
+    if (kiln_status s = checkBatchVariant(*loaded))
+      return s;
+    batchVariants_.push_back(std::move(loaded));
+  }
+  return KILN_OK;
+}
+
+kiln_status Model::checkBatchVariant(const Model &variant) const {
+  std::string label = "batch variant " + std::to_string(batchVariants_.size());
+  auto invalid = [&](const std::string &problem) {
+    return fail(KILN_ERROR_INVALID_ARTIFACT, label + " " + problem);
+  };
+  if (!batchChunk_)
+    return invalid("belongs to an artifact with a fixed batch");
+  if (variant.target_ != target_ || variant.cpu_ != cpu_)
+    return invalid("was compiled for another target or CPU");
+  int64_t chunk = variant.batchChunk_;
+  bool seen = chunk == batchChunk_;
+  for (const auto &other : batchVariants_)
+    seen = seen || other->batchChunk_ == chunk;
+  if (seen)
+    return invalid("repeats the batch chunk of " + std::to_string(chunk));
+  auto sameTensors = [&](const std::vector<TensorDesc> &mine,
+                         const std::vector<TensorDesc> &theirs) {
+    if (mine.size() != theirs.size())
+      return false;
+    for (size_t i = 0; i < mine.size(); ++i) {
+      const TensorDesc &a = mine[i], &b = theirs[i];
+      if (a.name != b.name || a.dtype != b.dtype || a.batched != b.batched ||
+          a.batchDim != b.batchDim || a.shape.size() != b.shape.size())
+        return false;
+      for (size_t d = 0; d < a.shape.size(); ++d)
+        if (a.shape[d] != b.shape[d] && !(a.batched && d == a.batchDim))
+          return false;
+    }
+    return true;
+  };
+  if (!sameTensors(inputs_, variant.inputs_) ||
+      !sameTensors(outputs_, variant.outputs_))
+    return invalid("has inputs or outputs other than the model's");
   return KILN_OK;
 }
 

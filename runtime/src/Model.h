@@ -129,6 +129,11 @@ public:
   /// Dynamic batch: the batch elements the kernels run at once (the
   /// batched tensors' leading dim); 0 for a fixed batch.
   int64_t batchChunk() const { return batchChunk_; }
+  /// Dynamic batch: the same model's kernels for other chunks of the
+  /// batch, each a whole loaded artifact; empty when it has none.
+  const std::vector<std::shared_ptr<const Model>> &batchVariants() const {
+    return batchVariants_;
+  }
 
   /// Index of the input/output called `name`, or -1.
   int findInput(const std::string &name) const;
@@ -138,6 +143,11 @@ private:
   kiln_status verify(const uint8_t *data, size_t size);
   /// The batch chunk, checked against every batched tensor.
   kiln_status readBatchChunk(const fb::Model &m);
+  /// Loads each batch variant, checked to be this model at another chunk.
+  kiln_status readBatchVariants(const fb::Model &m);
+  /// Fails unless `variant` has this model's target, inputs and outputs,
+  /// their shapes differing in the batch dim alone, at a chunk of its own.
+  kiln_status checkBatchVariant(const Model &variant) const;
   /// Compares the SHA-256 of each section of the verified FlatBuffer
   /// [data, data + size) with the `count` digests the file stores.
   kiln_status checkDigests(const uint8_t *data, size_t size,
@@ -172,6 +182,9 @@ private:
   std::vector<DispatchDesc> dispatches_;
   std::vector<CheckDesc> checks_;
   int64_t batchChunk_ = 0;
+  std::vector<std::shared_ptr<const Model>> batchVariants_;
+  /// True while loading a batch variant, which may hold none of its own.
+  bool isBatchVariant_ = false;
   std::vector<ShapeGuardDesc> shapeGuards_;
   std::string shapeGuardList_;
   KernelObject kernels_;

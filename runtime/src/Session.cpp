@@ -1,6 +1,7 @@
 //===- Session.cpp - one execution context of a model ---------------------===//
 #include "Session.h"
 
+#include "BatchPieces.h"
 #include "CpuDevice.h"
 #include "GpuExecutor.h"
 #include "Status.h"
@@ -53,13 +54,14 @@ Session::~Session() = default;
 
 int Session::numThreads() const { return device_ ? device_->numThreads() : 0; }
 
-std::unique_ptr<Device> Session::createDevice(const std::string &device,
-                                              int numThreads) const {
+std::unique_ptr<Device> Session::createDevice(const Model &kernels,
+                                              const std::string &device,
+                                              int numThreads) {
   if (device == "cuda")
-    return std::make_unique<GpuExecutor>(*model_, GpuApi::Cuda);
+    return std::make_unique<GpuExecutor>(kernels, GpuApi::Cuda);
   if (device == "rocm")
-    return std::make_unique<GpuExecutor>(*model_, GpuApi::Hip);
-  return std::make_unique<CpuDevice>(*model_, numThreads);
+    return std::make_unique<GpuExecutor>(kernels, GpuApi::Hip);
+  return std::make_unique<CpuDevice>(kernels, numThreads);
 }
 
 kiln_status Session::init(const std::string &device, int numThreads,
@@ -80,18 +82,38 @@ kiln_status Session::init(const std::string &device, int numThreads,
                     "), or recompile with --target=" + device);
   if (kiln_status s = checkMemoryBudget(device, maxMemory))
     return s;
-  device_ = createDevice(device, numThreads);
-  return device_->init();
+  device_ = createDevice(*model_, device, numThreads);
+  lastDevice_ = device_.get();
+  if (kiln_status s = device_->init())
+    return s;
+  for (const auto &variant : model_->batchVariants()) {
+    variantDevices_.push_back(createDevice(*variant, device, numThreads));
+    if (kiln_status s = variantDevices_.back()->init())
+      return s;
+  }
+  return KILN_OK;
 }
 
 kiln_status Session::checkMemoryBudget(const std::string &device,
                                        uint64_t maxMemory) const {
-  uint64_t arena = model_->arenaSize(), splat = model_->splatSize();
-  uint64_t weights = device == "cpu" ? 0 : model_->weightsSize();
-  uint64_t needed = 0;
-  if (!maxMemory || (!__builtin_add_overflow(arena, splat, &needed) &&
-                     !__builtin_add_overflow(needed, weights, &needed) &&
-                     needed <= maxMemory))
+  // The kernels of every chunk of the batch have buffers of their own.
+  uint64_t arena = 0, splat = 0, weights = 0, needed = 0;
+  bool overflow = false;
+  auto add = [&](uint64_t &sum, uint64_t bytes) {
+    overflow = overflow || __builtin_add_overflow(sum, bytes, &sum);
+  };
+  std::vector<const Model *> all = {model_.get()};
+  for (const auto &variant : model_->batchVariants())
+    all.push_back(variant.get());
+  for (const Model *m : all) {
+    add(arena, m->arenaSize());
+    add(splat, m->splatSize());
+    add(weights, device == "cpu" ? 0 : m->weightsSize());
+  }
+  add(needed, arena);
+  add(needed, splat);
+  add(needed, weights);
+  if (!maxMemory || (!overflow && needed <= maxMemory))
     return KILN_OK;
   return fail(KILN_ERROR_OUT_OF_MEMORY,
               "the model needs " + std::to_string(arena) + " bytes of arena, " +
@@ -116,22 +138,25 @@ kiln_status Session::run(double *dispatchMs, const DispatchObserver *observer) {
   hasRun_ = false;
   if (kiln_status s = checkShapeGuards())
     return s;
-  if (kiln_status s = model_->batchChunk() ? runChunks(dispatchMs, observer)
-                                           : runOnce(dispatchMs, observer))
+  lastDevice_ = device_.get();
+  if (kiln_status s = model_->batchChunk()
+                          ? runChunks(dispatchMs, observer)
+                          : runOnce(*model_, *device_, dispatchMs, observer))
     return s;
   hasRun_ = true;
   return KILN_OK;
 }
 
-kiln_status Session::runOnce(double *dispatchMs,
+kiln_status Session::runOnce(const Model &kernels, Device &device,
+                             double *dispatchMs,
                              const DispatchObserver *observer) {
   DispatchObserver observeDispatch;
   if (observer)
     observeDispatch = [&](size_t i) { return observe(*observer, i); };
   if (kiln_status s =
-          device_->run(dispatchMs, observer ? &observeDispatch : nullptr))
+          device.run(dispatchMs, observer ? &observeDispatch : nullptr))
     return s;
-  return verifyChecks();
+  return verifyChecks(kernels, device);
 }
 
 kiln_status Session::runBatch(int64_t &batch) const {
@@ -158,55 +183,43 @@ kiln_status Session::runChunks(double *dispatchMs,
   if (kiln_status s = runBatch(batch))
     return s;
   const int64_t chunk = model_->batchChunk();
-  const int64_t chunks = (batch + chunk - 1) / chunk;
-  if (observer && chunks > 1)
+  // Profiles and observers name the model's own dispatches: its chunk only.
+  std::vector<int64_t> chunks = {chunk};
+  if (!dispatchMs && !observer)
+    for (const auto &variant : model_->batchVariants())
+      chunks.push_back(variant->batchChunk());
+  std::vector<int64_t> pieces = batchPieces(batch, chunks);
+  if (observer && pieces.size() > 1)
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 "an observed run takes one chunk of the batch: at most " +
                     std::to_string(chunk) + " elements, not " +
                     std::to_string(batch));
   size_t numDispatches = model_->dispatches().size();
-  std::vector<double> chunkMs(dispatchMs ? numDispatches : 0);
+  std::vector<double> pieceMs(dispatchMs ? numDispatches : 0);
   if (dispatchMs)
     std::fill(dispatchMs, dispatchMs + numDispatches, 0.0);
-  const auto &inputs = model_->inputs(), &outputs = model_->outputs();
+  const auto &outputs = model_->outputs();
   for (size_t o = 0; o < outputs.size(); ++o)
     if (outputs[o].batched)
       batchedOutputs_[o].resize(outputs[o].bytes / chunk * batch);
-  std::vector<uint8_t> staging;
-  for (int64_t first = 0; first < batch; first += chunk) {
-    int64_t rows = std::min(chunk, batch - first);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const TensorDesc &t = inputs[i];
-      if (!t.batched)
-        continue;
-      const uint8_t *all = batchedInputs_[i].data();
-      if (rows == chunk && t.batchBlocks() == 1) {
-        device_->writeInput(int(i), all + first * t.batchRowBytes(), t.bytes);
-        continue;
+  int64_t first = 0;
+  for (int64_t pieceChunk : pieces) {
+    const Model *kernels = model_.get();
+    Device *device = device_.get();
+    for (size_t v = 0; v < variantDevices_.size(); ++v)
+      if (model_->batchVariants()[v]->batchChunk() == pieceChunk) {
+        kernels = model_->batchVariants()[v].get();
+        device = variantDevices_[v].get();
       }
-      // The last chunk's missing elements repeat its last one, so that they
-      // pass the same run-time checks.
-      staging.resize(t.bytes);
-      copyBatchRows(t, all, batch, first, staging.data(), chunk, 0, rows);
-      for (int64_t r = rows; r < chunk; ++r)
-        copyBatchRows(t, staging.data(), chunk, rows - 1, staging.data(), chunk,
-                      r, 1);
-      device_->writeInput(int(i), staging.data(), staging.size());
-    }
+    int64_t rows = std::min(pieceChunk, batch - first);
     if (kiln_status s =
-            runOnce(dispatchMs ? chunkMs.data() : nullptr, observer))
+            runPiece(*kernels, *device, batch, first, rows,
+                     dispatchMs ? pieceMs.data() : nullptr, observer))
       return s;
-    for (size_t d = 0; d < chunkMs.size(); ++d)
-      dispatchMs[d] += chunkMs[d];
-    for (size_t o = 0; o < outputs.size(); ++o) {
-      const TensorDesc &t = outputs[o];
-      if (!t.batched)
-        continue;
-      staging.resize(t.bytes);
-      device_->readOutput(int(o), staging.data(), staging.size());
-      copyBatchRows(t, staging.data(), chunk, 0, batchedOutputs_[o].data(),
-                    batch, first, rows);
-    }
+    for (size_t d = 0; d < pieceMs.size(); ++d)
+      dispatchMs[d] += pieceMs[d];
+    lastDevice_ = device;
+    first += rows;
   }
   for (size_t o = 0; o < outputs.size(); ++o)
     if (outputs[o].batched) {
@@ -216,12 +229,51 @@ kiln_status Session::runChunks(double *dispatchMs,
   return KILN_OK;
 }
 
-kiln_status Session::verifyChecks() {
+kiln_status Session::runPiece(const Model &kernels, Device &device,
+                              int64_t batch, int64_t first, int64_t rows,
+                              double *dispatchMs,
+                              const DispatchObserver *observer) {
+  const int64_t chunk = kernels.batchChunk();
+  const auto &inputs = kernels.inputs(), &outputs = kernels.outputs();
+  std::vector<uint8_t> staging;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorDesc &t = inputs[i];
+    if (!t.batched)
+      continue;
+    const uint8_t *all = batchedInputs_[i].data();
+    if (rows == chunk && t.batchBlocks() == 1) {
+      device.writeInput(int(i), all + first * t.batchRowBytes(), t.bytes);
+      continue;
+    }
+    // A piece's missing elements repeat its last one, so that they pass
+    // the same run-time checks.
+    staging.resize(t.bytes);
+    copyBatchRows(t, all, batch, first, staging.data(), chunk, 0, rows);
+    for (int64_t r = rows; r < chunk; ++r)
+      copyBatchRows(t, staging.data(), chunk, rows - 1, staging.data(), chunk,
+                    r, 1);
+    device.writeInput(int(i), staging.data(), staging.size());
+  }
+  if (kiln_status s = runOnce(kernels, device, dispatchMs, observer))
+    return s;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const TensorDesc &t = outputs[o];
+    if (!t.batched)
+      continue;
+    staging.resize(t.bytes);
+    device.readOutput(int(o), staging.data(), staging.size());
+    copyBatchRows(t, staging.data(), chunk, 0, batchedOutputs_[o].data(), batch,
+                  first, rows);
+  }
+  return KILN_OK;
+}
+
+kiln_status Session::verifyChecks(const Model &kernels, Device &device) {
   std::vector<uint8_t> bytes;
-  for (size_t i = 0; i < model_->checks().size(); ++i) {
-    const CheckDesc &check = model_->checks()[i];
+  for (size_t i = 0; i < kernels.checks().size(); ++i) {
+    const CheckDesc &check = kernels.checks()[i];
     bytes.resize(check.tensor.bytes);
-    device_->readCheck(int(i), bytes.data(), bytes.size());
+    device.readCheck(int(i), bytes.data(), bytes.size());
     if (std::any_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b; }))
       return fail(KILN_ERROR_INVALID_INPUT_VALUE,
                   check.message + "; the run's outputs are not valid");
@@ -278,8 +330,11 @@ kiln_status Session::setInput(const char *name, kiln_dtype dtype,
   if (model_->isGuardedInput(size_t(index)))
     validGuardValues_[index] =
         readGuardValues(dtype, data, bytes, guardValues_[index]);
-  if (bytes > 0)
+  if (bytes > 0) {
     device_->writeInput(index, data, bytes);
+    for (const auto &variant : variantDevices_)
+      variant->writeInput(index, data, bytes);
+  }
   inputSet_[index] = true;
   return KILN_OK;
 }
@@ -414,6 +469,6 @@ kiln_status Session::getOutput(int index, void *data, size_t bytes) {
   if (bytes > 0 && !data)
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
   if (bytes > 0)
-    device_->readOutput(index, data, bytes);
+    lastDevice_->readOutput(index, data, bytes);
   return KILN_OK;
 }

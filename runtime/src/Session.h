@@ -54,13 +54,13 @@ private:
                                 uint64_t maxMemory) const;
   /// Fails with the message of the first run-time check that a run's
   /// inputs did not pass.
-  kiln_status verifyChecks();
+  kiln_status verifyChecks(const Model &kernels, Device &device);
   /// Fails, naming the node and the input, when a shape-like input's
   /// values do not give the shape the artifact was compiled for.
   kiln_status checkShapeGuards() const;
-  /// The device called `device` ("cpu", "cuda" or "rocm").
-  std::unique_ptr<Device> createDevice(const std::string &device,
-                                       int numThreads) const;
+  /// The device called `device` ("cpu", "cuda" or "rocm") for `kernels`.
+  static std::unique_ptr<Device>
+  createDevice(const Model &kernels, const std::string &device, int numThreads);
   /// KILN_OK, or the error for a dispatch index out of range.
   kiln_status checkDispatchIndex(int dispatch) const;
   /// Calls `observer` for `dispatch`, whose results it may read meanwhile.
@@ -71,15 +71,28 @@ private:
                               const void *data, size_t bytes);
   /// Dynamic batch: the run's batch, which every batched input must share.
   kiln_status runBatch(int64_t &batch) const;
-  /// Dynamic batch: runs the kernels once per chunk of the batch, the last
-  /// chunk filled up with copies of its last element, and gathers the
-  /// batched outputs.
+  /// Dynamic batch: runs the batch as pieces (BatchPieces.h), each by the
+  /// kernels of one chunk, and gathers the batched outputs. Profiled and
+  /// observed runs use the model's own chunk alone, whose dispatches they
+  /// name.
   kiln_status runChunks(double *dispatchMs, const DispatchObserver *observer);
+  /// Runs elements [first, first + rows) of the run's `batch` with the
+  /// kernels of one chunk (of at least `rows`), the missing elements filled
+  /// up with copies of the last one, and puts back their outputs' rows.
+  kiln_status runPiece(const Model &kernels, Device &device, int64_t batch,
+                       int64_t first, int64_t rows, double *dispatchMs,
+                       const DispatchObserver *observer);
   /// The device run of one chunk, then its checks.
-  kiln_status runOnce(double *dispatchMs, const DispatchObserver *observer);
+  kiln_status runOnce(const Model &kernels, Device &device, double *dispatchMs,
+                      const DispatchObserver *observer);
 
   std::shared_ptr<const Model> model_;
   std::unique_ptr<Device> device_;
+  /// Dynamic batch: a device for each of the model's batch variants.
+  std::vector<std::unique_ptr<Device>> variantDevices_;
+  /// The device of the last run's last piece, which holds the outputs not
+  /// batched.
+  Device *lastDevice_ = nullptr;
   std::vector<bool> inputSet_;
   /// The values of each input a shape guard reads (as int64), kept at
   /// setInput; `validGuardValues_` is false for one with a value that is

@@ -548,6 +548,65 @@ TEST(Runtime, DynamicBatchRunsInChunks) {
   }
 }
 
+/// batchedSpec's artifact with kernels for a chunk of 2 too: a batch runs
+/// as pieces of 4 and of 2 (BatchPieces.h), each element weighted by its
+/// place in its own piece.
+TEST(Runtime, DynamicBatchRunsInPiecesOfEachChunk) {
+  const int64_t row = N / 4;
+  ArtifactSpec pairs = batchedSpec();
+  pairs.inputs[0].shape = pairs.outputs[0].shape = {2, row};
+  pairs.batchChunk = 2;
+  ArtifactSpec spec = batchedSpec();
+  spec.batchVariants = {pairs.build()};
+  Loaded l(spec);
+  ASSERT_EQ(kiln_model_batch_chunk_count(l.model), 2);
+  EXPECT_EQ(kiln_model_batch_chunk_at(l.model, 0), 4);
+  EXPECT_EQ(kiln_model_batch_chunk_at(l.model, 1), 2);
+  EXPECT_EQ(kiln_model_batch_chunk_at(l.model, 2), 0);
+  // Each batch element's place in the chunk that runs it: 1 and 2 run as
+  // one piece of 2; 5 as 4 + 2 (one element of padding); 6 as 4 + 2.
+  const std::vector<std::pair<int64_t, std::vector<int64_t>>> places = {
+      {1, {0}}, {2, {0, 1}}, {5, {0, 1, 2, 3, 0}}, {6, {0, 1, 2, 3, 0, 1}}};
+  for (const auto &[batch, place] : places) {
+    std::vector<float> x(batch * row);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = float(i % 97);
+    std::vector<float> y;
+    ASSERT_NO_FATAL_FAILURE(runBatch(l, x, {batch, row}, 0, y));
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t j = 0; j < row; ++j) {
+        size_t at = size_t(b * row + j);
+        float w = float(place[b] * row + j) * 0.5f;
+        ASSERT_EQ(y[at], (x[at] + 1.0f) * w)
+            << "batch " << batch << " at " << b << "," << j;
+      }
+  }
+}
+
+TEST(RuntimeErrors, BatchVariantsMustBeTheModelAtAnotherChunk) {
+  auto refused = [](const ArtifactSpec &spec, const char *message) {
+    expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT, {message});
+  };
+  ArtifactSpec pairs = batchedSpec();
+  pairs.inputs[0].shape = pairs.outputs[0].shape = {2, N / 4};
+  pairs.batchChunk = 2;
+  ArtifactSpec spec = batchedSpec();
+  spec.batchVariants = {batchedSpec().build()};
+  refused(spec, "batch variant 0 repeats the batch chunk of 4");
+  ArtifactSpec renamed = pairs;
+  renamed.inputs[0].name = "z";
+  spec.batchVariants = {renamed.build()};
+  refused(spec, "batch variant 0 has inputs or outputs other than the "
+                "model's");
+  ArtifactSpec nested = pairs;
+  nested.batchVariants = {pairs.build()};
+  spec.batchVariants = {nested.build()};
+  refused(spec, "batch variant 0: holds batch variants of its own");
+  ArtifactSpec fixed;
+  fixed.batchVariants = {pairs.build()};
+  refused(fixed, "batch variant 0 belongs to an artifact with a fixed batch");
+}
+
 /// The same kernel over [2, 4, N / 8] with the batch in dim 1 (as a
 /// recurrent state's [layers, batch, hidden]): each chunk gathers its
 /// rows from both blocks, and the output's rows go back in place.

@@ -91,6 +91,8 @@ struct ArtifactSpec {
   std::vector<std::string> cpuFeatures;
   /// Dynamic batch: the batch the kernels run at once; 0: fixed.
   int64_t batchChunk = 0;
+  /// Dynamic batch: whole artifacts (build()'s bytes) for other chunks.
+  std::vector<std::vector<uint8_t>> batchVariants;
 
   ArtifactSpec() {
     weights.resize(kTensorBytes);
@@ -140,10 +142,13 @@ struct ArtifactSpec {
       guardTables.push_back(
           fb::CreateShapeGuardDirect(b, g.rule, "Node_0", "Op", g.input,
                                      &g.dataShape, &g.params, &g.expected));
+    std::vector<flatbuffers::Offset<fb::BatchVariant>> variants;
+    for (const std::vector<uint8_t> &bytes : batchVariants)
+      variants.push_back(fb::CreateBatchVariantDirect(b, &bytes));
     auto root = fb::CreateModelDirect(
         b, version, "kiln-test", target.c_str(), &kernelObject, &weights,
         arenaSize, &bufs, &ins, &outs, &disps, &images, splatSize, &checkTables,
-        cpu.c_str(), &features, &guardTables, batchChunk);
+        cpu.c_str(), &features, &guardTables, batchChunk, &variants);
     fb::FinishModelBuffer(b, root);
     std::vector<uint8_t> out(b.GetBufferPointer(),
                              b.GetBufferPointer() + b.GetSize());

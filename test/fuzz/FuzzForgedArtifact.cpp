@@ -93,9 +93,40 @@ void forgeDispatch(FuzzedDataProvider &in, DispatchSpec &d) {
   }
 }
 
+/// Makes `spec` a dynamic-batch artifact whose tensors carry a batch of
+/// `chunk` in their leading dim.
+void makeBatched(ArtifactSpec &spec, int64_t chunk) {
+  spec.batchChunk = chunk;
+  for (auto *tensors : {&spec.inputs, &spec.outputs})
+    for (TensorSpec &t : *tensors) {
+      t.batched = true;
+      t.batchDim = 0;
+      if (!t.shape.empty())
+        t.shape[0] = chunk;
+    }
+}
+
+void forgeOnce(FuzzedDataProvider &in, ArtifactSpec &spec);
+
+/// A dynamic batch of 4 with the kernels for a chunk of 2 beside them,
+/// those forged too (nested variants included).
+void forgeBatchVariant(FuzzedDataProvider &in, ArtifactSpec &spec) {
+  ArtifactSpec pairs = spec;
+  pairs.batchVariants.clear();
+  makeBatched(spec, 4);
+  makeBatched(pairs, in.ConsumeBool() ? 2 : 4);
+  for (int edits = in.ConsumeIntegralInRange(0, 2); edits > 0; --edits)
+    forgeOnce(in, pairs);
+  // The variant's kernels run too: never the hook (see callsTheHookKernel).
+  for (const DispatchSpec &d : pairs.dispatches)
+    if (d.kernel == "call_in_workgroup")
+      return;
+  spec.batchVariants.push_back(pairs.build());
+}
+
 /// One edit of the artifact, chosen by the fuzzer's bytes.
 void forgeOnce(FuzzedDataProvider &in, ArtifactSpec &spec) {
-  switch (in.ConsumeIntegralInRange(0, 12)) {
+  switch (in.ConsumeIntegralInRange(0, 13)) {
   case 0:
     if (!spec.buffers.empty()) {
       BufferSpec &b = pick(in, spec.buffers);
@@ -157,6 +188,9 @@ void forgeOnce(FuzzedDataProvider &in, ArtifactSpec &spec) {
     spec.shapeGuards.push_back(guard);
     break;
   }
+  case 12:
+    forgeBatchVariant(in, spec);
+    break;
   default: {
     static const char *kTargets[] = {"cpu", "cuda:sm_90", "rocm:gfx942", "",
                                      "cpu "};

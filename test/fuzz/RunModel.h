@@ -41,8 +41,41 @@ inline bool callsTheHookKernel(kiln_model *model) {
   return false;
 }
 
+/// Sets every input of `model` to zeros, a batched one at `batch` (0: as
+/// compiled), runs, and reads every output back.
+inline void runZeros(kiln_model *model, kiln_session *session, int64_t batch) {
+  for (int32_t i = 0; i < kiln_model_input_count(model); ++i) {
+    kiln_tensor_info info;
+    if (kiln_model_input_info(model, i, &info) != KILN_OK)
+      continue;
+    std::vector<int64_t> shape(info.shape, info.shape + info.rank);
+    int32_t dim = kiln_model_input_batch_dim(model, i);
+    uint64_t bytes = info.bytes;
+    if (batch && dim >= 0 && dim < info.rank && shape[dim] > 0) {
+      bytes = bytes / uint64_t(shape[dim]) * uint64_t(batch);
+      shape[dim] = batch;
+    }
+    std::vector<uint8_t> zeros(bytes);
+    requireMessage(kiln_session_set_input(session, info.name, info.dtype,
+                                          shape.data(), info.rank, zeros.data(),
+                                          zeros.size()));
+  }
+  kiln_status status = kiln_session_run(session);
+  requireMessage(status);
+  for (int32_t i = 0; status == KILN_OK && i < kiln_model_output_count(model);
+       ++i) {
+    kiln_tensor_info info;
+    if (kiln_session_output_info(session, i, &info) != KILN_OK)
+      continue;
+    std::vector<uint8_t> output(info.bytes);
+    requireMessage(
+        kiln_session_get_output_at(session, i, output.data(), output.size()));
+  }
+}
+
 /// Creates a CPU session within kMaxSessionBytes and runs it on zero inputs,
-/// reading every output back.
+/// reading every output back; a dynamic-batch model at the batch of each
+/// chunk it has kernels for.
 inline void runWithZeroInputs(kiln_model *model) {
   kiln_session *session = nullptr;
   kiln_session_options options{1, kMaxSessionBytes};
@@ -50,26 +83,9 @@ inline void runWithZeroInputs(kiln_model *model) {
   requireMessage(status);
   if (status != KILN_OK)
     return;
-  for (int32_t i = 0; i < kiln_model_input_count(model); ++i) {
-    kiln_tensor_info info;
-    if (kiln_model_input_info(model, i, &info) != KILN_OK)
-      continue;
-    std::vector<uint8_t> zeros(info.bytes);
-    requireMessage(kiln_session_set_input(session, info.name, info.dtype,
-                                          info.shape, info.rank, zeros.data(),
-                                          zeros.size()));
-  }
-  status = kiln_session_run(session);
-  requireMessage(status);
-  for (int32_t i = 0; status == KILN_OK && i < kiln_model_output_count(model);
-       ++i) {
-    kiln_tensor_info info;
-    if (kiln_model_output_info(model, i, &info) != KILN_OK)
-      continue;
-    std::vector<uint8_t> output(info.bytes);
-    requireMessage(
-        kiln_session_get_output_at(session, i, output.data(), output.size()));
-  }
+  runZeros(model, session, 0);
+  for (int32_t i = 0; i < kiln_model_batch_chunk_count(model); ++i)
+    runZeros(model, session, kiln_model_batch_chunk_at(model, i));
   kiln_session_destroy(session);
 }
 

@@ -72,6 +72,9 @@ struct ArtifactContents {
   /// archives), so that a large model's artifact stays small. Results are
   /// then meaningless; timings are not.
   bool splatWeights = false;
+  /// Dynamic batch: whole artifacts of the same model compiled for other
+  /// chunks of the batch (kiln-compile --batch-chunks).
+  std::vector<std::string> batchVariants;
 };
 
 mlir::FailureOr<std::string> writeArtifact(mlir::ModuleOp module,

@@ -25,6 +25,10 @@ struct CompileRequest {
   IRDumpOptions dumpIR;
   /// When set, the graph with its dispatch regions is drawn here (DOT).
   std::string dumpGraphFile;
+  /// --dynamic-batch: other chunks of the batch to compile the kernels for
+  /// too; the artifact carries each, and the runtime runs a batch as pieces
+  /// of the chunks it has.
+  std::vector<int64_t> batchChunks;
 };
 
 struct CompileResult {

@@ -3,13 +3,13 @@
 //
 // A .kiln file is its FlatBuffer followed by a trailer of SHA-256 digests
 // (OpenSSL's libcrypto), one per section: the kernel object, the weights,
-// each GPU image, and the schedule (every other byte of the FlatBuffer:
-// buffers, tensors, dispatches, checks). The writer appends the trailer;
-// the runtime recomputes every digest after the FlatBuffers verifier and
-// before it reads a value, and names the section that does not match, so
-// that a corrupted file is refused instead of running corrupted kernels or
-// weights. The digests detect damage, not forgery: whoever can write the
-// file can write its trailer too.
+// each GPU image, each batch variant's artifact, and the schedule (every other
+// byte of the FlatBuffer: buffers, tensors, dispatches, checks). The writer
+// appends the trailer; the runtime recomputes every digest after the
+// FlatBuffers verifier and before it reads a value, and names the section that
+// does not match, so that a corrupted file is refused instead of running
+// corrupted kernels or weights. The digests detect damage, not forgery: whoever
+// can write the file can write its trailer too.
 //
 // Trailer layout (little-endian), after the FlatBuffer's `size` bytes:
 //   uint8_t  digests[count][32];   // in the order sections() lists them
@@ -60,6 +60,9 @@ inline std::vector<Section> sections(const uint8_t *data, size_t size) {
   if (m.gpu_images())
     for (const fb::GpuImage *image : *m.gpu_images())
       blob("the GPU image for " + image->chip()->str(), image->data());
+  if (m.batch_variants())
+    for (const fb::BatchVariant *variant : *m.batch_variants())
+      blob("a batch variant's artifact", variant->artifact());
   // The schedule: the bytes between the blobs.
   std::vector<std::pair<const uint8_t *, size_t>> blobs;
   for (const Section &s : out)

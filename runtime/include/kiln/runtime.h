@@ -163,9 +163,17 @@ KILN_API const char *kiln_model_shape_guards(const kiln_model *model);
  * batch N in one dim, kiln_model_input_batch_dim/kiln_model_output_batch_dim
  * (-1 for the others; the leading dim but for a recurrent state's
  * [layers, batch, hidden] or a time-major [time, batch, classes]); their
- * info shows the chunk there. A run goes over the batch in chunks, and
- * kiln_session_output_info gives the last run's shapes. */
+ * info shows the chunk there. A run goes over the batch in pieces of the
+ * chunks the artifact has kernels for, and kiln_session_output_info gives
+ * the last run's shapes. */
 KILN_API int64_t kiln_model_batch_chunk(const kiln_model *model);
+/* The chunks of the batch the artifact has kernels for (the one above, then
+ * those of kiln-compile --batch-chunks): kiln_model_batch_chunk_count of
+ * them (0 for a fixed batch), the index-th by kiln_model_batch_chunk_at
+ * (0 out of range). */
+KILN_API int32_t kiln_model_batch_chunk_count(const kiln_model *model);
+KILN_API int64_t kiln_model_batch_chunk_at(const kiln_model *model,
+                                           int32_t index);
 KILN_API int32_t kiln_model_input_batched(const kiln_model *model,
                                           int32_t index);
 KILN_API int32_t kiln_model_output_batched(const kiln_model *model,
