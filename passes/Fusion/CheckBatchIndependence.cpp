@@ -536,6 +536,14 @@ static void recordBatchDim(Operation *op, const BatchDim &d) {
                                      {d.dim, d.inner, d.outer, d.step}));
 }
 
+/// The error for op `op`, which `what` with the batch size.
+static LogicalResult refuseChangeWithBatch(Operation *op, const Twine &what) {
+  op->emitError() << "--dynamic-batch: " << op->getName() << " " << what
+                  << " with the batch size (compile with a fixed batch "
+                     "instead)";
+  return failure();
+}
+
 /// Records, on the constants of `chunk` that differ from their counterparts
 /// in `other` and on its expands of values without the batch to it, and on
 /// those counterparts, the batch slices they hold, which no rule derives
@@ -543,12 +551,6 @@ static void recordBatchDim(Operation *op, const BatchDim &d) {
 /// another way.
 static LogicalResult recordBatchSlices(func::FuncOp chunk, int64_t chunkBatch,
                                        func::FuncOp other, int64_t otherBatch) {
-  auto mismatch = [&](Operation *op, StringRef what) {
-    op->emitError() << "--dynamic-batch: " << op->getName() << " " << what
-                    << " with the batch size (compile with a fixed batch "
-                       "instead)";
-    return failure();
-  };
   Block &first = chunk.getBody().front(), &second = other.getBody().front();
   if (first.getOperations().size() != second.getOperations().size())
     return chunk.emitError() << "--dynamic-batch: the model imports to "
@@ -556,7 +558,7 @@ static LogicalResult recordBatchSlices(func::FuncOp chunk, int64_t chunkBatch,
                                 "(compile with a fixed batch instead)";
   for (auto [x, y] : llvm::zip(first, second)) {
     if (x.getName() != y.getName() || x.getNumResults() != y.getNumResults())
-      return mismatch(&x, "imports differently");
+      return refuseChangeWithBatch(&x, "imports differently");
     if (isa<func::ReturnOp>(x))
       continue;
     std::optional<BatchDim> slices;
@@ -567,9 +569,9 @@ static LogicalResult recordBatchSlices(func::FuncOp chunk, int64_t chunkBatch,
         continue;
       slices = batchSlices(constant, chunkBatch, counterpart, otherBatch);
       if (!slices)
-        return mismatch(&x, "holds a value that changes");
+        return refuseChangeWithBatch(&x, "holds a value that changes");
     } else if (x.getAttrDictionary() != y.getAttrDictionary()) {
-      return mismatch(&x, "takes attributes that change");
+      return refuseChangeWithBatch(&x, "takes attributes that change");
     } else if (auto expand = dyn_cast<ExpandOp>(x)) {
       slices =
           broadcastSlices(expand, chunkBatch, cast<ExpandOp>(y), otherBatch);
@@ -617,13 +619,9 @@ LogicalResult kiln::checkBatchDimsAt(func::FuncOp chunk, func::FuncOp other,
     if (isa<ConstantOp>(x) && x.use_empty())
       continue;
     for (auto [r, s] : llvm::zip(x.getResults(), y.getResults()))
-      if (!matches(r, s)) {
-        x.emitError() << "--dynamic-batch: " << x.getName()
-                      << " gives a shape that changes in more than the batch "
-                         "with the batch size (compile with a fixed batch "
-                         "instead)";
-        return failure();
-      }
+      if (!matches(r, s))
+        return refuseChangeWithBatch(
+            &x, "gives a shape that changes in more than the batch");
     if (x.getNumResults() == 1)
       if (auto it = dims->find(y.getResult(0)); it != dims->end())
         recordBatchDim(&x, it->second);
