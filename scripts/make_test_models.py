@@ -1553,6 +1553,41 @@ def build_import_models():
         [vi("state_out", [2, "N", 3]), vi("time_major", [3, "N"])],
         inits=[numpy_helper.from_array(np.array([0], np.int64), name="zero_axis")],
         ort_check=False)
+    # The batch merged into the rows of one matrix, [N, 4, 6] as [1, 4N, 6]
+    # (an identity reshape at a batch of 1), and split back: --dynamic-batch
+    # imports it to the same graph at every batch.
+    imp("batch_merged_rows",
+        [n("Reshape", ["x", "merged_shape"], ["rows"], "merge"),
+         n("MatMul", ["rows", "w"], ["projected"], "project"),
+         n("Reshape", ["projected", "split_shape"], ["y"], "split")],
+        [vi("x", ["N", 4, 6])], [vi("y", ["N", 4, 5])],
+        inits=[init("merged_shape", np.array([1, -1, 6], np.int64)),
+               init("split_shape", np.array([-1, 4, 5], np.int64)),
+               init("w", np.random.default_rng(11).standard_normal((6, 5)).astype(np.float32))])
+    # A GatherND whose indices, built from Ranges over the input's shape,
+    # hold each position's own (n, s) as torch.export writes a mask read:
+    # imported as a reshape of the data, no gather.
+    imp("gathernd_enumerated",
+        [n("Shape", ["mask"], ["shape"], "shape"),
+         n("Gather", ["shape", "zero"], ["batch"], "batch", axis=0),
+         n("Gather", ["shape", "one"], ["length"], "length", axis=0),
+         n("Range", ["zero", "batch", "one"], ["batch_ids"], "batch_ids"),
+         n("Range", ["zero", "length", "one"], ["positions"], "positions"),
+         n("Unsqueeze", ["batch_ids", "batch_axes"], ["batch_col"], "batch_col"),
+         n("Unsqueeze", ["positions", "position_axes"], ["position_row"], "position_row"),
+         n("Concat", ["batch", "one", "one", "length"], ["grid"], "grid", axis=0),
+         n("Expand", ["batch_col", "grid"], ["batch_grid"], "batch_grid"),
+         n("Expand", ["position_row", "grid"], ["position_grid"], "position_grid"),
+         n("Unsqueeze", ["batch_grid", "last"], ["batch_index"], "batch_index"),
+         n("Unsqueeze", ["position_grid", "last"], ["position_index"], "position_index"),
+         n("Concat", ["batch_index", "position_index"], ["indices"], "indices", axis=-1),
+         n("Cast", ["mask"], ["mask_f"], "mask_f", to=TensorProto.FLOAT),
+         n("GatherND", ["mask_f", "indices"], ["y"], "gather_nd")],
+        [vi("mask", ["N", 5], TensorProto.INT64)], [vi("y", ["N", 1, 1, 5])],
+        inits=[init("zero", np.array([0], np.int64)), init("one", np.array([1], np.int64)),
+               init("batch_axes", np.array([1, 2, 3], np.int64)),
+               init("position_axes", np.array([0, 1, 2], np.int64)),
+               init("last", np.array([-1], np.int64))])
     # A Scan of 5000 steps: more body nodes than Kiln unrolls.
     imp("scan_too_long",
         [n("Scan", ["s0", "x"], ["s", "ys"], "scan", num_scan_inputs=1,

@@ -757,6 +757,49 @@ static LogicalResult importLRN(NodeContext &ctx) {
   return setResult(ctx, ctx.create<DivOp>(ValueRange{x, *denominator}));
 }
 
+/// When `indices` (of `shape` [outer..., k]) hold at each position its own
+/// coordinates along the outer dims of more than one element, in order,
+/// and 0 for the others (index [b, 0, s] is (b, s): exporters build them
+/// from Ranges to read a block of the data), the size of the data block
+/// each index component spans; else nothing.
+static std::optional<SmallVector<int64_t>>
+enumeratedBlock(ArrayRef<int64_t> indices, ArrayRef<int64_t> shape) {
+  ArrayRef<int64_t> outer = shape.drop_back();
+  int64_t k = shape.back();
+  if (indices.empty())
+    return std::nullopt;
+  SmallVector<int64_t> wide; // the outer dims of more than one element
+  for (auto [d, size] : llvm::enumerate(outer))
+    if (size > 1)
+      wide.push_back(int64_t(d));
+  // Component j holds the coordinate along `dimOf(j)`, or 0.
+  auto holds = [&](int64_t j, std::optional<int64_t> dim) {
+    SmallVector<int64_t> at(outer.size(), 0);
+    for (size_t offset = 0; offset < indices.size(); offset += k) {
+      if (indices[offset + j] != (dim ? at[*dim] : 0))
+        return false;
+      for (int64_t d = int64_t(outer.size()) - 1; d >= 0 && ++at[d] == outer[d];
+           --d)
+        at[d] = 0;
+    }
+    return true;
+  };
+  SmallVector<int64_t> block;
+  size_t next = 0;
+  for (int64_t j = 0; j < k; ++j) {
+    if (next < wide.size() && holds(j, wide[next])) {
+      block.push_back(outer[wide[next++]]);
+    } else if (holds(j, std::nullopt)) {
+      block.push_back(1);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (next != wide.size())
+    return std::nullopt;
+  return block;
+}
+
 /// GatherND (batch_dims = 0): the last index dim of size k addresses the
 /// first k data dims; their linear offset indexes the data flattened to
 /// [prod(first k dims), rest...], which a Gather along axis 0 reads.
@@ -784,6 +827,30 @@ static LogicalResult importGatherND(NodeContext &ctx) {
           dataShape)))
     return failure();
   auto &b = ctx.b();
+  // Indices that enumerate their positions read a leading block of the
+  // data as it lies: a slice (none when the block is all of it) and a
+  // reshape, no gather kernel and no index constant that changes with the
+  // batch.
+  const ConstTensor *known = ctx.constInput(1);
+  std::optional<SmallVector<int64_t>> block;
+  if (batchDims == 0 && known)
+    block = enumeratedBlock(known->asInts(), indexShape);
+  if (block) {
+    llvm::append_range(*block, dataShape.drop_front(k));
+    Type element = getElementTypeOrSelf(data);
+    Value read = data;
+    if (ArrayRef<int64_t>(*block) != dataShape)
+      read = SliceOp::create(
+          b, ctx.getLoc(), RankedTensorType::get(*block, element), data,
+          b.getDenseI64ArrayAttr(SmallVector<int64_t>(block->size(), 0)),
+          b.getDenseI64ArrayAttr(SmallVector<int64_t>(block->size(), 1)));
+    SmallVector<int64_t> shape(indexShape.drop_back());
+    llvm::append_range(shape, dataShape.drop_front(k));
+    ctx.setOutput(0, ReshapeOp::create(b, ctx.getLoc(),
+                                       RankedTensorType::get(shape, element),
+                                       read));
+    return success();
+  }
   auto i64 = b.getIntegerType(64);
   Value idx = indices;
   if (getElementTypeOrSelf(idx.getType()) != i64)

@@ -668,6 +668,15 @@ static LogicalResult importGlobalPool(NodeContext &ctx) {
 // Data movement
 //===----------------------------------------------------------------------===//
 
+/// An ONNX Reshape or Flatten: a kiln.reshape even where it changes
+/// nothing, so that a model imports to the same graph at every batch
+/// (--dynamic-batch compares two); its folder drops it later.
+static Value reshapeNode(NodeContext &ctx, Value x, ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(x.getType()).getElementType());
+  return ReshapeOp::create(ctx.b(), ctx.getLoc(), type, x);
+}
+
 static LogicalResult importReshape(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
@@ -715,7 +724,7 @@ static LogicalResult importReshape(NodeContext &ctx) {
     return ctx.fail("shape has " + Twine(known) + " elements, input has " +
                     Twine(total));
   }
-  ctx.setOutput(0, reshapeTo(ctx, x, target));
+  ctx.setOutput(0, reshapeNode(ctx, x, target));
   return success();
 }
 
@@ -732,7 +741,7 @@ static LogicalResult importFlatten(NodeContext &ctx) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < rank; ++d)
     (d < axis ? outer : inner) *= shapeOf(x)[d];
-  ctx.setOutput(0, reshapeTo(ctx, x, {outer, inner}));
+  ctx.setOutput(0, reshapeNode(ctx, x, {outer, inner}));
   return success();
 }
 

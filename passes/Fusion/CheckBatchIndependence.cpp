@@ -464,7 +464,7 @@ std::string BatchRules::resultDim(Operation *op,
   if (op->hasTrait<OpTrait::SameOperandsAndResultType>() ||
       isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, PReluOp,
           ShiftLeftOp, ShiftRightOp, EqualOp, LessOp, LessEqualOp, GreaterOp,
-          GreaterEqualOp, AndOp, OrOp, XorOp, WhereOp, CastOp>(op))
+          GreaterEqualOp, AndOp, OrOp, XorOp, WhereOp, CastOp, IsNaNOp>(op))
     return elementwise(op, result);
   return "Kiln does not know how it treats the batch";
 }
