@@ -1453,8 +1453,8 @@ def build_import_models():
     # No declared shape for the Reshape's result: nothing to compile for.
     imp("reshape_runtime_shape_undeclared",
         [n("Reshape", ["x", "shape"], ["t"], "reshape"),
-         n("Relu", ["t"], ["y"], "relu")],
-        [vi("x", [2, 3, 4]), vi("shape", [2], TensorProto.INT64)], [vi("y", [4, 6])],
+         n("Transpose", ["t"], ["y"], "transpose", perm=[1, 0])],
+        [vi("x", [2, 3, 4]), vi("shape", [2], TensorProto.INT64)], [vi("y", [6, 4])],
         ort_check=False)
     imp("topk_runtime_k",
         [n("TopK", ["x", "k"], ["values", "indices"], "topk", axis=1)],
@@ -1507,6 +1507,19 @@ def build_import_models():
         [vi("start", [], TensorProto.INT64), vi("limit", [], TensorProto.INT64)],
         [vi("y", [4], TensorProto.INT64)],
         inits=[init("delta", np.array(1, np.int64))], opset=17, ort_check=False)
+    # The same Range declared only at the end of an elementwise chain (as
+    # ONNX's expanded window functions are): the chain keeps its shape, so
+    # the Range's length is the output's.
+    imp("range_declared_downstream",
+        [n("Cast", ["size"], ["size_f"], "size_f", to=TensorProto.FLOAT),
+         n("Range", ["zero", "size_f", "one"], ["ramp"], "ramp"),
+         n("Div", ["step", "size_f"], ["increment"], "increment"),
+         n("Mul", ["ramp", "increment"], ["angles"], "angles"),
+         n("Cos", ["angles"], ["cosines"], "cosines"),
+         n("Add", ["cosines", "angles"], ["y"], "sum")],
+        [vi("size", [], TensorProto.INT64)], [vi("y", [6])],
+        inits=[init("zero", np.array(0, np.float32)), init("one", np.array(1, np.float32)),
+               init("step", np.array(2 * np.pi, np.float32))], opset=17, ort_check=False)
     # A Loop whose trip count is a graph input: its scan output's declared
     # length (3) bounds the iterations, and a run must iterate that often.
     imp("loop_runtime_trips",

@@ -1181,6 +1181,7 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
   foldBudget = options.maxFoldedBytes ? options.maxFoldedBytes
                                       : 4 * weightBytes + (uint64_t(64) << 20);
   recordDeclaredShapes(graph);
+  propagateDeclaredShapes(graph);
   for (int i = 0; i < graph.node_size(); ++i)
     importNode(graph.node(i), i);
 

@@ -95,6 +95,9 @@ private:
   void importNode(const onnx::NodeProto &node, int index);
   /// Fills declaredShapes from the graph's outputs and value_info.
   void recordDeclaredShapes(const onnx::GraphProto &graph);
+  /// Adds the shapes elementwise chains carry back from declared results to
+  /// their inputs (DeclaredShapes.cpp).
+  void propagateDeclaredShapes(const onnx::GraphProto &graph);
   /// An If whose condition is a compile-time constant: the taken branch's
   /// nodes are imported in place and its outputs become the If's. Else
   /// importSelectedIf.
