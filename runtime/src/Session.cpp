@@ -32,6 +32,19 @@ void copyBatchRows(const TensorDesc &t, const uint8_t *from, int64_t fromBatch,
                 from + (b * fromBatch + fromRow) * row, rows * row);
 }
 
+/// Sizes `bytes` to `size`, or fails naming `what` and the bytes asked.
+kiln_status resizeHostBytes(std::vector<uint8_t> &bytes, uint64_t size,
+                            const std::string &what) {
+  try {
+    bytes.resize(size_t(size));
+  } catch (const std::bad_alloc &) {
+    return fail(KILN_ERROR_OUT_OF_MEMORY, "out of host memory for " + what +
+                                              ": asked " +
+                                              std::to_string(size) + " bytes");
+  }
+  return KILN_OK;
+}
+
 std::vector<std::string> inputNames(const Model &m) {
   std::vector<std::string> names;
   for (const TensorDesc &t : m.inputs())
@@ -201,7 +214,11 @@ kiln_status Session::runChunks(double *dispatchMs,
   const auto &outputs = model_->outputs();
   for (size_t o = 0; o < outputs.size(); ++o)
     if (outputs[o].batched)
-      batchedOutputs_[o].resize(outputs[o].bytes / chunk * batch);
+      if (kiln_status s = resizeHostBytes(
+              batchedOutputs_[o], outputs[o].bytes / chunk * batch,
+              "output '" + outputs[o].name + "' of batch " +
+                  std::to_string(batch)))
+        return s;
   int64_t first = 0;
   for (int64_t pieceChunk : pieces) {
     const Model *kernels = model_.get();
@@ -247,7 +264,9 @@ kiln_status Session::runPiece(const Model &kernels, Device &device,
     }
     // A piece's missing elements repeat its last one, so that they pass
     // the same run-time checks.
-    staging.resize(t.bytes);
+    if (kiln_status s = resizeHostBytes(staging, t.bytes,
+                                        "a chunk of input '" + t.name + "'"))
+      return s;
     copyBatchRows(t, all, batch, first, staging.data(), chunk, 0, rows);
     for (int64_t r = rows; r < chunk; ++r)
       copyBatchRows(t, staging.data(), chunk, rows - 1, staging.data(), chunk,
@@ -260,7 +279,9 @@ kiln_status Session::runPiece(const Model &kernels, Device &device,
     const TensorDesc &t = outputs[o];
     if (!t.batched)
       continue;
-    staging.resize(t.bytes);
+    if (kiln_status s = resizeHostBytes(staging, t.bytes,
+                                        "a chunk of output '" + t.name + "'"))
+      return s;
     device.readOutput(int(o), staging.data(), staging.size());
     copyBatchRows(t, staging.data(), chunk, 0, batchedOutputs_[o].data(), batch,
                   first, rows);
@@ -368,8 +389,12 @@ kiln_status Session::setBatchedInput(int index, const int64_t *shape,
                     std::to_string(bytes) + " bytes");
   if (bytes > 0 && !data)
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
-  const auto *from = static_cast<const uint8_t *>(data);
-  batchedInputs_[index].assign(from, from + bytes);
+  if (kiln_status s =
+          resizeHostBytes(batchedInputs_[index], bytes,
+                          label + " of batch " + std::to_string(batch)))
+    return s;
+  if (bytes > 0)
+    std::memcpy(batchedInputs_[index].data(), data, bytes);
   inputBatch_[index] = batch;
   inputSet_[index] = true;
   return KILN_OK;

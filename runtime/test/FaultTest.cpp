@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <functional>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -183,14 +184,19 @@ TEST(Faults, ArtifactLargerThanMemory) {
 // sequence in turn. Each step returns OK or KILN_ERROR_OUT_OF_MEMORY with a
 // message — never a crash, a leak (under ASan) or another status — and the
 // run completes correctly once no allocation fails.
-TEST(Faults, EveryAllocationFailureIsReported) {
-#ifdef KILN_NO_NEW_REPLACEMENT
-  GTEST_SKIP() << "operator new cannot be replaced under ThreadSanitizer";
-#endif
-  std::vector<uint8_t> bytes = ArtifactSpec().build();
-  std::vector<float> x(N, 2.0f), y(N);
-  const int64_t shape[] = {N};
-  bool completed = false;
+/// Fails each allocation of opening `spec`, creating a session, setting x
+/// to 2s of `shape` (`elements` of them), running and reading y, one
+/// allocation per try, until a try completes with y[i] == want(i); each
+/// failure must be reported as out of memory, and `messageNeedle`, where
+/// given, must be in at least one report. Returns the failures seen.
+long failEachAllocation(const ArtifactSpec &spec,
+                        const std::vector<int64_t> &shape, size_t elements,
+                        const std::function<float(size_t)> &want,
+                        const std::string &messageNeedle = "") {
+  std::vector<uint8_t> bytes = spec.build();
+  std::vector<float> x(elements, 2.0f), y(elements);
+  const size_t tensorBytes = elements * sizeof(float);
+  bool completed = false, needleSeen = messageNeedle.empty();
   long failuresSeen = 0;
   for (long failAt = 0; !completed && failAt < 100000; ++failAt) {
     SCOPED_TRACE("allocation " + std::to_string(failAt) + " fails");
@@ -204,30 +210,72 @@ TEST(Faults, EveryAllocationFailureIsReported) {
     if (status == KILN_OK)
       status = kiln_session_create(model, "cpu", &options, &session);
     if (status == KILN_OK)
-      status = kiln_session_set_input(session, "x", KILN_DTYPE_F32, shape, 1,
-                                      x.data(), kTensorBytes);
+      status =
+          kiln_session_set_input(session, "x", KILN_DTYPE_F32, shape.data(),
+                                 int32_t(shape.size()), x.data(), tensorBytes);
     if (status == KILN_OK)
       status = kiln_session_run(session);
     if (status == KILN_OK)
-      status = kiln_session_get_output(session, "y", y.data(), kTensorBytes);
+      status = kiln_session_get_output(session, "y", y.data(), tensorBytes);
     allocationsUntilFailure = -1;
     if (status == KILN_OK) {
       // The fault never fired: every allocation of the sequence has been
       // failed once already.
       completed = injectedFailures == 0;
-      for (int64_t i = 0; i < N; ++i)
-        ASSERT_EQ(y[i], 3.0f * (float(i) * 0.5f)) << "at " << i;
+      size_t wrong = 0;
+      while (wrong < elements && y[wrong] == want(wrong))
+        ++wrong;
+      EXPECT_EQ(wrong, elements) << "y is wrong from element " << wrong;
     } else {
       ++failuresSeen;
       EXPECT_EQ(status, KILN_ERROR_OUT_OF_MEMORY) << lastError();
       EXPECT_EQ(injectedFailures, 1);
       EXPECT_FALSE(lastError().empty());
+      needleSeen = needleSeen || contains(lastError(), messageNeedle);
     }
     kiln_session_destroy(session);
     kiln_model_close(model);
   }
   EXPECT_TRUE(completed);
-  EXPECT_GT(failuresSeen, 10); // the sequence does allocate
+  EXPECT_TRUE(needleSeen) << "no report says '" << messageNeedle << "'";
+  return failuresSeen;
+}
+
+TEST(Faults, EveryAllocationFailureIsReported) {
+#ifdef KILN_NO_NEW_REPLACEMENT
+  GTEST_SKIP() << "operator new cannot be replaced under ThreadSanitizer";
+#endif
+  // y = (x + 1) * w, w[i] = i / 2.
+  auto want = [](size_t i) { return 3.0f * (float(i) * 0.5f); };
+  EXPECT_GT(failEachAllocation(ArtifactSpec(), {N}, N, want), 10);
+}
+
+/// A dynamic batch of 4 with kernels for a chunk of 2 beside them, run at
+/// a batch of 7 (two pieces of 4, the second padded): the batch's own host
+/// copies say what they hold and the bytes they asked for.
+TEST(Faults, EveryAllocationFailureOfABatchedRunIsReported) {
+#ifdef KILN_NO_NEW_REPLACEMENT
+  GTEST_SKIP() << "operator new cannot be replaced under ThreadSanitizer";
+#endif
+  auto batched = [](int64_t chunk) {
+    ArtifactSpec spec;
+    spec.inputs = {{"x", fb::DType_F32, {chunk, N / 4}, 0, true}};
+    spec.outputs = {{"y", fb::DType_F32, {chunk, N / 4}, 2, true}};
+    spec.batchChunk = chunk;
+    return spec;
+  };
+  ArtifactSpec spec = batched(4);
+  spec.batchVariants = {batched(2).build()};
+  const int64_t row = N / 4;
+  // Element b of the batch runs at row b % 4 of its piece.
+  auto want = [&](size_t i) {
+    return 3.0f * (float((i / row) % 4 * row + i % row) * 0.5f);
+  };
+  EXPECT_GT(failEachAllocation(spec, {7, row}, size_t(7 * row), want,
+                               "out of host memory for input 'x' of batch 7: "
+                               "asked " +
+                                   std::to_string(7 * row * 4) + " bytes"),
+            10);
 }
 
 // Like the C library, return null for impossible sizes instead of aborting:
