@@ -469,3 +469,32 @@ TEST_F(CudaFaults, SessionsOnSeveralThreads) {
     t.join();
   EXPECT_EQ(fake->count("graph-launches"), 80);
 }
+
+// A dynamic batch of 4 with kernels for a chunk of 2 beside them: each
+// chunk's kernels live on a device of their own (module, arena, graph), a
+// batch of 5 runs as pieces of 4 and 2, and everything is released.
+TEST_F(CudaFaults, BatchVariantsRunOnDevicesOfTheirOwn) {
+  auto batched = [](int64_t chunk) {
+    ArtifactSpec spec = cudaSpec();
+    spec.inputs = {{"x", fb::DType_F32, {chunk, N / 4}, 0, true}};
+    spec.outputs = {{"y", fb::DType_F32, {chunk, N / 4}, 2, true}};
+    spec.batchChunk = chunk;
+    return spec;
+  };
+  ArtifactSpec spec = batched(4);
+  spec.batchVariants = {batched(2).build()};
+  ASSERT_EQ(create(spec), KILN_OK) << lastError();
+  EXPECT_EQ(fake->count("live-modules"), 2);
+  const int64_t shape[] = {5, N / 4};
+  std::vector<float> x(5 * N / 4, 1.0f), y(x.size());
+  ASSERT_EQ(kiln_session_set_input(session, "x", KILN_DTYPE_F32, shape, 2,
+                                   x.data(), x.size() * sizeof(float)),
+            KILN_OK)
+      << lastError();
+  ASSERT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+  EXPECT_EQ(fake->count("graph-launches"), 2); // one piece on each device
+  ASSERT_EQ(
+      kiln_session_get_output(session, "y", y.data(), y.size() * sizeof(float)),
+      KILN_OK)
+      << lastError();
+}
