@@ -97,7 +97,7 @@ uint64_t planArena(std::vector<PlannedBuffer> &buffers) {
   return arenaSize;
 }
 
-/// Whether copyConstantBytes can write the constant: a resource blob or
+/// Whether appendConstantBytes can write the constant: a resource blob or
 /// dense elements of its type's byte size.
 bool isSerializable(ConstantOp op) {
   auto type = cast<RankedTensorType>(op.getType());
@@ -115,30 +115,30 @@ bool isSerializable(ConstantOp op) {
                          : raw == byteSize(type);
 }
 
-/// Writes the raw little-endian bytes of a serializable constant
-/// (isSerializable) to `out`, byteSize(type) bytes, expanding splats. The
-/// weights go straight into the artifact's buffer: a copy of hundreds of
-/// megabytes costs seconds of page faults on a VM.
-void copyConstantBytes(ConstantOp op, char *out) {
+/// Appends the raw little-endian bytes of a serializable constant
+/// (isSerializable) to `out`, byteSize(type) bytes, expanding splats. Each
+/// byte is written once: a pass over hundreds of megabytes costs seconds of
+/// page faults on a VM.
+void appendConstantBytes(ConstantOp op, std::string &out) {
   auto type = cast<RankedTensorType>(op.getType());
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
     ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
-    std::memcpy(out, data.data(), data.size());
+    out.append(data.data(), data.size());
     return;
   }
   auto dense = cast<DenseElementsAttr>(op.getValue());
   if (type.getElementType().isInteger(1)) {
     for (bool v : dense.getValues<bool>())
-      *out++ = v ? 1 : 0;
+      out.push_back(v ? 1 : 0);
     return;
   }
   ArrayRef<char> raw = dense.getRawData();
   if (!dense.isSplat()) {
-    std::memcpy(out, raw.data(), raw.size());
+    out.append(raw.data(), raw.size());
     return;
   }
-  for (int64_t i = 0; i < type.getNumElements(); ++i, out += raw.size())
-    std::memcpy(out, raw.data(), raw.size());
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    out.append(raw.data(), raw.size());
 }
 
 /// A flatbuffers allocator whose one buffer is a std::string, so that the
@@ -202,8 +202,8 @@ private:
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<PlannedBuffer> buffers;
   DenseMap<Value, size_t> bufferOf;
-  /// The weights' constants and their offsets in Model.weights, copied in
-  /// once that vector exists; weightBytes is its size.
+  /// The weights' constants and their offsets in the weights after the
+  /// FlatBuffer, copied in once it is finished; weightBytes is their size.
   std::vector<std::pair<ConstantOp, uint64_t>> weights;
   uint64_t weightBytes = 0;
   std::vector<flatbuffers::Offset<fb::Dispatch>> dispatches;
@@ -494,31 +494,22 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
     bufferTables.push_back(
         fb::CreateBuffer(fbb, b.kind, b.offset, b.size, b.splatBits));
 
-  // A .kiln file is one FlatBuffer, whose offsets are 32-bit: past 2 GiB
-  // the builder would abort. The tables need far less than the margin.
-  uint64_t sectionBytes = weightBytes + contents.kernelObject.size();
+  // A FlatBuffer's offsets are 32-bit: past 2 GiB the builder would abort.
+  // The weights follow it in the file (kiln/artifact_digest.h); the kernels
+  // stay inside, and the tables need far less than the margin.
+  uint64_t sectionBytes = contents.kernelObject.size();
   for (const GpuImage &image : contents.gpuImages)
     sectionBytes += image.data.size();
-  constexpr uint64_t kMaxArtifactBytes = (uint64_t(1) << 31) - (64 << 20);
-  if (sectionBytes > kMaxArtifactBytes)
+  for (const std::string &variant : contents.batchVariants)
+    sectionBytes += variant.size();
+  constexpr uint64_t kMaxFlatBufferBytes = (uint64_t(1) << 31) - (64 << 20);
+  if (sectionBytes > kMaxFlatBufferBytes)
     return main.emitError("the artifact would hold ")
            << sectionBytes
-           << " bytes of weights and kernels, more than the 2 GiB one .kiln "
-              "file (a FlatBuffer) can; models this large are not supported";
+           << " bytes of kernels, more than the 2 GiB a .kiln file's "
+              "FlatBuffer can; models whose code is this large are not "
+              "supported";
 
-  // Filled before any other call into the builder, which could move it.
-  uint8_t *weightData = nullptr;
-  fbb.ForceVectorAlignment(weightBytes, 1, KILN_ARTIFACT_ALIGNMENT);
-  auto weightVector = flatbuffers::Offset<flatbuffers::Vector<uint8_t>>(
-      fbb.CreateUninitializedVector(weightBytes, 1, &weightData));
-  // Each constant in place; the alignment gaps between them zeroed.
-  char *weightBytesOut = reinterpret_cast<char *>(weightData);
-  uint64_t written = 0;
-  for (auto [constant, offset] : weights) {
-    std::memset(weightBytesOut + written, 0, offset - written);
-    copyConstantBytes(constant, weightBytesOut + offset);
-    written = offset + byteSize(cast<RankedTensorType>(constant.getType()));
-  }
   fbb.ForceVectorAlignment(kernelObject.size(), 1, KILN_ARTIFACT_ALIGNMENT);
   auto objectVector =
       fbb.CreateVector(reinterpret_cast<const uint8_t *>(kernelObject.data()),
@@ -540,7 +531,7 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
                               variant.size())));
   auto model = fb::CreateModel(
       fbb, KILN_SCHEMA_VERSION, fbb.CreateString(KILN_VERSION_STRING),
-      fbb.CreateString(target), objectVector, weightVector, arenaSize,
+      fbb.CreateString(target), objectVector, /*weights=*/0, arenaSize,
       fbb.CreateVector(bufferTables), fbb.CreateVector(inputs),
       fbb.CreateVector(outputs), fbb.CreateVector(dispatches),
       fbb.CreateVector(imageTables), splatSize, fbb.CreateVector(checks),
@@ -561,13 +552,26 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
     summary->weightBytes = weightBytes;
     summary->unplannedArenaBytes = unplanned;
   }
-  // The section digests follow the FlatBuffer (kiln/artifact_digest.h).
-  std::string digests =
-      artifact_digest::trailer(fbb.GetBufferPointer(), fbb.GetSize());
+  // The weights follow the FlatBuffer from the next 64-byte boundary, each
+  // constant at its offset, the gaps zero; the section digests follow them
+  // (kiln/artifact_digest.h).
+  const size_t flatbufferSize = fbb.GetSize();
+  std::string artifact = allocator.release(flatbufferSize);
+  if (weightBytes > 0) {
+    size_t offset = artifact_digest::weightsOffset(flatbufferSize);
+    artifact.reserve(offset + weightBytes + (4 << 10));
+    for (auto [constant, at] : weights) {
+      artifact.append(offset + at - artifact.size(), '\0');
+      appendConstantBytes(constant, artifact);
+    }
+    artifact.append(offset + weightBytes - artifact.size(), '\0');
+  }
+  std::string digests = artifact_digest::trailer(
+      reinterpret_cast<const uint8_t *>(artifact.data()), flatbufferSize,
+      artifact.size() - flatbufferSize);
   if (digests.empty())
     return main.emitError("computing the artifact's SHA-256 digests failed "
                           "(libcrypto)");
-  std::string artifact = allocator.release(fbb.GetSize());
   artifact += digests;
   return artifact;
 }
@@ -584,18 +588,14 @@ FailureOr<std::string> kiln::writeArtifact(ModuleOp module,
       kernels = nested;
   if (!main || !kernels)
     return module.emitError("expected @main and a kernels module");
-  // Room for the whole artifact, so that the builder never copies the
-  // weights to grow: the constants, the device code, and a margin for the
-  // schedule's tables.
+  // Room for the whole FlatBuffer, so that the builder never copies the
+  // device code to grow: the code, and a margin for the schedule's tables
+  // (the weights follow the FlatBuffer).
   size_t expectedBytes = contents.kernelObject.size() + (1 << 20);
   for (const GpuImage &image : contents.gpuImages)
     expectedBytes += image.data.size() + KILN_ARTIFACT_ALIGNMENT;
   for (const std::string &variant : contents.batchVariants)
     expectedBytes += variant.size() + KILN_ARTIFACT_ALIGNMENT;
-  for (auto constant : main.getBody().getOps<ConstantOp>())
-    if (!contents.splatWeights || !isSplatCandidate(constant))
-      expectedBytes += byteSize(cast<RankedTensorType>(constant.getType())) +
-                       KILN_ARTIFACT_ALIGNMENT;
   for (auto dispatch : main.getBody().getOps<DispatchOp>())
     expectedBytes += 512 + 64 * dispatch->getNumOperands();
   Writer writer(module, kernels, expectedBytes);

@@ -343,10 +343,27 @@ kiln_status Model::checkSignature(const DispatchDesc &d,
   return KILN_OK;
 }
 
-kiln_status Model::checkDigests(const uint8_t *data, size_t size,
+kiln_status Model::readWeights(const fb::Model &m, const uint8_t *data,
+                               size_t size, size_t tail) {
+  weights_ = m.weights() ? m.weights()->data() : nullptr;
+  weightsSize_ = m.weights() ? m.weights()->size() : 0;
+  if (tail == 0)
+    return KILN_OK;
+  size_t offset = artifact_digest::weightsOffset(size);
+  if (weightsSize_ > 0 || size + tail < offset)
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                "the artifact holds " + std::to_string(tail) +
+                    " bytes after its FlatBuffer, which are not its weights "
+                    "(weights inside the FlatBuffer too, or too few bytes)");
+  weights_ = data + offset;
+  weightsSize_ = size + tail - offset;
+  return KILN_OK;
+}
+
+kiln_status Model::checkDigests(const uint8_t *data, size_t size, size_t tail,
                                 const uint8_t *digests, uint32_t count) {
   std::vector<artifact_digest::Section> sections =
-      artifact_digest::sections(data, size);
+      artifact_digest::sections(data, size, tail);
   if (count != sections.size())
     return fail(KILN_ERROR_INVALID_ARTIFACT,
                 "artifact holds " + std::to_string(count) +
@@ -368,10 +385,11 @@ kiln_status Model::checkDigests(const uint8_t *data, size_t size,
 kiln_status Model::load(AlignedBytes bytes, size_t fileSize) {
   bytes_ = std::move(bytes);
   const uint8_t *data = bytes_.get();
-  size_t size = 0;
+  size_t size = 0, tail = 0;
   const uint8_t *digests = nullptr;
   uint32_t count = 0;
-  if (!artifact_digest::readTrailer(data, fileSize, size, digests, count)) {
+  if (!artifact_digest::readTrailer(data, fileSize, size, tail, digests,
+                                    count)) {
     if (kiln_status s = verify(data, fileSize))
       return s;
     return fail(KILN_ERROR_INVALID_ARTIFACT,
@@ -380,7 +398,7 @@ kiln_status Model::load(AlignedBytes bytes, size_t fileSize) {
   }
   if (kiln_status s = verify(data, size))
     return s;
-  if (kiln_status s = checkDigests(data, size, digests, count))
+  if (kiln_status s = checkDigests(data, size, tail, digests, count))
     return s;
   const fb::Model &m = *fb::GetModel(data);
   producer_ = str(m.producer());
@@ -392,10 +410,10 @@ kiln_status Model::load(AlignedBytes bytes, size_t fileSize) {
                     "' is not supported by this runtime (cpu, cuda, rocm)");
   if (kiln_status s = readCpu(m))
     return s;
-  uint64_t weightsSize = m.weights() ? m.weights()->size() : 0;
-  weightsSize_ = weightsSize;
+  if (kiln_status s = readWeights(m, data, size, tail))
+    return s;
+  uint64_t weightsSize = weightsSize_;
   splatSize_ = m.splat_size();
-  weights_ = m.weights() ? m.weights()->data() : nullptr;
   if (weightsSize > 0 && uintptr_t(weights_) % KILN_ARTIFACT_ALIGNMENT != 0)
     return fail(KILN_ERROR_INVALID_ARTIFACT,
                 "artifact weights are not 64-byte aligned (offset " +

@@ -149,9 +149,14 @@ private:
   /// their shapes differing in the batch dim alone, at a chunk of its own.
   kiln_status checkBatchVariant(const Model &variant) const;
   /// Compares the SHA-256 of each section of the verified FlatBuffer
-  /// [data, data + size) with the `count` digests the file stores.
-  kiln_status checkDigests(const uint8_t *data, size_t size,
+  /// [data, data + size) and the `tail` bytes after it with the `count`
+  /// digests the file stores.
+  kiln_status checkDigests(const uint8_t *data, size_t size, size_t tail,
                            const uint8_t *digests, uint32_t count);
+  /// The weights: inside the FlatBuffer, or the `tail` bytes after it from
+  /// the next 64-byte boundary on (kiln/artifact_digest.h).
+  kiln_status readWeights(const fb::Model &m, const uint8_t *data, size_t size,
+                          size_t tail);
   kiln_status readBuffers(const fb::Model &m, uint64_t weightsSize);
   kiln_status readTensor(const fb::TensorInfo *t, const std::string &label,
                          TensorDesc &d);

@@ -890,6 +890,36 @@ TEST(LoadErrors, CorruptedSectionIsNamed) {
       << lastError();
 }
 
+/// The weights after the FlatBuffer, as kiln-compile writes them: the same
+/// results, a changed weight byte named, and weights in both places or too
+/// few bytes after the FlatBuffer refused.
+TEST(Runtime, WeightsAfterTheFlatBuffer) {
+  ArtifactSpec spec;
+  spec.weightsAfterFlatBuffer = true;
+  Loaded l(spec);
+  std::vector<float> x(N, 2.0f), y(N);
+  const int64_t shape[] = {N};
+  ASSERT_EQ(kiln_session_set_input(l.session, "x", KILN_DTYPE_F32, shape, 1,
+                                   x.data(), kTensorBytes),
+            KILN_OK);
+  ASSERT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
+  ASSERT_EQ(kiln_session_get_output(l.session, "y", y.data(), kTensorBytes),
+            KILN_OK);
+  for (int64_t i = 0; i < N; ++i)
+    ASSERT_EQ(y[i], 3.0f * (float(i) * 0.5f)) << "at " << i;
+
+  std::vector<uint8_t> bytes = spec.build();
+  const size_t trailer = 3 * 32 + 20; // digests of three sections, then sizes
+  std::vector<uint8_t> bad = bytes;
+  bad[bad.size() - trailer - 1] ^= 0x10; // the last weight byte
+  kiln_model *model = nullptr;
+  EXPECT_EQ(kiln_model_open_memory(bad.data(), bad.size(), &model),
+            KILN_ERROR_INVALID_ARTIFACT);
+  EXPECT_TRUE(contains(lastError(), "artifact section 'the weights' does not "
+                                    "match its SHA-256 digest"))
+      << lastError();
+}
+
 TEST(LoadErrors, CorruptedBytesNeverCrash) {
   // No kernel object here: dlopen of a corrupted ELF is not what is tested.
   ArtifactSpec spec;

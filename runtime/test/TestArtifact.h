@@ -93,6 +93,9 @@ struct ArtifactSpec {
   int64_t batchChunk = 0;
   /// Dynamic batch: whole artifacts (build()'s bytes) for other chunks.
   std::vector<std::vector<uint8_t>> batchVariants;
+  /// Where the weights go: inside the FlatBuffer, or after it as
+  /// kiln-compile writes them.
+  bool weightsAfterFlatBuffer = false;
 
   ArtifactSpec() {
     weights.resize(kTensorBytes);
@@ -145,15 +148,21 @@ struct ArtifactSpec {
     std::vector<flatbuffers::Offset<fb::BatchVariant>> variants;
     for (const std::vector<uint8_t> &bytes : batchVariants)
       variants.push_back(fb::CreateBatchVariantDirect(b, &bytes));
+    const std::vector<uint8_t> none;
     auto root = fb::CreateModelDirect(
-        b, version, "kiln-test", target.c_str(), &kernelObject, &weights,
-        arenaSize, &bufs, &ins, &outs, &disps, &images, splatSize, &checkTables,
-        cpu.c_str(), &features, &guardTables, batchChunk, &variants);
+        b, version, "kiln-test", target.c_str(), &kernelObject,
+        weightsAfterFlatBuffer ? &none : &weights, arenaSize, &bufs, &ins,
+        &outs, &disps, &images, splatSize, &checkTables, cpu.c_str(), &features,
+        &guardTables, batchChunk, &variants);
     fb::FinishModelBuffer(b, root);
     std::vector<uint8_t> out(b.GetBufferPointer(),
                              b.GetBufferPointer() + b.GetSize());
-    std::string digests =
-        kiln::artifact_digest::trailer(b.GetBufferPointer(), b.GetSize());
+    if (weightsAfterFlatBuffer && !weights.empty()) {
+      out.resize(kiln::artifact_digest::weightsOffset(out.size()), 0);
+      out.insert(out.end(), weights.begin(), weights.end());
+    }
+    std::string digests = kiln::artifact_digest::trailer(
+        out.data(), b.GetSize(), out.size() - b.GetSize());
     out.insert(out.end(), digests.begin(), digests.end());
     return out;
   }

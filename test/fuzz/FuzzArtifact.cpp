@@ -32,11 +32,11 @@ static void openAndQuery(const uint8_t *data, size_t size);
 /// The kernel object of a verified artifact file (FlatBuffer and digests);
 /// empty when it is not one.
 static std::vector<uint8_t> kernelObjectOf(const uint8_t *data, size_t size) {
-  size_t flatbufferSize = 0;
+  size_t flatbufferSize = 0, weights = 0;
   const uint8_t *digests = nullptr;
   uint32_t count = 0;
-  if (!kiln::artifact_digest::readTrailer(data, size, flatbufferSize, digests,
-                                          count))
+  if (!kiln::artifact_digest::readTrailer(data, size, flatbufferSize, weights,
+                                          digests, count))
     return {};
   flatbuffers::Verifier verifier(data, flatbufferSize);
   if (flatbufferSize < 8 || !kiln::fb::ModelBufferHasIdentifier(data) ||

@@ -126,7 +126,7 @@ void forgeBatchVariant(FuzzedDataProvider &in, ArtifactSpec &spec) {
 
 /// One edit of the artifact, chosen by the fuzzer's bytes.
 void forgeOnce(FuzzedDataProvider &in, ArtifactSpec &spec) {
-  switch (in.ConsumeIntegralInRange(0, 13)) {
+  switch (in.ConsumeIntegralInRange(0, 14)) {
   case 0:
     if (!spec.buffers.empty()) {
       BufferSpec &b = pick(in, spec.buffers);
@@ -190,6 +190,9 @@ void forgeOnce(FuzzedDataProvider &in, ArtifactSpec &spec) {
   }
   case 12:
     forgeBatchVariant(in, spec);
+    break;
+  case 13:
+    spec.weightsAfterFlatBuffer = !spec.weightsAfterFlatBuffer;
     break;
   default: {
     static const char *kTargets[] = {"cpu", "cuda:sm_90", "rocm:gfx942", "",

@@ -1,21 +1,26 @@
 //===- artifact_digest.h - SHA-256 digests of a .kiln file's sections -*- C++
 //-*-===//
 //
-// A .kiln file is its FlatBuffer followed by a trailer of SHA-256 digests
-// (OpenSSL's libcrypto), one per section: the kernel object, the weights,
-// each GPU image, each batch variant's artifact, and the schedule (every other
-// byte of the FlatBuffer: buffers, tensors, dispatches, checks). The writer
-// appends the trailer; the runtime recomputes every digest after the
-// FlatBuffers verifier and before it reads a value, and names the section that
-// does not match, so that a corrupted file is refused instead of running
-// corrupted kernels or weights. The digests detect damage, not forgery: whoever
-// can write the file can write its trailer too.
+// A .kiln file is its FlatBuffer, then its weights (from the next 64-byte
+// boundary on: a FlatBuffer holds at most 2 GiB, weights may hold more),
+// then a trailer of SHA-256 digests (OpenSSL's libcrypto), one per section:
+// the kernel object, the weights, each GPU image, each batch variant's
+// artifact, and the schedule (every other byte of the FlatBuffer: buffers,
+// tensors, dispatches, checks). The writer appends the trailer; the runtime
+// recomputes every digest after the FlatBuffers verifier and before it
+// reads a value, and names the section that does not match, so that a
+// corrupted file is refused instead of running corrupted kernels or
+// weights. The digests detect damage, not forgery: whoever can write the
+// file can write its trailer too.
 //
-// Trailer layout (little-endian), after the FlatBuffer's `size` bytes:
+// Trailer layout (little-endian), after the FlatBuffer's `size` bytes and
+// the weights:
 //   uint8_t  digests[count][32];   // in the order sections() lists them
 //   uint64_t size;                 // bytes of the FlatBuffer
 //   uint32_t count;
 //   char     magic[8] = "KILNSHA2"
+// The weights are the bytes between the FlatBuffer and the digests, from
+// the first 64-byte boundary at or after its end (none when it is there).
 //
 // Shared by the compiler's artifact writer and the runtime; header-only.
 //
@@ -46,9 +51,14 @@ struct Section {
   std::vector<std::pair<const uint8_t *, size_t>> ranges;
 };
 
-/// The sections of the verified FlatBuffer [data, data + size), in the
-/// order their digests are stored.
-inline std::vector<Section> sections(const uint8_t *data, size_t size) {
+/// Where the weights after a FlatBuffer of `size` bytes start.
+inline size_t weightsOffset(size_t size) { return (size + 63) / 64 * 64; }
+
+/// The sections of the verified FlatBuffer [data, data + size) and the
+/// `tail` bytes after it (the weights, with the padding before them), in
+/// the order their digests are stored.
+inline std::vector<Section> sections(const uint8_t *data, size_t size,
+                                     size_t tail) {
   const fb::Model &m = *fb::GetModel(data);
   std::vector<Section> out;
   auto blob = [&](std::string name, const flatbuffers::Vector<uint8_t> *v) {
@@ -78,6 +88,8 @@ inline std::vector<Section> sections(const uint8_t *data, size_t size) {
   if (data + size > at)
     schedule.ranges.push_back({at, size_t(data + size - at)});
   out.push_back(std::move(schedule));
+  if (tail > 0)
+    out.push_back({"the weights", {{data + size, tail}}});
   return out;
 }
 
@@ -94,10 +106,10 @@ inline bool digest(const Section &section, Digest &out) {
   return ok;
 }
 
-/// The trailer for the FlatBuffer [data, data + size); empty when
-/// libcrypto fails.
-inline std::string trailer(const uint8_t *data, size_t size) {
-  std::vector<Section> list = sections(data, size);
+/// The trailer for the FlatBuffer [data, data + size) and the `tail` bytes
+/// after it; empty when libcrypto fails.
+inline std::string trailer(const uint8_t *data, size_t size, size_t tail = 0) {
+  std::vector<Section> list = sections(data, size, tail);
   std::string out;
   for (const Section &s : list) {
     Digest d;
@@ -113,24 +125,28 @@ inline std::string trailer(const uint8_t *data, size_t size) {
   return out;
 }
 
-/// Where a file of `fileSize` bytes keeps its FlatBuffer and digests, read
-/// from its trailer; false when it has no well-formed one.
+/// Where a file of `fileSize` bytes keeps its FlatBuffer, the bytes after
+/// it (`tail`: the weights) and its digests, read from its trailer; false
+/// when it has no well-formed one.
 inline bool readTrailer(const uint8_t *file, size_t fileSize,
-                        size_t &flatbufferSize, const uint8_t *&digests,
-                        uint32_t &count) {
+                        size_t &flatbufferSize, size_t &tail,
+                        const uint8_t *&digests, uint32_t &count) {
   if (fileSize < kTailBytes ||
       std::memcmp(file + fileSize - sizeof(kMagic), kMagic, sizeof(kMagic)))
     return false;
-  const uint8_t *tail = file + fileSize - kTailBytes;
+  const uint8_t *tailBytes = file + fileSize - kTailBytes;
   uint64_t size;
-  std::memcpy(&size, tail, sizeof(size));
-  std::memcpy(&count, tail + sizeof(size), sizeof(count));
+  std::memcpy(&size, tailBytes, sizeof(size));
+  std::memcpy(&count, tailBytes + sizeof(size), sizeof(count));
   size_t available = fileSize - kTailBytes;
-  if (count > available / sizeof(Digest) ||
-      size != available - count * sizeof(Digest))
+  if (count > available / sizeof(Digest))
+    return false;
+  size_t beforeDigests = available - count * sizeof(Digest);
+  if (size > beforeDigests)
     return false;
   flatbufferSize = size_t(size);
-  digests = file + flatbufferSize;
+  tail = beforeDigests - flatbufferSize;
+  digests = file + beforeDigests;
   return true;
 }
 
