@@ -300,7 +300,8 @@ LogicalResult importQuantizeLinear(NodeContext &ctx) {
 }
 
 /// uint8 quantization of a float32 tensor with its own range (which always
-/// holds 0): scale = (max - min) / 255, zero point = round(-min / scale).
+/// holds 0): scale = (max - min) / 255 (1 for a range of 0, as onnxruntime
+/// takes it), zero point = round(-min / scale).
 LogicalResult importDynamicQuantizeLinear(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x || failed(ctx.requireDtypes(x, NodeContext::Float)))
@@ -310,8 +311,13 @@ LogicalResult importDynamicQuantizeLinear(NodeContext &ctx) {
   Value zero = xf ? ctx.scalar(xf, 0.0) : Value();
   Value lo = ops.binary<MinOp>(ops.reduceAll<ReduceMinOp>(xf), zero);
   Value hi = ops.binary<MaxOp>(ops.reduceAll<ReduceMaxOp>(xf), zero);
-  Value scale = ops.binary<DivOp>(ops.binary<SubOp>(hi, lo),
-                                  xf ? ctx.scalar(xf, 255.0) : Value());
+  Value spread = ops.binary<SubOp>(hi, lo);
+  Value isZero = ops.binary<EqualOp>(spread, zero);
+  Value divided =
+      ops.binary<DivOp>(spread, xf ? ctx.scalar(xf, 255.0) : Value());
+  Value scale = isZero && divided ? ops.take(ctx.create<WhereOp>(ValueRange{
+                                        isZero, ctx.scalar(xf, 1.0), divided}))
+                                  : ops.take(failure());
   std::pair<double, double> range = {0, 255};
   Value zeroPoint = ops.clip(
       ops.unary<RoundOp>(ops.binary<DivOp>(ops.unary<NegOp>(lo), scale)),

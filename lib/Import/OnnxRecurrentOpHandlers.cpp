@@ -71,6 +71,59 @@ public:
     return check(ctx.create<GemmOp>(
         operands, {b.getNamedAttr("transB", b.getBoolAttr(true))}));
   }
+  /// x * w (+ bias) for int8 weights w [K, N] with `scale` and `zero` (one
+  /// value, or one per column): x is quantized to uint8 over its own range
+  /// (all of x, or each row's with `perRow`; the range holds 0, and a range
+  /// of 0 takes scale 1), the integer product is exact (float64), and
+  /// scaled by x's scale times w's, as onnxruntime's DynamicQuantizeLSTM
+  /// computes each product (the input projection over every step at once,
+  /// the recurrence per batch element).
+  Value quantizedLinear(Value x, Value w, Value scale, Value zero, Value bias,
+                        bool perRow) {
+    if (!x || !w || !scale || !zero)
+      return fail();
+    auto &b = ctx.b();
+    Value none = ctx.scalar(x, 0.0);
+    auto all = [&](auto op) {
+      SmallVector<int64_t> axes =
+          perRow ? SmallVector<int64_t>{1} : SmallVector<int64_t>{0, 1};
+      return check(ctx.create<decltype(op)>(
+          x, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr(axes)),
+              b.getNamedAttr("keepdims", b.getBoolAttr(perRow))}));
+    };
+    Value lo = binary<MinOp>(all(ReduceMinOp()), none);
+    Value hi = binary<MaxOp>(all(ReduceMaxOp()), none);
+    Value range = binary<SubOp>(hi, lo);
+    Value xScale = select(binary<EqualOp>(range, none), ctx.scalar(x, 1.0),
+                          binary<DivOp>(range, ctx.scalar(x, 255.0)));
+    Value xZero =
+        clamp(unary<RoundOp>(binary<DivOp>(unary<NegOp>(lo), xScale)), 0, 255);
+    Value xq = clamp(
+        binary<AddOp>(unary<RoundOp>(binary<DivOp>(x, xScale)), xZero), 0, 255);
+    Type f64 = b.getF64Type(), f32 = b.getF32Type();
+    Value product =
+        binary<MatMulOp>(castTo(binary<SubOp>(xq, xZero), f64),
+                         binary<SubOp>(castTo(w, f64), castTo(zero, f64)));
+    Value y = binary<MulOp>(castTo(product, f32),
+                            binary<MulOp>(xScale, castTo(scale, f32)));
+    return bias ? binary<AddOp>(y, bias) : y;
+  }
+  Value castTo(Value x, Type element) {
+    if (!x)
+      return fail();
+    auto type = cast<RankedTensorType>(x.getType());
+    if (type.getElementType() == element)
+      return x;
+    return CastOp::create(ctx.b(), ctx.getLoc(), type.clone(element), x);
+  }
+  Value clamp(Value x, float lo, float hi) {
+    if (!x)
+      return fail();
+    auto &b = ctx.b();
+    return check(
+        ctx.create<ClipOp>(x, {b.getNamedAttr("min", b.getF32FloatAttr(lo)),
+                               b.getNamedAttr("max", b.getF32FloatAttr(hi))}));
+  }
   Value clip(Value x, float limit) {
     if (!x || limit <= 0)
       return x;
@@ -104,11 +157,26 @@ struct RecurrentSpec {
   Cell cell;
   int64_t gates;                        // 4 LSTM, 3 GRU, 1 RNN
   std::vector<std::string> activations; // per direction, in ONNX order
+  /// com.microsoft DynamicQuantizeLSTM: int8 W [D, input, rows] and R
+  /// [D, hidden, rows], their scales and zero points at inputs 8 to 11.
+  bool quantized = false;
 };
 
 /// The per-direction weights, sliced out of [D, ...] tensors.
 struct DirectionWeights {
   Value w, r, wBias, rBias, h0, c0;
+  Value wScale, wZero, rScale, rZero; // quantized weights
+  /// x * W (+ W's bias), h * R (+ R's bias).
+  Value inputProjection(Builder &bld, Value x) const {
+    return wScale ? bld.quantizedLinear(x, w, wScale, wZero, wBias,
+                                        /*perRow=*/false)
+                  : bld.linear(x, w, wBias);
+  }
+  Value recurrence(Builder &bld, Value h) const {
+    return rScale ? bld.quantizedLinear(h, r, rScale, rZero, rBias,
+                                        /*perRow=*/true)
+                  : bld.linear(h, r, rBias);
+  }
   Value peepholeI, peepholeO, peepholeF; // LSTM
   Value rz, rh, rzBias, rhBias; // GRU: R's update/reset and hidden rows
 };
@@ -143,12 +211,29 @@ Value part(Builder &bld, NodeContext &ctx, size_t i, int64_t offset,
 
 DirectionWeights weightsFor(Builder &bld, NodeContext &ctx, int64_t d,
                             int64_t gates, int64_t hidden, int64_t batch,
-                            int64_t inputSize) {
+                            int64_t inputSize, bool quantized) {
   DirectionWeights dw;
   std::string dir = "direction" + std::to_string(d) + ".";
   int64_t rows = gates * hidden;
-  dw.w = part(bld, ctx, 1, d * rows * inputSize, {rows, inputSize}, dir + "W");
-  dw.r = part(bld, ctx, 2, d * rows * hidden, {rows, hidden}, dir + "R");
+  if (quantized) {
+    dw.w =
+        part(bld, ctx, 1, d * rows * inputSize, {inputSize, rows}, dir + "W");
+    dw.r = part(bld, ctx, 2, d * rows * hidden, {hidden, rows}, dir + "R");
+    // One scale per direction, or one per column.
+    auto perDirection = [&](size_t i) {
+      return ShapedType::getNumElements(shapeOf(ctx.input(i))) /
+             shapeOf(ctx.input(i))[0];
+    };
+    int64_t ws = perDirection(8), rs = perDirection(10);
+    dw.wScale = part(bld, ctx, 8, d * ws, {ws}, dir + "Wscale");
+    dw.wZero = part(bld, ctx, 9, d * ws, {ws}, dir + "Wzero");
+    dw.rScale = part(bld, ctx, 10, d * rs, {rs}, dir + "Rscale");
+    dw.rZero = part(bld, ctx, 11, d * rs, {rs}, dir + "Rzero");
+  } else {
+    dw.w =
+        part(bld, ctx, 1, d * rows * inputSize, {rows, inputSize}, dir + "W");
+    dw.r = part(bld, ctx, 2, d * rows * hidden, {rows, hidden}, dir + "R");
+  }
   if (gates == 3) {
     dw.rz =
         part(bld, ctx, 2, d * rows * hidden, {2 * hidden, hidden}, dir + "Rzr");
@@ -195,7 +280,7 @@ void step(Builder &bld, NodeContext &ctx, const RecurrentSpec &spec,
     return;
   }
   if (spec.cell == Cell::LSTM) {
-    Value g = bld.binary<AddOp>(xt, bld.linear(h, dw.r, dw.rBias));
+    Value g = bld.binary<AddOp>(xt, dw.recurrence(bld, h));
     Value iPre = gate(g, 0), oPre = gate(g, 1), fPre = gate(g, 2),
           cPre = gate(g, 3);
     if (dw.peepholeI) {
@@ -253,9 +338,59 @@ LogicalResult requireShape(NodeContext &ctx, size_t i, ArrayRef<int64_t> shape,
                   text(shape));
 }
 
+/// DynamicQuantizeLSTM: W and R hold int8.
+LogicalResult requireQuantizedWeights(NodeContext &ctx) {
+  for (size_t i : {1, 2})
+    if (!getElementTypeOrSelf(ctx.input(i).getType()).isSignlessInteger(8))
+      return ctx.fail(Twine(i == 1 ? "W" : "R") +
+                      " must hold int8 (uint8 weights are not supported)");
+  return success();
+}
+
+/// DynamicQuantizeLSTM: the scales of W and R (inputs 8, 10) are [D] or
+/// [D, rows], float32; each zero point (9, 11) has its scale's shape, is
+/// constant, and holds one value per direction (onnxruntime reads only the
+/// first).
+LogicalResult requireWeightScales(NodeContext &ctx, int64_t directions,
+                                  int64_t rows) {
+  for (size_t i : {8, 9, 10, 11})
+    if (!ctx.hasInput(i))
+      return ctx.fail("W and R need their scales and zero points (inputs 8 "
+                      "to 11)");
+  for (auto [scaleIndex, name] : {std::pair<size_t, StringRef>{8, "W"},
+                                  std::pair<size_t, StringRef>{10, "R"}}) {
+    Value scale = ctx.input(scaleIndex);
+    if (!scale || failed(ctx.requireFloat(scale)))
+      return failure();
+    SmallVector<int64_t> shape(shapeOf(scale));
+    if (shape != ArrayRef<int64_t>{directions} &&
+        shape != ArrayRef<int64_t>{directions, rows})
+      return ctx.fail(name + "_scale must have shape [" + Twine(directions) +
+                      "] or [" + Twine(directions) + ", " + Twine(rows) + "]");
+    size_t zeroIndex = scaleIndex + 1;
+    if (failed(
+            requireShape(ctx, zeroIndex, shape, (name + "_zero_point").str())))
+      return failure();
+    const ConstTensor *zero = ctx.constInput(zeroIndex);
+    if (!zero)
+      return ctx.failNotConstant(zeroIndex,
+                                 "a weight zero point must be a constant");
+    int64_t perDirection = ShapedType::getNumElements(shape) / directions;
+    std::vector<int64_t> values = zero->asInts();
+    for (size_t k = 0; k < values.size(); ++k)
+      if (values[k] != values[k / perDirection * perDirection])
+        return ctx.fail(name + "_zero_point must hold one value per "
+                               "direction");
+  }
+  return success();
+}
+
 LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
   Value x = ctx.input(0), w = ctx.input(1), r = ctx.input(2);
-  if (!x || !w || !r || failed(ctx.requireFloat({x, w, r})))
+  if (!x || !w || !r || failed(ctx.requireFloat(x)))
+    return failure();
+  if (failed(spec.quantized ? requireQuantizedWeights(ctx)
+                            : ctx.requireFloat({w, r})))
     return failure();
   if (rankOf(x) != 3 || rankOf(r) != 3)
     return ctx.fail("X and R must be 3-D");
@@ -284,13 +419,24 @@ LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
       return failure();
   }
   int64_t seq = shapeOf(x)[0], batch = shapeOf(x)[1], inputSize = shapeOf(x)[2];
-  int64_t hidden = ctx.intAttr("hidden_size", shapeOf(r).back());
-  if (shapeOf(r).back() != hidden)
+  // R is [D, rows, hidden], or [D, hidden, rows] quantized.
+  int64_t rHidden = spec.quantized ? shapeOf(r)[1] : shapeOf(r).back();
+  int64_t hidden = ctx.intAttr("hidden_size", rHidden);
+  if (rHidden != hidden)
     return ctx.fail("hidden_size differs from R's shape");
 
   int64_t rows = spec.gates * hidden;
-  if (failed(requireShape(ctx, 1, {numDirections, rows, inputSize}, "W")) ||
-      failed(requireShape(ctx, 2, {numDirections, rows, hidden}, "R")) ||
+  // Quantized weights are stored transposed: [D, input, rows].
+  SmallVector<int64_t> wShape = {numDirections, rows, inputSize},
+                       rShape = {numDirections, rows, hidden};
+  if (spec.quantized) {
+    std::swap(wShape[1], wShape[2]);
+    std::swap(rShape[1], rShape[2]);
+  }
+  if (failed(requireShape(ctx, 1, wShape, "W")) ||
+      failed(requireShape(ctx, 2, rShape, "R")) ||
+      (spec.quantized &&
+       failed(requireWeightScales(ctx, numDirections, rows))) ||
       failed(requireShape(ctx, 3, {numDirections, 2 * rows}, "B")) ||
       failed(
           requireShape(ctx, 5, {numDirections, batch, hidden}, "initial_h")) ||
@@ -353,14 +499,14 @@ LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
   };
   SmallVector<Value> ys, lastH, lastC;
   for (int64_t d = 0; d < numDirections; ++d) {
-    DirectionWeights dw =
-        weightsFor(bld, ctx, d, spec.gates, hidden, batch, inputSize);
+    DirectionWeights dw = weightsFor(bld, ctx, d, spec.gates, hidden, batch,
+                                     inputSize, spec.quantized);
     ArrayRef<std::string> act =
         ArrayRef<std::string>(activations)
             .slice(d * defaults.size(), defaults.size());
     // The input projection of every step at once.
     Value projected = bld.reshape(
-        bld.linear(bld.reshape(x, {seq * batch, inputSize}), dw.w, dw.wBias),
+        dw.inputProjection(bld, bld.reshape(x, {seq * batch, inputSize})),
         {seq, batch, spec.gates * hidden});
     Value h = dw.h0 ? dw.h0 : zeros, c = dw.c0 ? dw.c0 : zeros;
     bool reverse = direction == "reverse" || d == 1;
@@ -407,6 +553,9 @@ LogicalResult importRecurrent(NodeContext &ctx, RecurrentSpec spec) {
 
 static LogicalResult importLSTM(NodeContext &ctx) {
   return importRecurrent(ctx, {Cell::LSTM, 4, {}});
+}
+static LogicalResult importDynamicQuantizeLSTM(NodeContext &ctx) {
+  return importRecurrent(ctx, {Cell::LSTM, 4, {}, /*quantized=*/true});
 }
 static LogicalResult importGRU(NodeContext &ctx) {
   return importRecurrent(ctx, {Cell::GRU, 3, {}});
@@ -470,6 +619,7 @@ void onnx_import::registerRecurrentOps(OpRegistry &registry) {
   registry.add("GatherElements", 11, kMaxOpset, "negative indices", importGatherElements);
   registry.add("GRU", 7, kMaxOpset, "unrolled; Sigmoid/Tanh/Relu; sequence_lens (read at run time)", importGRU);
   registry.add("LSTM", 7, kMaxOpset, "unrolled; peepholes, clip, layout; sequence_lens (read at run time)", importLSTM);
+  registry.addInDomain("com.microsoft", "DynamicQuantizeLSTM", 1, 1, "domain com.microsoft; int8 W and R, scales per direction or per column; each product quantizes its float operand to uint8 over its own range, as onnxruntime does", importDynamicQuantizeLSTM);
   registry.add("RNN", 7, kMaxOpset, "unrolled; sequence_lens (read at run time)", importRNN);
   registry.add("Scatter", 9, 10, "as ScatterElements", importScatterElements);
   registry.add("ScatterElements", 11, kMaxOpset, "reductions add/mul/max/min (O(n*m) kernel)", importScatterElements);
