@@ -120,13 +120,7 @@ public:
   }
   /// `v` converted to `elementType` (no op when it has it).
   mlir::Value castTo(mlir::Value v, mlir::Type elementType) {
-    if (!v)
-      return fail();
-    if (mlir::getElementTypeOrSelf(v.getType()) == elementType)
-      return v;
-    return CastOp::create(ctx.b(), ctx.getLoc(),
-                          mlir::RankedTensorType::get(shapeOf(v), elementType),
-                          v);
+    return v ? castElements(ctx, v, elementType) : fail();
   }
   /// The first position of the largest element along `axis`, kept as a
   /// dim of 1.

@@ -399,6 +399,13 @@ onnx_import::normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes,
   return result;
 }
 
+Value onnx_import::castElements(NodeContext &ctx, Value v, Type elementType) {
+  if (getElementTypeOrSelf(v.getType()) == elementType)
+    return v;
+  return CastOp::create(ctx.b(), ctx.getLoc(),
+                        RankedTensorType::get(shapeOf(v), elementType), v);
+}
+
 Value onnx_import::reshapeTo(NodeContext &ctx, Value v,
                              ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(

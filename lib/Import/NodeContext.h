@@ -175,6 +175,9 @@ private:
 };
 
 // Helpers shared by the handler files.
+/// `v` (non-null) converted to `elementType`; `v` itself when it has it.
+mlir::Value castElements(NodeContext &ctx, mlir::Value v,
+                         mlir::Type elementType);
 int64_t rankOf(mlir::Value v);
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
 /// Normalizes possibly negative axes against `rank`, sorted and unique;

@@ -73,12 +73,7 @@ public:
   explicit QuantizedOps(NodeContext &ctx) : ctx(ctx) {}
 
   Value castTo(Value v, Type element) {
-    if (!v)
-      return fail();
-    auto type = cast<RankedTensorType>(v.getType());
-    if (type.getElementType() == element)
-      return v;
-    return CastOp::create(ctx.b(), ctx.getLoc(), type.clone(element), v);
+    return v ? castElements(ctx, v, element) : fail();
   }
   Value f32(Value v) { return castTo(v, ctx.b().getF32Type()); }
   /// Input `i` as float32 or float64. A constant integer input (a weight,

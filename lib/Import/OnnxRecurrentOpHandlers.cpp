@@ -109,12 +109,7 @@ public:
     return bias ? binary<AddOp>(y, bias) : y;
   }
   Value castTo(Value x, Type element) {
-    if (!x)
-      return fail();
-    auto type = cast<RankedTensorType>(x.getType());
-    if (type.getElementType() == element)
-      return x;
-    return CastOp::create(ctx.b(), ctx.getLoc(), type.clone(element), x);
+    return x ? castElements(ctx, x, element) : fail();
   }
   Value clamp(Value x, float lo, float hi) {
     if (!x)
