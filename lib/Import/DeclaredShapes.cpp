@@ -97,10 +97,11 @@ void GraphImporter::propagateDeclaredShapes(const onnx::GraphProto &graph) {
   // A declared shape of more than one element is its root's shape.
   std::vector<std::pair<std::string, std::vector<int64_t>>> found;
   for (const auto &[name, shape] : declaredShapes) {
-    int64_t elements = 1;
-    for (int64_t d : shape)
-      elements *= d;
-    if (auto it = root.find(name); it != root.end() && elements > 1)
+    // More than one element: no dim of 0 and one over 1 (no product, which
+    // a hostile shape could overflow).
+    bool several = llvm::none_of(shape, [](int64_t d) { return d == 0; }) &&
+                   llvm::any_of(shape, [](int64_t d) { return d > 1; });
+    if (auto it = root.find(name); it != root.end() && several)
       found.push_back({it->second, shape});
   }
   for (auto &[name, shape] : found)

@@ -37,7 +37,7 @@ kiln_status resizeHostBytes(std::vector<uint8_t> &bytes, uint64_t size,
                             const std::string &what) {
   try {
     bytes.resize(size_t(size));
-  } catch (const std::bad_alloc &) {
+  } catch (const std::exception &) { // bad_alloc, or length_error
     return fail(KILN_ERROR_OUT_OF_MEMORY, "out of host memory for " + what +
                                               ": asked " +
                                               std::to_string(size) + " bytes");
@@ -212,13 +212,19 @@ kiln_status Session::runChunks(double *dispatchMs,
   if (dispatchMs)
     std::fill(dispatchMs, dispatchMs + numDispatches, 0.0);
   const auto &outputs = model_->outputs();
-  for (size_t o = 0; o < outputs.size(); ++o)
-    if (outputs[o].batched)
-      if (kiln_status s = resizeHostBytes(
-              batchedOutputs_[o], outputs[o].bytes / chunk * batch,
-              "output '" + outputs[o].name + "' of batch " +
-                  std::to_string(batch)))
-        return s;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    if (!outputs[o].batched)
+      continue;
+    std::string what =
+        "output '" + outputs[o].name + "' of batch " + std::to_string(batch);
+    uint64_t bytes;
+    if (__builtin_mul_overflow(outputs[o].bytes / uint64_t(chunk),
+                               uint64_t(batch), &bytes))
+      return fail(KILN_ERROR_OUT_OF_MEMORY,
+                  "out of host memory for " + what + ": its bytes overflow");
+    if (kiln_status s = resizeHostBytes(batchedOutputs_[o], bytes, what))
+      return s;
+  }
   int64_t first = 0;
   for (int64_t pieceChunk : pieces) {
     const Model *kernels = model_.get();

@@ -48,3 +48,12 @@ TEST(BatchPieces, PiecesCoverTheBatch) {
     EXPECT_TRUE(std::is_sorted(pieces.rbegin(), pieces.rend()));
   }
 }
+
+TEST(BatchPieces, HugeChunksPlanInBoundedMemory) {
+  const int64_t huge = int64_t(1) << 62;
+  EXPECT_EQ(batchPieces(3, {1, huge}), (Pieces{1, 1, 1}));
+  EXPECT_EQ(batchPieces(huge + 1, {huge}), (Pieces{huge, huge}));
+  Pieces pieces = batchPieces(int64_t(1) << 40, {1, 1 << 20});
+  EXPECT_EQ(std::accumulate(pieces.begin(), pieces.end(), int64_t(0)),
+            int64_t(1) << 40);
+}
