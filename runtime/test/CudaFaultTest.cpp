@@ -474,15 +474,8 @@ TEST_F(CudaFaults, SessionsOnSeveralThreads) {
 // chunk's kernels live on a device of their own (module, arena, graph), a
 // batch of 5 runs as pieces of 4 and 2, and everything is released.
 TEST_F(CudaFaults, BatchVariantsRunOnDevicesOfTheirOwn) {
-  auto batched = [](int64_t chunk) {
-    ArtifactSpec spec = cudaSpec();
-    spec.inputs = {{"x", fb::DType_F32, {chunk, N / 4}, 0, true}};
-    spec.outputs = {{"y", fb::DType_F32, {chunk, N / 4}, 2, true}};
-    spec.batchChunk = chunk;
-    return spec;
-  };
-  ArtifactSpec spec = batched(4);
-  spec.batchVariants = {batched(2).build()};
+  ArtifactSpec spec = withBatchChunk(cudaSpec(), 4);
+  spec.batchVariants = {withBatchChunk(cudaSpec(), 2).build()};
   ASSERT_EQ(create(spec), KILN_OK) << lastError();
   EXPECT_EQ(fake->count("live-modules"), 2);
   const int64_t shape[] = {5, N / 4};

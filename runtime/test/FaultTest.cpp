@@ -257,15 +257,8 @@ TEST(Faults, EveryAllocationFailureOfABatchedRunIsReported) {
 #ifdef KILN_NO_NEW_REPLACEMENT
   GTEST_SKIP() << "operator new cannot be replaced under ThreadSanitizer";
 #endif
-  auto batched = [](int64_t chunk) {
-    ArtifactSpec spec;
-    spec.inputs = {{"x", fb::DType_F32, {chunk, N / 4}, 0, true}};
-    spec.outputs = {{"y", fb::DType_F32, {chunk, N / 4}, 2, true}};
-    spec.batchChunk = chunk;
-    return spec;
-  };
-  ArtifactSpec spec = batched(4);
-  spec.batchVariants = {batched(2).build()};
+  ArtifactSpec spec = withBatchChunk(ArtifactSpec(), 4);
+  spec.batchVariants = {withBatchChunk(ArtifactSpec(), 2).build()};
   const int64_t row = N / 4;
   // Element b of the batch runs at row b % 4 of its piece.
   auto want = [&](size_t i) {

@@ -498,13 +498,7 @@ TEST(RuntimeErrors, WrongShape) {
 
 /// y = (x + 1) * w as 4 batch elements of 256: a batch of any size runs
 /// in chunks of 4, each computed with the same w.
-ArtifactSpec batchedSpec() {
-  ArtifactSpec spec;
-  spec.inputs = {{"x", fb::DType_F32, {4, N / 4}, 0, true}};
-  spec.outputs = {{"y", fb::DType_F32, {4, N / 4}, 2, true}};
-  spec.batchChunk = 4;
-  return spec;
-}
+ArtifactSpec batchedSpec() { return withBatchChunk(ArtifactSpec(), 4); }
 
 /// Runs batched input x of `shape` and reads y, whose batch is in dim
 /// `batchDim` and whose size is x's.
@@ -553,9 +547,7 @@ TEST(Runtime, DynamicBatchRunsInChunks) {
 /// place in its own piece.
 TEST(Runtime, DynamicBatchRunsInPiecesOfEachChunk) {
   const int64_t row = N / 4;
-  ArtifactSpec pairs = batchedSpec();
-  pairs.inputs[0].shape = pairs.outputs[0].shape = {2, row};
-  pairs.batchChunk = 2;
+  ArtifactSpec pairs = withBatchChunk(ArtifactSpec(), 2);
   ArtifactSpec spec = batchedSpec();
   spec.batchVariants = {pairs.build()};
   Loaded l(spec);
@@ -587,9 +579,7 @@ TEST(RuntimeErrors, BatchVariantsMustBeTheModelAtAnotherChunk) {
   auto refused = [](const ArtifactSpec &spec, const char *message) {
     expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT, {message});
   };
-  ArtifactSpec pairs = batchedSpec();
-  pairs.inputs[0].shape = pairs.outputs[0].shape = {2, N / 4};
-  pairs.batchChunk = 2;
+  ArtifactSpec pairs = withBatchChunk(ArtifactSpec(), 2);
   ArtifactSpec spec = batchedSpec();
   spec.batchVariants = {batchedSpec().build()};
   refused(spec, "batch variant 0 repeats the batch chunk of 4");

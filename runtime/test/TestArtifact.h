@@ -168,6 +168,15 @@ struct ArtifactSpec {
   }
 };
 
+/// `spec` (the default model, y = (x + 1) * w) as a dynamic batch: x and
+/// y hold `chunk` batch elements of N / 4 in their leading dim.
+inline ArtifactSpec withBatchChunk(ArtifactSpec spec, int64_t chunk) {
+  spec.inputs = {{"x", fb::DType_F32, {chunk, N / 4}, 0, true}};
+  spec.outputs = {{"y", fb::DType_F32, {chunk, N / 4}, 2, true}};
+  spec.batchChunk = chunk;
+  return spec;
+}
+
 } // namespace kiln_test
 
 #endif // KILN_RUNTIME_TEST_TESTARTIFACT_H
