@@ -172,6 +172,30 @@ private:
   std::string storage;
 };
 
+} // namespace
+
+uint64_t SharedWeights::add(StringRef bytes) {
+  auto [entry, added] = offsets_.try_emplace(bytes, 0);
+  if (!added)
+    return entry->second;
+  entry->second = llvm::alignTo(size_, KILN_ARTIFACT_ALIGNMENT);
+  size_ = entry->second + bytes.size();
+  inOrder_.push_back(&*entry);
+  return entry->second;
+}
+
+void SharedWeights::appendTo(std::string &out) const {
+  size_t start = out.size();
+  out.reserve(start + size_);
+  for (const llvm::StringMapEntry<uint64_t> *entry : inOrder_) {
+    out.append(start + entry->second - out.size(), '\0');
+    out.append(entry->first());
+  }
+  out.append(start + size_ - out.size(), '\0');
+}
+
+namespace {
+
 class Writer {
 public:
   Writer(ModuleOp module, ModuleOp kernels, size_t expectedBytes)
@@ -211,6 +235,7 @@ private:
 public:
   bool splatWeights = false;
   uint64_t splatSize = 0;
+  SharedWeights *sharedWeights = nullptr;
 };
 
 /// The weights a benchmark artifact leaves out: float32 tensors large
@@ -251,9 +276,16 @@ LogicalResult Writer::addConstant(ConstantOp op) {
   if (!isSerializable(op))
     return op.emitError("cannot serialize this constant");
   uint64_t size = byteSize(cast<RankedTensorType>(op.getType()));
-  uint64_t offset = llvm::alignTo(weightBytes, KILN_ARTIFACT_ALIGNMENT);
-  weightBytes = offset + size;
-  weights.push_back({op, offset});
+  uint64_t offset;
+  if (sharedWeights) {
+    std::string bytes;
+    appendConstantBytes(op, bytes);
+    offset = sharedWeights->add(bytes);
+  } else {
+    offset = llvm::alignTo(weightBytes, KILN_ARTIFACT_ALIGNMENT);
+    weightBytes = offset + size;
+    weights.push_back({op, offset});
+  }
   size_t index = newBuffer(fb::BufferKind_Weight, size, -1);
   buffers[index].offset = offset;
   bufferOf[op.getResult()] = index;
@@ -538,7 +570,7 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
       fbb.CreateString(contents.cpu),
       fbb.CreateVectorOfStrings(contents.cpuFeatures),
       fbb.CreateVector(*shapeGuards), batchChunk,
-      fbb.CreateVector(variantTables));
+      fbb.CreateVector(variantTables), contents.weightsInParent);
   fb::FinishModelBuffer(fbb, model);
 
   if (summary) {
@@ -549,7 +581,9 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
     }
     summary->numDispatches = dispatches.size();
     summary->arenaBytes = arenaSize;
-    summary->weightBytes = weightBytes;
+    summary->weightBytes = !sharedWeights             ? weightBytes
+                           : contents.weightsInParent ? 0
+                                                      : sharedWeights->size();
     summary->unplannedArenaBytes = unplanned;
   }
   // The weights follow the FlatBuffer from the next 64-byte boundary, each
@@ -557,7 +591,11 @@ FailureOr<std::string> Writer::write(func::FuncOp main,
   // (kiln/artifact_digest.h).
   const size_t flatbufferSize = fbb.GetSize();
   std::string artifact = allocator.release(flatbufferSize);
-  if (weightBytes > 0) {
+  if (sharedWeights && !contents.weightsInParent && sharedWeights->size() > 0) {
+    artifact.append(
+        artifact_digest::weightsOffset(flatbufferSize) - flatbufferSize, '\0');
+    sharedWeights->appendTo(artifact);
+  } else if (!sharedWeights && weightBytes > 0) {
     size_t offset = artifact_digest::weightsOffset(flatbufferSize);
     artifact.reserve(offset + weightBytes + (4 << 10));
     for (auto [constant, at] : weights) {
@@ -600,5 +638,6 @@ FailureOr<std::string> kiln::writeArtifact(ModuleOp module,
     expectedBytes += 512 + 64 * dispatch->getNumOperands();
   Writer writer(module, kernels, expectedBytes);
   writer.splatWeights = contents.splatWeights;
+  writer.sharedWeights = contents.sharedWeights;
   return writer.write(main, contents, summary);
 }

@@ -109,10 +109,11 @@ static LogicalResult checkLargerBatch(MLIRContext &context,
 }
 
 /// --batch-chunks: the model compiled for each other chunk of the batch,
-/// each a whole artifact that the main one carries.
+/// each a whole artifact that the main one carries, their weights in
+/// `weights`.
 static FailureOr<std::vector<std::string>>
 compileBatchVariants(MLIRContext &context, const CompileRequest &request,
-                     ModuleOp chunkModule) {
+                     ModuleOp chunkModule, SharedWeights &weights) {
   auto main = chunkModule.lookupSymbol<func::FuncOp>("main");
   std::vector<int64_t> chunks = request.batchChunks;
   llvm::sort(chunks);
@@ -131,6 +132,7 @@ compileBatchVariants(MLIRContext &context, const CompileRequest &request,
     variant.batchChunks.clear();
     variant.dumpIR = IRDumpOptions();
     variant.dumpGraphFile.clear();
+    variant.parentWeights = &weights;
     setBatch(main, other, variant.import);
     CompileResult compiled;
     if (failed(compileModel(context, variant, compiled))) {
@@ -176,9 +178,11 @@ LogicalResult kiln::compileModel(MLIRContext &context,
   result.onnxNodes = imported->numNodes;
   result.phaseSeconds.push_back({"import", since(start)});
   std::vector<std::string> batchVariants;
+  SharedWeights variantWeights;
   if (!request.batchChunks.empty() && request.stopAfter == Phase::Artifact) {
     start = std::chrono::steady_clock::now();
-    auto compiled = compileBatchVariants(context, request, *module);
+    auto compiled =
+        compileBatchVariants(context, request, *module, variantWeights);
     if (failed(compiled))
       return failure();
     batchVariants = std::move(*compiled);
@@ -255,6 +259,12 @@ LogicalResult kiln::compileModel(MLIRContext &context,
   contents.target = request.compile.target;
   contents.splatWeights = request.compile.splatWeights;
   contents.batchVariants = std::move(batchVariants);
+  if (request.parentWeights) {
+    contents.sharedWeights = request.parentWeights;
+    contents.weightsInParent = true;
+  } else if (!contents.batchVariants.empty()) {
+    contents.sharedWeights = &variantWeights;
+  }
   if (kernels && target->isCuda()) {
     std::string toolkit = findCudaToolkit(request.compile.cudaToolkit);
     if (toolkit.empty() && !request.compile.cudaToolkit.empty() &&

@@ -21,7 +21,7 @@ GpuExecutor::~GpuExecutor() {
     d.moduleUnload(module_);
   if (arena_)
     d.memFree(arena_);
-  if (weights_)
+  if (weights_ && !model_.weightsInCarrier())
     d.memFree(weights_);
   if (splat_)
     d.memFree(splat_);
@@ -103,7 +103,14 @@ kiln_status GpuExecutor::init() {
   if (kiln_status s = allocate(arena_, model_.arenaSize(), "arena"))
     return s;
   uint64_t weightBytes = model_.weightsSize();
-  if (kiln_status s = allocate(weights_, weightBytes, "weights"))
+  if (model_.weightsInCarrier()) {
+    if (!carrier_)
+      return fail(KILN_ERROR_INTERNAL,
+                  "a batch variant's weights are its carrier's, but no "
+                  "carrier device was given");
+    weights_ = carrier_->weights_;
+    weightBytes = 0;
+  } else if (kiln_status s = allocate(weights_, weightBytes, "weights"))
     return s;
   if (weightBytes > 0)
     if (kiln_status s =

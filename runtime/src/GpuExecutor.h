@@ -20,7 +20,11 @@ enum class GpuApi { Cuda, Hip };
 /// driver and AMD GPUs through HIP.
 class GpuExecutor final : public Device {
 public:
-  GpuExecutor(const Model &model, GpuApi api) : model_(model), api_(api) {}
+  /// A batch variant whose weights are its carrier's (weightsInCarrier)
+  /// reads them from `carrier`'s device memory, which must outlive it.
+  GpuExecutor(const Model &model, GpuApi api,
+              const GpuExecutor *carrier = nullptr)
+      : model_(model), api_(api), carrier_(carrier) {}
   GpuExecutor(const GpuExecutor &) = delete;
   GpuExecutor &operator=(const GpuExecutor &) = delete;
   ~GpuExecutor() override;
@@ -73,6 +77,7 @@ private:
 
   const Model &model_;
   const GpuApi api_;
+  const GpuExecutor *carrier_;
   const cu::Driver *driver_ = nullptr;
   cu::Device device_ = 0;
   cu::Context context_ = nullptr;

@@ -347,6 +347,20 @@ kiln_status Model::readWeights(const fb::Model &m, const uint8_t *data,
                                size_t size, size_t tail) {
   weights_ = m.weights() ? m.weights()->data() : nullptr;
   weightsSize_ = m.weights() ? m.weights()->size() : 0;
+  if (m.weights_in_parent()) {
+    if (!carrier_)
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  "the artifact is a batch variant whose weights are in the "
+                  "artifact that carries it: open that one");
+    if (weightsSize_ > 0 || tail > 0)
+      return fail(KILN_ERROR_INVALID_ARTIFACT,
+                  "holds weights of its own beside those of the artifact "
+                  "that carries it");
+    weightsInCarrier_ = true;
+    weights_ = carrier_->weights_;
+    weightsSize_ = carrier_->weightsSize_;
+    return KILN_OK;
+  }
   if (tail == 0)
     return KILN_OK;
   size_t offset = artifact_digest::weightsOffset(size);
@@ -484,7 +498,7 @@ kiln_status Model::readBatchVariants(const fb::Model &m) {
   if (!m.batch_variants() || m.batch_variants()->size() == 0)
     return KILN_OK;
   // Refused before loading, so that nesting cannot recurse.
-  if (isBatchVariant_)
+  if (carrier_)
     return fail(KILN_ERROR_INVALID_ARTIFACT, "holds batch variants of its own");
   for (const fb::BatchVariant *variant : *m.batch_variants()) {
     const flatbuffers::Vector<uint8_t> &bytes = *variant->artifact();
@@ -495,7 +509,7 @@ kiln_status Model::readBatchVariants(const fb::Model &m) {
                       std::to_string(bytes.size()) + " bytes");
     std::memcpy(copy.get(), bytes.data(), bytes.size());
     auto loaded = std::make_shared<Model>();
-    loaded->isBatchVariant_ = true;
+    loaded->carrier_ = this;
     if (kiln_status s = loaded->load(std::move(copy), bytes.size()))
       return fail(s, "batch variant " + std::to_string(batchVariants_.size()) +
                          ": " + lastErrorMessage());

@@ -105,6 +105,8 @@ public:
   uint64_t arenaSize() const { return arenaSize_; }
   const uint8_t *weights() const { return weights_; }
   uint64_t weightsSize() const { return weightsSize_; }
+  /// A batch variant whose weights are those of the model carrying it.
+  bool weightsInCarrier() const { return weightsInCarrier_; }
   /// Bytes of the area holding splat weights (benchmark artifacts).
   uint64_t splatSize() const { return splatSize_; }
   /// True for artifacts compiled for an NVIDIA GPU ("cuda:...").
@@ -153,8 +155,9 @@ private:
   /// digests the file stores.
   kiln_status checkDigests(const uint8_t *data, size_t size, size_t tail,
                            const uint8_t *digests, uint32_t count);
-  /// The weights: inside the FlatBuffer, or the `tail` bytes after it from
-  /// the next 64-byte boundary on (kiln/artifact_digest.h).
+  /// The weights: inside the FlatBuffer, the `tail` bytes after it from
+  /// the next 64-byte boundary on (kiln/artifact_digest.h), or a batch
+  /// variant's carrier's.
   kiln_status readWeights(const fb::Model &m, const uint8_t *data, size_t size,
                           size_t tail);
   kiln_status readBuffers(const fb::Model &m, uint64_t weightsSize);
@@ -188,8 +191,10 @@ private:
   std::vector<CheckDesc> checks_;
   int64_t batchChunk_ = 0;
   std::vector<std::shared_ptr<const Model>> batchVariants_;
-  /// True while loading a batch variant, which may hold none of its own.
-  bool isBatchVariant_ = false;
+  /// A batch variant: the model that carries it (and may hold its
+  /// weights); null for an artifact opened on its own.
+  const Model *carrier_ = nullptr;
+  bool weightsInCarrier_ = false;
   std::vector<ShapeGuardDesc> shapeGuards_;
   std::string shapeGuardList_;
   KernelObject kernels_;

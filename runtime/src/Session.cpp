@@ -69,11 +69,14 @@ int Session::numThreads() const { return device_ ? device_->numThreads() : 0; }
 
 std::unique_ptr<Device> Session::createDevice(const Model &kernels,
                                               const std::string &device,
-                                              int numThreads) {
+                                              int numThreads,
+                                              const Device *carrier) {
+  // On a GPU device every device of the session is a GpuExecutor.
+  auto *gpuCarrier = static_cast<const GpuExecutor *>(carrier);
   if (device == "cuda")
-    return std::make_unique<GpuExecutor>(kernels, GpuApi::Cuda);
+    return std::make_unique<GpuExecutor>(kernels, GpuApi::Cuda, gpuCarrier);
   if (device == "rocm")
-    return std::make_unique<GpuExecutor>(kernels, GpuApi::Hip);
+    return std::make_unique<GpuExecutor>(kernels, GpuApi::Hip, gpuCarrier);
   return std::make_unique<CpuDevice>(kernels, numThreads);
 }
 
@@ -100,7 +103,8 @@ kiln_status Session::init(const std::string &device, int numThreads,
   if (kiln_status s = device_->init())
     return s;
   for (const auto &variant : model_->batchVariants()) {
-    variantDevices_.push_back(createDevice(*variant, device, numThreads));
+    variantDevices_.push_back(
+        createDevice(*variant, device, numThreads, device_.get()));
     if (kiln_status s = variantDevices_.back()->init())
       return s;
   }
@@ -121,7 +125,8 @@ kiln_status Session::checkMemoryBudget(const std::string &device,
   for (const Model *m : all) {
     add(arena, m->arenaSize());
     add(splat, m->splatSize());
-    add(weights, device == "cpu" ? 0 : m->weightsSize());
+    add(weights,
+        device == "cpu" || m->weightsInCarrier() ? 0 : m->weightsSize());
   }
   add(needed, arena);
   add(needed, splat);

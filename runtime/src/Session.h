@@ -58,9 +58,12 @@ private:
   /// Fails, naming the node and the input, when a shape-like input's
   /// values do not give the shape the artifact was compiled for.
   kiln_status checkShapeGuards() const;
-  /// The device called `device` ("cpu", "cuda" or "rocm") for `kernels`.
-  static std::unique_ptr<Device>
-  createDevice(const Model &kernels, const std::string &device, int numThreads);
+  /// The device called `device` ("cpu", "cuda" or "rocm") for `kernels`;
+  /// a batch variant's reads the weights of its `carrier`'s.
+  static std::unique_ptr<Device> createDevice(const Model &kernels,
+                                              const std::string &device,
+                                              int numThreads,
+                                              const Device *carrier = nullptr);
   /// KILN_OK, or the error for a dispatch index out of range.
   kiln_status checkDispatchIndex(int dispatch) const;
   /// Calls `observer` for `dispatch`, whose results it may read meanwhile.

@@ -470,6 +470,29 @@ TEST_F(CudaFaults, SessionsOnSeveralThreads) {
   EXPECT_EQ(fake->count("graph-launches"), 80);
 }
 
+// A batch variant whose weights are its carrier's reads the carrier's
+// device copy of them: one device allocation fewer, and none freed twice
+// (TearDown checks that everything is released).
+TEST_F(CudaFaults, BatchVariantsShareTheCarriersDeviceWeights) {
+  ArtifactSpec own = withBatchChunk(cudaSpec(), 2);
+  ArtifactSpec shared = own;
+  shared.weights.clear();
+  shared.weightsInParent = true;
+  auto liveAllocations = [&](const ArtifactSpec &variant) {
+    ArtifactSpec spec = withBatchChunk(cudaSpec(), 4);
+    spec.batchVariants = {variant.build()};
+    EXPECT_EQ(create(spec), KILN_OK) << lastError();
+    long live = fake->count("live-allocations");
+    kiln_session_destroy(session);
+    kiln_model_close(model);
+    session = nullptr;
+    model = nullptr;
+    return live;
+  };
+  long withOwnWeights = liveAllocations(own);
+  EXPECT_EQ(liveAllocations(shared), withOwnWeights - 1);
+}
+
 // A dynamic batch of 4 with kernels for a chunk of 2 beside them: each
 // chunk's kernels live on a device of their own (module, arena, graph), a
 // batch of 5 runs as pieces of 4 and 2, and everything is released.

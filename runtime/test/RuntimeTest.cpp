@@ -575,6 +575,31 @@ TEST(Runtime, DynamicBatchRunsInPiecesOfEachChunk) {
   }
 }
 
+/// A batch variant whose weights are in the artifact carrying it (as
+/// kiln-compile writes them) reads the carrier's: both chunks weight an
+/// element by the carrier's w = i * 0.25.
+TEST(Runtime, DynamicBatchVariantReadsItsCarriersWeights) {
+  const int64_t row = N / 4;
+  ArtifactSpec pairs = withBatchChunk(ArtifactSpec(), 2);
+  pairs.weights.clear();
+  pairs.weightsInParent = true;
+  ArtifactSpec spec = batchedSpec();
+  spec.weightsAfterFlatBuffer = true;
+  auto *w = reinterpret_cast<float *>(spec.weights.data());
+  for (int64_t i = 0; i < N; ++i)
+    w[i] = float(i) * 0.25f;
+  spec.batchVariants = {pairs.build()};
+  Loaded l(spec);
+  // 6 runs as pieces of 4 and 2: the second piece on the variant.
+  const std::vector<int64_t> place = {0, 1, 2, 3, 0, 1};
+  std::vector<float> x(6 * row, 3.0f), y;
+  ASSERT_NO_FATAL_FAILURE(runBatch(l, x, {6, row}, 0, y));
+  for (int64_t b = 0; b < 6; ++b)
+    for (int64_t j = 0; j < row; ++j)
+      ASSERT_EQ(y[b * row + j], 4.0f * float(place[b] * row + j) * 0.25f)
+          << "at " << b << "," << j;
+}
+
 TEST(RuntimeErrors, BatchVariantsMustBeTheModelAtAnotherChunk) {
   auto refused = [](const ArtifactSpec &spec, const char *message) {
     expectOpenError(spec, KILN_ERROR_INVALID_ARTIFACT, {message});
@@ -595,6 +620,14 @@ TEST(RuntimeErrors, BatchVariantsMustBeTheModelAtAnotherChunk) {
   ArtifactSpec fixed;
   fixed.batchVariants = {pairs.build()};
   refused(fixed, "batch variant 0 belongs to an artifact with a fixed batch");
+  ArtifactSpec sharing = pairs;
+  sharing.weightsInParent = true;
+  spec.batchVariants = {sharing.build()};
+  refused(spec, "batch variant 0: holds weights of its own beside those of "
+                "the artifact that carries it");
+  sharing.weights.clear();
+  refused(sharing, "the artifact is a batch variant whose weights are in "
+                   "the artifact that carries it: open that one");
 }
 
 /// The same kernel over [2, 4, N / 8] with the batch in dim 1 (as a

@@ -96,6 +96,9 @@ struct ArtifactSpec {
   /// Where the weights go: inside the FlatBuffer, or after it as
   /// kiln-compile writes them.
   bool weightsAfterFlatBuffer = false;
+  /// A batch variant whose Weight buffers index the carrying artifact's
+  /// weights (clear `weights` for one that holds none of its own).
+  bool weightsInParent = false;
 
   ArtifactSpec() {
     weights.resize(kTensorBytes);
@@ -153,7 +156,7 @@ struct ArtifactSpec {
         b, version, "kiln-test", target.c_str(), &kernelObject,
         weightsAfterFlatBuffer ? &none : &weights, arenaSize, &bufs, &ins,
         &outs, &disps, &images, splatSize, &checkTables, cpu.c_str(), &features,
-        &guardTables, batchChunk, &variants);
+        &guardTables, batchChunk, &variants, weightsInParent);
     fb::FinishModelBuffer(b, root);
     std::vector<uint8_t> out(b.GetBufferPointer(),
                              b.GetBufferPointer() + b.GetSize());

@@ -109,12 +109,16 @@ void makeBatched(ArtifactSpec &spec, int64_t chunk) {
 void forgeOnce(FuzzedDataProvider &in, ArtifactSpec &spec);
 
 /// A dynamic batch of 4 with the kernels for a chunk of 2 beside them,
-/// those forged too (nested variants included).
+/// those forged too (nested variants included), their weights their own or
+/// the carrier's (or both, or neither, forged).
 void forgeBatchVariant(FuzzedDataProvider &in, ArtifactSpec &spec) {
   ArtifactSpec pairs = spec;
   pairs.batchVariants.clear();
   makeBatched(spec, 4);
   makeBatched(pairs, in.ConsumeBool() ? 2 : 4);
+  pairs.weightsInParent = in.ConsumeBool();
+  if (in.ConsumeBool())
+    pairs.weights.clear();
   for (int edits = in.ConsumeIntegralInRange(0, 2); edits > 0; --edits)
     forgeOnce(in, pairs);
   // The variant's kernels run too: never the hook (see callsTheHookKernel).

@@ -6,6 +6,7 @@
 #include "kiln/Target/GpuImage.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 
@@ -53,6 +54,26 @@ struct ArtifactSummary {
   uint64_t unplannedArenaBytes = 0;
 };
 
+/// The weights of a model's batch variants and of the artifact that carries
+/// them (kiln-compile --batch-chunks): each distinct constant is stored
+/// once, at a 64-byte aligned offset, and the carrying artifact writes the
+/// whole pool as its weights.
+class SharedWeights {
+public:
+  /// The offset of `bytes` in the pool; bytes added before keep theirs.
+  uint64_t add(llvm::StringRef bytes);
+  /// Bytes of the pool, its alignment gaps included.
+  uint64_t size() const { return size_; }
+  /// Appends the pool to `out`, whose end is where the pool starts.
+  void appendTo(std::string &out) const;
+
+private:
+  llvm::StringMap<uint64_t> offsets_;
+  /// The entries in the order of their offsets.
+  std::vector<const llvm::StringMapEntry<uint64_t> *> inOrder_;
+  uint64_t size_ = 0;
+};
+
 /// Serializes a fully lowered module — `@main` holding kiln.constant,
 /// kiln.reshape and kiln.dispatch ops, and the kernels module already
 /// compiled to `kernelObject` — into the FlatBuffers artifact. Arena buffers
@@ -75,6 +96,11 @@ struct ArtifactContents {
   /// Dynamic batch: whole artifacts of the same model compiled for other
   /// chunks of the batch (kiln-compile --batch-chunks).
   std::vector<std::string> batchVariants;
+  /// Dynamic batch with several chunks: where the weights go. The carrying
+  /// artifact writes the pool after its FlatBuffer; a batch variant
+  /// (`weightsInParent`) only refers to it.
+  SharedWeights *sharedWeights = nullptr;
+  bool weightsInParent = false;
 };
 
 mlir::FailureOr<std::string> writeArtifact(mlir::ModuleOp module,

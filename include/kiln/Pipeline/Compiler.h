@@ -29,6 +29,9 @@ struct CompileRequest {
   /// too; the artifact carries each, and the runtime runs a batch as pieces
   /// of the chunks it has.
   std::vector<int64_t> batchChunks;
+  /// Set when this compile is a batch variant of another: its weights go
+  /// into that artifact's pool instead of its own.
+  SharedWeights *parentWeights = nullptr;
 };
 
 struct CompileResult {
