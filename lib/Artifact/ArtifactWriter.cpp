@@ -215,6 +215,9 @@ private:
     buffer.lastStep = std::max(buffer.lastStep, step);
   }
   LogicalResult addConstant(ConstantOp op);
+  /// Where a constant holding the same bytes was stored, if one was.
+  std::optional<uint64_t> storedOffset(ConstantOp op) const;
+  void recordOffset(ConstantOp op, uint64_t offset);
   LogicalResult addDispatch(DispatchOp op, int64_t step);
 
 public:
@@ -230,6 +233,11 @@ private:
   /// FlatBuffer, copied in once it is finished; weightBytes is their size.
   std::vector<std::pair<ConstantOp, uint64_t>> weights;
   uint64_t weightBytes = 0;
+  /// The offset of each distinct value stored so far, by its bytes (a
+  /// constant the model repeats is stored once) or, for the values
+  /// whose bytes are not at hand (splats, booleans), by the value itself.
+  llvm::DenseMap<StringRef, uint64_t> offsetOfBytes;
+  llvm::DenseMap<Attribute, uint64_t> offsetOfValue;
   std::vector<flatbuffers::Offset<fb::Dispatch>> dispatches;
 
 public:
@@ -263,6 +271,41 @@ static uint32_t splatWord(ConstantOp op) {
   return half << 16 | half;
 }
 
+/// The bytes a serializable constant stores as they are (a resource blob or
+/// non-splat dense elements); none for splats and booleans, whose bytes
+/// are expanded.
+static std::optional<StringRef> storedBytes(ConstantOp op) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+    ArrayRef<char> data = resource.getRawHandle().getBlob()->getData();
+    return StringRef(data.data(), data.size());
+  }
+  auto dense = cast<DenseElementsAttr>(op.getValue());
+  if (dense.isSplat() || dense.getElementType().isInteger(1))
+    return std::nullopt;
+  ArrayRef<char> raw = dense.getRawData();
+  return StringRef(raw.data(), raw.size());
+}
+
+std::optional<uint64_t> Writer::storedOffset(ConstantOp op) const {
+  if (std::optional<StringRef> bytes = storedBytes(op)) {
+    auto it = offsetOfBytes.find(*bytes);
+    if (it != offsetOfBytes.end())
+      return it->second;
+    return std::nullopt;
+  }
+  auto it = offsetOfValue.find(op.getValue());
+  if (it != offsetOfValue.end())
+    return it->second;
+  return std::nullopt;
+}
+
+void Writer::recordOffset(ConstantOp op, uint64_t offset) {
+  if (std::optional<StringRef> bytes = storedBytes(op))
+    offsetOfBytes[*bytes] = offset;
+  else
+    offsetOfValue[op.getValue()] = offset;
+}
+
 LogicalResult Writer::addConstant(ConstantOp op) {
   if (splatWeights && isSplatCandidate(op)) {
     uint64_t size = byteSize(cast<RankedTensorType>(op.getType()));
@@ -281,10 +324,13 @@ LogicalResult Writer::addConstant(ConstantOp op) {
     std::string bytes;
     appendConstantBytes(op, bytes);
     offset = sharedWeights->add(bytes);
+  } else if (std::optional<uint64_t> stored = storedOffset(op)) {
+    offset = *stored;
   } else {
     offset = llvm::alignTo(weightBytes, KILN_ARTIFACT_ALIGNMENT);
     weightBytes = offset + size;
     weights.push_back({op, offset});
+    recordOffset(op, offset);
   }
   size_t index = newBuffer(fb::BufferKind_Weight, size, -1);
   buffers[index].offset = offset;

@@ -772,7 +772,8 @@ enumeratedBlock(ArrayRef<int64_t> indices, ArrayRef<int64_t> shape) {
   for (auto [d, size] : llvm::enumerate(outer))
     if (size > 1)
       wide.push_back(int64_t(d));
-  // Component j holds the coordinate along `dimOf(j)`, or 0.
+  // Whether component j holds, at every position, its coordinate along
+  // outer dim `dim` (0 where `dim` is none).
   auto holds = [&](int64_t j, std::optional<int64_t> dim) {
     SmallVector<int64_t> at(outer.size(), 0);
     for (size_t offset = 0; offset < indices.size(); offset += k) {

@@ -37,16 +37,24 @@ struct kiln_session {
 
 namespace {
 
-template <typename Fn> kiln_status guarded(Fn &&fn) noexcept {
+/// `fn`, the body of the C API function `call`, with every exception made
+/// a status naming the call. The runtime's large buffers (artifact, arena,
+/// batched inputs and outputs) are allocated where their bytes are known
+/// and fail with them; what reaches here is bookkeeping that could not be
+/// allocated.
+template <typename Fn> kiln_status guarded(const char *call, Fn &&fn) noexcept {
   try {
     return fn();
   } catch (const std::bad_alloc &) {
-    return fail(KILN_ERROR_OUT_OF_MEMORY, "out of memory");
+    return fail(KILN_ERROR_OUT_OF_MEMORY,
+                std::string(call) + ": out of host memory (an allocation of "
+                                    "the runtime's bookkeeping failed)");
   } catch (const std::exception &e) {
     return fail(KILN_ERROR_INTERNAL,
-                std::string("internal error: ") + e.what());
+                std::string(call) + ": internal error: " + e.what());
   } catch (...) {
-    return fail(KILN_ERROR_INTERNAL, "internal error: unknown exception");
+    return fail(KILN_ERROR_INTERNAL,
+                std::string(call) + ": internal error: unknown exception");
   }
 }
 
@@ -68,7 +76,7 @@ kiln_status entered(kiln_session *session, const char *call, Fn &&fn) {
                     "its own session)");
   }
   session->owner = std::this_thread::get_id();
-  kiln_status status = guarded(fn);
+  kiln_status status = guarded(call, fn);
   session->owner = std::thread::id();
   return status;
 }
@@ -232,7 +240,7 @@ kiln_status kiln_model_open(const char *path, kiln_model **model) {
   if (!path || !model)
     return nullArg(!path ? "path" : "model");
   *model = nullptr;
-  return guarded([&] { return readFile(path, model); });
+  return guarded("kiln_model_open", [&] { return readFile(path, model); });
 }
 
 kiln_status kiln_model_open_memory(const void *data, size_t size,
@@ -240,7 +248,7 @@ kiln_status kiln_model_open_memory(const void *data, size_t size,
   if (!data || !model)
     return nullArg(!data ? "data" : "model");
   *model = nullptr;
-  return guarded([&] {
+  return guarded("kiln_model_open_memory", [&] {
     AlignedBytes bytes = allocateAligned(size);
     if (!bytes)
       return fail(KILN_ERROR_OUT_OF_MEMORY, "cannot allocate " +
@@ -403,7 +411,7 @@ kiln_status kiln_session_create(kiln_model *model, const char *device,
   if (!model || !session)
     return nullArg(!model ? "model" : "session");
   *session = nullptr;
-  return guarded([&] {
+  return guarded("kiln_session_create", [&] {
     auto impl = std::make_unique<Session>(model->impl);
     if (kiln_status s = impl->init(device ? device : "cpu",
                                    options ? options->num_threads : 0,
@@ -473,8 +481,9 @@ kiln_status kiln_session_dispatch_resources(const kiln_session *session,
                                             kiln_kernel_resources *resources) {
   if (!session || !resources)
     return nullArg(!session ? "session" : "resources");
-  return guarded(
-      [&] { return session->impl->dispatchResources(dispatch, resources); });
+  return guarded("kiln_session_dispatch_resources", [&] {
+    return session->impl->dispatchResources(dispatch, resources);
+  });
 }
 
 kiln_status kiln_session_get_dispatch_result(kiln_session *session,
@@ -487,7 +496,7 @@ kiln_status kiln_session_get_dispatch_result(kiln_session *session,
   };
   // An observer reads inside the run that called it, on the run's thread.
   if (session->owner.load() == std::this_thread::get_id())
-    return guarded(read);
+    return guarded("kiln_session_get_dispatch_result", read);
   return entered(session, "kiln_session_get_dispatch_result", read);
 }
 
