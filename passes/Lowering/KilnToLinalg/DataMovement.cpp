@@ -138,6 +138,10 @@ struct ConcatLowering : public OpRewritePattern<ConcatOp> {
     int64_t rank = op.getType().getRank(), offset = 0;
     for (Value input : op.getInputs()) {
       auto shape = tensorTypeOf(input).getShape();
+      // An input empty along the axis holds no element, and its offset
+      // (the result's extent, when it comes last) is out of bounds.
+      if (shape[op.getAxis()] == 0)
+        continue;
       SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
       offsets[op.getAxis()] = offset;
       result = tensor::InsertSliceOp::create(

@@ -15,6 +15,17 @@ func.func @gather(%t: tensor<10x4xf32>, %ids: tensor<3xi64>) -> tensor<3x4xf32> 
   return %0 : tensor<3x4xf32>
 }
 
+// Concatenation: an insert_slice per input, none for an input empty along
+// the axis (placed last, its offset would be the result's extent).
+// CHECK-LABEL: func.func @concat_with_empty_input
+// CHECK: tensor.insert_slice %arg0 into %{{.+}}[0, 0, 0] [1, 4, 3] [1, 1, 1] : tensor<1x4x3xf32> into tensor<1x4x3xf32>
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return
+func.func @concat_with_empty_input(%x: tensor<1x4x3xf32>, %e: tensor<1x0x3xf32>) -> tensor<1x4x3xf32> attributes {kiln.kernel} {
+  %0 = kiln.concat %x, %e {axis = 1 : i64} : (tensor<1x4x3xf32>, tensor<1x0x3xf32>) -> tensor<1x4x3xf32>
+  return %0 : tensor<1x4x3xf32>
+}
+
 // Unit steps: a view. Positive steps above 1: a copy reading
 // start + step * i (a kernel that can be split into workgroups).
 // CHECK-LABEL: func.func @slice
