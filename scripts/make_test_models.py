@@ -133,8 +133,15 @@ def io_desc(model):
     return "opset %d, in: %s -> out: %s" % (model.opset_import[0].version, ins, outs)
 
 
-def write_e2e(model, out_dir, input_sets):
-    """model.onnx + one test_data_set_K per entry of input_sets (list of dicts)."""
+def run_onnx_reference(model, feeds):
+    from onnx.reference import ReferenceEvaluator
+    names = [o.name for o in model.graph.output]
+    return names, ReferenceEvaluator(model).run(names, feeds)
+
+
+def write_e2e(model, out_dir, input_sets, reference=run_ort):
+    """model.onnx + one test_data_set_K per entry of input_sets (list of dicts),
+    the outputs computed by `reference` (onnxruntime unless it lacks the op)."""
     if os.path.isdir(out_dir):
         shutil.rmtree(out_dir)
     os.makedirs(out_dir)
@@ -144,7 +151,7 @@ def write_e2e(model, out_dir, input_sets):
     for k, feeds in enumerate(input_sets):
         ds = os.path.join(out_dir, "test_data_set_%d" % k)
         os.makedirs(ds)
-        out_names, outs = run_ort(model, feeds)
+        out_names, outs = reference(model, feeds)
         assert out_names == [v.name for v in model.graph.output]
         for j, n in enumerate(in_names):
             p = os.path.join(ds, "input_%d.pb" % j)
@@ -321,6 +328,53 @@ def build_tree_ensembles():
     x[3, 2] = np.nan  # EQ fails, NEQ holds
     x[4, 1] = 0.5     # GTE at its threshold
     x[5, 0] = -0.5    # GT at its threshold
+    return model, [{"x": x}]
+
+
+def build_tree_ensemble_v5():
+    # ai.onnx.ml TreeEnsemble (opset 5) built by hand: interior nodes and
+    # leaves in lists of their own, every branch mode but MEMBER, a missing
+    # value (NaN) that one node sends to its true child, float64 X summed
+    # over three trees into two targets and the same trees over float32 X
+    # averaged. onnxruntime 1.20 has no kernel for it: the references are
+    # onnx's own evaluator's.
+    #   tree 0: node 0 x0 < 0 (NaN: true) -> node 1 | leaf 0;
+    #           node 1 x1 >= 0.5 -> leaf 1 | node 2; node 2 x2 != 1 -> leaf 2 | leaf 3
+    #   tree 1: node 3 x2 == 1 -> leaf 4 | node 4; node 4 x0 > -0.5 -> leaf 5 | leaf 6
+    #   tree 2: node 5 x1 <= 0.25 -> leaf 7 | leaf 8
+    rng = np.random.default_rng(1031)
+    def ensemble(name, x, y, aggregate, splits_type):
+        return helper.make_node(
+            "TreeEnsemble", [x], [y], name=name, domain="ai.onnx.ml",
+            aggregate_function=aggregate, post_transform=0, n_targets=2,
+            tree_roots=[0, 3, 5],
+            nodes_featureids=[0, 1, 2, 2, 0, 1],
+            nodes_modes=numpy_helper.from_array(np.array([1, 2, 5, 4, 3, 0], np.uint8)),
+            nodes_splits=numpy_helper.from_array(
+                np.array([0.0, 0.5, 1.0, 1.0, -0.5, 0.25], splits_type)),
+            nodes_truenodeids=[1, 1, 2, 4, 5, 7], nodes_trueleafs=[0, 1, 1, 1, 1, 1],
+            nodes_falsenodeids=[0, 2, 3, 4, 6, 8], nodes_falseleafs=[1, 0, 1, 0, 1, 1],
+            nodes_missing_value_tracks_true=[1, 0, 0, 0, 0, 0],
+            leaf_targetids=[0, 1, 0, 1, 1, 0, 1, 0, 1],
+            leaf_weights=numpy_helper.from_array(leaf_weights.astype(splits_type)))
+    leaf_weights = np.round(rng.standard_normal(9), 3)
+    g = helper.make_graph(
+        [ensemble("sum64", "x", "y64", 1, np.float64),
+         helper.make_node("Cast", ["x"], ["x32"], name="to_f32", to=TensorProto.FLOAT),
+         ensemble("average32", "x32", "y32", 0, np.float32)],
+        "tree_ensemble_v5", [vi("x", [8, 3], TensorProto.DOUBLE)],
+        [vi("y64", [8, 2], TensorProto.DOUBLE), vi("y32", [8, 2])])
+    model = helper.make_model(
+        g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("ai.onnx.ml", 5)],
+        ir_version=IR_FOR_OPSET[21], producer_name="kiln-make_test_models",
+        producer_version="1")
+    x = np.round(rng.standard_normal((8, 3)), 1)
+    x[1, 0] = np.nan  # node 0 sends it to the true child
+    x[2, 2] = 1.0     # EQ and NEQ exactly
+    x[3, 2] = np.nan  # EQ fails, NEQ holds
+    x[4, 1] = 0.5     # GTE at its threshold
+    x[5, 0] = -0.5    # GT at its threshold
+    x[6, 1] = 0.25    # LEQ at its threshold
     return model, [{"x": x}]
 
 
@@ -1870,11 +1924,13 @@ def build_import_models():
     # ai.onnx.ml tree ensembles the importer walks (a tree of depth 2) or
     # refuses by name (two classes that both carry weights, string labels, MIN
     # aggregation).
-    def ml_model(name, node, outputs):
+    def ml_model(name, node, outputs, ml_opset=3):
         g = helper.make_graph([node], name, [vi("x", [4, 2])], outputs)
+        opset = 17 if ml_opset < 5 else 21
         model = helper.make_model(
-            g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)],
-            ir_version=IR_FOR_OPSET[17], producer_name="kiln-make_test_models",
+            g, opset_imports=[helper.make_opsetid("", opset),
+                              helper.make_opsetid("ai.onnx.ml", ml_opset)],
+            ir_version=IR_FOR_OPSET[opset], producer_name="kiln-make_test_models",
             producer_version="1")
         save_model(model, os.path.join(IMPORT_DIR, name + ".onnx"), io_desc(model))
     depth2 = dict(
@@ -1913,6 +1969,24 @@ def build_import_models():
                               target_treeids=[0, 0, 0], target_nodeids=[2, 3, 4],
                               target_ids=[0, 0, 0], target_weights=[1.0, 2.0, 3.0], **depth2),
              [vi("y", [4, 1])])
+    # TreeEnsemble (ai.onnx.ml 5): one node over two leaves; set membership
+    # (mode 6) and the MAX aggregate are refused by name.
+    def tree_ensemble(mode, **attrs):
+        f32 = lambda values: numpy_helper.from_array(np.array(values, np.float32))
+        return helper.make_node(
+            "TreeEnsemble", ["x"], ["y"], "trees", domain="ai.onnx.ml", n_targets=1,
+            tree_roots=[0], nodes_featureids=[0], nodes_splits=f32([0.0]),
+            nodes_modes=numpy_helper.from_array(np.array([mode], np.uint8)),
+            nodes_truenodeids=[0], nodes_trueleafs=[1], nodes_falsenodeids=[1],
+            nodes_falseleafs=[1], leaf_targetids=[0, 0], leaf_weights=f32([1.0, 2.0]),
+            **attrs)
+    ml_model("tree_ensemble_member",
+             tree_ensemble(6, membership_values=numpy_helper.from_array(
+                 np.array([1.0, 2.0], np.float32))),
+             [vi("y", [4, 1])], ml_opset=5)
+    ml_model("tree_ensemble_max", tree_ensemble(0, aggregate_function=3),
+             [vi("y", [4, 1])], ml_opset=5)
+    ml_model("tree_ensemble_depth1", tree_ensemble(0), [vi("y", [4, 1])], ml_opset=5)
     # A bidirectional LSTM whose R holds one direction: refused by name.
     imp("recurrent_bad_weights",
         [n("LSTM", ["x", "w", "r"], ["y"], "lstm", direction="bidirectional", hidden_size=4)],
@@ -1995,7 +2069,7 @@ def main():
         sys.exit("onnxruntime is required (use the project venv: .venv/bin/python)")
     np.random.seed(0)  # nothing should use the global RNG, but be safe
 
-    for build, out_dir in [
+    for entry in [
         (build_mlp, os.path.join(E2E_DIR, "mlp")),
         (build_small_cnn, os.path.join(E2E_DIR, "small_cnn")),
         (build_cnn_symbolic, os.path.join(E2E_DIR, "cnn_symbolic")),
@@ -2012,6 +2086,7 @@ def main():
         (build_classifier_b1, os.path.join(E2E_DIR, "classifier_b1")),
         (build_zero_size, os.path.join(E2E_DIR, "zero_size")),
         (build_tree_ensembles, os.path.join(E2E_DIR, "tree_ensembles")),
+        (build_tree_ensemble_v5, os.path.join(E2E_DIR, "tree_ensemble_v5"), run_onnx_reference),
         (build_binary_classifiers, os.path.join(E2E_DIR, "binary_classifiers")),
         (build_box_distribution, os.path.join(E2E_DIR, "box_distribution")),
         (build_strided_depthwise_bn, os.path.join(E2E_DIR, "strided_depthwise_bn")),
@@ -2026,8 +2101,9 @@ def main():
         (build_strided_stems, os.path.join(E2E_DIR, "strided_stems")),
         (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),
     ]:
+        build, out_dir, *reference = entry
         model, input_sets = build()
-        write_e2e(model, out_dir, input_sets)
+        write_e2e(model, out_dir, input_sets, *reference)
 
     build_import_models()
 

@@ -101,9 +101,9 @@ build/bin/kiln-onnx-test --target=cpu --atol 1e-4 test/real-models | tail -1
 phase "real-model corpus with a dynamic batch (cpu; kiln-onnx-test --dynamic-batch)"
 # Those with a symbolic batch run every data set through one artifact; the
 # others are skipped (no symbolic leading dim, or the node refused). Fewer
-# than the 20 that run so fails the phase.
+# than the 21 that run so fails the phase.
 build/bin/kiln-onnx-test --target=cpu --dynamic-batch --atol 1e-4 test/real-models |
-  tee /dev/stderr | tail -1 | awk '{ if ($1 < 20) exit 1 }'
+  tee /dev/stderr | tail -1 | awk '{ if ($1 < 21) exit 1 }'
 
 phase "CUDA compile of the whole-model and node suites (--target=cuda --compile-only)"
 gpu_artifacts="$(mktemp -d)"

@@ -8,7 +8,9 @@
 //   value of it and the node's threshold, and a select takes the true or the
 //   false child. Leaves point at themselves, so the walk runs the deepest
 //   tree's depth for every tree. The reached leaves gather their weights,
-//   which are summed over the trees.
+//   which are summed over the trees. TreeEnsemble (opset 5), which lists
+//   leaves apart from the nodes and reads its attributes from tensors (X's
+//   own type: LightGBM exports in float64), is read into the same table.
 // - Linear models are a Gemm with the post transform and an ArgMax.
 // - Scaler, Normalizer and ArrayFeatureExtractor are elementwise ops,
 //   reductions and a Gather.
@@ -23,6 +25,10 @@
 //===----------------------------------------------------------------------===//
 #include "ConstantEvaluator.h"
 #include "NodeContext.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/bit.h"
+#include "llvm/Support/Endian.h"
 
 #include <limits>
 #include <map>
@@ -218,6 +224,8 @@ struct Forest {
   int64_t numFeatures = 0;
 };
 
+LogicalResult measureDepth(NodeContext &ctx, Forest &forest);
+
 /// Reads and checks the nodes_* attributes; leaves point at themselves.
 FailureOr<Forest> readForest(NodeContext &ctx) {
   std::vector<int64_t> treeIds = intsOf(ctx, "nodes_treeids"),
@@ -271,9 +279,16 @@ FailureOr<Forest> readForest(NodeContext &ctx) {
     forest.falseChild.push_back(double(onFalse));
     forest.missingTrue.push_back(missing.empty() ? 0 : double(missing[i] != 0));
   }
-  // Depth: the longest path from a root to a leaf, each node's computed
-  // once (nodes may share children); a child that leads back to an
-  // ancestor (a cycle) would never reach a leaf.
+  if (failed(measureDepth(ctx, forest)))
+    return failure();
+  return forest;
+}
+
+/// Sets the forest's depth: the longest path from a root to a leaf, each
+/// node's computed once (nodes may share children); a child that leads
+/// back to an ancestor (a cycle) would never reach a leaf.
+LogicalResult measureDepth(NodeContext &ctx, Forest &forest) {
+  size_t n = forest.modes.size();
   enum State : char { Unseen, Open, Done };
   std::vector<State> state(n, Unseen);
   std::vector<int64_t> height(n, 0);
@@ -308,7 +323,7 @@ FailureOr<Forest> readForest(NodeContext &ctx) {
     }
     forest.depth = std::max(forest.depth, height[int64_t(root)]);
   }
-  return forest;
+  return success();
 }
 
 /// Builds one walk step's ops; remembers the first failure.
@@ -525,6 +540,187 @@ LogicalResult importTreeEnsembleRegressor(NodeContext &ctx) {
     return failure();
   auto y = aggregate(ctx, *leafNodes, leaves->weights, *targets,
                      ctx.b().getF32Type(), function == "AVERAGE");
+  if (failed(y))
+    return failure();
+  ctx.setOutput(0, *y);
+  return success();
+}
+
+/// A tensor attribute's values (floating-point or integer); none when it
+/// is absent or holds another type.
+std::optional<std::vector<double>> tensorValuesOf(NodeContext &ctx,
+                                                  StringRef name) {
+  const onnx::AttributeProto *a = ctx.attr(name);
+  if (!a || !a->has_t())
+    return std::nullopt;
+  ConstTensor tensor;
+  std::string error;
+  if (failed(readTensorBytes(a->t(), tensor, error)))
+    return std::nullopt;
+  std::vector<double> values;
+  size_t width = bytesPerElement(tensor.onnxType);
+  const char *bytes = tensor.bytes.data();
+  for (size_t at = 0; width && at + width <= tensor.bytes.size(); at += width) {
+    switch (tensor.onnxType) {
+    case onnx::TensorProto::FLOAT:
+      values.push_back(
+          llvm::bit_cast<float>(llvm::support::endian::read32le(bytes + at)));
+      break;
+    case onnx::TensorProto::DOUBLE:
+      values.push_back(
+          llvm::bit_cast<double>(llvm::support::endian::read64le(bytes + at)));
+      break;
+    case onnx::TensorProto::FLOAT16: {
+      APFloat half(APFloat::IEEEhalf(),
+                   APInt(16, llvm::support::endian::read16le(bytes + at)));
+      bool losesInfo = false;
+      (void)half.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                         &losesInfo);
+      values.push_back(half.convertToDouble());
+      break;
+    }
+    case onnx::TensorProto::UINT8:
+      values.push_back(uint8_t(bytes[at]));
+      break;
+    case onnx::TensorProto::INT32:
+      values.push_back(int32_t(llvm::support::endian::read32le(bytes + at)));
+      break;
+    case onnx::TensorProto::INT64:
+      values.push_back(int64_t(llvm::support::endian::read64le(bytes + at)));
+      break;
+    default:
+      return std::nullopt;
+    }
+  }
+  return values;
+}
+
+/// TreeEnsemble's nodes_modes codes, in order (BRANCH_MEMBER, 6, tests
+/// set membership, which the walk does not).
+constexpr Branch kTreeEnsembleModes[] = {Branch::Leq, Branch::Lt, Branch::Gte,
+                                         Branch::Gt,  Branch::Eq, Branch::Neq};
+
+/// TreeEnsemble (ai.onnx.ml 5) lists interior nodes and leaves apart, each
+/// child a node or a leaf by its *_leafs flag: read into the table the
+/// older ensembles use, the leaves after the nodes, and each leaf's weight
+/// for its target.
+FailureOr<Forest> readTreeEnsemble(NodeContext &ctx, int64_t targets,
+                                   std::vector<double> &leafWeights) {
+  std::vector<int64_t> features = intsOf(ctx, "nodes_featureids"),
+                       trueIds = intsOf(ctx, "nodes_truenodeids"),
+                       trueLeafs = intsOf(ctx, "nodes_trueleafs"),
+                       falseIds = intsOf(ctx, "nodes_falsenodeids"),
+                       falseLeafs = intsOf(ctx, "nodes_falseleafs"),
+                       missing = intsOf(ctx, "nodes_missing_value_tracks_true"),
+                       leafTargets = intsOf(ctx, "leaf_targetids"),
+                       roots = intsOf(ctx, "tree_roots");
+  std::optional<std::vector<double>> modes = tensorValuesOf(ctx, "nodes_modes"),
+                                     splits =
+                                         tensorValuesOf(ctx, "nodes_splits"),
+                                     weights =
+                                         tensorValuesOf(ctx, "leaf_weights");
+  if (!modes || !splits || !weights)
+    return ctx.fail("nodes_modes, nodes_splits and leaf_weights must be "
+                    "numeric tensors");
+  size_t n = features.size(), leaves = leafTargets.size();
+  if (n == 0 || leaves == 0 || roots.empty())
+    return ctx.fail("the ensemble has no nodes, leaves or trees");
+  if (trueIds.size() != n || trueLeafs.size() != n || falseIds.size() != n ||
+      falseLeafs.size() != n || modes->size() != n || splits->size() != n ||
+      (!missing.empty() && missing.size() != n))
+    return ctx.fail("the nodes_* attributes differ in length");
+  if (weights->size() != leaves)
+    return ctx.fail("leaf_weights and leaf_targetids differ in length");
+  if (int64_t(n + leaves) > kMaxConstantElements / targets)
+    return ctx.fail(Twine(n + leaves) + " nodes and leaves x " +
+                    Twine(targets) + " targets make too large a weight table");
+  Forest forest;
+  auto child = [&](int64_t id, int64_t isLeaf) -> std::optional<double> {
+    if (id < 0 || id >= int64_t(isLeaf ? leaves : n))
+      return std::nullopt;
+    return double(isLeaf ? int64_t(n) + id : id);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    double code = (*modes)[i];
+    if (code == 6)
+      return ctx.fail(
+          "node " + Twine(i) +
+          " has mode 6 (BRANCH_MEMBER), which is not supported yet");
+    if (code < 0 || code >= std::size(kTreeEnsembleModes) ||
+        code != double(int64_t(code)))
+      return ctx.fail("node " + Twine(i) + " has mode " + std::to_string(code) +
+                      ", which is not a valid one");
+    std::optional<double> onTrue = child(trueIds[i], trueLeafs[i]),
+                          onFalse = child(falseIds[i], falseLeafs[i]);
+    if (!onTrue || !onFalse)
+      return ctx.fail("node " + Twine(i) +
+                      " has a child that is not a node "
+                      "or leaf");
+    if (features[i] < 0)
+      return ctx.fail("node " + Twine(i) + " reads a negative feature");
+    forest.modes.push_back(kTreeEnsembleModes[int(code)]);
+    forest.features.push_back(features[i]);
+    forest.thresholds.push_back((*splits)[i]);
+    forest.trueChild.push_back(*onTrue);
+    forest.falseChild.push_back(*onFalse);
+    forest.missingTrue.push_back(missing.empty() ? 0 : double(missing[i] != 0));
+    forest.numFeatures = std::max(forest.numFeatures, features[i] + 1);
+  }
+  leafWeights.assign((n + leaves) * targets, 0.0);
+  for (size_t j = 0; j < leaves; ++j) {
+    double self = double(n + j);
+    forest.modes.push_back(Branch::Leaf);
+    forest.features.push_back(0);
+    forest.thresholds.push_back(0);
+    forest.trueChild.push_back(self);
+    forest.falseChild.push_back(self);
+    forest.missingTrue.push_back(0);
+    if (leafTargets[j] < 0 || leafTargets[j] >= targets)
+      return ctx.fail("leaf_targetids[" + Twine(j) +
+                      "] = " + Twine(leafTargets[j]) +
+                      " is not below n_targets " + Twine(targets));
+    leafWeights[(n + j) * targets + leafTargets[j]] += (*weights)[j];
+  }
+  for (int64_t root : roots) {
+    if (root < 0 || root >= int64_t(n))
+      return ctx.fail("tree root " + Twine(root) + " is not a node");
+    forest.roots.push_back(double(root));
+  }
+  if (failed(measureDepth(ctx, forest)))
+    return failure();
+  return forest;
+}
+
+LogicalResult importTreeEnsemble(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireDtypes(x, NodeContext::Float)))
+    return failure();
+  if (rankOf(x) == 1)
+    x = reshapeTo(ctx, x, {1, shapeOf(x)[0]});
+  if (rankOf(x) != 2)
+    return ctx.fail("X must have rank 1 or 2");
+  // aggregate_function: 0 AVERAGE, 1 SUM, 2 MIN, 3 MAX; post_transform: 0
+  // NONE, then SOFTMAX, LOGISTIC, SOFTMAX_ZERO, PROBIT.
+  int64_t function = ctx.intAttr("aggregate_function", 1);
+  if (function != 0 && function != 1)
+    return ctx.fail("aggregate_function " + Twine(function) +
+                    (function == 2 || function == 3 ? " (MIN, MAX)" : "") +
+                    " is not supported yet");
+  if (int64_t transform = ctx.intAttr("post_transform", 0))
+    return ctx.fail("post_transform " + Twine(transform) +
+                    " is not supported yet");
+  int64_t targets = ctx.intAttr("n_targets", 0);
+  if (targets < 1)
+    return ctx.fail("n_targets must be positive");
+  std::vector<double> leafWeights;
+  auto forest = readTreeEnsemble(ctx, targets, leafWeights);
+  if (failed(forest))
+    return failure();
+  auto leafNodes = walkTrees(ctx, *forest, x);
+  if (failed(leafNodes))
+    return failure();
+  auto y = aggregate(ctx, *leafNodes, leafWeights, targets,
+                     getElementTypeOrSelf(x.getType()), function == 0);
   if (failed(y))
     return failure();
   ctx.setOutput(0, *y);
@@ -786,6 +982,7 @@ void onnx_import::registerClassicMLOps(OpRegistry &registry) {
   registry.addInDomain(kMLDomain, "Normalizer", 1, 1, "domain ai.onnx.ml; MAX, L1, L2", importNormalizer);
   registry.addInDomain(kMLDomain, "Scaler", 1, 1, "domain ai.onnx.ml", importScaler);
   registry.addInDomain(kMLDomain, "TreeEnsembleClassifier", 1, 3, "domain ai.onnx.ml; two or more integer classes (two: weights for class 0 only); post_transform NONE, SOFTMAX, LOGISTIC; all branch modes, missing values", importTreeEnsembleClassifier);
+  registry.addInDomain(kMLDomain, "TreeEnsemble", 5, 5, "domain ai.onnx.ml; float, double or float16 X; aggregate SUM, AVERAGE; post_transform NONE; modes LEQ, LT, GTE, GT, EQ, NEQ (not MEMBER), missing values", importTreeEnsemble);
   registry.addInDomain(kMLDomain, "TreeEnsembleRegressor", 1, 3, "domain ai.onnx.ml; aggregate SUM, AVERAGE; post_transform NONE; all branch modes, missing values", importTreeEnsembleRegressor);
 }
 // clang-format on

@@ -106,6 +106,8 @@ struct Buffer {
     case 8:
       return getInteger<int8_t>(i);
     }
+    if (t.isF64())
+      return reinterpret_cast<const double *>(bytes.data())[i];
     if (t.isF32())
       return reinterpret_cast<const float *>(bytes.data())[i];
     uint16_t raw = reinterpret_cast<const uint16_t *>(bytes.data())[i];
@@ -130,6 +132,10 @@ struct Buffer {
       return setInteger<int16_t>(i, v);
     case 8:
       return setInteger<int8_t>(i, v);
+    }
+    if (t.isF64()) {
+      reinterpret_cast<double *>(bytes.data())[i] = v;
+      return;
     }
     if (t.isF32()) {
       reinterpret_cast<float *>(bytes.data())[i] = float(v);
@@ -160,8 +166,8 @@ struct Buffer {
 bool supported(Type t) {
   auto memref = dyn_cast<MemRefType>(t);
   return memref && memref.hasStaticShape() &&
-         (memref.getElementType().isF32() || memref.getElementType().isF16() ||
-          memref.getElementType().isBF16() ||
+         (memref.getElementType().isF64() || memref.getElementType().isF32() ||
+          memref.getElementType().isF16() || memref.getElementType().isBF16() ||
           llvm::any_of(std::array{1u, 8u, 16u, 32u, 64u}, [&](unsigned width) {
             return memref.getElementType().isInteger(width);
           }));
@@ -270,8 +276,8 @@ LogicalResult kiln::emulator::checkKernel(func::FuncOp kernelFunc,
     ++buffers;
   if (buffers + 2 != int64_t(argTypes.size()))
     return skip(
-        name,
-        "arguments other than static f32/f16/bf16/i1/i8/i16/i32/i64 buffers");
+        name, "arguments other than static f64/f32/f16/bf16/i1/i8/i16/i32/i64 "
+              "buffers");
   if (options.bufferize) {
     PassManager pm = PassManager::on<ModuleOp>(context);
     kiln::addGpuBufferizePasses(pm);
