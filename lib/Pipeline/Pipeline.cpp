@@ -213,6 +213,8 @@ static void addTiledPasses(OpPassManager &pm, const CompileOptions &options,
   kernels.addPass(createCSEPass());
   kernels.addNestedPass<func::FuncOp>(createFoldExpandShapesIntoConsumers());
   kernels.addNestedPass<func::FuncOp>(createFuseElementwiseProducers());
+  if (target.isGpu())
+    kernels.addNestedPass<func::FuncOp>(createCollapseReductionLoops());
   kernels.addNestedPass<func::FuncOp>(
       createPrepareKernelTiling(PrepareKernelTilingOptions{target.isGpu()}));
   kernels.addNestedPass<func::FuncOp>(kernelConfigPass(options, target));

@@ -136,6 +136,21 @@ def FuseElementwiseProducers
   let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect"];
 }
 
+def CollapseReductionLoops
+    : Pass<"kiln-collapse-reduction-loops", "mlir::func::FuncOp"> {
+  let summary = "Collapses a reduction's adjacent reduction loops into one (GPU row kernels)";
+  let description = [{
+    Before a GPU kernel is configured: a `linalg.generic` that reduces one
+    kernel input over two or more adjacent loops, every operand indexed by
+    loops alone and reading them as adjacent dims in order
+    (GlobalAveragePool's H and W), reduces over one loop instead, its operands read through
+    collapsed views. Its rows then go to warps or blocks
+    (`kiln-distribute-rows-to-lanes`), where with two reduction loops each
+    thread reduced a whole map alone.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect"];
+}
+
 def FoldExpandShapesIntoConsumers
     : Pass<"kiln-fold-expand-shapes-into-consumers", "mlir::func::FuncOp"> {
   let summary = "Computes the elementwise consumers of a flattened root in its flattened shape";
