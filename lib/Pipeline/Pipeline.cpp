@@ -72,6 +72,7 @@ Strategies kiln::resolveStrategies(const CompileOptions &options,
   s.foldTransposesIntoContractions = gpu;
   s.splitMatMulK = options.splitMatMulK.value_or(gpu);
   s.splitConvK = options.splitConvK.value_or(gpu);
+  s.splitReductions = gpu;
   s.channelsLastActivations = options.channelsLastActivations.value_or(gpu);
   s.everyConvChannelsLast = options.channelsLastActivations.value_or(false);
   s.channelsLastConvWeights = options.channelsLastConvWeights.value_or(gpu);
@@ -157,6 +158,10 @@ static void addFusedPasses(OpPassManager &pm, const TargetDescription &target,
       split.maxBlocks = enoughBlocks;
     pm.addNestedPass<func::FuncOp>(createSplitConvK(split));
   }
+  // After the layout is chosen: a channels-last pooling reduces a middle
+  // run of dims.
+  if (strategies.splitReductions)
+    pm.addNestedPass<func::FuncOp>(createSplitReductions());
   // After split-K, whose grouped convolutions keep their layout.
   if (strategies.channelsLastConvWeights)
     pm.addNestedPass<func::FuncOp>(createChannelsLastConvWeights());

@@ -22,6 +22,7 @@ struct Strategies {
   bool foldTransposesIntoContractions = false;
   bool splitMatMulK = false;
   bool splitConvK = false;
+  bool splitReductions = false;
   bool channelsLastActivations = false;
   /// --channels-last-activations=on: every convolution, even where its
   /// trial would add more transposes than it allows.

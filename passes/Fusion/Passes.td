@@ -375,6 +375,33 @@ def SplitMatMulK : Pass<"kiln-split-matmul-k", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def SplitReductions : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
+  let summary = "Splits a long reduction with few outputs into parts reduced by a second kernel (GPU)";
+  let description = [{
+    A float `kiln.reduce_sum`, `reduce_mean`, `reduce_max` or `reduce_min`
+    over adjacent axes of at least `min-elements` elements, with fewer than
+    `min-outputs` outputs and at least `min-run` elements reduced into
+    each, reduces its input reshaped to
+    [pre..., S, R/S, post...] over the R/S axis and then over the S axis
+    (S a power of two up to 256 that divides the run into parts of at least
+    32, the fewest that reach `min-outputs` outputs): S times as many GPU
+    threads in the first kernel, each over an S times shorter part. For GPU
+    targets, where such a reduction (a channels-last GlobalAveragePool of a
+    large map) ran as one thread per output.
+  }];
+  let options = [
+    Option<"minOutputs", "min-outputs", "int64_t", "8192",
+           "Reductions with at least this many outputs are left alone">,
+    Option<"minRun", "min-run", "int64_t", "1024",
+           "Shortest run of elements per output that is split">,
+    Option<"minElements", "min-elements", "int64_t", "262144",
+           "Reductions of fewer input elements (1 MiB of float32) are left "
+           "alone: a warp or block per row reads them fast enough, and a "
+           "second kernel would cost more than it saves">
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitConvK : Pass<"kiln-split-conv-k", "mlir::func::FuncOp"> {
   let summary = "Splits a float32 convolution with few outputs and many input channels into channel parts summed by a second kernel (GPU)";
   let description = [{
