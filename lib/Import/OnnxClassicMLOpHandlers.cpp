@@ -45,34 +45,64 @@ std::vector<int64_t> intsOf(NodeContext &ctx, StringRef name) {
   return ctx.intsAttr(name).value_or(std::vector<int64_t>{});
 }
 
+/// A tensor attribute's values (floating-point or integer); none when it
+/// is absent or holds another type.
+std::optional<std::vector<double>> tensorValuesOf(NodeContext &ctx,
+                                                  StringRef name) {
+  const onnx::AttributeProto *a = ctx.attr(name);
+  if (!a || !a->has_t())
+    return std::nullopt;
+  ConstTensor tensor;
+  std::string error;
+  if (failed(readTensorBytes(a->t(), tensor, error)))
+    return std::nullopt;
+  std::vector<double> values;
+  size_t width = bytesPerElement(tensor.onnxType);
+  const char *bytes = tensor.bytes.data();
+  for (size_t at = 0; width && at + width <= tensor.bytes.size(); at += width) {
+    switch (tensor.onnxType) {
+    case onnx::TensorProto::FLOAT:
+      values.push_back(
+          llvm::bit_cast<float>(llvm::support::endian::read32le(bytes + at)));
+      break;
+    case onnx::TensorProto::DOUBLE:
+      values.push_back(
+          llvm::bit_cast<double>(llvm::support::endian::read64le(bytes + at)));
+      break;
+    case onnx::TensorProto::FLOAT16: {
+      APFloat half(APFloat::IEEEhalf(),
+                   APInt(16, llvm::support::endian::read16le(bytes + at)));
+      bool losesInfo = false;
+      (void)half.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
+                         &losesInfo);
+      values.push_back(half.convertToDouble());
+      break;
+    }
+    case onnx::TensorProto::UINT8:
+      values.push_back(uint8_t(bytes[at]));
+      break;
+    case onnx::TensorProto::INT32:
+      values.push_back(int32_t(llvm::support::endian::read32le(bytes + at)));
+      break;
+    case onnx::TensorProto::INT64:
+      values.push_back(int64_t(llvm::support::endian::read64le(bytes + at)));
+      break;
+    default:
+      return std::nullopt;
+    }
+  }
+  return values;
+}
+
 /// A float list attribute, or its `_as_tensor` (double) form.
 std::vector<double> floatsOf(NodeContext &ctx, StringRef name) {
   std::vector<double> values;
   if (const auto *a = ctx.attr(name))
     values.assign(a->floats().begin(), a->floats().end());
-  if (const auto *t = ctx.attr((name + "_as_tensor").str())) {
-    const onnx::TensorProto &tensor = t->t();
-    if (tensor.double_data_size())
-      values.assign(tensor.double_data().begin(), tensor.double_data().end());
-    else if (tensor.float_data_size())
-      values.assign(tensor.float_data().begin(), tensor.float_data().end());
-    else {
-      const std::string &raw = tensor.raw_data();
-      bool isDouble = tensor.data_type() == onnx::TensorProto::DOUBLE;
-      size_t width = isDouble ? 8 : 4;
-      for (size_t i = 0; i + width <= raw.size(); i += width) {
-        if (isDouble) {
-          double v;
-          memcpy(&v, raw.data() + i, 8);
-          values.push_back(v);
-        } else {
-          float v;
-          memcpy(&v, raw.data() + i, 4);
-          values.push_back(v);
-        }
-      }
-    }
-  }
+  if (std::optional<std::vector<double>> tensor =
+          tensorValuesOf(ctx, (name + "_as_tensor").str());
+      tensor && !tensor->empty())
+    values = std::move(*tensor);
   return values;
 }
 
@@ -544,55 +574,6 @@ LogicalResult importTreeEnsembleRegressor(NodeContext &ctx) {
     return failure();
   ctx.setOutput(0, *y);
   return success();
-}
-
-/// A tensor attribute's values (floating-point or integer); none when it
-/// is absent or holds another type.
-std::optional<std::vector<double>> tensorValuesOf(NodeContext &ctx,
-                                                  StringRef name) {
-  const onnx::AttributeProto *a = ctx.attr(name);
-  if (!a || !a->has_t())
-    return std::nullopt;
-  ConstTensor tensor;
-  std::string error;
-  if (failed(readTensorBytes(a->t(), tensor, error)))
-    return std::nullopt;
-  std::vector<double> values;
-  size_t width = bytesPerElement(tensor.onnxType);
-  const char *bytes = tensor.bytes.data();
-  for (size_t at = 0; width && at + width <= tensor.bytes.size(); at += width) {
-    switch (tensor.onnxType) {
-    case onnx::TensorProto::FLOAT:
-      values.push_back(
-          llvm::bit_cast<float>(llvm::support::endian::read32le(bytes + at)));
-      break;
-    case onnx::TensorProto::DOUBLE:
-      values.push_back(
-          llvm::bit_cast<double>(llvm::support::endian::read64le(bytes + at)));
-      break;
-    case onnx::TensorProto::FLOAT16: {
-      APFloat half(APFloat::IEEEhalf(),
-                   APInt(16, llvm::support::endian::read16le(bytes + at)));
-      bool losesInfo = false;
-      (void)half.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven,
-                         &losesInfo);
-      values.push_back(half.convertToDouble());
-      break;
-    }
-    case onnx::TensorProto::UINT8:
-      values.push_back(uint8_t(bytes[at]));
-      break;
-    case onnx::TensorProto::INT32:
-      values.push_back(int32_t(llvm::support::endian::read32le(bytes + at)));
-      break;
-    case onnx::TensorProto::INT64:
-      values.push_back(int64_t(llvm::support::endian::read64le(bytes + at)));
-      break;
-    default:
-      return std::nullopt;
-    }
-  }
-  return values;
 }
 
 /// TreeEnsemble's nodes_modes codes, in order (BRANCH_MEMBER, 6, tests

@@ -38,7 +38,7 @@ SmallVector<ReassociationIndices> adjacentReductionRuns(linalg::GenericOp op) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   for (int64_t loop = 0; loop < int64_t(iterators.size()); ++loop) {
     bool reduction = iterators[loop] == utils::IteratorType::reduction;
-    if (reduction && !groups.empty() && groups.back().size() >= 1 &&
+    if (reduction && !groups.empty() &&
         iterators[groups.back().back()] == utils::IteratorType::reduction) {
       groups.back().push_back(loop);
       anyRun = true;
