@@ -47,6 +47,7 @@ void kiln::addCudaKernelPasses(OpPassManager &kernels,
   kernels.addPass(createDynamicWorkgroupMemory());
   if (options.narrowGpuIndices)
     kernels.addPass(createNarrowGpuIndices());
+  kernels.addPass(createAddGpuKernelSignatures());
   bool toolkit = !findCudaToolkit(options.cudaToolkit).empty();
   addLowerToNVVMPasses(kernels.nest<gpu::GPUModuleOp>(), toolkit,
                        target.matrix == MatrixInstructions::Wgmma);

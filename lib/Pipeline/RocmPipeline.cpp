@@ -21,6 +21,7 @@ void kiln::addRocmKernelPasses(OpPassManager &kernels, const CompileOptions &,
                                const TargetDescription &target) {
   addGpuBufferizePasses(kernels);
   addGpuThreadMappingPasses(kernels, target);
+  kernels.addPass(createAddGpuKernelSignatures());
   // The shared lowering assumes the oldest chip's ISA, so that every chip
   // runs what it emits.
   const std::string &chipset = target.loweringChip;

@@ -489,6 +489,22 @@ def DynamicWorkgroupMemory
                            "mlir::arith::ArithDialect"];
 }
 
+def AddGpuKernelSignatures
+    : Pass<"kiln-add-gpu-kernel-signatures", "mlir::ModuleOp"> {
+  let summary = "Exports what each GPU kernel was compiled for beside its code";
+  let description = [{
+    Runs on the kernels module after kiln-map-kernels-to-gpu (and, on the
+    cuda target, kiln-dynamic-workgroup-memory). Each kernel `gpu.func`
+    gets a constant `llvm.mlir.global` `<kernel>__signature` of i64 words
+    in global memory (address space 1): its binding count, its blocks, its
+    threads per block, its dynamic shared memory in bytes, then the bytes it
+    reaches in each binding, read from the host declaration's launch
+    attributes and buffer types. The runtime reads it through the driver
+    when it loads the image and refuses a dispatch that does not match.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def ExternDynamicSharedMemory
     : Pass<"kiln-extern-dynamic-shared-memory", "mlir::gpu::GPUModuleOp"> {
   let summary = "Declares a CUDA kernel's dynamic shared memory as .extern";

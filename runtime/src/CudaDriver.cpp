@@ -84,6 +84,7 @@ Loaded load() {
   KILN_RESOLVE(moduleLoadData, "cuModuleLoadData");
   KILN_RESOLVE(moduleUnload, "cuModuleUnload");
   KILN_RESOLVE(moduleGetFunction, "cuModuleGetFunction");
+  KILN_RESOLVE(moduleGetGlobal, "cuModuleGetGlobal");
   KILN_RESOLVE(funcSetAttribute, "cuFuncSetAttribute");
   KILN_RESOLVE(launchKernel, "cuLaunchKernel");
   KILN_RESOLVE(streamBeginCapture, "cuStreamBeginCapture");

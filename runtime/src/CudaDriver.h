@@ -70,6 +70,8 @@ struct Driver {
   Result (*moduleLoadData)(Module *, const void *);
   Result (*moduleUnload)(Module);
   Result (*moduleGetFunction)(Function *, Module, const char *);
+  /// A global of a loaded module: its device address and bytes.
+  Result (*moduleGetGlobal)(DevicePtr *, size_t *, Module, const char *);
   /// Null for HIP, whose module kernels need no opt-in.
   Result (*funcSetAttribute)(Function, int, int);
   /// What a loaded kernel takes and how many of its blocks a

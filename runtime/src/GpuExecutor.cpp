@@ -240,6 +240,8 @@ kiln_status GpuExecutor::loadKernels() {
                   "kernel '" + dispatch.kernel + "' (ONNX nodes " +
                       quoteList(dispatch.nodes) + ") is not in the " +
                       image->chip + " image: " + cu::describe(*driver_, r));
+    if (kiln_status s = checkSignature(dispatch, *image))
+      return s;
     if (kiln_status s = allowDynamicSharedMemory(fn, dispatch))
       return s;
     functions_.push_back(fn);
@@ -259,6 +261,52 @@ kiln_status GpuExecutor::loadKernels() {
     params_.push_back(std::move(params));
   }
   return KILN_OK;
+}
+
+kiln_status GpuExecutor::checkSignature(const DispatchDesc &dispatch,
+                                        const GpuImageDesc &image) {
+  // Words: bindings, blocks, threads per block, dynamic shared bytes, then
+  // the bytes reached in each binding (kiln-add-gpu-kernel-signatures).
+  constexpr size_t kHeaderWords = 4;
+  std::string kernel = "kernel '" + dispatch.kernel + "' (ONNX nodes " +
+                       quoteList(dispatch.nodes) + ")";
+  std::string name = dispatch.kernel + "__signature";
+  cu::DevicePtr global = 0;
+  size_t bytes = 0;
+  if (driver_->moduleGetGlobal(&global, &bytes, module_, name.c_str()) != 0)
+    return fail(KILN_ERROR_KERNEL_LOAD,
+                kernel + " has no signature in the " + image.chip + " image");
+  size_t expected = (kHeaderWords + dispatch.bindings.size()) * 8;
+  if (bytes != expected)
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                kernel + " binds " + std::to_string(dispatch.bindings.size()) +
+                    " buffers; its signature in the " + image.chip +
+                    " image has " + std::to_string(bytes) + " bytes, not " +
+                    std::to_string(expected));
+  std::vector<uint64_t> words(bytes / 8);
+  if (kiln_status s =
+          check(driver_->memcpyDtoHAsync(words.data(), global, bytes, stream_),
+                "reading " + kernel + "'s signature"))
+    return s;
+  if (kiln_status s = check(driver_->streamSynchronize(stream_),
+                            "reading " + kernel + "'s signature"))
+    return s;
+  if (words[2] != dispatch.threads)
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                kernel + " runs blocks of " + std::to_string(dispatch.threads) +
+                    " threads; the kernel was compiled for " +
+                    std::to_string(words[2]));
+  if (words[3] != dispatch.dynamicWorkgroupMemory)
+    return fail(KILN_ERROR_INVALID_ARTIFACT,
+                kernel + " launches with " +
+                    std::to_string(dispatch.dynamicWorkgroupMemory) +
+                    " bytes of dynamic shared memory; the kernel was "
+                    "compiled for " +
+                    std::to_string(words[3]));
+  KernelObject::Signature signature;
+  signature.workgroups = words[1];
+  signature.bindingBytes.assign(words.begin() + kHeaderWords, words.end());
+  return model_.checkSignature(dispatch, signature, kernel);
 }
 
 kiln_status

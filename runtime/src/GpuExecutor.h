@@ -59,6 +59,11 @@ private:
   kiln_status loadModule(const GpuImageDesc *&loaded);
   const char *apiName() const { return api_ == GpuApi::Cuda ? "CUDA" : "HIP"; }
   kiln_status loadKernels();
+  /// Reads the signature the compiler put beside `dispatch`'s kernel in
+  /// the loaded image and checks the dispatch against it (Model's checks,
+  /// and the block size and dynamic shared memory).
+  kiln_status checkSignature(const DispatchDesc &dispatch,
+                             const GpuImageDesc &image);
   /// Lets `fn` take the dynamic shared memory `dispatch` launches with
   /// (cuda, over 48 KiB); an error naming the kernel when the device
   /// allows a block less.

@@ -19,6 +19,7 @@ struct HipOnly {
   Result (*memsetD32)(void *, int, size_t);
   Result (*memcpyHtoDAsync)(void *, void *, size_t, cu::Stream);
   Result (*memcpyDtoHAsync)(void *, void *, size_t, cu::Stream);
+  Result (*moduleGetGlobal)(void **, size_t *, cu::Module, const char *);
   const char *(*errorName)(Result);
   const char *(*errorString)(Result);
 };
@@ -50,6 +51,13 @@ Result memcpyHtoDAsync(DevicePtr dst, const void *src, size_t bytes,
 Result memcpyDtoHAsync(void *dst, DevicePtr src, size_t bytes,
                        cu::Stream stream) {
   return hipOnly.memcpyDtoHAsync(dst, pointer(src), bytes, stream);
+}
+Result moduleGetGlobal(DevicePtr *p, size_t *bytes, cu::Module module,
+                       const char *name) {
+  void *v = nullptr;
+  Result r = hipOnly.moduleGetGlobal(&v, bytes, module, name);
+  *p = DevicePtr(uintptr_t(v));
+  return r;
 }
 Result getErrorName(Result r, const char **name) {
   *name = hipOnly.errorName(r);
@@ -133,6 +141,7 @@ Loaded load() {
   KILN_RESOLVE_HIP(memsetD32, "hipMemsetD32");
   KILN_RESOLVE_HIP(memcpyHtoDAsync, "hipMemcpyHtoDAsync");
   KILN_RESOLVE_HIP(memcpyDtoHAsync, "hipMemcpyDtoHAsync");
+  KILN_RESOLVE_HIP(moduleGetGlobal, "hipModuleGetGlobal");
   KILN_RESOLVE_HIP(errorName, "hipGetErrorName");
   KILN_RESOLVE_HIP(errorString, "hipGetErrorString");
 #undef KILN_RESOLVE
@@ -153,6 +162,7 @@ Loaded load() {
   d.memsetD32 = memsetD32;
   d.memcpyHtoDAsync = memcpyHtoDAsync;
   d.memcpyDtoHAsync = memcpyDtoHAsync;
+  d.moduleGetGlobal = moduleGetGlobal;
   d.getErrorName = getErrorName;
   d.getErrorString = getErrorString;
   if (Result r = d.init(0)) {

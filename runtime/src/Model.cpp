@@ -302,7 +302,11 @@ kiln_status Model::readDispatches(const fb::Model &m) {
       if (!d.fn)
         return fail(KILN_ERROR_KERNEL_LOAD,
                     "kernel symbol not found in the kernel object: " + label);
-      if (kiln_status s = checkSignature(d, label))
+      const KernelObject::Signature *signature = kernels_.signature(d.kernel);
+      if (!signature)
+        return fail(KILN_ERROR_KERNEL_LOAD,
+                    label + " has no signature in the kernel object");
+      if (kiln_status s = checkSignature(d, *signature, label))
         return s;
     }
     dispatches_.push_back(std::move(d));
@@ -315,23 +319,20 @@ kiln_status Model::readDispatches(const fb::Model &m) {
 }
 
 kiln_status Model::checkSignature(const DispatchDesc &d,
+                                  const KernelObject::Signature &signature,
                                   const std::string &label) const {
-  const KernelObject::Signature *signature = kernels_.signature(d.kernel);
-  if (!signature)
-    return fail(KILN_ERROR_KERNEL_LOAD,
-                label + " has no signature in the kernel object");
-  if (signature->bindingBytes.size() != d.bindings.size())
+  if (signature.bindingBytes.size() != d.bindings.size())
     return fail(KILN_ERROR_INVALID_ARTIFACT,
                 label + " binds " + std::to_string(d.bindings.size()) +
                     " buffers; the kernel takes " +
-                    std::to_string(signature->bindingBytes.size()));
-  if (signature->workgroups != d.workgroups)
+                    std::to_string(signature.bindingBytes.size()));
+  if (signature.workgroups != d.workgroups)
     return fail(KILN_ERROR_INVALID_ARTIFACT,
                 label + " runs " + std::to_string(d.workgroups) +
                     " workgroups; the kernel was compiled for " +
-                    std::to_string(signature->workgroups));
+                    std::to_string(signature.workgroups));
   for (size_t i = 0; i < d.bindings.size(); ++i) {
-    uint64_t bytes = signature->bindingBytes[i];
+    uint64_t bytes = signature.bindingBytes[i];
     const BufferDesc &buffer = buffers_[d.bindings[i]];
     if (buffer.size < bytes)
       return fail(KILN_ERROR_INVALID_ARTIFACT,

@@ -95,6 +95,14 @@ public:
   /// Takes ownership of `bytes` (64-byte aligned) and validates them.
   kiln_status load(AlignedBytes bytes, size_t size);
 
+  /// Checks dispatch `d` (called `label` in errors) against the signature
+  /// its kernel was compiled with: as many bindings, each buffer as large
+  /// as the kernel reaches, and the workgroup count. The CPU's signatures
+  /// are in the kernel object, a GPU image's in the image (GpuExecutor).
+  kiln_status checkSignature(const DispatchDesc &d,
+                             const KernelObject::Signature &signature,
+                             const std::string &label) const;
+
   const std::string &producer() const { return producer_; }
   const std::string &target() const { return target_; }
   /// CPU artifacts: the LLVM CPU and the features the kernels need.
@@ -170,11 +178,6 @@ private:
   /// cannot run.
   kiln_status readCpu(const fb::Model &m);
   kiln_status readDispatches(const fb::Model &m);
-  /// Checks a CPU dispatch against the signature its kernel was compiled
-  /// with: as many bindings, each buffer as large as the kernel reaches,
-  /// and the workgroup count.
-  kiln_status checkSignature(const DispatchDesc &d,
-                             const std::string &label) const;
   kiln_status readGpuImages(const fb::Model &m);
 
   AlignedBytes bytes_;

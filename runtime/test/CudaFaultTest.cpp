@@ -514,3 +514,84 @@ TEST_F(CudaFaults, BatchVariantsRunOnDevicesOfTheirOwn) {
       KILN_OK)
       << lastError();
 }
+
+/// `spec` whose image carries the signatures of `honest` (what the kernels
+/// were compiled for) while its schedule says otherwise.
+static ArtifactSpec withSignaturesOf(ArtifactSpec spec,
+                                     const ArtifactSpec &honest) {
+  std::string signatures = honest.gpuSignatures();
+  spec.gpuImages[0].signatures = false;
+  spec.gpuImages[0].data.insert(spec.gpuImages[0].data.end(),
+                                signatures.begin(), signatures.end());
+  return spec;
+}
+
+class CudaSignatures : public CudaFaults {
+protected:
+  /// Opens `spec` and expects the session to be refused with `message`.
+  void expectRefused(const ArtifactSpec &spec, kiln_status status,
+                     const std::string &message) {
+    std::vector<uint8_t> bytes = spec.build();
+    ASSERT_EQ(kiln_model_open_memory(bytes.data(), bytes.size(), &model),
+              KILN_OK);
+    EXPECT_EQ(kiln_session_create(model, "cuda", nullptr, &session), status);
+    EXPECT_TRUE(contains(lastError(), message)) << lastError();
+  }
+};
+
+TEST_F(CudaSignatures, ImageWithoutSignatures) {
+  ArtifactSpec spec = cudaSpec();
+  spec.gpuImages[0].signatures = false;
+  expectRefused(spec, KILN_ERROR_KERNEL_LOAD,
+                "kernel 'add_one' (ONNX nodes 'Add_0') has no signature in "
+                "the sm_90 image");
+}
+
+TEST_F(CudaSignatures, GridLargerThanCompiled) {
+  ArtifactSpec forged = withSignaturesOf(cudaSpec(), cudaSpec());
+  forged.dispatches[0].workgroups = 70;
+  expectRefused(forged, KILN_ERROR_INVALID_ARTIFACT,
+                "kernel 'add_one' (ONNX nodes 'Add_0') runs 70 workgroups; "
+                "the kernel was compiled for 7");
+}
+
+TEST_F(CudaSignatures, BufferSmallerThanTheKernelReaches) {
+  ArtifactSpec forged = withSignaturesOf(cudaSpec(), cudaSpec());
+  forged.buffers[1].size = kTensorBytes / 2;
+  expectRefused(forged, KILN_ERROR_INVALID_ARTIFACT,
+                "kernel 'add_one' (ONNX nodes 'Add_0') binding 1 is buffer 1 "
+                "of 2048 bytes; the kernel reaches 4096");
+}
+
+TEST_F(CudaSignatures, OtherDynamicSharedMemory) {
+  ArtifactSpec forged = withSignaturesOf(cudaSpec(), cudaSpec());
+  forged.dispatches[1].dynamicWorkgroupMemory = 64 * 1024;
+  expectRefused(forged, KILN_ERROR_INVALID_ARTIFACT,
+                "kernel 'scale' (ONNX nodes 'Mul_1', 'Identity_2') launches "
+                "with 65536 bytes of dynamic shared memory; the kernel was "
+                "compiled for 0");
+}
+
+TEST_F(CudaSignatures, OtherBlockSize) {
+  ArtifactSpec forged = cudaSpec();
+  forged.gpuImages[0].signatures = false;
+  std::string ptx = ".visible .global .align 8 .u64 add_one__signature[6] = "
+                    "{2, 7, 128, 0, 4096, 4096};\n"
+                    ".visible .global .align 8 .u64 scale__signature[7] = "
+                    "{3, 5, 1, 0, 4096, 4096, 4096};\n";
+  forged.gpuImages[0].data.insert(forged.gpuImages[0].data.end(), ptx.begin(),
+                                  ptx.end());
+  expectRefused(forged, KILN_ERROR_INVALID_ARTIFACT,
+                "kernel 'add_one' (ONNX nodes 'Add_0') runs blocks of 1 "
+                "threads; the kernel was compiled for 128");
+}
+
+TEST_F(CudaSignatures, OtherBindingCount) {
+  ArtifactSpec honest = cudaSpec();
+  honest.dispatches[1].bindings = {1, 2};
+  ArtifactSpec forged = withSignaturesOf(cudaSpec(), honest);
+  expectRefused(forged, KILN_ERROR_INVALID_ARTIFACT,
+                "kernel 'scale' (ONNX nodes 'Mul_1', 'Identity_2') binds 3 "
+                "buffers; its signature in the sm_90 image has 48 bytes, not "
+                "56");
+}

@@ -41,6 +41,8 @@ namespace kiln::cu {
 struct CUctx_st {};
 struct CUmod_st {
   std::string image;
+  /// The globals cuModuleGetGlobal handed out, by name.
+  std::map<std::string, std::vector<uint8_t>> globals;
 };
 struct CUfunc_st {
   std::string name;
@@ -256,14 +258,30 @@ Result cuMemcpyDtoHAsync(void *dst, DevicePtr src, size_t bytes, Stream) {
   return kSuccess;
 }
 
-/// Accepts PTX text (".version") and ELF cubins, like the driver.
+bool isElf(const char *image) {
+  return std::strncmp(image,
+                      "\x7f"
+                      "ELF",
+                      4) == 0;
+}
+
+/// PTX text: its `.version` directive after comment lines (as LLVM's NVPTX
+/// back end prints it) or first (the tests' stand-ins).
+bool isPtx(const char *image) {
+  while (std::strncmp(image, "//", 2) == 0 || *image == '\n') {
+    const char *next = std::strchr(image, '\n');
+    if (!next)
+      return false;
+    image = next + 1;
+  }
+  return std::strncmp(image, ".version", 8) == 0;
+}
+
+/// Accepts PTX text and ELF cubins, like the driver.
 Result cuModuleLoadData(Module *module, const void *image) {
   ENTER("cuModuleLoadData");
   const char *text = static_cast<const char *>(image);
-  if (std::strncmp(text, ".version", 8) != 0 && std::strncmp(text,
-                                                             "\x7f"
-                                                             "ELF",
-                                                             4) != 0)
+  if (!isPtx(text) && !isElf(text))
     return kInvalidImage;
   *module = new CUmod_st{text};
   std::lock_guard<std::mutex> lock(state().mu);
@@ -281,7 +299,7 @@ Result cuModuleUnload(Module module) {
 Result cuModuleGetFunction(Function *function, Module module,
                            const char *name) {
   ENTER("cuModuleGetFunction");
-  if (module->image.rfind(".version", 0) == 0 &&
+  if (!isElf(module->image.c_str()) &&
       module->image.find(std::string(".entry ") + name + "(") ==
           std::string::npos)
     return kNotFound;
@@ -289,6 +307,47 @@ Result cuModuleGetFunction(Function *function, Module module,
   static std::map<std::string, CUfunc_st> functions; // live as long as us
   std::lock_guard<std::mutex> lock(mu);
   *function = &functions.emplace(name, CUfunc_st{name}).first->second;
+  return kSuccess;
+}
+
+/// Finds an initialized array global in a PTX image (or the tests' fake
+/// code objects, which carry the same text) and hands out its bytes, kept
+/// in host memory as all device memory here. NVPTX prints it as bytes,
+/// `.b8 name[48] = {2, 0, ...}` with trailing zeros left out; the tests'
+/// stand-ins as words, `.u64 name[6] = {2, 7, ...}`.
+Result cuModuleGetGlobal(DevicePtr *global, size_t *bytes, Module module,
+                         const char *name) {
+  ENTER("cuModuleGetGlobal");
+  const std::string &image = module->image;
+  size_t at = image.find(std::string(" ") + name + "[");
+  if (at == std::string::npos)
+    return kNotFound;
+  size_t lineStart = image.rfind('\n', at);
+  lineStart = lineStart == std::string::npos ? 0 : lineStart + 1;
+  std::string declaration = image.substr(lineStart, at - lineStart);
+  size_t width = declaration.find(".b8") != std::string::npos ? 1 : 8;
+  size_t count =
+      std::strtoull(image.c_str() + at + std::strlen(name) + 2, nullptr, 10);
+  size_t open = image.find("= {", at);
+  size_t close = image.find('}', open);
+  if (open == std::string::npos || close == std::string::npos)
+    return kNotFound;
+  std::vector<uint8_t> &kept = module->globals[name];
+  kept.assign(count * width, 0);
+  const char *p = image.c_str() + open + 3;
+  const char *end = image.c_str() + close;
+  for (size_t i = 0; p < end && i < count; ++i) {
+    char *next = nullptr;
+    uint64_t value = std::strtoull(p, &next, 10);
+    if (next == p)
+      return kInvalidImage;
+    std::memcpy(kept.data() + i * width, &value, width);
+    p = next;
+    while (p < end && (*p == ',' || *p == ' '))
+      ++p;
+  }
+  *global = DevicePtr(uintptr_t(kept.data()));
+  *bytes = kept.size();
   return kSuccess;
 }
 
@@ -494,6 +553,7 @@ const std::map<std::string, void *> &entryPoints() {
       ENTRY(cuModuleLoadData),
       ENTRY(cuModuleUnload),
       ENTRY(cuModuleGetFunction),
+      ENTRY(cuModuleGetGlobal),
       ENTRY(cuFuncSetAttribute),
       ENTRY(cuFuncGetAttribute),
       ENTRY(cuOccupancyMaxActiveBlocksPerMultiprocessor),
@@ -615,6 +675,13 @@ HIP_EXPORT Result hipModuleUnload(Module module) {
 HIP_EXPORT Result hipModuleGetFunction(Function *function, Module module,
                                        const char *name) {
   return cuModuleGetFunction(function, module, name);
+}
+HIP_EXPORT Result hipModuleGetGlobal(void **global, size_t *bytes,
+                                     Module module, const char *name) {
+  DevicePtr p = 0;
+  Result r = cuModuleGetGlobal(&p, bytes, module, name);
+  *global = reinterpret_cast<void *>(uintptr_t(p));
+  return r;
 }
 HIP_EXPORT Result hipFuncGetAttribute(int *value, int attribute,
                                       Function function) {

@@ -160,3 +160,17 @@ TEST_F(HipFaults, RocmArtifactsRunOnlyOnRocm) {
                                     "'rocm:gfx90a,gfx942'"))
       << lastError();
 }
+
+TEST_F(HipFaults, CodeObjectWithoutSignatures) {
+  ArtifactSpec spec = rocmSpec();
+  for (GpuImageSpec &image : spec.gpuImages)
+    image.signatures = false;
+  std::vector<uint8_t> bytes = spec.build();
+  ASSERT_EQ(kiln_model_open_memory(bytes.data(), bytes.size(), &model),
+            KILN_OK);
+  EXPECT_EQ(kiln_session_create(model, "rocm", nullptr, &session),
+            KILN_ERROR_KERNEL_LOAD);
+  EXPECT_TRUE(contains(lastError(), "kernel 'add_one' (ONNX nodes 'Add_0') "
+                                    "has no signature in the gfx942 image"))
+      << lastError();
+}

@@ -55,6 +55,9 @@ struct BufferSpec {
 struct GpuImageSpec {
   std::string chip, format;
   std::vector<uint8_t> data;
+  /// build() appends the dispatches' kernel signatures to `data`
+  /// (ArtifactSpec::gpuSignatures), as the compiler puts them in an image.
+  bool signatures = true;
 };
 
 /// A whole artifact, editable field by field before build().
@@ -107,6 +110,25 @@ struct ArtifactSpec {
       w[i] = float(i) * 0.5f;
   }
 
+  /// The signatures kiln-add-gpu-kernel-signatures puts in a GPU image,
+  /// one PTX global per dispatch's kernel, true to the dispatches:
+  /// bindings, blocks, threads (1), dynamic shared bytes, binding bytes.
+  std::string gpuSignatures() const {
+    std::string text;
+    for (const DispatchSpec &d : dispatches) {
+      std::vector<uint64_t> words = {d.bindings.size(), d.workgroups, 1,
+                                     d.dynamicWorkgroupMemory};
+      for (uint32_t b : d.bindings)
+        words.push_back(buffers[b].size);
+      text += ".visible .global .align 8 .u64 " + d.kernel + "__signature[" +
+              std::to_string(words.size()) + "] = {";
+      for (size_t i = 0; i < words.size(); ++i)
+        text += (i ? ", " : "") + std::to_string(words[i]);
+      text += "};\n";
+    }
+    return text;
+  }
+
   std::vector<uint8_t> build() const {
     flatbuffers::FlatBufferBuilder b;
     auto tensors = [&](const std::vector<TensorSpec> &list) {
@@ -132,9 +154,15 @@ struct ArtifactSpec {
           &results, d.dynamicWorkgroupMemory));
     }
     std::vector<flatbuffers::Offset<fb::GpuImage>> images;
-    for (const GpuImageSpec &g : gpuImages)
-      images.push_back(fb::CreateGpuImageDirect(b, g.chip.c_str(),
-                                                g.format.c_str(), &g.data));
+    for (const GpuImageSpec &g : gpuImages) {
+      std::vector<uint8_t> data = g.data;
+      if (g.signatures) {
+        std::string text = gpuSignatures();
+        data.insert(data.end(), text.begin(), text.end());
+      }
+      images.push_back(
+          fb::CreateGpuImageDirect(b, g.chip.c_str(), g.format.c_str(), &data));
+    }
     std::vector<flatbuffers::Offset<fb::Check>> checkTables;
     for (const auto &[message, tensor] : checks)
       checkTables.push_back(

@@ -210,6 +210,17 @@ int64_t stageDepth(int64_t k);
 /// reshapes; null when there is none.
 mlir::TilingInterface findKernelRoot(mlir::func::FuncOp kernel);
 
+/// Exports `name`, a constant global of i64 words placed before `at`: the
+/// words of `header`, then the bytes the kernel reaches in each of
+/// `buffers` (static memrefs; an error on `at` otherwise). The CPU
+/// (kiln-add-cpu-kernel-abi) and GPU (kiln-add-gpu-kernel-signatures)
+/// kernel signatures, which the runtime checks each dispatch against.
+mlir::LogicalResult addKernelSignature(mlir::Operation *at,
+                                       llvm::StringRef name,
+                                       llvm::ArrayRef<int64_t> header,
+                                       llvm::ArrayRef<mlir::MemRefType> buffers,
+                                       unsigned addressSpace);
+
 /// Sets the kiln.config of `kernel` (a function with kiln.kernel and a
 /// root) to what `choose` makes of its root; none when `choose` gives
 /// null or a linalg op of the kernel has an empty loop (the kernel runs as

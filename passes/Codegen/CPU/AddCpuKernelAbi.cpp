@@ -109,25 +109,17 @@ struct AddCpuKernelAbiPass
   /// so that a schedule that lies about sizes or grids is refused instead of
   /// run out of bounds.
   LogicalResult addSignature(LLVM::LLVMFuncOp wrapper, ArrayAttr abi) {
-    SmallVector<int64_t> words = {int64_t(abi.size()), 1};
+    int64_t workgroups = 1;
     if (auto grid =
             wrapper->getAttrOfType<IntegerAttr>(kiln::attrs::kWorkgroups))
-      words[1] = grid.getInt();
-    for (Attribute typeAttr : abi) {
-      auto type = cast<MemRefType>(cast<TypeAttr>(typeAttr).getValue());
-      if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
-        return wrapper.emitError("kernel binding without a static size: ")
-               << type;
-      words.push_back(type.getNumElements() *
-                      llvm::divideCeil(type.getElementTypeBitWidth(), 8));
-    }
-    OpBuilder b(wrapper);
-    auto arrayType = LLVM::LLVMArrayType::get(b.getI64Type(), words.size());
-    LLVM::GlobalOp::create(b, wrapper.getLoc(), arrayType, /*isConstant=*/true,
-                           LLVM::Linkage::External,
-                           (wrapper.getSymName() + ".signature").str(),
-                           b.getI64TensorAttr(words));
-    return success();
+      workgroups = grid.getInt();
+    SmallVector<MemRefType> buffers;
+    for (Attribute typeAttr : abi)
+      buffers.push_back(cast<MemRefType>(cast<TypeAttr>(typeAttr).getValue()));
+    return addKernelSignature(wrapper,
+                              (wrapper.getSymName() + ".signature").str(),
+                              {int64_t(abi.size()), workgroups}, buffers,
+                              /*addressSpace=*/0);
   }
 };
 

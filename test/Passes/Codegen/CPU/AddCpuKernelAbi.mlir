@@ -5,7 +5,7 @@
 // with full memref descriptors (pointer, pointer, offset, sizes, strides).
 // Beside it, its signature for the runtime's checks: 2 bindings, 2
 // workgroups, 128 bytes in each binding.
-// CHECK: llvm.mlir.global external constant @k.signature(dense<[2, 2, 128, 128]> : tensor<4xi64>) {addr_space = 0 : i32} : !llvm.array<4 x i64>
+// CHECK: llvm.mlir.global external constant @k.signature(dense<[2, 2, 128, 128]> : tensor<4xi64>) {addr_space = 0 : i32, alignment = 8 : i64} : !llvm.array<4 x i64>
 // CHECK-LABEL: llvm.func @k(
 // CHECK-SAME: %[[B:.+]]: !llvm.ptr, %[[ID:.+]]: i64, %[[N:.+]]: i64)
 // CHECK-SAME: kiln.nodes = ["relu1"], kiln.workgroups = 2 : i64
