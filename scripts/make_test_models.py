@@ -1473,6 +1473,19 @@ def build_import_models():
         [vi("x", [2, 3]), vi("u", [2, 1])], [vi("y", [2, 3])],
         inits=[init("idx", np.array([[1], [3]], dtype=np.int64))],
         ort_check=False)
+    # A loss's class indices likewise: a constant target outside [-C, C)
+    # (other than ignore_index) fails the import; a target that is a graph
+    # input gets a check of the run.
+    imp("nll_target_out_of_range",
+        [n("NegativeLogLikelihoodLoss", ["x", "t"], ["y"], "nll",
+           reduction="none", ignore_index=-100)],
+        [vi("x", [2, 3])], [vi("y", [2])],
+        inits=[init("t", np.array([-100, 3], dtype=np.int64))], ort_check=False)
+    imp("nll_runtime_targets",
+        [n("NegativeLogLikelihoodLoss", ["x", "t"], ["y"], "nll",
+           reduction="none", ignore_index=-100)],
+        [vi("x", [2, 3]), vi("t", [2], TensorProto.INT64)], [vi("y", [2])],
+        ort_check=False)
     # The same ops with indices that are graph inputs: each gets a check
     # that fails the run when an index is out of range.
     imp("gather_runtime_indices",

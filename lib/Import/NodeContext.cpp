@@ -184,8 +184,12 @@ LogicalResult NodeContext::requireIndicesInRange(size_t i,
       return fail("indices address dim " + Twine(dim) + " of a rank-" +
                   Twine(dataShape.size()) + " input");
   const ConstTensor *indices = constInput(i);
-  if (!indices)
-    return checkIndicesAtRunTime(i, dims, dataShape);
+  if (!indices) {
+    Value value = input(i);
+    if (!value)
+      return failure();
+    return checkIndicesAtRunTime(value, node.input(i), dims, dataShape);
+  }
   std::vector<int64_t> values = indices->asInts();
   for (size_t e = 0; e < values.size(); ++e) {
     int64_t dim = dims[e % dims.size()], size = dataShape[dim];
@@ -201,12 +205,10 @@ LogicalResult NodeContext::requireIndicesInRange(size_t i,
 
 /// `indices < -size || indices >= size`, one size per position along the
 /// last dim when `dims` has several, kept as a check of the run.
-LogicalResult NodeContext::checkIndicesAtRunTime(size_t i,
+LogicalResult NodeContext::checkIndicesAtRunTime(Value indices,
+                                                 StringRef inputName,
                                                  ArrayRef<int64_t> dims,
                                                  ArrayRef<int64_t> dataShape) {
-  Value indices = input(i);
-  if (!indices)
-    return failure();
   auto type = cast<RankedTensorType>(indices.getType());
   if (!type.hasStaticShape() || type.getNumElements() == 0)
     return success();
@@ -246,7 +248,7 @@ LogicalResult NodeContext::checkIndicesAtRunTime(size_t i,
       if (Operation *bound = operand.getDefiningOp<ConstantOp>())
         bound->setLoc(checkLoc);
   }
-  addRuntimeCheck(*outside, "input '" + node.input(i) +
+  addRuntimeCheck(*outside, "input '" + inputName.str() +
                                 "' holds an index out of range for " + what);
   return success();
 }

@@ -88,6 +88,14 @@ public:
                                             llvm::ArrayRef<int64_t> dims,
                                             llvm::ArrayRef<int64_t> dataShape);
 
+  /// The run-time half of requireIndicesInRange: a check that fails the
+  /// run when `indices` (what input `inputName` became) holds a value
+  /// outside [-size, size) of the data dims `dims`.
+  mlir::LogicalResult checkIndicesAtRunTime(mlir::Value indices,
+                                            llvm::StringRef inputName,
+                                            llvm::ArrayRef<int64_t> dims,
+                                            llvm::ArrayRef<int64_t> dataShape);
+
   /// The static shape the model declares for output `k` (graph outputs,
   /// value_info), if it does.
   std::optional<std::vector<int64_t>> declaredOutputShape(size_t k) const;
@@ -130,11 +138,6 @@ private:
   /// not read it at run time or the declared shapes do not determine it
   /// (RuntimeShapeInputs.cpp).
   const ConstTensor *deriveFromDeclaredShapes(size_t i) const;
-
-  /// The run-time half of requireIndicesInRange.
-  mlir::LogicalResult checkIndicesAtRunTime(size_t i,
-                                            llvm::ArrayRef<int64_t> dims,
-                                            llvm::ArrayRef<int64_t> dataShape);
 
   GraphImporter &importer;
   mlir::FailureOr<mlir::Value>

@@ -543,6 +543,32 @@ static LogicalResult importEinsum(NodeContext &ctx) {
 
 namespace {
 
+/// Fails the import, or adds a check that fails the run, where class index
+/// `target` (the node's input 1, `safeTarget` once ignored elements are 0)
+/// is outside [-C, C) for the C classes of `inputShape` [N, C, d...]: an
+/// error in onnxruntime, whose GatherElements refuses it, not a clamp.
+LogicalResult requireClassIndices(NodeContext &ctx, Value safeTarget,
+                                  ArrayRef<int64_t> inputShape,
+                                  std::optional<int64_t> ignored) {
+  int64_t classes = inputShape[1];
+  if (ShapedType::isDynamic(classes))
+    return success();
+  if (const ConstTensor *target = ctx.constInput(1)) {
+    for (auto [e, value] : llvm::enumerate(target->asInts())) {
+      if ((ignored && value == *ignored) ||
+          (value >= -classes && value < classes))
+        continue;
+      return ctx.fail("target element " + Twine(e) + " is " + Twine(value) +
+                      ", out of range for " + Twine(classes) +
+                      " classes (a class index is in [" + Twine(-classes) +
+                      ", " + Twine(classes - 1) + "])");
+    }
+    return success();
+  }
+  return ctx.checkIndicesAtRunTime(safeTarget, ctx.proto().input(1), {1},
+                                   inputShape);
+}
+
 /// Negative log likelihood of `input` [N, C, d...] (log-probabilities) at
 /// the class indices `target` [N, d...], with optional class weights and an
 /// ignored index, reduced as ONNX's `reduction` says.
@@ -579,6 +605,11 @@ FailureOr<Value> negativeLogLikelihood(NodeContext &ctx, Value input,
       return failure();
     safeTarget = *safe;
   }
+  std::optional<int64_t> ignored;
+  if (ignoreAttr)
+    ignored = ignoreAttr->i();
+  if (failed(requireClassIndices(ctx, safeTarget, shapeOf(input), ignored)))
+    return failure();
   // input[n, target[n, d...], d...]
   SmallVector<int64_t> indexShape(shapeOf(safeTarget));
   indexShape.insert(indexShape.begin() + 1, 1);

@@ -11,6 +11,7 @@
 #include "kiln/artifact_generated.h"
 #include "kiln/artifact_version.h"
 
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -118,8 +119,8 @@ struct ArtifactSpec {
     for (const DispatchSpec &d : dispatches) {
       std::vector<uint64_t> words = {d.bindings.size(), d.workgroups, 1,
                                      d.dynamicWorkgroupMemory};
-      for (uint32_t b : d.bindings)
-        words.push_back(buffers[b].size);
+      for (uint32_t b : d.bindings) // a forged binding past the buffers: 0
+        words.push_back(b < buffers.size() ? buffers[b].size : 0);
       text += ".visible .global .align 8 .u64 " + d.kernel + "__signature[" +
               std::to_string(words.size()) + "] = {";
       for (size_t i = 0; i < words.size(); ++i)
@@ -160,6 +161,13 @@ struct ArtifactSpec {
         std::string text = gpuSignatures();
         data.insert(data.end(), text.begin(), text.end());
       }
+      // The fake drivers read a stand-in code object as text up to a NUL
+      // (a real one's ELF header gives its size).
+      if (data.size() >= 4 && std::memcmp(data.data(),
+                                          "\x7f"
+                                          "ELF",
+                                          4) == 0)
+        data.push_back(0);
       images.push_back(
           fb::CreateGpuImageDirect(b, g.chip.c_str(), g.format.c_str(), &data));
     }

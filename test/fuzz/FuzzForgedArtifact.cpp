@@ -5,8 +5,9 @@
 // FlatBuffer is then rebuilt and sealed with fresh digests, so every forged
 // file passes the verifier and the digest check and reaches the loader's
 // own checks: buffers, tensors, dispatches, bindings, launch shapes, targets.
-// Whatever opens is queried and, for the CPU, run with zero inputs, its
-// kernels being the trusted ones: a forged schedule must be refused or run
+// Whatever opens is queried and run with zero inputs, its kernels being the
+// trusted ones (on the CPU; a GPU artifact on the fake drivers, against
+// the trusted kernels' signatures): a forged schedule must be refused or run
 // in bounds. Nothing may crash, leak or read out of bounds.
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +19,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
+#include <string>
 
 using namespace kiln_test;
 
@@ -40,6 +43,25 @@ uint64_t forgedSize(FuzzedDataProvider &in) {
     return in.ConsumeBool() ? in.ConsumeIntegralInRange<uint64_t>(0, 1 << 28)
                             : ~in.ConsumeIntegralInRange<uint64_t>(0, 1 << 16);
   }
+}
+
+/// A GPU image the fake drivers load for `target` (cuda: PTX declaring the
+/// trusted kernels; rocm: the fake's gfx942 code object), carrying the
+/// trusted schedule's kernel signatures: what the kernels were compiled
+/// for, whatever the forger makes of the schedule.
+GpuImageSpec trustedGpuImage(const std::string &target) {
+  static const ArtifactSpec trusted;
+  bool cuda = target.rfind("cuda", 0) == 0;
+  std::string text = cuda ? ".version 8.0\n.target sm_90\n.address_size 64\n"
+                            ".visible .entry add_one(\n)\n{ ret; }\n"
+                            ".visible .entry scale(\n)\n{ ret; }\n"
+                          : "\x7f"
+                            "ELFgfx942\n";
+  text += trusted.gpuSignatures();
+  // The fake drivers read a stand-in code object as text up to a NUL.
+  text.push_back('\0');
+  return {cuda ? "sm_90" : "gfx942", cuda ? "ptx" : "hsaco",
+          std::vector<uint8_t>(text.begin(), text.end()), false};
 }
 
 template <typename T> T &pick(FuzzedDataProvider &in, std::vector<T> &list) {
@@ -202,14 +224,31 @@ void forgeOnce(FuzzedDataProvider &in, ArtifactSpec &spec) {
     static const char *kTargets[] = {"cpu", "cuda:sm_90", "rocm:gfx942", "",
                                      "cpu "};
     spec.target = kTargets[in.ConsumeIntegralInRange<size_t>(0, 4)];
-    if (spec.target != "cpu")
-      spec.gpuImages = {{"sm_90", "ptx", {'.', 'v', 0}}};
+    if (spec.target == "cpu")
+      break;
+    if (in.ConsumeBool())
+      spec.gpuImages = {{"sm_90", "ptx", {'.', 'v', 0}, false}};
+    else
+      spec.gpuImages = {trustedGpuImage(spec.target)};
+    if (in.ConsumeBool())
+      spec.kernelObject.clear();
     break;
   }
   }
 }
 
 } // namespace
+
+/// The fake CUDA driver and HIP runtime (runtime/test/FakeCudaDriver.cpp),
+/// loaded before the runtime looks for them by name: GPU artifacts then
+/// load and run (kernels are only counted; device memory is host memory,
+/// so a copy out of bounds is caught as any other).
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  for (const char *path : {KILN_FAKE_CUDA_DRIVER, KILN_FAKE_HIP_RUNTIME})
+    if (!::dlopen(path, RTLD_NOW | RTLD_GLOBAL))
+      std::abort();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const ArtifactSpec trusted;
@@ -225,9 +264,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (status != KILN_OK)
     return 0;
   // The kernels are the trusted ones; only the hook kernel never runs.
-  if (std::strcmp(kiln_model_target(model), "cpu") == 0 &&
-      !kiln_fuzz::callsTheHookKernel(model))
-    kiln_fuzz::runWithZeroInputs(model);
+  std::string target = kiln_model_target(model);
+  if (target == "cpu" && !kiln_fuzz::callsTheHookKernel(model))
+    kiln_fuzz::runWithZeroInputs(model, "cpu");
+  else if (target.rfind("cuda", 0) == 0 || target.rfind("rocm", 0) == 0)
+    kiln_fuzz::runWithZeroInputs(model, target.substr(0, 4).c_str());
   kiln_model_close(model);
   return 0;
 }

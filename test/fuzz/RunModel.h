@@ -73,13 +73,13 @@ inline void runZeros(kiln_model *model, kiln_session *session, int64_t batch) {
   }
 }
 
-/// Creates a CPU session within kMaxSessionBytes and runs it on zero inputs,
-/// reading every output back; a dynamic-batch model at the batch of each
-/// chunk it has kernels for.
-inline void runWithZeroInputs(kiln_model *model) {
+/// Creates a session on `device` within kMaxSessionBytes and runs it on
+/// zero inputs, reading every output back; a dynamic-batch model at the
+/// batch of each chunk it has kernels for.
+inline void runWithZeroInputs(kiln_model *model, const char *device = "cpu") {
   kiln_session *session = nullptr;
   kiln_session_options options{1, kMaxSessionBytes};
-  kiln_status status = kiln_session_create(model, "cpu", &options, &session);
+  kiln_status status = kiln_session_create(model, device, &options, &session);
   requireMessage(status);
   if (status != KILN_OK)
     return;

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <new>
 
 using namespace kiln;
 
@@ -76,9 +77,28 @@ static bool isRegularFile(const std::string &path, std::string &error) {
   return false;
 }
 
+/// The most a tensor file may hold: this machine's memory. A larger file
+/// (a sparse one of a terabyte) could only end in an allocation failure.
+static uint64_t tensorFileCap() {
+  long pages = ::sysconf(_SC_PHYS_PAGES), pageBytes = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageBytes <= 0)
+    return std::numeric_limits<uint64_t>::max();
+  return uint64_t(pages) * uint64_t(pageBytes);
+}
+
 bool readWhole(const std::string &path, std::string &data, std::string &error) {
   if (!isRegularFile(path, error))
     return false;
+  uint64_t cap = tensorFileCap();
+  auto tooLarge = [&](uint64_t bytes) {
+    error = "cannot read '" + path + "': it holds " + std::to_string(bytes) +
+            " bytes or more, more than this machine's " + std::to_string(cap) +
+            " bytes of memory";
+    return false;
+  };
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && uint64_t(st.st_size) > cap)
+    return tooLarge(uint64_t(st.st_size));
   // read(2), not a stream: libstdc++'s stream buffer throws on a read
   // error (/proc/self/mem gives EIO) whatever the stream's exception mask.
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -99,7 +119,21 @@ bool readWhole(const std::string &path, std::string &data, std::string &error) {
     }
     if (n == 0)
       break;
-    data.append(chunk, size_t(n));
+    // Files whose size stat does not tell (procfs) are capped as they are
+    // read.
+    if (data.size() + size_t(n) > cap) {
+      ::close(fd);
+      return tooLarge(data.size() + size_t(n));
+    }
+    try {
+      data.append(chunk, size_t(n));
+    } catch (const std::bad_alloc &) {
+      ::close(fd);
+      error = "cannot read '" + path +
+              "': " + std::to_string(data.size() + size_t(n)) +
+              " bytes do not fit in memory";
+      return false;
+    }
   }
   ::close(fd);
   return true;
