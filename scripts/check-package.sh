@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the Debian package of build/ (cpack; cmake/Packaging.cmake) and
-# checks it unpacked into a folder, as installed under a prefix: every
+# Builds the Debian package of build/ (cpack; cmake/Packaging.cmake), checks
+# that apt can install it (its dependencies resolve), and checks it unpacked
+# into a folder, as installed under a prefix: every
 # tool's --version, a compile and a run of the bundled example with the
 # packaged tools and runtime library, and the packaged Python module.
 set -euo pipefail
@@ -11,6 +12,13 @@ rm -rf "$out"
 (cd "$build" && cpack -G DEB -B "$out" >/dev/null)
 deb=$(ls "$out"/kiln_*_amd64.deb)
 echo "package: $(basename "$deb") ($(du -h "$deb" | cut -f1))"
+# Its declared dependencies resolve on this Debian (apt's simulation of
+# installing it: nothing is installed).
+apt-get install --simulate --no-install-recommends "$deb" > "$out/apt.log" 2>&1 ||
+  { echo "apt cannot install $(basename "$deb"):"; cat "$out/apt.log"; exit 1; }
+grep -q "^Inst kiln " "$out/apt.log" ||
+  { echo "apt would not install kiln:"; cat "$out/apt.log"; exit 1; }
+echo "apt: $(grep -c '^Inst ' "$out/apt.log") packages to install, kiln among them"
 prefix="$out/root/usr"
 dpkg-deb -x "$deb" "$out/root"
 
@@ -18,9 +26,11 @@ for tool in kiln-compile kiln-onnx-test kiln-run kiln-bench; do
   "$prefix/bin/$tool" --version | head -n 1
 done
 # The packaged tools load the packaged runtime, not the build's.
-ldd "$prefix/bin/kiln-run" | grep -q "$prefix/bin/../lib/libkiln_runtime.so" || {
+# (ldd's output kept first: grep -q leaving early would fail the pipe.)
+libraries=$(ldd "$prefix/bin/kiln-run")
+grep -q "$prefix/bin/../lib/libkiln_runtime.so" <<< "$libraries" || {
   echo "kiln-run does not load $prefix/lib/libkiln_runtime.so:"
-  ldd "$prefix/bin/kiln-run"; exit 1; }
+  echo "$libraries"; exit 1; }
 
 model="$root/examples/tiny_cnn"
 "$prefix/bin/kiln-compile" "$model/model.onnx" -o "$out/tiny_cnn.kiln"

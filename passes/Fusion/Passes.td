@@ -42,6 +42,19 @@ def FormDispatchRegions : Pass<"kiln-form-dispatch-regions", "mlir::func::FuncOp
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def FoldEmptyResults : Pass<"kiln-fold-empty-results", "mlir::func::FuncOp"> {
+  let summary = "Replaces ops whose results have no element by empty constants";
+  let description = [{
+    An op of the `kiln` dialect without side effects or regions whose every
+    result is a static tensor with a zero-size dim computes nothing: each
+    result becomes a `kiln.constant` of no element, so that no kernel is
+    made for it (and no lowering or tiler meets loops of no iteration). An
+    op with a non-empty result (a reduction over an empty axis, a padding of
+    an empty tensor) is kept.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def CheckBatchIndependence
     : Pass<"kiln-check-batch-independence", "mlir::func::FuncOp"> {
   let summary = "Refuses a dynamic batch whose elements some op would mix";

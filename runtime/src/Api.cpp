@@ -359,6 +359,10 @@ const char *kiln_model_cpu_features(const kiln_model *model) {
   return model ? model->impl->cpuFeatureList().c_str() : "";
 }
 
+const char *kiln_model_gpu_images(const kiln_model *model) {
+  return model ? model->impl->gpuImageList().c_str() : "";
+}
+
 const char *kiln_model_shape_guards(const kiln_model *model) {
   return model ? model->impl->shapeGuardList().c_str() : "";
 }

@@ -590,6 +590,8 @@ kiln_status Model::readGpuImages(const fb::Model &m) {
         return fail(KILN_ERROR_INVALID_ARTIFACT,
                     "GPU image for " + d.chip + " has unknown format '" +
                         d.format + "' for target '" + target_ + "'");
+      gpuImageList_ +=
+          (gpuImageList_.empty() ? "" : ", ") + d.chip + " " + d.format;
       gpuImages_.push_back(std::move(d));
     }
   if (gpuImages_.empty() && m.dispatches()->size() > 0)

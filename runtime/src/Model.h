@@ -110,6 +110,8 @@ public:
   const std::vector<std::string> &cpuFeatures() const { return cpuFeatures_; }
   /// The same, comma-separated.
   const std::string &cpuFeatureList() const { return cpuFeatureList_; }
+  /// "sm_80 cubin, sm_90 cubin": the GPU images, for kiln_model_gpu_images.
+  const std::string &gpuImageList() const { return gpuImageList_; }
   uint64_t arenaSize() const { return arenaSize_; }
   const uint8_t *weights() const { return weights_; }
   uint64_t weightsSize() const { return weightsSize_; }
@@ -181,7 +183,7 @@ private:
   kiln_status readGpuImages(const fb::Model &m);
 
   AlignedBytes bytes_;
-  std::string producer_, target_, cpu_, cpuFeatureList_;
+  std::string producer_, target_, cpu_, cpuFeatureList_, gpuImageList_;
   std::vector<std::string> cpuFeatures_;
   uint64_t arenaSize_ = 0;
   const uint8_t *weights_ = nullptr;

@@ -152,6 +152,10 @@ KILN_API const char *kiln_model_target(const kiln_model *model);
  * ones. "" for GPU artifacts. */
 KILN_API const char *kiln_model_cpu(const kiln_model *model);
 KILN_API const char *kiln_model_cpu_features(const kiln_model *model);
+/* GPU artifacts: the device code it holds, one image per chip with its
+ * format, comma-separated ("sm_80 cubin, sm_90 cubin"; "gfx942 hsaco").
+ * "" for CPU artifacts. */
+KILN_API const char *kiln_model_gpu_images(const kiln_model *model);
 /* The shape-like inputs a run checks before any kernel (the artifact was
  * compiled for the shapes their values give), one line each:
  * "node 'reshape' (Reshape): input 'shape' gives [4,6] from data [2,3,4]",
