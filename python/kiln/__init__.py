@@ -76,6 +76,16 @@ class Artifact:
         return f"Artifact(target={self.target!r}, {len(self.data)} bytes)"
 
 
+# DLPack's device types of GPU memory: kDLCUDA, kDLROCM.
+_GPU_DLPACK_DEVICES = (2, 10)
+
+
+def _on_gpu(value: Any) -> bool:
+    """Whether value is a DLPack tensor in CUDA or ROCm memory."""
+    device = getattr(value, "__dlpack_device__", None)
+    return device is not None and int(device()[0]) in _GPU_DLPACK_DEVICES
+
+
 def compiler_path() -> Optional[str]:
     """The kiln-compile that `compile` runs, or None when there is none."""
     for candidate in (os.environ.get("KILN_COMPILE"),
@@ -196,11 +206,29 @@ class InferenceSession:
     def run(self, output_names: Optional[Sequence[str]],
             input_feed: Mapping[str, Any]) -> List[np.ndarray]:
         """Runs once; returns the outputs named (all when None) as arrays.
-        input_feed maps every input's name to an array (NumPy, or any
-        object with __dlpack__ on the CPU) of its dtype and shape."""
+        input_feed maps every input's name to an array of its dtype and
+        shape: NumPy, any object with __dlpack__ on the CPU, or on a GPU
+        session a GPU tensor (PyTorch, CuPy: __dlpack__ in CUDA or ROCm
+        memory), copied device to device."""
         self._set_inputs(input_feed)
         self._session.run()
         return self._collect(output_names)
+
+    def run_into(self, outputs: Mapping[str, Any],
+                 input_feed: Mapping[str, Any]) -> None:
+        """Runs once (inputs as for run) and writes each output named in
+        outputs into the GPU tensor given for it (__dlpack__ in CUDA or
+        ROCm memory, of the output's dtype and shape), device to device:
+        with GPU tensors in and out, nothing goes through the host."""
+        index: Dict[str, int] = {o.name: i for i, o in enumerate(self._outputs)}
+        for name in outputs:
+            if name not in index:
+                raise KilnError(f"the model has no output '{name}' (outputs: "
+                                + ", ".join(index) + ")")
+        self._set_inputs(input_feed)
+        self._session.run()
+        for name, tensor in outputs.items():
+            self._session.output_to_device(index[name], tensor)
 
     def profile(self, input_feed: Mapping[str, Any]) -> List[KernelProfile]:
         """Runs once and times each kernel launch."""
@@ -215,6 +243,9 @@ class InferenceSession:
             if name not in known:
                 raise KilnError(f"the model has no input '{name}' (inputs: "
                                 + ", ".join(sorted(known)) + ")")
+            if _on_gpu(value):
+                self._session.set_input_device(name, value)
+                continue
             if isinstance(value, np.ndarray) or not hasattr(value,
                                                             "__dlpack__"):
                 # C order; unlike ascontiguousarray, keeps a scalar 0-d.

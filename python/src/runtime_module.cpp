@@ -181,6 +181,24 @@ private:
 
 /// Inputs are only read: read-only arrays (np.frombuffer) are taken too.
 using Array = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+/// GPU tensors (CUDA or ROCm memory) handed over through DLPack.
+using DeviceArray = nb::ndarray<nb::ro, nb::c_contig>;
+using WritableDeviceArray = nb::ndarray<nb::c_contig>;
+
+/// The device pointer of a DLPack tensor on a GPU (device 0, the one a
+/// session runs on), or KilnError naming `what`.
+template <typename T>
+uint64_t devicePointerOf(const T &array, const std::string &what) {
+  int type = array.device_type();
+  if (type != nb::device::cuda::value && type != nb::device::rocm::value)
+    throw KilnError(KILN_ERROR_INVALID_ARGUMENT,
+                    what + " is not in CUDA or ROCm memory");
+  if (array.device_id() != 0)
+    throw KilnError(KILN_ERROR_INVALID_ARGUMENT,
+                    what + " is on GPU " + std::to_string(array.device_id()) +
+                        "; sessions run on GPU 0");
+  return uint64_t(uintptr_t(array.data()));
+}
 
 class Session {
 public:
@@ -194,23 +212,43 @@ public:
   ~Session() { kiln_session_destroy(session); }
 
   void setInput(const std::string &name, Array array) {
-    std::vector<TensorInfo> inputs = model->inputs();
-    const TensorInfo *input = nullptr;
-    for (const TensorInfo &info : inputs)
-      if (info.name == name)
-        input = &info;
-    if (!input)
-      throw KilnError(KILN_ERROR_NOT_FOUND,
-                      "the model has no input '" + name + "'");
-    if (array.dtype() != dlpackOf(input->kilnDtype))
-      throw KilnError(KILN_ERROR_DTYPE_MISMATCH,
-                      "input '" + name + "' must be " + input->dtype);
-    std::vector<int64_t> shape(array.ndim());
-    for (size_t d = 0; d < array.ndim(); ++d)
-      shape[d] = array.shape(d);
-    check(kiln_session_set_input(session, name.c_str(), input->kilnDtype,
+    TensorInfo input = findInput(name, array.dtype());
+    std::vector<int64_t> shape = shapeOf(array);
+    check(kiln_session_set_input(session, name.c_str(), input.kilnDtype,
                                  shape.data(), int32_t(shape.size()),
                                  array.data(), array.nbytes()));
+  }
+
+  /// setInput for a tensor in GPU memory: copied device to device at each
+  /// run (kiln_session_set_input_device).
+  void setInputDevice(const std::string &name, DeviceArray array) {
+    TensorInfo input = findInput(name, array.dtype());
+    uint64_t pointer = devicePointerOf(array, "input '" + name + "'");
+    std::vector<int64_t> shape = shapeOf(array);
+    check(kiln_session_set_input_device(session, name.c_str(), input.kilnDtype,
+                                        shape.data(), int32_t(shape.size()),
+                                        pointer, array.nbytes()));
+  }
+
+  /// Output `index` of the last run copied into `array`, a tensor in GPU
+  /// memory of its dtype and shape (kiln_session_get_output_device).
+  void outputToDevice(int32_t index, WritableDeviceArray array) {
+    kiln_tensor_info info;
+    check(kiln_session_output_info(session, index, &info));
+    std::string what = std::string("output '") + info.name + "'";
+    if (array.dtype() != dlpackOf(info.dtype))
+      throw KilnError(KILN_ERROR_DTYPE_MISMATCH,
+                      what + " is " + kiln_dtype_name(info.dtype) +
+                          "; the destination tensor's dtype differs");
+    bool sameShape = array.ndim() == size_t(info.rank);
+    for (size_t d = 0; sameShape && d < array.ndim(); ++d)
+      sameShape = int64_t(array.shape(d)) == info.shape[d];
+    if (!sameShape)
+      throw KilnError(KILN_ERROR_SHAPE_MISMATCH,
+                      what + " has another shape than the destination tensor");
+    uint64_t pointer = devicePointerOf(array, what + "'s destination");
+    nb::gil_scoped_release released;
+    check(kiln_session_get_output_device(session, index, pointer, info.bytes));
   }
 
   void run() {
@@ -243,6 +281,27 @@ public:
   int threads() const { return kiln_session_num_threads(session); }
 
 private:
+  /// Input `name`, whose dtype must be `dtype`.
+  TensorInfo findInput(const std::string &name, nb::dlpack::dtype dtype) const {
+    for (const TensorInfo &info : model->inputs()) {
+      if (info.name != name)
+        continue;
+      if (dtype != dlpackOf(info.kilnDtype))
+        throw KilnError(KILN_ERROR_DTYPE_MISMATCH,
+                        "input '" + name + "' must be " + info.dtype);
+      return info;
+    }
+    throw KilnError(KILN_ERROR_NOT_FOUND,
+                    "the model has no input '" + name + "'");
+  }
+
+  template <typename T> static std::vector<int64_t> shapeOf(const T &array) {
+    std::vector<int64_t> shape(array.ndim());
+    for (size_t d = 0; d < array.ndim(); ++d)
+      shape[d] = array.shape(d);
+    return shape;
+  }
+
   std::shared_ptr<Model> model;
   kiln_session *session = nullptr;
 };
@@ -307,6 +366,10 @@ NB_MODULE(_runtime, m) {
            nb::arg("model"), nb::arg("device") = "cpu", nb::arg("threads") = 0,
            nb::arg("max_memory") = 0)
       .def("set_input", &Session::setInput, nb::arg("name"), nb::arg("array"))
+      .def("set_input_device", &Session::setInputDevice, nb::arg("name"),
+           nb::arg("array"))
+      .def("output_to_device", &Session::outputToDevice, nb::arg("index"),
+           nb::arg("array"))
       .def("run", &Session::run)
       .def("run_profiled", &Session::runProfiled)
       .def("output", &Session::output, nb::arg("index"))

@@ -2,6 +2,8 @@
 import os
 import pathlib
 import re
+import subprocess
+import sys
 
 import numpy as np
 import onnx
@@ -156,6 +158,31 @@ def test_dlpack_input(tiny):
     [a] = session.run(None, {"input": DLPackOnly(x)})
     [b] = session.run(None, {"input": x})
     np.testing.assert_array_equal(a, b)
+
+
+def test_gpu_tensors_through_dlpack(tmp_path):
+    """GPU tensors in and out of a cuda session, on the fake CUDA driver in
+    a process of its own (gpu_dlpack_child.py)."""
+    build = pathlib.Path(kiln.compiler_path()).resolve().parents[1]
+    fake = build / "runtime" / "test" / "kiln_fake_cuda" / "libcuda.so.1"
+    if not fake.exists():
+        pytest.skip(f"no fake CUDA driver at {fake}")
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])], "identity",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4, 8])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4, 8])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    kiln.compile(model, target="cuda:sm_90",
+                 options=["--cuda-toolkit=none"]).save(tmp_path / "cuda.kiln")
+    kiln.compile(model).save(tmp_path / "cpu.kiln")
+    env = dict(os.environ, LD_LIBRARY_PATH=str(fake.parent))
+    child = pathlib.Path(__file__).with_name("gpu_dlpack_child.py")
+    result = subprocess.run(
+        [sys.executable, str(child), str(tmp_path / "cuda.kiln"),
+         str(tmp_path / "cpu.kiln")], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "gpu dlpack: ok" in result.stdout
 
 
 def test_profile_names_every_kernel(tiny):

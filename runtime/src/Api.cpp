@@ -447,6 +447,32 @@ kiln_status kiln_session_set_input(kiln_session *session, const char *name,
   });
 }
 
+kiln_status kiln_session_set_input_device(kiln_session *session,
+                                          const char *name, kiln_dtype dtype,
+                                          const int64_t *shape, int32_t rank,
+                                          uint64_t device_pointer,
+                                          size_t bytes) {
+  if (!session || !name)
+    return nullArg(!session ? "session" : "name");
+  return entered(session, "kiln_session_set_input_device", [&] {
+    return session->impl->setInputOnDevice(name, dtype, shape, rank,
+                                           device_pointer, bytes);
+  });
+}
+
+kiln_status kiln_session_get_output_device(kiln_session *session, int32_t index,
+                                           uint64_t device_pointer,
+                                           size_t bytes) {
+  if (!session)
+    return nullArg("session");
+  return entered(session, "kiln_session_get_output_device", [&] {
+    if (outputIndex(session->impl->model(), index) < 0)
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  "output index " + std::to_string(index) + " out of range");
+    return session->impl->getOutputOnDevice(index, device_pointer, bytes);
+  });
+}
+
 kiln_status kiln_session_run(kiln_session *session) {
   if (!session)
     return nullArg("session");

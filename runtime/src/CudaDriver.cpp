@@ -81,6 +81,7 @@ Loaded load() {
   KILN_RESOLVE(memsetD32, "cuMemsetD32");
   KILN_RESOLVE(memcpyHtoDAsync, "cuMemcpyHtoDAsync");
   KILN_RESOLVE(memcpyDtoHAsync, "cuMemcpyDtoHAsync");
+  KILN_RESOLVE(memcpyDtoDAsync, "cuMemcpyDtoDAsync");
   KILN_RESOLVE(moduleLoadData, "cuModuleLoadData");
   KILN_RESOLVE(moduleUnload, "cuModuleUnload");
   KILN_RESOLVE(moduleGetFunction, "cuModuleGetFunction");

@@ -67,6 +67,7 @@ struct Driver {
   Result (*memsetD32)(DevicePtr, unsigned, size_t);
   Result (*memcpyHtoDAsync)(DevicePtr, const void *, size_t, Stream);
   Result (*memcpyDtoHAsync)(void *, DevicePtr, size_t, Stream);
+  Result (*memcpyDtoDAsync)(DevicePtr, DevicePtr, size_t, Stream);
   Result (*moduleLoadData)(Module *, const void *);
   Result (*moduleUnload)(Module);
   Result (*moduleGetFunction)(Function *, Module, const char *);

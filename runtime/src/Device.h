@@ -36,6 +36,16 @@ public:
   /// readBuffer then reads (a non-OK status from it stops the run).
   virtual kiln_status run(double *dispatchMs,
                           const DispatchObserver *observer) = 0;
+  /// GPU devices: input `index` is copied at each run from device memory
+  /// at `pointer` instead of from what writeInput wrote (until that is
+  /// called again). The session refuses it for other devices.
+  virtual void readInputFromDevice(int index, uint64_t pointer) {}
+  /// GPU devices: copies output `index` of the last run to device memory
+  /// at `pointer`, waiting for the copy.
+  virtual kiln_status writeOutputToDevice(int index, uint64_t pointer,
+                                          size_t bytes) {
+    return KILN_ERROR_UNSUPPORTED_DEVICE;
+  }
   /// Copies output `index` out (sizes checked by the session).
   virtual void readOutput(int index, void *data, size_t bytes) const = 0;
   /// Copies the tensor of run-time check `index` out after a run.

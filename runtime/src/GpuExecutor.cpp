@@ -136,6 +136,7 @@ kiln_status GpuExecutor::init() {
   };
   for (const TensorDesc &t : model_.inputs())
     inputSlots_.push_back(slot(t));
+  deviceInputs_.push_back(0);
   for (const TensorDesc &t : model_.outputs())
     outputSlots_.push_back(slot(t));
   for (const CheckDesc &c : model_.checks())
@@ -362,6 +363,26 @@ GpuExecutor::queryResources(cu::Function fn,
 
 void GpuExecutor::writeInput(int index, const void *data, size_t bytes) {
   std::memcpy(staging_ + inputSlots_[index], data, bytes);
+  deviceInputs_[index] = 0;
+}
+
+void GpuExecutor::readInputFromDevice(int index, uint64_t pointer) {
+  deviceInputs_[index] = cu::DevicePtr(pointer);
+}
+
+kiln_status GpuExecutor::writeOutputToDevice(int index, uint64_t pointer,
+                                             size_t bytes) {
+  const TensorDesc &t = model_.outputs()[index];
+  std::string what = "copying output '" + t.name + "' to device memory";
+  if (kiln_status s = check(driver_->ctxSetCurrent(context_), what))
+    return s;
+  if (kiln_status s =
+          check(driver_->memcpyDtoDAsync(
+                    cu::DevicePtr(pointer),
+                    devicePointer(model_.buffers()[t.buffer]), bytes, stream_),
+                what))
+    return s;
+  return check(driver_->streamSynchronize(stream_), what);
 }
 
 void GpuExecutor::readOutput(int index, void *data, size_t bytes) const {
@@ -435,12 +456,17 @@ kiln_status GpuExecutor::run(double *dispatchMs,
   for (size_t i = 0; i < model_.inputs().size(); ++i) {
     const TensorDesc &t = model_.inputs()[i];
     const BufferDesc &b = model_.buffers()[t.buffer];
-    if (t.bytes > 0)
-      if (kiln_status s = check(d.memcpyHtoDAsync(arena_ + b.offset,
-                                                  staging_ + inputSlots_[i],
-                                                  t.bytes, stream_),
-                                "copying input '" + t.name + "' to the device"))
-        return s;
+    if (t.bytes == 0)
+      continue;
+    cu::Result copied =
+        deviceInputs_[i]
+            ? d.memcpyDtoDAsync(arena_ + b.offset, deviceInputs_[i], t.bytes,
+                                stream_)
+            : d.memcpyHtoDAsync(arena_ + b.offset, staging_ + inputSlots_[i],
+                                t.bytes, stream_);
+    if (kiln_status s =
+            check(copied, "copying input '" + t.name + "' to the device"))
+      return s;
   }
   if (dispatchMs || observer) {
     std::vector<cu::Event> events(functions_.size() + 1, nullptr);

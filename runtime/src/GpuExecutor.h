@@ -32,6 +32,9 @@ public:
   kiln_status init() override;
   /// Copies an input into its staging slot (sizes checked by the caller).
   void writeInput(int index, const void *data, size_t bytes) override;
+  void readInputFromDevice(int index, uint64_t pointer) override;
+  kiln_status writeOutputToDevice(int index, uint64_t pointer,
+                                  size_t bytes) override;
   /// Uploads the inputs, runs every dispatch, downloads the outputs. With
   /// `dispatchMs`, kernels are launched one by one between events and each
   /// one's device time is written there.
@@ -91,10 +94,13 @@ private:
   cu::DevicePtr arena_ = 0, weights_ = 0, splat_ = 0;
   uint8_t *staging_ = nullptr;
   std::vector<uint64_t> inputSlots_, outputSlots_, checkSlots_; // in staging_
-  std::vector<cu::Function> functions_;                         // per dispatch
-  std::vector<kiln_kernel_resources> resources_;                // per dispatch
-  std::vector<std::vector<cu::DevicePtr>> pointers_;            // per dispatch
-  std::vector<std::vector<void *>> params_;                     // -> pointers_
+  /// Per input: the device memory it is copied from at each run
+  /// (readInputFromDevice), 0 for its staging slot.
+  std::vector<cu::DevicePtr> deviceInputs_;
+  std::vector<cu::Function> functions_;              // per dispatch
+  std::vector<kiln_kernel_resources> resources_;     // per dispatch
+  std::vector<std::vector<cu::DevicePtr>> pointers_; // per dispatch
+  std::vector<std::vector<void *>> params_;          // -> pointers_
   cu::GraphExec graph_ = nullptr;
   std::string deviceName_;
   std::string deadReason_; // set once a run faulted on the device

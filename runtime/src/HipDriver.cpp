@@ -19,6 +19,7 @@ struct HipOnly {
   Result (*memsetD32)(void *, int, size_t);
   Result (*memcpyHtoDAsync)(void *, void *, size_t, cu::Stream);
   Result (*memcpyDtoHAsync)(void *, void *, size_t, cu::Stream);
+  Result (*memcpyDtoDAsync)(void *, void *, size_t, cu::Stream);
   Result (*moduleGetGlobal)(void **, size_t *, cu::Module, const char *);
   const char *(*errorName)(Result);
   const char *(*errorString)(Result);
@@ -51,6 +52,10 @@ Result memcpyHtoDAsync(DevicePtr dst, const void *src, size_t bytes,
 Result memcpyDtoHAsync(void *dst, DevicePtr src, size_t bytes,
                        cu::Stream stream) {
   return hipOnly.memcpyDtoHAsync(dst, pointer(src), bytes, stream);
+}
+Result memcpyDtoDAsync(DevicePtr dst, DevicePtr src, size_t bytes,
+                       cu::Stream stream) {
+  return hipOnly.memcpyDtoDAsync(pointer(dst), pointer(src), bytes, stream);
 }
 Result moduleGetGlobal(DevicePtr *p, size_t *bytes, cu::Module module,
                        const char *name) {
@@ -141,6 +146,7 @@ Loaded load() {
   KILN_RESOLVE_HIP(memsetD32, "hipMemsetD32");
   KILN_RESOLVE_HIP(memcpyHtoDAsync, "hipMemcpyHtoDAsync");
   KILN_RESOLVE_HIP(memcpyDtoHAsync, "hipMemcpyDtoHAsync");
+  KILN_RESOLVE_HIP(memcpyDtoDAsync, "hipMemcpyDtoDAsync");
   KILN_RESOLVE_HIP(moduleGetGlobal, "hipModuleGetGlobal");
   KILN_RESOLVE_HIP(errorName, "hipGetErrorName");
   KILN_RESOLVE_HIP(errorString, "hipGetErrorString");
@@ -162,6 +168,7 @@ Loaded load() {
   d.memsetD32 = memsetD32;
   d.memcpyHtoDAsync = memcpyHtoDAsync;
   d.memcpyDtoHAsync = memcpyDtoHAsync;
+  d.memcpyDtoDAsync = memcpyDtoDAsync;
   d.moduleGetGlobal = moduleGetGlobal;
   d.getErrorName = getErrorName;
   d.getErrorString = getErrorString;

@@ -329,22 +329,25 @@ kiln_status Session::checkShapeGuards() const {
   return KILN_OK;
 }
 
-kiln_status Session::setInput(const char *name, kiln_dtype dtype,
-                              const int64_t *shape, int32_t rank,
-                              const void *data, size_t bytes) {
-  int index = model_->findInput(name);
+kiln_status Session::findInput(const char *name, kiln_dtype dtype,
+                               int &index) const {
+  index = model_->findInput(name);
   if (index < 0)
     return fail(KILN_ERROR_NOT_FOUND,
                 std::string("model has no input named '") + name +
                     "'; inputs are " + quoteList(inputNames(*model_)));
   const TensorDesc &t = model_->inputs()[index];
-  std::string label = "input '" + t.name + "'";
   if (dtype != t.dtype)
     return fail(KILN_ERROR_DTYPE_MISMATCH,
-                label + " expects dtype " + kiln_dtype_name(t.dtype) +
-                    ", got " + kiln_dtype_name(dtype));
-  if (t.batched)
-    return setBatchedInput(index, shape, rank, data, bytes);
+                "input '" + t.name + "' expects dtype " +
+                    kiln_dtype_name(t.dtype) + ", got " +
+                    kiln_dtype_name(dtype));
+  return KILN_OK;
+}
+
+kiln_status Session::checkInputShape(const TensorDesc &t, const int64_t *shape,
+                                     int32_t rank, size_t bytes) const {
+  std::string label = "input '" + t.name + "'";
   if (rank < 0 || (rank > 0 && !shape))
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": invalid shape");
   if (size_t(rank) != t.shape.size() ||
@@ -357,6 +360,21 @@ kiln_status Session::setInput(const char *name, kiln_dtype dtype,
     return fail(KILN_ERROR_SIZE_MISMATCH,
                 label + " expects " + std::to_string(t.bytes) + " bytes, got " +
                     std::to_string(bytes));
+  return KILN_OK;
+}
+
+kiln_status Session::setInput(const char *name, kiln_dtype dtype,
+                              const int64_t *shape, int32_t rank,
+                              const void *data, size_t bytes) {
+  int index = -1;
+  if (kiln_status s = findInput(name, dtype, index))
+    return s;
+  const TensorDesc &t = model_->inputs()[index];
+  std::string label = "input '" + t.name + "'";
+  if (t.batched)
+    return setBatchedInput(index, shape, rank, data, bytes);
+  if (kiln_status s = checkInputShape(t, shape, rank, bytes))
+    return s;
   if (bytes > 0 && !data)
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
   if (model_->isGuardedInput(size_t(index)))
@@ -479,6 +497,61 @@ kiln_status Session::getDispatchResult(int dispatch, int result, void *data,
   if (bytes == 0)
     return KILN_OK;
   return device_->readBuffer(t.buffer, data, bytes);
+}
+
+kiln_status Session::setInputOnDevice(const char *name, kiln_dtype dtype,
+                                      const int64_t *shape, int32_t rank,
+                                      uint64_t pointer, size_t bytes) {
+  int index = -1;
+  if (kiln_status s = findInput(name, dtype, index))
+    return s;
+  const TensorDesc &t = model_->inputs()[index];
+  std::string label = "input '" + t.name + "'";
+  if (kiln_status s = refuseDeviceMemory(t, label))
+    return s;
+  if (model_->isGuardedInput(size_t(index)))
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                label + " is checked on the host before each run (a " +
+                    "shape-like input): set it from host memory");
+  if (kiln_status s = checkInputShape(t, shape, rank, bytes))
+    return s;
+  if (bytes > 0 && !pointer)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": device pointer is 0");
+  device_->readInputFromDevice(index, pointer);
+  inputSet_[index] = true;
+  return KILN_OK;
+}
+
+kiln_status Session::refuseDeviceMemory(const TensorDesc &t,
+                                        const std::string &label) const {
+  if (!model_->isGpu())
+    return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
+                label + ": device memory is a GPU session's; this session "
+                        "runs on the CPU");
+  if (t.batched || !variantDevices_.empty())
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                label + " belongs to a dynamic batch, run in chunks from "
+                        "host memory: use host memory");
+  return KILN_OK;
+}
+
+kiln_status Session::getOutputOnDevice(int index, uint64_t pointer,
+                                       size_t bytes) {
+  const TensorDesc &t = outputsAsRun_[index];
+  std::string label = "output '" + t.name + "'";
+  if (kiln_status s = refuseDeviceMemory(t, label))
+    return s;
+  if (!hasRun_)
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                label + " requested before a run of the session succeeded");
+  if (bytes != t.bytes)
+    return fail(KILN_ERROR_SIZE_MISMATCH,
+                label + " has " + std::to_string(t.bytes) +
+                    " bytes, the destination " + std::to_string(bytes));
+  if (bytes > 0 && !pointer)
+    return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": device pointer is 0");
+  return bytes > 0 ? lastDevice_->writeOutputToDevice(index, pointer, bytes)
+                   : KILN_OK;
 }
 
 kiln_status Session::getOutput(int index, void *data, size_t bytes) {

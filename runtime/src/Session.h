@@ -32,6 +32,11 @@ public:
   kiln_status run(double *dispatchMs,
                   const DispatchObserver *observer = nullptr);
   kiln_status getOutput(int index, void *data, size_t bytes);
+  /// kiln_session_set_input_device and kiln_session_get_output_device.
+  kiln_status setInputOnDevice(const char *name, kiln_dtype dtype,
+                               const int64_t *shape, int32_t rank,
+                               uint64_t pointer, size_t bytes);
+  kiln_status getOutputOnDevice(int index, uint64_t pointer, size_t bytes);
   kiln_status getDispatchResult(int dispatch, int result, void *data,
                                 size_t bytes);
   /// What dispatch `dispatch`'s GPU kernel takes of the device (GPU
@@ -70,6 +75,15 @@ private:
   kiln_status observe(const DispatchObserver &observer, size_t dispatch);
   /// Dynamic batch: takes a batched input's rows (any count) into the
   /// session.
+  /// Input `name` and its index, its dtype checked.
+  kiln_status findInput(const char *name, kiln_dtype dtype, int &index) const;
+  /// An unbatched input's shape and size against the model's.
+  kiln_status checkInputShape(const TensorDesc &t, const int64_t *shape,
+                              int32_t rank, size_t bytes) const;
+  /// Why tensor `t` (called `label`) cannot be read from or written to
+  /// device memory: a CPU session, or a dynamic batch; OK otherwise.
+  kiln_status refuseDeviceMemory(const TensorDesc &t,
+                                 const std::string &label) const;
   kiln_status setBatchedInput(int index, const int64_t *shape, int32_t rank,
                               const void *data, size_t bytes);
   /// Dynamic batch: the run's batch, which every batched input must share.

@@ -157,6 +157,70 @@ TEST_F(CudaFaults, DataRoundTripsThroughDeviceMemory) {
   EXPECT_EQ(out[10], 5.0f); // the weights were uploaded
 }
 
+// Device memory in and out (the fake driver's is host memory): the input
+// is copied device to device at each run, from the memory as it is then;
+// an output is copied device to device into the caller's memory; setting
+// the input from host memory again goes back to it.
+TEST_F(CudaFaults, InputsAndOutputsInDeviceMemory) {
+  ArtifactSpec spec = cudaSpec();
+  spec.dispatches.clear();
+  spec.outputs = {{"same", fb::DType_F32, {N}, 0}};
+  ASSERT_EQ(create(spec), KILN_OK) << lastError();
+  std::vector<float> onDevice(N), out(N), host(N, 7.0f);
+  for (int64_t i = 0; i < N; ++i)
+    onDevice[i] = float(i) * 2.0f;
+  const int64_t shape[] = {N};
+  ASSERT_EQ(kiln_session_set_input_device(
+                session, "x", KILN_DTYPE_F32, shape, 1,
+                uint64_t(uintptr_t(onDevice.data())), kTensorBytes),
+            KILN_OK)
+      << lastError();
+  ASSERT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+  ASSERT_EQ(kiln_session_get_output_device(
+                session, 0, uint64_t(uintptr_t(out.data())), kTensorBytes),
+            KILN_OK)
+      << lastError();
+  EXPECT_EQ(out, onDevice);
+  onDevice[3] = -1.0f; // read again at the next run
+  ASSERT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+  ASSERT_EQ(kiln_session_get_output_at(session, 0, out.data(), kTensorBytes),
+            KILN_OK);
+  EXPECT_EQ(out[3], -1.0f);
+  ASSERT_EQ(setX(host), KILN_OK);
+  ASSERT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+  ASSERT_EQ(kiln_session_get_output_at(session, 0, out.data(), kTensorBytes),
+            KILN_OK);
+  EXPECT_EQ(out, host);
+}
+
+TEST_F(CudaFaults, DeviceMemoryMisuse) {
+  ASSERT_EQ(create(), KILN_OK) << lastError();
+  std::vector<float> memory(N);
+  uint64_t pointer = uint64_t(uintptr_t(memory.data()));
+  const int64_t shape[] = {N}, wrong[] = {N / 2};
+  EXPECT_EQ(kiln_session_get_output_device(session, 0, pointer, kTensorBytes),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "requested before a run")) << lastError();
+  EXPECT_EQ(kiln_session_set_input_device(session, "x", KILN_DTYPE_F32, wrong,
+                                          1, pointer, kTensorBytes / 2),
+            KILN_ERROR_SHAPE_MISMATCH);
+  EXPECT_EQ(kiln_session_set_input_device(session, "x", KILN_DTYPE_I32, shape,
+                                          1, pointer, kTensorBytes),
+            KILN_ERROR_DTYPE_MISMATCH);
+  EXPECT_EQ(kiln_session_set_input_device(session, "x", KILN_DTYPE_F32, shape,
+                                          1, 0, kTensorBytes),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "input 'x': device pointer is 0"))
+      << lastError();
+  failNext("cuMemcpyDtoDAsync", kInvalidValue);
+  ASSERT_EQ(kiln_session_set_input_device(session, "x", KILN_DTYPE_F32, shape,
+                                          1, pointer, kTensorBytes),
+            KILN_OK);
+  EXPECT_EQ(kiln_session_run(session), KILN_ERROR_INTERNAL);
+  EXPECT_TRUE(contains(lastError(), "copying input 'x' to the device failed"))
+      << lastError();
+}
+
 TEST_F(CudaFaults, ChecksAreCopiedBackWithTheOutputs) {
   // A check on the input's device buffer: copied to the host with the
   // outputs, then read; a non-zero byte fails the run with its message.

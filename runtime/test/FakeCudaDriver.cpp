@@ -257,6 +257,12 @@ Result cuMemcpyDtoHAsync(void *dst, DevicePtr src, size_t bytes, Stream) {
   std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
   return kSuccess;
 }
+Result cuMemcpyDtoDAsync(DevicePtr dst, DevicePtr src, size_t bytes, Stream) {
+  ENTER("cuMemcpyDtoDAsync");
+  std::memmove(reinterpret_cast<void *>(dst),
+               reinterpret_cast<const void *>(src), bytes);
+  return kSuccess;
+}
 
 bool isElf(const char *image) {
   return std::strncmp(image,
@@ -550,6 +556,7 @@ const std::map<std::string, void *> &entryPoints() {
       ENTRY(cuMemsetD32),
       ENTRY(cuMemcpyHtoDAsync),
       ENTRY(cuMemcpyDtoHAsync),
+      ENTRY(cuMemcpyDtoDAsync),
       ENTRY(cuModuleLoadData),
       ENTRY(cuModuleUnload),
       ENTRY(cuModuleGetFunction),
@@ -657,6 +664,11 @@ HIP_EXPORT Result hipMemcpyHtoDAsync(void *dst, void *src, size_t bytes,
 HIP_EXPORT Result hipMemcpyDtoHAsync(void *dst, void *src, size_t bytes,
                                      Stream stream) {
   return cuMemcpyDtoHAsync(dst, DevicePtr(uintptr_t(src)), bytes, stream);
+}
+HIP_EXPORT Result hipMemcpyDtoDAsync(void *dst, void *src, size_t bytes,
+                                     Stream stream) {
+  return cuMemcpyDtoDAsync(DevicePtr(uintptr_t(dst)), DevicePtr(uintptr_t(src)),
+                           bytes, stream);
 }
 HIP_EXPORT Result hipModuleLoadData(Module *module, const void *image) {
   const char *bytes = static_cast<const char *>(image);

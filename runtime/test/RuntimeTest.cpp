@@ -175,6 +175,22 @@ TEST(Runtime, CpuSessionsHaveNoKernelResources) {
       << lastError();
 }
 
+TEST(Runtime, CpuSessionsTakeNoDeviceMemory) {
+  Loaded l;
+  std::vector<float> x(N);
+  const int64_t shape[] = {N};
+  EXPECT_EQ(kiln_session_set_input_device(l.session, "x", KILN_DTYPE_F32, shape,
+                                          1, uint64_t(uintptr_t(x.data())),
+                                          kTensorBytes),
+            KILN_ERROR_UNSUPPORTED_DEVICE);
+  EXPECT_TRUE(contains(lastError(), "input 'x': device memory is a GPU "
+                                    "session's; this session runs on the CPU"))
+      << lastError();
+  EXPECT_EQ(kiln_session_get_output_device(
+                l.session, 0, uint64_t(uintptr_t(x.data())), kTensorBytes),
+            KILN_ERROR_UNSUPPORTED_DEVICE);
+}
+
 /// The default artifact with each dispatch's result recorded: x + 1 (no
 /// ONNX value: part of a node's work) and y.
 ArtifactSpec specWithResults() {

@@ -246,6 +246,27 @@ KILN_API kiln_status kiln_session_get_dispatch_result(kiln_session *session,
                                                       int32_t index, void *data,
                                                       size_t bytes);
 
+/* GPU sessions: input `name` comes from device memory at `device_pointer`
+ * (a CUDA or HIP device pointer, from the session's GPU), copied device to
+ * device into the model's input buffer at each run: no host round trip.
+ * The memory must stay valid and unchanged by others while runs read it,
+ * until the input is set again. The name, dtype, shape and size are checked
+ * as by kiln_session_set_input. An input whose values the runtime reads on
+ * the host (a shape-like input checked before each run) and a dynamic
+ * batch's inputs are refused (KILN_ERROR_INVALID_ARGUMENT); CPU sessions
+ * refuse it (KILN_ERROR_UNSUPPORTED_DEVICE). */
+KILN_API kiln_status kiln_session_set_input_device(
+    kiln_session *session, const char *name, kiln_dtype dtype,
+    const int64_t *shape, int32_t rank, uint64_t device_pointer, size_t bytes);
+
+/* GPU sessions: copies output `index` of the last run into device memory at
+ * `device_pointer` (`bytes` of it, the output's size), device to device;
+ * returns when the copy is done. Refused as kiln_session_set_input_device. */
+KILN_API kiln_status kiln_session_get_output_device(kiln_session *session,
+                                                    int32_t index,
+                                                    uint64_t device_pointer,
+                                                    size_t bytes);
+
 /* Copy an output out after a run; `bytes` must equal the output's size. */
 KILN_API kiln_status kiln_session_get_output(kiln_session *session,
                                              const char *name, void *data,
