@@ -209,7 +209,7 @@ class InferenceSession:
         input_feed maps every input's name to an array of its dtype and
         shape: NumPy, any object with __dlpack__ on the CPU, or on a GPU
         session a GPU tensor (PyTorch, CuPy: __dlpack__ in CUDA or ROCm
-        memory), copied device to device."""
+        memory), which the kernels read in place, without a copy."""
         self._set_inputs(input_feed)
         self._session.run()
         return self._collect(output_names)

@@ -219,8 +219,8 @@ public:
                                  array.data(), array.nbytes()));
   }
 
-  /// setInput for a tensor in GPU memory: copied device to device at each
-  /// run (kiln_session_set_input_device).
+  /// setInput for a tensor in GPU memory, which the kernels read in place
+  /// (kiln_session_set_input_device).
   void setInputDevice(const std::string &name, DeviceArray array) {
     TensorInfo input = findInput(name, array.dtype());
     uint64_t pointer = devicePointerOf(array, "input '" + name + "'");

@@ -36,9 +36,9 @@ public:
   /// readBuffer then reads (a non-OK status from it stops the run).
   virtual kiln_status run(double *dispatchMs,
                           const DispatchObserver *observer) = 0;
-  /// GPU devices: input `index` is copied at each run from device memory
-  /// at `pointer` instead of from what writeInput wrote (until that is
-  /// called again). The session refuses it for other devices.
+  /// GPU devices: the kernels read input `index` in device memory at
+  /// `pointer` instead of what writeInput wrote (until that is called
+  /// again). The session refuses it for other devices.
   virtual void readInputFromDevice(int index, uint64_t pointer) {}
   /// GPU devices: copies output `index` of the last run to device memory
   /// at `pointer`, waiting for the copy.

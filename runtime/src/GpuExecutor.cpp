@@ -57,6 +57,29 @@ cu::DevicePtr GpuExecutor::devicePointer(const BufferDesc &buffer) const {
   return base + buffer.offset;
 }
 
+cu::DevicePtr GpuExecutor::bufferPointer(uint32_t index) const {
+  for (size_t i = 0; i < deviceInputs_.size(); ++i)
+    if (deviceInputs_[i] && model_.inputs()[i].buffer == index)
+      return deviceInputs_[i];
+  return devicePointer(model_.buffers()[index]);
+}
+
+void GpuExecutor::bindInputPointers() {
+  const std::vector<DispatchDesc> &dispatches = model_.dispatches();
+  bool changed = false;
+  for (size_t d = 0; d < pointers_.size(); ++d)
+    for (size_t k = 0; k < pointers_[d].size(); ++k) {
+      cu::DevicePtr pointer = bufferPointer(dispatches[d].bindings[k]);
+      changed |= pointers_[d][k] != pointer;
+      pointers_[d][k] = pointer;
+    }
+  // The graph holds the kernels' parameters as captured.
+  if (changed && graph_) {
+    driver_->graphExecDestroy(graph_);
+    graph_ = nullptr;
+  }
+}
+
 kiln_status GpuExecutor::allocate(cu::DevicePtr &ptr, uint64_t bytes,
                                   const char *what) {
   if (cu::Result r = driver_->memAlloc(&ptr, std::max<uint64_t>(bytes, 1))) {
@@ -136,7 +159,7 @@ kiln_status GpuExecutor::init() {
   };
   for (const TensorDesc &t : model_.inputs())
     inputSlots_.push_back(slot(t));
-  deviceInputs_.push_back(0);
+  deviceInputs_.assign(model_.inputs().size(), 0);
   for (const TensorDesc &t : model_.outputs())
     outputSlots_.push_back(slot(t));
   for (const CheckDesc &c : model_.checks())
@@ -376,11 +399,10 @@ kiln_status GpuExecutor::writeOutputToDevice(int index, uint64_t pointer,
   std::string what = "copying output '" + t.name + "' to device memory";
   if (kiln_status s = check(driver_->ctxSetCurrent(context_), what))
     return s;
-  if (kiln_status s =
-          check(driver_->memcpyDtoDAsync(
-                    cu::DevicePtr(pointer),
-                    devicePointer(model_.buffers()[t.buffer]), bytes, stream_),
-                what))
+  if (kiln_status s = check(driver_->memcpyDtoDAsync(cu::DevicePtr(pointer),
+                                                     bufferPointer(t.buffer),
+                                                     bytes, stream_),
+                            what))
     return s;
   return check(driver_->streamSynchronize(stream_), what);
 }
@@ -433,9 +455,8 @@ kiln_status GpuExecutor::captureGraph() {
 
 kiln_status GpuExecutor::readBuffer(uint32_t index, void *data, size_t bytes) {
   const cu::Driver &d = *driver_;
-  const BufferDesc &b = model_.buffers()[index];
   if (kiln_status s =
-          check(d.memcpyDtoHAsync(data, devicePointer(b), bytes, stream_),
+          check(d.memcpyDtoHAsync(data, bufferPointer(index), bytes, stream_),
                 "copying a dispatch result to the host"))
     return s;
   return checkExecution(d.streamSynchronize(stream_),
@@ -453,19 +474,17 @@ kiln_status GpuExecutor::run(double *dispatchMs,
   const cu::Driver &d = *driver_;
   if (kiln_status s = check(d.ctxSetCurrent(context_), "cuCtxSetCurrent"))
     return s;
+  bindInputPointers();
   for (size_t i = 0; i < model_.inputs().size(); ++i) {
     const TensorDesc &t = model_.inputs()[i];
     const BufferDesc &b = model_.buffers()[t.buffer];
-    if (t.bytes == 0)
+    // An input in device memory is read there by the kernels.
+    if (t.bytes == 0 || deviceInputs_[i])
       continue;
-    cu::Result copied =
-        deviceInputs_[i]
-            ? d.memcpyDtoDAsync(arena_ + b.offset, deviceInputs_[i], t.bytes,
-                                stream_)
-            : d.memcpyHtoDAsync(arena_ + b.offset, staging_ + inputSlots_[i],
-                                t.bytes, stream_);
-    if (kiln_status s =
-            check(copied, "copying input '" + t.name + "' to the device"))
+    if (kiln_status s = check(d.memcpyHtoDAsync(arena_ + b.offset,
+                                                staging_ + inputSlots_[i],
+                                                t.bytes, stream_),
+                              "copying input '" + t.name + "' to the device"))
       return s;
   }
   if (dispatchMs || observer) {
@@ -515,12 +534,11 @@ kiln_status GpuExecutor::run(double *dispatchMs,
       return s;
   }
   auto copyOut = [&](const TensorDesc &t, uint64_t slot) {
-    const BufferDesc &b = model_.buffers()[t.buffer];
     if (t.bytes == 0)
       return KILN_OK;
-    return check(
-        d.memcpyDtoHAsync(staging_ + slot, devicePointer(b), t.bytes, stream_),
-        "copying '" + t.name + "' to the host");
+    return check(d.memcpyDtoHAsync(staging_ + slot, bufferPointer(t.buffer),
+                                   t.bytes, stream_),
+                 "copying '" + t.name + "' to the host");
   };
   for (size_t i = 0; i < model_.outputs().size(); ++i)
     if (kiln_status s = copyOut(model_.outputs()[i], outputSlots_[i]))

@@ -82,6 +82,13 @@ private:
   /// usually dead), so the session refuses further runs with that error.
   kiln_status checkExecution(cu::Result result, const std::string &what);
   cu::DevicePtr devicePointer(const BufferDesc &buffer) const;
+  /// Buffer `index`'s device memory: an input's own device memory when it
+  /// is read from there (readInputFromDevice), else devicePointer's.
+  cu::DevicePtr bufferPointer(uint32_t index) const;
+  /// Points every kernel binding of an input read from device memory at
+  /// that memory (and back at the arena when it is not), before a run;
+  /// a change drops the captured graph, which holds the old parameters.
+  void bindInputPointers();
 
   const Model &model_;
   const GpuApi api_;
@@ -94,8 +101,9 @@ private:
   cu::DevicePtr arena_ = 0, weights_ = 0, splat_ = 0;
   uint8_t *staging_ = nullptr;
   std::vector<uint64_t> inputSlots_, outputSlots_, checkSlots_; // in staging_
-  /// Per input: the device memory it is copied from at each run
-  /// (readInputFromDevice), 0 for its staging slot.
+  /// Per input: the device memory its kernels read it from
+  /// (readInputFromDevice), 0 for its arena buffer, copied from its
+  /// staging slot at each run.
   std::vector<cu::DevicePtr> deviceInputs_;
   std::vector<cu::Function> functions_;              // per dispatch
   std::vector<kiln_kernel_resources> resources_;     // per dispatch

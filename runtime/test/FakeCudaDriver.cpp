@@ -18,6 +18,9 @@
 //       the shared memory a block may opt in to (sm_90's 227 KiB by
 //       default); launches with more dynamic shared memory than a kernel
 //       was allowed (cuFuncSetAttribute) fail as the driver's do
+//   kiln_fake_cuda_first_argument(kernel)      the device pointer the last
+//                                              launch (or capture) of
+//                                              `kernel` passed first
 //   kiln_fake_cuda_count(what)                 "launches", "graph-launches",
 //                                              "live-allocations",
 //                                              "live-modules", "live-graphs",
@@ -86,6 +89,8 @@ struct State {
   int sharedMemoryOptin = 227 * 1024;
   /// Per kernel name: the dynamic shared memory cuFuncSetAttribute allowed.
   std::map<std::string, int> dynamicSharedAllowed;
+  /// Per kernel name: its first argument at its last launch or capture.
+  std::map<std::string, DevicePtr> firstArgument;
 };
 
 constexpr int kStaticSharedBytes = 48 * 1024;
@@ -418,6 +423,9 @@ Result cuLaunchKernel(Function function, unsigned gridX, unsigned, unsigned,
   if (shared > unsigned(kStaticSharedBytes) &&
       int(shared) > s.dynamicSharedAllowed[function->name])
     return kInvalidValue;
+  // Every kernel of the tests takes a buffer first.
+  if (params[0])
+    s.firstArgument[function->name] = *static_cast<DevicePtr *>(params[0]);
   if (stream->capturing)
     ++stream->capturing->launches;
   else
@@ -776,6 +784,14 @@ __attribute__((visibility("default"))) void
 kiln_fake_cuda_set_memory(uint64_t bytes) {
   std::lock_guard<std::mutex> lock(state().mu);
   state().memory = bytes;
+}
+
+__attribute__((visibility("default"))) uint64_t
+kiln_fake_cuda_first_argument(const char *kernel) {
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  auto it = s.firstArgument.find(kernel);
+  return it == s.firstArgument.end() ? 0 : it->second;
 }
 
 __attribute__((visibility("default"))) long

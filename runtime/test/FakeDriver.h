@@ -27,6 +27,9 @@ struct FakeDriver {
   void (*setSharedMemoryOptin)(int bytes);
   /// "launches", "graph-launches", "live-allocations", "live-modules", ...
   long (*count)(const char *what);
+  /// The device pointer the last launch (or capture) of `kernel` passed
+  /// first; 0 when it was not launched.
+  uint64_t (*firstArgument)(const char *kernel);
 };
 
 /// Loads the stand-in at `path`; null functions when it cannot.
@@ -45,6 +48,8 @@ inline FakeDriver loadFakeDriver(const char *path) {
       ::dlsym(handle, "kiln_fake_cuda_set_shared_memory_optin"));
   d.count = reinterpret_cast<long (*)(const char *)>(
       ::dlsym(handle, "kiln_fake_cuda_count"));
+  d.firstArgument = reinterpret_cast<uint64_t (*)(const char *)>(
+      ::dlsym(handle, "kiln_fake_cuda_first_argument"));
   return d;
 }
 

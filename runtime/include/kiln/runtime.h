@@ -246,11 +246,11 @@ KILN_API kiln_status kiln_session_get_dispatch_result(kiln_session *session,
                                                       int32_t index, void *data,
                                                       size_t bytes);
 
-/* GPU sessions: input `name` comes from device memory at `device_pointer`
- * (a CUDA or HIP device pointer, from the session's GPU), copied device to
- * device into the model's input buffer at each run: no host round trip.
- * The memory must stay valid and unchanged by others while runs read it,
- * until the input is set again. The name, dtype, shape and size are checked
+/* GPU sessions: input `name` is read by the kernels in device memory at
+ * `device_pointer` (a CUDA or HIP device pointer, on the session's GPU),
+ * without a copy: each run launches them on that memory. The memory must
+ * stay valid, and unchanged while a run reads it, until the input is set
+ * again. The name, dtype, shape and size are checked
  * as by kiln_session_set_input. An input whose values the runtime reads on
  * the host (a shape-like input checked before each run) and a dynamic
  * batch's inputs are refused (KILN_ERROR_INVALID_ARGUMENT); CPU sessions
