@@ -216,19 +216,27 @@ class InferenceSession:
 
     def run_into(self, outputs: Mapping[str, Any],
                  input_feed: Mapping[str, Any]) -> None:
-        """Runs once (inputs as for run) and writes each output named in
-        outputs into the GPU tensor given for it (__dlpack__ in CUDA or
-        ROCm memory, of the output's dtype and shape), device to device:
-        with GPU tensors in and out, nothing goes through the host."""
+        """Runs once (inputs as for run) with each output named in outputs
+        written into the GPU tensor given for it (__dlpack__ in CUDA or
+        ROCm memory, of the output's dtype and shape) by its kernel, or
+        copied there device to device when it is also an input or a
+        constant: with GPU tensors in and out, nothing goes through the
+        host."""
         index: Dict[str, int] = {o.name: i for i, o in enumerate(self._outputs)}
         for name in outputs:
             if name not in index:
                 raise KilnError(f"the model has no output '{name}' (outputs: "
                                 + ", ".join(index) + ")")
-        self._set_inputs(input_feed)
-        self._session.run()
-        for name, tensor in outputs.items():
-            self._session.output_to_device(index[name], tensor)
+        bound = []
+        try:
+            for name, tensor in outputs.items():
+                self._session.bind_output_device(index[name], tensor)
+                bound.append(index[name])
+            self._set_inputs(input_feed)
+            self._session.run()
+        finally:
+            for i in bound:
+                self._session.bind_output_device(i, None)
 
     def profile(self, input_feed: Mapping[str, Any]) -> List[KernelProfile]:
         """Runs once and times each kernel launch."""

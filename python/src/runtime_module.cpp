@@ -11,6 +11,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -230,25 +231,28 @@ public:
                                         pointer, array.nbytes()));
   }
 
-  /// Output `index` of the last run copied into `array`, a tensor in GPU
-  /// memory of its dtype and shape (kiln_session_get_output_device).
-  void outputToDevice(int32_t index, WritableDeviceArray array) {
+  /// Output `index` of later runs goes to `array`, a tensor in GPU memory
+  /// of its dtype and shape (kiln_session_bind_output_device); None unbinds.
+  void bindOutputDevice(int32_t index,
+                        std::optional<WritableDeviceArray> array) {
+    if (!array) {
+      check(kiln_session_bind_output_device(session, index, 0, 0));
+      return;
+    }
     kiln_tensor_info info;
     check(kiln_session_output_info(session, index, &info));
     std::string what = std::string("output '") + info.name + "'";
-    if (array.dtype() != dlpackOf(info.dtype))
+    if (array->dtype() != dlpackOf(info.dtype))
       throw KilnError(KILN_ERROR_DTYPE_MISMATCH,
                       what + " is " + kiln_dtype_name(info.dtype) +
                           "; the destination tensor's dtype differs");
-    bool sameShape = array.ndim() == size_t(info.rank);
-    for (size_t d = 0; sameShape && d < array.ndim(); ++d)
-      sameShape = int64_t(array.shape(d)) == info.shape[d];
-    if (!sameShape)
+    std::vector<int64_t> shape = shapeOf(*array);
+    if (shape != std::vector<int64_t>(info.shape, info.shape + info.rank))
       throw KilnError(KILN_ERROR_SHAPE_MISMATCH,
                       what + " has another shape than the destination tensor");
-    uint64_t pointer = devicePointerOf(array, what + "'s destination");
-    nb::gil_scoped_release released;
-    check(kiln_session_get_output_device(session, index, pointer, info.bytes));
+    check(kiln_session_bind_output_device(
+        session, index, devicePointerOf(*array, what + "'s destination"),
+        info.bytes));
   }
 
   void run() {
@@ -368,8 +372,8 @@ NB_MODULE(_runtime, m) {
       .def("set_input", &Session::setInput, nb::arg("name"), nb::arg("array"))
       .def("set_input_device", &Session::setInputDevice, nb::arg("name"),
            nb::arg("array"))
-      .def("output_to_device", &Session::outputToDevice, nb::arg("index"),
-           nb::arg("array"))
+      .def("bind_output_device", &Session::bindOutputDevice, nb::arg("index"),
+           nb::arg("array").none())
       .def("run", &Session::run)
       .def("run_profiled", &Session::runProfiled)
       .def("output", &Session::output, nb::arg("index"))

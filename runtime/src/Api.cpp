@@ -460,6 +460,20 @@ kiln_status kiln_session_set_input_device(kiln_session *session,
   });
 }
 
+kiln_status kiln_session_bind_output_device(kiln_session *session,
+                                            int32_t index,
+                                            uint64_t device_pointer,
+                                            size_t bytes) {
+  if (!session)
+    return nullArg("session");
+  return entered(session, "kiln_session_bind_output_device", [&] {
+    if (outputIndex(session->impl->model(), index) < 0)
+      return fail(KILN_ERROR_INVALID_ARGUMENT,
+                  "output index " + std::to_string(index) + " out of range");
+    return session->impl->bindOutputOnDevice(index, device_pointer, bytes);
+  });
+}
+
 kiln_status kiln_session_get_output_device(kiln_session *session, int32_t index,
                                            uint64_t device_pointer,
                                            size_t bytes) {

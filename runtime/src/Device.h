@@ -40,6 +40,10 @@ public:
   /// `pointer` instead of what writeInput wrote (until that is called
   /// again). The session refuses it for other devices.
   virtual void readInputFromDevice(int index, uint64_t pointer) {}
+  /// GPU devices: output `index` of later runs goes to device memory at
+  /// `pointer` (0: back to the arena only). The session refuses it for
+  /// other devices.
+  virtual void bindOutputToDevice(int index, uint64_t pointer) {}
   /// GPU devices: copies output `index` of the last run to device memory
   /// at `pointer`, waiting for the copy.
   virtual kiln_status writeOutputToDevice(int index, uint64_t pointer,

@@ -3,6 +3,7 @@
 #include "HipDriver.h"
 #include "Status.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace kiln;
@@ -61,6 +62,10 @@ cu::DevicePtr GpuExecutor::bufferPointer(uint32_t index) const {
   for (size_t i = 0; i < deviceInputs_.size(); ++i)
     if (deviceInputs_[i] && model_.inputs()[i].buffer == index)
       return deviceInputs_[i];
+  for (size_t o = 0; o < deviceOutputs_.size(); ++o)
+    if (deviceOutputs_[o] && outputInPlace_[o] &&
+        model_.outputs()[o].buffer == index)
+      return deviceOutputs_[o];
   return devicePointer(model_.buffers()[index]);
 }
 
@@ -160,6 +165,15 @@ kiln_status GpuExecutor::init() {
   for (const TensorDesc &t : model_.inputs())
     inputSlots_.push_back(slot(t));
   deviceInputs_.assign(model_.inputs().size(), 0);
+  deviceOutputs_.assign(model_.outputs().size(), 0);
+  for (const TensorDesc &t : model_.outputs()) {
+    auto same = [&](const TensorDesc &u) { return u.buffer == t.buffer; };
+    outputInPlace_.push_back(
+        model_.buffers()[t.buffer].kind == BufferDesc::Arena &&
+        std::none_of(model_.inputs().begin(), model_.inputs().end(), same) &&
+        std::count_if(model_.outputs().begin(), model_.outputs().end(), same) ==
+            1);
+  }
   for (const TensorDesc &t : model_.outputs())
     outputSlots_.push_back(slot(t));
   for (const CheckDesc &c : model_.checks())
@@ -393,6 +407,10 @@ void GpuExecutor::readInputFromDevice(int index, uint64_t pointer) {
   deviceInputs_[index] = cu::DevicePtr(pointer);
 }
 
+void GpuExecutor::bindOutputToDevice(int index, uint64_t pointer) {
+  deviceOutputs_[index] = cu::DevicePtr(pointer);
+}
+
 kiln_status GpuExecutor::writeOutputToDevice(int index, uint64_t pointer,
                                              size_t bytes) {
   const TensorDesc &t = model_.outputs()[index];
@@ -540,9 +558,22 @@ kiln_status GpuExecutor::run(double *dispatchMs,
                                    t.bytes, stream_),
                  "copying '" + t.name + "' to the host");
   };
-  for (size_t i = 0; i < model_.outputs().size(); ++i)
-    if (kiln_status s = copyOut(model_.outputs()[i], outputSlots_[i]))
+  for (size_t i = 0; i < model_.outputs().size(); ++i) {
+    const TensorDesc &t = model_.outputs()[i];
+    // An output in device memory stays there: copied there when the
+    // kernels could not write it in place, never to the host.
+    if (deviceOutputs_[i]) {
+      if (!outputInPlace_[i] && t.bytes > 0)
+        if (kiln_status s = check(
+                d.memcpyDtoDAsync(deviceOutputs_[i], bufferPointer(t.buffer),
+                                  t.bytes, stream_),
+                "copying output '" + t.name + "' to its device memory"))
+          return s;
+      continue;
+    }
+    if (kiln_status s = copyOut(t, outputSlots_[i]))
       return s;
+  }
   for (size_t i = 0; i < model_.checks().size(); ++i)
     if (kiln_status s = copyOut(model_.checks()[i].tensor, checkSlots_[i]))
       return s;

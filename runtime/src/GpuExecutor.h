@@ -33,6 +33,7 @@ public:
   /// Copies an input into its staging slot (sizes checked by the caller).
   void writeInput(int index, const void *data, size_t bytes) override;
   void readInputFromDevice(int index, uint64_t pointer) override;
+  void bindOutputToDevice(int index, uint64_t pointer) override;
   kiln_status writeOutputToDevice(int index, uint64_t pointer,
                                   size_t bytes) override;
   /// Uploads the inputs, runs every dispatch, downloads the outputs. With
@@ -82,10 +83,11 @@ private:
   /// usually dead), so the session refuses further runs with that error.
   kiln_status checkExecution(cu::Result result, const std::string &what);
   cu::DevicePtr devicePointer(const BufferDesc &buffer) const;
-  /// Buffer `index`'s device memory: an input's own device memory when it
-  /// is read from there (readInputFromDevice), else devicePointer's.
+  /// Buffer `index`'s device memory: an input's or an output's own device
+  /// memory when the kernels read or write it there (readInputFromDevice,
+  /// bindOutputToDevice), else devicePointer's.
   cu::DevicePtr bufferPointer(uint32_t index) const;
-  /// Points every kernel binding of an input read from device memory at
+  /// Points every kernel binding of an input or output in device memory at
   /// that memory (and back at the arena when it is not), before a run;
   /// a change drops the captured graph, which holds the old parameters.
   void bindInputPointers();
@@ -105,6 +107,12 @@ private:
   /// (readInputFromDevice), 0 for its arena buffer, copied from its
   /// staging slot at each run.
   std::vector<cu::DevicePtr> deviceInputs_;
+  /// Per output: the device memory it goes to (bindOutputToDevice), 0 for
+  /// none; and whether the kernels can write it there in place (an arena
+  /// buffer of its own, not an input's or another output's), else the run
+  /// copies it there.
+  std::vector<cu::DevicePtr> deviceOutputs_;
+  std::vector<bool> outputInPlace_;
   std::vector<cu::Function> functions_;              // per dispatch
   std::vector<kiln_kernel_resources> resources_;     // per dispatch
   std::vector<std::vector<cu::DevicePtr>> pointers_; // per dispatch

@@ -56,6 +56,7 @@ std::vector<std::string> inputNames(const Model &m) {
 
 Session::Session(std::shared_ptr<const Model> model)
     : model_(std::move(model)), inputSet_(model_->inputs().size(), false),
+      outputOnDevice_(model_->outputs().size(), false),
       guardValues_(model_->inputs().size()),
       validGuardValues_(model_->inputs().size(), false),
       batchedInputs_(model_->inputs().size()),
@@ -535,6 +536,21 @@ kiln_status Session::refuseDeviceMemory(const TensorDesc &t,
   return KILN_OK;
 }
 
+kiln_status Session::bindOutputOnDevice(int index, uint64_t pointer,
+                                        size_t bytes) {
+  const TensorDesc &t = model_->outputs()[index];
+  std::string label = "output '" + t.name + "'";
+  if (kiln_status s = refuseDeviceMemory(t, label))
+    return s;
+  if (pointer && bytes != t.bytes)
+    return fail(KILN_ERROR_SIZE_MISMATCH,
+                label + " has " + std::to_string(t.bytes) +
+                    " bytes, the destination " + std::to_string(bytes));
+  device_->bindOutputToDevice(index, pointer);
+  outputOnDevice_[index] = pointer != 0;
+  return KILN_OK;
+}
+
 kiln_status Session::getOutputOnDevice(int index, uint64_t pointer,
                                        size_t bytes) {
   const TensorDesc &t = outputsAsRun_[index];
@@ -577,6 +593,11 @@ kiln_status Session::getOutput(int index, void *data, size_t bytes) {
                     " bytes, the destination " + std::to_string(bytes));
   if (bytes > 0 && !data)
     return fail(KILN_ERROR_INVALID_ARGUMENT, label + ": data is null");
+  if (outputOnDevice_[index])
+    return fail(KILN_ERROR_INVALID_ARGUMENT,
+                label + " goes to device memory "
+                        "(kiln_session_bind_output_device): read it there, "
+                        "or unbind it");
   if (bytes > 0)
     lastDevice_->readOutput(index, data, bytes);
   return KILN_OK;

@@ -37,6 +37,8 @@ public:
                                const int64_t *shape, int32_t rank,
                                uint64_t pointer, size_t bytes);
   kiln_status getOutputOnDevice(int index, uint64_t pointer, size_t bytes);
+  /// kiln_session_bind_output_device.
+  kiln_status bindOutputOnDevice(int index, uint64_t pointer, size_t bytes);
   kiln_status getDispatchResult(int dispatch, int result, void *data,
                                 size_t bytes);
   /// What dispatch `dispatch`'s GPU kernel takes of the device (GPU
@@ -111,6 +113,9 @@ private:
   /// batched.
   Device *lastDevice_ = nullptr;
   std::vector<bool> inputSet_;
+  /// Per output: bound to device memory (bindOutputOnDevice), so not
+  /// copied to the host.
+  std::vector<bool> outputOnDevice_;
   /// The values of each input a shape guard reads (as int64), kept at
   /// setInput; `validGuardValues_` is false for one with a value that is
   /// no integer in range.

@@ -238,6 +238,54 @@ TEST_F(CudaFaults, KernelsReadDeviceInputsInPlace) {
   EXPECT_NE(arena, uint64_t(uintptr_t(second.data())));
 }
 
+// An output bound to device memory is written there by its kernel (here
+// add_one, whose first argument the fake records, made to write buffer 1
+// first), not copied to the host; unbound, it is the arena's again.
+TEST_F(CudaFaults, KernelsWriteBoundOutputsInPlace) {
+  ArtifactSpec spec = cudaSpec();
+  spec.dispatches[0].bindings = {1, 0};
+  spec.outputs = {{"mid", fb::DType_F32, {N}, 1}};
+  ASSERT_EQ(create(spec), KILN_OK) << lastError();
+  std::vector<float> x(N, 1.0f), out(N);
+  uint64_t pointer = uint64_t(uintptr_t(out.data()));
+  ASSERT_EQ(setX(x), KILN_OK);
+  ASSERT_EQ(kiln_session_bind_output_device(session, 0, pointer, kTensorBytes),
+            KILN_OK)
+      << lastError();
+  ASSERT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+  EXPECT_EQ(fake->firstArgument("add_one"), pointer);
+  EXPECT_EQ(kiln_session_get_output_at(session, 0, x.data(), kTensorBytes),
+            KILN_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "output 'mid' goes to device memory"))
+      << lastError();
+  ASSERT_EQ(kiln_session_bind_output_device(session, 0, 0, 0), KILN_OK);
+  ASSERT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+  EXPECT_NE(fake->firstArgument("add_one"), pointer);
+  EXPECT_EQ(kiln_session_get_output_at(session, 0, x.data(), kTensorBytes),
+            KILN_OK);
+}
+
+// An output that is also an input cannot be written in place: bound to
+// device memory, the run copies it there.
+TEST_F(CudaFaults, BoundOutputThatIsAnInputIsCopied) {
+  ArtifactSpec spec = cudaSpec();
+  spec.dispatches.clear();
+  spec.outputs = {{"same", fb::DType_F32, {N}, 0}};
+  ASSERT_EQ(create(spec), KILN_OK) << lastError();
+  std::vector<float> x(N), out(N);
+  for (int64_t i = 0; i < N; ++i)
+    x[i] = float(i);
+  ASSERT_EQ(setX(x), KILN_OK);
+  ASSERT_EQ(kiln_session_bind_output_device(
+                session, 0, uint64_t(uintptr_t(out.data())), kTensorBytes),
+            KILN_OK);
+  EXPECT_EQ(kiln_session_bind_output_device(session, 0,
+                                            uint64_t(uintptr_t(out.data())), 8),
+            KILN_ERROR_SIZE_MISMATCH);
+  ASSERT_EQ(kiln_session_run(session), KILN_OK) << lastError();
+  EXPECT_EQ(out, x);
+}
+
 TEST_F(CudaFaults, ChecksAreCopiedBackWithTheOutputs) {
   // A check on the input's device buffer: copied to the host with the
   // outputs, then read; a non-zero byte fails the run with its message.

@@ -259,6 +259,16 @@ KILN_API kiln_status kiln_session_set_input_device(
     kiln_session *session, const char *name, kiln_dtype dtype,
     const int64_t *shape, int32_t rank, uint64_t device_pointer, size_t bytes);
 
+/* GPU sessions: output `index` of every later run goes to device memory at
+ * `device_pointer` (`bytes` of it, the output's size): the kernels write it
+ * there, or, for an output that is also an input or a constant of the
+ * model, the run copies it there device to device. A device_pointer of 0
+ * unbinds it. Refused as kiln_session_set_input_device. */
+KILN_API kiln_status kiln_session_bind_output_device(kiln_session *session,
+                                                     int32_t index,
+                                                     uint64_t device_pointer,
+                                                     size_t bytes);
+
 /* GPU sessions: copies output `index` of the last run into device memory at
  * `device_pointer` (`bytes` of it, the output's size), device to device;
  * returns when the copy is done. Refused as kiln_session_set_input_device. */
