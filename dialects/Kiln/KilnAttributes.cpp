@@ -42,11 +42,9 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   check(getThreadsAttrHelper());
   check(getTileAttrHelper());
   check(getMatrixTileAttrHelper());
-  check(getThreadTileAttrHelper());
-  check(getWarpTileAttrHelper());
   check(getConfigAttrHelper());
   check(getRegisterTileAttrHelper());
-  check(getMatrixCoresAttrHelper());
+  check(getContractionAttrHelper());
   check(getLanesAttrHelper());
   check(getCooperativeAttrHelper());
   check(getWorkgroupMemoryAttrHelper());

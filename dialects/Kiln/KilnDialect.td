@@ -48,16 +48,15 @@ def Kiln_Dialect : Dialect {
     "::mlir::DenseI64ArrayAttr":$tile,
     // A GPU block's matrix-instruction output block [rows, columns].
     "::mlir::DenseI64ArrayAttr":$matrix_tile,
-    // Per thread or warp: the outputs of a thread tile, a warp's tile.
-    "::mlir::DenseI64ArrayAttr":$thread_tile,
-    "::mlir::DenseI64ArrayAttr":$warp_tile,
     // How a kernel's root is tiled (kiln-configure-cpu-kernels,
     // kiln-configure-gpu-kernels; applied by kiln-tile-and-distribute).
     "::kiln::KernelConfigAttr":$config,
     // The CPU's register tile [rows, vector width].
     "::mlir::DenseI64ArrayAttr":$register_tile,
-    // The matrix instruction a kernel's contraction uses (mma.sync ...).
-    "::mlir::StringAttr":$matrix_cores,
+    // How a GPU block computes its output block of a contraction: threads,
+    // warps or warpgroups, the instruction, their tiles and the stage
+    // pipeline (kiln-configure-gpu-contractions).
+    "::kiln::ContractionConfigAttr":$contraction,
     // Threads a kernel's block needs, and whether they cooperate (share
     // workgroup memory and barriers) rather than each owning outputs.
     "::mlir::IntegerAttr":$lanes,

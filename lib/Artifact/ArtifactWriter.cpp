@@ -389,19 +389,23 @@ LogicalResult Writer::addDispatch(DispatchOp op, int64_t step) {
     report.flops = flops.getInt();
   if (auto tile = kernel->getAttrOfType<DenseI64ArrayAttr>(kiln::attrs::kTile))
     report.tile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
-  if (auto cores = kernel->getAttrOfType<StringAttr>(kiln::attrs::kMatrixCores))
-    report.matrixCores = cores.str();
   if (auto tile =
           kernel->getAttrOfType<DenseI64ArrayAttr>(kiln::attrs::kMatrixTile))
     report.matrixTile.assign(tile.asArrayRef().begin(),
                              tile.asArrayRef().end());
-  if (auto tile =
-          kernel->getAttrOfType<DenseI64ArrayAttr>(kiln::attrs::kWarpTile))
-    report.warpTile.assign(tile.asArrayRef().begin(), tile.asArrayRef().end());
-  if (auto tile =
-          kernel->getAttrOfType<DenseI64ArrayAttr>(kiln::attrs::kThreadTile))
-    report.threadTile.assign(tile.asArrayRef().begin(),
-                             tile.asArrayRef().end());
+  if (auto contraction = kernel->getAttrOfType<ContractionConfigAttr>(
+          kiln::attrs::kContraction)) {
+    ArrayRef<int64_t> tile = contraction.getTile();
+    if (contraction.getUnit() == ContractionUnit::Threads) {
+      report.threadTile.assign(tile.begin(), tile.end());
+    } else {
+      report.matrixCores = contraction.getInstruction().str();
+      // A warp tile where warps share a staged block (a single 16x16
+      // block is one warp reading global memory).
+      if (contraction.getStageK() > 0)
+        report.warpTile.assign(tile.begin(), tile.end());
+    }
+  }
   for (uint32_t b : bindings)
     report.bytes += buffers[b].size;
   for (uint32_t b : llvm::drop_begin(bindings, op.getInputs().size()))

@@ -1,9 +1,10 @@
 //===- GpuPipeline.cpp - what both GPU targets do to tiled kernels --------===//
 //
-// Bufferize, keep small temporaries on the stack, put contractions on
-// matrix instructions or thread tiles, give each row-reduction row to the
-// lanes of a warp, and make every kernel a gpu.func of one gpu.module. The
-// chip-specific lowering follows in CudaPipeline.cpp and RocmPipeline.cpp.
+// Bufferize, keep small temporaries on the stack, choose how each block
+// computes its contraction and put it on matrix instructions or thread tiles,
+// give each row-reduction row to the lanes of a warp, and make every kernel a
+// gpu.func of one gpu.module. The chip-specific lowering follows in
+// CudaPipeline.cpp and RocmPipeline.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "PipelineSteps.h"
@@ -26,25 +27,28 @@ void kiln::addGpuBufferizePasses(OpPassManager &kernels) {
       kernels, bufferization::BufferDeallocationPipelineOptions());
 }
 
-static ContractWithMatrixCoresOptions
-matrixCoreOptions(const TargetDescription &target,
-                  int64_t wgmmaGroupsInFlight) {
-  ContractWithMatrixCoresOptions matrix;
-  matrix.arch = target.vendor().str();
-  matrix.tf32 = target.tf32;
-  matrix.workgroupMemoryBytes = target.workgroupMemoryBytes;
+static ConfigureGpuContractionsOptions
+contractionOptions(const TargetDescription &target,
+                   int64_t wgmmaGroupsInFlight) {
+  ConfigureGpuContractionsOptions options;
+  options.arch = target.vendor().str();
+  options.tf32 = target.tf32;
+  options.workgroupMemoryBytes = target.workgroupMemoryBytes;
   if (target.matrix == MatrixInstructions::Wgmma) {
-    matrix.wgmma = true;
-    matrix.wgmmaGroupsInFlight = wgmmaGroupsInFlight;
+    options.wgmma = true;
+    options.wgmmaGroupsInFlight = wgmmaGroupsInFlight;
   }
-  return matrix;
+  return options;
 }
 
 void kiln::addGpuThreadMappingPasses(OpPassManager &kernels,
                                      const TargetDescription &target,
                                      int64_t wgmmaGroupsInFlight) {
-  kernels.addNestedPass<func::FuncOp>(createContractWithMatrixCores(
-      matrixCoreOptions(target, wgmmaGroupsInFlight)));
+  kernels.addNestedPass<func::FuncOp>(createConfigureGpuContractions(
+      contractionOptions(target, wgmmaGroupsInFlight)));
+  ContractWithMatrixCoresOptions matrix;
+  matrix.arch = target.vendor().str();
+  kernels.addNestedPass<func::FuncOp>(createContractWithMatrixCores(matrix));
   kernels.addNestedPass<func::FuncOp>(createContractWithThreadTiles());
   DistributeRowsToLanesOptions rows;
   rows.lanes = target.warpSize;

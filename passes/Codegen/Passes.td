@@ -363,63 +363,32 @@ def ContractWithVectorRegisters
                            "mlir::memref::MemRefDialect"];
 }
 
-def ContractWithMatrixCores
-    : Pass<"kiln-contract-with-matrix-cores", "mlir::func::FuncOp"> {
-  let summary = "Computes 16x16 tiles of 16-bit matmuls and convolutions with tensor-core / MFMA instructions";
+def ConfigureGpuContractions
+    : Pass<"kiln-configure-gpu-contractions", "mlir::func::FuncOp"> {
+  let summary = "Chooses how each GPU block computes its output block of a contraction (its kiln.contraction)";
   let description = [{
-    For a bufferized GPU kernel whose forall iteration is one output block
-    of a contraction `acc + extf(a) * extf(b)` (f16 or bf16 operands,
-    float32 accumulation; a matmul, or a convolution as implicit GEMM whose
-    window loops run around the K steps; see kiln-tile-and-distribute's
-    matrix-tile and matrix-block-*), the block's rows and columns multiples
-    of 16 up to 128, the block becomes the work of matrix instructions:
-    `arch=nvidia`, 32-lane warps running two `nvgpu.mma.sync` m16n8k16 per
-    16x16 subtile and step of 16 along K (m16n8k8 TF32 for float32 with
-    `tf32=true`); `arch=amd`, 64-lane wavefronts running one `amdgpu.mfma`
-    16x16x16. A 16x16 block is one warp whose lanes load their fragments
-    straight from global memory. A larger block is one GPU block of warps,
-    each computing up to 32x32 of it (2x2 subtiles, so that each loaded
-    fragment feeds two instructions; 64 along a block side of 128, 4x4
-    subtiles in a 128x128 block): K goes in stages of 32 (or 16) that
-    all threads copy into workgroup memory (coalesced along the dim
-    contiguous in global memory, 16 bytes per load where the runs are known
-    to be aligned; rows padded by 16 bytes against bank conflicts), two
-    buffers per operand, software-pipelined: each
-    iteration loads the stage after next from global memory into registers
-    (two iterations ahead of its use), runs its own stage from one buffer,
-    stores the next (loaded in the previous iteration) into the other and
-    meets the others at one `gpu.barrier`
-    (OutputBlock::emitStagedReductionLoop); the warps load
-    their fragments from workgroup memory, on NVIDIA with one
-    `nvgpu.ldmatrix` x4 per 16x16 piece of a 16-bit operand (each
-    operand's buffer in its global order, `.trans` for [k][tile] ones, so
-    the copies store whole runs; where every copy is a whole 16-byte run
-    the stages are copied by `cp.async` instead, one commit group per
-    stage, into as many buffers per operand as fit `workgroup-memory-bytes`
-    of workgroup memory, up to four: up to three stages in flight, each waited for at
-    the top of the iteration that computes it).
-    With `wgmma=true` (NVIDIA sm_90a only), a block whose rows 64 divide
-    and whose stages cp.async copies is one warpgroup (4 warps) per 64
-    rows instead, each issuing `nvvm.wgmma.mma_async` m64nNk16 (N the
-    block's columns) with both operands read from the stage buffers
-    through matrix descriptors: the buffers hold 8x16-byte core matrices
-    (OutputBlock::coreMatrixStages), and each stage's instructions are
-    one wgmma group. With `wgmma-groups-in-flight=1` (the default) and
-    three or more buffers (up to five) a stage leaves its group running
-    and waits for the previous stage's (`wgmma.wait_group 1`), so that a
-    warpgroup's next stage is issued while its tensor cores still work; the
-    buffer refilled is then the one of two stages before. With 0 each
-    stage waits for its own group before the next stage's barrier.
-    Such kernels are marked
-    `kiln.cooperative` (one forall iteration per GPU block) with their
-    `kiln.warp_tile`. The block's other ops (the accumulator's fill, the
-    elementwise epilogue) run in each lane only at the output elements its
-    accumulator fragments hold. Sets `kiln.lanes` (threads per iteration).
-    Kernels of any other form are left alone.
+    The second half of the GPU kernel config, made where its facts are
+    known: on a bufferized kernel whose forall iteration is one output
+    block of a contraction (kiln-configure-gpu-kernels' `blocks`), after
+    tiling fixed the block's extents and bufferization the operands'
+    layouts. Chooses matrix instructions when they take the block (16-bit
+    operands, or float32 as TF32 with `tf32=true`; rows and columns
+    multiples of 16 up to 128 and 256, padded when that wastes at most a
+    quarter): warps of up to 64x64 (16x16 subtiles), or with `wgmma=true`
+    one warpgroup per 64 rows, and the stage pipeline: the depth along K
+    (32 or 16), cp.async buffers per operand (as many as fit
+    `workgroup-memory-bytes`, up to four, five with a wgmma group left
+    running) or two filled from registers, and the wgmma groups a stage
+    leaves running (`wgmma-groups-in-flight`). Otherwise thread tiles: up
+    to 8x8 outputs per thread, stages of up to 16 along K. Records
+    `kiln.contraction = #kiln.contraction<...>`, which
+    kiln-contract-with-matrix-cores or kiln-contract-with-thread-tiles
+    builds, and the artifact's kernel report and kiln-emulate-gpu read.
   }];
   let options = [
     Option<"arch", "arch", "std::string", "\"nvidia\"",
-           "Matrix instructions: nvidia (mma.sync, sm_80+) or amd (MFMA, CDNA)">,
+           "Matrix instructions: nvidia (mma.sync, sm_80+), amd (MFMA, CDNA), "
+           "or none (thread tiles only)">,
     Option<"tf32", "tf32", "bool", "false",
            "nvidia: float32 matmuls too, as TF32 (mma.sync m16n8k8, 10-bit "
            "mantissa products, float32 accumulation)">,
@@ -432,6 +401,52 @@ def ContractWithMatrixCores
            "sm_90a only) for blocks of 64 or 128 rows">,
     Option<"wgmmaGroupsInFlight", "wgmma-groups-in-flight", "int64_t", "1",
            "wgmma: groups a stage leaves running when it ends (0 or 1)">
+  ];
+}
+
+def ContractWithMatrixCores
+    : Pass<"kiln-contract-with-matrix-cores", "mlir::func::FuncOp"> {
+  let summary = "Computes the output blocks kiln.contraction puts on warps or warpgroups with tensor-core / MFMA instructions";
+  let description = [{
+    For a bufferized GPU kernel whose forall iteration is one output block
+    of a contraction `acc + extf(a) * extf(b)` (a matmul, or a convolution
+    as implicit GEMM whose window loops run around the K steps) and whose
+    `kiln.contraction` (kiln-configure-gpu-contractions) gives the block to
+    `warps` or `warpgroups`, builds what the config says: `arch=nvidia`,
+    32-lane warps running two `nvgpu.mma.sync` m16n8k16 per 16x16 subtile
+    and step of 16 along K (m16n8k8 for TF32); `arch=amd`, 64-lane
+    wavefronts running one `amdgpu.mfma` 16x16x16. A 16x16 block is one
+    warp whose lanes load their fragments straight from global memory. A
+    larger block is one GPU block of warps, each computing its `tile`: K
+    goes in stages of `stage_k` that all threads copy into workgroup memory
+    (coalesced along the dim contiguous in global memory; rows padded by 16
+    bytes or swizzled against bank conflicts). With no cp.async buffers,
+    two buffers per operand, software-pipelined: each iteration loads the
+    stage after next into registers, runs its own stage from one buffer,
+    stores the next into the other and meets the others at one
+    `gpu.barrier` (OutputBlock::emitStagedReductionLoop). With
+    `stage_buffers` (NVIDIA, where every copy is a whole 16-byte run) the
+    stages are copied by `cp.async`, one commit group per stage, each
+    waited for at the top of the iteration that computes it. On NVIDIA the
+    warps load their fragments with one `nvgpu.ldmatrix` x4 per 16x16
+    piece of a 16-bit operand (each operand's buffer in its global order,
+    `.trans` for [k][tile] ones). Warpgroups (sm_90a) issue
+    `nvvm.wgmma.mma_async` m64nNk16 (N the block's columns) with both
+    operands read from the stage buffers through matrix descriptors: the
+    buffers hold 8x16-byte core matrices (OutputBlock::coreMatrixStages),
+    each stage's instructions are one wgmma group, and with
+    `groups_in_flight = 1` a stage leaves its group running and waits for
+    the previous stage's (`wgmma.wait_group 1`), the buffer refilled being
+    the one of two stages before. Such kernels are marked
+    `kiln.cooperative` (one forall iteration per GPU block). The block's
+    other ops (the accumulator's fill, the elementwise epilogue) run in
+    each lane only at the output elements its accumulator fragments hold.
+    Sets `kiln.lanes` (threads per iteration). Kernels of any other form
+    are left alone.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", "\"nvidia\"",
+           "Matrix instructions: nvidia (mma.sync, wgmma) or amd (MFMA)">
   ];
   let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::vector::VectorDialect",
                            "mlir::nvgpu::NVGPUDialect", "mlir::NVVM::NVVMDialect",
@@ -446,23 +461,19 @@ def ContractWithThreadTiles
     For a bufferized GPU kernel whose forall iteration is one output block
     of a contraction `acc + a * b` (a matmul, or a convolution as implicit
     GEMM whose window loops run around the K steps; float32 operands, or
-    16-bit ones widened by `extf`, that kiln-contract-with-matrix-cores left
-    alone; see kiln-tile-and-distribute's thread-blocks): the block becomes
-    the work of one GPU block of threads, each computing a register tile of
-    up to 8x8 outputs (8 on a side of 96 or more that it divides, as two
-    runs of 4 half the side apart; else 4, 2 or 1, whichever divides it).
-    Per stage of up to 16 along K (the largest of 16, 8, 4, 2, 1 dividing
-    it), all threads copy the block's slices of both operands into
-    workgroup memory, k-major and padded by 16 bytes (coalesced along the
-    dim contiguous in global memory), two buffers per operand, pipelined
-    as for kiln-contract-with-matrix-cores (the global loads of the stage
-    after next in flight while this one is computed, one `gpu.barrier` per
-    stage);
-    each thread runs the stage's outer products, each run of its rows and
-    columns at each k one vector load. Threads are numbered along the output's
-    contiguous dim. Blocks of fewer than 32 threads (a per-thread register
-    tile) or more than 1024 are left alone. Sets `kiln.cooperative`,
-    `kiln.lanes` (threads per block) and `kiln.thread_tile`; the block's
+    16-bit ones widened by `extf`) and whose `kiln.contraction`
+    (kiln-configure-gpu-contractions) gives the block to `threads`: the
+    block becomes the work of one GPU block of threads, each computing its
+    `tile` of outputs (8 along a side as two runs of 4 half the side
+    apart). Per stage of `stage_k` along K, all threads copy the block's
+    slices of both operands into workgroup memory, k-major and padded by
+    16 bytes (coalesced along the dim contiguous in global memory), two
+    buffers per operand, pipelined as for kiln-contract-with-matrix-cores
+    (the global loads of the stage after next in flight while this one is
+    computed, one `gpu.barrier` per stage); each thread runs the stage's
+    outer products, each run of its rows and columns at each k one vector
+    load. Threads are numbered along the output's contiguous dim. Sets
+    `kiln.cooperative` and `kiln.lanes` (threads per block); the block's
     other ops (the fill, the elementwise epilogue) run in each thread only
     at its outputs.
   }];

@@ -301,3 +301,19 @@ func.func @check_on_argument(%x: tensor<4xi1> {kiln.check = "bad"}) {
 func.func @check_not_a_string(%x: tensor<4xi1>) -> (tensor<4xi1> {kiln.check = 1 : i64}) {
   return %x : tensor<4xi1>
 }
+
+// -----
+
+// expected-error @+2 {{expected ::kiln::ContractionUnit to be one of: threads, warps, warpgroups}}
+// expected-error @+1 {{failed to parse Kiln_ContractionConfigAttr parameter 'unit'}}
+func.func @contraction_of_unknown_unit() attributes {kiln.contraction = #kiln.contraction<lanes, "fma", block = [16, 16, 16], tile = [1, 1], stage_k = 16, stage_buffers = 0, groups_in_flight = 0>} {
+  return
+}
+
+// -----
+
+// The instruction a kernel uses is part of its kiln.contraction.
+// expected-error @+1 {{'kiln.matrix_cores' is not an attribute the kiln dialect declares}}
+func.func @matrix_cores_alone() attributes {kiln.matrix_cores = "mma.sync m16n8k16"} {
+  return
+}

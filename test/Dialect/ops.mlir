@@ -113,13 +113,16 @@ func.func @data_movement(%t: tensor<10x4xf32>, %ids: tensor<2x3xi64>, %x: tensor
 // Every attribute KilnDialect.td declares, with its type, verifies.
 // CHECK-LABEL: func.func @declared_attributes
 // CHECK-SAME: kiln.config = #kiln.config<blocks, tile_sizes = [128, 0, 256]>
+// CHECK-SAME: kiln.contraction = #kiln.contraction<warpgroups, "wgmma m64n128k16", block = [128, 128, 64], tile = [16, 128], stage_k = 32, stage_buffers = 4, groups_in_flight = 1>
 func.func @declared_attributes(%x: tensor<4xf32> {kiln.name = "x"}) -> (tensor<4xf32> {kiln.name = "y"})
     attributes {kiln.kernel, kiln.nodes = ["n"], kiln.onnx_values = ["y"], kiln.abi = ["in"],
                 kiln.flops = 8 : i64, kiln.workgroups = 2 : i64, kiln.threads = 64 : i64,
                 kiln.config = #kiln.config<blocks, tile_sizes = [128, 0, 256]>,
                 kiln.tile = array<i64: 0, 2>, kiln.matrix_tile = array<i64: 16, 16>,
-                kiln.thread_tile = array<i64: 4, 4>, kiln.warp_tile = array<i64: 16, 16>,
-                kiln.register_tile = array<i64: 8, 16>, kiln.matrix_cores = "mma.sync m16n8k16",
+                kiln.contraction = #kiln.contraction<warpgroups, "wgmma m64n128k16", block = [128, 128, 64],
+                                                     tile = [16, 128], stage_k = 32, stage_buffers = 4,
+                                                     groups_in_flight = 1>,
+                kiln.register_tile = array<i64: 8, 16>,
                 kiln.lanes = 32 : i64, kiln.cooperative, kiln.workgroup_memory = 1024 : i64,
                 kiln.dynamic_workgroup_memory = 0 : i64, kiln.private_memory = 0 : i64,
                 kiln.shape_guards = [{rule = "Equals", node = "n", op_type = "TopK", input = "x",

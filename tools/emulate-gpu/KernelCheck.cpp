@@ -307,13 +307,14 @@ LogicalResult kiln::emulator::checkKernel(func::FuncOp kernelFunc,
   int64_t threads =
       declaration->getAttrOfType<IntegerAttr>(kiln::attrs::kThreads).getInt();
   std::string cores;
-  if (auto attr =
-          declaration->getAttrOfType<StringAttr>(kiln::attrs::kMatrixCores))
-    cores = attr.str();
-  if (auto tile = declaration->getAttrOfType<DenseI64ArrayAttr>(
-          kiln::attrs::kThreadTile))
-    cores = "thread tiles " + std::to_string(tile[0]) + "x" +
-            std::to_string(tile[1]);
+  if (auto contraction = declaration->getAttrOfType<ContractionConfigAttr>(
+          kiln::attrs::kContraction)) {
+    ArrayRef<int64_t> tile = contraction.getTile();
+    cores = contraction.getUnit() == ContractionUnit::Threads
+                ? "thread tiles " + std::to_string(tile[0]) + "x" +
+                      std::to_string(tile[1])
+                : contraction.getInstruction().str();
+  }
   declaration.erase();
   if (blocks * threads > options.maxThreads)
     return skip(name, Twine(blocks * threads) + " GPU threads (--max-threads)");

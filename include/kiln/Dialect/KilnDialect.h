@@ -50,16 +50,12 @@ constexpr llvm::StringLiteral kThreads =
 constexpr llvm::StringLiteral kTile = KilnDialect::TileAttrHelper::getNameStr();
 constexpr llvm::StringLiteral kMatrixTile =
     KilnDialect::MatrixTileAttrHelper::getNameStr();
-constexpr llvm::StringLiteral kThreadTile =
-    KilnDialect::ThreadTileAttrHelper::getNameStr();
-constexpr llvm::StringLiteral kWarpTile =
-    KilnDialect::WarpTileAttrHelper::getNameStr();
 constexpr llvm::StringLiteral kConfig =
     KilnDialect::ConfigAttrHelper::getNameStr();
 constexpr llvm::StringLiteral kRegisterTile =
     KilnDialect::RegisterTileAttrHelper::getNameStr();
-constexpr llvm::StringLiteral kMatrixCores =
-    KilnDialect::MatrixCoresAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kContraction =
+    KilnDialect::ContractionAttrHelper::getNameStr();
 constexpr llvm::StringLiteral kLanes =
     KilnDialect::LanesAttrHelper::getNameStr();
 constexpr llvm::StringLiteral kCooperative =

@@ -3,10 +3,12 @@
 // kiln-tile-and-distribute gives a contraction with 16-bit operands and a
 // float32 accumulator (`extf(a) * extf(b) + acc`, as --precision=f16|bf16
 // makes matmuls and convolutions) one output block (multiples of 16 rows
-// and columns) per forall iteration. This pass computes each 16x16 subtile
-// of the block with matrix instructions run by a warp (NVIDIA, 32 lanes) or
-// wavefront (AMD, 64 lanes), the K loop stepping by 16, through the
-// WarpMatrixInstructions of `arch` (MatrixInstructions.h):
+// and columns) per forall iteration, and kiln-configure-gpu-contractions
+// records how the block is computed (kiln.contraction: its padded extents,
+// warp tiles, stage depth and pipeline). This pass builds it: each 16x16
+// subtile of the block computed with matrix instructions run by a warp
+// (NVIDIA, 32 lanes) or wavefront (AMD, 64 lanes), the K loop stepping by
+// 16, through the WarpMatrixInstructions of `arch` (MatrixInstructions.h):
 //
 //   nvidia: two nvgpu.mma.sync m16n8k16 (mma.sync.aligned on sm_80+;
 //           m16n8k8 TF32 for float32 with tf32=true;
@@ -16,20 +18,20 @@
 //
 // A 16x16 block is one warp whose lanes load their fragments straight from
 // global memory. A larger block is one GPU block of warps, each computing
-// up to 32x32 of it (64 along a block side of 128); per step of 32 (or 16)
+// its warp tile; per stage of 32 (or 16)
 // along K, all threads stage the block's operand slices in workgroup
 // memory (pipelined: OutputBlock::emitStagedReductionLoop, with cp.async
 // and up to three stages in flight on NVIDIA) and the warps load their
 // fragments from there: each operand element is read from global memory
 // once per block instead of once per warp and subtile.
 //
-// On sm_90a alone (wgmma=true) a staged block whose rows 64 divides is one
-// warpgroup (4 warps) per 64 rows instead, each running wgmma.mma_async
+// On sm_90a a block the config gives to warpgroups is one warpgroup (4
+// warps) per 64 rows instead, each running wgmma.mma_async
 // m64nNk16 (N the block's columns) with both operands read from the
 // cp.async stage buffers, laid out as the instruction's core matrices,
-// through matrix descriptors (chooseWarpgroups, emitWarpgroupStage); each
+// through matrix descriptors (emitWarpgroupStage); each
 // stage leaves its group of instructions running into the next stage
-// (matrixGroupsInFlight), as CUTLASS's Hopper main loops do.
+// (the config's groups_in_flight), as CUTLASS's Hopper main loops do.
 //
 // A convolution is an implicit GEMM: M its output width, N its filters, K
 // its input channels; its window loops (kh, kw) run around the K steps and
@@ -37,7 +39,8 @@
 //
 // A block whose rows 16 does not divide (whole 7x7 images: 49 outputs;
 // seven 14-pixel rows: 98) computes the next multiple of 16 when that
-// wastes at most a quarter (paddedMatrixRows): the padded rows load the
+// wastes at most a quarter (paddedMatrixRows, in the config): the padded
+// rows load the
 // last valid row's operands and epilogue inputs and store nothing. A K
 // that 16 does not divide (MobileNet's 24 input channels) is walked as the
 // next multiple of 16 on the same terms (paddedMatrixK), both operands
@@ -57,8 +60,6 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-
-#include <tuple>
 
 namespace kiln {
 #define GEN_PASS_DEF_CONTRACTWITHMATRIXCORES
@@ -221,29 +222,16 @@ struct ContractWithMatrixCoresPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    auto config =
+        func->getAttrOfType<ContractionConfigAttr>(kiln::attrs::kContraction);
     instructions = warpMatrixInstructions(arch);
-    if (!func->hasAttr(kiln::attrs::kKernel) || !instructions)
+    if (!func->hasAttr(kiln::attrs::kKernel) || !config ||
+        config.getUnit() == ContractionUnit::Threads || !instructions)
       return;
     std::optional<OutputBlock> block =
-        OutputBlock::match(func, tf32 && instructions->takesTf32());
-    if (!block)
-      return;
-    // Rows that 16 does not divide (a 7x7 map's 49 pixels) are computed
-    // as the next multiple of 16 when that wastes little.
-    if (int64_t rows = paddedMatrixRows(block->tileM); rows > block->tileM)
-      block->padRows(rows);
-    // Columns likewise (24 filters as 32; the same rule), and a K that 16
-    // does not divide (24 input channels), the operands reading zero past
-    // it.
-    if (int64_t columns = paddedMatrixRows(block->tileN);
-        columns > block->tileN)
-      block->padColumns(columns);
-    if (int64_t k = paddedMatrixK(block->tileK); k > block->tileK)
-      block->padK(k);
-    if (!chooseWarpLayout(*block))
-      return;
-    warpgroups = wgmma && instructions->sharesWarpgroupLayout() &&
-                 chooseWarpgroups(*block);
+        OutputBlock::match(func, /*allowFloat32=*/true);
+    if (!block || failed(applyConfig(func, config, *block)))
+      return signalPassFailure();
     scf::ForallOp forall = block->forall;
     IRRewriter rewriter(&getContext());
     rewriter.setInsertionPointToStart(forall.getBody());
@@ -298,59 +286,41 @@ struct ContractWithMatrixCoresPass
                              : ArrayRef<OutputBlock::Position>());
     func->setAttr(kiln::attrs::kLanes,
                   rewriter.getI64IntegerAttr(lanes() * warps()));
-    if (staged()) {
-      // One forall iteration per GPU block: its warps share the staged
-      // operands and meet at barriers.
+    // One forall iteration per GPU block: its warps share the staged
+    // operands and meet at barriers.
+    if (staged())
       func->setAttr(kiln::attrs::kCooperative, rewriter.getUnitAttr());
-      func->setAttr(kiln::attrs::kWarpTile,
-                    rewriter.getDenseI64ArrayAttr({warpRows, warpCols}));
-    }
-    std::string instruction =
-        warpgroups ? "wgmma m64n" + std::to_string(tileN) + "k16"
-                   : instructions->name(block->loops.operandType);
-    func->setAttr(kiln::attrs::kMatrixCores,
-                  rewriter.getStringAttr(instruction));
   }
 
-  /// Whether the block's warps form warpgroups running wgmma (decided by
-  /// chooseWarpgroups).
-  bool warpgroups = false;
-
-  /// wgmma groups a stage of a pipeline of `buffers` buffers over `stages`
-  /// stages leaves running (wgmma-groups-in-flight): the buffer a stage
-  /// refills is then that of `1 +` this many stages before, so it takes
-  /// three buffers where buffers are refilled.
-  int64_t matrixGroupsInFlight(int64_t buffers, int64_t stages) const {
-    return buffers >= 3 || buffers >= stages ? groupsInFlightAsked() : 0;
-  }
-  /// What wgmma-groups-in-flight asks of a warpgroup block (0 or 1).
-  int64_t groupsInFlightAsked() const {
-    return warpgroups ? std::clamp<int64_t>(wgmmaGroupsInFlight, 0, 1) : 0;
-  }
-
-  /// Makes the block warpgroups for wgmma m64nNk16 when it can be: 16-bit
-  /// operands, rows that 64 divides (a warpgroup of 4 warps per 64 rows,
-  /// warp w of a warpgroup holding its rows 16w..16w+15 at every column,
-  /// which is the mma.sync accumulator layout per 8 columns: the
-  /// fragments' positions, epilogue and stores stay those of a warp tile
-  /// of 16 x tileN) and stages cp.async copies into core-matrix buffers.
-  /// Otherwise leaves the mma.sync layout and returns false.
-  bool chooseWarpgroups(OutputBlock &block) {
-    if (!isSixteenBitFloat(block.loops.operandType) || tileM % 64 != 0 ||
-        tileN % 8 != 0 || tileN > 256)
-      return false;
-    int64_t mmaRows = warpRows, mmaCols = warpCols;
-    warpRows = kTile;
-    warpCols = tileN;
-    block.coreMatrixStages = true;
-    std::array<bool, 2> kMajor = {block.operandContiguousAlongTile(0),
-                                  block.operandContiguousAlongTile(1)};
-    if (staged() && asyncPipeline(block, kMajor))
-      return true;
-    warpRows = mmaRows;
-    warpCols = mmaCols;
-    block.coreMatrixStages = false;
-    return false;
+  /// Takes the block's layout from `config` (kiln-configure-gpu-
+  /// contractions), padding the block to its extents; fails, naming the
+  /// kernel, where the config does not fit the block.
+  LogicalResult applyConfig(func::FuncOp func, ContractionConfigAttr config,
+                            OutputBlock &block) {
+    ArrayRef<int64_t> extents = config.getBlock();
+    ArrayRef<int64_t> tile = config.getTile();
+    if (extents.size() != 3 || tile.size() != 2 || extents[0] < block.validM ||
+        extents[1] < block.validN || extents[2] < block.validK ||
+        tile[0] <= 0 || tile[1] <= 0 || extents[0] % tile[0] != 0 ||
+        extents[1] % tile[1] != 0 || tile[0] % kSubtile != 0 ||
+        tile[1] % kSubtile != 0 || extents[2] % kSubtile != 0)
+      return func.emitError()
+             << "kiln.contraction " << config << " does not fit the kernel's "
+             << block.validM << "x" << block.validN << "x" << block.validK
+             << " output block";
+    block.padRows(extents[0]);
+    block.padColumns(extents[1]);
+    block.padK(extents[2]);
+    tileM = extents[0];
+    tileN = extents[1];
+    warpRows = tile[0];
+    warpCols = tile[1];
+    stageK = config.getStageK();
+    stageBuffers = config.getStageBuffers();
+    groupsInFlight = config.getGroupsInFlight();
+    warpgroups = config.getUnit() == ContractionUnit::Warpgroups;
+    block.coreMatrixStages = warpgroups;
+    return success();
   }
 
   /// The warp's matrix instructions (mma.sync, MFMA), by `arch`.
@@ -361,127 +331,20 @@ struct ContractWithMatrixCoresPass
   /// The block's output tile (tileM x tileN, multiples of 16), the part of
   /// it each warp computes (warpRows x warpCols: up to 4 x 4 16x16
   /// subtiles, so that each fragment a lane loads serves several matrix
-  /// instructions), and the step along K of one shared-memory stage.
-  int64_t tileM = 0, tileN = 0, warpRows = 0, warpCols = 0, stageK = 0;
+  /// instructions), the step along K of one shared-memory stage (0: the
+  /// single warp of a 16x16 block reads global memory), the cp.async
+  /// buffers per operand (0: two filled from registers) and the wgmma
+  /// groups a stage leaves running: kiln.contraction's.
+  int64_t tileM = 0, tileN = 0, warpRows = 0, warpCols = 0, stageK = 0,
+          stageBuffers = 0, groupsInFlight = 0;
+  /// Whether the warps form warpgroups running wgmma.
+  bool warpgroups = false;
 
   int64_t warps() const { return (tileM / warpRows) * (tileN / warpCols); }
   int64_t threads() const { return lanes() * warps(); }
-  /// A single 16x16 tile is one warp that loads its fragments straight from
-  /// global memory; larger tiles stage operands through shared memory.
-  bool staged() const { return tileM * tileN > kTile * kTile; }
+  bool staged() const { return stageK > 0; }
   int64_t subtileRows() const { return warpRows / kTile; }
   int64_t subtileCols() const { return warpCols / kTile; }
-
-  /// Most cp.async stage buffers per operand: three stages in flight while
-  /// a fourth is computed, as CUTLASS's Ampere kernels keep.
-  static constexpr int64_t kMaxAsyncBuffers = 4;
-
-  /// Stage buffers per operand of a cp.async pipeline in stages of `depth`
-  /// along K: one per stage where the reduction's stages fit them (none is
-  /// refilled: every stage copied before the loop); else as many as fit
-  /// the workgroup memory a block may use, up to kMaxAsyncBuffers; 0 where
-  /// not even two fit (chooseWarpLayout estimates with another buffer
-  /// layout: 32 along K of a 128x256 block's padded 512-byte rows did not
-  /// fit 48 KiB). No buffer more than the stages: it would never be
-  /// written (ResNet-50's 1x1 convolutions from 64 channels would declare
-  /// a third more shared memory than they use).
-  int64_t asyncBuffers(const OutputBlock &block, int64_t depth,
-                       std::array<bool, 2> kMajor) const {
-    // A wgmma group left running holds one buffer more.
-    int64_t held = groupsInFlightAsked();
-    int64_t buffers =
-        std::min(kMaxAsyncBuffers + held,
-                 workgroupMemoryBytes / block.stageBytes(depth, kMajor,
-                                                         /*async=*/true));
-    int64_t stages = block.stageCount(depth);
-    if (stages <= buffers)
-      return stages;
-    return buffers >= 2 ? buffers : 0;
-  }
-
-  /// The stage depth along K (32 or 16, dividing K) and buffers per operand
-  /// of a cp.async pipeline that keep the most of K in flight (depth times
-  /// the buffers not computed from; on a tie, one whose wgmma groups run
-  /// into the next stage, then the deeper stage: fewer barriers), among those
-  /// whose copies cp.async takes (stageCopiesAsync). In CUDA's 48 KiB of
-  /// static shared memory a 128x128 float16 block fits two buffers of 32
-  /// (32 KiB) or four of 16: 48 along K in flight instead of 32; with the
-  /// dynamic shared memory of sm_80/sm_90 (163/227 KiB) four of 32 (64
-  /// KiB): 96. None when no depth qualifies.
-  std::optional<std::pair<int64_t, int64_t>>
-  asyncPipeline(OutputBlock &block, std::array<bool, 2> kMajor) const {
-    int64_t k = block.tileK;
-    std::optional<std::pair<int64_t, int64_t>> best;
-    for (int64_t depth : {32, 16}) {
-      if (k % depth != 0 ||
-          !block.stageCopiesAsync(0, depth, threads(), kMajor[0]) ||
-          !block.stageCopiesAsync(1, depth, threads(), kMajor[1]))
-        continue;
-      int64_t buffers = asyncBuffers(block, depth, kMajor);
-      if (buffers == 0)
-        continue;
-      // K in flight, then a wgmma group left running, then the depth.
-      auto merit = [&](int64_t depth, int64_t buffers) {
-        int64_t stages = block.stageCount(depth);
-        int64_t groups = matrixGroupsInFlight(buffers, stages);
-        return std::make_tuple(
-            depth * OutputBlock::asyncStagesAhead(stages, buffers, groups),
-            groups, depth);
-      };
-      if (!best || merit(depth, buffers) > merit(best->first, best->second))
-        best = {depth, buffers};
-    }
-    return best;
-  }
-
-  /// Sets the tile fields from the contraction's M (padded: padRows), N and
-  /// K (padded: padK) extents; false when matrix instructions cannot cover
-  /// them (M or N not a multiple of 16, M over 128 or N over 256, K not a
-  /// multiple of 16, a stage the block's threads cannot copy in equal
-  /// shares, two stages that do not fit the static workgroup memory).
-  bool chooseWarpLayout(const OutputBlock &block) {
-    tileM = block.tileM;
-    tileN = block.tileN;
-    int64_t k = block.tileK;
-    if (tileM % kTile || tileN % kTile || k % kTile || tileM > 128 ||
-        tileN > 256)
-      return false;
-    // Warps of up to 32x32, 64 along a side of 128 or 256: a 128x128 block
-    // is four warps of 64x64 (each A fragment serves four subtiles, each B
-    // fragment four), which halves the workgroup-memory reads per matrix
-    // instruction of a 32x32 warp; a 128x256 block eight. Sides that 32
-    // does not divide (blocks of whole convolution rows: 112 = two rows of
-    // 56) take warps of 16.
-    auto warpExtent = [](int64_t tile) -> int64_t {
-      if (tile >= 128)
-        return 64;
-      return tile % 32 == 0 ? 32 : kTile;
-    };
-    warpRows = warpExtent(tileM);
-    warpCols = warpExtent(tileN);
-    if (!staged()) {
-      stageK = k % 32 == 0 ? 32 : kTile;
-      return true;
-    }
-    // Stages of 32 along K, or 16 where 32 does not divide K or two
-    // buffers per operand would not fit the workgroup memory (a 128x128
-    // float32 block for TF32 in 48 KiB: 72 KiB at 32, 40 KiB at 16).
-    // Blocks of 16-row warps (112 rows: 14 warps for 64 columns) too:
-    // their stage loads, carried in registers, fit since each thread's
-    // loads share one address (OutputBlock::stagePlace, stageOrigin; at
-    // 32 a warp runs 8 mma.sync per stage instead of 4 for the same
-    // barrier and loop).
-    for (int64_t depth : {32, 16}) {
-      if (k % depth != 0 ||
-          2 * block.stageBytes(depth, {false, false}) > workgroupMemoryBytes)
-        continue;
-      stageK = depth;
-      // A stage slice that the threads do not divide (112 rows: seven
-      // warps) leaves the last copy guarded (loadStageShare).
-      return true;
-    }
-    return false;
-  }
 
   /// The (row, column) of the block tile's output elements that this lane's
   /// accumulator fragments hold: subtile by subtile (row-major over the
@@ -529,7 +392,6 @@ struct ContractWithMatrixCoresPass
                        ArrayRef<OutputBlock::Position> storePositions,
                        bool exchange) {
     Location loc = block.contraction.getLoc();
-    Type f32 = b.getF32Type();
     Type operandType = block.loops.operandType;
     SmallVector<Value> initial = block.initialAccumulators(b, loc, positions);
     // One accumulator per 4 positions (WarpMatrixInstructions'
@@ -548,27 +410,14 @@ struct ContractWithMatrixCoresPass
     ValueRange sums;
     if (staged()) {
       Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-      // Fragments that one warp-wide load takes from a stage either way
-      // round (ldmatrix, .trans) let each operand's buffer keep the order
-      // it has in global memory, so the copies store whole runs.
-      // Elsewhere fragments are loaded element by element from [tile][k].
+      // ldmatrix or wgmma descriptors read each operand's buffer in its
+      // global order (stageKMajor); elsewhere fragments are loaded element
+      // by element from [tile][k].
       bool ldmatrix =
           instructions->loadsStageFragments(operandType) && !warpgroups;
-      // wgmma reads either order too (imm-trans).
-      std::array<bool, 2> kMajor = {
-          (ldmatrix || warpgroups) && block.operandContiguousAlongTile(0),
-          (ldmatrix || warpgroups) && block.operandContiguousAlongTile(1)};
-      // cp.async where every copy is a whole 16-byte run (sm_80+, every
-      // chip the cuda target takes); it may choose another stage depth.
-      std::optional<std::pair<int64_t, int64_t>> pipeline;
-      if (ldmatrix || warpgroups)
-        pipeline = asyncPipeline(block, kMajor);
-      if (pipeline)
-        stageK = pipeline->first;
-      int64_t inFlight =
-          pipeline
-              ? matrixGroupsInFlight(pipeline->second, block.stageCount(stageK))
-              : 0;
+      std::array<bool, 2> kMajor =
+          stageKMajor(*instructions, block, warpgroups);
+      bool pipeline = stageBuffers > 0;
       // Buffers of 32- and 64-byte rows are swizzled instead of padded:
       // the cp.async pipeline's, and the register pipeline's where its
       // stores are whole 16-byte runs (ldmatrix reads either).
@@ -592,7 +441,7 @@ struct ContractWithMatrixCoresPass
         if (warpgroups)
           return emitWarpgroupStage(b, loc, block, stageK, tileN, kMajor,
                                     sharedA, sharedB, warpgroupRow, accs,
-                                    inFlight);
+                                    groupsInFlight);
         auto fromStage = [&](unsigned input, Value tileIndex,
                              Value k) -> Value {
           return memref::LoadOp::create(b, loc, input == 0 ? sharedA : sharedB,
@@ -613,7 +462,7 @@ struct ContractWithMatrixCoresPass
       sums = pipeline
                  ? block.emitAsyncStagedReductionLoop(
                        b, loc, stageK, accumulators, thread, threads(), kMajor,
-                       pipeline->second, computeStage, inFlight)
+                       stageBuffers, computeStage, groupsInFlight)
                  : block.emitStagedReductionLoop(b, loc, stageK, accumulators,
                                                  thread, threads(), kMajor,
                                                  computeStage, swizzled,

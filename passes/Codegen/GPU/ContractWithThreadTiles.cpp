@@ -115,32 +115,15 @@ struct ContractWithThreadTilesPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!func->hasAttr(kiln::attrs::kKernel))
+    auto config =
+        func->getAttrOfType<ContractionConfigAttr>(kiln::attrs::kContraction);
+    if (!func->hasAttr(kiln::attrs::kKernel) || !config ||
+        config.getUnit() != ContractionUnit::Threads)
       return;
     std::optional<OutputBlock> block =
         OutputBlock::match(func, /*allowFloat32=*/true);
-    if (!block)
-      return;
-    // Rows that 4 does not divide (a 7x7 map's 49 pixels) would leave each
-    // thread one row (1x4 tiles: a loaded weight serves one FMA); padded
-    // (threadTileRows), each thread gets four, unless that leaves the
-    // block fewer threads than a warp.
-    if (int64_t rows = threadBlockRows(block->tileM, block->tileN);
-        rows > block->tileM)
-      block->padRows(rows);
-    rowsPerThread = threadTileExtent(block->tileM);
-    colsPerThread = threadTileExtent(block->tileN);
-    rowRun = threadTileRun(block->tileM);
-    colRun = threadTileRun(block->tileN);
-    rowRunStride = block->tileM / (rowsPerThread / rowRun);
-    colRunStride = block->tileN / (colsPerThread / colRun);
-    threadsM = block->tileM / rowsPerThread;
-    threadsN = block->tileN / colsPerThread;
-    stageK = stageDepth(block->loops.ranges[block->loops.k]);
-    // Fewer threads than a warp: a per-thread register tile
-    // (kiln-tile-and-distribute without thread-blocks), left alone.
-    if (threads() < kMinThreads || threads() > kMaxThreads)
-      return;
+    if (!block || failed(applyConfig(func, config, *block)))
+      return signalPassFailure();
 
     IRRewriter rewriter(&getContext());
     Location loc = block->forall.getLoc();
@@ -160,13 +143,43 @@ struct ContractWithThreadTilesPass
     });
     func->setAttr(kiln::attrs::kLanes, rewriter.getI64IntegerAttr(threads()));
     func->setAttr(kiln::attrs::kCooperative, rewriter.getUnitAttr());
-    func->setAttr(
-        kiln::attrs::kThreadTile,
-        rewriter.getDenseI64ArrayAttr({rowsPerThread, colsPerThread}));
   }
 
-  /// Fewest and most threads of a block this pass builds.
-  static constexpr int64_t kMinThreads = 32, kMaxThreads = 1024;
+  /// A thread's outputs along a side: 1, 2, 4, or 8 as two runs of 4.
+  static bool validThreadTile(int64_t extent) {
+    return extent > 0 && extent <= 8 && llvm::isPowerOf2_64(extent);
+  }
+
+  /// Takes the threads' tiles and the stage depth from `config`
+  /// (kiln-configure-gpu-contractions), padding the block's rows to its
+  /// extent; fails, naming the kernel, where the config does not fit the
+  /// block.
+  LogicalResult applyConfig(func::FuncOp func, ContractionConfigAttr config,
+                            OutputBlock &block) {
+    ArrayRef<int64_t> extents = config.getBlock();
+    ArrayRef<int64_t> tile = config.getTile();
+    if (extents.size() != 3 || tile.size() != 2 || extents[0] < block.validM ||
+        extents[1] != block.tileN || extents[2] != block.tileK ||
+        !validThreadTile(tile[0]) || !validThreadTile(tile[1]) ||
+        extents[0] % tile[0] != 0 || extents[1] % tile[1] != 0 ||
+        config.getStageK() <= 0 ||
+        block.loops.ranges[block.loops.k] % config.getStageK() != 0)
+      return func.emitError()
+             << "kiln.contraction " << config << " does not fit the kernel's "
+             << block.validM << "x" << block.validN << "x" << block.validK
+             << " output block";
+    block.padRows(extents[0]);
+    rowsPerThread = tile[0];
+    colsPerThread = tile[1];
+    rowRun = threadTileRun(rowsPerThread);
+    colRun = threadTileRun(colsPerThread);
+    rowRunStride = block.tileM / (rowsPerThread / rowRun);
+    colRunStride = block.tileN / (colsPerThread / colRun);
+    threadsM = block.tileM / rowsPerThread;
+    threadsN = block.tileN / colsPerThread;
+    stageK = config.getStageK();
+    return success();
+  }
 
   /// Where a thread's `i`th output along a side lies from its first: runs
   /// of `run`, `stride` apart.

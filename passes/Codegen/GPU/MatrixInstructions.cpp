@@ -15,6 +15,15 @@ kiln::warpMatrixInstructions(StringRef arch) {
   return nullptr;
 }
 
+std::array<bool, 2>
+kiln::stageKMajor(const WarpMatrixInstructions &instructions,
+                  OutputBlock &block, bool warpgroups) {
+  bool eitherOrder =
+      warpgroups || instructions.loadsStageFragments(block.loops.operandType);
+  return {eitherOrder && block.operandContiguousAlongTile(0),
+          eitherOrder && block.operandContiguousAlongTile(1)};
+}
+
 Value kiln::loadFragment(OpBuilder &b, Location loc, ElementLoader load,
                          unsigned input, Type operandType,
                          ArrayRef<std::pair<Value, Value>> elements,

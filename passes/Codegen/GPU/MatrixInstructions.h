@@ -51,7 +51,7 @@ public:
   virtual bool sharesWarpgroupLayout() const = 0;
   /// K of one instruction on operands of `operandType`.
   virtual int64_t stepK(mlir::Type operandType) const = 0;
-  /// The instruction, for reports (kiln.matrix_cores).
+  /// The instruction, as kiln.contraction names it.
   virtual std::string name(mlir::Type operandType) const = 0;
 
   /// The output element of a subtile that a lane's first accumulator
@@ -127,6 +127,13 @@ std::unique_ptr<WarpMatrixInstructions>
 warpMatrixInstructions(llvm::StringRef arch);
 std::unique_ptr<WarpMatrixInstructions> createMmaSyncInstructions();
 std::unique_ptr<WarpMatrixInstructions> createMfmaInstructions();
+
+/// Whether each operand's stage buffer is [k][tile index] (else
+/// [tile index][k]): the operand's global order, so that stage copies
+/// store whole runs, where fragments are loaded from it either way round
+/// by `instructions` (ldmatrix) or by wgmma's descriptors (`warpgroups`).
+std::array<bool, 2> stageKMajor(const WarpMatrixInstructions &instructions,
+                                OutputBlock &block, bool warpgroups);
 
 /// One stage of warpgroup matrix instructions (sm_90a,
 /// NVVM/WarpgroupInstructions.cpp) over the stage buffers `sharedA` and

@@ -1,7 +1,7 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia}))' | FileCheck %s --check-prefix=NV
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=amd}))' | FileCheck %s --check-prefix=AMD
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia tf32=true}))' | FileCheck %s --check-prefix=TF32
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=amd tf32=true}))' | FileCheck %s --check-prefix=AMDTF32
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-configure-gpu-contractions{arch=nvidia},kiln-contract-with-matrix-cores{arch=nvidia}))' | FileCheck %s --check-prefix=NV
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-configure-gpu-contractions{arch=amd},kiln-contract-with-matrix-cores{arch=amd}))' | FileCheck %s --check-prefix=AMD
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-configure-gpu-contractions{arch=nvidia tf32=true},kiln-contract-with-matrix-cores{arch=nvidia}))' | FileCheck %s --check-prefix=TF32
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-configure-gpu-contractions{arch=amd tf32=true},kiln-contract-with-matrix-cores{arch=amd}))' | FileCheck %s --check-prefix=AMDTF32
 
 // One 16x16 output tile of a float16 matmul with a bias + ReLU + rounding
 // epilogue per forall iteration. NVIDIA: a warp; lane l = 4g + t holds
@@ -10,8 +10,8 @@
 // operands. The fill, bias and ReLU run on the lane's 8 elements only,
 // forwarding values through the lane's private temporary.
 // NV-LABEL: func.func @matmul_f16_bias_relu
+// NV-SAME: kiln.contraction = #kiln.contraction<warps, "mma.sync m16n8k16", block = [16, 16, 64], tile = [16, 16], stage_k = 0
 // NV-SAME: kiln.lanes = 32 : i64
-// NV-SAME: kiln.matrix_cores = "mma.sync m16n8k16"
 // NV: scf.forall
 // NV: %[[LANE:.+]] = gpu.lane_id
 // NV: arith.divui %[[LANE]], %c4
@@ -27,8 +27,8 @@
 // NV-COUNT-8: memref.store %{{.+}}, %{{.+}} : memref<16x16xf16, strided<[32, 1], offset: ?>>
 // NV-NOT: memref.load %{{.+}} : memref<16x16xf32>
 // AMD-LABEL: func.func @matmul_f16_bias_relu
+// AMD-SAME: kiln.contraction = #kiln.contraction<warps, "mfma 16x16x16"
 // AMD-SAME: kiln.lanes = 64 : i64
-// AMD-SAME: kiln.matrix_cores = "mfma 16x16x16"
 // AMD: %[[LANE:.+]] = gpu.lane_id
 // AMD: scf.for {{.*}} step %c16{{.*}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (vector<4xf32>)
 // AMD: amdgpu.mfma 16x16x16 %{{.+}} * %{{.+}} + %[[ACC]] blgp = none : vector<4xf16>, vector<4xf16>, vector<4xf32>
@@ -107,7 +107,7 @@ func.func @gemm_alpha_bf16(%x: memref<16x32xbf16>, %w: memref<16x32xbf16>, %y: m
 // tile takes mma.sync m16n8k8: steps of 8 along K, A [r] at (g + 8 (r % 2),
 // k0 + t + 4 (r / 2)).
 // TF32-LABEL: func.func @matmul_f32
-// TF32-SAME: kiln.matrix_cores = "mma.sync m16n8k8 tf32"
+// TF32-SAME: kiln.contraction = #kiln.contraction<warps, "mma.sync m16n8k8 tf32"
 // TF32: scf.for {{.*}} step %c8
 // TF32: nvgpu.mma.sync(%{{.+}}, %{{.+}}, %{{.+}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
 // TF32-LABEL: func.func @matmul_f16_8x16
@@ -177,9 +177,9 @@ func.func @matmul_f16_8x16(%x: memref<8x32xf16>, %w: memref<32x16xf16>, %y: memr
 // swizzled: a copy's and an ldmatrix row's 16-byte chunk is XOR-permuted
 // by the row's place in its 128-byte line of banks.
 // NV-LABEL: func.func @matmul_f16_staged
+// NV-SAME: kiln.contraction = #kiln.contraction<warps, "mma.sync m16n8k16", block = [64, 64, 256], tile = [32, 32], stage_k = 32, stage_buffers = 4, groups_in_flight = 0>
 // NV-SAME: kiln.cooperative
 // NV-SAME: kiln.lanes = 128 : i64
-// NV-SAME: kiln.warp_tile = array<i64: 32, 32>
 // NV: scf.forall
 // NV: %[[TID:.+]] = gpu.thread_id x
 // NV: %[[WARP:.+]] = arith.divui %[[TID]], %c32
@@ -332,8 +332,8 @@ func.func @matmul_f16_short_k(%x: memref<128x64xf16>, %w: memref<64x256xf16>, %y
 // 14 and 15 load operands at row 13 (in bounds) and store nothing; each
 // lane's stores are guarded by its row being under 14.
 // NV-LABEL: func.func @padded_rows
+// NV-SAME: kiln.contraction = #kiln.contraction<warps, "mma.sync m16n8k16", block = [16, 16, 32]
 // NV-SAME: kiln.lanes = 32
-// NV-SAME: kiln.matrix_cores = "mma.sync m16n8k16"
 // NV: %[[ROW:.+]] = arith.divui %{{.+}}, %c4
 // NV: arith.cmpi ult, %{{.+}}, %c14
 // NV-NOT: scf.if
@@ -345,7 +345,7 @@ func.func @matmul_f16_short_k(%x: memref<128x64xf16>, %w: memref<64x256xf16>, %y
 // NV-NOT: scf.if
 // NV-NOT: linalg.
 // AMD-LABEL: func.func @padded_rows
-// AMD-SAME: kiln.matrix_cores = "mfma 16x16x16"
+// AMD-SAME: kiln.contraction = #kiln.contraction<warps, "mfma 16x16x16"
 // AMD: arith.minui %{{.+}}, %c13
 // AMD: amdgpu.mfma
 // AMD-COUNT-4: scf.if

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-thread-tiles))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-configure-gpu-contractions{arch=none},kiln-contract-with-thread-tiles))' | FileCheck %s
 
 // A float32 matmul with a bias epilogue, one 64x64 output block per forall
 // iteration: 256 threads of 4x4 outputs, numbered along N (the output's
@@ -15,9 +15,9 @@
 // outputs once (the fill's and the contraction's own stores are
 // overwritten before anything reads them, so they are dropped).
 // CHECK-LABEL: func.func @matmul_bias
+// CHECK-SAME: kiln.contraction = #kiln.contraction<threads, "fma", block = [64, 64, 64], tile = [4, 4], stage_k = 16, stage_buffers = 0, groups_in_flight = 0>
 // CHECK-SAME: kiln.cooperative
 // CHECK-SAME: kiln.lanes = 256 : i64
-// CHECK-SAME: kiln.thread_tile = array<i64: 4, 4>
 // CHECK: scf.forall
 // CHECK: %[[T:.+]] = gpu.thread_id x
 // CHECK: arith.remui %[[T]], %c16
@@ -101,8 +101,8 @@ func.func @matmul_bias(%x: memref<128x64xf32>, %w: memref<64x128xf32>, %bias: me
 // among 42 threads, so its last share is guarded; the input's (6 x 14 =
 // 84) does.
 // CHECK-LABEL: func.func @conv_rows
+// CHECK-SAME: kiln.contraction = #kiln.contraction<threads, "fma", block = [14, 24, 6], tile = [2, 4], stage_k = 6
 // CHECK-SAME: kiln.lanes = 42 : i64
-// CHECK-SAME: kiln.thread_tile = array<i64: 2, 4>
 // CHECK: %[[T:.+]] = gpu.thread_id x
 // CHECK: arith.remui %[[T]], %c7
 // CHECK: memref.alloc() {alignment = 16 : i64} : memref<2x6x18xf32, #gpu.address_space<workgroup>>
@@ -157,7 +157,7 @@ func.func @conv_rows(%x: memref<1x6x9x29xf32>, %w: memref<24x6x3x3xf32>, %b: mem
 // Left alone: a per-thread 4x4 register tile (kiln-tile-and-distribute
 // without thread-blocks) would be a block of one thread.
 // CHECK-LABEL: func.func @per_thread_tile
-// CHECK-NOT: kiln.thread_tile
+// CHECK-NOT: kiln.contraction
 // CHECK: linalg.generic
 // CHECK-NOT: gpu.thread_id
 #a = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -182,7 +182,7 @@ func.func @per_thread_tile(%x: memref<128x64xf32>, %w: memref<64x128xf32>, %y: m
 
 // Left alone: a row reduction is not a contraction.
 // CHECK-LABEL: func.func @row_sum
-// CHECK-NOT: kiln.thread_tile
+// CHECK-NOT: kiln.contraction
 // CHECK: linalg.generic
 func.func @row_sum(%x: memref<256x64xf32>, %y: memref<256xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
   scf.forall (%i) = (0) to (256) step (64) {
@@ -237,8 +237,8 @@ func.func @matmul_unaligned(%x: memref<128x66xf32>, %w: memref<64x130xf32>, %y: 
 // vectors of the stage row: per k, two vector<4xf32> loads of A and two of
 // B feed 64 multiply-adds. The outputs are stored in the same runs.
 // CHECK-LABEL: func.func @matmul_block128
+// CHECK-SAME: kiln.contraction = #kiln.contraction<threads, "fma", block = [128, 128, 32], tile = [8, 8], stage_k = 16
 // CHECK-SAME: kiln.lanes = 256 : i64
-// CHECK-SAME: kiln.thread_tile = array<i64: 8, 8>
 // CHECK: %[[T:.+]] = gpu.thread_id x
 // CHECK: %[[TN:.+]] = arith.remui %[[T]], %c16
 // CHECK: %[[TM:.+]] = arith.divui %[[T]], %c16

@@ -1,6 +1,6 @@
 // RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-convert-to-linalg{flatten-rows-below=0},canonicalize,cse,func.func(kiln-fold-expand-shapes-into-consumers),func.func(kiln-fuse-elementwise-producers),func.func(kiln-prepare-kernel-tiling{reorder-pads=true},kiln-configure-gpu-kernels{thread-blocks=true matrix-tile=16},kiln-tile-and-distribute{gpu=true}),canonicalize,cse)' -o %t.mlir
 // RUN: FileCheck %s --check-prefix=TILED < %t.mlir
-// RUN: kiln-opt %t.mlir --pass-pipeline='builtin.module(eliminate-empty-tensors,empty-tensor-to-alloc-tensor,one-shot-bufferize,canonicalize,func.func(kiln-expand-memref-copies),func.func(kiln-promote-temporaries-to-stack),buffer-deallocation-pipeline,func.func(kiln-contract-with-matrix-cores{arch=nvidia}),func.func(kiln-contract-with-thread-tiles))' | FileCheck %s
+// RUN: kiln-opt %t.mlir --pass-pipeline='builtin.module(eliminate-empty-tensors,empty-tensor-to-alloc-tensor,one-shot-bufferize,canonicalize,func.func(kiln-expand-memref-copies),func.func(kiln-promote-temporaries-to-stack),buffer-deallocation-pipeline,func.func(kiln-configure-gpu-contractions{arch=nvidia},kiln-contract-with-matrix-cores{arch=nvidia},kiln-contract-with-thread-tiles))' | FileCheck %s
 // RUN: kiln-emulate-gpu %t.mlir --bufferize --target=cuda | FileCheck %s --check-prefix=EMU
 // RUN: kiln-emulate-gpu %t.mlir --bufferize --target=rocm | FileCheck %s --check-prefix=EMU
 

@@ -1,5 +1,5 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia}))' | FileCheck %s --check-prefix=MMA
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-thread-tiles))' | FileCheck %s --check-prefix=SIMT
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-configure-gpu-contractions{arch=nvidia},kiln-contract-with-matrix-cores{arch=nvidia}))' | FileCheck %s --check-prefix=MMA
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-configure-gpu-contractions{arch=none},kiln-contract-with-thread-tiles))' | FileCheck %s --check-prefix=SIMT
 
 // What passes/Codegen/GPU/OutputBlock.{h,cpp} does for both passes that use it
 // (kiln-contract-with-matrix-cores, kiln-contract-with-thread-tiles), on

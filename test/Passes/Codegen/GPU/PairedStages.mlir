@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s --pass-pipeline='builtin.module(eliminate-empty-tensors,empty-tensor-to-alloc-tensor,one-shot-bufferize,canonicalize,func.func(kiln-expand-memref-copies),func.func(kiln-promote-temporaries-to-stack),buffer-deallocation-pipeline,func.func(kiln-contract-with-matrix-cores{arch=amd}))' | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(eliminate-empty-tensors,empty-tensor-to-alloc-tensor,one-shot-bufferize,canonicalize,func.func(kiln-expand-memref-copies),func.func(kiln-promote-temporaries-to-stack),buffer-deallocation-pipeline,func.func(kiln-configure-gpu-contractions{arch=amd},kiln-contract-with-matrix-cores{arch=amd}))' | FileCheck %s
 // RUN: kiln-emulate-gpu %s --bufferize --target=rocm | FileCheck %s --check-prefix=EMU
 // RUN: kiln-emulate-gpu %s --bufferize --target=cuda | FileCheck %s --check-prefix=EMU
 

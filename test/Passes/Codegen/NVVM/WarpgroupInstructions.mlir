@@ -1,5 +1,5 @@
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia wgmma=true}),canonicalize)' | FileCheck %s
-// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-with-matrix-cores{arch=nvidia wgmma=true wgmma-groups-in-flight=0}),canonicalize)' | FileCheck %s --check-prefix=SERIAL
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-configure-gpu-contractions{arch=nvidia wgmma=true},kiln-contract-with-matrix-cores{arch=nvidia}),canonicalize)' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-configure-gpu-contractions{arch=nvidia wgmma=true wgmma-groups-in-flight=0},kiln-contract-with-matrix-cores{arch=nvidia}),canonicalize)' | FileCheck %s --check-prefix=SERIAL
 // RUN: kiln-emulate-gpu %s --target=cuda:sm_90a --memory-traffic | FileCheck %s --check-prefix=EMU
 
 // sm_90a (wgmma=true): a 64x64 float16 block is one warpgroup (4 warps,
@@ -35,9 +35,8 @@
 // each stage waits for its own group: four buffers, three stages of
 // copies in flight.
 // CHECK-LABEL: func.func @matmul_f16
+// CHECK-SAME: kiln.contraction = #kiln.contraction<warpgroups, "wgmma m64n64k16", block = [64, 64, 512], tile = [16, 64], stage_k = 32, stage_buffers = 5, groups_in_flight = 1>
 // CHECK-SAME: kiln.lanes = 128 : i64
-// CHECK-SAME: kiln.matrix_cores = "wgmma m64n64k16"
-// CHECK-SAME: kiln.warp_tile = array<i64: 16, 64>
 // CHECK-DAG: %[[A:.+]] = memref.alloc() {alignment = 16 : i64} : memref<5x320x8xf16, #gpu.address_space<workgroup>>
 // CHECK-DAG: %[[B:.+]] = memref.alloc() {alignment = 16 : i64} : memref<5x288x8xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy {{.*}}, 8 {bypassL1} : memref<64x512xf16, strided<[512, 1], offset: ?>> to memref<320x8xf16, strided<[8, 1], offset: ?>, #gpu.address_space<workgroup>>
@@ -65,6 +64,7 @@
 // CHECK-COUNT-32: memref.store %{{.+}}, %{{.+}} : memref<64x64xf32, strided<[256, 1], offset: ?>>
 // CHECK-NOT: memref.store
 // SERIAL-LABEL: func.func @matmul_f16
+// SERIAL-SAME: stage_buffers = 4, groups_in_flight = 0>
 // SERIAL: memref.alloc() {alignment = 16 : i64} : memref<4x320x8xf16, #gpu.address_space<workgroup>>
 // SERIAL: scf.for
 // SERIAL-NEXT: nvgpu.device_async_wait %{{.+}} {numGroups = 2 : i32}
@@ -120,8 +120,8 @@ func.func @matmul_f16(%x: memref<128x512xf16>, %w: memref<512x256xf16>, %b: memr
 // B's K-major ones (a wavefront's 2 runs along K of 4 columns, 192 bytes
 // apart: (12 << 16) | (24 << 32)), layout `col` (imm-trans-b 0).
 // CHECK-LABEL: func.func @gemm_bf16_transposed
+// CHECK-SAME: kiln.contraction = #kiln.contraction<warpgroups, "wgmma m64n128k16", block = [128, 128, 128], tile = [16, 128], stage_k = 16, stage_buffers = 4, groups_in_flight = 1>
 // CHECK-SAME: kiln.lanes = 256 : i64
-// CHECK-SAME: kiln.matrix_cores = "wgmma m64n128k16"
 // CHECK: %[[TID:.+]] = gpu.thread_id x
 // CHECK-NEXT: arith.divui %[[TID]], %c32
 // CHECK: %[[TID2:.+]] = gpu.thread_id x
@@ -163,7 +163,7 @@ func.func @gemm_bf16_transposed(%x: memref<128x256xbf16>, %w: memref<256x128xbf1
 
 // Blocks whose rows 64 does not divide stay on mma.sync.
 // CHECK-LABEL: func.func @rows32
-// CHECK-SAME: kiln.matrix_cores = "mma.sync m16n8k16"
+// CHECK-SAME: kiln.contraction = #kiln.contraction<warps, "mma.sync m16n8k16"
 // CHECK-NOT: nvvm.wgmma
 // EMU: rows32: {{.*}} mma.sync m16n8k16, {{.*}}: OK
 #ar = affine_map<(d0, d1, d2) -> (d0, d1)>
