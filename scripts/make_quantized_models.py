@@ -16,7 +16,14 @@ Each entry names a model of test/whole-models and a recipe:
   dynamic          dynamic quantization: weights int8 (uint8 for
                    convolutions, which onnxruntime's ConvInteger needs),
                    activations quantized at run time (DynamicQuantizeLinear,
-                   MatMulInteger, ConvInteger).
+                   MatMulInteger, ConvInteger);
+  dynamic_fused    the same, then optimized by onnxruntime as it would run
+                   it (the extended level's fusions into the com.microsoft
+                   DynamicQuantizeMatMul and MatMulIntegerToFloat; its
+                   transformer fusions, which are onnxruntime's own
+                   kernels, left out);
+  matmul_4bits     4-bit blocked weights (32 per block, with zero points)
+                   for every MatMul: the com.microsoft MatMulNBits.
 Runs are deterministic: the same onnxruntime gives byte-identical files.
 """
 import glob
@@ -30,6 +37,8 @@ from onnx import numpy_helper
 from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
                                       QuantType, quantize_dynamic,
                                       quantize_static)
+from onnxruntime.quantization.matmul_4bits_quantizer import \
+    MatMul4BitsQuantizer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WHOLE = os.path.join(ROOT, "test", "whole-models")
@@ -43,8 +52,17 @@ MODELS = [
     ("mobilenet_v2_opset17", "qoperator"),
     ("bert_encoder_opset17", "qdq"),
     ("bert_encoder_opset17", "dynamic"),
+    ("bert_encoder_opset17", "dynamic_fused"),
+    ("bert_encoder_opset17", "matmul_4bits"),
     ("gpt2_decoder_opset17", "dynamic"),
 ]
+
+# onnxruntime's fusions into its own transformer kernels (FusedMatMul,
+# BiasGelu, SkipLayerNormalization, Gelu), which are not quantization ops;
+# the dynamic_fused recipe leaves them out.
+TRANSFORMER_FUSIONS = ["MatMulScaleFusion", "BiasGeluFusion",
+                       "SkipLayerNormFusion", "GeluFusion", "GeluFusionL1",
+                       "GeluFusionL2", "TransposeOptimizer"]
 
 
 def load_feeds(folder):
@@ -75,11 +93,24 @@ class Calibration(CalibrationDataReader):
 def quantize(source, target, recipe, feeds):
     model = onnx.load(source)
     has_conv = any(node.op_type == "Conv" for node in model.graph.node)
-    if recipe == "dynamic":
+    if recipe in ("dynamic", "dynamic_fused"):
         quantize_dynamic(source, target, op_types_to_quantize=["MatMul",
                                                                "Conv"],
                          weight_type=QuantType.QUInt8 if has_conv
                          else QuantType.QInt8)
+        if recipe == "dynamic_fused":
+            options = ort.SessionOptions()
+            options.graph_optimization_level = \
+                ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+            options.optimized_model_filepath = target
+            ort.InferenceSession(target, options,
+                                 providers=["CPUExecutionProvider"],
+                                 disabled_optimizers=TRANSFORMER_FUSIONS)
+    elif recipe == "matmul_4bits":
+        quantizer = MatMul4BitsQuantizer(model, block_size=32,
+                                         is_symmetric=False)
+        quantizer.process()
+        quantizer.model.save_model_to_file(target)
     else:
         quantize_static(source, target, Calibration(feeds),
                         quant_format=QuantFormat.QOperator
@@ -117,7 +148,7 @@ def main():
                          info.name)
         ops = sorted({node.op_type for node in model.graph.node
                       if "quantize" in node.op_type.lower()
-                      or "Integer" in node.op_type
+                      or "Integer" in node.op_type or "NBits" in node.op_type
                       or node.op_type.startswith(("QLinear", "QGemm"))})
         rows.append(f"| `{os.path.basename(folder)}` | `{name}` | {recipe} | "
                     f"{', '.join(ops)} |")

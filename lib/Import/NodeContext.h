@@ -203,6 +203,17 @@ struct Window {
 /// fails (with the node's error set) on inconsistent attributes.
 mlir::FailureOr<Window> readWindow(NodeContext &ctx, mlir::Value input,
                                    llvm::ArrayRef<int64_t> kernel);
+/// A pool's window over `input` (kernel_shape, pads, strides, dilations)
+/// and the kiln attributes of its op: those, ceil_mode, and for an average
+/// pool count_include_pad.
+struct PoolWindow {
+  Window window;
+  llvm::SmallVector<mlir::NamedAttribute> attrs;
+};
+/// The pool window of a node over `input` (OnnxOpHandlers.cpp); fails
+/// (with the node's error set) on inconsistent attributes.
+mlir::FailureOr<PoolWindow> readPoolWindow(NodeContext &ctx, mlir::Value input,
+                                           bool average);
 /// Sets output 0 from a created value; propagates failure.
 mlir::LogicalResult setResult(NodeContext &ctx,
                               mlir::FailureOr<mlir::Value> value);

@@ -584,6 +584,33 @@ static FailureOr<Value> maxPoolIndices(NodeContext &ctx, Value x,
   return index;
 }
 
+FailureOr<PoolWindow> onnx_import::readPoolWindow(NodeContext &ctx, Value x,
+                                                  bool average) {
+  auto kernel = ctx.intsAttr("kernel_shape");
+  if (!kernel)
+    return ctx.fail("kernel_shape is required"), failure();
+  auto window = readWindow(ctx, x, *kernel);
+  if (failed(window))
+    return failure();
+  auto &b = ctx.b();
+  PoolWindow pool{*window, {}};
+  pool.attrs = {
+      b.getNamedAttr("kernel_shape", b.getDenseI64ArrayAttr(window->kernel)),
+      b.getNamedAttr("strides", b.getDenseI64ArrayAttr(window->strides)),
+      b.getNamedAttr("pads", b.getDenseI64ArrayAttr(window->pads)),
+      b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(window->dilations)),
+      b.getNamedAttr("ceil_mode",
+                     b.getBoolAttr(ctx.intAttr("ceil_mode", 0) != 0))};
+  if (average) {
+    if (ctx.attr("dilations") && ctx.opset() < 19)
+      return ctx.fail("dilations on AveragePool need opset 19"), failure();
+    pool.attrs.push_back(b.getNamedAttr(
+        "count_include_pad",
+        b.getBoolAttr(ctx.intAttr("count_include_pad", 0) != 0)));
+  }
+  return pool;
+}
+
 template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
@@ -600,32 +627,16 @@ template <typename OpTy> static LogicalResult importPool(NodeContext &ctx) {
   if (withIndices && bytes)
     return ctx.fail("the Indices output of int8 and uint8 MaxPool is not "
                     "supported");
-  auto kernel = ctx.intsAttr("kernel_shape");
-  if (!kernel)
-    return ctx.fail("kernel_shape is required");
-  bool ceilMode = ctx.intAttr("ceil_mode", 0) != 0;
-  auto window = readWindow(ctx, x, *kernel);
-  if (failed(window))
+  auto pool = readPoolWindow(ctx, x, std::is_same_v<OpTy, AveragePoolOp>);
+  if (failed(pool))
     return failure();
+  ArrayRef<NamedAttribute> attrs = pool->attrs;
   auto &b = ctx.b();
-  SmallVector<NamedAttribute> attrs = {
-      b.getNamedAttr("kernel_shape", b.getDenseI64ArrayAttr(window->kernel)),
-      b.getNamedAttr("strides", b.getDenseI64ArrayAttr(window->strides)),
-      b.getNamedAttr("pads", b.getDenseI64ArrayAttr(window->pads)),
-      b.getNamedAttr("dilations", b.getDenseI64ArrayAttr(window->dilations)),
-      b.getNamedAttr("ceil_mode", b.getBoolAttr(ceilMode))};
-  if constexpr (std::is_same_v<OpTy, AveragePoolOp>) {
-    if (ctx.attr("dilations") && ctx.opset() < 19)
-      return ctx.fail("dilations on AveragePool need opset 19");
-    attrs.push_back(b.getNamedAttr(
-        "count_include_pad",
-        b.getBoolAttr(ctx.intAttr("count_include_pad", 0) != 0)));
-  }
   if (withIndices) {
     auto pooled = ctx.create<OpTy>(x, attrs);
     if (failed(pooled))
       return failure();
-    auto indices = maxPoolIndices(ctx, x, *window, *pooled,
+    auto indices = maxPoolIndices(ctx, x, pool->window, *pooled,
                                   ctx.intAttr("storage_order", 0) != 0);
     if (failed(indices))
       return failure();

@@ -2,8 +2,9 @@
 //
 // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear and the integer
 // matmul and convolution ops (MatMulInteger, ConvInteger, QLinearMatMul,
-// QLinearConv, and the com.microsoft QLinearAdd, QLinearGlobalAveragePool and
-// QGemm that onnxruntime's QOperator quantization writes) as kiln ops on
+// QLinearConv, and the com.microsoft ops that onnxruntime's quantization
+// tools write: QLinearAdd, QLinearConcat, the pools, QGemm,
+// MatMulIntegerToFloat, DynamicQuantizeMatMul, MatMulNBits) as kiln ops on
 // floats: there is no integer kernel yet, so a quantized model runs as
 // dequantize, compute, quantize. Integer products
 // are summed in float64, which holds every int8 and int16 sum exactly (up to
@@ -294,15 +295,17 @@ LogicalResult importQuantizeLinear(NodeContext &ctx) {
   return success();
 }
 
-/// uint8 quantization of a float32 tensor with its own range (which always
+/// A float32 tensor quantized to uint8 over its own range.
+struct DynamicallyQuantized {
+  Value q, scale, zeroPoint;
+};
+
+/// uint8 quantization of float32 `xf` with its own range (which always
 /// holds 0): scale = (max - min) / 255 (1 for a range of 0, as onnxruntime
-/// takes it), zero point = round(-min / scale).
-LogicalResult importDynamicQuantizeLinear(NodeContext &ctx) {
-  Value x = ctx.input(0);
-  if (!x || failed(ctx.requireDtypes(x, NodeContext::Float)))
-    return failure();
-  QuantizedOps ops(ctx);
-  Value xf = ops.f32(x);
+/// takes it), zero point = round(-min / scale); the values rounded, still
+/// float32.
+DynamicallyQuantized quantizeOverOwnRange(NodeContext &ctx, QuantizedOps &ops,
+                                          Value xf) {
   Value zero = xf ? ctx.scalar(xf, 0.0) : Value();
   Value lo = ops.binary<MinOp>(ops.reduceAll<ReduceMinOp>(xf), zero);
   Value hi = ops.binary<MaxOp>(ops.reduceAll<ReduceMaxOp>(xf), zero);
@@ -317,14 +320,22 @@ LogicalResult importDynamicQuantizeLinear(NodeContext &ctx) {
   Value zeroPoint = ops.clip(
       ops.unary<RoundOp>(ops.binary<DivOp>(ops.unary<NegOp>(lo), scale)),
       range);
-  Value y = ops.quantize(xf, scale, zeroPoint, range);
+  return {ops.quantize(xf, scale, zeroPoint, range), scale, zeroPoint};
+}
+
+LogicalResult importDynamicQuantizeLinear(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireDtypes(x, NodeContext::Float)))
+    return failure();
+  QuantizedOps ops(ctx);
+  DynamicallyQuantized quantized = quantizeOverOwnRange(ctx, ops, ops.f32(x));
   Type u8 = IntegerType::get(ctx.b().getContext(), 8, IntegerType::Unsigned);
-  y = ops.castTo(y, u8);
-  zeroPoint = ops.castTo(zeroPoint, u8);
+  Value y = ops.castTo(quantized.q, u8);
+  Value zeroPoint = ops.castTo(quantized.zeroPoint, u8);
   if (ops.failed())
     return failure();
   ctx.setOutput(0, y);
-  ctx.setOutput(1, scale);
+  ctx.setOutput(1, quantized.scale);
   ctx.setOutput(2, zeroPoint);
   return success();
 }
@@ -576,6 +587,224 @@ LogicalResult importQGemm(NodeContext &ctx) {
   return requantize(ctx, ops, product, multiplier, 8);
 }
 
+/// The float32 product of an exact integer sum `sum` (float64) and the
+/// scales `aScale` (one value) and `bScale` (one value or one per column
+/// of the product), plus input `bias` when given: what onnxruntime's
+/// MatMulIntegerToFloat and DynamicQuantizeMatMul compute.
+LogicalResult scaleIntegerProduct(NodeContext &ctx, QuantizedOps &ops,
+                                  Value sum, Value aScale, Value bScale,
+                                  size_t bias) {
+  if (!aScale || !bScale || !isScalarLike(aScale) ||
+      (!isScalarLike(bScale) && rankOf(bScale) != 1))
+    return ctx.fail("a_scale must be one value and b_scale one value or one "
+                    "per column of B");
+  Value y = ops.binary<MulOp>(
+      ops.f32(sum), ops.binary<MulOp>(ops.f32(aScale), ops.f32(bScale)));
+  if (ctx.hasInput(bias))
+    y = ops.binary<AddOp>(y, ops.f32(ctx.input(bias)));
+  if (ops.failed())
+    return failure();
+  ctx.setOutput(0, y);
+  return success();
+}
+
+/// com.microsoft MatMulIntegerToFloat: (A - a_zero_point) (B -
+/// b_zero_point) * a_scale * b_scale + bias, the sum exact.
+LogicalResult importMatMulIntegerToFloat(NodeContext &ctx) {
+  Value a = ctx.input(0), b = ctx.input(1);
+  if (!a || !b || rankOf(b) != 2)
+    return ctx.fail("B must be a matrix");
+  if (ctx.hasInput(4) && !isScalarLike(ctx.input(4)))
+    return ctx.fail("a_zero_point must be one value");
+  QuantizedOps ops(ctx);
+  Value sum = ops.binary<MatMulOp>(centeredF64(ctx, ops, 0, 4, 0),
+                                   centeredF64(ctx, ops, 1, 5, 1));
+  if (ops.failed())
+    return failure();
+  return scaleIntegerProduct(ctx, ops, sum, ctx.input(2), ctx.input(3), 6);
+}
+
+/// com.microsoft DynamicQuantizeMatMul: A (float32) quantized to uint8 over
+/// its own range (as DynamicQuantizeLinear), then MatMulIntegerToFloat with
+/// B, b_scale, b_zero_point and bias.
+LogicalResult importDynamicQuantizeMatMul(NodeContext &ctx) {
+  Value a = ctx.input(0), b = ctx.input(1);
+  if (!a || !b || failed(ctx.requireDtypes(a, NodeContext::Float)))
+    return failure();
+  if (rankOf(b) != 2)
+    return ctx.fail("B must be a matrix");
+  QuantizedOps ops(ctx);
+  DynamicallyQuantized quantized = quantizeOverOwnRange(ctx, ops, ops.f32(a));
+  Value centered =
+      ops.binary<SubOp>(ops.f64(quantized.q), ops.f64(quantized.zeroPoint));
+  Value sum = ops.binary<MatMulOp>(centered, centeredF64(ctx, ops, 1, 3, 1));
+  if (ops.failed())
+    return failure();
+  return scaleIntegerProduct(ctx, ops, sum, quantized.scale, ctx.input(2), 4);
+}
+
+/// com.microsoft QLinearConcat: Y_scale, Y_zero_point, then (X, X_scale,
+/// X_zero_point) per input; each dequantized, concatenated along `axis`,
+/// quantized.
+LogicalResult importQLinearConcat(NodeContext &ctx) {
+  int64_t inputs = ctx.proto().input_size();
+  if (inputs < 5 || (inputs - 2) % 3 != 0)
+    return ctx.fail("QLinearConcat takes Y_scale, Y_zero_point and an "
+                    "(X, X_scale, X_zero_point) triple per input");
+  QuantizedOps ops(ctx);
+  SmallVector<Value> parts;
+  for (int64_t i = 2; i < inputs; i += 3)
+    parts.push_back(ops.dequantizeInput(i, i + 1, i + 2));
+  if (ops.failed())
+    return failure();
+  auto axis = ctx.axisAttr(0, rankOf(parts.front()));
+  if (failed(axis))
+    return failure();
+  auto &b = ctx.b();
+  Value joined = ops.take(ctx.create<ConcatOp>(
+      parts, {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
+  if (ops.failed())
+    return failure();
+  return quantizeOutput(ctx, ops, joined, 0, 1);
+}
+
+/// com.microsoft QLinearAveragePool: X dequantized, AveragePool's window
+/// (channels first, or last with channels_last=1), quantized.
+LogicalResult importQLinearAveragePool(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || rankOf(x) < 3)
+    return ctx.fail("the input must have rank >= 3");
+  QuantizedOps ops(ctx);
+  Value dequantized = ops.dequantizeInput(0, 1, 2);
+  if (ops.failed())
+    return failure();
+  // Channels last: pooled as channels first between two transposes.
+  int64_t rank = rankOf(x);
+  bool channelsLast = ctx.intAttr("channels_last", 0) != 0;
+  auto &b = ctx.b();
+  auto transposed = [&](Value v, ArrayRef<int64_t> perm) {
+    return ops.take(ctx.create<TransposeOp>(
+        v, {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))}));
+  };
+  SmallVector<int64_t> toFirst = {0, rank - 1}, toLast = {0};
+  for (int64_t d = 1; d < rank - 1; ++d) {
+    toFirst.push_back(d);
+    toLast.push_back(d + 1);
+  }
+  toLast.push_back(1);
+  if (channelsLast)
+    dequantized = transposed(dequantized, toFirst);
+  if (ops.failed())
+    return failure();
+  auto pool = readPoolWindow(ctx, dequantized, /*average=*/true);
+  if (failed(pool))
+    return failure();
+  Value pooled = ops.take(ctx.create<AveragePoolOp>(dequantized, pool->attrs));
+  if (channelsLast && pooled)
+    pooled = transposed(pooled, toLast);
+  if (ops.failed())
+    return failure();
+  return quantizeOutput(ctx, ops, pooled, 3, 4);
+}
+
+/// The float32 [K, N] matrix of com.microsoft MatMulNBits' constant B
+/// ([N, blocks, block bytes] of `bits`-bit values, low bits first), scales
+/// ([N * blocks]) and zero points (none: 2^(bits-1); uint8 packed like B,
+/// [N * ceil(blocks * bits / 8)]; or float32 like the scales): element (k,
+/// n) = (q - zero point) * scale of n's block k / block_size.
+FailureOr<ConstTensor> unpackNBitWeights(NodeContext &ctx, int64_t k, int64_t n,
+                                         int64_t bits, int64_t blockSize) {
+  const ConstTensor *packed = ctx.constInput(1);
+  const ConstTensor *scales = ctx.constInput(2);
+  const ConstTensor *zeros = ctx.hasInput(3) ? ctx.constInput(3) : nullptr;
+  if (!packed || !scales || (ctx.hasInput(3) && !zeros))
+    return ctx.fail("B, scales and zero_points must be constants"), failure();
+  if (ctx.hasInput(4) && !ctx.proto().input(4).empty())
+    return ctx.fail("g_idx (act-order) is not supported"), failure();
+  int64_t blocks = llvm::divideCeil(k, blockSize);
+  int64_t blockBytes = blockSize * bits / 8;
+  int64_t zeroBytes = llvm::divideCeil(blocks * bits, 8);
+  bool floatZeros = zeros && zeros->onnxType == onnx::TensorProto::FLOAT;
+  if (packed->onnxType != onnx::TensorProto::UINT8 ||
+      int64_t(packed->bytes.size()) != n * blocks * blockBytes ||
+      scales->onnxType != onnx::TensorProto::FLOAT ||
+      int64_t(scales->bytes.size()) != n * blocks * 4 ||
+      (zeros && !floatZeros &&
+       (zeros->onnxType != onnx::TensorProto::UINT8 ||
+        int64_t(zeros->bytes.size()) != n * zeroBytes)) ||
+      (floatZeros && int64_t(zeros->bytes.size()) != n * blocks * 4))
+    return ctx.fail("B, scales or zero_points do not have the sizes K, N, "
+                    "bits and block_size give"),
+           failure();
+  auto floatAt = [](const ConstTensor &t, int64_t i) {
+    float value;
+    std::memcpy(&value, t.bytes.data() + 4 * i, 4);
+    return value;
+  };
+  // Value `i` of a row of packed `bits`-bit values, low bits first.
+  auto unpack = [&](const char *row, int64_t i) {
+    int64_t bit = i * bits;
+    unsigned byte = uint8_t(row[bit / 8]);
+    return int64_t((byte >> (bit % 8)) & ((1u << bits) - 1));
+  };
+  std::vector<float> matrix(k * n);
+  for (int64_t col = 0; col < n; ++col) {
+    const char *row = packed->bytes.data() + col * blocks * blockBytes;
+    for (int64_t block = 0; block < blocks; ++block) {
+      float scale = floatAt(*scales, col * blocks + block);
+      float zero = float(int64_t(1) << (bits - 1));
+      if (floatZeros)
+        zero = floatAt(*zeros, col * blocks + block);
+      else if (zeros)
+        zero = float(unpack(zeros->bytes.data() + col * zeroBytes, block));
+      for (int64_t at = block * blockSize;
+           at < std::min(k, (block + 1) * blockSize); ++at)
+        matrix[at * n + col] = (float(unpack(row, at)) - zero) * scale;
+    }
+  }
+  ConstTensor weights;
+  weights.onnxType = onnx::TensorProto::FLOAT;
+  weights.shape = {k, n};
+  weights.bytes.assign(reinterpret_cast<const char *>(matrix.data()),
+                       matrix.size() * sizeof(float));
+  return weights;
+}
+
+/// com.microsoft MatMulNBits: A [..., K] times B, whose 4-bit blocked
+/// weights are unpacked into float32 at import, plus bias.
+LogicalResult importMatMulNBits(NodeContext &ctx) {
+  Value a = ctx.input(0);
+  if (!a || failed(ctx.requireDtypes(a, NodeContext::Float)))
+    return failure();
+  int64_t k = ctx.intAttr("K", 0), n = ctx.intAttr("N", 0);
+  int64_t bits = ctx.intAttr("bits", 4);
+  int64_t blockSize = ctx.intAttr("block_size", 0);
+  // 4 bits: the width onnxruntime runs (and so the one checked against it).
+  if (k <= 0 || n <= 0 || bits != 4 || blockSize < 16 ||
+      !llvm::isPowerOf2_64(blockSize))
+    return ctx.fail("K and N must be positive, bits 4 and block_size a power "
+                    "of two of at least 16");
+  if (rankOf(a) < 1 || shapeOf(a).back() != k)
+    return ctx.fail("A's last dim must be K");
+  auto weights = unpackNBitWeights(ctx, k, n, bits, blockSize);
+  if (failed(weights))
+    return failure();
+  std::string error;
+  Value b = ctx.createConstant(ctx.proto().input(1) + "_unpacked",
+                               std::move(*weights), error);
+  if (!b)
+    return ctx.fail(error);
+  QuantizedOps ops(ctx);
+  Value y = ops.binary<MatMulOp>(ops.f32(a), b);
+  if (ctx.hasInput(5))
+    y = ops.binary<AddOp>(y, ops.f32(ctx.input(5)));
+  y = ops.castTo(y, getElementTypeOrSelf(a.getType()));
+  if (ops.failed())
+    return failure();
+  ctx.setOutput(0, y);
+  return success();
+}
+
 } // namespace
 
 void onnx_import::registerQuantizeOps(OpRegistry &registry) {
@@ -587,8 +816,13 @@ void onnx_import::registerQuantizeOps(OpRegistry &registry) {
   registry.add("QLinearConv", 10, kMaxOpset, "int8/uint8; per-channel weight scales; the sum in float64, requantized in float32", importQLinearConv);
   registry.add("QLinearMatMul", 10, kMaxOpset, "int8/uint8; per-column B scales; the sum in float64, requantized in float32", importQLinearMatMul);
   registry.add("QuantizeLinear", 10, kMaxOpset, "to int8/uint8/int16/uint16; per tensor or per axis; no block_size", importQuantizeLinear);
+  registry.addInDomain("com.microsoft", "DynamicQuantizeMatMul", 1, 1, "domain com.microsoft; A quantized to uint8 over its own range, int8/uint8 B; scales per tensor or per column of B; the sum in float64", importDynamicQuantizeMatMul);
+  registry.addInDomain("com.microsoft", "MatMulIntegerToFloat", 1, 1, "domain com.microsoft; int8/uint8; a_scale one value, b_scale per tensor or per column; the sum in float64", importMatMulIntegerToFloat);
+  registry.addInDomain("com.microsoft", "MatMulNBits", 1, 1, "domain com.microsoft; 4-bit blocked weights (constant, no g_idx) unpacked into float32 at import", importMatMulNBits);
   registry.addInDomain("com.microsoft", "QGemm", 1, 1, "domain com.microsoft; int8/uint8; per-column B scales; float32 output without y_scale", importQGemm);
   registry.addInDomain("com.microsoft", "QLinearAdd", 1, 1, "domain com.microsoft; per-tensor scales", importQLinearBinary<AddOp>);
+  registry.addInDomain("com.microsoft", "QLinearAveragePool", 1, 1, "domain com.microsoft; per-tensor scales; channels first or last", importQLinearAveragePool);
+  registry.addInDomain("com.microsoft", "QLinearConcat", 1, 1, "domain com.microsoft; per-tensor scales", importQLinearConcat);
   registry.addInDomain("com.microsoft", "QLinearGlobalAveragePool", 1, 1, "domain com.microsoft; channels first or last", importQLinearGlobalAveragePool);
   registry.addInDomain("com.microsoft", "QLinearLeakyRelu", 1, 1, "domain com.microsoft; per-tensor scales", importQLinearUnary<LeakyReluOp>);
   registry.addInDomain("com.microsoft", "QLinearMul", 1, 1, "domain com.microsoft; per-tensor scales", importQLinearBinary<MulOp>);
