@@ -175,6 +175,9 @@ private:
     for (int64_t dim : tensor.dims())
       if (dim < 0 || __builtin_mul_overflow(bytes, uint64_t(dim), &bytes))
         return fail(tensor) << "has an invalid or huge shape";
+    // 4-bit values are packed two a byte.
+    if (tensor.data_type() == kOnnxInt4 || tensor.data_type() == kOnnxUint4)
+      bytes = (bytes + 1) / 2;
     return bytes;
   }
 

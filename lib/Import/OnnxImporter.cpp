@@ -78,6 +78,8 @@ std::string onnx_import::dtypeName(int onnxType) {
   const auto *desc = onnx::TensorProto::DataType_descriptor();
   if (const auto *value = desc->FindValueByNumber(onnxType))
     return llvm::StringRef(value->name()).lower();
+  if (onnxType == kOnnxInt4 || onnxType == kOnnxUint4)
+    return onnxType == kOnnxInt4 ? "int4" : "uint4";
   return "dtype#" + std::to_string(onnxType);
 }
 
@@ -99,6 +101,37 @@ size_t onnx_import::bytesPerElement(int onnxType) {
   default:
     return 1;
   }
+}
+
+/// A tensor of 4-bit values (INT4, UINT4: two a byte, the first in the low
+/// bits, in raw_data or one byte per int32_data entry) widened to INT8 or
+/// UINT8, sign-extended for INT4: what the quantization ops read.
+static LogicalResult readFourBitTensor(const onnx::TensorProto &tensor,
+                                       int64_t count, ConstTensor &out,
+                                       std::string &error) {
+  bool isSigned = tensor.data_type() == kOnnxInt4;
+  out.fourBitType = tensor.data_type();
+  out.onnxType = isSigned ? onnx::TensorProto::INT8 : onnx::TensorProto::UINT8;
+  int64_t packedBytes = (count + 1) / 2;
+  std::string packed;
+  if (tensor.has_raw_data()) {
+    packed = tensor.raw_data();
+  } else {
+    for (int32_t value : tensor.int32_data())
+      packed.push_back(char(value));
+  }
+  if (int64_t(packed.size()) != packedBytes) {
+    error = "tensor '" + tensor.name() + "' has " +
+            std::to_string(packed.size()) + " bytes of 4-bit values, its " +
+            "shape needs " + std::to_string(packedBytes);
+    return failure();
+  }
+  out.bytes.resize(count);
+  for (int64_t i = 0; i < count; ++i) {
+    int value = (uint8_t(packed[i / 2]) >> (4 * (i % 2))) & 0xF;
+    out.bytes[i] = char(isSigned && value >= 8 ? value - 16 : value);
+  }
+  return success();
 }
 
 LogicalResult onnx_import::readTensorBytes(const onnx::TensorProto &tensor,
@@ -124,6 +157,8 @@ LogicalResult onnx_import::readTensorBytes(const onnx::TensorProto &tensor,
             "own tensors may do";
     return failure();
   }
+  if (out.onnxType == kOnnxInt4 || out.onnxType == kOnnxUint4)
+    return readFourBitTensor(tensor, count, out, error);
   // The data is checked against the shape before anything is allocated: a
   // small file must not make the importer allocate what its dims claim
   // (found by kiln-fuzz-importer).

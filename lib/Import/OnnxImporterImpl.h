@@ -31,6 +31,10 @@ size_t bytesPerElement(int onnxType);
 /// make compile time and code size grow with its length.
 constexpr int64_t kMaxUnrolledBodyNodes = 4096;
 
+/// ONNX's 4-bit dtypes (onnx 1.16), newer than some onnx libraries Kiln
+/// builds against: values two a byte, the first in the low bits.
+constexpr int kOnnxUint4 = 21, kOnnxInt4 = 22;
+
 struct ConstTensor {
   int onnxType = 0;
   std::vector<int64_t> shape;
@@ -39,6 +43,9 @@ struct ConstTensor {
   /// copy); GraphImporter::findConstant copies them into `bytes` for the
   /// few nodes evaluated at import time that read a weight.
   llvm::ArrayRef<char> stored;
+  /// kOnnxInt4 or kOnnxUint4 for values stored 4 bits each, which
+  /// readTensorBytes widens to INT8 or UINT8 (onnxType); 0 otherwise.
+  int fourBitType = 0;
   std::vector<int64_t> asInts() const;
   std::optional<float> asScalarFloat() const;
 };

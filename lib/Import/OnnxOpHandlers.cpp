@@ -587,8 +587,10 @@ static FailureOr<Value> maxPoolIndices(NodeContext &ctx, Value x,
 FailureOr<PoolWindow> onnx_import::readPoolWindow(NodeContext &ctx, Value x,
                                                   bool average) {
   auto kernel = ctx.intsAttr("kernel_shape");
-  if (!kernel)
-    return ctx.fail("kernel_shape is required"), failure();
+  if (!kernel) {
+    (void)ctx.fail("kernel_shape is required");
+    return failure();
+  }
   auto window = readWindow(ctx, x, *kernel);
   if (failed(window))
     return failure();
@@ -602,8 +604,10 @@ FailureOr<PoolWindow> onnx_import::readPoolWindow(NodeContext &ctx, Value x,
       b.getNamedAttr("ceil_mode",
                      b.getBoolAttr(ctx.intAttr("ceil_mode", 0) != 0))};
   if (average) {
-    if (ctx.attr("dilations") && ctx.opset() < 19)
-      return ctx.fail("dilations on AveragePool need opset 19"), failure();
+    if (ctx.attr("dilations") && ctx.opset() < 19) {
+      (void)ctx.fail("dilations on AveragePool need opset 19");
+      return failure();
+    }
     pool.attrs.push_back(b.getNamedAttr(
         "count_include_pad",
         b.getBoolAttr(ctx.intAttr("count_include_pad", 0) != 0)));

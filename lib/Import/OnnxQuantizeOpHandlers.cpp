@@ -201,33 +201,96 @@ FailureOr<int64_t> scaleAxis(NodeContext &ctx, Value scale, Value data) {
   return ctx.axisAttr(1, rankOf(data));
 }
 
-/// A scale or zero point: one value, or one per index of `axis`.
+/// A scale or zero point: one value, or one per index of `axis`; with a
+/// `blockSize` (opset 21's blocked quantization), data's shape but for
+/// `axis`, which holds one per block of that many indices.
 LogicalResult requireScaleShape(NodeContext &ctx, Value param, int64_t axis,
-                                Value data) {
+                                Value data, int64_t blockSize = 0) {
+  if (blockSize > 0) {
+    bool fits =
+        rankOf(param) == rankOf(data) && axis >= 0 && axis < rankOf(data);
+    for (int64_t d = 0; fits && d < rankOf(data); ++d)
+      fits = shapeOf(param)[d] ==
+             (d == axis ? llvm::divideCeil(shapeOf(data)[d], blockSize)
+                        : shapeOf(data)[d]);
+    if (fits)
+      return success();
+    return ctx.fail("with block_size " + Twine(blockSize) +
+                    ", a scale or zero point must have the input's shape "
+                    "with one value per block along the axis");
+  }
   if (isScalarLike(param))
     return success();
   if (rankOf(param) == 1 && shapeOf(param)[0] > 1 && axis >= 0 &&
       axis < rankOf(data) && shapeOf(param)[0] == shapeOf(data)[axis])
     return success();
   return ctx.fail("a scale or zero point must have one value, or one per "
-                  "index of the axis (blocked quantization is not supported "
-                  "yet)");
+                  "index of the axis");
+}
+
+/// How a Q/DQ node's scale and zero point apply to its input: one value,
+/// one per index of `axis`, or one per block of `blockSize` indices along
+/// it (opset 21).
+struct QuantizationAxis {
+  int64_t axis = 0, blockSize = 0;
+
+  /// `param` shaped to broadcast against `data`: a block's value repeated
+  /// over its indices (a gather along the axis), a per-axis one reshaped.
+  Value perElement(NodeContext &ctx, QuantizedOps &ops, Value param,
+                   Value data) const {
+    if (!param || blockSize <= 0)
+      return ops.alongAxis(param, axis, rankOf(data));
+    int64_t extent = shapeOf(data)[axis];
+    std::vector<double> blockOf;
+    for (int64_t i = 0; i < extent; ++i)
+      blockOf.push_back(double(i / blockSize));
+    auto &b = ctx.b();
+    Value indices = ctx.constant(
+        RankedTensorType::get({extent}, b.getIntegerType(64)), blockOf);
+    return ops.take(ctx.create<GatherOp>(
+        ValueRange{param, indices},
+        {b.getNamedAttr("axis", b.getI64IntegerAttr(axis))}));
+  }
+};
+
+/// The axis and block size of a QuantizeLinear or DequantizeLinear whose
+/// scale is `scale`, its shape checked against `data`.
+FailureOr<QuantizationAxis> quantizationAxis(NodeContext &ctx, Value scale,
+                                             Value data) {
+  QuantizationAxis result;
+  result.blockSize = ctx.intAttr("block_size", 0);
+  if (result.blockSize < 0) {
+    (void)ctx.fail("block_size must not be negative");
+    return failure();
+  }
+  auto axis = result.blockSize > 0 ? ctx.axisAttr(1, rankOf(data))
+                                   : scaleAxis(ctx, scale, data);
+  if (failed(axis) ||
+      failed(requireScaleShape(ctx, scale, *axis, data, result.blockSize)))
+    return failure();
+  result.axis = *axis;
+  return result;
+}
+
+/// The range of 4-bit values (INT4, UINT4), which the importer holds in
+/// 8-bit integers.
+std::pair<double, double> fourBitRange(int onnxType) {
+  return onnxType == kOnnxInt4 ? std::make_pair(-8.0, 7.0)
+                               : std::make_pair(0.0, 15.0);
 }
 
 LogicalResult importDequantizeLinear(NodeContext &ctx) {
   Value x = ctx.input(0), scale = ctx.input(1);
   if (!x || !scale)
     return failure();
-  if (ctx.intAttr("block_size", 0) != 0)
-    return ctx.fail("blocked quantization (block_size) is not supported yet");
   Type xType = getElementTypeOrSelf(x.getType());
   bool int32 = xType.isSignlessInteger(32);
   if (!int32 && failed(requireQuantized(ctx, x, "the input")))
     return failure();
   if (failed(ctx.requireDtypes(scale, NodeContext::Float)))
     return failure();
-  auto axis = scaleAxis(ctx, scale, x);
-  if (failed(axis) || failed(requireScaleShape(ctx, scale, *axis, x)))
+  auto axis = quantizationAxis(ctx, scale, x);
+  if (failed(axis))
     return failure();
   QuantizedOps ops(ctx);
   FloatType f32 = ctx.b().getF32Type();
@@ -235,13 +298,14 @@ LogicalResult importDequantizeLinear(NodeContext &ctx) {
   if (ctx.hasInput(2)) {
     Value zeroPoint = ctx.input(2);
     if (!zeroPoint || failed(ctx.requireSameDtype({x, zeroPoint})) ||
-        failed(requireScaleShape(ctx, zeroPoint, *axis, x)))
+        failed(
+            requireScaleShape(ctx, zeroPoint, axis->axis, x, axis->blockSize)))
       return failure();
     centered = ops.binary<SubOp>(
-        centered, ops.alongAxis(ops.floatInput(2, f32), *axis, rankOf(x)));
+        centered, axis->perElement(ctx, ops, ops.floatInput(2, f32), x));
   }
   Value y = ops.binary<MulOp>(centered,
-                              ops.f32(ops.alongAxis(scale, *axis, rankOf(x))));
+                              ops.f32(axis->perElement(ctx, ops, scale, x)));
   y = ops.castTo(y, getElementTypeOrSelf(scale.getType()));
   if (ops.failed())
     return failure();
@@ -253,23 +317,31 @@ LogicalResult importQuantizeLinear(NodeContext &ctx) {
   Value x = ctx.input(0), scale = ctx.input(1);
   if (!x || !scale)
     return failure();
-  if (ctx.intAttr("block_size", 0) != 0)
-    return ctx.fail("blocked quantization (block_size) is not supported yet");
   if (failed(ctx.requireDtypes({x, scale}, NodeContext::Float)))
     return failure();
-  auto axis = scaleAxis(ctx, scale, x);
-  if (failed(axis) || failed(requireScaleShape(ctx, scale, *axis, x)))
+  auto axis = quantizationAxis(ctx, scale, x);
+  if (failed(axis))
     return failure();
   Value zeroPoint;
   Type outType;
+  // 4-bit outputs are held in 8-bit integers, saturated to 4 bits.
+  int fourBitType = 0;
   if (ctx.hasInput(2)) {
     zeroPoint = ctx.input(2);
-    if (!zeroPoint || failed(requireScaleShape(ctx, zeroPoint, *axis, x)))
+    if (!zeroPoint || failed(requireScaleShape(ctx, zeroPoint, axis->axis, x,
+                                               axis->blockSize)))
       return failure();
     outType = getElementTypeOrSelf(zeroPoint.getType());
+    if (const ConstTensor *constant = ctx.constInput(2))
+      fourBitType = constant->fourBitType;
   } else {
     // Without a zero point: output_dtype (opset 21), else uint8.
     int64_t dtype = ctx.intAttr("output_dtype", 0);
+    if (dtype == kOnnxInt4 || dtype == kOnnxUint4) {
+      fourBitType = int(dtype);
+      dtype = dtype == kOnnxInt4 ? onnx::TensorProto::INT8
+                                 : onnx::TensorProto::UINT8;
+    }
     auto type = elementTypeFor(ctx.b().getContext(),
                                dtype ? dtype : onnx::TensorProto::UINT8);
     if (failed(type))
@@ -280,12 +352,15 @@ LogicalResult importQuantizeLinear(NodeContext &ctx) {
   if (!range)
     return ctx.fail("quantizing to " +
                     dtypeName(ctx.intAttr("output_dtype", 0)) +
-                    " is not supported (int8, uint8, int16, uint16 are)");
+                    " is not supported (int4, uint4, int8, uint8, int16, "
+                    "uint16 are)");
+  if (fourBitType)
+    range = fourBitRange(fourBitType);
   QuantizedOps ops(ctx);
   Value q = ops.quantize(
-      x, ops.alongAxis(scale, *axis, rankOf(x)),
-      zeroPoint ? ops.alongAxis(ops.floatInput(2, ctx.b().getF32Type()), *axis,
-                                rankOf(x))
+      x, axis->perElement(ctx, ops, scale, x),
+      zeroPoint ? axis->perElement(ctx, ops,
+                                   ops.floatInput(2, ctx.b().getF32Type()), x)
                 : Value(),
       *range);
   q = ops.castTo(q, outType);
@@ -717,10 +792,14 @@ FailureOr<ConstTensor> unpackNBitWeights(NodeContext &ctx, int64_t k, int64_t n,
   const ConstTensor *packed = ctx.constInput(1);
   const ConstTensor *scales = ctx.constInput(2);
   const ConstTensor *zeros = ctx.hasInput(3) ? ctx.constInput(3) : nullptr;
-  if (!packed || !scales || (ctx.hasInput(3) && !zeros))
-    return ctx.fail("B, scales and zero_points must be constants"), failure();
-  if (ctx.hasInput(4) && !ctx.proto().input(4).empty())
-    return ctx.fail("g_idx (act-order) is not supported"), failure();
+  if (!packed || !scales || (ctx.hasInput(3) && !zeros)) {
+    (void)ctx.fail("B, scales and zero_points must be constants");
+    return failure();
+  }
+  if (ctx.hasInput(4) && !ctx.proto().input(4).empty()) {
+    (void)ctx.fail("g_idx (act-order) is not supported");
+    return failure();
+  }
   int64_t blocks = llvm::divideCeil(k, blockSize);
   int64_t blockBytes = blockSize * bits / 8;
   int64_t zeroBytes = llvm::divideCeil(blocks * bits, 8);
@@ -732,10 +811,11 @@ FailureOr<ConstTensor> unpackNBitWeights(NodeContext &ctx, int64_t k, int64_t n,
       (zeros && !floatZeros &&
        (zeros->onnxType != onnx::TensorProto::UINT8 ||
         int64_t(zeros->bytes.size()) != n * zeroBytes)) ||
-      (floatZeros && int64_t(zeros->bytes.size()) != n * blocks * 4))
-    return ctx.fail("B, scales or zero_points do not have the sizes K, N, "
-                    "bits and block_size give"),
-           failure();
+      (floatZeros && int64_t(zeros->bytes.size()) != n * blocks * 4)) {
+    (void)ctx.fail("B, scales or zero_points do not have the sizes K, N, "
+                   "bits and block_size give");
+    return failure();
+  }
   auto floatAt = [](const ConstTensor &t, int64_t i) {
     float value;
     std::memcpy(&value, t.bytes.data() + 4 * i, 4);
@@ -810,12 +890,12 @@ LogicalResult importMatMulNBits(NodeContext &ctx) {
 void onnx_import::registerQuantizeOps(OpRegistry &registry) {
   // clang-format off
   registry.add("ConvInteger", 10, kMaxOpset, "int8/uint8; zero points scalar or per output channel; computed in float64 (exact)", importConvInteger);
-  registry.add("DequantizeLinear", 10, kMaxOpset, "int8/uint8/int16/uint16/int32; per tensor or per axis; no block_size", importDequantizeLinear);
+  registry.add("DequantizeLinear", 10, kMaxOpset, "int4/uint4 (constants)/int8/uint8/int16/uint16/int32; per tensor, per axis or per block (block_size)", importDequantizeLinear);
   registry.add("DynamicQuantizeLinear", 11, kMaxOpset, "float32 to uint8", importDynamicQuantizeLinear);
   registry.add("MatMulInteger", 10, kMaxOpset, "int8/uint8; zero points scalar, per row of A or per column of B; computed in float64 (exact)", importMatMulInteger);
   registry.add("QLinearConv", 10, kMaxOpset, "int8/uint8; per-channel weight scales; the sum in float64, requantized in float32", importQLinearConv);
   registry.add("QLinearMatMul", 10, kMaxOpset, "int8/uint8; per-column B scales; the sum in float64, requantized in float32", importQLinearMatMul);
-  registry.add("QuantizeLinear", 10, kMaxOpset, "to int8/uint8/int16/uint16; per tensor or per axis; no block_size", importQuantizeLinear);
+  registry.add("QuantizeLinear", 10, kMaxOpset, "to int4/uint4 (held in 8 bits)/int8/uint8/int16/uint16; per tensor, per axis or per block (block_size)", importQuantizeLinear);
   registry.addInDomain("com.microsoft", "DynamicQuantizeMatMul", 1, 1, "domain com.microsoft; A quantized to uint8 over its own range, int8/uint8 B; scales per tensor or per column of B; the sum in float64", importDynamicQuantizeMatMul);
   registry.addInDomain("com.microsoft", "MatMulIntegerToFloat", 1, 1, "domain com.microsoft; int8/uint8; a_scale one value, b_scale per tensor or per column; the sum in float64", importMatMulIntegerToFloat);
   registry.addInDomain("com.microsoft", "MatMulNBits", 1, 1, "domain com.microsoft; 4-bit blocked weights (constant, no g_idx) unpacked into float32 at import", importMatMulNBits);
