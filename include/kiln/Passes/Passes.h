@@ -221,6 +221,12 @@ mlir::LogicalResult addKernelSignature(mlir::Operation *at,
                                        llvm::ArrayRef<mlir::MemRefType> buffers,
                                        unsigned addressSpace);
 
+/// The host declaration of GPU kernel `func` in `kernels` (the function
+/// kiln-map-kernels-to-gpu made it from, which keeps its launch and
+/// buffer facts); null, with an error on `func`, when there is none.
+mlir::func::FuncOp hostDeclaration(mlir::ModuleOp kernels,
+                                   mlir::gpu::GPUFuncOp func);
+
 /// Sets the kiln.config of `kernel` (a function with kiln.kernel and a
 /// root) to what `choose` makes of its root; none when `choose` gives
 /// null or a linalg op of the kernel has an empty loop (the kernel runs as

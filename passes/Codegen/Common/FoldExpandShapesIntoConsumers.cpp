@@ -145,13 +145,20 @@ void readInputsAs(PatternRewriter &rewriter, linalg::GenericOp op,
   });
 }
 
-/// An elementwise consumer of an expanded contraction result whose other
-/// inputs index unit dims by the constant 0 (a Mul by a [1] scalar lowers
-/// to `(d0, d1, d2, d3) -> (0)`) or by a loop of extent 1 reads them as
-/// tensors without those dims
-/// instead: the upstream collapsing patterns take only projected
-/// permutations, and without the collapse the contraction could not be
-/// tiled with its epilogue (it ran whole, outside the kernel's forall).
+/// `use` reads a contraction's result through a reshape that one of the
+/// rules above folds.
+bool readsReshapedContractionResult(OpOperand *use) {
+  return readsExpandedGenericResult(use) || readsCollapsedGenericResult(use);
+}
+
+/// An elementwise consumer of an expanded (or collapsed) contraction result
+/// whose other inputs index unit dims by the constant 0 (a Mul by a [1]
+/// scalar lowers to `(d0, d1, d2, d3) -> (0)`; a quantized grouped
+/// convolution's requantizing scale [1, 1, 1, C] to `(0, 0, 0, d3)`) or by
+/// a loop of extent 1 reads them as tensors without those dims instead:
+/// the upstream reshape-folding patterns take only projected
+/// permutations, and without the fold the contraction could not be tiled
+/// with its epilogue (it ran whole, outside the kernel's forall).
 struct DropConstantIndexedUnitDims
     : public OpRewritePattern<linalg::GenericOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -159,7 +166,7 @@ struct DropConstantIndexedUnitDims
   LogicalResult matchAndRewrite(linalg::GenericOp op,
                                 PatternRewriter &rewriter) const override {
     if (op.getNumReductionLoops() != 0 ||
-        !llvm::any_of(op.getDpsInputOperands(), readsExpandedGenericResult))
+        !llvm::any_of(op.getDpsInputOperands(), readsReshapedContractionResult))
       return failure();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     SmallVector<Value> inputs = op.getDpsInputs();
@@ -169,7 +176,7 @@ struct DropConstantIndexedUnitDims
       auto type = dyn_cast<RankedTensorType>(input.getType());
       AffineMap map = maps[i];
       if (!type || !type.hasStaticShape() ||
-          readsExpandedGenericResult(op.getDpsInputOperand(i)))
+          readsReshapedContractionResult(op.getDpsInputOperand(i)))
         continue;
       // The dims to drop: size 1, read at index 0 only.
       SmallVector<int64_t> kept;

@@ -47,14 +47,8 @@ struct AddGpuKernelSignaturesPass
         funcs.push_back(func);
     });
     for (gpu::GPUFuncOp func : funcs) {
-      auto declaration = dyn_cast_or_null<func::FuncOp>(
-          SymbolTable::lookupSymbolIn(kernels, func.getName()));
-      if (!declaration) {
-        func.emitError("GPU kernel ")
-            << func.getName() << " has no host declaration";
-        return signalPassFailure();
-      }
-      if (failed(addSignature(func, declaration)))
+      func::FuncOp declaration = hostDeclaration(kernels, func);
+      if (!declaration || failed(addSignature(func, declaration)))
         return signalPassFailure();
     }
   }

@@ -431,3 +431,12 @@ struct MapKernelsToGpuPass
 };
 
 } // namespace
+
+func::FuncOp kiln::hostDeclaration(ModuleOp kernels, gpu::GPUFuncOp func) {
+  auto declaration = dyn_cast_or_null<func::FuncOp>(
+      SymbolTable::lookupSymbolIn(kernels, func.getName()));
+  if (!declaration)
+    func.emitError("GPU kernel ")
+        << func.getName() << " has no host declaration";
+  return declaration;
+}

@@ -55,13 +55,9 @@ struct DynamicWorkgroupMemoryPass
       if (!bytes)
         continue;
       // The host declaration tells the artifact writer the launch size.
-      auto declaration = dyn_cast_or_null<func::FuncOp>(
-          SymbolTable::lookupSymbolIn(kernels, func.getName()));
-      if (!declaration) {
-        func.emitError("GPU kernel ")
-            << func.getName() << " has no host declaration";
+      func::FuncOp declaration = hostDeclaration(kernels, func);
+      if (!declaration)
         return signalPassFailure();
-      }
       declaration->setAttr(
           kiln::attrs::kDynamicWorkgroupMemory,
           IntegerAttr::get(IntegerType::get(&getContext(), 64), *bytes));

@@ -158,6 +158,52 @@ func.func @grouped_conv_relu(%arg0: memref<1x4x8x8xf32>, %arg1: memref<8x2x3x3xf
 
 // -----
 
+// The same convolution scaled per filter by a [1, F, 1, 1] tensor read at
+// `(n, f, h, w) -> (0, f, 0, 0)` (a quantized convolution's requantizing
+// scale): the scale's unit dims are dropped, [F] read at `(f)`, so that
+// the Mul is a projected permutation the expansion takes, and it is
+// expanded to the 5-D shape with the scale read as [G, F/G]; kept, the
+// convolution ran whole in every GPU thread (onnxruntime's quantized
+// RegNet).
+// CHECK-LABEL: func.func @grouped_conv_scaled
+// CHECK: %[[CONV:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<1x2x4x6x6xf32>)
+// CHECK: %[[SCALE:.+]] = tensor.collapse_shape %{{.+}} {{\[}}[0, 1, 2, 3]] : tensor<1x8x1x1xf32> into tensor<8xf32>
+// CHECK: %[[GROUPS:.+]] = tensor.expand_shape %[[SCALE]] {{\[}}[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[CONV]], %[[GROUPS]] : tensor<1x2x4x6x6xf32>, tensor<2x4xf32>)
+// CHECK: bufferization.materialize_in_destination %{{.+}} in restrict writable %{{.+}} : (tensor<1x2x4x6x6xf32>, memref<1x2x4x6x6xf32>)
+#sx = affine_map<(n, g, f, oh, c, kh, kw, ow) -> (n, g, c, oh + kh, ow + kw)>
+#sw = affine_map<(n, g, f, oh, c, kh, kw, ow) -> (g, f, c, kh, kw)>
+#sout = affine_map<(n, g, f, oh, c, kh, kw, ow) -> (n, g, f, oh, ow)>
+#s4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#sscale = affine_map<(d0, d1, d2, d3) -> (0, d1, 0, 0)>
+func.func @grouped_conv_scaled(%arg0: memref<1x4x8x8xf32>, %arg1: memref<8x2x3x3xf32>, %arg2: memref<1x8x1x1xf32>, %arg3: memref<1x8x6x6xf32>) attributes {kiln.kernel} {
+  %cst = arith.constant 0.000000e+00 : f32
+  %0 = bufferization.to_tensor %arg0 restrict : memref<1x4x8x8xf32> to tensor<1x4x8x8xf32>
+  %1 = bufferization.to_tensor %arg1 restrict : memref<8x2x3x3xf32> to tensor<8x2x3x3xf32>
+  %scale = bufferization.to_tensor %arg2 restrict : memref<1x8x1x1xf32> to tensor<1x8x1x1xf32>
+  %x = tensor.expand_shape %0 [[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 8, 8] : tensor<1x4x8x8xf32> into tensor<1x2x2x8x8xf32>
+  %w = tensor.expand_shape %1 [[0, 1], [2], [3], [4]] output_shape [2, 4, 2, 3, 3] : tensor<8x2x3x3xf32> into tensor<2x4x2x3x3xf32>
+  %2 = tensor.empty() : tensor<1x2x4x6x6xf32>
+  %3 = linalg.fill ins(%cst : f32) outs(%2 : tensor<1x2x4x6x6xf32>) -> tensor<1x2x4x6x6xf32>
+  %4 = linalg.generic {indexing_maps = [#sx, #sw, #sout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%x, %w : tensor<1x2x2x8x8xf32>, tensor<2x4x2x3x3xf32>) outs(%3 : tensor<1x2x4x6x6xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %10 = arith.mulf %in, %in_1 : f32
+    %11 = arith.addf %out, %10 : f32
+    linalg.yield %11 : f32
+  } -> tensor<1x2x4x6x6xf32>
+  %collapsed = tensor.collapse_shape %4 [[0], [1, 2], [3], [4]] : tensor<1x2x4x6x6xf32> into tensor<1x8x6x6xf32>
+  %5 = tensor.empty() : tensor<1x8x6x6xf32>
+  %6 = linalg.generic {indexing_maps = [#s4, #sscale, #s4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%collapsed, %scale : tensor<1x8x6x6xf32>, tensor<1x8x1x1xf32>) outs(%5 : tensor<1x8x6x6xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %10 = arith.mulf %in, %in_1 : f32
+    linalg.yield %10 : f32
+  } -> tensor<1x8x6x6xf32>
+  bufferization.materialize_in_destination %6 in restrict writable %arg3 : (tensor<1x8x6x6xf32>, memref<1x8x6x6xf32>) -> ()
+  return
+}
+
+// -----
+
 // The same convolution at --precision=f16: its input and weights are
 // widened to float32 before the group dim is split out of them. Each
 // widening is expanded to the 5-D shape, reading its float16 operand
