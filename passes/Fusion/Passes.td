@@ -394,7 +394,9 @@ def SplitReductions : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
     A float `kiln.reduce_sum`, `reduce_mean`, `reduce_max` or `reduce_min`
     over adjacent axes of at least `min-elements` elements, with fewer than
     `min-outputs` outputs and at least `min-run` elements reduced into
-    each, reduces its input reshaped to
+    each (`min-strided-run` when the reduced axes are not the innermost:
+    each output is then one thread walking a strided run, where an
+    innermost run gets a warp), reduces its input reshaped to
     [pre..., S, R/S, post...] over the R/S axis and then over the S axis
     (S a power of two up to 256 that divides the run into parts of at least
     32, the fewest that reach `min-outputs` outputs): S times as many GPU
@@ -407,6 +409,9 @@ def SplitReductions : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
            "Reductions with at least this many outputs are left alone">,
     Option<"minRun", "min-run", "int64_t", "1024",
            "Shortest run of elements per output that is split">,
+    Option<"minStridedRun", "min-strided-run", "int64_t", "64",
+           "Shortest run that is split when the reduced axes are not the "
+           "innermost">,
     Option<"minElements", "min-elements", "int64_t", "262144",
            "Reductions of fewer input elements (1 MiB of float32) are left "
            "alone: a warp or block per row reads them fast enough, and a "

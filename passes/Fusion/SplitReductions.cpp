@@ -39,9 +39,10 @@ constexpr int64_t kMinPart = 32;
 template <typename ReduceOp>
 struct SplitReduction : public OpRewritePattern<ReduceOp> {
   SplitReduction(MLIRContext *context, int64_t minOutputs, int64_t minRun,
-                 int64_t minElements)
+                 int64_t minStridedRun, int64_t minElements)
       : OpRewritePattern<ReduceOp>(context), minOutputs(minOutputs),
-        minRun(minRun), minElements(minElements) {}
+        minRun(minRun), minStridedRun(minStridedRun), minElements(minElements) {
+  }
 
   LogicalResult matchAndRewrite(ReduceOp op,
                                 PatternRewriter &rewriter) const override {
@@ -60,7 +61,11 @@ struct SplitReduction : public OpRewritePattern<ReduceOp> {
     if (run == 0)
       return failure();
     int64_t outputs = type.getNumElements() / run;
-    int64_t parts = partsOf(outputs, run);
+    // Reduced axes followed by others (a column sum of [rows, columns]):
+    // each output is one GPU thread walking a strided run, not a warp.
+    bool strided =
+        type.getNumElements() / (run * outputsBefore(type, axes)) > 1;
+    int64_t parts = partsOf(outputs, run, strided ? minStridedRun : minRun);
     if (parts == 1)
       return failure();
 
@@ -97,12 +102,20 @@ struct SplitReduction : public OpRewritePattern<ReduceOp> {
     return success();
   }
 
+  /// Elements of the dims before the reduced axes.
+  static int64_t outputsBefore(RankedTensorType type, ArrayRef<int64_t> axes) {
+    int64_t before = 1;
+    for (int64_t d = 0; d < axes.front(); ++d)
+      before *= type.getDimSize(d);
+    return before;
+  }
+
   /// Parts of the run: the fewest powers of two up to 256 that give
   /// minOutputs outputs, each part at least kMinPart long and the run
   /// divided evenly (else the most that do); 1 when the reduction has
-  /// minOutputs outputs already or a run shorter than minRun.
-  int64_t partsOf(int64_t outputs, int64_t run) const {
-    if (outputs >= minOutputs || run < minRun)
+  /// minOutputs outputs already or a run shorter than `shortest`.
+  int64_t partsOf(int64_t outputs, int64_t run, int64_t shortest) const {
+    if (outputs >= minOutputs || run < shortest)
       return 1;
     int64_t best = 1;
     for (int64_t parts = 2; parts <= 256; parts *= 2) {
@@ -115,7 +128,7 @@ struct SplitReduction : public OpRewritePattern<ReduceOp> {
     return best;
   }
 
-  int64_t minOutputs, minRun, minElements;
+  int64_t minOutputs, minRun, minStridedRun, minElements;
 };
 
 struct SplitReductionsPass
@@ -126,7 +139,7 @@ struct SplitReductionsPass
     RewritePatternSet patterns(&getContext());
     patterns.add<SplitReduction<ReduceSumOp>, SplitReduction<ReduceMeanOp>,
                  SplitReduction<ReduceMaxOp>, SplitReduction<ReduceMinOp>>(
-        &getContext(), minOutputs, minRun, minElements);
+        &getContext(), minOutputs, minRun, minStridedRun, minElements);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -45,3 +45,18 @@ func.func @left_alone(%a: tensor<8192x2048xf32>, %b: tensor<512x512xf32>, %c: te
   %3 = kiln.reduce_sum %d {axes = array<i64: 0, 1>, keepdims = false} : tensor<512x256xf32> -> tensor<f32>
   return %0, %1, %2, %3 : tensor<8192xf32>, tensor<512xf32>, tensor<3xf32>, tensor<f32>
 }
+
+// -----
+
+// The same 512-element runs reduced over an outer axis (Magika's LayerNorm
+// sum over [2, 512, 256] at axis 1): each of the 512 outputs would be one
+// GPU thread walking a strided column, 512 threads in all, so it splits
+// from 64 elements on (min-strided-run): 16 parts of 32, 8192 outputs.
+// CHECK-LABEL: func.func @strided_columns
+// CHECK: %[[X:.+]] = kiln.reshape %arg0 : tensor<2x512x256xf32> -> tensor<2x16x32x256xf32>
+// CHECK: %[[P:.+]] = kiln.reduce_sum %[[X]] {axes = array<i64: 2>, keepdims = false} : tensor<2x16x32x256xf32> -> tensor<2x16x256xf32>
+// CHECK: kiln.reduce_sum %[[P]] {axes = array<i64: 1>, keepdims = false} : tensor<2x16x256xf32> -> tensor<2x256xf32>
+func.func @strided_columns(%x: tensor<2x512x256xf32>) -> tensor<2x1x256xf32> {
+  %0 = kiln.reduce_sum %x {axes = array<i64: 1>, keepdims = true} : tensor<2x512x256xf32> -> tensor<2x1x256xf32>
+  return %0 : tensor<2x1x256xf32>
+}
