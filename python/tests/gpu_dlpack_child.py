@@ -83,7 +83,8 @@ for bad, message in [
         (lambda: session.run(None, {"x": CudaTensor(x[:2])}),
          "input 'x' expects shape [4,8], got [2,8]"),
         (lambda: kiln.InferenceSession(cpu_artifact).run(None, {"x": CudaTensor(x)}),
-         "device memory is a GPU session's; this session runs on the CPU"),
+         "device memory needs a model compiled for a GPU; this model runs on "
+         "the CPU"),
         (lambda: session.run_into({"y": np.zeros((4, 8), np.float32)}, {"x": x}),
          "output 'y''s destination is not in CUDA or ROCm memory")]:
     try:

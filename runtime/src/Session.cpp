@@ -527,8 +527,8 @@ kiln_status Session::refuseDeviceMemory(const TensorDesc &t,
                                         const std::string &label) const {
   if (!model_->isGpu())
     return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
-                label + ": device memory is a GPU session's; this session "
-                        "runs on the CPU");
+                label + ": device memory needs a model compiled for a GPU; "
+                        "this model runs on the CPU");
   if (t.batched || !variantDevices_.empty())
     return fail(KILN_ERROR_INVALID_ARGUMENT,
                 label + " belongs to a dynamic batch, run in chunks from "

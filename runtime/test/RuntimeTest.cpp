@@ -183,8 +183,9 @@ TEST(Runtime, CpuSessionsTakeNoDeviceMemory) {
                                           1, uint64_t(uintptr_t(x.data())),
                                           kTensorBytes),
             KILN_ERROR_UNSUPPORTED_DEVICE);
-  EXPECT_TRUE(contains(lastError(), "input 'x': device memory is a GPU "
-                                    "session's; this session runs on the CPU"))
+  EXPECT_TRUE(contains(lastError(), "input 'x': device memory needs a model "
+                                    "compiled for a GPU; this model runs on "
+                                    "the CPU"))
       << lastError();
   EXPECT_EQ(kiln_session_get_output_device(
                 l.session, 0, uint64_t(uintptr_t(x.data())), kTensorBytes),
