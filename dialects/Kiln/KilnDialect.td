@@ -21,6 +21,15 @@ def Kiln_Dialect : Dialect {
     that become one kernel; `kiln.dispatch` calls an outlined kernel.
   }];
   let hasConstantMaterializer = 1;
+  let extraClassDeclaration = [{
+    /// The most elements a folder computes. None by default: canonicalization
+    /// leaves constants in the form the passes gave them (a widening cast of
+    /// float16 weights stays a cast, and they stay stored in 16 bits). The
+    /// importer raises it while it computes a model's constant subgraphs
+    /// (FoldLimitScope). Folds to an operand (a cast to the same type) do
+    /// not count.
+    int64_t maxFoldedElements = 0;
+  }];
   let useDefaultAttributePrinterParser = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
 

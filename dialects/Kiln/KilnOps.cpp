@@ -377,12 +377,6 @@ bool CastOp::isWidening() {
          (from.isF16() || from.isBF16());
 }
 
-OpFoldResult CastOp::fold(FoldAdaptor) {
-  if (getInput().getType() == getType())
-    return getInput();
-  return {};
-}
-
 //===----------------------------------------------------------------------===//
 // MatMul / Gemm
 //===----------------------------------------------------------------------===//
@@ -646,19 +640,6 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
-OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
-  if (getInput().getType() == getType())
-    return getInput();
-  // reshape(reshape(x)) == reshape(x).
-  if (auto producer = getInput().getDefiningOp<ReshapeOp>()) {
-    getInputMutable().assign(producer.getInput());
-    return getResult();
-  }
-  if (auto value = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
-    return value.reshape(getType());
-  return {};
-}
-
 static LogicalResult
 verifyPermutation(ArrayRef<int64_t> perm, int64_t rank,
                   function_ref<InFlightDiagnostic()> emit) {
@@ -692,12 +673,6 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
 LogicalResult TransposeOp::verify() {
   return verifyPermutation(getPerm(), getInput().getType().getRank(),
                            [&] { return emitOpError(); });
-}
-
-OpFoldResult TransposeOp::fold(FoldAdaptor) {
-  if (llvm::equal(getPerm(), llvm::seq<int64_t>(0, getPerm().size())))
-    return getInput();
-  return {};
 }
 
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
@@ -851,12 +826,6 @@ LogicalResult ExpandOp::verify() {
 
 // The importer keeps an expand to the input's own shape, so that a model
 // imported at two batch sizes gives the same ops (--dynamic-batch).
-OpFoldResult ExpandOp::fold(FoldAdaptor) {
-  if (getInput().getType() == getType())
-    return getInput();
-  return {};
-}
-
 LogicalResult TileOp::verify() {
   auto in = getInput().getType().getShape(), out = getType().getShape();
   if (in.size() != out.size())

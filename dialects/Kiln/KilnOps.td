@@ -46,10 +46,12 @@ def Kiln_ConstantOp : Kiln_Op<"constant",
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-class Kiln_UnaryOp<string mnemonic, string doc, list<Trait> traits = []>
+class Kiln_UnaryOp<string mnemonic, string doc, list<Trait> traits = [],
+                   bit folds = 0>
     : Kiln_Op<mnemonic, traits # [Pure, SameOperandsAndResultType,
                                   InferTypeOpInterface]> {
   let summary = doc;
+  let hasFolder = folds;
   let description = "Elementwise " # doc # [{.
 
     ```mlir
@@ -66,10 +68,10 @@ def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
 def Kiln_TanhOp : Kiln_UnaryOp<"tanh", "hyperbolic tangent">;
 def Kiln_ExpOp : Kiln_UnaryOp<"exp", "exponential">;
 def Kiln_LogOp : Kiln_UnaryOp<"log", "natural logarithm">;
-def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", "square root">;
+def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", "square root", [], 1>;
 def Kiln_ReciprocalOp : Kiln_UnaryOp<"reciprocal", "1 / x">;
-def Kiln_FloorOp : Kiln_UnaryOp<"floor", "round toward -inf">;
-def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "round toward +inf">;
+def Kiln_FloorOp : Kiln_UnaryOp<"floor", "round toward -inf", [], 1>;
+def Kiln_CeilOp : Kiln_UnaryOp<"ceil", "round toward +inf", [], 1>;
 def Kiln_ErfOp : Kiln_UnaryOp<"erf", "error function">;
 def Kiln_SinOp : Kiln_UnaryOp<"sin", "sine">;
 def Kiln_CosOp : Kiln_UnaryOp<"cos", "cosine">;
@@ -95,6 +97,7 @@ def Kiln_HardSwishOp : Kiln_UnaryOp<"hard_swish", "x * clip(x / 6 + 1/2, 0, 1)">
 class Kiln_NumericUnaryOp<string mnemonic, string doc>
     : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
   let summary = doc;
+  let hasFolder = 1;
   let description = "Elementwise " # doc # [{ of a float or integer tensor.
 
     ```mlir
@@ -119,6 +122,7 @@ def Kiln_NotOp : Kiln_Op<"not", [Pure, SameOperandsAndResultType, InferTypeOpInt
   let arguments = (ins Kiln_BoolTensor:$input);
   let results = (outs Kiln_BoolTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasFolder = 1;
 }
 
 def Kiln_IsNaNOp : Kiln_Op<"is_nan", [Pure, InferTypeOpAdaptor]> {
@@ -196,9 +200,11 @@ def Kiln_ClipOp : Kiln_Op<"clip",
   let hasVerifier = 1;
 }
 
-class Kiln_BinaryOp<string mnemonic, string doc, list<Trait> traits = []>
+class Kiln_BinaryOp<string mnemonic, string doc, list<Trait> traits = [],
+                    bit folds = 0>
     : Kiln_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor]> {
   let summary = doc # " with numpy broadcasting";
+  let hasFolder = folds;
   let description = "Elementwise " # doc # [{ of two tensors of one element
     type; shapes broadcast as in numpy (and ONNX).
 
@@ -212,15 +218,15 @@ class Kiln_BinaryOp<string mnemonic, string doc, list<Trait> traits = []>
       "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)";
 }
 
-def Kiln_AddOp : Kiln_BinaryOp<"add", "x + y", [Commutative]>;
-def Kiln_SubOp : Kiln_BinaryOp<"sub", "x - y">;
-def Kiln_MulOp : Kiln_BinaryOp<"mul", "x * y", [Commutative]>;
-def Kiln_DivOp : Kiln_BinaryOp<"div", "x / y">;
+def Kiln_AddOp : Kiln_BinaryOp<"add", "x + y", [Commutative], 1>;
+def Kiln_SubOp : Kiln_BinaryOp<"sub", "x - y", [], 1>;
+def Kiln_MulOp : Kiln_BinaryOp<"mul", "x * y", [Commutative], 1>;
+def Kiln_DivOp : Kiln_BinaryOp<"div", "x / y", [], 1>;
 def Kiln_PowOp : Kiln_BinaryOp<"pow", "x ^ y">;
-def Kiln_MaxOp : Kiln_BinaryOp<"max", "max(x, y)", [Commutative]>;
-def Kiln_MinOp : Kiln_BinaryOp<"min", "min(x, y)", [Commutative]>;
+def Kiln_MaxOp : Kiln_BinaryOp<"max", "max(x, y)", [Commutative], 1>;
+def Kiln_MinOp : Kiln_BinaryOp<"min", "min(x, y)", [Commutative], 1>;
 // Integer modulo takes the divisor's sign (Python); float modulo is fmod.
-def Kiln_ModOp : Kiln_BinaryOp<"mod", "x mod y (sign of y for integers, fmod for floats)">;
+def Kiln_ModOp : Kiln_BinaryOp<"mod", "x mod y (sign of y for integers, fmod for floats)", [], 1>;
 def Kiln_PReluOp : Kiln_BinaryOp<"prelu", "x < 0 ? x * slope : x">;
 def Kiln_ShiftLeftOp : Kiln_BinaryOp<"shift_left",
     "x << y (integers; 0 when y is at least the bit width)">;
@@ -230,6 +236,7 @@ def Kiln_ShiftRightOp : Kiln_BinaryOp<"shift_right",
 class Kiln_CompareOp<string mnemonic, string doc>
     : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
   let summary = doc # " with numpy broadcasting";
+  let hasFolder = 1;
   let description = [{Compares two tensors of one element type elementwise;
     the result is a tensor of i1.
 
@@ -251,6 +258,7 @@ def Kiln_GreaterEqualOp : Kiln_CompareOp<"greater_equal", "x >= y">;
 class Kiln_LogicOp<string mnemonic, string doc>
     : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor, Commutative]> {
   let summary = doc # " with numpy broadcasting";
+  let hasFolder = 1;
   let description = [{
     ```mlir
     %z = kiln.}] # mnemonic # [{ %x, %y : tensor<4xi1>, tensor<4xi1> -> tensor<4xi1>
@@ -267,6 +275,7 @@ def Kiln_XorOp : Kiln_LogicOp<"xor", "x xor y">;
 
 def Kiln_WhereOp : Kiln_Op<"where", [Pure, InferTypeOpAdaptor]> {
   let summary = "cond ? x : y with numpy broadcasting of all three";
+  let hasFolder = 1;
   let description = [{
     ```mlir
     %z = kiln.where %c, %x, %y : tensor<4xi1>, tensor<4xf32>, tensor<f32> -> tensor<4xf32>
@@ -436,6 +445,7 @@ def Kiln_TransposeOp : Kiln_Op<"transpose", [Pure, InferTypeOpAdaptor]> {
 }
 
 def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, InferTypeOpAdaptor]> {
+  let hasFolder = 1;
   let summary = "Concatenate tensors along an axis";
   let description = [{
     ```mlir
@@ -449,6 +459,7 @@ def Kiln_ConcatOp : Kiln_Op<"concat", [Pure, InferTypeOpAdaptor]> {
 }
 
 def Kiln_GatherOp : Kiln_Op<"gather", [Pure, InferTypeOpAdaptor]> {
+  let hasFolder = 1;
   let summary = "Take slices of `input` along `axis` at `indices`";
   let description = [{
     ONNX Gather: the result's shape is input[:axis] + indices + input[axis+1:].
@@ -519,6 +530,7 @@ def Kiln_ScatterNDOp : Kiln_Op<"scatter_nd", [Pure]> {
 }
 
 def Kiln_SliceOp : Kiln_Op<"slice", [Pure]> {
+  let hasFolder = 1;
   let summary = "Strided slice with static starts and steps";
   let description = [{
     Result element i of each dim d reads input element starts[d] + i * steps[d];
@@ -550,6 +562,7 @@ def Kiln_ExpandOp : Kiln_Op<"expand", [Pure]> {
 }
 
 def Kiln_TileOp : Kiln_Op<"tile", [Pure]> {
+  let hasFolder = 1;
   let summary = "Repeat the input along each dim";
   let description = [{
     The result's dims are multiples of the input's; element i reads i mod n.
@@ -624,8 +637,9 @@ def Kiln_LayerNormOp : Kiln_Op<"layer_norm",
 }
 
 class Kiln_ReduceOp<string mnemonic, string doc,
-                    Type tensorType = Kiln_FloatTensor>
+                    Type tensorType = Kiln_FloatTensor, bit folds = 0>
     : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let hasFolder = folds;
   let summary = doc # " over a set of axes";
   let description = doc # [{ over the sorted, non-negative `axes`; with
     `keepdims` the reduced dims stay as size 1.
@@ -642,11 +656,11 @@ class Kiln_ReduceOp<string mnemonic, string doc,
 }
 // Integers too: sums of integer tensors (CumSum's running counts) wrap as
 // the integer type does.
-def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "Sum", Kiln_NumericTensor>;
+def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "Sum", Kiln_NumericTensor, 1>;
 def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", "Mean">;
-def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "Maximum">;
-def Kiln_ReduceMinOp : Kiln_ReduceOp<"reduce_min", "Minimum">;
-def Kiln_ReduceProdOp : Kiln_ReduceOp<"reduce_prod", "Product">;
+def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "Maximum", Kiln_FloatTensor, 1>;
+def Kiln_ReduceMinOp : Kiln_ReduceOp<"reduce_min", "Minimum", Kiln_FloatTensor, 1>;
+def Kiln_ReduceProdOp : Kiln_ReduceOp<"reduce_prod", "Product", Kiln_FloatTensor, 1>;
 def Kiln_ReduceSumSquareOp : Kiln_ReduceOp<"reduce_sum_square", "Sum of squares">;
 def Kiln_ReduceL1Op : Kiln_ReduceOp<"reduce_l1", "Sum of absolute values">;
 def Kiln_ReduceL2Op : Kiln_ReduceOp<"reduce_l2", "Euclidean norm">;

@@ -1,11 +1,12 @@
 //===- ConstantEvaluator.h - import-time ONNX constant folding --*- C++ -*-===//
 //
-// Exported models compute shapes with small subgraphs (Shape -> Gather ->
-// Unsqueeze -> Concat -> Reshape, Shape -> Slice -> ConstantOfShape, Range,
-// Equal/Where masks) whose inputs are all known at import time. Kiln's kernels
-// need static shapes, so the importer evaluates such nodes here instead of
-// emitting them. The evaluator works on raw ConstTensor bytes and needs no
-// MLIR beyond LogicalResult, which keeps it unit-testable in isolation.
+// Exported models compute shapes with small subgraphs whose inputs are all
+// known at import time. Their arithmetic, masks and data movement are
+// computed by the kiln ops' folders (GraphImporter::foldImportedNode); this
+// evaluator computes the ops that have no kernel twin to fold through:
+// Shape and Size (the static shape), ConstantOfShape, Range and NonZero
+// (whose result shapes are the values). It works on raw ConstTensor bytes
+// and needs no MLIR beyond LogicalResult, which keeps it unit-testable.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LIB_IMPORT_CONSTANTEVALUATOR_H

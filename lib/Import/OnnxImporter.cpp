@@ -21,6 +21,7 @@
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -738,6 +739,125 @@ LogicalResult GraphImporter::foldConstantNode(const onnx::NodeProto &node,
   return success();
 }
 
+/// The ONNX dtype of a kiln element type (the inverse of elementTypeFor).
+static int onnxDTypeOf(Type element) {
+  if (element.isF32())
+    return onnx::TensorProto::FLOAT;
+  if (element.isF16())
+    return onnx::TensorProto::FLOAT16;
+  if (element.isBF16())
+    return onnx::TensorProto::BFLOAT16;
+  if (element.isF64())
+    return onnx::TensorProto::DOUBLE;
+  if (element.isInteger(1))
+    return onnx::TensorProto::BOOL;
+  bool isUnsigned = element.isUnsignedInteger();
+  switch (element.getIntOrFloatBitWidth()) {
+  case 8:
+    return isUnsigned ? onnx::TensorProto::UINT8 : onnx::TensorProto::INT8;
+  case 16:
+    return isUnsigned ? onnx::TensorProto::UINT16 : onnx::TensorProto::INT16;
+  case 32:
+    return isUnsigned ? onnx::TensorProto::UINT32 : onnx::TensorProto::INT32;
+  default:
+    return isUnsigned ? onnx::TensorProto::UINT64 : onnx::TensorProto::INT64;
+  }
+}
+
+/// Folds `op`, whose operands are all constants, with its folder,
+/// charging the results to the folding budget; false when it stays a
+/// kernel. `outputs` (the node's) follow the values they name.
+bool GraphImporter::foldImportedOp(Operation *op,
+                                   ArrayRef<std::string> outputs) {
+  SmallVector<Attribute> operands;
+  for (Value operand : op->getOperands()) {
+    Attribute value;
+    if (!matchPattern(operand, m_Constant(&value)))
+      return false;
+    operands.push_back(value);
+  }
+  SmallVector<OpFoldResult> results;
+  if (failed(op->fold(operands, results)) || results.empty())
+    return false;
+  uint64_t bytes = 0;
+  for (auto [result, folded] : llvm::zip(op->getResults(), results)) {
+    if (dyn_cast<Value>(folded) == result)
+      return false; // folded in place: still this op
+    bytes += tensorBytes(cast<RankedTensorType>(result.getType())).value_or(0);
+  }
+  if (foldedBytes + bytes > foldBudget)
+    return false;
+  foldedBytes += bytes;
+  OpBuilder here(op);
+  for (auto [result, folded] : llvm::zip(op->getResults(), results)) {
+    Value replacement = dyn_cast<Value>(folded);
+    if (!replacement)
+      replacement = ConstantOp::create(
+          here, op->getLoc(), cast<ElementsAttr>(cast<Attribute>(folded)));
+    for (const std::string &name : outputs)
+      if (!name.empty() && values[name] == result)
+        values[name] = replacement;
+    result.replaceAllUsesWith(replacement);
+  }
+  op->erase();
+  return true;
+}
+
+/// A node whose inputs are all constants is imported as kernels and then
+/// computed by the kiln ops' folders, so that its outputs are constants
+/// later nodes read (a Reshape's shape). What no folder computes stays a
+/// kernel. Each constant output is kept by its ONNX name, as initializers
+/// are.
+void GraphImporter::foldImportedNode(const onnx::NodeProto &node, int index,
+                                     Operation *lastBefore) {
+  if (!llvm::all_of(node.input(), [&](const std::string &input) {
+        return input.empty() || constants.count(input);
+      }))
+    return;
+  std::vector<std::string> outputs(node.output().begin(), node.output().end());
+  Block *block = builder.getInsertionBlock();
+  auto createdOps = [&] {
+    SmallVector<Operation *> ops;
+    for (Block::iterator it = lastBefore ? std::next(lastBefore->getIterator())
+                                         : block->begin();
+         it != builder.getInsertionPoint(); ++it)
+      ops.push_back(&*it);
+    return ops;
+  };
+  FoldLimitScope wholeSubgraphs(&context, kMaxConstantElements);
+  for (Operation *op : createdOps())
+    if (!isa<ConstantOp>(op))
+      foldImportedOp(op, outputs);
+  Location loc = nodeLocation(node, index);
+  for (const std::string &output : outputs) {
+    if (output.empty())
+      continue;
+    auto folded = values[output].getDefiningOp<ConstantOp>();
+    if (!folded || constants.count(output))
+      continue;
+    std::optional<std::vector<char>> bytes =
+        constantElementBytes(folded.getValue());
+    if (!bytes)
+      continue;
+    ConstTensor tensor;
+    tensor.onnxType = onnxDTypeOf(folded.getType().getElementType());
+    tensor.shape = std::vector<int64_t>(folded.getType().getShape());
+    tensor.bytes.assign(bytes->begin(), bytes->end());
+    std::string error;
+    if (Value named = createConstant(output, std::move(tensor), loc, error))
+      values[output] = named;
+  }
+  llvm::DenseSet<Value> kept;
+  for (const std::string &output : outputs)
+    if (!output.empty())
+      kept.insert(values[output]);
+  // The constants only folded ops used, and those the named ones replace.
+  SmallVector<Operation *> left = createdOps();
+  for (Operation *op : llvm::reverse(left))
+    if (isa<ConstantOp>(op) && op->use_empty() && !kept.count(op->getResult(0)))
+      op->erase();
+}
+
 /// Gives the ops this node created for its outputs a location that names
 /// those ONNX values (see kiln/Dialect/OnnxValueNames.h). An output that is
 /// another node's value (Identity) or a constant keeps its location.
@@ -863,8 +983,15 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
         reason = diag.str();
       return success();
     });
+    Block::iterator before = builder.getInsertionPoint();
+    Operation *lastBefore = before == builder.getInsertionBlock()->begin()
+                                ? nullptr
+                                : &*std::prev(before);
+    size_t checksBefore = runtimeChecks.size();
     if (succeeded(handler->import(ctx)) && ctx.allOutputsSet() &&
         succeeded(ctx.checkOutputSizes())) {
+      if (runtimeChecks.size() == checksBefore)
+        foldImportedNode(node, index, lastBefore);
       nameOutputValues(node, index, ctx.getLoc());
       return;
     }

@@ -895,19 +895,29 @@ template <typename OpTy> static LogicalResult importSoftmax(NodeContext &ctx) {
 template <typename OpTy>
 static LogicalResult importReduce(NodeContext &ctx, int axesInputSince) {
   Value x = ctx.input(0);
-  // Sums take signed integers too (they wrap, as onnxruntime's do).
-  unsigned dtypes = std::is_same_v<OpTy, ReduceSumOp>
+  // Sums take signed integers too (they wrap, as onnxruntime's do); the
+  // maximum, minimum and product of integers (shape arithmetic's) are
+  // computed in float64, exact to 2^53.
+  constexpr bool integerThroughDouble = std::is_same_v<OpTy, ReduceMaxOp> ||
+                                        std::is_same_v<OpTy, ReduceMinOp> ||
+                                        std::is_same_v<OpTy, ReduceProdOp>;
+  unsigned dtypes = std::is_same_v<OpTy, ReduceSumOp> || integerThroughDouble
                         ? NodeContext::Float | NodeContext::Int
                         : NodeContext::Float;
   if (!x || failed(ctx.requireDtypes(x, dtypes)))
     return failure();
+  Type integerType;
+  if (integerThroughDouble && isa<IntegerType>(getElementTypeOrSelf(x))) {
+    integerType = getElementTypeOrSelf(x);
+    x = castElements(ctx, x, ctx.b().getF64Type());
+  }
   auto axes = axesAttrOrInput(ctx, axesInputSince);
   if (failed(axes))
     return failure();
   int64_t rank = rankOf(x);
   bool noopWhenEmpty = ctx.intAttr("noop_with_empty_axes", 0) != 0;
   if (axes->empty() && noopWhenEmpty) {
-    ctx.setOutput(0, x);
+    ctx.setOutput(0, ctx.input(0));
     return success();
   }
   SmallVector<int64_t> normalized;
@@ -921,10 +931,12 @@ static LogicalResult importReduce(NodeContext &ctx, int axesInputSince) {
   }
   auto &b = ctx.b();
   bool keepdims = ctx.intAttr("keepdims", 1) != 0;
-  return setResult(
-      ctx, ctx.create<OpTy>(
-               x, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr(normalized)),
-                   b.getNamedAttr("keepdims", b.getBoolAttr(keepdims))}));
+  FailureOr<Value> reduced = ctx.create<OpTy>(
+      x, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr(normalized)),
+          b.getNamedAttr("keepdims", b.getBoolAttr(keepdims))});
+  if (succeeded(reduced) && integerType)
+    reduced = castElements(ctx, *reduced, integerType);
+  return setResult(ctx, reduced);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1046,10 +1058,10 @@ void onnx_import::registerElementwiseOps(OpRegistry &registry) {
   registry.add("ReduceL2", 1, kMaxOpset, "axes input (constant or guarded) from opset 18", [](NodeContext &c) { return importReduce<ReduceL2Op>(c, 18); });
   registry.add("ReduceLogSum", 1, kMaxOpset, "axes input (constant or guarded) from opset 18", [](NodeContext &c) { return importReduce<ReduceLogSumOp>(c, 18); });
   registry.add("ReduceLogSumExp", 1, kMaxOpset, "axes input (constant or guarded) from opset 18", [](NodeContext &c) { return importReduce<ReduceLogSumExpOp>(c, 18); });
-  registry.add("ReduceMax", 1, kMaxOpset, "axes input (constant or guarded) from opset 18", [](NodeContext &c) { return importReduce<ReduceMaxOp>(c, 18); });
+  registry.add("ReduceMax", 1, kMaxOpset, "axes input (constant or guarded) from opset 18; signed integers computed in float64 (exact to 2^53)", [](NodeContext &c) { return importReduce<ReduceMaxOp>(c, 18); });
   registry.add("ReduceMean", 1, kMaxOpset, "axes input (constant or guarded) from opset 18", [](NodeContext &c) { return importReduce<ReduceMeanOp>(c, 18); });
-  registry.add("ReduceMin", 1, kMaxOpset, "axes input (constant or guarded) from opset 18", [](NodeContext &c) { return importReduce<ReduceMinOp>(c, 18); });
-  registry.add("ReduceProd", 1, kMaxOpset, "axes input (constant or guarded) from opset 18", [](NodeContext &c) { return importReduce<ReduceProdOp>(c, 18); });
+  registry.add("ReduceMin", 1, kMaxOpset, "axes input (constant or guarded) from opset 18; signed integers computed in float64 (exact to 2^53)", [](NodeContext &c) { return importReduce<ReduceMinOp>(c, 18); });
+  registry.add("ReduceProd", 1, kMaxOpset, "axes input (constant or guarded) from opset 18; signed integers computed in float64 (exact to 2^53)", [](NodeContext &c) { return importReduce<ReduceProdOp>(c, 18); });
   registry.add("ReduceSum", 1, kMaxOpset, "axes input (constant or guarded) from opset 13; float and integer", [](NodeContext &c) { return importReduce<ReduceSumOp>(c, 13); });
   registry.add("ReduceSumSquare", 1, kMaxOpset, "axes input (constant or guarded) from opset 18", [](NodeContext &c) { return importReduce<ReduceSumSquareOp>(c, 18); });
   registry.add("Relu", 6, kMaxOpset, "", importUnary<ReluOp>);

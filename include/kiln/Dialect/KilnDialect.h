@@ -27,6 +27,7 @@
 #include "kiln/Dialect/KilnOps.h.inc"
 
 #include <optional>
+#include <vector>
 
 namespace kiln {
 /// The names of the kiln. attributes KilnDialect.td declares (see there for
@@ -84,6 +85,23 @@ constexpr llvm::StringLiteral kBatched = "kiln.batched";
 /// model imported at two batch sizes shows (kiln::checkBatchDimsAt).
 constexpr llvm::StringLiteral kBatchDim = "kiln.batch_dim";
 } // namespace attrs
+
+/// Raises the kiln folders' result limit (KilnDialect::maxFoldedElements)
+/// for its lifetime.
+class FoldLimitScope {
+public:
+  FoldLimitScope(mlir::MLIRContext *context, int64_t maxElements);
+  ~FoldLimitScope();
+
+private:
+  KilnDialect *dialect;
+  int64_t saved;
+};
+
+/// The elements of a constant (dense or resource), row-major, one byte a
+/// bool and the element's width otherwise; nullopt when they cannot be read
+/// (an elided blob) or there are more than the folders compute.
+std::optional<std::vector<char>> constantElementBytes(mlir::Attribute value);
 
 /// Numpy/ONNX broadcast of two shapes; std::nullopt when incompatible.
 std::optional<llvm::SmallVector<int64_t>>

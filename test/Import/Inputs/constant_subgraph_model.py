@@ -1,0 +1,77 @@
+"""A model whose outputs are all computed from initializers: each node is
+one op the importer computes at compile time through the kiln ops' folders
+(test/Import/constant-folding.test checks the values).
+
+usage: constant_subgraph_model.py OUT.onnx
+"""
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper
+
+
+def main(path):
+    inits = {
+        "x": np.arange(24, dtype=np.float32).reshape(2, 3, 4),
+        "a": np.array([7, -7, 7, -7], dtype=np.int64),
+        "b": np.array([2, 2, -2, -2], dtype=np.int64),
+        "f": np.array([1.5, -2.7, 300.0, np.nan], dtype=np.float32),
+        "u": np.array([250, 3], dtype=np.uint8),
+        "v": np.array([10, 200], dtype=np.uint8),
+        "cond": np.array([[True], [False]]),
+        "axes0": np.array([0], dtype=np.int64),
+        "axes1": np.array([1], dtype=np.int64),
+        "index": np.array(-2, dtype=np.int64),
+        "minus_one": np.array([-1], dtype=np.int64),
+        "starts": np.array([-1], dtype=np.int64),
+        "ends": np.array([-100], dtype=np.int64),
+        "steps": np.array([-2], dtype=np.int64),
+        "reps": np.array([2, 1], dtype=np.int64),
+        "row": np.array([[1, 2]], dtype=np.int64),
+        "shape3x2": np.array([3, 2], dtype=np.int64),
+    }
+    nodes = [
+        # Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as exporters
+        # write it: x reshaped to [3, 8].
+        h.make_node("Shape", ["x"], ["dims"]),
+        h.make_node("Gather", ["dims", "index"], ["dim"], axis=0),
+        h.make_node("Unsqueeze", ["dim", "axes0"], ["dim1"]),
+        h.make_node("Concat", ["dim1", "minus_one"], ["target"], axis=0),
+        h.make_node("Reshape", ["x", "target"], ["reshaped"]),
+        h.make_node("ReduceSum", ["reshaped", "axes1"], ["row_sums"], keepdims=0),
+        # Integer Div truncates toward zero; Mod takes the divisor's sign.
+        h.make_node("Div", ["a", "b"], ["quotient"]),
+        h.make_node("Mod", ["a", "b"], ["remainder"]),
+        h.make_node("Mod", ["a", "b"], ["fremainder"], fmod=1),
+        # Float to int64 truncates; NaN casts to 0 here.
+        h.make_node("Cast", ["f"], ["truncated"], to=T.INT64),
+        # uint8 arithmetic wraps.
+        h.make_node("Add", ["u", "v"], ["wrapped"]),
+        h.make_node("Greater", ["a", "b"], ["greater"]),
+        h.make_node("Not", ["greater"], ["not_greater"]),
+        h.make_node("Where", ["cond", "a", "b"], ["selected"]),
+        h.make_node("Slice", ["a", "starts", "ends", "axes0", "steps"], ["reversed"]),
+        h.make_node("Tile", ["row", "reps"], ["tiled"]),
+        h.make_node("Expand", ["row", "shape3x2"], ["expanded"]),
+        h.make_node("ReduceProd", ["shape3x2"], ["product"], keepdims=0),
+        h.make_node("ReduceMax", ["a"], ["largest"], keepdims=0),
+        h.make_node("Transpose", ["expanded"], ["transposed"], perm=[1, 0]),
+    ]
+    outputs = ["reshaped", "row_sums", "quotient", "remainder", "fremainder",
+               "truncated", "wrapped", "greater", "not_greater",
+               "selected", "reversed", "tiled", "expanded", "product",
+               "largest", "transposed"]
+    graph = h.make_graph(
+        nodes, "constant_subgraphs", [],
+        [h.make_tensor_value_info(name, T.UNDEFINED, None) for name in outputs],
+        [numpy_helper.from_array(value, name) for name, value in inits.items()])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
