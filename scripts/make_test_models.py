@@ -1696,7 +1696,7 @@ def build_import_models():
         [vi("x", [2, 3])], [vi("y", [3, 2], TensorProto.INT64)],
         ort_check=False)
     # Constants computed at compile time against --max-folded-bytes: an
-    # [8, 8] ConstantOfShape (256 bytes; no kernel of its own) and a
+    # [8, 8] ConstantOfShape (256 bytes; an expand when past the budget) and a
     # [256, 256] Tile of a scalar (256 KiB; a kernel when past the budget).
     imp("fold_budget",
         [n("ConstantOfShape", ["shape8"], ["ones8"], "ones8",

@@ -1,12 +1,11 @@
 //===- ConstantEvaluator.cpp - import-time ONNX constant folding ----------===//
 //
-// Evaluates the ONNX ops that have no kiln op to fold through (Shape, Size,
-// ConstantOfShape, Range, NonZero) when their inputs are known at import
-// time. Elements load as int64 (integer and bool dtypes) or double
-// (floating dtypes) and store back in the output dtype. Every output goes
-// through makeOutput, which refuses results over kMaxConstantElements, and
-// every value read from the model is range-checked before use: the model
-// is untrusted input.
+// Evaluates the ONNX ops whose results' shapes are their values (Shape,
+// Size, NonZero) when their inputs are known at import time. Elements load as
+// int64 (integer and bool dtypes) or double (floating dtypes) and store back in
+// the output dtype. Every output goes through makeOutput, which refuses results
+// over kMaxConstantElements, and every value read from the model is
+// range-checked before use: the model is untrusted input.
 //
 // Tensors are little-endian C-order; this file assumes a little-endian host,
 // as the rest of the importer does.
@@ -423,134 +422,6 @@ LogicalResult requireNumeric(EvalContext &ctx, int type) {
   return success();
 }
 
-LogicalResult readScalarValue(EvalContext &ctx, const onnx::TensorProto &t,
-                              ConstTensor &out) {
-  int type = t.data_type();
-  if (!lookupDType(type))
-    return ctx.fail("value has unsupported dtype " + typeName(type));
-  for (int64_t d : t.dims())
-    if (d != 1)
-      return ctx.fail("value must hold exactly one element");
-  if (t.data_location() == TP::EXTERNAL)
-    return ctx.fail("value must not use external data");
-  size_t width = widthOf(type);
-  out.onnxType = type;
-  out.bytes.assign(width, 0);
-  char *p = out.bytes.data();
-  if (t.has_raw_data()) {
-    if (t.raw_data().size() != width)
-      return ctx.fail("value has " + Twine(t.raw_data().size()) +
-                      " bytes of raw data, expected " + Twine(width));
-    memcpy(p, t.raw_data().data(), width);
-    return success();
-  }
-  auto missing = [&] { return ctx.fail("value holds no data"); };
-  switch (type) {
-  case TP::FLOAT:
-    if (t.float_data_size() != 1)
-      return missing();
-    writeRaw<float>(p, t.float_data(0));
-    return success();
-  case TP::DOUBLE:
-    if (t.double_data_size() != 1)
-      return missing();
-    writeRaw<double>(p, t.double_data(0));
-    return success();
-  case TP::INT64:
-    if (t.int64_data_size() != 1)
-      return missing();
-    writeRaw<int64_t>(p, t.int64_data(0));
-    return success();
-  case TP::UINT32:
-  case TP::UINT64:
-    if (t.uint64_data_size() != 1)
-      return missing();
-    storeInt(type, p, int64_t(t.uint64_data(0)));
-    return success();
-  default:
-    // int8..int32, uint8, uint16, bool and the 16-bit float bit patterns all
-    // live in int32_data.
-    if (t.int32_data_size() != 1)
-      return missing();
-    storeInt(isFloat(type) ? TP::UINT16 : type, p, t.int32_data(0));
-    return success();
-  }
-}
-
-LogicalResult evalConstantOfShape(EvalContext &ctx) {
-  const ConstTensor *shapeT = ctx.required(0);
-  Shape shape;
-  if (!shapeT || failed(readInts(ctx, *shapeT, "shape", shape)))
-    return failure();
-  ConstTensor value;
-  value.onnxType = TP::FLOAT;
-  value.bytes.assign(4, 0); // default: float32 zero
-  if (const auto *a = ctx.attr("value"))
-    if (failed(readScalarValue(ctx, a->t(), value)))
-      return failure();
-  ConstTensor out;
-  if (failed(ctx.makeOutput(value.onnxType, shape, out)))
-    return failure();
-  for (size_t i = 0; i < out.bytes.size(); i += value.bytes.size())
-    memcpy(out.bytes.data() + i, value.bytes.data(), value.bytes.size());
-  return ctx.emit(std::move(out));
-}
-
-LogicalResult readScalarInput(EvalContext &ctx, size_t i,
-                              const ConstTensor *&t) {
-  t = ctx.required(i);
-  if (!t)
-    return failure();
-  if (numElements(t->shape) != 1)
-    return ctx.fail("input " + Twine(i) + " must be a scalar");
-  return success();
-}
-
-LogicalResult evalRange(EvalContext &ctx) {
-  const ConstTensor *start, *limit, *delta;
-  if (failed(readScalarInput(ctx, 0, start)) ||
-      failed(readScalarInput(ctx, 1, limit)) ||
-      failed(readScalarInput(ctx, 2, delta)))
-    return failure();
-  const ConstTensor *ins[] = {start, limit, delta};
-  int type = start->onnxType;
-  if (failed(sameType(ctx, ins)) || failed(requireNumeric(ctx, type)))
-    return failure();
-  ConstTensor out;
-  size_t width = widthOf(type);
-  if (isFloat(type)) {
-    double s = loadDouble(type, start->bytes.data());
-    double l = loadDouble(type, limit->bytes.data());
-    double d = loadDouble(type, delta->bytes.data());
-    double n = std::ceil((l - s) / d);
-    if (d == 0 || !std::isfinite(n))
-      return ctx.fail("delta must be nonzero and the range finite");
-    n = std::max(n, 0.0);
-    int64_t count = n > 9e18 ? std::numeric_limits<int64_t>::max() : int64_t(n);
-    if (failed(ctx.makeOutput(type, {count}, out)))
-      return failure();
-    for (int64_t i = 0; i < count; ++i)
-      storeDouble(type, out.bytes.data() + i * width, s + double(i) * d);
-    return ctx.emit(std::move(out));
-  }
-  // 128-bit math so extreme int64 bounds cannot overflow the count.
-  __int128 s = loadInt(type, start->bytes.data());
-  __int128 l = loadInt(type, limit->bytes.data());
-  __int128 d = loadInt(type, delta->bytes.data());
-  if (d == 0)
-    return ctx.fail("delta must be nonzero");
-  __int128 n = d > 0 ? (l - s + d - 1) / d : (s - l - d - 1) / -d;
-  n = std::max<__int128>(n, 0);
-  int64_t count = n > std::numeric_limits<int64_t>::max()
-                      ? std::numeric_limits<int64_t>::max()
-                      : int64_t(n);
-  if (failed(ctx.makeOutput(type, {count}, out)))
-    return failure();
-  for (int64_t i = 0; i < count; ++i)
-    storeInt(type, out.bytes.data() + i * width, int64_t(s + i * d));
-  return ctx.emit(std::move(out));
-}
-
 //===----------------------------------------------------------------------===//
 // Shape queries and views
 //===----------------------------------------------------------------------===//
@@ -616,9 +487,7 @@ struct OpEvaluator {
 
 // Captureless lambdas bind shared implementations to their kernels.
 const OpEvaluator kEvaluators[] = {
-    {"ConstantOfShape", evalConstantOfShape},
     {"NonZero", evalNonZero},
-    {"Range", evalRange},
     {"Shape", evalShape},
     {"Size", evalSize},
 };

@@ -3,10 +3,10 @@
 // Exported models compute shapes with small subgraphs whose inputs are all
 // known at import time. Their arithmetic, masks and data movement are
 // computed by the kiln ops' folders (GraphImporter::foldImportedNode); this
-// evaluator computes the ops that have no kernel twin to fold through:
-// Shape and Size (the static shape), ConstantOfShape, Range and NonZero
-// (whose result shapes are the values). It works on raw ConstTensor bytes
-// and needs no MLIR beyond LogicalResult, which keeps it unit-testable.
+// evaluator computes the ops whose result shapes are their values: Shape
+// and Size (of the static shape) and NonZero (of its input's values). It works
+// on raw ConstTensor bytes and needs no MLIR beyond LogicalResult, which keeps
+// it unit-testable.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LIB_IMPORT_CONSTANTEVALUATOR_H

@@ -9,6 +9,8 @@
 #include "ConstantEvaluator.h"
 #include "IndexOps.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include <cmath>
 #include <limits>
 
@@ -255,9 +257,45 @@ static LogicalResult importCumSum(NodeContext &ctx) {
   return setResult(ctx, cumSumAlong(ctx, x, axis, exclusive, reverse));
 }
 
-/// Range whose start, limit or delta is read at run time (a constant one is
-/// folded at import): start + i * delta for i below the length the model
-/// declares, with a run-time check that the values give that length.
+/// A scalar constant's value, or nullopt when `v` is no constant.
+static std::optional<double> constantScalar(Value v) {
+  DenseElementsAttr value;
+  if (!matchPattern(v, m_Constant(&value)) || value.getNumElements() != 1)
+    return std::nullopt;
+  if (isa<FloatType>(value.getElementType())) {
+    APFloat f = *value.value_begin<APFloat>();
+    bool lost;
+    f.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &lost);
+    return f.convertToDouble();
+  }
+  return double((*value.value_begin<APInt>()).getSExtValue());
+}
+
+/// The length of a Range of constants, max(ceil((limit - start) / delta),
+/// 0); nullopt when an input is read at run time.
+static FailureOr<std::optional<int64_t>>
+constantRangeLength(NodeContext &ctx, Value start, Value limit, Value delta) {
+  std::optional<double> s = constantScalar(start), l = constantScalar(limit),
+                        d = constantScalar(delta);
+  if (!s || !l || !d)
+    return std::optional<int64_t>();
+  if (*d == 0) {
+    (void)ctx.fail("delta is 0");
+    return failure();
+  }
+  double length = std::max(std::ceil((*l - *s) / *d), 0.0);
+  if (!(length <= double(kMaxConstantElements))) { // NaN too
+    (void)ctx.fail("its start, limit and delta give more than " +
+                   Twine(kMaxConstantElements) + " elements, or none (NaN)");
+    return failure();
+  }
+  return std::optional<int64_t>(int64_t(length));
+}
+
+/// Range: start + i * delta for i below its length. The length of constant
+/// inputs is computed here (the kiln ops' folders then compute the values);
+/// for inputs read at run time it is the one the model declares, checked
+/// at run time.
 static LogicalResult importRange(NodeContext &ctx) {
   Value start = ctx.input(0), limit = ctx.input(1), delta = ctx.input(2);
   if (!start || !limit || !delta ||
@@ -268,12 +306,16 @@ static LogicalResult importRange(NodeContext &ctx) {
   for (Value v : {start, limit, delta})
     if (ShapedType::getNumElements(shapeOf(v)) != 1)
       return ctx.fail("start, limit and delta must be scalars");
+  FailureOr<std::optional<int64_t>> known =
+      constantRangeLength(ctx, start, limit, delta);
+  if (failed(known))
+    return failure();
   std::optional<std::vector<int64_t>> declared = ctx.declaredOutputShape(0);
-  if (!declared || declared->size() != 1)
+  if (!*known && (!declared || declared->size() != 1))
     return ctx.failNotConstant(
         0, "must be a constant, as must limit and delta, unless the model "
            "declares the Range's (1-D) result shape");
-  int64_t n = declared->front();
+  int64_t n = *known ? **known : declared->front();
   Type element = getElementTypeOrSelf(start.getType());
   std::vector<double> steps(n);
   for (int64_t i = 0; i < n; ++i)
@@ -287,6 +329,8 @@ static LogicalResult importRange(NodeContext &ctx) {
   if (failed(offsets))
     return failure();
   auto result = ctx.create<AddOp>(ValueRange{s, *offsets});
+  if (*known)
+    return setResult(ctx, result);
   // The length max(ceil((limit - start) / delta), 0), in double.
   auto f64 = RankedTensorType::get({}, ctx.b().getF64Type());
   auto widen = [&](Value v) -> Value {
@@ -319,28 +363,45 @@ static LogicalResult importRange(NodeContext &ctx) {
   return setResult(ctx, result);
 }
 
-/// ConstantOfShape whose shape is a model input (a constant one is folded
-/// at import): the shape the model declares, checked at run time, filled
-/// by the import-time evaluator.
+/// ConstantOfShape: its one-element `value` (float32 zero by default)
+/// expanded to the shape, which must be known at compile time (a constant,
+/// or a model input the declared shapes fix). The expand's folder computes
+/// it within the folding budget; past it, it is a kernel.
 static LogicalResult importConstantOfShape(NodeContext &ctx) {
-  const ConstTensor *shape = ctx.constInput(0);
-  if (!shape)
+  const ConstTensor *shapeInput = ctx.constInput(0);
+  if (!shapeInput)
     return ctx.failNotConstant(0, "must be a constant");
-  std::vector<ConstTensor> outputs;
+  std::vector<int64_t> shape = shapeInput->asInts();
+  if (int64_t(shape.size()) !=
+      ShapedType::getNumElements(shapeOf(ctx.input(0))))
+    return ctx.fail("the shape must be int64");
+  for (int64_t d : shape)
+    if (d < 0)
+      return ctx.fail("the shape has a negative dimension " + Twine(d));
+  ConstTensor value;
+  value.onnxType = onnx::TensorProto::FLOAT;
+  value.bytes.assign(4, 0);
   std::string error;
-  if (failed(evaluateConstantNode(ctx.proto(), ctx.opset(), {shape}, outputs,
-                                  error)))
-    return ctx.fail(error);
-  // Charged to the folding budget by its bytes.
-  if (outputs.size() != 1 ||
-      failed(ctx.reserveConstant(int64_t(outputs[0].bytes.size()),
-                                 ctx.b().getI8Type())))
-    return failure();
-  Value filled =
-      ctx.createConstant(ctx.proto().output(0), std::move(outputs[0]), error);
-  if (!filled)
-    return ctx.fail(error);
-  ctx.setOutput(0, filled);
+  if (const onnx::AttributeProto *a = ctx.attr("value"))
+    if (failed(readTensorBytes(a->t(), value, error)))
+      return ctx.fail("value: " + error);
+  auto element = elementTypeFor(ctx.b().getContext(), value.onnxType);
+  if (failed(element))
+    return ctx.fail("value has unsupported dtype " + dtypeName(value.onnxType));
+  if (value.bytes.size() != bytesPerElement(value.onnxType))
+    return ctx.fail("value must hold exactly one element");
+  auto scalarType = RankedTensorType::get({}, *element);
+  DenseElementsAttr scalar =
+      element->isInteger(1)
+          ? DenseElementsAttr::get(scalarType,
+                                   ArrayRef<bool>{value.bytes[0] != 0})
+          : DenseElementsAttr::getFromRawBuffer(
+                scalarType,
+                ArrayRef<char>(value.bytes.data(), value.bytes.size()));
+  Value fill = ConstantOp::create(ctx.b(), ctx.getLoc(), scalar);
+  ctx.setOutput(0,
+                ExpandOp::create(ctx.b(), ctx.getLoc(),
+                                 RankedTensorType::get(shape, *element), fill));
   return success();
 }
 
@@ -1257,8 +1318,8 @@ void onnx_import::registerDecomposedOps(OpRegistry &registry) {
   registry.add("LRN", 1, kMaxOpset, "", importLRN);
   registry.add("MeanVarianceNormalization", 9, kMaxOpset, "", importMeanVarianceNormalization);
   registry.add("NegativeLogLikelihoodLoss", 12, kMaxOpset, "weights, ignore_index, reductions", importNegativeLogLikelihoodLoss);
-  registry.add("ConstantOfShape", 9, kMaxOpset, "a constant shape is folded at import; a guarded one gives a constant of the declared shape", importConstantOfShape);
-  registry.add("Range", 11, kMaxOpset, "constant inputs folded at import; else read at run time where the result length is declared", importRange);
+  registry.add("ConstantOfShape", 9, kMaxOpset, "the shape a constant, or a model input the declared shapes fix", importConstantOfShape);
+  registry.add("Range", 11, kMaxOpset, "constant inputs, or inputs read at run time where the model declares the result length", importRange);
   registry.add("OneHot", 9, kMaxOpset, "constant or guarded depth", importOneHot);
   registry.add("Shrink", 9, kMaxOpset, "", importShrink);
   registry.add("SoftmaxCrossEntropyLoss", 12, kMaxOpset, "weights, ignore_index, reductions, log_prob output", importSoftmaxCrossEntropyLoss);

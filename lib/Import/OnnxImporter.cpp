@@ -23,7 +23,9 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -803,17 +805,13 @@ bool GraphImporter::foldImportedOp(Operation *op,
   return true;
 }
 
-/// A node whose inputs are all constants is imported as kernels and then
+/// A node that reads only constants is imported as kernels and then
 /// computed by the kiln ops' folders, so that its outputs are constants
 /// later nodes read (a Reshape's shape). What no folder computes stays a
 /// kernel. Each constant output is kept by its ONNX name, as initializers
 /// are.
 void GraphImporter::foldImportedNode(const onnx::NodeProto &node, int index,
                                      Operation *lastBefore) {
-  if (!llvm::all_of(node.input(), [&](const std::string &input) {
-        return input.empty() || constants.count(input);
-      }))
-    return;
   std::vector<std::string> outputs(node.output().begin(), node.output().end());
   Block *block = builder.getInsertionBlock();
   auto createdOps = [&] {
@@ -824,24 +822,47 @@ void GraphImporter::foldImportedNode(const onnx::NodeProto &node, int index,
       ops.push_back(&*it);
     return ops;
   };
+  // Only a node that reads nothing known at run time alone: constants and
+  // what its own ops compute (a ConstantOfShape whose shape the declared
+  // shapes fix reads no input at all).
+  SmallVector<Operation *> created = createdOps();
+  llvm::SmallPtrSet<Operation *, 16> own(created.begin(), created.end());
+  for (Operation *op : created)
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || (!own.count(producer) && !isa<ConstantOp>(producer)))
+        return;
+    }
   FoldLimitScope wholeSubgraphs(&context, kMaxConstantElements);
-  for (Operation *op : createdOps())
+  for (Operation *op : created)
     if (!isa<ConstantOp>(op))
       foldImportedOp(op, outputs);
   Location loc = nodeLocation(node, index);
+  SmallVector<Operation *> afterFolding = createdOps();
+  llvm::SmallPtrSet<Operation *, 16> fresh(afterFolding.begin(),
+                                           afterFolding.end());
   for (const std::string &output : outputs) {
     if (output.empty())
       continue;
     auto folded = values[output].getDefiningOp<ConstantOp>();
     if (!folded || constants.count(output))
       continue;
+    ConstTensor tensor;
+    tensor.onnxType = onnxDTypeOf(folded.getType().getElementType());
+    tensor.shape = std::vector<int64_t>(folded.getType().getShape());
+    // A constant the node passes through (Identity) stays one op; its
+    // weights are not copied.
+    auto resource = dyn_cast<DenseResourceElementsAttr>(folded.getValue());
+    if (!fresh.count(folded.getOperation()) && resource &&
+        resource.getRawHandle().getBlob()) {
+      tensor.stored = resource.getRawHandle().getBlob()->getData();
+      constants[output] = std::move(tensor);
+      continue;
+    }
     std::optional<std::vector<char>> bytes =
         constantElementBytes(folded.getValue());
     if (!bytes)
       continue;
-    ConstTensor tensor;
-    tensor.onnxType = onnxDTypeOf(folded.getType().getElementType());
-    tensor.shape = std::vector<int64_t>(folded.getType().getShape());
     tensor.bytes.assign(bytes->begin(), bytes->end());
     std::string error;
     if (Value named = createConstant(output, std::move(tensor), loc, error))

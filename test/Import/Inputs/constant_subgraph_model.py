@@ -32,6 +32,13 @@ def main(path):
         "reps": np.array([2, 1], dtype=np.int64),
         "row": np.array([[1, 2]], dtype=np.int64),
         "shape3x2": np.array([3, 2], dtype=np.int64),
+        "two": np.array([2], dtype=np.int64),
+        "ten": np.array(10, dtype=np.int64),
+        "one": np.array(1, dtype=np.int64),
+        "minus_three": np.array(-3, dtype=np.int64),
+        "fstart": np.array(1.0, dtype=np.float32),
+        "flimit": np.array(2.0, dtype=np.float32),
+        "fdelta": np.array(0.25, dtype=np.float32),
     }
     nodes = [
         # Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as exporters
@@ -59,11 +66,17 @@ def main(path):
         h.make_node("ReduceProd", ["shape3x2"], ["product"], keepdims=0),
         h.make_node("ReduceMax", ["a"], ["largest"], keepdims=0),
         h.make_node("Transpose", ["expanded"], ["transposed"], perm=[1, 0]),
+        h.make_node("Range", ["ten", "one", "minus_three"], ["range"]),
+        h.make_node("Range", ["fstart", "flimit", "fdelta"], ["float_range"]),
+        h.make_node("ConstantOfShape", ["shape3x2"], ["sevens"],
+                    value=numpy_helper.from_array(np.array([7], dtype=np.int64))),
+        h.make_node("ConstantOfShape", ["two"], ["zeros"]),
     ]
     outputs = ["reshaped", "row_sums", "quotient", "remainder", "fremainder",
                "truncated", "wrapped", "greater", "not_greater",
                "selected", "reversed", "tiled", "expanded", "product",
-               "largest", "transposed"]
+               "largest", "transposed", "range", "float_range", "sevens",
+               "zeros"]
     graph = h.make_graph(
         nodes, "constant_subgraphs", [],
         [h.make_tensor_value_info(name, T.UNDEFINED, None) for name in outputs],
