@@ -6,9 +6,10 @@
 // tools write: QLinearAdd, QLinearConcat, the pools, QGemm,
 // MatMulIntegerToFloat, DynamicQuantizeMatMul, MatMulNBits) as kiln ops on
 // floats: there is no integer kernel yet, so a quantized model runs as
-// dequantize, compute, quantize. Integer products
-// are summed in float64, which holds every int8 and int16 sum exactly (up to
-// 2^53), and requantized as onnxruntime does: the float32 product of the
+// dequantize, compute, quantize. Integer products are summed exactly: in
+// float32 where a constant weight bounds every partial sum below 2^24
+// (integerSumType), else in float64 (exact to 2^53); and requantized as
+// onnxruntime does: the float32 product of the
 // sum and the scales, rounded half to even, plus the zero point, saturated.
 //
 //===----------------------------------------------------------------------===//
@@ -415,15 +416,81 @@ LogicalResult importDynamicQuantizeLinear(NodeContext &ctx) {
   return success();
 }
 
+/// The largest |x - zero point| integer input `index` can hold: with a
+/// constant zero point of one value, from its type's range around it; else
+/// the whole range (a value and a zero point of one type are that close).
+double largestCentered(NodeContext &ctx, size_t index, size_t zeroIndex) {
+  Value v = ctx.input(index);
+  auto range =
+      v ? quantizedRange(getElementTypeOrSelf(v.getType())) : std::nullopt;
+  if (!range)
+    return INFINITY;
+  auto [low, high] = *range;
+  double zero = 0;
+  if (ctx.hasInput(zeroIndex)) {
+    const ConstTensor *z = ctx.constInput(zeroIndex);
+    if (!z || z->bytes.size() != bytesPerElement(z->onnxType))
+      return high - low;
+    zero = integerAt(z->onnxType, z->bytes.data());
+  }
+  return std::max(std::fabs(low - zero), std::fabs(high - zero));
+}
+
+/// The type a contraction of an integer operand (whose |x - zero point| is
+/// at most `otherLargest`) with the constant integer weight `weight` sums
+/// in: float32 when no partial sum of any output can reach 2^24, so that
+/// float32 holds each one exactly, whatever the order (for output n along
+/// the weight's `outAxis`: sum over its weights of |w - zero point| times
+/// `otherLargest`, plus |bias n|); float64 (exact to 2^53) otherwise.
+FloatType integerSumType(NodeContext &ctx, size_t weight, size_t weightZero,
+                         int64_t outAxis, double otherLargest,
+                         std::optional<size_t> bias) {
+  FloatType f64 = ctx.b().getF64Type();
+  const ConstTensor *w = ctx.constInput(weight);
+  if (!w || !std::isfinite(otherLargest) || outAxis < 0 ||
+      outAxis >= int64_t(w->shape.size()))
+    return f64;
+  int64_t outputs = w->shape[outAxis], inner = 1;
+  for (size_t d = outAxis + 1; d < w->shape.size(); ++d)
+    inner *= w->shape[d];
+  auto perOutput = [&](const ConstTensor *t, int64_t n) {
+    size_t width = bytesPerElement(t->onnxType);
+    size_t count = t->bytes.size() / width;
+    return integerAt(t->onnxType,
+                     t->bytes.data() + (count == 1 ? 0 : n) * width);
+  };
+  const ConstTensor *zero =
+      ctx.hasInput(weightZero) ? ctx.constInput(weightZero) : nullptr;
+  const ConstTensor *b =
+      bias && ctx.hasInput(*bias) ? ctx.constInput(*bias) : nullptr;
+  if ((ctx.hasInput(weightZero) && !zero) ||
+      (bias && ctx.hasInput(*bias) && !b))
+    return f64;
+  std::vector<double> sums(outputs, 0.0);
+  size_t width = bytesPerElement(w->onnxType);
+  for (size_t i = 0, count = w->bytes.size() / width; i < count; ++i) {
+    int64_t n = (int64_t(i) / inner) % outputs;
+    double centered = integerAt(w->onnxType, w->bytes.data() + i * width) -
+                      (zero ? perOutput(zero, n) : 0.0);
+    sums[n] += std::fabs(centered);
+  }
+  for (int64_t n = 0; n < outputs; ++n) {
+    double bound =
+        sums[n] * otherLargest + (b ? std::fabs(perOutput(b, n)) : 0);
+    if (!(bound < std::exp2(24)))
+      return f64;
+  }
+  return ctx.b().getF32Type();
+}
+
 /// An integer operand minus its zero point (input `zeroIndex`, when given),
-/// in float64. `axis`: where a per-index zero point lies.
-Value centeredF64(NodeContext &ctx, QuantizedOps &ops, size_t index,
-                  size_t zeroIndex, int64_t axis) {
+/// in `sumType`. `axis`: where a per-index zero point lies.
+Value centered(NodeContext &ctx, QuantizedOps &ops, size_t index,
+               size_t zeroIndex, int64_t axis, FloatType sumType) {
   Value v = ctx.input(index);
   if (!v || failed(requireQuantized(ctx, v, "an integer operand")))
     return ops.take(failure());
-  FloatType f64 = ctx.b().getF64Type();
-  Value centered = ops.floatInput(index, f64);
+  Value centered = ops.floatInput(index, sumType);
   if (!ctx.hasInput(zeroIndex))
     return centered;
   Value zeroPoint = ctx.input(zeroIndex);
@@ -431,7 +498,8 @@ Value centeredF64(NodeContext &ctx, QuantizedOps &ops, size_t index,
       failed(requireScaleShape(ctx, zeroPoint, axis, v)))
     return ops.take(failure());
   return ops.binary<SubOp>(
-      centered, ops.alongAxis(ops.floatInput(zeroIndex, f64), axis, rankOf(v)));
+      centered,
+      ops.alongAxis(ops.floatInput(zeroIndex, sumType), axis, rankOf(v)));
 }
 
 /// `rounded` (a rounded float32 tensor) plus the zero point of input
@@ -474,9 +542,11 @@ LogicalResult importMatMulInteger(NodeContext &ctx) {
     return failure();
   QuantizedOps ops(ctx);
   // a's zero point may be one per row, b's one per column.
+  FloatType sumType = integerSumType(ctx, 1, 3, rankOf(b) - 1,
+                                     largestCentered(ctx, 0, 2), std::nullopt);
   Value product =
-      ops.binary<MatMulOp>(centeredF64(ctx, ops, 0, 2, rankOf(a) - 2),
-                           centeredF64(ctx, ops, 1, 3, rankOf(b) - 1));
+      ops.binary<MatMulOp>(centered(ctx, ops, 0, 2, rankOf(a) - 2, sumType),
+                           centered(ctx, ops, 1, 3, rankOf(b) - 1, sumType));
   product = ops.castTo(product, ctx.b().getI32Type());
   if (ops.failed())
     return failure();
@@ -491,8 +561,11 @@ LogicalResult importQLinearMatMul(NodeContext &ctx) {
       failed(ctx.requireDtypes({aScale, bScale, yScale}, NodeContext::Float)))
     return failure();
   QuantizedOps ops(ctx);
-  Value sum = ops.binary<MatMulOp>(centeredF64(ctx, ops, 0, 2, rankOf(a) - 2),
-                                   centeredF64(ctx, ops, 3, 5, rankOf(b) - 1));
+  FloatType sumType = integerSumType(ctx, 3, 5, rankOf(b) - 1,
+                                     largestCentered(ctx, 0, 2), std::nullopt);
+  Value sum =
+      ops.binary<MatMulOp>(centered(ctx, ops, 0, 2, rankOf(a) - 2, sumType),
+                           centered(ctx, ops, 3, 5, rankOf(b) - 1, sumType));
   Value scale = ops.binary<DivOp>(
       ops.binary<MulOp>(
           ops.f32(ops.alongAxis(aScale, rankOf(a) - 2, rankOf(a))),
@@ -502,7 +575,7 @@ LogicalResult importQLinearMatMul(NodeContext &ctx) {
 }
 
 /// ConvInteger and QLinearConv: the convolution of `x` and `w` minus their
-/// zero points, in float64, plus `bias` (int32) when given.
+/// zero points, plus `bias` (int32) when given, exact (integerSumType).
 Value integerConv(NodeContext &ctx, QuantizedOps &ops, size_t x, size_t xZero,
                   size_t w, size_t wZero, std::optional<size_t> bias) {
   Value input = ctx.input(x), weight = ctx.input(w);
@@ -515,10 +588,12 @@ Value integerConv(NodeContext &ctx, QuantizedOps &ops, size_t x, size_t xZero,
   auto window = readWindow(ctx, input, kernel);
   if (failed(window))
     return ops.take(failure());
-  SmallVector<Value> operands = {centeredF64(ctx, ops, x, xZero, 1),
-                                 centeredF64(ctx, ops, w, wZero, 0)};
+  FloatType sumType =
+      integerSumType(ctx, w, wZero, 0, largestCentered(ctx, x, xZero), bias);
+  SmallVector<Value> operands = {centered(ctx, ops, x, xZero, 1, sumType),
+                                 centered(ctx, ops, w, wZero, 0, sumType)};
   if (bias && ctx.hasInput(*bias))
-    operands.push_back(ops.floatInput(*bias, ctx.b().getF64Type()));
+    operands.push_back(ops.floatInput(*bias, sumType));
   if (llvm::is_contained(operands, Value()))
     return ops.take(failure());
   auto &b = ctx.b();
@@ -639,12 +714,25 @@ LogicalResult importQGemm(NodeContext &ctx) {
   bool transB = ctx.intAttr("transB", 0) != 0;
   // B's zero point and scale are per column of the product: along B's
   // axis 0 when it is transposed.
+  int64_t columns = transB ? 0 : 1;
+  // A bias of one value or one per column bounds the sums with B.
+  std::optional<size_t> bias;
+  bool perColumnBias = true;
+  if (ctx.hasInput(6)) {
+    bias = 6;
+    int64_t count = ShapedType::getNumElements(shapeOf(ctx.input(6)));
+    perColumnBias = count == 1 || count == shapeOf(b)[columns];
+  }
+  FloatType sumType =
+      perColumnBias
+          ? integerSumType(ctx, 3, 5, columns, largestCentered(ctx, 0, 2), bias)
+          : builder.getF64Type();
   Value product = ops.binary<MatMulOp>(
-      transposed(centeredF64(ctx, ops, 0, 2, 0), ctx.intAttr("transA", 0)),
-      transposed(centeredF64(ctx, ops, 3, 5, transB ? 0 : 1), transB));
-  if (ctx.hasInput(6))
-    product =
-        ops.binary<AddOp>(product, ops.floatInput(6, builder.getF64Type()));
+      transposed(centered(ctx, ops, 0, 2, 0, sumType),
+                 ctx.intAttr("transA", 0)),
+      transposed(centered(ctx, ops, 3, 5, columns, sumType), transB));
+  if (bias)
+    product = ops.binary<AddOp>(product, ops.floatInput(6, sumType));
   Value columnScale = ops.f32(bScale);
   if (!isScalarLike(bScale))
     columnScale = reshapeTo(ctx, columnScale, {shapeOf(bScale)[0]});
@@ -662,9 +750,9 @@ LogicalResult importQGemm(NodeContext &ctx) {
   return requantize(ctx, ops, product, multiplier, 8);
 }
 
-/// The float32 product of an exact integer sum `sum` (float64) and the
-/// scales `aScale` (one value) and `bScale` (one value or one per column
-/// of the product), plus input `bias` when given: what onnxruntime's
+/// The float32 product of an exact integer sum `sum` (float32 or float64) and
+/// the scales `aScale` (one value) and `bScale` (one value or one per column of
+/// the product), plus input `bias` when given: what onnxruntime's
 /// MatMulIntegerToFloat and DynamicQuantizeMatMul compute.
 LogicalResult scaleIntegerProduct(NodeContext &ctx, QuantizedOps &ops,
                                   Value sum, Value aScale, Value bScale,
@@ -692,8 +780,10 @@ LogicalResult importMatMulIntegerToFloat(NodeContext &ctx) {
   if (ctx.hasInput(4) && !isScalarLike(ctx.input(4)))
     return ctx.fail("a_zero_point must be one value");
   QuantizedOps ops(ctx);
-  Value sum = ops.binary<MatMulOp>(centeredF64(ctx, ops, 0, 4, 0),
-                                   centeredF64(ctx, ops, 1, 5, 1));
+  FloatType sumType =
+      integerSumType(ctx, 1, 5, 1, largestCentered(ctx, 0, 4), std::nullopt);
+  Value sum = ops.binary<MatMulOp>(centered(ctx, ops, 0, 4, 0, sumType),
+                                   centered(ctx, ops, 1, 5, 1, sumType));
   if (ops.failed())
     return failure();
   return scaleIntegerProduct(ctx, ops, sum, ctx.input(2), ctx.input(3), 6);
@@ -710,9 +800,12 @@ LogicalResult importDynamicQuantizeMatMul(NodeContext &ctx) {
     return ctx.fail("B must be a matrix");
   QuantizedOps ops(ctx);
   DynamicallyQuantized quantized = quantizeOverOwnRange(ctx, ops, ops.f32(a));
-  Value centered =
-      ops.binary<SubOp>(ops.f64(quantized.q), ops.f64(quantized.zeroPoint));
-  Value sum = ops.binary<MatMulOp>(centered, centeredF64(ctx, ops, 1, 3, 1));
+  // A is uint8 with a uint8 zero point: |A - zero point| <= 255.
+  FloatType sumType = integerSumType(ctx, 1, 3, 1, 255, std::nullopt);
+  Value centeredA = ops.binary<SubOp>(ops.castTo(quantized.q, sumType),
+                                      ops.castTo(quantized.zeroPoint, sumType));
+  Value sum =
+      ops.binary<MatMulOp>(centeredA, centered(ctx, ops, 1, 3, 1, sumType));
   if (ops.failed())
     return failure();
   return scaleIntegerProduct(ctx, ops, sum, quantized.scale, ctx.input(2), 4);
@@ -889,15 +982,15 @@ LogicalResult importMatMulNBits(NodeContext &ctx) {
 
 void onnx_import::registerQuantizeOps(OpRegistry &registry) {
   // clang-format off
-  registry.add("ConvInteger", 10, kMaxOpset, "int8/uint8; zero points scalar or per output channel; computed in float64 (exact)", importConvInteger);
+  registry.add("ConvInteger", 10, kMaxOpset, "int8/uint8; zero points scalar or per output channel; the sum exact, in float32 where constant weights bound it below 2^24, else float64", importConvInteger);
   registry.add("DequantizeLinear", 10, kMaxOpset, "int4/uint4 (constants)/int8/uint8/int16/uint16/int32; per tensor, per axis or per block (block_size)", importDequantizeLinear);
   registry.add("DynamicQuantizeLinear", 11, kMaxOpset, "float32 to uint8", importDynamicQuantizeLinear);
-  registry.add("MatMulInteger", 10, kMaxOpset, "int8/uint8; zero points scalar, per row of A or per column of B; computed in float64 (exact)", importMatMulInteger);
-  registry.add("QLinearConv", 10, kMaxOpset, "int8/uint8; per-channel weight scales; the sum in float64, requantized in float32", importQLinearConv);
-  registry.add("QLinearMatMul", 10, kMaxOpset, "int8/uint8; per-column B scales; the sum in float64, requantized in float32", importQLinearMatMul);
+  registry.add("MatMulInteger", 10, kMaxOpset, "int8/uint8; zero points scalar, per row of A or per column of B; the sum exact, in float32 where a constant B bounds it below 2^24, else float64", importMatMulInteger);
+  registry.add("QLinearConv", 10, kMaxOpset, "int8/uint8; per-channel weight scales; the sum exact (float32 where constant weights bound it below 2^24, else float64), requantized in float32", importQLinearConv);
+  registry.add("QLinearMatMul", 10, kMaxOpset, "int8/uint8; per-column B scales; the sum exact (float32 where a constant B bounds it below 2^24, else float64), requantized in float32", importQLinearMatMul);
   registry.add("QuantizeLinear", 10, kMaxOpset, "to int4/uint4 (held in 8 bits)/int8/uint8/int16/uint16; per tensor, per axis or per block (block_size)", importQuantizeLinear);
-  registry.addInDomain("com.microsoft", "DynamicQuantizeMatMul", 1, 1, "domain com.microsoft; A quantized to uint8 over its own range, int8/uint8 B; scales per tensor or per column of B; the sum in float64", importDynamicQuantizeMatMul);
-  registry.addInDomain("com.microsoft", "MatMulIntegerToFloat", 1, 1, "domain com.microsoft; int8/uint8; a_scale one value, b_scale per tensor or per column; the sum in float64", importMatMulIntegerToFloat);
+  registry.addInDomain("com.microsoft", "DynamicQuantizeMatMul", 1, 1, "domain com.microsoft; A quantized to uint8 over its own range, int8/uint8 B; scales per tensor or per column of B; the sum exact (float32 where a constant B bounds it below 2^24, else float64)", importDynamicQuantizeMatMul);
+  registry.addInDomain("com.microsoft", "MatMulIntegerToFloat", 1, 1, "domain com.microsoft; int8/uint8; a_scale one value, b_scale per tensor or per column; the sum exact (float32 where a constant B bounds it below 2^24, else float64)", importMatMulIntegerToFloat);
   registry.addInDomain("com.microsoft", "MatMulNBits", 1, 1, "domain com.microsoft; 4-bit blocked weights (constant, no g_idx) unpacked into float32 at import", importMatMulNBits);
   registry.addInDomain("com.microsoft", "QGemm", 1, 1, "domain com.microsoft; int8/uint8; per-column B scales; float32 output without y_scale", importQGemm);
   registry.addInDomain("com.microsoft", "QLinearAdd", 1, 1, "domain com.microsoft; per-tensor scales", importQLinearBinary<AddOp>);
