@@ -86,192 +86,20 @@ std::string typeName(int type) {
 size_t widthOf(int type) { return lookupDType(type)->width; }
 bool isFloat(int type) { return lookupDType(type)->kind == Kind::Float; }
 
-//===----------------------------------------------------------------------===//
-// 16-bit float conversions
-//===----------------------------------------------------------------------===//
-
-template <typename T> T readRaw(const char *p) {
-  T v;
-  memcpy(&v, p, sizeof(T));
-  return v;
-}
 template <typename T> void writeRaw(char *p, T v) { memcpy(p, &v, sizeof(T)); }
 
-float bitsToFloat(uint32_t bits) {
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
-uint32_t floatToBits(float f) {
-  uint32_t bits;
-  memcpy(&bits, &f, 4);
-  return bits;
-}
-
-float halfToFloat(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  if (exp == 0x1f)
-    return bitsToFloat(sign | 0x7f800000 | (mant << 13));
-  if (exp == 0) {
-    // Zero or subnormal: mant * 2^-24, exact in float.
-    float f = std::ldexp(float(mant), -24);
-    return sign ? -f : f;
-  }
-  return bitsToFloat(sign | ((exp + 112) << 23) | (mant << 13));
-}
-
-/// Round-to-nearest-even float -> IEEE half, with overflow to infinity.
-uint16_t floatToHalf(float f) {
-  uint32_t x = floatToBits(f);
-  uint16_t sign = uint16_t((x >> 16) & 0x8000);
-  uint32_t absx = x & 0x7fffffff;
-  if (absx >= 0x7f800000) // inf or NaN (keep NaN quiet)
-    return sign | 0x7c00 | (absx > 0x7f800000 ? 0x200 : 0);
-  if (absx >= 0x477ff000) // >= 65520 rounds to infinity
-    return sign | 0x7c00;
-  if (absx < 0x38800000) {
-    // Below the smallest normal half: count units of 2^-24, rounding to even
-    // (the default FP rounding mode). 1024 units encode the smallest normal.
-    float units = bitsToFloat(absx) * 16777216.0f;
-    return sign | uint16_t(std::nearbyint(units));
-  }
-  uint32_t h = ((absx >> 23) - 112) << 10 | ((absx >> 13) & 0x3ff);
-  uint32_t rest = absx & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
-    ++h; // a carry into the exponent is the correct rounding
-  return sign | uint16_t(h);
-}
-
-float bf16ToFloat(uint16_t b) { return bitsToFloat(uint32_t(b) << 16); }
-
-uint16_t floatToBf16(float f) {
-  uint32_t x = floatToBits(f);
-  if ((x & 0x7fffffff) > 0x7f800000)
-    return uint16_t((x >> 16) | 0x40);
-  return uint16_t((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
-//===----------------------------------------------------------------------===//
-// Element loads and stores
-//===----------------------------------------------------------------------===//
-
-/// NaN becomes 0 and out-of-range values saturate: ONNX leaves these casts
-/// undefined, and the C++ conversion would be undefined behaviour.
-int64_t saturatingToInt(double v) {
-  if (std::isnan(v))
-    return 0;
-  if (v >= 9223372036854775807.0)
-    return std::numeric_limits<int64_t>::max();
-  if (v <= -9223372036854775808.0)
-    return std::numeric_limits<int64_t>::min();
-  return int64_t(v);
-}
-
-double loadDouble(int type, const char *p);
-
-/// Integer and bool elements exactly (uint64 as its bit pattern); floating
-/// elements truncated toward zero.
-int64_t loadInt(int type, const char *p) {
-  switch (type) {
-  case TP::INT8:
-    return readRaw<int8_t>(p);
-  case TP::INT16:
-    return readRaw<int16_t>(p);
-  case TP::INT32:
-    return readRaw<int32_t>(p);
-  case TP::INT64:
-    return readRaw<int64_t>(p);
-  case TP::UINT8:
-    return readRaw<uint8_t>(p);
-  case TP::UINT16:
-    return readRaw<uint16_t>(p);
-  case TP::UINT32:
-    return readRaw<uint32_t>(p);
-  case TP::UINT64:
-    return int64_t(readRaw<uint64_t>(p));
-  case TP::BOOL:
-    return *p != 0;
-  default:
-    return saturatingToInt(loadDouble(type, p));
-  }
-}
-
-double loadDouble(int type, const char *p) {
-  switch (type) {
-  case TP::FLOAT:
-    return readRaw<float>(p);
-  case TP::DOUBLE:
-    return readRaw<double>(p);
-  case TP::FLOAT16:
-    return halfToFloat(readRaw<uint16_t>(p));
-  case TP::BFLOAT16:
-    return bf16ToFloat(readRaw<uint16_t>(p));
-  case TP::UINT64:
-    return double(readRaw<uint64_t>(p));
-  default:
-    return double(loadInt(type, p));
-  }
-}
-
-void storeDouble(int type, char *p, double v);
-
-/// Integer stores wrap to the dtype's width (numpy astype semantics).
-void storeInt(int type, char *p, int64_t v) {
-  switch (type) {
-  case TP::INT8:
-  case TP::UINT8:
-    writeRaw<uint8_t>(p, uint8_t(v));
-    return;
-  case TP::INT16:
-  case TP::UINT16:
-    writeRaw<uint16_t>(p, uint16_t(v));
-    return;
-  case TP::INT32:
-  case TP::UINT32:
-    writeRaw<uint32_t>(p, uint32_t(v));
-    return;
-  case TP::INT64:
-  case TP::UINT64:
-    writeRaw<uint64_t>(p, uint64_t(v));
-    return;
-  case TP::BOOL:
-    *p = v != 0;
-    return;
-  default:
-    storeDouble(type, p, double(v));
-  }
-}
-
-void storeDouble(int type, char *p, double v) {
-  switch (type) {
-  case TP::FLOAT:
-    writeRaw<float>(p, float(v));
-    return;
-  case TP::DOUBLE:
-    writeRaw<double>(p, v);
-    return;
-  case TP::FLOAT16:
-    writeRaw<uint16_t>(p, floatToHalf(float(v)));
-    return;
-  case TP::BFLOAT16:
-    writeRaw<uint16_t>(p, floatToBf16(float(v)));
-    return;
-  case TP::BOOL:
-    *p = v != 0; // NaN is true, as in numpy
-    return;
-  default:
-    storeInt(type, p, saturatingToInt(v));
-  }
-}
-
+/// Whether an element is nonzero: a float whose bits other than the sign
+/// are set (-0.0 is zero, NaN is not), an integer or bool with any bit set.
 bool isNonZero(int type, const char *p) {
-  if (isFloat(type))
-    return loadDouble(type, p) != 0; // -0.0 is zero, NaN is not
-  for (size_t i = 0, w = widthOf(type); i < w; ++i)
-    if (p[i])
+  size_t width = widthOf(type);
+  for (size_t i = 0; i < width; ++i) {
+    unsigned char byte = p[i];
+    // Little-endian: the sign is the top bit of the last byte.
+    if (isFloat(type) && i == width - 1)
+      byte &= 0x7f;
+    if (byte)
       return true;
+  }
   return false;
 }
 
@@ -389,38 +217,6 @@ struct EvalContext {
     return success();
   }
 };
-
-/// Reads an integer list (axes, shapes, starts) from an int32/int64 tensor.
-LogicalResult readInts(EvalContext &ctx, const ConstTensor &t, StringRef what,
-                       Shape &out) {
-  if (t.onnxType != TP::INT64 && t.onnxType != TP::INT32)
-    return ctx.fail(what + " must be int32 or int64, got " +
-                    typeName(t.onnxType));
-  if (t.shape.size() > 1)
-    return ctx.fail(what + " must be a scalar or 1-D tensor");
-  size_t width = widthOf(t.onnxType);
-  out.clear();
-  for (size_t i = 0; i < t.bytes.size(); i += width)
-    out.push_back(loadInt(t.onnxType, t.bytes.data() + i));
-  return success();
-}
-
-LogicalResult sameType(EvalContext &ctx, ArrayRef<const ConstTensor *> ts) {
-  for (const ConstTensor *t : ts)
-    if (t->onnxType != ts[0]->onnxType)
-      return ctx.fail("inputs have different dtypes " +
-                      typeName(ts[0]->onnxType) + " and " +
-                      typeName(t->onnxType));
-  return success();
-}
-
-/// Numeric ops compute uint64 as int64 bit patterns, which would give wrong
-/// comparisons and quotients, so they refuse it (and bool) outright.
-LogicalResult requireNumeric(EvalContext &ctx, int type) {
-  if (type == TP::UINT64 || type == TP::BOOL)
-    return ctx.fail("cannot evaluate on " + typeName(type) + " values");
-  return success();
-}
 
 //===----------------------------------------------------------------------===//
 // Shape queries and views
