@@ -1024,8 +1024,8 @@ void onnx_import::registerElementwiseOps(OpRegistry &registry) {
   registry.add("Gemm", 1, kMaxOpset, "alpha, beta, transA, transB; optional C", importGemm);
   registry.add("GlobalAveragePool", 1, kMaxOpset, "", importGlobalPool<ReduceMeanOp>);
   registry.add("GlobalMaxPool", 1, kMaxOpset, "", importGlobalPool<ReduceMaxOp>);
-  registry.add("Greater", 7, kMaxOpset, "", importCompare<GreaterOp, NodeContext::Float | NodeContext::Int>);
-  registry.add("GreaterOrEqual", 12, kMaxOpset, "", importCompare<GreaterEqualOp, NodeContext::Float | NodeContext::Int>);
+  registry.add("Greater", 7, kMaxOpset, "", importCompare<GreaterOp, NodeContext::Float | NodeContext::Int | NodeContext::Unsigned>);
+  registry.add("GreaterOrEqual", 12, kMaxOpset, "", importCompare<GreaterEqualOp, NodeContext::Float | NodeContext::Int | NodeContext::Unsigned>);
   registry.add("HardSigmoid", 6, kMaxOpset, "", [](NodeContext &c) { return importTwoParam<HardSigmoidOp>(c, 0.2f, "beta", 0.5f); });
   registry.add("HardSwish", 14, kMaxOpset, "", importHardSwish);
   registry.add("Identity", 1, kMaxOpset, "tensors only", importIdentity);
@@ -1036,8 +1036,8 @@ void onnx_import::registerElementwiseOps(OpRegistry &registry) {
        return setResult(c, c.create<IsNaNOp>(x));
      });
   registry.add("LeakyRelu", 6, kMaxOpset, "", [](NodeContext &c) { return importAlphaUnary<LeakyReluOp>(c, 0.01f); });
-  registry.add("Less", 7, kMaxOpset, "", importCompare<LessOp, NodeContext::Float | NodeContext::Int>);
-  registry.add("LessOrEqual", 12, kMaxOpset, "", importCompare<LessEqualOp, NodeContext::Float | NodeContext::Int>);
+  registry.add("Less", 7, kMaxOpset, "", importCompare<LessOp, NodeContext::Float | NodeContext::Int | NodeContext::Unsigned>);
+  registry.add("LessOrEqual", 12, kMaxOpset, "", importCompare<LessEqualOp, NodeContext::Float | NodeContext::Int | NodeContext::Unsigned>);
   registry.add("Log", 6, kMaxOpset, "", importUnary<LogOp>);
   registry.add("LogSoftmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<LogSoftmaxOp>);
   registry.add("MatMul", 1, kMaxOpset, "batched, broadcasting, 1-D operands", importMatMul);

@@ -71,12 +71,13 @@ def main(path):
         h.make_node("ConstantOfShape", ["shape3x2"], ["sevens"],
                     value=numpy_helper.from_array(np.array([7], dtype=np.int64))),
         h.make_node("ConstantOfShape", ["two"], ["zeros"]),
+        h.make_node("Greater", ["u", "v"], ["unsigned_greater"]),
     ]
     outputs = ["reshaped", "row_sums", "quotient", "remainder", "fremainder",
                "truncated", "wrapped", "greater", "not_greater",
                "selected", "reversed", "tiled", "expanded", "product",
                "largest", "transposed", "range", "float_range", "sevens",
-               "zeros"]
+               "zeros", "unsigned_greater"]
     graph = h.make_graph(
         nodes, "constant_subgraphs", [],
         [h.make_tensor_value_info(name, T.UNDEFINED, None) for name in outputs],
