@@ -39,7 +39,10 @@ struct ConstantElements {
   Type elementType;
   Shape shape;
   size_t width = 0;
-  std::vector<char> bytes;
+  /// The constant's own storage where it can be read in place; `owned`
+  /// where it had to be expanded (a splat, bools).
+  ArrayRef<char> bytes;
+  std::vector<char> owned;
 
   bool isFloat() const { return isa<FloatType>(elementType); }
   bool isUnsigned() const { return elementType.isUnsignedInteger(); }
@@ -73,23 +76,24 @@ std::optional<ConstantElements> readElements(Attribute attr) {
   if (auto dense = dyn_cast<DenseElementsAttr>(elements)) {
     if (out.elementType.isInteger(1)) {
       for (bool b : dense.getValues<bool>())
-        out.bytes.push_back(b);
+        out.owned.push_back(b);
+      out.bytes = out.owned;
       return out;
     }
     ArrayRef<char> raw = dense.getRawData();
     if (dense.isSplat()) {
-      out.bytes.resize(total);
+      out.owned.resize(total);
       for (size_t i = 0; i < total; i += out.width)
-        memcpy(out.bytes.data() + i, raw.data(), out.width);
+        memcpy(out.owned.data() + i, raw.data(), out.width);
+      out.bytes = out.owned;
       return out;
     }
-    out.bytes.assign(raw.begin(), raw.end());
+    out.bytes = raw;
   } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(elements)) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
       return std::nullopt;
-    ArrayRef<char> raw = blob->getData();
-    out.bytes.assign(raw.begin(), raw.end());
+    out.bytes = blob->getData();
   } else {
     return std::nullopt;
   }
@@ -535,11 +539,13 @@ kiln::FoldLimitScope::FoldLimitScope(MLIRContext *context, int64_t maxElements)
 
 kiln::FoldLimitScope::~FoldLimitScope() { dialect->maxFoldedElements = saved; }
 
-std::optional<std::vector<char>> kiln::constantElementBytes(Attribute value) {
+bool kiln::withConstantElements(Attribute value,
+                                function_ref<void(ArrayRef<char>)> use) {
   std::optional<ConstantElements> elements = readElements(value);
   if (!elements)
-    return std::nullopt;
-  return std::move(elements->bytes);
+    return false;
+  use(elements->bytes);
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -680,7 +686,8 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
       resultBuffer(getType()) ? readElements(adaptor.getInput()) : std::nullopt;
   if (!input)
     return {};
-  return makeAttribute(getType(), std::move(input->bytes));
+  return makeAttribute(
+      getType(), std::vector<char>(input->bytes.begin(), input->bytes.end()));
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {

@@ -778,17 +778,23 @@ bool GraphImporter::foldImportedOp(Operation *op,
       return false;
     operands.push_back(value);
   }
-  SmallVector<OpFoldResult> results;
-  if (failed(op->fold(operands, results)) || results.empty())
-    return false;
+  // Charged before it is computed: a result past the budget is never made.
   uint64_t bytes = 0;
-  for (auto [result, folded] : llvm::zip(op->getResults(), results)) {
-    if (dyn_cast<Value>(folded) == result)
-      return false; // folded in place: still this op
-    bytes += tensorBytes(cast<RankedTensorType>(result.getType())).value_or(0);
+  for (Value result : op->getResults()) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    std::optional<uint64_t> size = type ? tensorBytes(type) : std::nullopt;
+    if (!size)
+      return false;
+    bytes += *size;
   }
   if (foldedBytes + bytes > foldBudget)
     return false;
+  SmallVector<OpFoldResult> results;
+  if (failed(op->fold(operands, results)) || results.empty())
+    return false;
+  for (auto [result, folded] : llvm::zip(op->getResults(), results))
+    if (dyn_cast<Value>(folded) == result)
+      return false; // folded in place: still this op
   foldedBytes += bytes;
   OpBuilder here(op);
   for (auto [result, folded] : llvm::zip(op->getResults(), results)) {
@@ -859,11 +865,10 @@ void GraphImporter::foldImportedNode(const onnx::NodeProto &node, int index,
       constants[output] = std::move(tensor);
       continue;
     }
-    std::optional<std::vector<char>> bytes =
-        constantElementBytes(folded.getValue());
-    if (!bytes)
+    if (!withConstantElements(folded.getValue(), [&](ArrayRef<char> bytes) {
+          tensor.bytes.assign(bytes.begin(), bytes.end());
+        }))
       continue;
-    tensor.bytes.assign(bytes->begin(), bytes->end());
     std::string error;
     if (Value named = createConstant(output, std::move(tensor), loc, error))
       values[output] = named;
@@ -872,11 +877,19 @@ void GraphImporter::foldImportedNode(const onnx::NodeProto &node, int index,
   for (const std::string &output : outputs)
     if (!output.empty())
       kept.insert(values[output]);
-  // The constants only folded ops used, and those the named ones replace.
+  // The constants only folded ops used, and those the named ones replace;
+  // the folders' blobs go with them (a folded weight is held once).
   SmallVector<Operation *> left = createdOps();
-  for (Operation *op : llvm::reverse(left))
-    if (isa<ConstantOp>(op) && op->use_empty() && !kept.count(op->getResult(0)))
-      op->erase();
+  for (Operation *op : llvm::reverse(left)) {
+    auto constant = dyn_cast<ConstantOp>(op);
+    if (!constant || !op->use_empty() || kept.count(constant.getResult()))
+      continue;
+    auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
+    if (resource && fresh.count(op) &&
+        resource.getRawHandle().getKey().starts_with("folded"))
+      resource.getRawHandle().getResource()->setBlob(AsmResourceBlob());
+    op->erase();
+  }
 }
 
 /// Gives the ops this node created for its outputs a location that names

@@ -98,10 +98,12 @@ private:
   int64_t saved;
 };
 
-/// The elements of a constant (dense or resource), row-major, one byte a
-/// bool and the element's width otherwise; nullopt when they cannot be read
-/// (an elided blob) or there are more than the folders compute.
-std::optional<std::vector<char>> constantElementBytes(mlir::Attribute value);
+/// Calls `use` with the elements of a constant (dense or resource),
+/// row-major, one byte a bool and the element's width otherwise, read in
+/// place where they can be; false when they cannot be read (an elided
+/// blob) or there are more than the folders compute.
+bool withConstantElements(mlir::Attribute value,
+                          llvm::function_ref<void(llvm::ArrayRef<char>)> use);
 
 /// Numpy/ONNX broadcast of two shapes; std::nullopt when incompatible.
 std::optional<llvm::SmallVector<int64_t>>
