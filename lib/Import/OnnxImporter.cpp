@@ -856,15 +856,9 @@ void GraphImporter::foldImportedNode(const onnx::NodeProto &node, int index,
     ConstTensor tensor;
     tensor.onnxType = onnxDTypeOf(folded.getType().getElementType());
     tensor.shape = std::vector<int64_t>(folded.getType().getShape());
-    // A constant the node passes through (Identity) stays one op; its
-    // weights are not copied.
-    auto resource = dyn_cast<DenseResourceElementsAttr>(folded.getValue());
-    if (!fresh.count(folded.getOperation()) && resource &&
-        resource.getRawHandle().getBlob()) {
-      tensor.stored = resource.getRawHandle().getBlob()->getData();
-      constants[output] = std::move(tensor);
-      continue;
-    }
+    // Always a constant of its own, even where the node passes one through
+    // (an Identity, or an Expand to the same shape at batch 1): the graph
+    // has the same ops at every batch size (--dynamic-batch compares two).
     if (!withConstantElements(folded.getValue(), [&](ArrayRef<char> bytes) {
           tensor.bytes.assign(bytes.begin(), bytes.end());
         }))
