@@ -748,7 +748,8 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   for (int64_t o = 0; o < outer; ++o)
     for (const ConstantElements &input : *inputs) {
       size_t chunk = input.bytes.size() / size_t(std::max<int64_t>(outer, 1));
-      memcpy(dst, input.bytes.data() + o * chunk, chunk);
+      if (chunk) // an empty input or result may have no storage at all
+        memcpy(dst, input.bytes.data() + o * chunk, chunk);
       dst += chunk;
     }
   return makeAttribute(getType(), std::move(*out));
@@ -774,7 +775,8 @@ OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
     for (int64_t k = 0, n = indices->count(); k < n; ++k, dst += chunk) {
       int64_t index = loadInt(indices->elementType, indices->at(k));
       index = std::clamp<int64_t>(index < 0 ? index + dim : index, 0, dim - 1);
-      memcpy(dst, data->bytes.data() + (o * dim + index) * chunk, chunk);
+      if (chunk)
+        memcpy(dst, data->bytes.data() + (o * dim + index) * chunk, chunk);
     }
   return makeAttribute(getType(), std::move(*out));
 }
