@@ -1578,6 +1578,30 @@ def build_import_models():
                                          "else", [], [vi("e", [1, 1])]))],
         [vi("x", [2, 3]), vi("cond", [], TensorProto.BOOL)], [vi("y", [2, 3])],
         validate=False, ort_check=False)
+    # An If on a graph input whose else branch handles an input of another
+    # shape: its Squeeze needs a leading dim of 1, so at x's [2, 3] only the
+    # then branch compiles; the else branch is left out, and a run whose
+    # condition takes it fails.
+    imp("if_branch_other_shape",
+        [n("If", ["cond"], ["y"], "branch",
+           then_branch=helper.make_graph([n("Relu", ["x"], ["t"], "then_relu")],
+                                         "then", [], [vi("t", [2, 3])]),
+           else_branch=helper.make_graph([n("Squeeze", ["x", "axes0"], ["s"], "else_squeeze"),
+                                          n("Neg", ["s"], ["ns"], "else_neg"),
+                                          n("Unsqueeze", ["ns", "axes0"], ["e"], "else_unsqueeze")],
+                                         "else", [], [vi("e", [2, 3])]))],
+        [vi("x", [2, 3]), vi("cond", [], TensorProto.BOOL)], [vi("y", [2, 3])],
+        inits=[init("axes0", np.array([0], np.int64))], validate=False, ort_check=False)
+    # The same with an op Kiln lacks (Bernoulli) in the else branch: that
+    # branch fails at any shape, and the model stays refused.
+    imp("if_branch_unknown_op",
+        [n("If", ["cond"], ["y"], "branch",
+           then_branch=helper.make_graph([n("Relu", ["x"], ["t"], "then_relu")],
+                                         "then", [], [vi("t", [2, 3])]),
+           else_branch=helper.make_graph([n("Bernoulli", ["x"], ["e"], "else_random")],
+                                         "else", [], [vi("e", [2, 3])]))],
+        [vi("x", [2, 3]), vi("cond", [], TensorProto.BOOL)], [vi("y", [2, 3])],
+        opset=15, validate=False, ort_check=False)
     # A Range whose start and limit are graph inputs (position ids after a
     # cache of a length read at run time): the declared length, the values
     # computed in the kernel.

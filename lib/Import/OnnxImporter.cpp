@@ -1011,10 +1011,7 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
         reason = diag.str();
       return success();
     });
-    Block::iterator before = builder.getInsertionPoint();
-    Operation *lastBefore = before == builder.getInsertionBlock()->begin()
-                                ? nullptr
-                                : &*std::prev(before);
+    Operation *lastBefore = lastImportedOp();
     size_t checksBefore = runtimeChecks.size();
     if (succeeded(handler->import(ctx)) && ctx.allOutputsSet() &&
         succeeded(ctx.checkOutputSizes())) {
@@ -1036,55 +1033,6 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
   if (reason.empty())
     reason = "could not be imported";
   markUnsupported(node, index, reason, ctx.needsConstant());
-}
-
-void GraphImporter::importIf(const onnx::NodeProto &node, int index) {
-  const std::string &condName = node.input_size() ? node.input(0) : "";
-  const ConstTensor *cond = findConstant(condName);
-  if (!cond) {
-    importSelectedIf(node, index);
-    return;
-  }
-  if (cond->bytes.empty()) {
-    markUnsupported(node, index, "condition '" + condName + "' is empty");
-    return;
-  }
-  bool taken = llvm::any_of(cond->bytes, [](char b) { return b != 0; });
-  std::optional<std::vector<Value>> outputs =
-      importBranch(node, index, taken ? "then_branch" : "else_branch",
-                   /*scoped=*/false);
-  if (!outputs)
-    return;
-  for (auto [output, value] : llvm::zip(node.output(), *outputs))
-    if (!value)
-      poisoned.insert(output);
-    else
-      values[output] = value;
-}
-
-std::optional<std::vector<Value>>
-GraphImporter::importBranch(const onnx::NodeProto &node, int index,
-                            const std::string &branchName, bool scoped) {
-  const onnx::GraphProto *branch = nullptr;
-  for (const onnx::AttributeProto &attr : node.attribute())
-    if (attr.name() == branchName && attr.has_g())
-      branch = &attr.g();
-  if (!branch || branch->output_size() != node.output_size()) {
-    markUnsupported(node, index,
-                    "the " + branchName +
-                        (branch ? " does not produce one value per output"
-                                : " is missing"));
-    return std::nullopt;
-  }
-  auto outputs = importSubgraph(node, index, *branch, branchName, {}, scoped);
-  // A branch output that is a constant stays one for later nodes.
-  if (outputs && !scoped)
-    for (auto [i, output] : llvm::enumerate(node.output())) {
-      auto constant = constants.find(branch->output(i).name());
-      if (constant != constants.end())
-        constants[output] = constant->second;
-    }
-  return outputs;
 }
 
 std::optional<std::vector<Value>> GraphImporter::importSubgraph(
@@ -1152,70 +1100,6 @@ std::optional<std::vector<Value>> GraphImporter::importSubgraph(
   }
   forget();
   return outputs;
-}
-
-static std::string typeString(Type type) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << type;
-  return text;
-}
-
-void GraphImporter::importSelectedIf(const onnx::NodeProto &node, int index) {
-  const std::string &condName = node.input_size() ? node.input(0) : "";
-  auto cond = values.find(condName);
-  auto condType = cond == values.end()
-                      ? nullptr
-                      : dyn_cast<RankedTensorType>(cond->second.getType());
-  if (!condType || !condType.getElementType().isInteger(1) ||
-      !condType.hasStaticShape() || condType.getNumElements() != 1) {
-    markUnsupported(node, index,
-                    "condition '" + condName + "' is not one boolean");
-    return;
-  }
-  // Both branches run; the run-time checks of each hold only when it is
-  // the one taken.
-  NodeContext ctx(*this, node, nodeLocation(node, index));
-  Value taken = reshapeTo(ctx, cond->second, {});
-  auto notTaken = ctx.create<NotOp>(taken);
-  size_t checksBefore = runtimeChecks.size();
-  auto thenOutputs = importBranch(node, index, "then_branch", true);
-  size_t thenChecks = runtimeChecks.size();
-  auto elseOutputs = importBranch(node, index, "else_branch", true);
-  if (!thenOutputs || !elseOutputs || failed(notTaken))
-    return;
-  for (size_t i = checksBefore; i < runtimeChecks.size(); ++i) {
-    auto gated = ctx.create<AndOp>(
-        ValueRange{runtimeChecks[i].first, i < thenChecks ? taken : *notTaken});
-    if (failed(gated)) {
-      markUnsupported(node, index, "a branch's run-time check is malformed");
-      return;
-    }
-    runtimeChecks[i].first = *gated;
-  }
-  for (auto [output, a, b] :
-       llvm::zip(node.output(), *thenOutputs, *elseOutputs)) {
-    if (!a || !b) {
-      poisoned.insert(output);
-      continue;
-    }
-    if (a.getType() != b.getType()) {
-      markUnsupported(node, index,
-                      "condition '" + condName +
-                          "' is known only at run time, and the branches "
-                          "give '" +
-                          output + "' different types (" +
-                          typeString(a.getType()) + ", " +
-                          typeString(b.getType()) + ")");
-      return;
-    }
-    auto selected = ctx.create<WhereOp>(ValueRange{taken, a, b});
-    if (failed(selected)) {
-      markUnsupported(node, index, "the branches' outputs cannot be selected");
-      return;
-    }
-    values[output] = *selected;
-  }
 }
 
 /// Why `graph` is not in SSA form: a value that two nodes write (or a node

@@ -112,8 +112,37 @@ private:
   /// An If whose condition is known only at run time: both branches are
   /// imported and each output selects between them (their run-time checks
   /// hold only for the branch taken); the branches must give each output
-  /// the same type.
+  /// the same type. A branch that does not import at these shapes while
+  /// the other does is left out (OnnxIfImporter.cpp).
   void importSelectedIf(const onnx::NodeProto &node, int index);
+  /// One branch of an If on a run-time condition, and what importing it
+  /// added to the importer's state, for takeBackBranch.
+  struct RunTimeBranch {
+    std::string name;
+    std::optional<std::vector<mlir::Value>> outputs;
+    /// The last op before the branch's and the branch's last (the same
+    /// when it made none; null: the block's start).
+    mlir::Operation *opBefore = nullptr, *lastOp = nullptr;
+    size_t unsupportedBegin = 0, unsupportedEnd = 0;
+    size_t checksBegin = 0, checksEnd = 0;
+    size_t guardsBegin = 0, guardsEnd = 0;
+    /// Whether every output was imported and no node of it failed.
+    bool imported() const;
+  };
+  RunTimeBranch importRunTimeBranch(const onnx::NodeProto &node, int index,
+                                    const std::string &branchName);
+  bool importsEveryOpType(const onnx::GraphProto &graph) const;
+  /// Erases what importing `branch` made (its ops, unsupported nodes and
+  /// run-time checks); false, changing nothing, when something outside it
+  /// depends on it.
+  bool takeBackBranch(const RunTimeBranch &branch);
+  /// Leaves out `branch`, which failed to import at these shapes only,
+  /// adding a run-time check that fails a run where `takesIt`; false,
+  /// changing nothing, when it cannot be left out.
+  bool leaveOutBranch(NodeContext &ctx, int index, const RunTimeBranch &branch,
+                      mlir::Value takesIt);
+  /// The op the builder inserted last, or null at the block's start.
+  mlir::Operation *lastImportedOp();
   /// Imports the nodes of the branch attribute `branchName` in place and
   /// returns its outputs (null for one an unsupported node poisoned), or
   /// nullopt with the node marked unsupported. `scoped`: the branch's own

@@ -1110,7 +1110,9 @@ std::vector<SupportedOp> kiln::getSupportedOps() {
   ops.push_back({"If", 1, kMaxOpset,
                  "condition known at compile time: the taken branch is "
                  "inlined; else both branches run and each output is "
-                 "selected (branches giving it the same type)"});
+                 "selected (branches giving it the same type); a branch "
+                 "that does not compile at the model's shapes while the "
+                 "other does is left out, and a run taking it fails"});
   ops.push_back({"Scan", 8, kMaxOpset,
                  "unrolled over its steps (the scan axis's static length), "
                  "up to 4096 body nodes; no sequence_lens"});
