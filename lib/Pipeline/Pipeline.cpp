@@ -98,12 +98,14 @@ static void addGraphPasses(OpPassManager &pm, const CompileOptions &options,
   pm.addNestedPass<func::FuncOp>(createRecognizeActivations());
   pm.addNestedPass<func::FuncOp>(createDropPaddingOnlyTaps());
   pm.addNestedPass<func::FuncOp>(createConvColumnsAsRows());
-  // A one-row Gemm's weights stay N x K on GPU targets (a warp per output
-  // reads its row) and on the CPU once K spans 16 vector registers (a dot
-  // product per output; shorter ones spend more on the horizontal sums).
+  // The weights of a Gemm of few rows stay N x K on GPU targets (a warp per
+  // output reads its row), and of one row on the CPU once K spans 16 vector
+  // registers (a dot product per output; shorter ones spend more on the
+  // horizontal sums, and more rows share a register tile's loads).
   int64_t oneRowMinK = target.isGpu() ? 1 : 16 * target.vectorWidth;
-  pm.addNestedPass<func::FuncOp>(
-      createTransposeWeights(TransposeWeightsOptions{oneRowMinK}));
+  int64_t dotProductRows = target.isGpu() ? kMaxGpuDotProductRows : 1;
+  pm.addNestedPass<func::FuncOp>(createTransposeWeights(
+      TransposeWeightsOptions{oneRowMinK, dotProductRows}));
   if (strategies.spaceToDepthConvs)
     pm.addNestedPass<func::FuncOp>(createSpaceToDepthStridedConvs());
   if (options.precision != "f32")

@@ -146,18 +146,20 @@ def TransposeWeights : Pass<"kiln-transpose-weights", "mlir::func::FuncOp"> {
     inputs) reads a new constant that holds `%w` transposed, with transB
     false: the kernel's B is then contiguous along N, which the CPU's
     register tiles need. Non-constant or non-float32 B is left alone. A
-    Gemm whose A is one row and whose K is at least `one-row-min-k` stores B
-    N x K instead (transB): each output then reads a contiguous row of B (a
-    GPU warp per output, coalesced, kiln-distribute-rows-to-lanes; on the
-    CPU a vector dot product per output instead of a register tile walking
-    a column panel at a stride of N). A `kiln.matmul` of one row by a
-    constant float32 matrix with such a K (a Keras Dense layer at batch 1)
-    becomes that Gemm first.
+    Gemm whose A has at most `max-rows` rows and whose K is at least
+    `one-row-min-k` stores B N x K instead (transB): each output then reads
+    a contiguous row of B (a GPU warp per output, coalesced,
+    kiln-distribute-rows-to-lanes; on the CPU a vector dot product per
+    output instead of a register tile walking a column panel at a stride
+    of N). A `kiln.matmul` of such rows by a constant float32 matrix (a
+    Keras Dense layer at batch 1) becomes that Gemm first.
   }];
   let options = [
     Option<"oneRowMinK", "one-row-min-k", "int64_t", "0",
-           "A Gemm whose A is one row reads B N x K when K is at least "
-           "this (0: never)">
+           "A Gemm of at most max-rows rows reads B N x K when K is at "
+           "least this (0: never)">,
+    Option<"maxRows", "max-rows", "int64_t", "1",
+           "The most rows (M) a Gemm that reads B N x K may have">
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

@@ -6,10 +6,11 @@
 // tiles (kiln-contract-with-vector-registers) cannot take it. A constant W
 // is transposed once at compile time instead, and the Gemm reads it K x N.
 //
-// A Gemm whose A is one row (a classifier at batch 1, an LSTM's step)
-// reads W N x K instead (kept, or transposed when the model stores it
-// K x N) when K is at least `one-row-min-k`: each output is a dot product
-// of A's row with W's contiguous row n. On GPU targets (1: always)
+// A Gemm whose A is one row (a classifier at batch 1, an LSTM's step), or
+// up to `max-rows` rows (GPU targets: kMaxGpuDotProductRows), reads W N x K
+// instead (kept, or transposed when the model stores it K x N) when K is
+// at least `one-row-min-k`: each output is a dot product of A's row with
+// W's contiguous row n. On GPU targets (1: always)
 // kiln-distribute-rows-to-lanes gives it to a warp or two whose lanes read
 // W's row in 16-byte runs; transposed, each output was one thread walking a
 // column of W at a stride of N: 1000 threads for 8 MB, 0.055 ms on an H200
@@ -38,10 +39,11 @@ struct TransposeWeightsPass
     : public kiln::impl::TransposeWeightsBase<TransposeWeightsPass> {
   using Base::Base;
 
-  /// A's rows (M) are one.
-  static bool hasOneRow(GemmOp gemm) {
+  /// A's rows (M) are at most maxRows.
+  bool hasFewRows(GemmOp gemm) {
     auto a = dyn_cast<RankedTensorType>(gemm.getA().getType());
-    return a && a.getRank() == 2 && a.getDimSize(gemm.getTransA() ? 1 : 0) == 1;
+    return a && a.getRank() == 2 &&
+           a.getDimSize(gemm.getTransA() ? 1 : 0) <= maxRows;
   }
 
   /// K: the length of each output's dot product.
@@ -50,19 +52,20 @@ struct TransposeWeightsPass
     return a.getDimSize(gemm.getTransA() ? 0 : 1);
   }
 
-  /// A MatMul of one row by a constant float32 matrix (a Keras Dense layer
-  /// at batch 1) whose K is at least `oneRowMinK` becomes the same Gemm, for
+  /// A MatMul of at most maxRows rows by a constant float32 matrix (a Keras
+  /// Dense layer at batch 1) whose K is at least `oneRowMinK` becomes the
+  /// same Gemm, for
   /// the Gemm rule below to give it N x K weights (on GPU targets it was
   /// split along K instead, one thread per output and part: 64 blocks for
   /// MTCNN's 1152 x 256 layer).
-  void oneRowMatMulsAsGemms() {
+  void fewRowMatMulsAsGemms() {
     if (oneRowMinK <= 0)
       return;
     getOperation().walk([&](MatMulOp matmul) {
       auto a = dyn_cast<RankedTensorType>(matmul.getLhs().getType());
       auto b = dyn_cast<RankedTensorType>(matmul.getRhs().getType());
       if (!a || !b || a.getRank() != 2 || b.getRank() != 2 ||
-          a.getDimSize(0) != 1 || a.getDimSize(1) < oneRowMinK ||
+          a.getDimSize(0) > maxRows || a.getDimSize(1) < oneRowMinK ||
           !b.hasStaticShape() || !b.getElementType().isF32() ||
           !matmul.getRhs().getDefiningOp<ConstantOp>())
         return;
@@ -78,14 +81,14 @@ struct TransposeWeightsPass
   }
 
   void runOnOperation() override {
-    oneRowMatMulsAsGemms();
+    fewRowMatMulsAsGemms();
     // One transposed copy per weight and layout, however many Gemms read it
     // (an unrolled LSTM reads its recurrent weights once per step).
     DenseMap<std::pair<Operation *, int>, Value> transposedCopies;
     getOperation().walk([&](GemmOp gemm) {
-      // N x K (transB) for a one-row Gemm of a long enough K, K x N
+      // N x K (transB) for a Gemm of few rows and a long enough K, K x N
       // otherwise.
-      bool wantTransB = oneRowMinK > 0 && hasOneRow(gemm) &&
+      bool wantTransB = oneRowMinK > 0 && hasFewRows(gemm) &&
                         reducedLength(gemm) >= oneRowMinK;
       auto weights = gemm.getB().getDefiningOp<ConstantOp>();
       auto type = dyn_cast<RankedTensorType>(gemm.getB().getType());

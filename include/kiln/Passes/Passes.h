@@ -132,6 +132,13 @@ matchVectorContraction(mlir::linalg::LinalgOp op);
 /// uses; K: a reduction loop both index directly; other reduction loops
 /// (a convolution's window) iterate around K: matmuls and convolutions
 /// as implicit GEMM.
+/// The most rows (M) a GPU contraction of constant weights computes as dot
+/// products, a warp per output reading A's row and B's row (B stored N x K
+/// by kiln-transpose-weights): a matrix block would pad the rows to 16 and
+/// read B once, but splitting K to fill the chip leaves a few dozen blocks
+/// (MTCNN's 1152 x 256 Dense layer at batch 3: 32).
+constexpr int64_t kMaxGpuDotProductRows = 4;
+
 struct MatrixContractionLoops {
   int64_t m = -1, n = -1, k = -1;
   /// Positions of M and N among the output's dims.

@@ -20,6 +20,21 @@ struct BlockChooser : BlockTileOptions {
   /// forall iteration (matrixBlock when matrix instructions take it,
   /// threadBlock otherwise), unit tiles over the other parallel loops.
   /// None when neither applies.
+  /// At most kMaxGpuDotProductRows rows whose operands both run along K
+  /// (B stored N x K): threads, a warp per output, compute them as dot
+  /// products (kiln-distribute-rows-to-lanes).
+  static bool isFewDotProducts(linalg::LinalgOp contraction,
+                               const MatrixContractionLoops &loops) {
+    if (loops.ranges[loops.m] > kMaxGpuDotProductRows || !loops.window.empty())
+      return false;
+    return llvm::all_of(contraction.getDpsInputOperands(), [&](OpOperand *in) {
+      AffineMap map = contraction.getMatchingIndexingMap(in);
+      return map.getNumResults() > 0 &&
+             map.getResults().back() ==
+                 getAffineDimExpr(loops.k, contraction.getContext());
+    });
+  }
+
   std::optional<SmallVector<int64_t>> blockTileSizes(TilingInterface root,
                                                      size_t numLoops) {
     auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
@@ -36,7 +51,7 @@ struct BlockChooser : BlockTileOptions {
     linalg::LinalgOp contraction = reducing.front();
     std::optional<MatrixContractionLoops> loops =
         matchMatrixContraction(contraction, /*allowFloat32=*/true);
-    if (!loops)
+    if (!loops || isFewDotProducts(contraction, *loops))
       return std::nullopt;
     auto contractionType =
         dyn_cast<ShapedType>(contraction.getDpsInits()[0].getType());

@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-transpose-weights))' | FileCheck %s
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-transpose-weights{one-row-min-k=3}))' | FileCheck %s --check-prefix=ROWS
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-transpose-weights{one-row-min-k=4}))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-transpose-weights{one-row-min-k=1 max-rows=4}))' | FileCheck %s --check-prefix=FEW
 
 // A Linear layer's Gemm (W stored N x K, transB) reads W transposed once at
 // compile time: K x N, element (k, n) = W(n, k).
@@ -113,4 +114,25 @@ func.func @one_row_matmul(%x: tensor<1x3xf32>, %rows: tensor<4x3xf32>) -> (tenso
   %y = kiln.matmul %x, %w : tensor<1x3xf32>, tensor<3x2xf32> -> tensor<1x2xf32>
   %z = kiln.matmul %rows, %w : tensor<4x3xf32>, tensor<3x2xf32> -> tensor<4x2xf32>
   return %y, %z : tensor<1x2xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// With max-rows (GPU targets: 4), Gemms and MatMuls of up to that many rows
+// read B N x K as one-row ones do; more rows read K x N.
+// CHECK-LABEL: func.func @few_rows
+// FEW-LABEL: func.func @few_rows
+// FEW: %[[W:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 2.000000e+00, 3.000000e+00], [4.000000e+00, 5.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+// FEW: %[[WT:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
+// FEW: kiln.gemm %arg0, %[[W]] {transB = true} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+// FEW: kiln.gemm %arg1, %[[WT]] : (tensor<5x3xf32>, tensor<3x2xf32>) -> tensor<5x2xf32>
+// FEW: %[[NK:.+]] = kiln.constant dense<{{\[}}[1.000000e+00, 3.000000e+00, 5.000000e+00], [2.000000e+00, 4.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+// FEW: kiln.gemm %arg2, %[[NK]] {transB = true} : (tensor<3x3xf32>, tensor<2x3xf32>) -> tensor<3x2xf32>
+func.func @few_rows(%x: tensor<4x3xf32>, %y: tensor<5x3xf32>, %z: tensor<3x3xf32>) -> (tensor<4x2xf32>, tensor<5x2xf32>, tensor<3x2xf32>) {
+  %w = kiln.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %a = kiln.gemm %x, %w {transB = true} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  %b = kiln.gemm %y, %w {transB = true} : (tensor<5x3xf32>, tensor<2x3xf32>) -> tensor<5x2xf32>
+  %kn = kiln.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %c = kiln.matmul %z, %kn : tensor<3x3xf32>, tensor<3x2xf32> -> tensor<3x2xf32>
+  return %a, %b, %c : tensor<4x2xf32>, tensor<5x2xf32>, tensor<3x2xf32>
 }

@@ -270,3 +270,55 @@ func.func @one_block(%arg0: memref<64x16xf32>, %arg1: memref<16x8xf32>, %arg2: m
   bufferization.materialize_in_destination %mm in restrict writable %arg2 : (tensor<64x8xf32>, memref<64x8xf32>) -> ()
   return
 }
+// -----
+
+// At most kMaxGpuDotProductRows (4) rows whose B is stored N x K (a Dense
+// layer's constant weights at a small batch, kiln-transpose-weights) take
+// no block, which would split K or pad the rows: each output is the dot
+// product of two contiguous rows, one forall iteration (a warp, in
+// kiln-distribute-rows-to-lanes). Five rows take a block.
+// CHECK-LABEL: func.func @dot_products_of_3_rows
+// CHECK-NOT: kiln.matrix_tile
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) in (3, 64)
+// CHECK: linalg.generic {{.*}}ins(%{{.+}}, %{{.+}} : tensor<1x256xf32>, tensor<1x256xf32>) outs(%{{.+}} : tensor<1x1xf32>)
+#rows = affine_map<(d0, d1, d2) -> (d0, d2)>
+#cols = affine_map<(d0, d1, d2) -> (d1, d2)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @dot_products_of_3_rows(%arg0: memref<3x256xf32>, %arg1: memref<64x256xf32>, %arg2: memref<3x64xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<3x256xf32> to tensor<3x256xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<64x256xf32> to tensor<64x256xf32>
+  %e = tensor.empty() : tensor<3x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<3x64xf32>) -> tensor<3x64xf32>
+  %mm = linalg.generic {indexing_maps = [#rows, #cols, #out], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<3x256xf32>, tensor<64x256xf32>) outs(%f : tensor<3x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<3x64xf32>
+  bufferization.materialize_in_destination %mm in restrict writable %arg2 : (tensor<3x64xf32>, memref<3x64xf32>) -> ()
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @dot_products_of_5_rows
+// CHECK-SAME: kiln.matrix_tile
+#rows = affine_map<(d0, d1, d2) -> (d0, d2)>
+#cols = affine_map<(d0, d1, d2) -> (d1, d2)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @dot_products_of_5_rows(%arg0: memref<5x256xf32>, %arg1: memref<64x256xf32>, %arg2: memref<5x64xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %x = bufferization.to_tensor %arg0 restrict : memref<5x256xf32> to tensor<5x256xf32>
+  %w = bufferization.to_tensor %arg1 restrict : memref<64x256xf32> to tensor<64x256xf32>
+  %e = tensor.empty() : tensor<5x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<5x64xf32>) -> tensor<5x64xf32>
+  %mm = linalg.generic {indexing_maps = [#rows, #cols, #out], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<5x256xf32>, tensor<64x256xf32>) outs(%f : tensor<5x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %acc: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %acc, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<5x64xf32>
+  bufferization.materialize_in_destination %mm in restrict writable %arg2 : (tensor<5x64xf32>, memref<5x64xf32>) -> ()
+  return
+}
