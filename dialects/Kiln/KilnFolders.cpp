@@ -321,10 +321,13 @@ Attribute foldStrided(ShapedType type, Attribute operand,
 using IntBinaryFn = bool (*)(int64_t, int64_t, bool, int64_t &);
 using FloatBinaryFn = double (*)(double, double);
 
+/// Elementwise `intFn` or `floatFn` (null: floats only) of two operands.
 Attribute foldArithmetic(Operation *op, ArrayRef<Attribute> operands,
                          IntBinaryFn intFn, FloatBinaryFn floatFn) {
   auto type = cast<ShapedType>(op->getResult(0).getType());
   Type element = type.getElementType();
+  if (!isa<FloatType>(element) && !intFn)
+    return {};
   bool isUnsigned = element.isUnsignedInteger();
   return foldBroadcast(type, operands,
                        [&](ArrayRef<const char *> in, char *out) {
@@ -572,6 +575,11 @@ OpFoldResult ModOp::fold(FoldAdaptor a) {
   return foldArithmetic(*this, a.getOperands(), modInt,
                         [](double x, double y) { return std::fmod(x, y); });
 }
+/// Floats only: the importer computes an integer Pow in float64.
+OpFoldResult PowOp::fold(FoldAdaptor a) {
+  return foldArithmetic(*this, a.getOperands(), nullptr,
+                        [](double x, double y) { return std::pow(x, y); });
+}
 OpFoldResult MinOp::fold(FoldAdaptor a) {
   return foldArithmetic(*this, a.getOperands(), minInt, minFloat);
 }
@@ -634,6 +642,12 @@ OpFoldResult FloorOp::fold(FoldAdaptor a) {
 OpFoldResult CeilOp::fold(FoldAdaptor a) {
   return foldUnary(*this, a.getOperands(), nullptr,
                    [](double v) { return std::ceil(v); });
+}
+
+/// Half to even, the default rounding mode's nearest.
+OpFoldResult RoundOp::fold(FoldAdaptor a) {
+  return foldUnary(*this, a.getOperands(), nullptr,
+                   [](double v) { return std::nearbyint(v); });
 }
 
 OpFoldResult WhereOp::fold(FoldAdaptor a) {

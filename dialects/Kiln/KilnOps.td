@@ -85,7 +85,7 @@ def Kiln_CoshOp : Kiln_UnaryOp<"cosh", "hyperbolic cosine">;
 def Kiln_AsinhOp : Kiln_UnaryOp<"asinh", "inverse hyperbolic sine">;
 def Kiln_AcoshOp : Kiln_UnaryOp<"acosh", "inverse hyperbolic cosine">;
 def Kiln_AtanhOp : Kiln_UnaryOp<"atanh", "inverse hyperbolic tangent">;
-def Kiln_RoundOp : Kiln_UnaryOp<"round", "round half to even">;
+def Kiln_RoundOp : Kiln_UnaryOp<"round", "round half to even", [], 1>;
 def Kiln_SoftsignOp : Kiln_UnaryOp<"softsign", "x / (1 + |x|)">;
 def Kiln_MishOp : Kiln_UnaryOp<"mish", "x * tanh(softplus(x))">;
 def Kiln_GeluOp : Kiln_UnaryOp<"gelu", "x * Phi(x), exact (erf)">;
@@ -222,7 +222,7 @@ def Kiln_AddOp : Kiln_BinaryOp<"add", "x + y", [Commutative], 1>;
 def Kiln_SubOp : Kiln_BinaryOp<"sub", "x - y", [], 1>;
 def Kiln_MulOp : Kiln_BinaryOp<"mul", "x * y", [Commutative], 1>;
 def Kiln_DivOp : Kiln_BinaryOp<"div", "x / y", [], 1>;
-def Kiln_PowOp : Kiln_BinaryOp<"pow", "x ^ y">;
+def Kiln_PowOp : Kiln_BinaryOp<"pow", "x ^ y", [], 1>;
 def Kiln_MaxOp : Kiln_BinaryOp<"max", "max(x, y)", [Commutative], 1>;
 def Kiln_MinOp : Kiln_BinaryOp<"min", "min(x, y)", [Commutative], 1>;
 // Integer modulo takes the divisor's sign (Python); float modulo is fmod.

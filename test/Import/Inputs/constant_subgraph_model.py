@@ -39,6 +39,11 @@ def main(path):
         "fstart": np.array(1.0, dtype=np.float32),
         "flimit": np.array(2.0, dtype=np.float32),
         "fdelta": np.array(0.25, dtype=np.float32),
+        "positions": np.array(1369.0, dtype=np.float32),
+        "half": np.array(0.5, dtype=np.float32),
+        "three": np.array(3, dtype=np.int64),
+        "exponents": np.array([0, 1, 2, 3], dtype=np.int64),
+        "halves": np.array([0.5, 1.5, 2.5, -0.5], dtype=np.float32),
     }
     nodes = [
         # Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as exporters
@@ -72,12 +77,18 @@ def main(path):
                     value=numpy_helper.from_array(np.array([7], dtype=np.int64))),
         h.make_node("ConstantOfShape", ["two"], ["zeros"]),
         h.make_node("Greater", ["u", "v"], ["unsigned_greater"]),
+        # A ViT's position-grid side, int(num_positions ** 0.5), as
+        # DINOv2's export computes it.
+        h.make_node("Pow", ["positions", "half"], ["side_f"]),
+        h.make_node("Cast", ["side_f"], ["side"], to=T.INT64),
+        h.make_node("Pow", ["three", "exponents"], ["powers"]),
+        h.make_node("Round", ["halves"], ["rounded"]),
     ]
     outputs = ["reshaped", "row_sums", "quotient", "remainder", "fremainder",
                "truncated", "wrapped", "greater", "not_greater",
                "selected", "reversed", "tiled", "expanded", "product",
                "largest", "transposed", "range", "float_range", "sevens",
-               "zeros", "unsigned_greater"]
+               "zeros", "unsigned_greater", "side", "powers", "rounded"]
     graph = h.make_graph(
         nodes, "constant_subgraphs", [],
         [h.make_tensor_value_info(name, T.UNDEFINED, None) for name in outputs],
