@@ -26,6 +26,28 @@ func.func @concat_with_empty_input(%x: tensor<1x4x3xf32>, %e: tensor<1x0x3xf32>)
   return %0 : tensor<1x4x3xf32>
 }
 
+// A concatenation that is only the kernel's output (an LSTM's outputs of
+// every step) writes each input to its slice of the output buffer: no
+// chain of insert_slices for bufferization to analyse.
+// CHECK-LABEL: func.func @concat_into_output
+// CHECK-DAG: %[[A:.+]] = bufferization.to_tensor %arg0
+// CHECK-DAG: %[[B:.+]] = bufferization.to_tensor %arg1
+// CHECK: %[[FIRST:.+]] = memref.subview %arg3[0, 0] [1, 3] [1, 1] : memref<3x3xf32> to memref<1x3xf32, strided<[3, 1]>>
+// CHECK: bufferization.materialize_in_destination %[[A]] in restrict writable %[[FIRST]]
+// CHECK: %[[SECOND:.+]] = memref.subview %arg3[1, 0] [2, 3] [1, 1] : memref<3x3xf32> to memref<2x3xf32, strided<[3, 1], offset: 3>>
+// CHECK: bufferization.materialize_in_destination %[[B]] in restrict writable %[[SECOND]]
+// CHECK-NOT: tensor.insert_slice
+// CHECK-NOT: materialize_in_destination
+// CHECK: return
+func.func @concat_into_output(%a: memref<1x3xf32>, %b: memref<2x3xf32>, %e: memref<0x3xf32>, %out: memref<3x3xf32>) attributes {kiln.kernel} {
+  %0 = bufferization.to_tensor %a restrict : memref<1x3xf32> to tensor<1x3xf32>
+  %1 = bufferization.to_tensor %b restrict : memref<2x3xf32> to tensor<2x3xf32>
+  %2 = bufferization.to_tensor %e restrict : memref<0x3xf32> to tensor<0x3xf32>
+  %3 = kiln.concat %0, %1, %2 {axis = 0 : i64} : (tensor<1x3xf32>, tensor<2x3xf32>, tensor<0x3xf32>) -> tensor<3x3xf32>
+  bufferization.materialize_in_destination %3 in restrict writable %out : (tensor<3x3xf32>, memref<3x3xf32>) -> ()
+  return
+}
+
 // Unit steps: a view. Positive steps above 1: a copy reading
 // start + step * i (a kernel that can be split into workgroups).
 // CHECK-LABEL: func.func @slice
