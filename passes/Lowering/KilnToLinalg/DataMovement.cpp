@@ -138,22 +138,36 @@ struct ConcatLowering : public OpRewritePattern<ConcatOp> {
     if (succeeded(copyIntoOutput(rewriter, op)))
       return success();
     Value result = emptyTensor(rewriter, loc, op.getType());
-    int64_t rank = op.getType().getRank(), offset = 0;
-    for (Value input : op.getInputs()) {
-      auto shape = tensorTypeOf(input).getShape();
-      // An input empty along the axis holds no element, and its offset
-      // (the result's extent, when it comes last) is out of bounds.
-      if (shape[op.getAxis()] == 0)
-        continue;
-      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
-      offsets[op.getAxis()] = offset;
+    forEachPlacedInput(op, [&](Value input, ArrayRef<int64_t> offsets,
+                               ArrayRef<int64_t> sizes,
+                               ArrayRef<int64_t> strides) {
       result = tensor::InsertSliceOp::create(
           rewriter, loc, input, result, ValueRange{}, ValueRange{},
-          ValueRange{}, offsets, shape, strides);
-      offset += shape[op.getAxis()];
-    }
+          ValueRange{}, offsets, sizes, strides);
+    });
     rewriter.replaceOp(op, result);
     return success();
+  }
+
+  /// Calls `place` with each input that holds elements and its offsets,
+  /// sizes and strides in the result. An input empty along the axis holds
+  /// none, and its offset (the result's extent, when it comes last) is out
+  /// of bounds.
+  static void
+  forEachPlacedInput(ConcatOp op,
+                     function_ref<void(Value, ArrayRef<int64_t>,
+                                       ArrayRef<int64_t>, ArrayRef<int64_t>)>
+                         place) {
+    int64_t rank = op.getType().getRank(), axis = op.getAxis(), offset = 0;
+    for (Value input : op.getInputs()) {
+      ArrayRef<int64_t> shape = tensorTypeOf(input).getShape();
+      if (shape[axis] == 0)
+        continue;
+      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+      offsets[axis] = offset;
+      place(input, offsets, shape, strides);
+      offset += shape[axis];
+    }
   }
 
   /// A concatenation that is only the kernel's output: each input is
@@ -171,21 +185,16 @@ struct ConcatLowering : public OpRewritePattern<ConcatOp> {
     if (!output || !write.getRestrict() || !write.getWritable())
       return failure();
     Location loc = op.getLoc();
-    int64_t rank = op.getType().getRank(), offset = 0;
-    for (Value input : op.getInputs()) {
-      auto shape = tensorTypeOf(input).getShape();
-      if (shape[op.getAxis()] == 0)
-        continue;
-      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
-      offsets[op.getAxis()] = offset;
+    forEachPlacedInput(op, [&](Value input, ArrayRef<int64_t> offsets,
+                               ArrayRef<int64_t> sizes,
+                               ArrayRef<int64_t> strides) {
       Value slice = memref::SubViewOp::create(rewriter, loc, output, offsets,
-                                              shape, strides);
+                                              sizes, strides);
       auto copy = bufferization::MaterializeInDestinationOp::create(
           rewriter, loc, input, slice);
       copy.setRestrict(true);
       copy.setWritable(true);
-      offset += shape[op.getAxis()];
-    }
+    });
     rewriter.eraseOp(write);
     rewriter.eraseOp(op);
     return success();
