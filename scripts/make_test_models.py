@@ -928,6 +928,34 @@ def build_scatter_splat_f16():
     return model, [{"x": rng.standard_normal((64, 64)).astype(np.float16)}]
 
 
+def build_ort_fusions():
+    """The com.microsoft ops that onnxruntime's graph optimizer writes into
+    a model it saves (a transformer layer's residual LayerNorm, its
+    bias + GELU, its transposed and scaled MatMuls)."""
+    rng = np.random.default_rng(1031)
+    ms = "com.microsoft"
+    nodes = [
+        helper.make_node("SkipLayerNormalization", ["x", "skip", "gamma", "beta", "bias"],
+                         ["normed", "", "", "residual"], name="skip_norm", domain=ms,
+                         epsilon=1e-5),
+        helper.make_node("FusedMatMul", ["normed", "w"], ["projected"], name="project",
+                         domain=ms, transB=1, alpha=0.5),
+        helper.make_node("FastGelu", ["projected", "gelu_bias"], ["activated"], name="gelu",
+                         domain=ms),
+        helper.make_node("FusedMatMul", ["activated", "activated"], ["scores"], name="scores",
+                         domain=ms, transB=1),
+    ]
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+    g = helper.make_graph(
+        nodes, "ort_fusions", [vi("x", [2, 4, 8]), vi("skip", [2, 4, 8])],
+        [vi("activated", [2, 4, 6]), vi("scores", [2, 4, 4]), vi("residual", [2, 4, 8])],
+        [init("gamma", f(8)), init("beta", f(8)), init("bias", f(8)), init("w", f(6, 8)),
+         init("gelu_bias", f(6))])
+    model = make_model(g, 17, "ort_fusions")
+    model.opset_import.append(helper.make_opsetid(ms, 1))
+    return model, [{"x": f(2, 4, 8), "skip": f(2, 4, 8)}]
+
+
 def build_position_ids():
     """RoBERTa's position ids: a running count (int32 CumSum) of the tokens
     that are not padding, offset by the padding id, indexing a position
@@ -2146,6 +2174,7 @@ def main():
         (build_grouped_f16, os.path.join(E2E_DIR, "grouped_f16")),
         (build_scatter_splat_f16, os.path.join(E2E_DIR, "scatter_splat_f16")),
         (build_position_ids, os.path.join(E2E_DIR, "position_ids")),
+        (build_ort_fusions, os.path.join(E2E_DIR, "ort_fusions")),
         (build_patch_embedding, os.path.join(E2E_DIR, "patch_embedding")),
         (build_strided_stems, os.path.join(E2E_DIR, "strided_stems")),
         (build_tiny_cnn, os.path.join(EXAMPLES_DIR, "tiny_cnn")),

@@ -223,6 +223,44 @@ static LogicalResult importLayerNormalization(NodeContext &ctx) {
   return success();
 }
 
+/// com.microsoft SkipLayerNormalization (onnxruntime's fusion of a residual
+/// add and LayerNorm): LayerNorm over the last axis of input + skip
+/// (+ bias), times gamma (+ beta); outputs 1 and 2 are the mean and
+/// 1 / stddev as LayerNormalization gives them, output 3 the sum.
+static LogicalResult importSkipLayerNormalization(NodeContext &ctx) {
+  Value x = ctx.input(0), skip = ctx.input(1), gamma = ctx.input(2);
+  if (!x || !skip || !gamma || failed(ctx.requireFloat({x, skip, gamma})) ||
+      failed(ctx.requireSameDtype({x, skip, gamma})))
+    return failure();
+  auto sum = ctx.create<AddOp>(ValueRange{x, skip});
+  if (ctx.hasInput(4)) {
+    Value bias = ctx.input(4);
+    if (!bias)
+      return failure();
+    sum = apply<AddOp>(ctx, sum, bias);
+  }
+  if (failed(sum))
+    return failure();
+  auto normalized =
+      normalize(ctx, *sum, {rankOf(x) - 1}, ctx.floatAttr("epsilon", 1e-12f));
+  if (failed(normalized))
+    return failure();
+  auto scaled = ctx.create<MulOp>(ValueRange{normalized->value, gamma});
+  if (ctx.hasInput(3)) {
+    Value beta = ctx.input(3);
+    if (!beta)
+      return failure();
+    scaled = apply<AddOp>(ctx, scaled, beta);
+  }
+  if (failed(scaled))
+    return failure();
+  ctx.setOutput(0, *scaled);
+  ctx.setOutput(1, normalized->mean);
+  ctx.setOutput(2, normalized->invStdDev);
+  ctx.setOutput(3, *sum);
+  return success();
+}
+
 static LogicalResult importInstanceNormalization(NodeContext &ctx) {
   Value x = ctx.input(0), scale = ctx.input(1), bias = ctx.input(2);
   if (!x || !scale || !bias || failed(ctx.requireFloat({x, scale, bias})))
@@ -246,5 +284,6 @@ void onnx_import::registerNormOps(OpRegistry &registry) {
   registry.add("BatchNormalization", 6, kMaxOpset, "inference mode; training mode (batch statistics, running statistics as outputs) from opset 14", importBatchNormalization);
   registry.add("InstanceNormalization", 6, kMaxOpset, "", importInstanceNormalization);
   registry.add("LayerNormalization", 17, kMaxOpset, "Y, Mean and InvStdDev", importLayerNormalization);
+  registry.addInDomain("com.microsoft", "SkipLayerNormalization", 1, 1, "domain com.microsoft; the normalized output, mean, 1 / stddev and the input + skip + bias sum", importSkipLayerNormalization);
   // clang-format on
 }

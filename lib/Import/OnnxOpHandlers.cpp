@@ -82,6 +82,24 @@ static LogicalResult importGelu(NodeContext &ctx) {
   return setResult(ctx, ctx.create<GeluOp>(x));
 }
 
+/// com.microsoft FastGelu (onnxruntime's fusion of a bias add and GELU's
+/// tanh approximation): gelu_tanh(X + bias).
+static LogicalResult importFastGelu(NodeContext &ctx) {
+  Value x = ctx.input(0);
+  if (!x || failed(ctx.requireFloat(x)))
+    return failure();
+  if (ctx.hasInput(1)) {
+    Value bias = ctx.input(1);
+    if (!bias || failed(ctx.requireSameDtype({x, bias})))
+      return failure();
+    auto biased = ctx.create<AddOp>(ValueRange{x, bias});
+    if (failed(biased))
+      return failure();
+    x = *biased;
+  }
+  return setResult(ctx, ctx.create<GeluTanhOp>(x));
+}
+
 static LogicalResult importIdentity(NodeContext &ctx) {
   Value x = ctx.input(0);
   if (!x)
@@ -387,6 +405,43 @@ static LogicalResult importMatMul(NodeContext &ctx) {
   if (!a || !b || failed(ctx.requireFloat({a, b})))
     return failure();
   return setResult(ctx, ctx.create<MatMulOp>(ValueRange{a, b}));
+}
+
+/// `v` with its last two dims swapped.
+static FailureOr<Value> swapLastTwoDims(NodeContext &ctx, Value v) {
+  int64_t rank = rankOf(v);
+  if (rank < 2)
+    return ctx.fail("a transposed operand needs at least 2 dims"), failure();
+  auto perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  std::swap(perm[rank - 2], perm[rank - 1]);
+  auto &b = ctx.b();
+  return ctx.create<TransposeOp>(
+      v, {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
+}
+
+/// com.microsoft FusedMatMul (onnxruntime's fusion of transposes and a
+/// scale into MatMul): alpha * op(A) @ op(B), op swapping the last two dims
+/// where transA / transB say.
+static LogicalResult importFusedMatMul(NodeContext &ctx) {
+  if (ctx.intAttr("transBatchA", 0) || ctx.intAttr("transBatchB", 0))
+    return ctx.fail("transBatchA and transBatchB are not supported");
+  Value a = ctx.input(0), b = ctx.input(1);
+  if (!a || !b || failed(ctx.requireFloat({a, b})))
+    return failure();
+  for (auto [operand, attr] : {std::pair{&a, "transA"}, {&b, "transB"}}) {
+    if (!ctx.intAttr(attr, 0))
+      continue;
+    auto swapped = swapLastTwoDims(ctx, *operand);
+    if (failed(swapped))
+      return failure();
+    *operand = *swapped;
+  }
+  auto product = ctx.create<MatMulOp>(ValueRange{a, b});
+  float alpha = ctx.floatAttr("alpha", 1.0f);
+  if (failed(product) || alpha == 1.0f)
+    return setResult(ctx, product);
+  return setResult(
+      ctx, ctx.create<MulOp>(ValueRange{*product, ctx.scalar(a, alpha)}));
 }
 
 static LogicalResult importGemm(NodeContext &ctx) {
@@ -1041,6 +1096,8 @@ void onnx_import::registerElementwiseOps(OpRegistry &registry) {
   registry.add("Log", 6, kMaxOpset, "", importUnary<LogOp>);
   registry.add("LogSoftmax", 1, kMaxOpset, "2-D coercion before opset 13", importSoftmax<LogSoftmaxOp>);
   registry.add("MatMul", 1, kMaxOpset, "batched, broadcasting, 1-D operands", importMatMul);
+  registry.addInDomain("com.microsoft", "FusedMatMul", 1, 1, "domain com.microsoft; alpha, transA, transB; not transBatchA or transBatchB", importFusedMatMul);
+  registry.addInDomain("com.microsoft", "FastGelu", 1, 1, "domain com.microsoft; GELU's tanh approximation of X + bias", importFastGelu);
   registry.add("Max", 6, kMaxOpset, "variadic; float and integer", [](NodeContext &c) { return importVariadic<MaxOp>(c, false); });
   registry.add("MaxPool", 1, kMaxOpset, "1-D/2-D/3-D; float, int8 and uint8; the Indices output for float", importPool<MaxPoolOp>);
   registry.add("Mean", 6, kMaxOpset, "variadic", [](NodeContext &c) { return importVariadic<AddOp>(c, true); });
