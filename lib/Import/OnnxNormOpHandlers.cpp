@@ -194,6 +194,32 @@ static LogicalResult importBatchNormalization(NodeContext &ctx) {
   return setResult(ctx, apply<AddOp>(ctx, scaled, perChannel(ctx, bi, rank)));
 }
 
+/// `v` plus the node's input `input` where the node has it.
+static FailureOr<Value> plusOptionalInput(NodeContext &ctx, FailureOr<Value> v,
+                                          size_t input) {
+  if (failed(v) || !ctx.hasInput(input))
+    return v;
+  Value addend = ctx.input(input);
+  if (!addend)
+    return failure();
+  return apply<AddOp>(ctx, v, addend);
+}
+
+/// LayerNormalization's outputs: the normalized value times `scale` (plus
+/// the input `biasInput` where given), the mean and 1 / stddev.
+static LogicalResult setLayerNormOutputs(NodeContext &ctx,
+                                         const Normalized &normalized,
+                                         Value scale, size_t biasInput) {
+  auto scaled = plusOptionalInput(
+      ctx, ctx.create<MulOp>(ValueRange{normalized.value, scale}), biasInput);
+  if (failed(scaled))
+    return failure();
+  ctx.setOutput(0, *scaled);
+  ctx.setOutput(1, normalized.mean);
+  ctx.setOutput(2, normalized.invStdDev);
+  return success();
+}
+
 static LogicalResult importLayerNormalization(NodeContext &ctx) {
   Value x = ctx.input(0), scale = ctx.input(1);
   if (!x || !scale || failed(ctx.requireFloat({x, scale})))
@@ -208,19 +234,7 @@ static LogicalResult importLayerNormalization(NodeContext &ctx) {
   auto normalized = normalize(ctx, x, axes, ctx.floatAttr("epsilon", 1e-5f));
   if (failed(normalized))
     return failure();
-  auto scaled = ctx.create<MulOp>(ValueRange{normalized->value, scale});
-  if (ctx.hasInput(2)) {
-    Value bias = ctx.input(2);
-    if (!bias)
-      return failure();
-    scaled = apply<AddOp>(ctx, scaled, bias);
-  }
-  if (failed(scaled))
-    return failure();
-  ctx.setOutput(0, *scaled);
-  ctx.setOutput(1, normalized->mean);
-  ctx.setOutput(2, normalized->invStdDev);
-  return success();
+  return setLayerNormOutputs(ctx, *normalized, scale, /*biasInput=*/2);
 }
 
 /// com.microsoft SkipLayerNormalization (onnxruntime's fusion of a residual
@@ -232,33 +246,16 @@ static LogicalResult importSkipLayerNormalization(NodeContext &ctx) {
   if (!x || !skip || !gamma || failed(ctx.requireFloat({x, skip, gamma})) ||
       failed(ctx.requireSameDtype({x, skip, gamma})))
     return failure();
-  auto sum = ctx.create<AddOp>(ValueRange{x, skip});
-  if (ctx.hasInput(4)) {
-    Value bias = ctx.input(4);
-    if (!bias)
-      return failure();
-    sum = apply<AddOp>(ctx, sum, bias);
-  }
+  auto sum = plusOptionalInput(ctx, ctx.create<AddOp>(ValueRange{x, skip}),
+                               /*input=*/4);
   if (failed(sum))
     return failure();
   auto normalized =
       normalize(ctx, *sum, {rankOf(x) - 1}, ctx.floatAttr("epsilon", 1e-12f));
   if (failed(normalized))
     return failure();
-  auto scaled = ctx.create<MulOp>(ValueRange{normalized->value, gamma});
-  if (ctx.hasInput(3)) {
-    Value beta = ctx.input(3);
-    if (!beta)
-      return failure();
-    scaled = apply<AddOp>(ctx, scaled, beta);
-  }
-  if (failed(scaled))
-    return failure();
-  ctx.setOutput(0, *scaled);
-  ctx.setOutput(1, normalized->mean);
-  ctx.setOutput(2, normalized->invStdDev);
   ctx.setOutput(3, *sum);
-  return success();
+  return setLayerNormOutputs(ctx, *normalized, gamma, /*biasInput=*/3);
 }
 
 static LogicalResult importInstanceNormalization(NodeContext &ctx) {
