@@ -61,6 +61,8 @@ void kiln::addCpuKernelPasses(OpPassManager &kernels,
   RegisterTile tile = cpuRegisterTile(options, target);
   kernels.addNestedPass<func::FuncOp>(createContractWithVectorRegisters(
       ContractWithVectorRegistersOptions{tile.vectorWidth, tile.rows}));
+  kernels.addNestedPass<func::FuncOp>(createVectorizeReductionRows(
+      VectorizeReductionRowsOptions{tile.vectorWidth}));
   bufferization::buildBufferDeallocationPipeline(
       kernels, bufferization::BufferDeallocationPipelineOptions());
   kernels.addNestedPass<func::FuncOp>(createForallToForLoopPass());

@@ -363,6 +363,32 @@ def ContractWithVectorRegisters
                            "mlir::memref::MemRefDialect"];
 }
 
+def VectorizeReductionRows
+    : Pass<"kiln-vectorize-reduction-rows", "mlir::func::FuncOp"> {
+  let summary = "Computes a CPU kernel's reductions a vector of outputs at a time, along the output row";
+  let description = [{
+    For each linalg.generic of a bufferized CPU kernel with reduction
+    loops after its output's innermost loop (a pooling window, a depthwise
+    filter, a sum over a middle axis), whose body is scalar arith and math,
+    and whose operands read by the body either do not depend on that loop
+    or run along it contiguously in their innermost dim: loops over the
+    other dims in their order, reductions included, around a loop over the
+    output row in steps of `vector-width` that loads, computes and stores
+    vectors (a masked step for the row's remainder). Each output then
+    takes one vector operation per reduction step instead of a chain of
+    dependent scalar ones. Ops whose operands would be read across rows (a
+    reduction over the innermost axis, a transposed matmul) are left to
+    the loops of convert-linalg-to-loops. Runs after
+    kiln-contract-with-vector-registers, on the ops it left.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", "16",
+           "Elements of one vector (16 floats: AVX-512)">
+  ];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"];
+}
+
 def ConfigureGpuContractions
     : Pass<"kiln-configure-gpu-contractions", "mlir::func::FuncOp"> {
   let summary = "Chooses how each GPU block computes its output block of a contraction (its kiln.contraction)";

@@ -125,6 +125,10 @@ struct VectorContractionLoops {
 std::optional<VectorContractionLoops>
 matchVectorContraction(mlir::linalg::LinalgOp op);
 
+/// A memref whose innermost dim is contiguous: vector loads and stores
+/// along it are plain.
+bool hasUnitInnerStride(mlir::Value memref);
+
 /// The loops of a contraction that matrix instructions can compute
 /// (kiln-contract-with-matrix-cores): `acc + extf(a) * extf(b) [* scale]`
 /// over 16-bit float inputs (or `acc + a * b` over float32 ones, for TF32)

@@ -120,11 +120,7 @@ kiln::matchVectorContraction(linalg::LinalgOp linalgOp) {
   return loops;
 }
 
-namespace {
-
-/// A memref whose innermost dim is contiguous: vector loads and stores
-/// along it are plain.
-bool hasUnitInnerStride(Value memref) {
+bool kiln::hasUnitInnerStride(Value memref) {
   auto type = dyn_cast<MemRefType>(memref.getType());
   if (!type || type.getRank() == 0)
     return false;
@@ -133,6 +129,8 @@ bool hasUnitInnerStride(Value memref) {
   return succeeded(type.getStridesAndOffset(strides, offset)) &&
          strides.back() == 1;
 }
+
+namespace {
 
 /// Bounds of scf.for loops that run `loops` (positions in `ranges`) whole,
 /// from 0 by 1.
