@@ -236,15 +236,35 @@ LogicalResult onnx_import::readTensorBytes(const onnx::TensorProto &tensor,
 std::vector<int64_t> ConstTensor::asInts() const {
   std::vector<int64_t> values;
   size_t width = bytesPerElement(onnxType);
+  auto read = [&](auto value, size_t i) {
+    memcpy(&value, bytes.data() + i, sizeof value);
+    return int64_t(value);
+  };
   for (size_t i = 0; i + width <= bytes.size(); i += width) {
-    if (onnxType == onnx::TensorProto::INT64) {
-      int64_t v;
-      memcpy(&v, bytes.data() + i, 8);
-      values.push_back(v);
-    } else if (onnxType == onnx::TensorProto::INT32) {
-      int32_t v;
-      memcpy(&v, bytes.data() + i, 4);
-      values.push_back(v);
+    switch (onnxType) {
+    case onnx::TensorProto::INT64:
+      values.push_back(read(int64_t(), i));
+      break;
+    case onnx::TensorProto::INT32:
+      values.push_back(read(int32_t(), i));
+      break;
+    case onnx::TensorProto::UINT32:
+      values.push_back(read(uint32_t(), i));
+      break;
+    case onnx::TensorProto::INT16:
+      values.push_back(read(int16_t(), i));
+      break;
+    case onnx::TensorProto::UINT16:
+      values.push_back(read(uint16_t(), i));
+      break;
+    case onnx::TensorProto::INT8:
+      values.push_back(read(int8_t(), i));
+      break;
+    case onnx::TensorProto::UINT8:
+      values.push_back(read(uint8_t(), i));
+      break;
+    default:
+      return values;
     }
   }
   return values;

@@ -74,12 +74,13 @@ public:
   /// x * w (+ bias) for int8 weights w [K, N] with `scale` and `zero` (one
   /// value, or one per column): x is quantized to uint8 over its own range
   /// (all of x, or each row's with `perRow`; the range holds 0, and a range
-  /// of 0 takes scale 1), the integer product is exact (float64), and
-  /// scaled by x's scale times w's, as onnxruntime's DynamicQuantizeLSTM
-  /// computes each product (the input projection over every step at once,
-  /// the recurrence per batch element).
+  /// of 0 takes scale 1), the integer product is summed exactly in
+  /// `sumType` (see integerSumType), and scaled by x's scale times w's, as
+  /// onnxruntime's DynamicQuantizeLSTM computes each product (the input
+  /// projection over every step at once, the recurrence per batch
+  /// element).
   Value quantizedLinear(Value x, Value w, Value scale, Value zero, Value bias,
-                        bool perRow) {
+                        bool perRow, FloatType sumType) {
     if (!x || !w || !scale || !zero)
       return fail();
     auto &b = ctx.b();
@@ -100,10 +101,10 @@ public:
         clamp(unary<RoundOp>(binary<DivOp>(unary<NegOp>(lo), xScale)), 0, 255);
     Value xq = clamp(
         binary<AddOp>(unary<RoundOp>(binary<DivOp>(x, xScale)), xZero), 0, 255);
-    Type f64 = b.getF64Type(), f32 = b.getF32Type();
-    Value product =
-        binary<MatMulOp>(castTo(binary<SubOp>(xq, xZero), f64),
-                         binary<SubOp>(castTo(w, f64), castTo(zero, f64)));
+    Type f32 = b.getF32Type();
+    Value product = binary<MatMulOp>(
+        castTo(binary<SubOp>(xq, xZero), sumType),
+        binary<SubOp>(castTo(w, sumType), castTo(zero, sumType)));
     Value y = binary<MulOp>(castTo(product, f32),
                             binary<MulOp>(xScale, castTo(scale, f32)));
     return bias ? binary<AddOp>(y, bias) : y;
@@ -161,15 +162,16 @@ struct RecurrentSpec {
 struct DirectionWeights {
   Value w, r, wBias, rBias, h0, c0;
   Value wScale, wZero, rScale, rZero; // quantized weights
+  FloatType wSumType, rSumType;       // quantized weights: integerSumType
   /// x * W (+ W's bias), h * R (+ R's bias).
   Value inputProjection(Builder &bld, Value x) const {
     return wScale ? bld.quantizedLinear(x, w, wScale, wZero, wBias,
-                                        /*perRow=*/false)
+                                        /*perRow=*/false, wSumType)
                   : bld.linear(x, w, wBias);
   }
   Value recurrence(Builder &bld, Value h) const {
     return rScale ? bld.quantizedLinear(h, r, rScale, rZero, rBias,
-                                        /*perRow=*/true)
+                                        /*perRow=*/true, rSumType)
                   : bld.linear(h, r, rBias);
   }
   Value peepholeI, peepholeO, peepholeF; // LSTM
@@ -204,6 +206,35 @@ Value part(Builder &bld, NodeContext &ctx, size_t i, int64_t offset,
   return bld.reshape(bld.slice(flat, 0, offset, count), shape);
 }
 
+/// The type in which a product of uint8 values centered on their zero
+/// point (|x - zero| at most 255) with direction `d`'s int8 weights of
+/// input `weight` ([D, K, N]) minus their zero point (input `zero`, one
+/// value per direction) is summed exactly: float32 when no partial sum of
+/// any output column can reach 2^24 (then every partial sum is an integer
+/// float32 holds, whatever the order), float64 otherwise.
+FloatType integerSumType(NodeContext &ctx, size_t weight, size_t zero,
+                         int64_t d, int64_t k, int64_t n) {
+  constexpr double kLargestCenteredX = 255;
+  FloatType f64 = ctx.b().getF64Type();
+  const ConstTensor *w = ctx.constInput(weight);
+  const ConstTensor *z = ctx.constInput(zero);
+  if (!w || !z || w->onnxType != onnx::TensorProto::INT8 ||
+      w->shape.size() != 3 || w->shape[1] != k || w->shape[2] != n ||
+      w->bytes.size() != size_t(w->shape[0] * k * n))
+    return f64;
+  std::vector<int64_t> zeros = z->asInts();
+  double zeroPoint = zeros[d * zeros.size() / w->shape[0]];
+  std::vector<double> sums(n, 0.0);
+  const auto *bytes =
+      reinterpret_cast<const int8_t *>(w->bytes.data()) + d * k * n;
+  for (int64_t i = 0; i < k * n; ++i)
+    sums[i % n] += std::fabs(bytes[i] - zeroPoint);
+  for (double sum : sums)
+    if (!(sum * kLargestCenteredX < std::exp2(24)))
+      return f64;
+  return ctx.b().getF32Type();
+}
+
 DirectionWeights weightsFor(Builder &bld, NodeContext &ctx, int64_t d,
                             int64_t gates, int64_t hidden, int64_t batch,
                             int64_t inputSize, bool quantized) {
@@ -224,6 +255,8 @@ DirectionWeights weightsFor(Builder &bld, NodeContext &ctx, int64_t d,
     dw.wZero = part(bld, ctx, 9, d * ws, {ws}, dir + "Wzero");
     dw.rScale = part(bld, ctx, 10, d * rs, {rs}, dir + "Rscale");
     dw.rZero = part(bld, ctx, 11, d * rs, {rs}, dir + "Rzero");
+    dw.wSumType = integerSumType(ctx, 1, 9, d, inputSize, rows);
+    dw.rSumType = integerSumType(ctx, 2, 11, d, hidden, rows);
   } else {
     dw.w =
         part(bld, ctx, 1, d * rows * inputSize, {rows, inputSize}, dir + "W");
