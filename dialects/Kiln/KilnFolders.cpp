@@ -652,6 +652,11 @@ OpFoldResult RoundOp::fold(FoldAdaptor a) {
 
 OpFoldResult WhereOp::fold(FoldAdaptor a) {
   auto type = getType();
+  // Both branches one value (a Loop's state that its body passes through,
+  // kept where an iteration does not run): that value, when the condition
+  // broadcasts nothing onto it.
+  if (getLhs() == getRhs() && getLhs().getType() == type)
+    return getLhs();
   size_t width = widthOf(type.getElementType());
   return foldBroadcast(type, a.getOperands(),
                        [&](ArrayRef<const char *> in, char *out) {

@@ -20,3 +20,17 @@ func.func @broadcast(%x: tensor<1x8xf32>) -> tensor<3x8xf32> {
   %e = kiln.expand %x : tensor<1x8xf32> -> tensor<3x8xf32>
   return %e : tensor<3x8xf32>
 }
+
+// -----
+
+// A where whose branches are one value is that value (a Loop's state that
+// its body passes through unchanged); a condition that broadcasts the value
+// to a larger shape keeps it.
+// CHECK-LABEL: func.func @where_same_branches
+// CHECK-NEXT: %[[B:.+]] = kiln.where %arg0, %arg2, %arg2 : tensor<3x8xi1>, tensor<8xf32>, tensor<8xf32> -> tensor<3x8xf32>
+// CHECK-NEXT: return %arg1, %[[B]]
+func.func @where_same_branches(%c: tensor<3x8xi1>, %x: tensor<3x8xf32>, %y: tensor<8xf32>) -> (tensor<3x8xf32>, tensor<3x8xf32>) {
+  %same = kiln.where %c, %x, %x : tensor<3x8xi1>, tensor<3x8xf32>, tensor<3x8xf32> -> tensor<3x8xf32>
+  %broadcast = kiln.where %c, %y, %y : tensor<3x8xi1>, tensor<8xf32>, tensor<8xf32> -> tensor<3x8xf32>
+  return %same, %broadcast : tensor<3x8xf32>, tensor<3x8xf32>
+}
