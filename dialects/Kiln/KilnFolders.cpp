@@ -555,19 +555,65 @@ bool kiln::withConstantElements(Attribute value,
 // Elementwise
 //===----------------------------------------------------------------------===//
 
+/// Whether the constant operand `value` holds `identity` in every element,
+/// to the bit for floats (x - 0.0 is x, but x - -0.0 turns -0.0 into 0.0).
+static bool holdsOnly(Attribute value, double identity) {
+  std::optional<ConstantElements> elements = readElements(value);
+  if (!elements)
+    return false;
+  for (int64_t i = 0, n = elements->count(); i < n; ++i) {
+    double v = loadDouble(elements->elementType, elements->at(i));
+    if (v != identity || std::signbit(v) != std::signbit(identity))
+      return false;
+  }
+  return true;
+}
+
+/// `x` when `op(x, y)` is x for every x: y a constant of only `identity`
+/// that broadcasts nothing onto x. Folding a large constant weight through
+/// it (an int8 weight minus its zero point 0) would otherwise be a copy
+/// past the folding limit, made again on every run.
+template <typename OpTy>
+static Value identityOperand(OpTy op, ArrayRef<Attribute> operands,
+                             double identity, bool commutes) {
+  for (unsigned i : {1u, 0u}) {
+    if (i == 0 && !commutes)
+      break;
+    Value x = op->getOperand(1 - i);
+    if (operands[i] && x.getType() == op.getType() &&
+        holdsOnly(operands[i], identity))
+      return x;
+  }
+  return nullptr;
+}
+
 OpFoldResult AddOp::fold(FoldAdaptor a) {
+  // Integer 0, or float -0.0 (0.0 would turn -0.0 into 0.0).
+  bool isFloat = isa<FloatType>(getType().getElementType());
+  if (Value x = identityOperand(*this, a.getOperands(), isFloat ? -0.0 : 0.0,
+                                /*commutes=*/true))
+    return x;
   return foldArithmetic(*this, a.getOperands(), addInt,
                         [](double x, double y) { return x + y; });
 }
 OpFoldResult SubOp::fold(FoldAdaptor a) {
+  if (Value x = identityOperand(*this, a.getOperands(), 0.0,
+                                /*commutes=*/false))
+    return x;
   return foldArithmetic(*this, a.getOperands(), subInt,
                         [](double x, double y) { return x - y; });
 }
 OpFoldResult MulOp::fold(FoldAdaptor a) {
+  if (Value x = identityOperand(*this, a.getOperands(), 1.0,
+                                /*commutes=*/true))
+    return x;
   return foldArithmetic(*this, a.getOperands(), mulInt,
                         [](double x, double y) { return x * y; });
 }
 OpFoldResult DivOp::fold(FoldAdaptor a) {
+  if (Value x = identityOperand(*this, a.getOperands(), 1.0,
+                                /*commutes=*/false))
+    return x;
   return foldArithmetic(*this, a.getOperands(), divInt,
                         [](double x, double y) { return x / y; });
 }
