@@ -191,9 +191,10 @@ def PatchifyConvsAsEinsums
   let summary = "Convolutions whose windows tile the image as einsums over patches";
   let description = [{
     A convolution with stride equal to its kernel and no padding (ViT's
-    and CLIP's patch embeddings) becomes a `kiln.einsum` over the input
-    reshaped into patches (`[N, C, H/p, p, W/q, q]`, an alias) and the
-    weight, plus the bias: its K is then the window's width (16, 32)
+    and CLIP's patch embeddings, an audio model's frames) becomes a
+    `kiln.einsum` over the input reshaped into patches
+    (`[N, C, H/p, p, W/q, q]`, an alias; the rows and columns past the last
+    whole window sliced off first) and the weight, plus the bias: its K is then the window's width (16, 32)
     instead of the input channels (3), so that GPU targets compute it
     with matrix instructions. Windows narrower than matrix instructions
     take (paddedMatrixK: Swin's and ConvNeXt's 4x4) are left alone.

@@ -32,9 +32,10 @@ using namespace kiln;
 namespace {
 
 /// A 2-D convolution with static shapes, one group, no padding or
-/// dilation, whose stride equals its kernel and whose windows cover the
-/// image exactly, with a window width that matrix instructions take as K
-/// (paddedMatrixK: 16 or 32; 14 padded to 16).
+/// dilation, whose stride equals its kernel (the rows and columns past its
+/// last whole window, which it never reads, are sliced off), with a window
+/// width that matrix instructions take as K (paddedMatrixK: 16 or 32; 14
+/// padded to 16; a 1-D convolution's frames of 256).
 bool isPatchify(ConvOp conv) {
   auto inType = conv.getInput().getType();
   auto wType = conv.getWeight().getType();
@@ -49,7 +50,7 @@ bool isPatchify(ConvOp conv) {
   for (int64_t i = 0; i < 2; ++i) {
     int64_t window = wType.getDimSize(2 + i);
     if (conv.getStrides()[i] != window ||
-        inType.getDimSize(2 + i) != outType.getDimSize(2 + i) * window)
+        inType.getDimSize(2 + i) < outType.getDimSize(2 + i) * window)
       return false;
   }
   return paddedMatrixK(wType.getDimSize(3)) > 0;
@@ -102,7 +103,15 @@ struct PatchifyConv : public OpRewritePattern<ConvOp> {
     TransposeOp transpose = tokensTranspose(conv);
     int64_t filters = outType.getDimSize(1);
     Location partLoc = withoutOnnxValues(conv.getLoc());
-    Value patches = reshapeBeforeWidening(rewriter, partLoc, conv.getInput(),
+    Value input = conv.getInput();
+    if (inType.getDimSize(2) != rows * p || inType.getDimSize(3) != cols * q)
+      input =
+          SliceOp::create(rewriter, partLoc,
+                          RankedTensorType::get({n, c, rows * p, cols * q},
+                                                inType.getElementType()),
+                          input, rewriter.getDenseI64ArrayAttr({0, 0, 0, 0}),
+                          rewriter.getDenseI64ArrayAttr({1, 1, 1, 1}));
+    Value patches = reshapeBeforeWidening(rewriter, partLoc, input,
                                           {n, c, rows, p, cols, q});
     // n: image, c: channel, u/v: patch row/column, b/a: row/column in the
     // patch (a sorts first: K), o: filter.
