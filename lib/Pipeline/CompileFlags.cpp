@@ -41,6 +41,14 @@ auto gpuDefaultValues() {
       clEnumValN(GpuDefault::Off, "off", "never"));
 }
 
+/// The values of a strategy that is on for every target unless turned off.
+auto everyTargetValues() {
+  return cl::values(
+      clEnumValN(GpuDefault::Auto, "auto", "on every target (default)"),
+      clEnumValN(GpuDefault::On, "on", "on every target"),
+      clEnumValN(GpuDefault::Off, "off", "never"));
+}
+
 std::optional<bool> forced(GpuDefault value) {
   if (value == GpuDefault::Auto)
     return std::nullopt;
@@ -202,9 +210,9 @@ struct CodegenFlags {
   cl::opt<GpuDefault> patchifyConvs{
       "patchify-convs",
       cl::desc("Convolutions whose windows tile the image (ViT's patch "
-               "embedding) as einsums over patches "
+               "embedding, an audio model's frames) as einsums over patches "
                "(kiln-patchify-convs-as-einsums)"),
-      gpuDefaultValues(), cl::init(GpuDefault::Auto),
+      everyTargetValues(), cl::init(GpuDefault::Auto),
       cl::cat(codegenFlagCategory())};
   cl::opt<GpuDefault> spaceToDepthConvs{
       "space-to-depth-convs",

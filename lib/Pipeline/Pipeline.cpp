@@ -67,7 +67,9 @@ Strategies kiln::resolveStrategies(const CompileOptions &options,
   // blocks' zero weights would only add work.
   s.spaceToDepthConvs = options.spaceToDepthConvs.value_or(
       gpu && (options.precision != "f32" || target.tf32));
-  s.patchifyConvs = options.patchifyConvs.value_or(gpu);
+  // Patches as einsums: matrix instructions' K on GPUs, register tiles
+  // instead of a strided convolution's scalar reductions on the CPU.
+  s.patchifyConvs = options.patchifyConvs.value_or(true);
   s.kMajorMatMulWeights = options.kMajorMatMulWeights.value_or(gpu);
   s.foldTransposesIntoContractions = gpu;
   s.splitMatMulK = options.splitMatMulK.value_or(gpu);

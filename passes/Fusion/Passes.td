@@ -194,10 +194,12 @@ def PatchifyConvsAsEinsums
     and CLIP's patch embeddings, an audio model's frames) becomes a
     `kiln.einsum` over the input reshaped into patches
     (`[N, C, H/p, p, W/q, q]`, an alias; the rows and columns past the last
-    whole window sliced off first) and the weight, plus the bias: its K is then the window's width (16, 32)
-    instead of the input channels (3), so that GPU targets compute it
-    with matrix instructions. Windows narrower than matrix instructions
-    take (paddedMatrixK: Swin's and ConvNeXt's 4x4) are left alone.
+    whole window sliced off first) and the weight, plus the bias: its K
+    is then the window's width (16, 32) instead of the input channels
+    (3), so that GPU targets compute it with matrix instructions, and the
+    CPU with register tiles (a stride past 4 left the convolution scalar
+    reductions). Windows narrower than matrix instructions take
+    (paddedMatrixK: Swin's and ConvNeXt's 4x4) are left alone.
   }];
   let dependentDialects = ["kiln::KilnDialect"];
 }
