@@ -96,6 +96,7 @@ static void addGraphPasses(OpPassManager &pm, const CompileOptions &options,
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createGatherBeforeTranspose());
+  pm.addNestedPass<func::FuncOp>(createCancelLayoutTransposes());
   pm.addNestedPass<func::FuncOp>(createRecognizeLayerNorm());
   pm.addNestedPass<func::FuncOp>(createRecognizeActivations());
   pm.addNestedPass<func::FuncOp>(createDropPaddingOnlyTaps());

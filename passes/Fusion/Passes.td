@@ -204,6 +204,20 @@ def PatchifyConvsAsEinsums
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def CancelLayoutTransposes
+    : Pass<"kiln-cancel-layout-transposes", "mlir::func::FuncOp"> {
+  let summary = "Transposes that undo each other across elementwise ops cancel";
+  let description = [{
+    `transpose<q>(f(transpose<p>(x)))`, where q undoes p and f is a chain
+    of single-use elementwise ops whose other operands are constants
+    (tf2onnx wraps each batch normalization and activation of a CNN in
+    NCHW -> NHWC -> NCHW transposes), becomes `f'(x)`: f computed in x's
+    layout, its constants transposed (folded), both transposes gone.
+    Transposes that meet no inverse along such a chain stay.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def GatherBeforeTranspose
     : Pass<"kiln-gather-before-transpose", "mlir::func::FuncOp"> {
   let summary = "Gathers of one index ahead of the transpose they read; "
