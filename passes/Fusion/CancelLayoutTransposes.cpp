@@ -49,20 +49,6 @@ bool undoes(ArrayRef<int64_t> first, ArrayRef<int64_t> second) {
   return true;
 }
 
-/// Whether transposing `shape` by `perm` keeps its dims longer than 1 in
-/// their order: the elements stay where they are.
-bool keepsOrderOfLongDims(ArrayRef<int64_t> shape, ArrayRef<int64_t> perm) {
-  int64_t last = -1;
-  for (int64_t p : perm) {
-    if (shape[p] == 1)
-      continue;
-    if (p < last)
-      return false;
-    last = p;
-  }
-  return true;
-}
-
 /// A constant that an elementwise op broadcasts against the value it
 /// transforms (at most that value's rank).
 bool isBroadcastConstant(Value v, int64_t rank) {
@@ -158,7 +144,7 @@ struct CancelAroundElementwise : public OpRewritePattern<TransposeOp> {
         permuted.push_back(full[p]);
       // A per-channel constant moves only dims of size 1: a reshape, which
       // folds into the constant.
-      if (keepsOrderOfLongDims(full, perm)) {
+      if (movesOnlyUnitDims(full, perm)) {
         operands.push_back(rewriter.createOrFold<ReshapeOp>(
             loc, type.clone(permuted), operand));
         continue;

@@ -44,6 +44,18 @@ namespace kiln {
 using namespace mlir;
 using namespace kiln;
 
+bool kiln::movesOnlyUnitDims(ArrayRef<int64_t> shape, ArrayRef<int64_t> perm) {
+  int64_t last = -1;
+  for (int64_t d : perm) {
+    if (shape[d] == 1)
+      continue;
+    if (d < last)
+      return false;
+    last = d;
+  }
+  return true;
+}
+
 namespace {
 
 constexpr int64_t kToChannelsLast[] = {0, 2, 3, 1};
@@ -78,22 +90,6 @@ SmallVector<int64_t> perDimChannelsLast(ArrayRef<int64_t> nchw) {
   for (int64_t d : kToChannelsLast)
     nhwc.push_back(nchw[d]);
   return nhwc;
-}
-
-/// Whether transposing a tensor of `shape` by `perm` moves only dims of
-/// size 1, so that a reshape does the same: the other dims keep their
-/// order. (Comparing the sizes would not do: [2, 8, 8, 8] is the same
-/// shape in both layouts.)
-bool movesOnlyUnitDims(ArrayRef<int64_t> shape, ArrayRef<int64_t> perm) {
-  int64_t last = -1;
-  for (int64_t d : perm) {
-    if (shape[d] == 1)
-      continue;
-    if (d < last)
-      return false;
-    last = d;
-  }
-  return true;
 }
 
 /// A pad's begin then end pads of NCHW dims, for the NHWC dims.

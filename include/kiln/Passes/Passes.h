@@ -125,6 +125,13 @@ struct VectorContractionLoops {
 std::optional<VectorContractionLoops>
 matchVectorContraction(mlir::linalg::LinalgOp op);
 
+/// Whether transposing a tensor of `shape` by `perm` moves only dims of
+/// size 1, so that a reshape does the same: the other dims keep their
+/// order. (Comparing the sizes would not do: [2, 8, 8, 8] is the same
+/// shape in both layouts.)
+bool movesOnlyUnitDims(llvm::ArrayRef<int64_t> shape,
+                       llvm::ArrayRef<int64_t> perm);
+
 /// A memref whose innermost dim is contiguous: vector loads and stores
 /// along it are plain.
 bool hasUnitInnerStride(mlir::Value memref);
