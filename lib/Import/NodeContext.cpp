@@ -308,17 +308,24 @@ Value NodeContext::constant(RankedTensorType type, ArrayRef<double> values) {
   return ConstantOp::create(b(), loc, value);
 }
 
-LogicalResult NodeContext::reserveConstant(int64_t elements, Type type) {
+bool NodeContext::tryReserveConstant(int64_t elements, Type type) {
   uint64_t bytes = 0;
   uint64_t each = llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
   uint64_t left = importer.foldBudget - importer.foldedBytes;
   if (elements < 0 ||
       __builtin_mul_overflow(uint64_t(elements), each, &bytes) || bytes > left)
-    return fail("its constant of " + Twine(elements) +
-                " elements does not fit the " + Twine(left) +
-                " bytes left of the folding budget (--max-folded-bytes)");
+    return false;
   importer.foldedBytes += bytes;
-  return success();
+  return true;
+}
+
+LogicalResult NodeContext::reserveConstant(int64_t elements, Type type) {
+  if (tryReserveConstant(elements, type))
+    return success();
+  return fail("its constant of " + Twine(elements) +
+              " elements does not fit the " +
+              Twine(importer.foldBudget - importer.foldedBytes) +
+              " bytes left of the folding budget (--max-folded-bytes)");
 }
 
 Value NodeContext::scalar(Value like, double value) {

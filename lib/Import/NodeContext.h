@@ -116,6 +116,9 @@ public:
   /// computes itself to the model's folding budget (--max-folded-bytes);
   /// fails, saying so, when it does not fit.
   mlir::LogicalResult reserveConstant(int64_t elements, mlir::Type type);
+  /// reserveConstant for a constant the handler can do without: false,
+  /// with no error set, when it does not fit.
+  bool tryReserveConstant(int64_t elements, mlir::Type type);
 
   /// Creates an op whose result types come from its own type inference; a
   /// shape error becomes a failure instead of an abort.

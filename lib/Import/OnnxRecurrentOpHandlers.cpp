@@ -10,6 +10,8 @@
 
 #include "mlir/IR/Verifier.h"
 
+#include <cstring>
+
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::onnx_import;
@@ -79,9 +81,10 @@ public:
   /// onnxruntime's DynamicQuantizeLSTM computes each product (the input
   /// projection over every step at once, the recurrence per batch
   /// element).
+  /// A null `zero`: w is already centered, in `sumType` (centeredWeights).
   Value quantizedLinear(Value x, Value w, Value scale, Value zero, Value bias,
                         bool perRow, FloatType sumType) {
-    if (!x || !w || !scale || !zero)
+    if (!x || !w || !scale)
       return fail();
     auto &b = ctx.b();
     Value none = ctx.scalar(x, 0.0);
@@ -102,9 +105,10 @@ public:
     Value xq = clamp(
         binary<AddOp>(unary<RoundOp>(binary<DivOp>(x, xScale)), xZero), 0, 255);
     Type f32 = b.getF32Type();
-    Value product = binary<MatMulOp>(
-        castTo(binary<SubOp>(xq, xZero), sumType),
-        binary<SubOp>(castTo(w, sumType), castTo(zero, sumType)));
+    Value centeredW =
+        zero ? binary<SubOp>(castTo(w, sumType), castTo(zero, sumType)) : w;
+    Value product =
+        binary<MatMulOp>(castTo(binary<SubOp>(xq, xZero), sumType), centeredW);
     Value y = binary<MulOp>(castTo(product, f32),
                             binary<MulOp>(xScale, castTo(scale, f32)));
     return bias ? binary<AddOp>(y, bias) : y;
@@ -206,33 +210,89 @@ Value part(Builder &bld, NodeContext &ctx, size_t i, int64_t offset,
   return bld.reshape(bld.slice(flat, 0, offset, count), shape);
 }
 
-/// The type in which a product of uint8 values centered on their zero
-/// point (|x - zero| at most 255) with direction `d`'s int8 weights of
-/// input `weight` ([D, K, N]) minus their zero point (input `zero`, one
-/// value per direction) is summed exactly: float32 when no partial sum of
-/// any output column can reach 2^24 (then every partial sum is an integer
-/// float32 holds, whatever the order), float64 otherwise.
-FloatType integerSumType(NodeContext &ctx, size_t weight, size_t zero,
-                         int64_t d, int64_t k, int64_t n) {
-  constexpr double kLargestCenteredX = 255;
-  FloatType f64 = ctx.b().getF64Type();
+/// Direction `d`'s constant int8 weights of input `weight` ([D, K, N],
+/// row-major) and their zero point (input `zero`: the direction's first
+/// value; the importer refuses zero points that differ within a direction),
+/// when both are constants of that layout.
+struct ConstantInt8Weights {
+  const int8_t *values;
+  double zeroPoint;
+};
+std::optional<ConstantInt8Weights> constantInt8Weights(NodeContext &ctx,
+                                                       size_t weight,
+                                                       size_t zero, int64_t d,
+                                                       int64_t k, int64_t n) {
   const ConstTensor *w = ctx.constInput(weight);
   const ConstTensor *z = ctx.constInput(zero);
   if (!w || !z || w->onnxType != onnx::TensorProto::INT8 ||
       w->shape.size() != 3 || w->shape[1] != k || w->shape[2] != n ||
       w->bytes.size() != size_t(w->shape[0] * k * n))
-    return f64;
+    return std::nullopt;
   std::vector<int64_t> zeros = z->asInts();
-  double zeroPoint = zeros[d * zeros.size() / w->shape[0]];
+  if (zeros.empty())
+    return std::nullopt;
+  return ConstantInt8Weights{reinterpret_cast<const int8_t *>(w->bytes.data()) +
+                                 d * k * n,
+                             double(zeros[d * zeros.size() / w->shape[0]])};
+}
+
+/// The type in which a product of uint8 values centered on their zero
+/// point (|x - zero| at most 255) with direction `d`'s int8 weights of
+/// input `weight` ([D, K, N]) minus their zero point (input `zero`) is
+/// summed exactly: float32 when no partial sum of any output column can
+/// reach 2^24 (then every partial sum is an integer float32 holds,
+/// whatever the order), float64 otherwise.
+FloatType integerSumType(NodeContext &ctx, size_t weight, size_t zero,
+                         int64_t d, int64_t k, int64_t n) {
+  constexpr double kLargestCenteredX = 255;
+  FloatType f64 = ctx.b().getF64Type();
+  auto w = constantInt8Weights(ctx, weight, zero, d, k, n);
+  if (!w)
+    return f64;
   std::vector<double> sums(n, 0.0);
-  const auto *bytes =
-      reinterpret_cast<const int8_t *>(w->bytes.data()) + d * k * n;
   for (int64_t i = 0; i < k * n; ++i)
-    sums[i % n] += std::fabs(bytes[i] - zeroPoint);
+    sums[i % n] += std::fabs(w->values[i] - w->zeroPoint);
   for (double sum : sums)
     if (!(sum * kLargestCenteredX < std::exp2(24)))
       return f64;
   return ctx.b().getF32Type();
+}
+
+/// Direction `d`'s constant int8 weights of input `weight` ([D, K, N])
+/// minus their zero point (input `zero`), computed at import as a [K, N]
+/// constant of `sumType`: the recurrence then reads one constant weight
+/// (which the graph passes may store transposed, or narrowed back to int8)
+/// instead of a kernel widening and centering it on every run. Null when
+/// either input is not a constant of that layout or the constant does not
+/// fit the folding budget.
+Value centeredWeights(NodeContext &ctx, size_t weight, size_t zero, int64_t d,
+                      int64_t k, int64_t n, FloatType sumType,
+                      const Twine &what) {
+  auto w = constantInt8Weights(ctx, weight, zero, d, k, n);
+  if (!w || !ctx.tryReserveConstant(k * n, sumType))
+    return nullptr;
+  ConstTensor centered;
+  bool wide = sumType.getWidth() == 64;
+  centered.onnxType =
+      wide ? onnx::TensorProto::DOUBLE : onnx::TensorProto::FLOAT;
+  centered.shape = {k, n};
+  centered.bytes.resize(k * n * (wide ? 8 : 4));
+  for (int64_t i = 0; i < k * n; ++i) {
+    double value = w->values[i] - w->zeroPoint;
+    char *at = centered.bytes.data() + i * (wide ? 8 : 4);
+    if (wide) {
+      std::memcpy(at, &value, 8);
+    } else {
+      float single = value;
+      std::memcpy(at, &single, 4);
+    }
+  }
+  std::string error;
+  Value v = ctx.createConstant((ctx.proto().input(weight) + "." + what).str(),
+                               std::move(centered), error);
+  if (!v)
+    (void)ctx.fail(error);
+  return v;
 }
 
 DirectionWeights weightsFor(Builder &bld, NodeContext &ctx, int64_t d,
@@ -242,9 +302,6 @@ DirectionWeights weightsFor(Builder &bld, NodeContext &ctx, int64_t d,
   std::string dir = "direction" + std::to_string(d) + ".";
   int64_t rows = gates * hidden;
   if (quantized) {
-    dw.w =
-        part(bld, ctx, 1, d * rows * inputSize, {inputSize, rows}, dir + "W");
-    dw.r = part(bld, ctx, 2, d * rows * hidden, {hidden, rows}, dir + "R");
     // One scale per direction, or one per column.
     auto perDirection = [&](size_t i) {
       return ShapedType::getNumElements(shapeOf(ctx.input(i))) /
@@ -252,11 +309,22 @@ DirectionWeights weightsFor(Builder &bld, NodeContext &ctx, int64_t d,
     };
     int64_t ws = perDirection(8), rs = perDirection(10);
     dw.wScale = part(bld, ctx, 8, d * ws, {ws}, dir + "Wscale");
-    dw.wZero = part(bld, ctx, 9, d * ws, {ws}, dir + "Wzero");
     dw.rScale = part(bld, ctx, 10, d * rs, {rs}, dir + "Rscale");
-    dw.rZero = part(bld, ctx, 11, d * rs, {rs}, dir + "Rzero");
     dw.wSumType = integerSumType(ctx, 1, 9, d, inputSize, rows);
     dw.rSumType = integerSumType(ctx, 2, 11, d, hidden, rows);
+    dw.w = centeredWeights(ctx, 1, 9, d, inputSize, rows, dw.wSumType,
+                           dir + "Wcentered");
+    if (!dw.w) {
+      dw.w =
+          part(bld, ctx, 1, d * rows * inputSize, {inputSize, rows}, dir + "W");
+      dw.wZero = part(bld, ctx, 9, d * ws, {ws}, dir + "Wzero");
+    }
+    dw.r = centeredWeights(ctx, 2, 11, d, hidden, rows, dw.rSumType,
+                           dir + "Rcentered");
+    if (!dw.r) {
+      dw.r = part(bld, ctx, 2, d * rows * hidden, {hidden, rows}, dir + "R");
+      dw.rZero = part(bld, ctx, 11, d * rs, {rs}, dir + "Rzero");
+    }
   } else {
     dw.w =
         part(bld, ctx, 1, d * rows * inputSize, {rows, inputSize}, dir + "W");

@@ -252,6 +252,13 @@ struct CodegenFlags {
                "(kiln-narrow-gpu-indices; off by default: fewer integer "
                "instructions, but fewer 128-bit loads and stores)"),
       cl::init(false), cl::cat(codegenFlagCategory())};
+  cl::opt<bool> narrowIntegerWeights{
+      "narrow-integer-weights",
+      cl::desc("cpu: store float32 weights of few-row matmuls whose values "
+               "are all integers that int8 (else int16) holds as that type, "
+               "widened in the matmul's kernel (kiln-narrow-integer-weights: "
+               "dynamically quantized models read a quarter of the bytes)"),
+      cl::init(true), cl::cat(codegenFlagCategory())};
   cl::opt<bool> splatWeights{
       "splat-weights",
       cl::desc("Benchmark artifact: leave float32 weights of 64+ elements "
@@ -274,6 +281,7 @@ struct CodegenFlags {
             row(channelsLastActivations, choices(channelsLastActivations)),
             row(kMajorMatMulWeights, choices(kMajorMatMulWeights)),
             row(narrowGpuIndices),
+            row(narrowIntegerWeights),
             row(splatWeights)};
   }
 };
@@ -387,6 +395,7 @@ static LogicalResult readCodegenFlags(const CodegenFlags &flags,
   options.channelsLastActivations = forced(flags.channelsLastActivations);
   options.kMajorMatMulWeights = forced(flags.kMajorMatMulWeights);
   options.narrowGpuIndices = flags.narrowGpuIndices;
+  options.narrowIntegerWeights = flags.narrowIntegerWeights;
   options.splatWeights = flags.splatWeights;
   return success();
 }

@@ -84,6 +84,7 @@ Strategies kiln::resolveStrategies(const CompileOptions &options,
   // for than the padding kernel costs (docs/targets/cuda.md).
   s.convPaddingInPlace = gpu && options.convPaddingInPlace.value_or(false);
   s.fuseAttention = !gpu;
+  s.narrowIntegerWeights = !gpu && options.narrowIntegerWeights;
   return s;
 }
 
@@ -172,6 +173,11 @@ static void addFusedPasses(OpPassManager &pm, const TargetDescription &target,
   if (strategies.channelsLastConvWeights)
     pm.addNestedPass<func::FuncOp>(createChannelsLastConvWeights());
   pm.addNestedPass<func::FuncOp>(createMoveReshapesAfterElementwise());
+  // Last before the kernels form: after every pass that rearranges a
+  // weight (they read float32 constants), and its casts then go into
+  // their contractions' kernels.
+  if (strategies.narrowIntegerWeights)
+    pm.addNestedPass<func::FuncOp>(createNarrowIntegerWeights());
   FormDispatchRegionsOptions regions;
   regions.fuseAttention = strategies.fuseAttention;
   // GPU blocks read a convolution's padding in place.

@@ -32,6 +32,10 @@ struct Strategies {
   bool convPaddingInPlace = false;
   /// Attention as one kernel whose workgroups take whole heads (the CPU).
   bool fuseAttention = false;
+  /// Integer-valued float32 weights of few-row contractions stored as int8
+  /// or int16 and widened in the kernel (the CPU's register tiles and dot
+  /// products; GPU kernels read float32 weights).
+  bool narrowIntegerWeights = false;
 };
 Strategies resolveStrategies(const CompileOptions &options,
                              const TargetDescription &target);

@@ -4,6 +4,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
+#include <cmath>
 #include <cstring>
 
 using namespace mlir;
@@ -142,4 +143,46 @@ kiln::rearrangeFloatConstant(ElementsAttr value, RankedTensorType resultType,
                         source + (isSplat ? 0 : from * width), width);
         }
       });
+}
+
+FailureOr<ElementsAttr>
+kiln::narrowIntegerValuedConstant(ElementsAttr value, IntegerType narrowType,
+                                  StringRef nameSuffix) {
+  auto type = cast<ShapedType>(value.getType());
+  unsigned bits = narrowType.getWidth();
+  if (!type.getElementType().isF32() || !narrowType.isSignless() ||
+      (bits != 8 && bits != 16))
+    return failure();
+  std::string key;
+  bool isSplat = false;
+  FailureOr<ArrayRef<char>> source = elementBytes(value, 4, key, isSplat);
+  if (failed(source) || isSplat)
+    return failure();
+  size_t count = type.getNumElements();
+  float lowest = -std::ldexp(1.0f, bits - 1);
+  float highest = std::ldexp(1.0f, bits - 1) - 1;
+  size_t width = bits / 8;
+  std::vector<char> narrow(count * width);
+  for (size_t i = 0; i < count; ++i) {
+    float v;
+    std::memcpy(&v, source->data() + 4 * i, 4);
+    // NaN fails every comparison; -0.0 would come back as +0.0.
+    if (!(v >= lowest && v <= highest) || v != std::nearbyint(v) ||
+        (v == 0 && std::signbit(v)))
+      return failure();
+    if (bits == 8)
+      narrow[i] = static_cast<char>(static_cast<int8_t>(v));
+    else {
+      int16_t half = static_cast<int16_t>(v);
+      std::memcpy(narrow.data() + 2 * i, &half, 2);
+    }
+  }
+  auto resultType = RankedTensorType::get(type.getShape(), narrowType);
+  if (key.empty())
+    return ElementsAttr(
+        DenseElementsAttr::getFromRawBuffer(resultType, narrow));
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocate(narrow.size(), width);
+  std::memcpy(blob.getMutableData().data(), narrow.data(), narrow.size());
+  return ElementsAttr(DenseResourceElementsAttr::get(
+      resultType, key + nameSuffix.str(), std::move(blob)));
 }

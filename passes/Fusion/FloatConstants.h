@@ -35,6 +35,17 @@ mlir::FailureOr<mlir::ElementsAttr>
 permuteFloatConstant(mlir::ElementsAttr value, llvm::ArrayRef<int64_t> perm,
                      llvm::StringRef nameSuffix);
 
+/// The float32 constant `value` stored as signless integers of
+/// `narrowType` (i8 or i16), which hold every one of its elements exactly:
+/// each an integer in the type's range, and no -0.0 (its sign would be
+/// lost). Dense data stays dense, a resource becomes a resource named
+/// after it plus `nameSuffix`. Failure when some element does not fit, or
+/// the storage is not readable (an external or elided blob) or a splat.
+mlir::FailureOr<mlir::ElementsAttr>
+narrowIntegerValuedConstant(mlir::ElementsAttr value,
+                            mlir::IntegerType narrowType,
+                            llvm::StringRef nameSuffix);
+
 } // namespace kiln
 
 #endif

@@ -28,9 +28,11 @@ bool isInlinableConstant(Value v) {
          constant.getType().getNumElements() <= 16;
 }
 
-/// A cast from a 16-bit float type to float32 (see kiln-demote-precision).
+/// A cast from a 16-bit float type to float32 (see kiln-demote-precision),
+/// or of a weight stored as narrow integers (kiln-narrow-integer-weights).
 bool isWideningCast(Operation *op) {
-  return op->getNumResults() == 1 && isWidened(op->getResult(0));
+  return op->getNumResults() == 1 &&
+         (isWidened(op->getResult(0)) || isNarrowedWeight(op->getResult(0)));
 }
 
 /// Ops that multiply and accumulate: they read widened operands inside

@@ -164,6 +164,32 @@ def TransposeWeights : Pass<"kiln-transpose-weights", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def NarrowIntegerWeights
+    : Pass<"kiln-narrow-integer-weights", "mlir::func::FuncOp"> {
+  let summary = "Stores integer-valued float32 weights as int8 or int16";
+  let description = [{
+    The float32 constant B of a `kiln.matmul` or `kiln.gemm` whose every
+    element is an integer that int8 (else int16) holds exactly (a
+    dynamically quantized model's int8 weights minus their zero point) is
+    stored in that type, and the contraction reads a `kiln.cast` of it to
+    float32, one per contraction. kiln-form-dispatch-regions puts each cast
+    in its contraction's kernel, which loads the narrow integers and
+    converts them in registers: the same values from a quarter (a half) of
+    the bytes. Only weights of at least `min-bytes` read for at most
+    `max-rows` rows of outputs (memory-bound: each element is loaded once
+    per row); a -0.0 or any other value the type does not hold leaves the
+    weight as it is.
+  }];
+  let options = [
+    Option<"maxRows", "max-rows", "int64_t", "64",
+           "The most output rows (M) of a contraction whose weight is "
+           "narrowed">,
+    Option<"minBytes", "min-bytes", "int64_t", "65536",
+           "The least float32 bytes of a weight that is narrowed">
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def SplitConvPadding : Pass<"kiln-split-conv-padding", "mlir::func::FuncOp"> {
   let summary = "Moves a convolution's zero padding into its own kiln.pad";
   let description = [{

@@ -97,8 +97,20 @@ constexpr int64_t kSplitKMinPart = 128;
 #define GEN_PASS_REGISTRATION
 #include "kiln/Passes/CodegenPasses.h.inc"
 
+/// True when `op` (in a linalg body) widens its operand to float32 for the
+/// op that reads it: `arith.extf` of a 16-bit float (--precision, 16-bit
+/// models) or `arith.sitofp` of an 8- or 16-bit integer (a weight that
+/// kiln-narrow-integer-weights stored narrow).
+bool isScalarWidening(mlir::Operation *op);
+
+/// `value` (a scalar or vector of 16-bit floats or of 8- or 16-bit
+/// integers) widened to `type` as isScalarWidening's ops do.
+mlir::Value createScalarWidening(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Value value, mlir::Type type);
+
 /// True when the generic's body is `acc + a' * b'` (either order), where
-/// each of `a'`, `b'` is its input or `extf` of it, optionally times `s`
+/// each of `a'`, `b'` is its input or a widening of it (isScalarWidening),
+/// optionally times `s`
 /// defined outside the body (Gemm's alpha), whose value is then stored in
 /// `scale`.
 bool isMultiplyAdd(mlir::linalg::GenericOp op, mlir::Value &scale);
@@ -135,6 +147,11 @@ bool movesOnlyUnitDims(llvm::ArrayRef<int64_t> shape,
 /// A memref whose innermost dim is contiguous: vector loads and stores
 /// along it are plain.
 bool hasUnitInnerStride(mlir::Value memref);
+
+/// How much `expr` grows when loop `dim` (of `numDims`) grows by 1, if
+/// that is a constant.
+std::optional<int64_t> stepOf(mlir::AffineExpr expr, int64_t dim,
+                              unsigned numDims);
 
 /// The loops of a contraction that matrix instructions can compute
 /// (kiln-contract-with-matrix-cores): `acc + extf(a) * extf(b) [* scale]`
@@ -177,6 +194,19 @@ matchMatrixContraction(mlir::linalg::LinalgOp op, bool allowFloat32 = false);
 inline bool isWidened(mlir::Value value) {
   auto cast = value.getDefiningOp<CastOp>();
   return cast && cast.isWidening();
+}
+
+/// True when `value` is a float32 weight stored as 8- or 16-bit integers
+/// (kiln-narrow-integer-weights): a kiln.cast to float32 of such a
+/// constant. The contraction that reads it loads the integers and widens
+/// them in registers.
+inline bool isNarrowedWeight(mlir::Value value) {
+  auto cast = value.getDefiningOp<CastOp>();
+  if (!cast || !cast.getInput().getDefiningOp<ConstantOp>() ||
+      !mlir::getElementTypeOrSelf(cast.getType()).isF32())
+    return false;
+  mlir::Type from = mlir::getElementTypeOrSelf(cast.getInput().getType());
+  return from.isSignlessInteger(8) || from.isSignlessInteger(16);
 }
 
 /// The rows that 16-row matrix tiles compute for a block of `rows` outputs

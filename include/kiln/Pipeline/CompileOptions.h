@@ -59,7 +59,7 @@ struct CompileOptions {
   /// GPU targets only, off when unset.
   std::optional<bool> convPaddingInPlace;
   /// kiln-patchify-convs-as-einsums: convolutions whose windows tile the
-  /// image as einsums over patches; unset: on for GPU targets only.
+  /// image as einsums over patches; unset: on for every target.
   std::optional<bool> patchifyConvs;
   /// kiln-space-to-depth-strided-convs: strided convolutions over few
   /// input channels (an image's 3) as stride-1 ones over space-to-depth
@@ -84,6 +84,10 @@ struct CompileOptions {
   /// merges fewer neighbouring accesses (docs/targets/cuda.md); a GPU must say
   /// which matters more.
   bool narrowGpuIndices = false;
+  /// cpu: kiln-narrow-integer-weights stores float32 weights whose values
+  /// are all small integers (dynamically quantized models) as int8 or
+  /// int16, widened in the contraction's kernel.
+  bool narrowIntegerWeights = true;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

@@ -46,9 +46,8 @@ namespace kiln {
 using namespace mlir;
 using namespace kiln;
 
-/// How much `expr` grows when loop `dim` grows by 1, if that is a constant.
-static std::optional<int64_t> stepOf(AffineExpr expr, int64_t dim,
-                                     unsigned numDims) {
+std::optional<int64_t> kiln::stepOf(AffineExpr expr, int64_t dim,
+                                    unsigned numDims) {
   MLIRContext *context = expr.getContext();
   AffineExpr d = getAffineDimExpr(dim, context);
   AffineExpr next = expr.replace(d, d + 1);
@@ -432,11 +431,12 @@ struct ContractWithVectorRegistersPass
     return indices;
   }
 
-  /// A value of the input widened to float32 (f16/bf16 inputs).
+  /// A value of the input widened to float32 (f16/bf16 inputs, int8/int16
+  /// weights).
   static Value widen(OpBuilder &b, Location loc, Value v, Type f32) {
     if (getElementTypeOrSelf(v.getType()) == getElementTypeOrSelf(f32))
       return v;
-    return arith::ExtFOp::create(b, loc, f32, v);
+    return createScalarWidening(b, loc, v, f32);
   }
 
   /// `width` elements of `memref`'s innermost dim, `stride` apart, from

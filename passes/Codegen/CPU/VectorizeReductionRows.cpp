@@ -39,14 +39,6 @@ using namespace kiln;
 
 namespace {
 
-/// Whether `expr` grows by exactly 1 when loop `dim` grows by 1.
-bool stepsByOne(AffineExpr expr, unsigned dim, unsigned numDims) {
-  AffineExpr d = getAffineDimExpr(dim, expr.getContext());
-  auto step = dyn_cast<AffineConstantExpr>(simplifyAffineExpr(
-      expr.replace(d, d + 1) - expr, numDims, /*numSymbols=*/0));
-  return step && step.getValue() == 1;
-}
-
 /// Whether an operand indexed by `map` can be read a vector at a time along
 /// loop `dim`: it does not depend on `dim`, or only its contiguous
 /// innermost dim does, one element per iteration.
@@ -56,7 +48,7 @@ bool readsAlong(Value memref, AffineMap map, unsigned dim) {
   ArrayRef<AffineExpr> results = map.getResults();
   return llvm::none_of(results.drop_back(),
                        [&](AffineExpr e) { return e.isFunctionOfDim(dim); }) &&
-         stepsByOne(results.back(), dim, map.getNumDims()) &&
+         stepOf(results.back(), dim, map.getNumDims()) == 1 &&
          hasUnitInnerStride(memref);
 }
 

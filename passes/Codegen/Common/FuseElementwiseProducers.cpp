@@ -9,8 +9,10 @@
 //
 // Three kinds of producer are folded: a generic that only widens a 16-bit
 // operand (`arith.extf`; --precision and float16 models put these at the
-// start of kernels) into every consumer, so that a contraction becomes
-// `extf(a) * extf(b) + acc`, the form matrix-core code generation matches;
+// start of kernels) or a narrowed integer weight (`arith.sitofp`;
+// kiln-narrow-integer-weights) into every consumer, so that a contraction
+// becomes `extf(a) * extf(b) + acc`, the form matrix-core code generation
+// and the CPU's register tiles match;
 // a transpose with one consumer (a weight stored in another layout:
 // kiln-channels-last-conv-weights), which the consumer's indexing map
 // then reads through; and any other all-parallel generic that has one
@@ -35,9 +37,27 @@ namespace kiln {
 using namespace mlir;
 using namespace kiln;
 
+bool kiln::isScalarWidening(Operation *op) {
+  if (!isa<arith::ExtFOp, arith::SIToFPOp>(op) ||
+      !getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+    return false;
+  Type from = getElementTypeOrSelf(op->getOperand(0).getType());
+  return isa<arith::ExtFOp>(op)
+             ? from.isF16() || from.isBF16()
+             : from.isSignlessInteger(8) || from.isSignlessInteger(16);
+}
+
+Value kiln::createScalarWidening(OpBuilder &b, Location loc, Value value,
+                                 Type type) {
+  if (isa<FloatType>(getElementTypeOrSelf(value.getType())))
+    return arith::ExtFOp::create(b, loc, type, value);
+  return arith::SIToFPOp::create(b, loc, type, value);
+}
+
 namespace {
 
-/// A linalg.generic whose body only widens its one input (`arith.extf`).
+/// A linalg.generic whose body only widens its one input
+/// (isScalarWidening).
 bool isWideningGeneric(Operation *op) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || generic.getNumDpsInputs() != 1 ||
@@ -46,8 +66,8 @@ bool isWideningGeneric(Operation *op) {
   Block &body = generic.getRegion().front();
   if (body.getOperations().size() != 2)
     return false;
-  auto extf = dyn_cast<arith::ExtFOp>(body.front());
-  return extf && extf.getIn() == body.getArgument(0);
+  Operation &widen = body.front();
+  return isScalarWidening(&widen) && widen.getOperand(0) == body.getArgument(0);
 }
 
 /// A linalg.generic that only moves its one input (a transpose: the body
@@ -120,7 +140,7 @@ struct CollapseBeforeWidening : OpRewritePattern<tensor::CollapseShapeOp> {
         rewriter, loc, resultType, input, init, maps, iterators,
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value wide =
-              arith::ExtFOp::create(b, l, resultType.getElementType(), args[0]);
+              createScalarWidening(b, l, args[0], resultType.getElementType());
           linalg::YieldOp::create(b, l, wide);
         });
     rewriter.replaceOp(collapse, widened.getResult(0));

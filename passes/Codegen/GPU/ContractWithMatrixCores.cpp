@@ -117,9 +117,10 @@ bool kiln::isMultiplyAdd(linalg::GenericOp op, Value &scale) {
   }
   unsigned widened = 0;
   auto input = [&](Value v) {
-    if (auto extf = v.getDefiningOp<arith::ExtFOp>()) {
+    Operation *producer = v.getDefiningOp();
+    if (producer && isScalarWidening(producer)) {
       ++widened;
-      return extf.getIn();
+      return producer->getOperand(0);
     }
     return v;
   };

@@ -2,7 +2,7 @@
 (int8 W and R, per-column scales for W, per-direction ones for R, a bias)
 over 4 steps of a batch of 2, with an input DIR/x.npy and onnxruntime's
 outputs DIR/y.npy, DIR/y_h.npy and DIR/y_c.npy, for
-test/Import/quantize.test."""
+test/Import/quantize.test. Usage: DIR [HIDDEN] (5 by default)."""
 import os
 import sys
 
@@ -14,7 +14,8 @@ from onnx import TensorProto, helper, numpy_helper
 folder = sys.argv[1]
 os.makedirs(folder, exist_ok=True)
 rng = np.random.default_rng(3)
-steps, batch, inputs, hidden, directions = 4, 2, 3, 5, 2
+steps, batch, inputs, directions = 4, 2, 3, 2
+hidden = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 rows = 4 * hidden
 array = numpy_helper.from_array
 initializers = [
@@ -28,6 +29,13 @@ initializers = [
     array(np.zeros((directions, rows), np.int8), "W_zero_point"),
     array(np.array([0.01, 0.015], np.float32), "R_scale"),
     array(np.zeros(directions, np.int8), "R_zero_point")]
+if hidden > 5:
+    # onnxruntime's packed kernels for larger layers read R's scales and
+    # zero points per column.
+    initializers[-2:] = [
+        array(rng.uniform(0.005, 0.02, (directions, rows)).astype(np.float32),
+              "R_scale"),
+        array(np.zeros((directions, rows), np.int8), "R_zero_point")]
 node = helper.make_node(
     "DynamicQuantizeLSTM",
     ["x", "W", "R", "B", "", "", "", "", "W_scale", "W_zero_point", "R_scale",

@@ -92,6 +92,28 @@ func.func @demoted_matmul(%x: tensor<4x8xf32>) -> tensor<4x32xf16> {
 
 // -----
 
+// A weight stored as int8 (kiln-narrow-integer-weights): its cast is the
+// matmul's prologue, so the kernel reads the int8 constant. Each matmul
+// reading the weight has a cast of its own.
+// CHECK-LABEL: func.func @narrowed_weight
+// CHECK: %[[Q:.+]] = kiln.constant dense_resource<q> : tensor<8x32xi8>
+// CHECK: kiln.dispatch_region(%[[Q]], %arg0) : (tensor<8x32xi8>, tensor<1x8xf32>) -> tensor<1x32xf32> {
+// CHECK: kiln.cast %{{.+}} : tensor<8x32xi8> -> tensor<8x32xf32>
+// CHECK-NEXT: kiln.matmul
+// CHECK: kiln.dispatch_region(%[[Q]], %arg1) : (tensor<8x32xi8>, tensor<1x8xf32>) -> tensor<1x32xf32> {
+// CHECK: kiln.cast %{{.+}} : tensor<8x32xi8> -> tensor<8x32xf32>
+// CHECK-NEXT: kiln.matmul
+func.func @narrowed_weight(%x: tensor<1x8xf32>, %y: tensor<1x8xf32>) -> (tensor<1x32xf32>, tensor<1x32xf32>) {
+  %q = kiln.constant dense_resource<q> : tensor<8x32xi8>
+  %w1 = kiln.cast %q : tensor<8x32xi8> -> tensor<8x32xf32>
+  %0 = kiln.matmul %x, %w1 : tensor<1x8xf32>, tensor<8x32xf32> -> tensor<1x32xf32>
+  %w2 = kiln.cast %q : tensor<8x32xi8> -> tensor<8x32xf32>
+  %1 = kiln.matmul %y, %w2 : tensor<1x8xf32>, tensor<8x32xf32> -> tensor<1x32xf32>
+  return %0, %1 : tensor<1x32xf32>, tensor<1x32xf32>
+}
+
+// -----
+
 // A 16-bit result widened for a consumer in another kernel (ResNet's
 // downsample branch at --precision=f16, read by the residual add of the
 // next convolution): the widening joins the consumer's kernel, so the

@@ -136,6 +136,29 @@ func.func @scaled_f16(%a: memref<2x4xf16>, %b: memref<4x16xf16>, %c: memref<2x16
 
 // -----
 
+// A weight stored as int8 (kiln-narrow-integer-weights): B's row is loaded
+// as 16 bytes and converted to float32 in registers.
+// CHECK-LABEL: func.func @int8_weight
+// CHECK: %[[B:.+]] = vector.load %arg1[{{.+}}] : memref<4x16xi8>, vector<16xi8>
+// CHECK: %[[BW:.+]] = arith.sitofp %[[B]] : vector<16xi8> to vector<16xf32>
+// CHECK: vector.fma %[[BW]]
+#mA = affine_map<(m, n, k) -> (m, k)>
+#mB = affine_map<(m, n, k) -> (k, n)>
+#mC = affine_map<(m, n, k) -> (m, n)>
+func.func @int8_weight(%a: memref<2x4xf32>, %b: memref<4x16xi8>, %c: memref<2x16xf32>) attributes {kiln.kernel} {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x4xf32>, memref<4x16xi8>) outs(%c : memref<2x16xf32>) {
+  ^bb0(%x: f32, %y: i8, %acc: f32):
+    %yw = arith.sitofp %y : i8 to f32
+    %p = arith.mulf %x, %yw : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // The ops around the contraction: the bias broadcast into the accumulator
 // temporary starts the accumulators (a broadcast of the bias element of
 // each row), and the residual add + ReLU epilogue, the temporary's only

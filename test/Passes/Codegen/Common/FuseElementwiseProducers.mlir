@@ -176,3 +176,37 @@ func.func @chain(%x: tensor<64xf32>, %y: tensor<64xf32>) -> tensor<64xf32> attri
   } -> tensor<64xf32>
   return %3 : tensor<64xf32>
 }
+
+// -----
+
+// A weight stored as int8 (kiln-narrow-integer-weights) is widened in the
+// matmul's body: `a * sitofp(b) + acc`, loading bytes.
+// CHECK-LABEL: func.func @matmul_int8_weight
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<8x32xf32>, tensor<32x64xi8>) outs(%{{.+}} : tensor<8x64xf32>)
+// CHECK: arith.sitofp %{{.+}} : i8 to f32
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+#a = affine_map<(d0, d1, d2) -> (d0, d1)>
+#b = affine_map<(d0, d1, d2) -> (d1, d2)>
+#c = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @matmul_int8_weight(%x: tensor<8x32xf32>, %w: tensor<32x64xi8>) -> tensor<8x64xf32> attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f32
+  %ew = tensor.empty() : tensor<32x64xf32>
+  %ww = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<32x64xi8>) outs(%ew : tensor<32x64xf32>) {
+  ^bb0(%in: i8, %out: f32):
+    %0 = arith.sitofp %in : i8 to f32
+    linalg.yield %0 : f32
+  } -> tensor<32x64xf32>
+  %e = tensor.empty() : tensor<8x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x64xf32>) -> tensor<8x64xf32>
+  %mm = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %ww : tensor<8x32xf32>, tensor<32x64xf32>) outs(%f : tensor<8x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %0 = arith.mulf %in, %in_0 : f32
+    %1 = arith.addf %out, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<8x64xf32>
+  return %mm : tensor<8x64xf32>
+}
