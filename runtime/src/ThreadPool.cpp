@@ -27,10 +27,11 @@ template <typename Predicate> static bool spinUntil(Predicate ready) {
   }
 }
 
-ThreadPool::ThreadPool(unsigned numThreads) {
+ThreadPool::ThreadPool(unsigned numThreads)
+    : shares(new Share[numThreads > 0 ? numThreads : 1]) {
   try {
     for (unsigned i = 1; i < numThreads; ++i)
-      workers.emplace_back([this] { workerLoop(); });
+      workers.emplace_back([this, i] { workerLoop(i); });
   } catch (...) {
     // No destructor runs for a half-built pool: stop the workers started so
     // far (a joinable std::thread would terminate the process).
@@ -52,20 +53,28 @@ void ThreadPool::stopWorkers() {
   workers.clear();
 }
 
-void ThreadPool::runItems() {
-  // Ids are handed out one at a time so uneven workgroups balance themselves.
-  for (int64_t i;
-       (i = next.fetch_add(1, std::memory_order_relaxed)) < jobCount;) {
-    try {
-      (*job)(i);
-    } catch (...) {
-      // An exception must not escape a worker (std::terminate) nor leave the
-      // caller while workers still use `job`: record it, hand out no more
-      // ids, and let parallelFor rethrow once everyone is done.
-      std::lock_guard<std::mutex> lock(failureMu);
-      if (!failure)
-        failure = std::current_exception();
-      next.store(jobCount, std::memory_order_relaxed);
+void ThreadPool::closeShares() {
+  for (unsigned t = 0; t < size(); ++t)
+    shares[t].next.store(shares[t].end, std::memory_order_relaxed);
+}
+
+void ThreadPool::runItems(unsigned self) {
+  unsigned threads = size();
+  for (unsigned k = 0; k < threads; ++k) {
+    Share &share = shares[(self + k) % threads];
+    for (int64_t i; (i = share.next.fetch_add(1, std::memory_order_relaxed)) <
+                    share.end;) {
+      try {
+        (*job)(i);
+      } catch (...) {
+        // An exception must not escape a worker (std::terminate) nor leave
+        // the caller while workers still use `job`: record it, hand out no
+        // more ids, and let parallelFor rethrow once everyone is done.
+        std::lock_guard<std::mutex> lock(failureMu);
+        if (!failure)
+          failure = std::current_exception();
+        closeShares();
+      }
     }
   }
 }
@@ -82,11 +91,11 @@ bool ThreadPool::waitForJob(uint64_t seen) {
   return !stopping.load();
 }
 
-void ThreadPool::workerLoop() {
+void ThreadPool::workerLoop(unsigned self) {
   uint64_t seen = 0;
   while (waitForJob(seen)) {
     seen = generation.load(std::memory_order_acquire);
-    runItems();
+    runItems(self);
     if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       // Under the lock, so a caller about to sleep cannot miss it.
       std::lock_guard<std::mutex> lock(mu);
@@ -105,13 +114,16 @@ void ThreadPool::parallelFor(int64_t count,
   {
     std::lock_guard<std::mutex> lock(mu);
     job = &fn;
-    jobCount = count;
-    next.store(0, std::memory_order_relaxed);
+    unsigned threads = size();
+    for (unsigned t = 0; t < threads; ++t) {
+      shares[t].next.store(count * t / threads, std::memory_order_relaxed);
+      shares[t].end = count * (t + 1) / threads;
+    }
     pending.store(unsigned(workers.size()), std::memory_order_relaxed);
     generation.fetch_add(1, std::memory_order_release);
   }
   wake.notify_all();
-  runItems();
+  runItems(0);
   auto finished = [&] { return pending.load(std::memory_order_acquire) == 0; };
   if (!spinUntil(finished)) {
     std::unique_lock<std::mutex> lock(mu);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -15,6 +16,13 @@ namespace kiln {
 
 /// A fixed pool that runs the ids of one dispatch at a time. The calling
 /// thread takes part, so a pool of N threads owns N-1 workers.
+///
+/// Each thread first runs its own contiguous share of the ids, the same
+/// share in every dispatch of the same count, then takes ids one at a time
+/// from the other shares' fronts. Successive kernels over the same data
+/// (an LSTM's steps reading one recurrent weight, an epilogue after its
+/// matmul) then find their part of it in the same core's cache, and
+/// uneven workgroups still balance.
 class ThreadPool {
 public:
   explicit ThreadPool(unsigned numThreads);
@@ -29,9 +37,19 @@ public:
   void parallelFor(int64_t count, const std::function<void(int64_t)> &fn);
 
 private:
+  /// The ids [next, end) of one thread's share not yet handed out; its own
+  /// cache line, since every thread claims from it with fetch_add.
+  struct alignas(64) Share {
+    std::atomic<int64_t> next{0};
+    int64_t end = 0;
+  };
+
   void stopWorkers();
-  void workerLoop();
-  void runItems();
+  void workerLoop(unsigned self);
+  /// Runs ids of share `self` and then of the others until none is left.
+  void runItems(unsigned self);
+  /// Hands out no more ids (after a failure).
+  void closeShares();
   /// Waits for a job newer than `seen`; spins briefly first, because waking
   /// a sleeping thread costs more than most workgroups take.
   bool waitForJob(uint64_t seen);
@@ -40,8 +58,7 @@ private:
   std::mutex mu;
   std::condition_variable wake, done;
   const std::function<void(int64_t)> *job = nullptr;
-  int64_t jobCount = 0;
-  std::atomic<int64_t> next{0};
+  std::unique_ptr<Share[]> shares; // one per thread, the caller's first
   // Bumped (release) after a job is published, so workers see each job once.
   std::atomic<uint64_t> generation{0};
   std::atomic<unsigned> pending{0}; // workers still inside the current job
