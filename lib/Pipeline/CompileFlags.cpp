@@ -259,6 +259,12 @@ struct CodegenFlags {
                "widened in the matmul's kernel (kiln-narrow-integer-weights: "
                "dynamically quantized models read a quarter of the bytes)"),
       cl::init(true), cl::cat(codegenFlagCategory())};
+  cl::opt<bool> packMatMulWeights{
+      "pack-matmul-weights",
+      cl::desc("cpu: store the constant weights of few-row matmuls as "
+               "column panels of the register tile's width, each read as "
+               "one contiguous stream (kiln-pack-matmul-weights)"),
+      cl::init(true), cl::cat(codegenFlagCategory())};
   cl::opt<bool> splatWeights{
       "splat-weights",
       cl::desc("Benchmark artifact: leave float32 weights of 64+ elements "
@@ -282,6 +288,7 @@ struct CodegenFlags {
             row(kMajorMatMulWeights, choices(kMajorMatMulWeights)),
             row(narrowGpuIndices),
             row(narrowIntegerWeights),
+            row(packMatMulWeights),
             row(splatWeights)};
   }
 };
@@ -396,6 +403,7 @@ static LogicalResult readCodegenFlags(const CodegenFlags &flags,
   options.kMajorMatMulWeights = forced(flags.kMajorMatMulWeights);
   options.narrowGpuIndices = flags.narrowGpuIndices;
   options.narrowIntegerWeights = flags.narrowIntegerWeights;
+  options.packMatMulWeights = flags.packMatMulWeights;
   options.splatWeights = flags.splatWeights;
   return success();
 }

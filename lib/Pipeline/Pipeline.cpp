@@ -85,6 +85,7 @@ Strategies kiln::resolveStrategies(const CompileOptions &options,
   s.convPaddingInPlace = gpu && options.convPaddingInPlace.value_or(false);
   s.fuseAttention = !gpu;
   s.narrowIntegerWeights = !gpu && options.narrowIntegerWeights;
+  s.packMatMulWeights = !gpu && options.packMatMulWeights;
   return s;
 }
 
@@ -123,7 +124,8 @@ static void addGraphPasses(OpPassManager &pm, const CompileOptions &options,
 /// GPUs, transposes read by matmuls (attention's heads) folded into them,
 /// and short deep matmuls and convolutions in parts along K (BERT and
 /// ResNet-50 at batch 1).
-static void addFusedPasses(OpPassManager &pm, const TargetDescription &target,
+static void addFusedPasses(OpPassManager &pm, const CompileOptions &options,
+                           const TargetDescription &target,
                            const Strategies &strategies) {
   // Patch embeddings as einsums first: a transpose after one (ViT's
   // flatten and transpose) then folds into it.
@@ -172,6 +174,13 @@ static void addFusedPasses(OpPassManager &pm, const TargetDescription &target,
   // After split-K, whose grouped convolutions keep their layout.
   if (strategies.channelsLastConvWeights)
     pm.addNestedPass<func::FuncOp>(createChannelsLastConvWeights());
+  // Before the epilogues move past reshapes: a packed matmul's result is
+  // reshaped back.
+  if (strategies.packMatMulWeights) {
+    PackMatMulWeightsOptions pack;
+    pack.panelWidth = 2 * cpuRegisterTile(options, target).vectorWidth;
+    pm.addNestedPass<func::FuncOp>(createPackMatMulWeights(pack));
+  }
   pm.addNestedPass<func::FuncOp>(createMoveReshapesAfterElementwise());
   // Last before the kernels form: after every pass that rearranges a
   // weight (they read float32 constants), and its casts then go into
@@ -272,7 +281,7 @@ void kiln::buildPhasePipeline(OpPassManager &pm, Phase phase,
   case Phase::Graph:
     return addGraphPasses(pm, options, target, strategies);
   case Phase::Fused:
-    return addFusedPasses(pm, target, strategies);
+    return addFusedPasses(pm, options, target, strategies);
   case Phase::Tiled:
     return addTiledPasses(pm, options, target, strategies);
   case Phase::Kernels:

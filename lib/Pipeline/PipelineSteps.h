@@ -36,6 +36,9 @@ struct Strategies {
   /// or int16 and widened in the kernel (the CPU's register tiles and dot
   /// products; GPU kernels read float32 weights).
   bool narrowIntegerWeights = false;
+  /// Few-row matmuls' constant weights stored as column panels (the CPU's
+  /// register tiles; GPU kernels read B in its own layout).
+  bool packMatMulWeights = false;
 };
 Strategies resolveStrategies(const CompileOptions &options,
                              const TargetDescription &target);

@@ -16,8 +16,11 @@
 //   y = reshape(gelu(g))
 //
 // Casts stay where they are (a widening cast in front of a contraction is
-// that contraction's prologue, kiln-form-dispatch-regions), as do
-// broadcasting operands and Expand.
+// that contraction's prologue, kiln-form-dispatch-regions), as do Expand
+// and broadcasting operands, except where the reshape only joins the last
+// two dims (a matmul computed on weight panels, kiln-pack-matmul-weights:
+// [M, N / P, P] -> [M, N]): a bias along N is then split the same way.
+
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Passes/Passes.h"
@@ -44,14 +47,64 @@ bool isKernelRootResult(Value v) {
   return def && !isElementwise(def) && !isa<ConstantOp, ReshapeOp>(def);
 }
 
-/// A single-use reshape of a kernel root's result: what the op moves past.
-/// Each move removes one and creates none (the other operands' new
-/// reshapes read no kernel root's result, and the moved op is
-/// elementwise), so the rewrite terminates.
+/// Whether `source` is `result` with its last dim split in two.
+bool splitsLastDim(ArrayRef<int64_t> source, ArrayRef<int64_t> result) {
+  return !result.empty() && source.size() == result.size() + 1 &&
+         source.drop_back(2) == result.drop_back() &&
+         source[source.size() - 2] * source.back() == result.back();
+}
+
+/// A value an elementwise op computes from a kernel root's result,
+/// directly or through other elementwise ops: it joins that root's kernel.
+bool isFedByKernelRoot(Value v, unsigned depth = 0) {
+  Operation *def = v.getDefiningOp();
+  if (!def || !isElementwise(def) || def->getNumResults() != 1 || depth > 16)
+    return false;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return isKernelRootResult(operand) || isFedByKernelRoot(operand, depth + 1);
+  });
+}
+
+/// A single-use reshape of a kernel root's result: what the op moves past;
+/// or, where the reshape joins the last two dims (a packed matmul's
+/// result), of an elementwise op that epilogue already moved past it. Each
+/// move removes one and creates none (the other operands' new reshapes
+/// read no kernel root's result and split dims rather than join them, and
+/// the moved op is elementwise), so the rewrite terminates.
 bool isMovableReshape(Value operand) {
   auto reshape = operand.getDefiningOp<ReshapeOp>();
-  return reshape && operand.hasOneUse() &&
-         isKernelRootResult(reshape.getInput());
+  if (!reshape || !operand.hasOneUse())
+    return false;
+  Value input = reshape.getInput();
+  if (isKernelRootResult(input))
+    return true;
+  return splitsLastDim(cast<RankedTensorType>(input.getType()).getShape(),
+                       reshape.getType().getShape()) &&
+         isFedByKernelRoot(input);
+}
+
+/// The shape in which `operand` (of `shape`, broadcast to `result`)
+/// broadcasts to `source` instead: itself for an operand of the result's
+/// shape; with `splitsLastDim`, a broadcasting one with its last dim split
+/// as the result's (or [1, 1] for a last dim of 1). Null when neither.
+std::optional<SmallVector<int64_t>> shapeAlongSource(ArrayRef<int64_t> shape,
+                                                     ArrayRef<int64_t> result,
+                                                     ArrayRef<int64_t> source) {
+  if (shape == result)
+    return SmallVector<int64_t>(source);
+  if (!splitsLastDim(source, result) || shape.size() > result.size())
+    return std::nullopt;
+  if (shape.empty())
+    return SmallVector<int64_t>(); // a scalar broadcasts to either
+  for (auto [dim, size] : llvm::enumerate(llvm::reverse(shape)))
+    if (size != 1 && size != result[result.size() - 1 - dim])
+      return std::nullopt;
+  SmallVector<int64_t> split(shape.drop_back());
+  if (shape.back() == 1)
+    split.append({1, 1});
+  else
+    split.append({source[source.size() - 2], source.back()});
+  return split;
 }
 
 struct MoveReshapeAfter : public RewritePattern {
@@ -75,23 +128,29 @@ struct MoveReshapeAfter : public RewritePattern {
         cast<RankedTensorType>(source.getType()).getShape();
     // Every check before the first new op: a pattern that fails must
     // leave the IR as it was.
+    SmallVector<SmallVector<int64_t>> shapes;
     for (Value operand : op->getOperands()) {
       auto type = dyn_cast<RankedTensorType>(operand.getType());
-      if (!type || type.getShape() != resultType.getShape())
+      if (!type)
         return failure();
-      if (operand != reshaped &&
-          (isKernelRootResult(operand) || isMovableReshape(operand)))
+      std::optional<SmallVector<int64_t>> along =
+          shapeAlongSource(type.getShape(), resultType.getShape(), sourceShape);
+      if (!along || (operand != reshaped && (isKernelRootResult(operand) ||
+                                             isMovableReshape(operand))))
         return failure();
+      shapes.push_back(*along);
     }
     SmallVector<Value> operands;
-    for (Value operand : op->getOperands())
+    for (auto [operand, shape] : llvm::zip(op->getOperands(), shapes))
       operands.push_back(
-          operand == reshaped
-              ? source
-              : ReshapeOp::create(rewriter, op->getLoc(),
-                                  cast<RankedTensorType>(operand.getType())
-                                      .clone(sourceShape),
-                                  operand)
+          operand == reshaped ? source
+          : cast<RankedTensorType>(operand.getType()).getShape() ==
+                  ArrayRef<int64_t>(shape)
+              ? operand
+              : ReshapeOp::create(
+                    rewriter, op->getLoc(),
+                    cast<RankedTensorType>(operand.getType()).clone(shape),
+                    operand)
                     .getResult());
     // The op now computes its ONNX value in the reshape's input shape: it
     // claims no value (kiln-bisect compares shapes too).

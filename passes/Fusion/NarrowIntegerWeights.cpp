@@ -42,6 +42,8 @@ struct NarrowIntegerWeightsPass
       b = &matmul.getRhsMutable();
     else if (auto gemm = dyn_cast<GemmOp>(op))
       b = &gemm.getBMutable();
+    else if (isa<EinsumOp>(op) && op->getNumOperands() == 2)
+      b = &op->getOpOperand(1);
     if (!b || !b->get().getDefiningOp<ConstantOp>())
       return nullptr;
     auto weight = dyn_cast<RankedTensorType>(b->get().getType());
@@ -51,9 +53,25 @@ struct NarrowIntegerWeightsPass
         !weight.getElementType().isF32() ||
         weight.getNumElements() * 4 < minBytes)
       return nullptr;
-    int64_t columns = result.getShape().back();
+    int64_t columns = outputColumns(op, weight, result);
     int64_t rows = columns ? result.getNumElements() / columns : 0;
     return rows <= maxRows ? b : nullptr;
+  }
+
+  /// The outputs one row of the contraction has: a matmul's N (the
+  /// result's last dim); for panels [N / P, K, P] read by an einsum whose
+  /// result ends in [N / P, P] (kiln-pack-matmul-weights), N; 0 for any
+  /// other einsum.
+  static int64_t outputColumns(Operation *op, RankedTensorType weight,
+                               RankedTensorType result) {
+    ArrayRef<int64_t> shape = result.getShape();
+    if (!isa<EinsumOp>(op))
+      return shape.back();
+    if (weight.getRank() != 3 || shape.size() < 2 ||
+        shape.take_back(2) !=
+            ArrayRef<int64_t>{weight.getDimSize(0), weight.getDimSize(2)})
+      return 0;
+    return weight.getDimSize(0) * weight.getDimSize(2);
   }
 
   /// `weights` as int8 or else int16, or null when neither holds it.

@@ -164,11 +164,38 @@ def TransposeWeights : Pass<"kiln-transpose-weights", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def PackMatMulWeights
+    : Pass<"kiln-pack-matmul-weights", "mlir::func::FuncOp"> {
+  let summary = "Stores a few-row matmul's constant B as column panels";
+  let description = [{
+    A `kiln.matmul` of A [..., M, K] by a float32 constant B [K, N] of at
+    least `min-bytes`, with at most `max-rows` rows of outputs and N a
+    multiple of two `panel-width`s, reads B stored as panels
+    Bp [N / P, K, P] (Bp[b, k, w] = B[k, b * P + w]) through
+    `kiln.einsum` `...mk,bkw->...mbw`, reshaped back to [..., M, N] (the
+    same elements in the same order). The CPU's register tiles then read
+    each panel as one contiguous stream instead of K runs of P floats,
+    N * 4 bytes apart: a few-row matmul is bound by reading B from memory,
+    and the prefetchers follow one stream, not K. One packed copy per
+    weight however many matmuls read it.
+  }];
+  let options = [
+    Option<"panelWidth", "panel-width", "int64_t", "32",
+           "Columns of one panel (P): the register tile's width">,
+    Option<"maxRows", "max-rows", "int64_t", "64",
+           "The most output rows (M) of a matmul whose weight is packed">,
+    Option<"minBytes", "min-bytes", "int64_t", "262144",
+           "The least bytes of a weight that is packed">
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def NarrowIntegerWeights
     : Pass<"kiln-narrow-integer-weights", "mlir::func::FuncOp"> {
   let summary = "Stores integer-valued float32 weights as int8 or int16";
   let description = [{
-    The float32 constant B of a `kiln.matmul` or `kiln.gemm` whose every
+    The float32 constant B of a `kiln.matmul` or `kiln.gemm` (or the
+    panels of kiln-pack-matmul-weights' einsum) whose every
     element is an integer that int8 (else int16) holds exactly (a
     dynamically quantized model's int8 weights minus their zero point) is
     stored in that type, and the contraction reads a `kiln.cast` of it to

@@ -88,6 +88,9 @@ struct CompileOptions {
   /// are all small integers (dynamically quantized models) as int8 or
   /// int16, widened in the contraction's kernel.
   bool narrowIntegerWeights = true;
+  /// cpu: kiln-pack-matmul-weights stores the constant weights of
+  /// few-row matmuls as column panels, each one contiguous stream.
+  bool packMatMulWeights = true;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

@@ -53,3 +53,42 @@ func.func @unmoved(%x: tensor<16x32xf32>, %w: tensor<32x32xf32>, %b: tensor<32xf
   %5 = kiln.where %c, %m3, %s : tensor<2x8x32xi1>, tensor<2x8x32xf32>, tensor<f32> -> tensor<2x8x32xf32>
   return %0, %1, %2, %3, %4, %5 : tensor<2x8x32xf32>, tensor<2x8x32xf32>, tensor<2x8x32xf16>, tensor<2x8x32xf32>, tensor<2x8x32xf32>, tensor<2x8x32xf32>
 }
+
+// -----
+
+// A packed matmul's result (kiln-pack-matmul-weights: [M, N / P, P]
+// reshaped to [M, N]): the scale, the bias along N (split as [N / P, P])
+// and the residual add move before the reshape one after another, each
+// reading the one before, so that all of them join the einsum's kernel.
+// CHECK-LABEL: func.func @packed_epilogue
+// CHECK: %[[E:.+]] = kiln.einsum
+// CHECK: %[[S:.+]] = kiln.mul %[[E]], %arg3 : tensor<4x2x8xf32>, tensor<f32> -> tensor<4x2x8xf32>
+// CHECK: %[[B:.+]] = kiln.reshape %arg2 : tensor<16xf32> -> tensor<2x8xf32>
+// CHECK: %[[SB:.+]] = kiln.add %[[S]], %[[B]] : tensor<4x2x8xf32>, tensor<2x8xf32> -> tensor<4x2x8xf32>
+// CHECK: %[[R:.+]] = kiln.reshape %arg4 : tensor<4x16xf32> -> tensor<4x2x8xf32>
+// CHECK: %[[SUM:.+]] = kiln.add %[[SB]], %[[R]]
+// CHECK: kiln.reshape %[[SUM]] : tensor<4x2x8xf32> -> tensor<4x16xf32>
+func.func @packed_epilogue(%x: tensor<4x32xf32>, %w: tensor<2x32x8xf32>, %bias: tensor<16xf32>, %scale: tensor<f32>, %residual: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %e = kiln.einsum %x, %w {equation = "mk,bkw->mbw"} : (tensor<4x32xf32>, tensor<2x32x8xf32>) -> tensor<4x2x8xf32>
+  %y = kiln.reshape %e : tensor<4x2x8xf32> -> tensor<4x16xf32>
+  %s = kiln.mul %y, %scale : tensor<4x16xf32>, tensor<f32> -> tensor<4x16xf32>
+  %b = kiln.add %s, %bias : tensor<4x16xf32>, tensor<16xf32> -> tensor<4x16xf32>
+  %r = kiln.add %b, %residual : tensor<4x16xf32>, tensor<4x16xf32> -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
+
+// -----
+
+// An operand along M (its last dim 1) broadcasts over both halves of the
+// split dim.
+// CHECK-LABEL: func.func @bias_along_rows
+// CHECK: %[[E:.+]] = kiln.einsum
+// CHECK: %[[B:.+]] = kiln.reshape %arg2 : tensor<4x1xf32> -> tensor<4x1x1xf32>
+// CHECK: %[[S:.+]] = kiln.add %[[E]], %[[B]] : tensor<4x2x8xf32>, tensor<4x1x1xf32>
+// CHECK: kiln.reshape %[[S]] : tensor<4x2x8xf32> -> tensor<4x16xf32>
+func.func @bias_along_rows(%x: tensor<4x32xf32>, %w: tensor<2x32x8xf32>, %bias: tensor<4x1xf32>) -> tensor<4x16xf32> {
+  %e = kiln.einsum %x, %w {equation = "mk,bkw->mbw"} : (tensor<4x32xf32>, tensor<2x32x8xf32>) -> tensor<4x2x8xf32>
+  %y = kiln.reshape %e : tensor<4x2x8xf32> -> tensor<4x16xf32>
+  %b = kiln.add %y, %bias : tensor<4x16xf32>, tensor<4x1xf32> -> tensor<4x16xf32>
+  return %b : tensor<4x16xf32>
+}
