@@ -11,7 +11,8 @@
 // Bp[b, k, w] = B[k, b * P + w], and computes the matmul as the einsum
 // `...mk,bkw->...mbw`: each panel is one contiguous run, and the result
 // [..., M, N / P, P] is the matmul's [..., M, N] in the same order of
-// elements, so a reshape gives it back.
+// elements, so a reshape gives it back. A Gemm A * B + C (a Linear layer,
+// GPT-2's on [B * S, E]) becomes the same einsum plus C.
 //
 //===----------------------------------------------------------------------===//
 #include "FloatConstants.h"
@@ -34,22 +35,43 @@ struct PackMatMulWeightsPass
     : public kiln::impl::PackMatMulWeightsBase<PackMatMulWeightsPass> {
   using Base::Base;
 
-  /// Whether `matmul` reads a float32 constant B [K, N] of at least
-  /// minBytes, N a multiple of two panels, for at most maxRows rows.
-  bool isPackable(MatMulOp matmul) {
-    auto a = dyn_cast<RankedTensorType>(matmul.getLhs().getType());
-    auto b = dyn_cast<RankedTensorType>(matmul.getRhs().getType());
-    auto result = dyn_cast<RankedTensorType>(matmul.getType());
+  /// A contraction's A, B and C (a Gemm's bias, or null).
+  struct Operands {
+    Value a, b, c;
+  };
+
+  /// The operands of a matmul, or of a Gemm computing A * B + C (no
+  /// transposes, alpha and beta 1: a Linear layer after
+  /// kiln-transpose-weights); nothing for any other op.
+  static std::optional<Operands> operandsOf(Operation *op) {
+    if (auto matmul = dyn_cast<MatMulOp>(op))
+      return Operands{matmul.getLhs(), matmul.getRhs(), Value()};
+    auto gemm = dyn_cast<GemmOp>(op);
+    if (!gemm || gemm.getTransA() || gemm.getTransB() ||
+        !gemm.getAlpha().isExactlyValue(1.0) ||
+        !gemm.getBeta().isExactlyValue(1.0))
+      return std::nullopt;
+    return Operands{gemm.getA(), gemm.getB(), gemm.getC()};
+  }
+
+  /// Whether `op` reads a float32 constant B [K, N] of at least minBytes,
+  /// N two panels or more and a multiple of the panel width, for at most
+  /// maxRows rows.
+  bool isPackable(Operation *op, const Operands &operands) {
+    auto a = dyn_cast<RankedTensorType>(operands.a.getType());
+    auto b = dyn_cast<RankedTensorType>(operands.b.getType());
+    auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
     if (!a || !b || !result || a.getRank() < 2 || b.getRank() != 2 ||
         !a.hasStaticShape() || !b.hasStaticShape() ||
         !result.hasStaticShape() || !b.getElementType().isF32() ||
-        !matmul.getRhs().getDefiningOp<ConstantOp>() ||
+        !operands.b.getDefiningOp<ConstantOp>() ||
         result.getRank() != a.getRank())
       return false;
     int64_t n = b.getDimSize(1);
+    if (panelWidth <= 0 || n < 2 * panelWidth || n % panelWidth != 0)
+      return false;
     int64_t rows = result.getNumElements() / n;
-    return panelWidth > 0 && n % panelWidth == 0 && n >= 2 * panelWidth &&
-           rows <= maxRows && b.getNumElements() * 4 >= minBytes;
+    return rows <= maxRows && b.getNumElements() * 4 >= minBytes;
   }
 
   /// B [K, N] as panels [N / P, K, P]; one copy per weight.
@@ -77,8 +99,8 @@ struct PackMatMulWeightsPass
     return copy;
   }
 
-  /// `...mk,bkw->...mbw` for A of `rank` dims (letters for the batch dims
-  /// that the four of the panels' einsum do not use).
+  /// `...mk,bkw->...mbw` for A of `rank` dims, the batch dims named by
+  /// letters other than m, k, b and w.
   static std::string equation(int64_t rank) {
     std::string batch = std::string("acdefghijl").substr(0, rank - 2);
     return batch + "mk,bkw->" + batch + "mbw";
@@ -86,30 +108,33 @@ struct PackMatMulWeightsPass
 
   void runOnOperation() override {
     DenseMap<Operation *, Value> copies;
-    SmallVector<MatMulOp> matmuls;
-    getOperation().walk([&](MatMulOp matmul) {
-      if (isPackable(matmul))
-        matmuls.push_back(matmul);
+    SmallVector<std::pair<Operation *, Operands>> packable;
+    getOperation().walk([&](Operation *op) {
+      std::optional<Operands> operands = operandsOf(op);
+      if (operands && isPackable(op, *operands))
+        packable.push_back({op, *operands});
     });
-    for (MatMulOp matmul : matmuls) {
-      auto weights = matmul.getRhs().getDefiningOp<ConstantOp>();
-      Value panels = packed(weights, copies);
+    for (auto &[op, operands] : packable) {
+      Value panels = packed(operands.b.getDefiningOp<ConstantOp>(), copies);
       if (!panels)
         continue;
-      auto result = cast<RankedTensorType>(matmul.getType());
+      auto result = cast<RankedTensorType>(op->getResult(0).getType());
       SmallVector<int64_t> shape(result.getShape().drop_back());
       shape.append({result.getShape().back() / panelWidth, panelWidth});
-      OpBuilder builder(matmul);
-      // The einsum computes the matmul's value in another shape: it claims
-      // no ONNX value (kiln-bisect compares shapes); the reshape does.
+      OpBuilder builder(op);
+      Location loc = op->getLoc();
+      // The einsum computes the product in another shape: it claims no
+      // ONNX value (kiln-bisect compares shapes); the last op does.
+      Location partLoc = withoutOnnxValues(loc);
       auto einsum = EinsumOp::create(
-          builder, withoutOnnxValues(matmul.getLoc()), result.clone(shape),
-          ValueRange{matmul.getLhs(), panels},
+          builder, partLoc, result.clone(shape), ValueRange{operands.a, panels},
           builder.getStringAttr(equation(result.getRank())));
-      Value back = ReshapeOp::create(builder, matmul.getLoc(), result,
-                                     einsum.getResult());
-      matmul.replaceAllUsesWith(back);
-      matmul.erase();
+      Value back = ReshapeOp::create(builder, operands.c ? partLoc : loc,
+                                     result, einsum.getResult());
+      if (operands.c)
+        back = AddOp::create(builder, loc, result, back, operands.c);
+      op->getResult(0).replaceAllUsesWith(back);
+      op->erase();
     }
     for (auto &[weights, copy] : copies)
       if (weights->use_empty())

@@ -168,7 +168,8 @@ def PackMatMulWeights
     : Pass<"kiln-pack-matmul-weights", "mlir::func::FuncOp"> {
   let summary = "Stores a few-row matmul's constant B as column panels";
   let description = [{
-    A `kiln.matmul` of A [..., M, K] by a float32 constant B [K, N] of at
+    A `kiln.matmul` of A [..., M, K] by a float32 constant B [K, N] (or a
+    `kiln.gemm` A * B + C without transposes, alpha and beta 1) of at
     least `min-bytes`, with at most `max-rows` rows of outputs and N a
     multiple of two `panel-width`s, reads B stored as panels
     Bp [N / P, K, P] (Bp[b, k, w] = B[k, b * P + w]) through

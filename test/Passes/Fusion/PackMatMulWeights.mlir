@@ -50,3 +50,23 @@ func.func @others(%x: tensor<2x2xf32>, %b: tensor<2x4xf32>) -> (tensor<2x4xf32>,
     }
   }
 #-}
+
+// -----
+
+// A Gemm A * B + C (a Linear layer after kiln-transpose-weights) becomes
+// the same einsum, reshaped back, plus C; with a transpose, or alpha or
+// beta not 1, it stays.
+// CHECK-LABEL: func.func @gemm
+// CHECK: %[[P:.+]] = kiln.constant dense<1.000000e+00> : tensor<2x3x2xf32>
+// CHECK: %[[E:.+]] = kiln.einsum %arg0, %[[P]] {equation = "mk,bkw->mbw"} : (tensor<2x3xf32>, tensor<2x3x2xf32>) -> tensor<2x2x2xf32>
+// CHECK: %[[Y:.+]] = kiln.reshape %[[E]] : tensor<2x2x2xf32> -> tensor<2x4xf32>
+// CHECK: kiln.add %[[Y]], %arg1 : tensor<2x4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+// CHECK: kiln.gemm %arg0, %{{.+}}, %arg1 {alpha = 2.000000e+00 : f32}
+// CHECK: kiln.gemm %arg2, %{{.+}} {transA = true}
+func.func @gemm(%x: tensor<2x3xf32>, %bias: tensor<4xf32>, %xt: tensor<3x2xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %w = kiln.constant dense<1.0> : tensor<3x4xf32>
+  %y0 = kiln.gemm %x, %w, %bias : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %y1 = kiln.gemm %x, %w, %bias {alpha = 2.0 : f32} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %y2 = kiln.gemm %xt, %w {transA = true} : (tensor<3x2xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %y0, %y1, %y2 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}
