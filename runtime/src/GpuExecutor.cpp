@@ -398,8 +398,13 @@ GpuExecutor::queryResources(cu::Function fn,
   return resources;
 }
 
+// Empty tensors copy nothing: their pointers may be null (an empty staging
+// area, an empty vector's data()), which memcpy may not be given even for 0
+// bytes.
+
 void GpuExecutor::writeInput(int index, const void *data, size_t bytes) {
-  std::memcpy(staging_ + inputSlots_[index], data, bytes);
+  if (bytes)
+    std::memcpy(staging_ + inputSlots_[index], data, bytes);
   deviceInputs_[index] = 0;
 }
 
@@ -426,11 +431,13 @@ kiln_status GpuExecutor::writeOutputToDevice(int index, uint64_t pointer,
 }
 
 void GpuExecutor::readOutput(int index, void *data, size_t bytes) const {
-  std::memcpy(data, staging_ + outputSlots_[index], bytes);
+  if (bytes)
+    std::memcpy(data, staging_ + outputSlots_[index], bytes);
 }
 
 void GpuExecutor::readCheck(int index, void *data, size_t bytes) const {
-  std::memcpy(data, staging_ + checkSlots_[index], bytes);
+  if (bytes)
+    std::memcpy(data, staging_ + checkSlots_[index], bytes);
 }
 
 kiln_status GpuExecutor::launch(size_t index) {
