@@ -696,6 +696,27 @@ OpFoldResult RoundOp::fold(FoldAdaptor a) {
                    [](double v) { return std::nearbyint(v); });
 }
 
+/// min(max(x, min), max) with the bounds in the element type, as the
+/// lowering computes it; NaN stays NaN.
+OpFoldResult ClipOp::fold(FoldAdaptor a) {
+  Type element = getType().getElementType();
+  auto inElementType = [&](double v) {
+    char bytes[8];
+    storeDouble(element, bytes, v);
+    return loadDouble(element, bytes);
+  };
+  double lo = inElementType(getMin().convertToDouble());
+  double hi = inElementType(getMax().convertToDouble());
+  return foldBroadcast(getType(), a.getOperands(),
+                       [&](ArrayRef<const char *> in, char *out) {
+                         double v = loadDouble(element, in[0]);
+                         if (!std::isnan(v))
+                           v = std::min(std::max(v, lo), hi);
+                         storeDouble(element, out, v);
+                         return true;
+                       });
+}
+
 OpFoldResult WhereOp::fold(FoldAdaptor a) {
   auto type = getType();
   // Both branches one value (a Loop's state that its body passes through,
@@ -820,30 +841,85 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   return makeAttribute(getType(), std::move(*out));
 }
 
+namespace {
+/// A gather's result buffer and its constant operands.
+struct GatherOperands {
+  std::vector<char> out;
+  ConstantElements data, indices;
+};
+std::optional<GatherOperands> readGather(ShapedType type, Attribute data,
+                                         Attribute indices) {
+  auto out = resultBuffer(type);
+  auto dataElements = out ? readElements(data) : std::nullopt;
+  auto indexElements = out ? readElements(indices) : std::nullopt;
+  if (!dataElements || !indexElements)
+    return std::nullopt;
+  return GatherOperands{std::move(*out), std::move(*dataElements),
+                        std::move(*indexElements)};
+}
+} // namespace
+
 /// Out-of-range indices clamp, as the kernel's do.
 OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
-  auto out = resultBuffer(getType());
-  auto data = out ? readElements(adaptor.getInput()) : std::nullopt;
-  auto indices = out ? readElements(adaptor.getIndices()) : std::nullopt;
-  if (!data || !indices)
+  auto operands =
+      readGather(getType(), adaptor.getInput(), adaptor.getIndices());
+  if (!operands)
     return {};
+  auto &[out, data, indices] = *operands;
   int64_t axis = getAxis();
-  ArrayRef<int64_t> dims(data->shape);
+  ArrayRef<int64_t> dims(data.shape);
   int64_t dim = dims[axis];
   if (dim == 0)
     return {};
   int64_t outer = ShapedType::getNumElements(dims.take_front(axis));
   size_t chunk = size_t(ShapedType::getNumElements(dims.drop_front(axis + 1))) *
-                 data->width;
-  char *dst = out->data();
+                 data.width;
+  char *dst = out.data();
   for (int64_t o = 0; o < outer; ++o)
-    for (int64_t k = 0, n = indices->count(); k < n; ++k, dst += chunk) {
-      int64_t index = loadInt(indices->elementType, indices->at(k));
+    for (int64_t k = 0, n = indices.count(); k < n; ++k, dst += chunk) {
+      int64_t index = loadInt(indices.elementType, indices.at(k));
       index = std::clamp<int64_t>(index < 0 ? index + dim : index, 0, dim - 1);
       if (chunk)
-        memcpy(dst, data->bytes.data() + (o * dim + index) * chunk, chunk);
+        memcpy(dst, data.bytes.data() + (o * dim + index) * chunk, chunk);
     }
-  return makeAttribute(getType(), std::move(*out));
+  return makeAttribute(getType(), std::move(out));
+}
+
+/// Element p reads the input at p with its `axis` coordinate replaced by
+/// indices[p]. An index out of range is left to the kernel, whose check
+/// reports it.
+OpFoldResult GatherElementsOp::fold(FoldAdaptor adaptor) {
+  auto operands =
+      readGather(getType(), adaptor.getInput(), adaptor.getIndices());
+  if (!operands)
+    return {};
+  auto &[out, data, indices] = *operands;
+  int64_t axis = getAxis();
+  ArrayRef<int64_t> dims(data.shape);
+  Shape dataStrides = contiguousStrides(dims);
+  ArrayRef<int64_t> outShape = getType().getShape();
+  Shape strides = contiguousStrides(outShape);
+  // The data offset of p without its axis coordinate.
+  strides[axis] = 0;
+  for (size_t d = 0; d < outShape.size(); ++d)
+    if (int64_t(d) != axis)
+      strides[d] = dataStrides[d];
+  bool inRange = true;
+  ::walk(outShape, {strides}, Shape{0},
+         [&](int64_t linear, ArrayRef<int64_t> offsets) {
+           int64_t index = loadInt(indices.elementType, indices.at(linear));
+           if (index < 0)
+             index += dims[axis];
+           if (index < 0 || index >= dims[axis]) {
+             inRange = false;
+             return;
+           }
+           memcpy(out.data() + linear * data.width,
+                  data.at(offsets[0] + index * dataStrides[axis]), data.width);
+         });
+  if (!inRange)
+    return {};
+  return makeAttribute(getType(), std::move(out));
 }
 
 //===----------------------------------------------------------------------===//

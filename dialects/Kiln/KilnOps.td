@@ -198,6 +198,7 @@ def Kiln_ClipOp : Kiln_Op<"clip",
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 class Kiln_BinaryOp<string mnemonic, string doc, list<Trait> traits = [],
@@ -489,6 +490,7 @@ def Kiln_GatherElementsOp : Kiln_Op<"gather_elements", [Pure, InferTypeOpAdaptor
   let results = (outs Kiln_Tensor:$result);
   let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Kiln_ScatterElementsOp : Kiln_Op<"scatter_elements", [Pure]> {

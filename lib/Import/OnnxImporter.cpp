@@ -788,15 +788,21 @@ static int onnxDTypeOf(Type element) {
 
 /// Folds `op`, whose operands are all constants, with its folder,
 /// charging the results to the folding budget; false when it stays a
-/// kernel. `outputs` (the node's) follow the values they name.
-bool GraphImporter::foldImportedOp(Operation *op,
-                                   ArrayRef<std::string> outputs) {
+/// kernel. `outputs` (the node's) follow the values they name. Unless
+/// `mayGrow`, an op whose results outsize its largest operand (a broadcast)
+/// stays a kernel too.
+bool GraphImporter::foldImportedOp(Operation *op, ArrayRef<std::string> outputs,
+                                   bool mayGrow) {
   SmallVector<Attribute> operands;
+  uint64_t largestOperand = 0;
   for (Value operand : op->getOperands()) {
     Attribute value;
     if (!matchPattern(operand, m_Constant(&value)))
       return false;
     operands.push_back(value);
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    largestOperand =
+        std::max(largestOperand, type ? tensorBytes(type).value_or(0) : 0);
   }
   // Charged before it is computed: a result past the budget is never made.
   uint64_t bytes = 0;
@@ -807,7 +813,7 @@ bool GraphImporter::foldImportedOp(Operation *op,
       return false;
     bytes += *size;
   }
-  if (foldedBytes + bytes > foldBudget)
+  if (foldedBytes + bytes > foldBudget || (!mayGrow && bytes > largestOperand))
     return false;
   SmallVector<OpFoldResult> results;
   if (failed(op->fold(operands, results)) || results.empty())
@@ -848,21 +854,24 @@ void GraphImporter::foldImportedNode(const onnx::NodeProto &node, int index,
       ops.push_back(&*it);
     return ops;
   };
-  // Only a node that reads nothing known at run time alone: constants and
-  // what its own ops compute (a ConstantOfShape whose shape the declared
-  // shapes fix reads no input at all).
+  // A node that reads nothing known at run time (constants and what its
+  // own ops compute: a ConstantOfShape whose shape the declared shapes fix
+  // reads no input at all) is computed whole. In one that does, the ops
+  // that read only constants are computed too (a ConvInteger's weights
+  // minus their zero point, a QLinearConv's scale ratios), unless that
+  // would store more bytes than they read.
   SmallVector<Operation *> created = createdOps();
   llvm::SmallPtrSet<Operation *, 16> own(created.begin(), created.end());
-  for (Operation *op : created)
-    for (Value operand : op->getOperands()) {
+  bool readsRunTimeValues = llvm::any_of(created, [&](Operation *op) {
+    return llvm::any_of(op->getOperands(), [&](Value operand) {
       Operation *producer = operand.getDefiningOp();
-      if (!producer || (!own.count(producer) && !isa<ConstantOp>(producer)))
-        return;
-    }
+      return !producer || (!own.count(producer) && !isa<ConstantOp>(producer));
+    });
+  });
   FoldLimitScope wholeSubgraphs(&context, kMaxConstantElements);
   for (Operation *op : created)
     if (!isa<ConstantOp>(op))
-      foldImportedOp(op, outputs);
+      foldImportedOp(op, outputs, /*mayGrow=*/!readsRunTimeValues);
   Location loc = nodeLocation(node, index);
   SmallVector<Operation *> afterFolding = createdOps();
   llvm::SmallPtrSet<Operation *, 16> fresh(afterFolding.begin(),

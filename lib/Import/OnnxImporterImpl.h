@@ -179,7 +179,8 @@ private:
                                        std::string &error);
   void foldImportedNode(const onnx::NodeProto &node, int index,
                         mlir::Operation *lastBefore);
-  bool foldImportedOp(mlir::Operation *op, llvm::ArrayRef<std::string> outputs);
+  bool foldImportedOp(mlir::Operation *op, llvm::ArrayRef<std::string> outputs,
+                      bool mayGrow);
   std::string opTypeProblem(const onnx::NodeProto &node) const;
   /// Why the node's attributes do not fit its ONNX schema (an attribute of
   /// another type than the op takes: `axis` as a float), or "".

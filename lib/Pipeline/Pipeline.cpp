@@ -95,6 +95,7 @@ static void addGraphPasses(OpPassManager &pm, const CompileOptions &options,
   // First, on the graph as imported: which dim of each value is the batch.
   pm.addNestedPass<func::FuncOp>(createCheckBatchIndependence());
   pm.addNestedPass<func::FuncOp>(createFoldEmptyResults());
+  pm.addNestedPass<func::FuncOp>(createDropRepeatedQuantization());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createGatherBeforeTranspose());

@@ -55,6 +55,22 @@ def FoldEmptyResults : Pass<"kiln-fold-empty-results", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def DropRepeatedQuantization
+    : Pass<"kiln-drop-repeated-quantization", "mlir::func::FuncOp"> {
+  let summary = "Drops a quantize-dequantize pair whose input is on its grid";
+  let description = [{
+    Matches dequantize(quantize(x)) as the importer writes it, (cast(clip(
+    round(x / s) + z, lo, hi)) - z) * s with splat float32 s and z, and
+    replaces it by x when x already holds only values of that grid: x is
+    such a pair of the same scale, zero point and integer type (a clip
+    range within this one's), or data moved from such values by reshape,
+    transpose, slice, expand, concat, or a max pool whose every window holds
+    an input element. The replacement is exact: on the grid the pair gives
+    its input back bit for bit. Scales outside [2^-100, 2^100] are left.
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def CheckBatchIndependence
     : Pass<"kiln-check-batch-independence", "mlir::func::FuncOp"> {
   let summary = "Refuses a dynamic batch whose elements some op would mix";

@@ -44,6 +44,13 @@ def main(path):
         "three": np.array(3, dtype=np.int64),
         "exponents": np.array([0, 1, 2, 3], dtype=np.int64),
         "halves": np.array([0.5, 1.5, 2.5, -0.5], dtype=np.float32),
+        "unclipped": np.array([-3.0, 0.5, np.nan, 9.0], dtype=np.float32),
+        "clip_lo": np.array(-1.0, dtype=np.float32),
+        "clip_hi": np.array(2.0, dtype=np.float32),
+        "picks": np.array([[1, 0], [0, -1]], dtype=np.int64),
+        "table": np.array([[1, 2], [3, 4]], dtype=np.int64),
+        "q_scale": np.array(0.5, dtype=np.float32),
+        "q_zero": np.array(10, dtype=np.uint8),
     }
     nodes = [
         # Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as exporters
@@ -83,12 +90,19 @@ def main(path):
         h.make_node("Cast", ["side_f"], ["side"], to=T.INT64),
         h.make_node("Pow", ["three", "exponents"], ["powers"]),
         h.make_node("Round", ["halves"], ["rounded"]),
+        # Clip keeps NaN; GatherElements picks along axis 1; QuantizeLinear
+        # (round half to even, then saturate) of a constant is one too.
+        h.make_node("Clip", ["unclipped", "clip_lo", "clip_hi"], ["clipped"]),
+        h.make_node("GatherElements", ["table", "picks"], ["picked"], axis=1),
+        h.make_node("QuantizeLinear", ["unclipped", "q_scale", "q_zero"],
+                    ["quantized"]),
     ]
     outputs = ["reshaped", "row_sums", "quotient", "remainder", "fremainder",
                "truncated", "wrapped", "greater", "not_greater",
                "selected", "reversed", "tiled", "expanded", "product",
                "largest", "transposed", "range", "float_range", "sevens",
-               "zeros", "unsigned_greater", "side", "powers", "rounded"]
+               "zeros", "unsigned_greater", "side", "powers", "rounded",
+               "clipped", "picked", "quantized"]
     graph = h.make_graph(
         nodes, "constant_subgraphs", [],
         [h.make_tensor_value_info(name, T.UNDEFINED, None) for name in outputs],
