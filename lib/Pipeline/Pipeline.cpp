@@ -131,7 +131,8 @@ static void addFusedPasses(OpPassManager &pm, const CompileOptions &options,
   // Patch embeddings as einsums first: a transpose after one (ViT's
   // flatten and transpose) then folds into it.
   if (strategies.patchifyConvs)
-    pm.addNestedPass<func::FuncOp>(createPatchifyConvsAsEinsums());
+    pm.addNestedPass<func::FuncOp>(createPatchifyConvsAsEinsums(
+        PatchifyConvsAsEinsumsOptions{/*vectorRegisters=*/!target.isGpu()}));
   // Before the fold that makes its transposes permuted einsums.
   if (strategies.kMajorMatMulWeights)
     pm.addNestedPass<func::FuncOp>(createKMajorMatMulWeights());

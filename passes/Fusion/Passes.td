@@ -266,11 +266,22 @@ def PatchifyConvsAsEinsums
     (`[N, C, H/p, p, W/q, q]`, an alias; the rows and columns past the last
     whole window sliced off first) and the weight, plus the bias: its K
     is then the window's width (16, 32) instead of the input channels
-    (3), so that GPU targets compute it with matrix instructions, and the
-    CPU with register tiles (a stride past 4 left the convolution scalar
-    reductions). Windows narrower than matrix instructions take
-    (paddedMatrixK: Swin's and ConvNeXt's 4x4) are left alone.
+    (3), so that GPU targets compute it with matrix instructions. Windows
+    narrower than matrix instructions take (paddedMatrixK: Swin's and
+    ConvNeXt's 4x4) are left alone there. With `vector-registers` (the
+    CPU) windows of any width qualify and the einsum is
+    `ncubva,cbao->nuvo`: the constant weight stored [C, p, q, O] so that
+    register tiles load vectors of filters and broadcast the patches'
+    values (a stride past kMaxVectorStride left the convolution scalar
+    reductions); a result not read as tokens is transposed back to
+    [N, O, H', W'], which is done only for windows wider than
+    kMaxVectorStride (narrower ones keep the convolution's own tiles).
   }];
+  let options = [
+    Option<"vectorRegisters", "vector-registers", "bool", "false",
+           "CPU register tiles: windows of any width, summed along the "
+           "filters of a weight stored [C][p][q][O]">
+  ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
 

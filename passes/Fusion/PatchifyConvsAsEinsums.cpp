@@ -13,6 +13,7 @@
 // loops.
 //
 //===----------------------------------------------------------------------===//
+#include "FloatConstants.h"
 #include "Widening.h"
 
 #include "kiln/Passes/Passes.h"
@@ -35,8 +36,9 @@ namespace {
 /// dilation, whose stride equals its kernel (the rows and columns past its
 /// last whole window, which it never reads, are sliced off), with a window
 /// width that matrix instructions take as K (paddedMatrixK: 16 or 32; 14
-/// padded to 16; a 1-D convolution's frames of 256).
-bool isPatchify(ConvOp conv) {
+/// padded to 16; a 1-D convolution's frames of 256), or any width with
+/// `anyWidth` (register tiles).
+bool isPatchify(ConvOp conv, bool anyWidth) {
   auto inType = conv.getInput().getType();
   auto wType = conv.getWeight().getType();
   auto outType = conv.getType();
@@ -53,7 +55,29 @@ bool isPatchify(ConvOp conv) {
         inType.getDimSize(2 + i) < outType.getDimSize(2 + i) * window)
       return false;
   }
-  return paddedMatrixK(wType.getDimSize(3)) > 0;
+  return anyWidth || paddedMatrixK(wType.getDimSize(3)) > 0;
+}
+
+/// The constant weight [O, C, p, q] stored as [C, p, q, O] (a 16-bit one
+/// widened after), so that register tiles load vectors of filters; null
+/// when the weight is not a constant.
+Value filtersLastWeight(PatternRewriter &rewriter, Location loc, Value weight) {
+  Value stored = storedValue(weight);
+  auto constant = stored.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return nullptr;
+  FailureOr<ElementsAttr> permuted = permuteFloatConstant(
+      cast<ElementsAttr>(constant.getValue()), {1, 2, 3, 0}, ".cpqo");
+  if (failed(permuted))
+    return nullptr;
+  Value result = ConstantOp::create(rewriter, constant.getLoc(), *permuted);
+  if (stored == weight)
+    return result;
+  return CastOp::create(
+      rewriter, loc,
+      RankedTensorType::get(permuted->getShapedType().getShape(),
+                            getElementTypeOrSelf(weight.getType())),
+      result);
 }
 
 /// The one user of `value`, or null.
@@ -86,11 +110,14 @@ TransposeOp tokensTranspose(ConvOp conv) {
 }
 
 struct PatchifyConv : public OpRewritePattern<ConvOp> {
-  using OpRewritePattern::OpRewritePattern;
+  PatchifyConv(MLIRContext *context, bool vectorRegisters)
+      : OpRewritePattern(context), vectorRegisters(vectorRegisters) {}
+  /// The CPU: the einsum sums along the filters (see the pass options).
+  bool vectorRegisters;
 
   LogicalResult matchAndRewrite(ConvOp conv,
                                 PatternRewriter &rewriter) const override {
-    if (!isPatchify(conv))
+    if (!isPatchify(conv, /*anyWidth=*/vectorRegisters))
       return failure();
     auto inType = conv.getInput().getType();
     auto wType = conv.getWeight().getType();
@@ -103,6 +130,20 @@ struct PatchifyConv : public OpRewritePattern<ConvOp> {
     TransposeOp transpose = tokensTranspose(conv);
     int64_t filters = outType.getDimSize(1);
     Location partLoc = withoutOnnxValues(conv.getLoc());
+    // On the CPU the einsum writes tokens and reads the weight filters
+    // last: register tiles of filters, each loaded vector of weights serving
+    // a row of patches. A result not read as tokens is transposed back,
+    // which pays only where the convolution's own register tiles cannot
+    // load its strided input.
+    Value weight = conv.getWeight();
+    if (vectorRegisters) {
+      if (!transpose && q <= kMaxVectorStride)
+        return failure();
+      weight = filtersLastWeight(rewriter, partLoc, weight);
+      if (!weight)
+        return failure();
+    }
+    bool tokens = transpose || vectorRegisters;
     Value input = conv.getInput();
     if (inType.getDimSize(2) != rows * p || inType.getDimSize(3) != cols * q)
       input =
@@ -115,26 +156,31 @@ struct PatchifyConv : public OpRewritePattern<ConvOp> {
                                           {n, c, rows, p, cols, q});
     // n: image, c: channel, u/v: patch row/column, b/a: row/column in the
     // patch (a sorts first: K), o: filter.
-    auto resultType = transpose
-                          ? RankedTensorType::get({n, rows, cols, filters},
-                                                  outType.getElementType())
-                          : outType;
+    auto resultType = tokens ? RankedTensorType::get({n, rows, cols, filters},
+                                                     outType.getElementType())
+                             : outType;
     // Only a result in the convolution's own shape and with its bias
     // claims its ONNX value (kiln-bisect compares by shape).
     Value bias = conv.getBias();
-    Location resultLoc = transpose ? partLoc : conv.getLoc();
-    Value result = EinsumOp::create(
-        rewriter, bias ? partLoc : resultLoc, resultType,
-        ValueRange{patches, conv.getWeight()},
-        rewriter.getStringAttr(transpose ? "ncubva,ocba->nuvo"
-                                         : "ncubva,ocba->nouv"));
+    Location resultLoc = tokens ? partLoc : conv.getLoc();
+    StringRef spec = vectorRegisters ? "ncubva,cbao->nuvo"
+                     : transpose     ? "ncubva,ocba->nuvo"
+                                     : "ncubva,ocba->nouv";
+    Value result = EinsumOp::create(rewriter, bias ? partLoc : resultLoc,
+                                    resultType, ValueRange{patches, weight},
+                                    rewriter.getStringAttr(spec));
     if (bias) {
       SmallVector<int64_t> biasShape =
-          transpose ? SmallVector<int64_t>{1, 1, 1, filters}
-                    : SmallVector<int64_t>{1, filters, 1, 1};
+          tokens ? SmallVector<int64_t>{1, 1, 1, filters}
+                 : SmallVector<int64_t>{1, filters, 1, 1};
       result = AddOp::create(
           rewriter, resultLoc, resultType, result,
           reshapeBeforeWidening(rewriter, partLoc, bias, biasShape));
+    }
+    if (tokens && !transpose) {
+      rewriter.replaceOpWithNewOp<TransposeOp>(
+          conv, outType, result, rewriter.getDenseI64ArrayAttr({0, 3, 1, 2}));
+      return success();
     }
     if (transpose) {
       // The rounding to 16 bits, if any, then the tokens' shape: the
@@ -164,9 +210,11 @@ struct PatchifyConv : public OpRewritePattern<ConvOp> {
 struct PatchifyConvsAsEinsumsPass
     : public kiln::impl::PatchifyConvsAsEinsumsBase<
           PatchifyConvsAsEinsumsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<PatchifyConv>(&getContext());
+    patterns.add<PatchifyConv>(&getContext(), vectorRegisters);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -119,11 +119,17 @@ bool isMultiplyAdd(mlir::linalg::GenericOp op, mlir::Value &scale);
 /// (kiln-contract-with-vector-registers): `acc + a * b [* scale]` (inputs
 /// possibly widened by extf) into float32, whose output's innermost dim is
 /// a parallel loop `vector` that one input (`vectorInput`) indexes only in
-/// its innermost dim, with a constant step `vectorStride` of at most 4
+/// its innermost dim, with a constant step `vectorStride` of at most
+/// kMaxVectorStride
 /// (`d`, `d + kw`, `2 * d + kw`), and the other input not at all; `rows`:
 /// the innermost other output loop that only the other input uses (a
 /// matmul's M, a convolution's filters), or -1. Matmuls (B not
 /// transposed) and convolutions.
+/// The largest step of a register tile's vector input along its vector
+/// loop: a strided convolution's inputs are loaded as one span and every
+/// step-th element kept, and past this the span wastes too much.
+constexpr int64_t kMaxVectorStride = 4;
+
 struct VectorContractionLoops {
   int64_t vector = -1, rows = -1, vectorStride = 1;
   /// A parallel loop only the vector input and the output use (a

@@ -34,10 +34,6 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/bit.h"
 
-// Strided convolutions load the span of a tile's inputs and keep every
-// stride-th element; above this stride the span wastes too much.
-static constexpr int64_t kMaxVectorStride = 4;
-
 namespace kiln {
 #define GEN_PASS_DEF_CONTRACTWITHVECTORREGISTERS
 #include "kiln/Passes/CodegenPasses.h.inc"
