@@ -789,20 +789,19 @@ static int onnxDTypeOf(Type element) {
 /// Folds `op`, whose operands are all constants, with its folder,
 /// charging the results to the folding budget; false when it stays a
 /// kernel. `outputs` (the node's) follow the values they name. Unless
-/// `mayGrow`, an op whose results outsize its largest operand (a broadcast)
-/// stays a kernel too.
+/// `mayGrow`, an op whose results outsize its operands together (a
+/// broadcast) stays a kernel too.
 bool GraphImporter::foldImportedOp(Operation *op, ArrayRef<std::string> outputs,
                                    bool mayGrow) {
   SmallVector<Attribute> operands;
-  uint64_t largestOperand = 0;
+  uint64_t operandBytes = 0;
   for (Value operand : op->getOperands()) {
     Attribute value;
     if (!matchPattern(operand, m_Constant(&value)))
       return false;
     operands.push_back(value);
     auto type = dyn_cast<RankedTensorType>(operand.getType());
-    largestOperand =
-        std::max(largestOperand, type ? tensorBytes(type).value_or(0) : 0);
+    operandBytes += type ? tensorBytes(type).value_or(0) : 0;
   }
   // Charged before it is computed: a result past the budget is never made.
   uint64_t bytes = 0;
@@ -813,7 +812,7 @@ bool GraphImporter::foldImportedOp(Operation *op, ArrayRef<std::string> outputs,
       return false;
     bytes += *size;
   }
-  if (foldedBytes + bytes > foldBudget || (!mayGrow && bytes > largestOperand))
+  if (foldedBytes + bytes > foldBudget || (!mayGrow && bytes > operandBytes))
     return false;
   SmallVector<OpFoldResult> results;
   if (failed(op->fold(operands, results)) || results.empty())
@@ -858,8 +857,8 @@ void GraphImporter::foldImportedNode(const onnx::NodeProto &node, int index,
   // own ops compute: a ConstantOfShape whose shape the declared shapes fix
   // reads no input at all) is computed whole. In one that does, the ops
   // that read only constants are computed too (a ConvInteger's weights
-  // minus their zero point, a QLinearConv's scale ratios), unless that
-  // would store more bytes than they read.
+  // minus their zero point, a QLinearConv's scale ratios, a ConvTranspose's
+  // kernel rearranged), unless that would store more bytes than they read.
   SmallVector<Operation *> created = createdOps();
   llvm::SmallPtrSet<Operation *, 16> own(created.begin(), created.end());
   bool readsRunTimeValues = llvm::any_of(created, [&](Operation *op) {
