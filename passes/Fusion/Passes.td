@@ -275,7 +275,9 @@ def PatchifyConvsAsEinsums
     values (a stride past kMaxVectorStride left the convolution scalar
     reductions); a result not read as tokens is transposed back to
     [N, O, H', W'], which is done only for windows wider than
-    kMaxVectorStride (narrower ones keep the convolution's own tiles).
+    kMaxVectorStride (narrower ones keep the convolution's own tiles). A
+    1-D convolution of such windows becomes `ncva,cao->nvo` over frames
+    `[N, C, T/q, q]` there, transposed back.
   }];
   let options = [
     Option<"vectorRegisters", "vector-registers", "bool", "false",

@@ -58,16 +58,19 @@ bool isPatchify(ConvOp conv, bool anyWidth) {
   return anyWidth || paddedMatrixK(wType.getDimSize(3)) > 0;
 }
 
-/// The constant weight [O, C, p, q] stored as [C, p, q, O] (a 16-bit one
-/// widened after), so that register tiles load vectors of filters; null
-/// when the weight is not a constant.
+/// The constant weight [O, C, window..] stored as [C, window.., O] (a
+/// 16-bit one widened after), so that register tiles load vectors of
+/// filters; null when the weight is not a constant.
 Value filtersLastWeight(PatternRewriter &rewriter, Location loc, Value weight) {
   Value stored = storedValue(weight);
   auto constant = stored.getDefiningOp<ConstantOp>();
   if (!constant)
     return nullptr;
+  int64_t rank = cast<RankedTensorType>(weight.getType()).getRank();
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(1, rank));
+  perm.push_back(0);
   FailureOr<ElementsAttr> permuted = permuteFloatConstant(
-      cast<ElementsAttr>(constant.getValue()), {1, 2, 3, 0}, ".cpqo");
+      cast<ElementsAttr>(constant.getValue()), perm, ".filters_last");
   if (failed(permuted))
     return nullptr;
   Value result = ConstantOp::create(rewriter, constant.getLoc(), *permuted);
@@ -207,6 +210,58 @@ struct PatchifyConv : public OpRewritePattern<ConvOp> {
   }
 };
 
+/// The CPU's 1-D form: a convolution over [N, C, T] whose stride is its
+/// window q, past the largest stride register tiles load (an EEG or audio
+/// model's downscaling by frames), as `ncva,cao->nvo` over frames
+/// [N, C, T / q, q] and the weight stored [C, q, O], transposed back to
+/// [N, O, T / q].
+struct PatchifyConv1D : public OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    auto inType = conv.getInput().getType();
+    auto wType = conv.getWeight().getType();
+    auto outType = conv.getType();
+    if (conv.getGroup() != 1 || inType.getRank() != 3 ||
+        !inType.hasStaticShape() || !wType.hasStaticShape() ||
+        !outType.hasStaticShape() || conv.getPads()[0] != 0 ||
+        conv.getPads()[1] != 0 || conv.getDilations()[0] != 1)
+      return failure();
+    int64_t n = inType.getDimSize(0), c = inType.getDimSize(1);
+    int64_t frames = outType.getDimSize(2), q = wType.getDimSize(2);
+    int64_t filters = outType.getDimSize(1);
+    if (conv.getStrides()[0] != q || q <= kMaxVectorStride ||
+        inType.getDimSize(2) < frames * q)
+      return failure();
+    Location partLoc = withoutOnnxValues(conv.getLoc());
+    Value weight = filtersLastWeight(rewriter, partLoc, conv.getWeight());
+    if (!weight)
+      return failure();
+    Value input = conv.getInput();
+    if (inType.getDimSize(2) != frames * q)
+      input = SliceOp::create(
+          rewriter, partLoc,
+          RankedTensorType::get({n, c, frames * q}, inType.getElementType()),
+          input, rewriter.getDenseI64ArrayAttr({0, 0, 0}),
+          rewriter.getDenseI64ArrayAttr({1, 1, 1}));
+    Value patches =
+        reshapeBeforeWidening(rewriter, partLoc, input, {n, c, frames, q});
+    auto framesType =
+        RankedTensorType::get({n, frames, filters}, outType.getElementType());
+    Value result = EinsumOp::create(rewriter, partLoc, framesType,
+                                    ValueRange{patches, weight},
+                                    rewriter.getStringAttr("ncva,cao->nvo"));
+    if (Value bias = conv.getBias())
+      result = AddOp::create(
+          rewriter, partLoc, framesType, result,
+          reshapeBeforeWidening(rewriter, partLoc, bias, {1, 1, filters}));
+    rewriter.replaceOpWithNewOp<TransposeOp>(
+        conv, outType, result, rewriter.getDenseI64ArrayAttr({0, 2, 1}));
+    return success();
+  }
+};
+
 struct PatchifyConvsAsEinsumsPass
     : public kiln::impl::PatchifyConvsAsEinsumsBase<
           PatchifyConvsAsEinsumsPass> {
@@ -215,6 +270,8 @@ struct PatchifyConvsAsEinsumsPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<PatchifyConv>(&getContext(), vectorRegisters);
+    if (vectorRegisters)
+      patterns.add<PatchifyConv1D>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

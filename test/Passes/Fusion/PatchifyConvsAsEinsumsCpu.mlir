@@ -53,3 +53,24 @@ func.func @kept(%x: tensor<1x3x32x32xf32>, %w8: tensor<8x3x8x8xf32>) -> (tensor<
   %1 = kiln.conv %x, %w8 {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 8, 8>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x32x32xf32>, tensor<8x3x8x8xf32>) -> tensor<1x8x4x4xf32>
   return %0, %1 : tensor<1x8x8x8xf32>, tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// A 1-D convolution of frames of 8 (a signal's downscaling): the einsum
+// over frames [N, C, T/8, 8] with the weight stored [C, q, O], the bias,
+// and the transpose back to [N, O, T/8]. Frames of 4 keep the
+// convolution's own register tiles.
+// CHECK-LABEL: func.func @frames
+// CHECK: %[[W:.+]] = kiln.constant dense<2.500000e-01> : tensor<3x8x16xf32>
+// CHECK: %[[F:.+]] = kiln.reshape %arg0 : tensor<1x3x64xf32> -> tensor<1x3x8x8xf32>
+// CHECK: %[[E:.+]] = kiln.einsum %[[F]], %[[W]] {equation = "ncva,cao->nvo"} : (tensor<1x3x8x8xf32>, tensor<3x8x16xf32>) -> tensor<1x8x16xf32>
+// CHECK: %[[A:.+]] = kiln.add %[[E]]
+// CHECK: kiln.transpose %[[A]] {perm = array<i64: 0, 2, 1>} : tensor<1x8x16xf32> -> tensor<1x16x8xf32>
+// CHECK: kiln.conv %arg0
+func.func @frames(%x: tensor<1x3x64xf32>, %b: tensor<16xf32>) -> (tensor<1x16x8xf32>, tensor<1x16x16xf32>) {
+  %w8 = kiln.constant dense<0.25> : tensor<16x3x8xf32>
+  %w4 = kiln.constant dense<0.25> : tensor<16x3x4xf32>
+  %0 = kiln.conv %x, %w8, %b {pads = array<i64: 0, 0>, strides = array<i64: 8>, dilations = array<i64: 1>, group = 1 : i64} : (tensor<1x3x64xf32>, tensor<16x3x8xf32>, tensor<16xf32>) -> tensor<1x16x8xf32>
+  %1 = kiln.conv %x, %w4 {pads = array<i64: 0, 0>, strides = array<i64: 4>, dilations = array<i64: 1>, group = 1 : i64} : (tensor<1x3x64xf32>, tensor<16x3x4xf32>) -> tensor<1x16x16xf32>
+  return %0, %1 : tensor<1x16x8xf32>, tensor<1x16x16xf32>
+}
