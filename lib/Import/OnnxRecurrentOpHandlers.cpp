@@ -102,9 +102,15 @@ public:
                           binary<DivOp>(range, ctx.scalar(x, 255.0)));
     Value xZero =
         clamp(unary<RoundOp>(binary<DivOp>(unary<NegOp>(lo), xScale)), 0, 255);
-    Value xq = clamp(
-        binary<AddOp>(unary<RoundOp>(binary<DivOp>(x, xScale)), xZero), 0, 255);
     Type f32 = b.getF32Type();
+    // Stored as uint8, as onnxruntime does: a CPU with 4-way integer dot
+    // products reads the bytes (kiln-pack-int8-matmul-weights).
+    Value xq = castTo(
+        castTo(clamp(binary<AddOp>(unary<RoundOp>(binary<DivOp>(x, xScale)),
+                                   xZero),
+                     0, 255),
+               b.getIntegerType(8, /*isSigned=*/false)),
+        f32);
     Value centeredW =
         zero ? binary<SubOp>(castTo(w, sumType), castTo(zero, sumType)) : w;
     Value product =

@@ -265,6 +265,13 @@ struct CodegenFlags {
                "column panels of the register tile's width, each read as "
                "one contiguous stream (kiln-pack-matmul-weights)"),
       cl::init(true), cl::cat(codegenFlagCategory())};
+  cl::opt<bool> int8DotProducts{
+      "int8-dot-products",
+      cl::desc("cpu with AVX-512 VNNI: compute matmuls of uint8 "
+               "activations by int8 weights (dynamically quantized models) "
+               "as 4-way integer dot products, vpdpbusd "
+               "(kiln-pack-int8-matmul-weights, kiln-contract-int8-quads)"),
+      cl::init(true), cl::cat(codegenFlagCategory())};
   cl::opt<bool> splatWeights{
       "splat-weights",
       cl::desc("Benchmark artifact: leave float32 weights of 64+ elements "
@@ -289,6 +296,7 @@ struct CodegenFlags {
             row(narrowGpuIndices),
             row(narrowIntegerWeights),
             row(packMatMulWeights),
+            row(int8DotProducts),
             row(splatWeights)};
   }
 };
@@ -404,6 +412,7 @@ static LogicalResult readCodegenFlags(const CodegenFlags &flags,
   options.narrowGpuIndices = flags.narrowGpuIndices;
   options.narrowIntegerWeights = flags.narrowIntegerWeights;
   options.packMatMulWeights = flags.packMatMulWeights;
+  options.int8DotProducts = flags.int8DotProducts;
   options.splatWeights = flags.splatWeights;
   return success();
 }

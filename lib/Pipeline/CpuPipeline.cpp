@@ -65,6 +65,10 @@ void kiln::addCpuKernelPasses(OpPassManager &kernels,
       VectorizeReductionRowsOptions{tile.vectorWidth}));
   bufferization::buildBufferDeallocationPipeline(
       kernels, bufferization::BufferDeallocationPipelineOptions());
+  // After deallocation, which refuses ops of unknown memory effects (its
+  // LLVM intrinsic calls and the memref cast).
+  if (resolveStrategies(options, target).int8DotProducts)
+    kernels.addNestedPass<func::FuncOp>(createContractInt8Quads());
   kernels.addNestedPass<func::FuncOp>(createForallToForLoopPass());
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Inline polynomials instead of libm calls, so that LLVM vectorizes

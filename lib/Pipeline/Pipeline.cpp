@@ -86,6 +86,8 @@ Strategies kiln::resolveStrategies(const CompileOptions &options,
   s.fuseAttention = !gpu;
   s.narrowIntegerWeights = !gpu && options.narrowIntegerWeights;
   s.packMatMulWeights = !gpu && options.packMatMulWeights;
+  s.int8DotProducts = !gpu && options.int8DotProducts &&
+                      llvm::is_contained(target.cpuFeatures, "avx512vnni");
   return s;
 }
 
@@ -177,7 +179,10 @@ static void addFusedPasses(OpPassManager &pm, const CompileOptions &options,
   if (strategies.channelsLastConvWeights)
     pm.addNestedPass<func::FuncOp>(createChannelsLastConvWeights());
   // Before the epilogues move past reshapes: a packed matmul's result is
-  // reshaped back.
+  // reshaped back. Integer matmuls first: the float32 packing would take
+  // their weights.
+  if (strategies.int8DotProducts)
+    pm.addNestedPass<func::FuncOp>(createPackInt8MatMulWeights());
   if (strategies.packMatMulWeights) {
     PackMatMulWeightsOptions pack;
     pack.panelWidth = 2 * cpuRegisterTile(options, target).vectorWidth;

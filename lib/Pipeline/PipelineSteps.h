@@ -39,6 +39,9 @@ struct Strategies {
   /// Few-row matmuls' constant weights stored as column panels (the CPU's
   /// register tiles; GPU kernels read B in its own layout).
   bool packMatMulWeights = false;
+  /// Matmuls of uint8 activations by int8 weights as 4-way integer dot
+  /// products (the CPU's AVX-512 VNNI `vpdpbusd`).
+  bool int8DotProducts = false;
 };
 Strategies resolveStrategies(const CompileOptions &options,
                              const TargetDescription &target);

@@ -336,6 +336,31 @@ def DistributeRowsToLanes
                            "mlir::memref::MemRefDialect"];
 }
 
+def ContractInt8Quads
+    : Pass<"kiln-contract-int8-quads", "mlir::func::FuncOp"> {
+  let summary = "Computes CPU einsums of uint8 by int8 quads with AVX-512 VNNI";
+  let description = [{
+    The einsum of kiln-pack-int8-matmul-weights, `...mqt,bqwt->...mbw`
+    over a uint8 A [..., M, Q, 4] and an int8 B [N/16, Q, 16, 4] (both
+    widened to float32 in the body) into float32, in a bufferized CPU
+    kernel: tiles of up to `rows` rows by up to `panels` panels of 16
+    outputs keep int32 accumulators in vector registers through the whole
+    reduction. Each step loads one 64-byte quad of each panel and
+    broadcasts 4 bytes of each row of A into `vpdpbusd`
+    (llvm.x86.avx512.vpdpbusd.512: 64 products per instruction); the sums
+    are converted to float32 and added to the output once. Exact: every
+    product fits 16 bits and every sum int32 (Q * 4 <= 65536).
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", "4", "Rows (M) of a register tile">,
+    Option<"panels", "panels", "int64_t", "4",
+           "Panels of 16 outputs of a register tile">
+  ];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+                           "mlir::LLVM::LLVMDialect"];
+}
+
 def ContractWithVectorRegisters
     : Pass<"kiln-contract-with-vector-registers", "mlir::func::FuncOp"> {
   let summary = "Computes CPU matmuls and convolutions as register tiles of vector FMAs";

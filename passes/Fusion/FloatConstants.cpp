@@ -149,6 +149,15 @@ FailureOr<ElementsAttr>
 kiln::narrowIntegerValuedConstant(ElementsAttr value, IntegerType narrowType,
                                   StringRef nameSuffix) {
   auto type = cast<ShapedType>(value.getType());
+  return narrowIntegerValuedConstant(
+      value, narrowType, type.getShape(), [](int64_t i) { return i; },
+      nameSuffix);
+}
+
+FailureOr<ElementsAttr> kiln::narrowIntegerValuedConstant(
+    ElementsAttr value, IntegerType narrowType, ArrayRef<int64_t> shape,
+    function_ref<int64_t(int64_t)> sourceIndex, StringRef nameSuffix) {
+  auto type = cast<ShapedType>(value.getType());
   unsigned bits = narrowType.getWidth();
   if (!type.getElementType().isF32() || !narrowType.isSignless() ||
       (bits != 8 && bits != 16))
@@ -158,14 +167,18 @@ kiln::narrowIntegerValuedConstant(ElementsAttr value, IntegerType narrowType,
   FailureOr<ArrayRef<char>> source = elementBytes(value, 4, key, isSplat);
   if (failed(source) || isSplat)
     return failure();
-  size_t count = type.getNumElements();
+  auto resultType = RankedTensorType::get(shape, narrowType);
+  size_t count = resultType.getNumElements();
   float lowest = -std::ldexp(1.0f, bits - 1);
   float highest = std::ldexp(1.0f, bits - 1) - 1;
   size_t width = bits / 8;
-  std::vector<char> narrow(count * width);
+  std::vector<char> narrow(count * width, 0);
   for (size_t i = 0; i < count; ++i) {
+    int64_t from = sourceIndex(i);
+    if (from < 0)
+      continue;
     float v;
-    std::memcpy(&v, source->data() + 4 * i, 4);
+    std::memcpy(&v, source->data() + 4 * from, 4);
     // NaN fails every comparison; -0.0 would come back as +0.0.
     if (!(v >= lowest && v <= highest) || v != std::nearbyint(v) ||
         (v == 0 && std::signbit(v)))
@@ -177,7 +190,6 @@ kiln::narrowIntegerValuedConstant(ElementsAttr value, IntegerType narrowType,
       std::memcpy(narrow.data() + 2 * i, &half, 2);
     }
   }
-  auto resultType = RankedTensorType::get(type.getShape(), narrowType);
   if (key.empty())
     return ElementsAttr(
         DenseElementsAttr::getFromRawBuffer(resultType, narrow));
@@ -185,4 +197,19 @@ kiln::narrowIntegerValuedConstant(ElementsAttr value, IntegerType narrowType,
   std::memcpy(blob.getMutableData().data(), narrow.data(), narrow.size());
   return ElementsAttr(DenseResourceElementsAttr::get(
       resultType, key + nameSuffix.str(), std::move(blob)));
+}
+
+FailureOr<std::vector<float>> kiln::readFloat32Constant(ElementsAttr value) {
+  auto type = cast<ShapedType>(value.getType());
+  if (!type.getElementType().isF32())
+    return failure();
+  std::string key;
+  bool isSplat = false;
+  FailureOr<ArrayRef<char>> source = elementBytes(value, 4, key, isSplat);
+  if (failed(source))
+    return failure();
+  std::vector<float> values(type.getNumElements());
+  for (size_t i = 0; i < values.size(); ++i)
+    std::memcpy(&values[i], source->data() + (isSplat ? 0 : 4 * i), 4);
+  return values;
 }

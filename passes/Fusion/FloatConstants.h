@@ -13,6 +13,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Support/LLVM.h"
 
+#include <vector>
+
 namespace kiln {
 
 /// The float32, float16 or bfloat16 constant `value` rearranged into
@@ -45,6 +47,21 @@ mlir::FailureOr<mlir::ElementsAttr>
 narrowIntegerValuedConstant(mlir::ElementsAttr value,
                             mlir::IntegerType narrowType,
                             llvm::StringRef nameSuffix);
+
+/// The same, rearranged into `shape` as rearrangeFloatConstant does:
+/// result element i is source element `sourceIndex(i)`, or zero where
+/// that is -1.
+mlir::FailureOr<mlir::ElementsAttr>
+narrowIntegerValuedConstant(mlir::ElementsAttr value,
+                            mlir::IntegerType narrowType,
+                            llvm::ArrayRef<int64_t> shape,
+                            llvm::function_ref<int64_t(int64_t)> sourceIndex,
+                            llvm::StringRef nameSuffix);
+
+/// The elements of the float32 constant `value`, row-major; failure when
+/// its storage is not readable (an external or elided blob).
+mlir::FailureOr<std::vector<float>>
+readFloat32Constant(mlir::ElementsAttr value);
 
 } // namespace kiln
 

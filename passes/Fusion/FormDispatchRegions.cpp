@@ -24,8 +24,13 @@ bool staysOnHost(Operation *op) {
 /// A constant small enough to clone into each kernel as an immediate.
 bool isInlinableConstant(Value v) {
   auto constant = v.getDefiningOp<ConstantOp>();
-  return constant && isa<DenseElementsAttr>(constant.getValue()) &&
-         constant.getType().getNumElements() <= 16;
+  if (!constant || !isa<DenseElementsAttr>(constant.getValue()) ||
+      constant.getType().getNumElements() > 16)
+    return false;
+  // Not of unsigned or signed integers: arith.constant holds signless ones
+  // only; the kernel reads such a constant as an operand.
+  auto integer = dyn_cast<IntegerType>(constant.getType().getElementType());
+  return !integer || integer.isSignless();
 }
 
 /// A cast from a 16-bit float type to float32 (see kiln-demote-precision),
@@ -41,12 +46,28 @@ bool isContraction(Operation *op) {
   return isa<MatMulOp, GemmOp, ConvOp, EinsumOp>(op);
 }
 
+/// A cast of 8-bit integers to float32 (kiln-pack-int8-matmul-weights'
+/// uint8 activations).
+bool isInt8Widening(Operation *op) {
+  auto cast = dyn_cast<CastOp>(op);
+  if (!cast || !getElementTypeOrSelf(cast.getType()).isF32())
+    return false;
+  Type from = getElementTypeOrSelf(cast.getInput().getType());
+  return from.isInteger(8);
+}
+
 /// A widening cast feeding a contraction is that contraction's prologue,
 /// never an epilogue of the 16-bit producer: the producer's kernel then
-/// stores 16-bit values and the contraction loads them.
+/// stores 16-bit values and the contraction loads them. So is an 8-bit
+/// one feeding an einsum (kiln-pack-int8-matmul-weights' quads, which
+/// kiln-contract-int8-quads reads as bytes); GPU convolutions and matmuls
+/// keep reading float32.
 bool isContractionPrologue(Operation *op) {
-  return isWideningCast(op) && op->hasOneUse() &&
-         isContraction(*op->getUsers().begin());
+  if (!op->hasOneUse())
+    return false;
+  Operation *user = *op->getUsers().begin();
+  return (isWideningCast(op) && isContraction(user)) ||
+         (isInt8Widening(op) && isa<EinsumOp>(user));
 }
 
 struct FormDispatchRegionsPass
@@ -129,7 +150,7 @@ struct FormDispatchRegionsPass
   /// A widening cast, a transpose of a constant (a weight's stored
   /// layout), or with fuseConvPadding a convolution's input padding.
   bool preparesOperand(Operation *op) const {
-    if (isWideningCast(op))
+    if (isWideningCast(op) || isContractionPrologue(op))
       return true;
     if (auto pad = dyn_cast<PadOp>(op))
       return fuseConvPadding && isConvInputPadding(pad);

@@ -207,6 +207,33 @@ def PackMatMulWeights
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def PackInt8MatMulWeights
+    : Pass<"kiln-pack-int8-matmul-weights", "mlir::func::FuncOp"> {
+  let summary = "Computes a matmul of uint8 values by int8 weights as "
+                "4-way integer dot products";
+  let description = [{
+    A `kiln.matmul` of A = cast<f32>(X) [- z] (X uint8 [..., M, K], z one
+    float32 value: a dynamically quantized activation minus its zero
+    point) by a float32 constant B [K, N] whose every element is an
+    integer int8 holds (int8 weights minus a zero point of 0), K a
+    multiple of 4 and N of 16, becomes
+
+      einsum(`...mqt,bqwt->...mbw`, cast<f32>(X as [..., M, K/4, 4]),
+             cast<f32>(Bq)) reshaped to [..., M, N]  [- z * colsum(B)]
+
+    with Bq int8 [N/16, K/4, 16, 4], Bq[b, q, w, t] = B[4q + t, 16b + w]:
+    the layout of x86's `vpdpbusd`, which adds the four products of 4
+    uint8 and 4 int8 values to each of 16 int32 lanes
+    (kiln-contract-int8-quads computes the einsum with it). The zero
+    point's share of every sum, z times B's column sum, is subtracted
+    after. The integer sums are exact in int32 (K at most 65536), and
+    equal to the float32 sums whenever those were exact (the importer
+    sums integers in float32 only where every partial sum stays below
+    2^24).
+  }];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
 def NarrowIntegerWeights
     : Pass<"kiln-narrow-integer-weights", "mlir::func::FuncOp"> {
   let summary = "Stores integer-valued float32 weights as int8 or int16";

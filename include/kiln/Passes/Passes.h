@@ -130,6 +130,12 @@ bool isMultiplyAdd(mlir::linalg::GenericOp op, mlir::Value &scale);
 /// step-th element kept, and past this the span wastes too much.
 constexpr int64_t kMaxVectorStride = 4;
 
+/// The int8 quads of kiln-pack-int8-matmul-weights, as x86's `vpdpbusd`
+/// reads them (kiln-contract-int8-quads): 16 int32 lanes, each adding 4
+/// products of bytes.
+constexpr int64_t kQuadLanes = 16;
+constexpr int64_t kQuadDepth = 4;
+
 struct VectorContractionLoops {
   int64_t vector = -1, rows = -1, vectorStride = 1;
   /// A parallel loop only the vector input and the output use (a

@@ -91,6 +91,9 @@ struct CompileOptions {
   /// cpu: kiln-pack-matmul-weights stores the constant weights of
   /// few-row matmuls as column panels, each one contiguous stream.
   bool packMatMulWeights = true;
+  /// cpu with AVX-512 VNNI: kiln-pack-int8-matmul-weights computes matmuls
+  /// of uint8 activations by int8 weights as 4-way integer dot products.
+  bool int8DotProducts = true;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

@@ -56,18 +56,42 @@ Value kiln::createScalarWidening(OpBuilder &b, Location loc, Value value,
 
 namespace {
 
+/// The body of an all-parallel linalg.generic of one input, if `op` is
+/// one and the body holds `size` ops (its yield included).
+Block *elementwiseBodyOfOneInput(Operation *op, size_t size) {
+  auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumReductionLoops() != 0)
+    return nullptr;
+  Block &body = generic.getRegion().front();
+  return body.getOperations().size() == size ? &body : nullptr;
+}
+
 /// A linalg.generic whose body only widens its one input
 /// (isScalarWidening).
 bool isWideningGeneric(Operation *op) {
-  auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      generic.getNumReductionLoops() != 0)
+  Block *body = elementwiseBodyOfOneInput(op, 2);
+  if (!body)
     return false;
-  Block &body = generic.getRegion().front();
-  if (body.getOperations().size() != 2)
+  Operation &widen = body->front();
+  return isScalarWidening(&widen) &&
+         widen.getOperand(0) == body->getArgument(0);
+}
+
+/// A linalg.generic whose body only widens its one uint8 input to float32
+/// (the lowering's unrealized_conversion_cast to i8, then arith.uitofp):
+/// kiln-pack-int8-matmul-weights' activations, which its einsum reads as
+/// `uitofp(a)` (kiln-contract-int8-quads).
+bool isUint8WideningGeneric(Operation *op) {
+  Block *body = elementwiseBodyOfOneInput(op, 3);
+  if (!body)
     return false;
-  Operation &widen = body.front();
-  return isScalarWidening(&widen) && widen.getOperand(0) == body.getArgument(0);
+  auto cast = dyn_cast<UnrealizedConversionCastOp>(body->front());
+  auto widen = dyn_cast<arith::UIToFPOp>(*std::next(body->begin()));
+  return cast && widen && cast->getNumOperands() == 1 &&
+         cast.getOperand(0) == body->getArgument(0) &&
+         body->getArgument(0).getType().isUnsignedInteger(8) &&
+         widen.getIn() == cast.getResult(0) && widen.getType().isF32();
 }
 
 /// A linalg.generic that only moves its one input (a transpose: the body
@@ -152,7 +176,7 @@ struct CollapseBeforeWidening : OpRewritePattern<tensor::CollapseShapeOp> {
 /// in the file comment).
 bool shouldFuse(OpOperand *use) {
   Operation *producer = use->get().getDefiningOp();
-  if (isWideningGeneric(producer))
+  if (isWideningGeneric(producer) || isUint8WideningGeneric(producer))
     return isa<linalg::GenericOp>(use->getOwner());
   // A transpose's consumer reads the transposed input instead, whatever its
   // map: each element is still loaded once per use.
@@ -176,7 +200,7 @@ void fuseInRounds(func::FuncOp func) {
       // pattern driver below): fused with its producer it would no longer
       // be one, and a matmul would not read `extf(a)` in its body.
       if (paired.contains(consumer) || isWideningGeneric(consumer) ||
-          isDataMovementGeneric(consumer))
+          isUint8WideningGeneric(consumer) || isDataMovementGeneric(consumer))
         return;
       for (OpOperand *use : consumer.getDpsInputOperands()) {
         Operation *producer = use->get().getDefiningOp();

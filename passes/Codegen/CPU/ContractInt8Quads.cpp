@@ -1,0 +1,321 @@
+//===- ContractInt8Quads.cpp - uint8 x int8 einsums with vpdpbusd ---------===//
+//
+// kiln-pack-int8-matmul-weights computes a matmul of uint8 activations by
+// int8 weights as the einsum `...mqt,bqwt->...mbw` over A [..., M, Q, 4]
+// and B [N/16, Q, 16, 4]: each 64-byte quad B[b, q] holds, for 16 outputs,
+// 4 weights along K. Lowered as it is, the einsum is a scalar loop that
+// widens both bytes to float32 for every product. AVX-512 VNNI's
+// `vpdpbusd` multiplies 64 uint8 by 64 int8 values and adds each lane's
+// four products to its int32 accumulator: with A's 4 bytes of row m
+// broadcast to every lane, one instruction adds sum_t A[m, q, t] *
+// B[b, q, w, t] to the 16 sums of row m, panel b. This pass computes the
+// einsum as register tiles of those:
+//
+//   for each tile of R rows x V panels:
+//     acc[r][v] = 0                                  (int32 x 16)
+//     for q < Q:
+//       bq[v] = B[b + v, q]                          (64 bytes)
+//       acc[r][v] = vpdpbusd(acc[r][v], broadcast(A[m + r, q]), bq[v])
+//     out[m + r, b + v] += sitofp(acc[r][v])
+//
+// Rows and panels left over get tiles of one row and one panel. The
+// extents may be dynamic (a workgroup's share of M or of the panels).
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Passes/Passes.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_CONTRACTINT8QUADS
+#include "kiln/Passes/CodegenPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The loops of a matching einsum: positions among the generic's loops.
+struct QuadEinsum {
+  linalg::GenericOp op;
+  SmallVector<int64_t> batch; ///< loops of A's and the output's leading dims
+  Value a, b, out;            ///< A [..., M, Q, 4] (ui8), B, out (f32)
+};
+
+/// `x` is the body's widening of block argument `arg`: arith.uitofp of a
+/// uint8 (through the lowering's unrealized_conversion_cast to i8) when
+/// `isUnsigned`, else arith.sitofp of an i8.
+bool widensArgument(Value x, BlockArgument arg, bool isUnsigned) {
+  Operation *def = x.getDefiningOp();
+  if (!def || !getElementTypeOrSelf(x.getType()).isF32())
+    return false;
+  if (!isUnsigned) {
+    auto widen = dyn_cast<arith::SIToFPOp>(def);
+    return widen && widen.getIn() == arg && arg.getType().isSignlessInteger(8);
+  }
+  auto widen = dyn_cast<arith::UIToFPOp>(def);
+  if (!widen)
+    return false;
+  auto cast = widen.getIn().getDefiningOp<UnrealizedConversionCastOp>();
+  return cast && cast->getNumOperands() == 1 && cast.getOperand(0) == arg &&
+         arg.getType().isUnsignedInteger(8) &&
+         widen.getIn().getType().isSignlessInteger(8);
+}
+
+/// Whether the body is `out + uitofp(a) * sitofp(b)`.
+bool isQuadBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value out = body.getArgument(2);
+  Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if (!mul || (add.getLhs() != out && add.getRhs() != out))
+    return false;
+  BlockArgument a = body.getArgument(0), b = body.getArgument(1);
+  return (widensArgument(mul.getLhs(), a, true) &&
+          widensArgument(mul.getRhs(), b, false)) ||
+         (widensArgument(mul.getRhs(), a, true) &&
+          widensArgument(mul.getLhs(), b, false));
+}
+
+/// Whether the innermost `count` dims of `memref` are contiguous.
+bool hasContiguousInnerDims(Value memref, int64_t count) {
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  int64_t expected = 1;
+  for (int64_t d = type.getRank() - 1; d >= type.getRank() - count; --d) {
+    if (strides[d] != expected || type.isDynamicDim(d))
+      return false;
+    expected *= type.getDimSize(d);
+  }
+  return true;
+}
+
+std::optional<QuadEinsum> matchQuadEinsum(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !isQuadBody(op))
+    return std::nullopt;
+  QuadEinsum match{
+      op, {}, op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0]};
+  AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!a.isProjectedPermutation() || !b.isProjectedPermutation() ||
+      !out.isProjectedPermutation() || a.getNumResults() < 3 ||
+      b.getNumResults() != 4 || out.getNumResults() != a.getNumResults())
+    return std::nullopt;
+  auto dim = [](AffineMap map, int64_t i) {
+    return cast<AffineDimExpr>(map.getResult(i)).getPosition();
+  };
+  int64_t rank = a.getNumResults();
+  unsigned m = dim(a, rank - 3), q = dim(a, rank - 2), t = dim(a, rank - 1);
+  if (dim(b, 1) != q || dim(b, 3) != t || dim(out, rank - 3) != m ||
+      dim(out, rank - 2) != dim(b, 0) || dim(out, rank - 1) != dim(b, 2))
+    return std::nullopt;
+  for (int64_t i = 0; i < rank - 3; ++i) {
+    if (dim(a, i) != dim(out, i))
+      return std::nullopt;
+    match.batch.push_back(dim(a, i));
+  }
+  auto aType = cast<MemRefType>(match.a.getType());
+  auto bType = cast<MemRefType>(match.b.getType());
+  auto outType = cast<MemRefType>(match.out.getType());
+  if (aType.getShape().back() != kQuadDepth ||
+      bType.getDimSize(2) != kQuadLanes || bType.getDimSize(3) != kQuadDepth ||
+      outType.getShape().back() != kQuadLanes || aType.isDynamicDim(rank - 2) ||
+      bType.isDynamicDim(1) ||
+      aType.getDimSize(rank - 2) != bType.getDimSize(1) ||
+      !hasContiguousInnerDims(match.a, 1) ||
+      !hasContiguousInnerDims(match.b, 2) ||
+      !hasContiguousInnerDims(match.out, 1))
+    return std::nullopt;
+  return match;
+}
+
+struct ContractInt8QuadsPass
+    : public kiln::impl::ContractInt8QuadsBase<ContractInt8QuadsPass> {
+  using Base::Base;
+
+  /// Views of the einsum's operands the tiles index: A as signless i8 and
+  /// B as [N/16, Q, 64].
+  struct Operands {
+    Value a, b, out;
+    SmallVector<Value> batch; ///< the batch loops' induction variables
+  };
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!func->hasAttr(kiln::attrs::kKernel) || rows < 1 || panels < 1)
+      return;
+    SmallVector<QuadEinsum> found;
+    func.walk([&](linalg::GenericOp op) {
+      if (std::optional<QuadEinsum> match = matchQuadEinsum(op))
+        found.push_back(*match);
+    });
+    for (QuadEinsum &match : found) {
+      OpBuilder builder(match.op);
+      emitEinsum(builder, match);
+      match.op->erase();
+    }
+  }
+
+  void emitEinsum(OpBuilder &builder, QuadEinsum &match) {
+    Location loc = match.op.getLoc();
+    auto aType = cast<MemRefType>(match.a.getType());
+    Operands operands;
+    // The lowering's uint8 memref as the signless bytes LLVM sees.
+    operands.a = UnrealizedConversionCastOp::create(
+                     builder, loc,
+                     MemRefType::get(aType.getShape(), builder.getI8Type(),
+                                     aType.getLayout()),
+                     match.a)
+                     .getResult(0);
+    operands.b = memref::CollapseShapeOp::create(
+        builder, loc, match.b,
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+    operands.out = match.out;
+    int64_t rank = aType.getRank();
+    // One loop per batch dim around the tiles.
+    std::function<void(OpBuilder &, int64_t)> nest = [&](OpBuilder &b,
+                                                         int64_t d) {
+      if (d == rank - 3) {
+        emitTiles(b, loc, operands);
+        return;
+      }
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      Value extent = memref::DimOp::create(b, loc, match.out, d);
+      scf::ForOp::create(b, loc, zero, extent, one, ValueRange{},
+                         [&](OpBuilder &inner, Location, Value iv, ValueRange) {
+                           operands.batch.push_back(iv);
+                           nest(inner, d + 1);
+                           operands.batch.pop_back();
+                           scf::YieldOp::create(inner, loc);
+                         });
+    };
+    nest(builder, 0);
+  }
+
+  /// Tiles of rows x panels over all of M and the panels, then of one row
+  /// and of one panel for the remainders.
+  void emitTiles(OpBuilder &b, Location loc, Operands &operands) {
+    int64_t rank = cast<MemRefType>(operands.out.getType()).getRank();
+    Value mExtent = memref::DimOp::create(b, loc, operands.out, rank - 3);
+    Value panelExtent = memref::DimOp::create(b, loc, operands.out, rank - 2);
+    auto forEachTile =
+        [&](Value extent, int64_t size,
+            function_ref<void(OpBuilder &, Value, int64_t)> body) {
+          // [0, whole) in steps of `size`, then [whole, extent) one at a time.
+          Value step = arith::ConstantIndexOp::create(b, loc, size);
+          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+          Value one = arith::ConstantIndexOp::create(b, loc, 1);
+          Value rest = arith::RemUIOp::create(b, loc, extent, step);
+          Value whole = arith::SubIOp::create(b, loc, extent, rest);
+          scf::ForOp::create(
+              b, loc, zero, whole, step, ValueRange{},
+              [&](OpBuilder &inner, Location, Value iv, ValueRange) {
+                body(inner, iv, size);
+                scf::YieldOp::create(inner, loc);
+              });
+          if (size > 1)
+            scf::ForOp::create(
+                b, loc, whole, extent, one, ValueRange{},
+                [&](OpBuilder &inner, Location, Value iv, ValueRange) {
+                  body(inner, iv, 1);
+                  scf::YieldOp::create(inner, loc);
+                });
+        };
+    forEachTile(mExtent, rows,
+                [&](OpBuilder &rowBuilder, Value m, int64_t tileRows) {
+                  OpBuilder::InsertionGuard guard(b);
+                  b.setInsertionPoint(rowBuilder.getInsertionBlock(),
+                                      rowBuilder.getInsertionPoint());
+                  forEachTile(panelExtent, panels,
+                              [&](OpBuilder &panelBuilder, Value p,
+                                  int64_t tilePanels) {
+                                emitTile(panelBuilder, loc, operands, m,
+                                         tileRows, p, tilePanels);
+                              });
+                });
+  }
+
+  /// One tile: `tileRows` rows from `m` by `tilePanels` panels from `p`.
+  void emitTile(OpBuilder &b, Location loc, const Operands &operands, Value m,
+                int64_t tileRows, Value p, int64_t tilePanels) {
+    auto accType = VectorType::get({kQuadLanes}, b.getI32Type());
+    auto bytesType = VectorType::get({kQuadLanes * kQuadDepth}, b.getI8Type());
+    auto quadType = VectorType::get({kQuadDepth}, b.getI8Type());
+    auto wordType = VectorType::get({1}, b.getI32Type());
+    auto floatsType = VectorType::get({kQuadLanes}, b.getF32Type());
+    auto index = [&](int64_t i) {
+      return arith::ConstantIndexOp::create(b, loc, i).getResult();
+    };
+    auto plus = [&](OpBuilder &at, Value base, int64_t i) {
+      return i == 0
+                 ? base
+                 : arith::AddIOp::create(at, loc, base, index(i)).getResult();
+    };
+    Value zeros = arith::ConstantOp::create(
+        b, loc, accType,
+        DenseElementsAttr::get(accType, b.getI32IntegerAttr(0)));
+    SmallVector<Value> init(tileRows * tilePanels, zeros);
+    int64_t quads = cast<MemRefType>(operands.b.getType()).getDimSize(1);
+    SmallVector<Value> rowIndex, panelIndex;
+    for (int64_t r = 0; r < tileRows; ++r)
+      rowIndex.push_back(plus(b, m, r));
+    for (int64_t v = 0; v < tilePanels; ++v)
+      panelIndex.push_back(plus(b, p, v));
+    StringAttr vpdpbusd = b.getStringAttr("llvm.x86.avx512.vpdpbusd.512");
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), index(quads), index(1), init,
+        [&](OpBuilder &in, Location, Value q, ValueRange acc) {
+          SmallVector<Value> weights;
+          for (int64_t v = 0; v < tilePanels; ++v)
+            weights.push_back(
+                vector::LoadOp::create(in, loc, bytesType, operands.b,
+                                       ValueRange{panelIndex[v], q, index(0)}));
+          SmallVector<Value> next(acc.begin(), acc.end());
+          for (int64_t r = 0; r < tileRows; ++r) {
+            SmallVector<Value> at(operands.batch);
+            at.append({rowIndex[r], q, index(0)});
+            Value quad =
+                vector::LoadOp::create(in, loc, quadType, operands.a, at);
+            Value word = vector::ExtractOp::create(
+                in, loc, vector::BitCastOp::create(in, loc, wordType, quad),
+                ArrayRef<int64_t>{0});
+            Value row = vector::BitCastOp::create(
+                in, loc, bytesType,
+                vector::BroadcastOp::create(in, loc, accType, word));
+            for (int64_t v = 0; v < tilePanels; ++v) {
+              Value &sum = next[r * tilePanels + v];
+              sum = LLVM::CallIntrinsicOp::create(
+                        in, loc, accType, vpdpbusd,
+                        ValueRange{sum, row, weights[v]})
+                        .getResult(0);
+            }
+          }
+          scf::YieldOp::create(in, loc, next);
+        });
+    for (int64_t r = 0; r < tileRows; ++r) {
+      for (int64_t v = 0; v < tilePanels; ++v) {
+        SmallVector<Value> at(operands.batch);
+        at.append({rowIndex[r], panelIndex[v], index(0)});
+        Value old =
+            vector::LoadOp::create(b, loc, floatsType, operands.out, at);
+        Value sums = arith::SIToFPOp::create(
+            b, loc, floatsType, loop.getResult(r * tilePanels + v));
+        Value total = arith::AddFOp::create(b, loc, old, sums);
+        vector::StoreOp::create(b, loc, total, operands.out, at);
+      }
+    }
+  }
+};
+
+} // namespace

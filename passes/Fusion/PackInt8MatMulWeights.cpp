@@ -1,0 +1,299 @@
+//===- PackInt8MatMulWeights.cpp - uint8 x int8 matmuls as quad dots ------===//
+//
+// A dynamically quantized model (MatMulInteger, DynamicQuantizeMatMul)
+// multiplies uint8 activations minus their zero point by int8 weights.
+// Kiln imports those sums as float32 matmuls of integer values; the CPU's
+// register tiles then spend a widening and an FMA on every product.
+// x86's `vpdpbusd` adds the four products of 4 uint8 by 4 int8 values to
+// each of 16 int32 lanes: 64 products per instruction, on a quarter of
+// the bytes.
+//
+// This pass gives such a matmul the operands that instruction reads: X
+// itself (uint8, each row's K values as K/4 quads) and the weight as
+// int8 quads Bq [N/16, K/4, 16, 4], and computes it as an einsum over
+// both; kiln-contract-int8-quads lowers that einsum to `vpdpbusd`. The
+// zero point's share of every sum, z * sum_k B[k, n], is subtracted
+// after.
+//
+//===----------------------------------------------------------------------===//
+#include "FloatConstants.h"
+
+#include "kiln/Passes/Passes.h"
+
+#include "kiln/Dialect/OnnxValueNames.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_PACKINT8MATMULWEIGHTS
+#include "kiln/Passes/FusionPasses.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The longest K whose sums of uint8 x int8 products int32 holds.
+constexpr int64_t kMaxK = 65536;
+
+/// A matmul of uint8 values (minus a zero point) by integer weights.
+struct Int8MatMul {
+  Operation *op;     ///< a kiln.matmul, or a kiln.gemm A * B (+ C)
+  Value lhs;         ///< A: cast<f32>(X) [- z]
+  Value activations; ///< X, uint8 [..., M, K]
+  Value zeroPoint;   ///< z: one float32 value or one per row; or null
+  ConstantOp weights;
+  bool transposed = false; ///< the weights are stored [N, K]
+  Value bias;              ///< a Gemm's C, or null
+};
+
+/// A, B, C of a matmul, or of a Gemm A * B + C without transposing A and
+/// alpha, beta 1 (B transposed or not: kiln-transpose-weights stores a
+/// few-row Gemm's B as [N, K]).
+std::optional<Int8MatMul> operandsOf(Operation *op) {
+  if (auto matmul = dyn_cast<MatMulOp>(op))
+    return Int8MatMul{op,
+                      matmul.getLhs(),
+                      nullptr,
+                      nullptr,
+                      matmul.getRhs().getDefiningOp<ConstantOp>(),
+                      false,
+                      nullptr};
+  auto gemm = dyn_cast<GemmOp>(op);
+  if (!gemm || gemm.getTransA() || !gemm.getAlpha().isExactlyValue(1.0) ||
+      !gemm.getBeta().isExactlyValue(1.0))
+    return std::nullopt;
+  return Int8MatMul{op,
+                    gemm.getA(),
+                    nullptr,
+                    nullptr,
+                    gemm.getB().getDefiningOp<ConstantOp>(),
+                    gemm.getTransB(),
+                    gemm.getC()};
+}
+
+/// X when `value` is cast<f32>(X) of a uint8 X.
+Value uint8Source(Value value) {
+  auto cast = value.getDefiningOp<CastOp>();
+  if (!cast)
+    return nullptr;
+  Value input = cast.getInput();
+  return getElementTypeOrSelf(input.getType()).isUnsignedInteger(8) &&
+                 getElementTypeOrSelf(cast.getType()).isF32()
+             ? input
+             : nullptr;
+}
+
+std::optional<Int8MatMul> matchInt8MatMul(Operation *op) {
+  std::optional<Int8MatMul> operands = operandsOf(op);
+  if (!operands || !operands->weights)
+    return std::nullopt;
+  Int8MatMul match = *operands;
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  auto weightType = match.weights.getType();
+  if (!result || !result.hasStaticShape() || !weightType.hasStaticShape() ||
+      weightType.getRank() != 2 || !weightType.getElementType().isF32() ||
+      result.getRank() < 2)
+    return std::nullopt;
+  int64_t k = weightType.getDimSize(match.transposed ? 1 : 0);
+  int64_t n = weightType.getDimSize(match.transposed ? 0 : 1);
+  if (k % kQuadDepth != 0 || k > kMaxK || n % kQuadLanes != 0)
+    return std::nullopt;
+  Value lhs = match.lhs;
+  if (auto sub = lhs.getDefiningOp<SubOp>()) {
+    // One zero point, or one per row (of shape [..., M, 1]).
+    auto zeroType = dyn_cast<RankedTensorType>(sub.getRhs().getType());
+    if (!zeroType || !zeroType.hasStaticShape() ||
+        !zeroType.getElementType().isF32() ||
+        zeroType.getRank() > result.getRank() ||
+        (zeroType.getRank() > 0 && zeroType.getShape().back() != 1) ||
+        sub.getLhs().getType() != lhs.getType())
+      return std::nullopt;
+    match.zeroPoint = sub.getRhs();
+    lhs = sub.getLhs();
+  }
+  match.activations = uint8Source(lhs);
+  auto activations = match.activations
+                         ? dyn_cast<RankedTensorType>(lhs.getType())
+                         : RankedTensorType();
+  if (!activations || activations.getRank() != result.getRank() ||
+      !activations.hasStaticShape())
+    return std::nullopt;
+  return match;
+}
+
+/// `...mqt,bqwt->...mbw` for A of `rank` dims [..., M, K/4, 4].
+std::string quadEquation(int64_t rank) {
+  std::string batch = std::string("acdefghijl").substr(0, rank - 3);
+  return batch + "mqt,bqwt->" + batch + "mbw";
+}
+
+struct PackInt8MatMulWeightsPass
+    : public kiln::impl::PackInt8MatMulWeightsBase<PackInt8MatMulWeightsPass> {
+  using Base::Base;
+
+  /// B [K, N] (stored [N, K] when `transposed`) as int8 quads
+  /// [N/16, K/4, 16, 4] and its column sums (float32 [N]); one copy per
+  /// weight and layout. Null when B is not int8 values.
+  struct Packed {
+    Value quads;
+    Value columnSums;
+  };
+  DenseMap<std::pair<Operation *, int>, Packed> packedCopies;
+
+  Packed packed(ConstantOp weights, bool transposed) {
+    auto [it, inserted] =
+        packedCopies.try_emplace({weights, int(transposed)}, Packed{});
+    if (!inserted)
+      return it->second;
+    auto type = cast<RankedTensorType>(weights.getType());
+    int64_t k = type.getDimSize(transposed ? 1 : 0);
+    int64_t n = type.getDimSize(transposed ? 0 : 1);
+    auto sourceIndex = [&](int64_t row, int64_t col) {
+      return transposed ? col * k + row : row * n + col;
+    };
+    auto value = cast<ElementsAttr>(weights.getValue());
+    OpBuilder builder(weights);
+    builder.setInsertionPointAfter(weights);
+    FailureOr<ElementsAttr> quads = narrowIntegerValuedConstant(
+        value, builder.getIntegerType(8),
+        {n / kQuadLanes, k / kQuadDepth, kQuadLanes, kQuadDepth},
+        [&](int64_t i) {
+          int64_t t = i % kQuadDepth, w = (i / kQuadDepth) % kQuadLanes;
+          int64_t q = (i / (kQuadDepth * kQuadLanes)) % (k / kQuadDepth);
+          int64_t b = i / (kQuadDepth * kQuadLanes * (k / kQuadDepth));
+          return sourceIndex(q * kQuadDepth + t, b * kQuadLanes + w);
+        },
+        ".quads");
+    FailureOr<std::vector<float>> values = readFloat32Constant(value);
+    if (failed(quads) || failed(values))
+      return it->second;
+    // Integers of at most 8 bits, at most 2^16 of them: exact in float32.
+    std::vector<float> sums(n, 0.0f);
+    for (int64_t row = 0; row < k; ++row)
+      for (int64_t col = 0; col < n; ++col)
+        sums[col] += (*values)[sourceIndex(row, col)];
+    Location loc = weights.getLoc();
+    Packed result;
+    result.quads = ConstantOp::create(builder, loc, *quads);
+    result.columnSums = ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(RankedTensorType::get({n}, builder.getF32Type()),
+                               ArrayRef<float>(sums)));
+    it->second = result;
+    return result;
+  }
+
+  void rewrite(const Int8MatMul &match, const Packed &packed) {
+    Operation *op = match.op;
+    OpBuilder builder(op);
+    Location loc = op->getLoc();
+    Location partLoc = withoutOnnxValues(loc);
+    auto result = cast<RankedTensorType>(op->getResult(0).getType());
+    auto activations = cast<RankedTensorType>(match.activations.getType());
+    int64_t k = activations.getShape().back();
+    SmallVector<int64_t> quadShape(activations.getShape().drop_back());
+    quadShape.append({k / kQuadDepth, kQuadDepth});
+    Value rows = ReshapeOp::create(
+        builder, partLoc, activations.clone(quadShape), match.activations);
+    Value a = CastOp::create(builder, partLoc,
+                             activations.clone(quadShape, builder.getF32Type()),
+                             rows);
+    auto quadsType = cast<RankedTensorType>(packed.quads.getType());
+    Value b = CastOp::create(
+        builder, partLoc, quadsType.clone(builder.getF32Type()), packed.quads);
+    SmallVector<int64_t> panelShape(result.getShape().drop_back());
+    panelShape.append({result.getShape().back() / kQuadLanes, kQuadLanes});
+    Value sums = EinsumOp::create(
+        builder, partLoc, result.clone(panelShape), ValueRange{a, b},
+        builder.getStringAttr(quadEquation(quadShape.size())));
+    bool centered = bool(match.zeroPoint);
+    // The last op claims the ONNX value (kiln-bisect compares shapes).
+    Value back = ReshapeOp::create(
+        builder, centered || match.bias ? partLoc : loc, result, sums);
+    if (centered) {
+      auto zeroType = cast<RankedTensorType>(match.zeroPoint.getType());
+      SmallVector<int64_t> shareShape(zeroType.getShape());
+      if (shareShape.empty())
+        shareShape.push_back(1);
+      shareShape.back() = result.getShape().back();
+      Value share = MulOp::create(builder, partLoc, result.clone(shareShape),
+                                  match.zeroPoint, packed.columnSums);
+      back = SubOp::create(builder, match.bias ? partLoc : loc, result, back,
+                           share);
+    }
+    if (match.bias)
+      back = AddOp::create(builder, loc, result, back, match.bias);
+    op->getResult(0).replaceAllUsesWith(back);
+    op->erase();
+    if (!match.bias && (!match.zeroPoint || isIntegerValued(match.zeroPoint)))
+      dropIntegerRoundTrips(back);
+  }
+
+  /// Whether `value` is cast<f32> of integers.
+  static bool isIntegerValued(Value value) {
+    auto cast = value.getDefiningOp<CastOp>();
+    return cast &&
+           isa<IntegerType>(getElementTypeOrSelf(cast.getInput().getType()));
+  }
+
+  /// Reads of the integer-valued float32 `sums` through cast<f32>(cast<i32>)
+  /// (MatMulInteger's int32 result, then Cast to float) read `sums` itself:
+  /// every sum is an integer of at most 31 bits, which the pair keeps.
+  /// Without the casts, the epilogue moves past the reshape into the
+  /// einsum's kernel (kiln-move-reshapes-after-elementwise keeps casts).
+  static void dropIntegerRoundTrips(Value sums) {
+    for (Operation *user : llvm::make_early_inc_range(sums.getUsers())) {
+      auto narrow = dyn_cast<CastOp>(user);
+      if (!narrow ||
+          !getElementTypeOrSelf(narrow.getType()).isSignlessInteger(32))
+        continue;
+      for (Operation *widenOp :
+           llvm::make_early_inc_range(narrow->getUsers())) {
+        auto widen = dyn_cast<CastOp>(widenOp);
+        if (widen && widen.getType() == sums.getType()) {
+          widen.getResult().replaceAllUsesWith(sums);
+          widen->erase();
+        }
+      }
+      if (narrow->use_empty())
+        narrow->erase();
+    }
+  }
+
+  void runOnOperation() override {
+    SmallVector<Int8MatMul> matches;
+    getOperation().walk([&](Operation *op) {
+      if (std::optional<Int8MatMul> match = matchInt8MatMul(op))
+        matches.push_back(*match);
+    });
+    // The ops that computed A, from the cast on: once no other op reads
+    // them, they go.
+    llvm::SetVector<Operation *> dropped;
+    for (Int8MatMul &match : matches) {
+      Packed quads = packed(match.weights, match.transposed);
+      if (!quads.quads)
+        continue;
+      Value a = match.lhs;
+      Value cast = match.zeroPoint ? a.getDefiningOp()->getOperand(0) : a;
+      dropped.insert(cast.getDefiningOp());
+      if (match.zeroPoint)
+        dropped.insert(a.getDefiningOp());
+      rewrite(match, quads);
+    }
+    llvm::SetVector<Operation *> weights;
+    for (const Int8MatMul &match : matches)
+      weights.insert(match.weights);
+    for (Operation *weight : weights)
+      if (weight->use_empty())
+        weight->erase();
+    for (Operation *op : llvm::reverse(dropped))
+      if (op->use_empty())
+        op->erase();
+    for (auto &[weight, copy] : packedCopies)
+      if (copy.columnSums && copy.columnSums.use_empty())
+        copy.columnSums.getDefiningOp()->erase();
+    packedCopies.clear();
+  }
+};
+
+} // namespace
