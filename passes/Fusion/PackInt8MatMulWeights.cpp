@@ -44,7 +44,21 @@ struct Int8MatMul {
   ConstantOp weights;
   bool transposed = false; ///< the weights are stored [N, K]
   Value bias;              ///< a Gemm's C, or null
+  /// A's scale (a QDQ model's DequantizeLinear), 1 when A is not scaled.
+  double activationScale = 1.0;
+  /// The ops from A back to the cast, outermost first.
+  SmallVector<Operation *> dequantizeOps;
 };
+
+/// The value of a float32 constant that holds one, of any shape.
+std::optional<float> scalarConstant(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  auto dense =
+      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  if (!dense || !dense.getElementType().isF32() || dense.getNumElements() != 1)
+    return std::nullopt;
+  return *dense.getValues<float>().begin();
+}
 
 /// A, B, C of a matmul, or of a Gemm A * B + C without transposing A and
 /// alpha, beta 1 (B transposed or not: kiln-transpose-weights stores a
@@ -99,6 +113,15 @@ std::optional<Int8MatMul> matchInt8MatMul(Operation *op) {
   if (k % kQuadDepth != 0 || k > kMaxK || n % kQuadLanes != 0)
     return std::nullopt;
   Value lhs = match.lhs;
+  // A QDQ model's dequantized activations: (X - z) * s, s one constant.
+  if (auto mul = lhs.getDefiningOp<MulOp>()) {
+    std::optional<float> scale = scalarConstant(mul.getRhs());
+    if (!scale || !(*scale > 0) || mul.getLhs().getType() != lhs.getType())
+      return std::nullopt;
+    match.activationScale = *scale;
+    match.dequantizeOps.push_back(mul);
+    lhs = mul.getLhs();
+  }
   if (auto sub = lhs.getDefiningOp<SubOp>()) {
     // One zero point, or one per row (of shape [..., M, 1]).
     auto zeroType = dyn_cast<RankedTensorType>(sub.getRhs().getType());
@@ -109,9 +132,11 @@ std::optional<Int8MatMul> matchInt8MatMul(Operation *op) {
         sub.getLhs().getType() != lhs.getType())
       return std::nullopt;
     match.zeroPoint = sub.getRhs();
+    match.dequantizeOps.push_back(sub);
     lhs = sub.getLhs();
   }
   match.activations = uint8Source(lhs);
+  match.dequantizeOps.push_back(lhs.getDefiningOp());
   auto activations = match.activations
                          ? dyn_cast<RankedTensorType>(lhs.getType())
                          : RankedTensorType();
@@ -132,15 +157,17 @@ struct PackInt8MatMulWeightsPass
   using Base::Base;
 
   /// B [K, N] (stored [N, K] when `transposed`) as int8 quads
-  /// [N/16, K/4, 16, 4] and its column sums (float32 [N]); one copy per
-  /// weight and layout. Null when B is not int8 values.
+  /// [N/16, K/4, 16, 4] of Q, its column sums (float32 [N]) and B's scales
+  /// (B = Q * scale[n]; none when B holds the integers themselves); one
+  /// copy per weight and layout. Null when B is neither.
   struct Packed {
     Value quads;
     Value columnSums;
+    std::vector<float> scales;
   };
   DenseMap<std::pair<Operation *, int>, Packed> packedCopies;
 
-  Packed packed(ConstantOp weights, bool transposed) {
+  Packed packed(ConstantOp weights, bool transposed, bool mayBeScaled) {
     auto [it, inserted] =
         packedCopies.try_emplace({weights, int(transposed)}, Packed{});
     if (!inserted)
@@ -152,6 +179,24 @@ struct PackInt8MatMulWeightsPass
       return transposed ? col * k + row : row * n + col;
     };
     auto value = cast<ElementsAttr>(weights.getValue());
+    FailureOr<std::vector<float>> values = readFloat32Constant(value);
+    if (failed(values))
+      return it->second;
+    Packed result;
+    // Integers, or else a QDQ model's dequantized int8 weights.
+    if (!holdsInt8(*values)) {
+      std::optional<std::vector<float>> scales =
+          mayBeScaled ? int8Scales(*values, k, n, sourceIndex) : std::nullopt;
+      if (!scales)
+        return it->second;
+      for (int64_t row = 0; row < k; ++row)
+        for (int64_t col = 0; col < n; ++col) {
+          float &v = (*values)[sourceIndex(row, col)];
+          v = std::nearbyint(double(v) / (*scales)[col]);
+        }
+      result.scales = std::move(*scales);
+      value = DenseElementsAttr::get(type, ArrayRef<float>(*values));
+    }
     OpBuilder builder(weights);
     builder.setInsertionPointAfter(weights);
     FailureOr<ElementsAttr> quads = narrowIntegerValuedConstant(
@@ -164,8 +209,7 @@ struct PackInt8MatMulWeightsPass
           return sourceIndex(q * kQuadDepth + t, b * kQuadLanes + w);
         },
         ".quads");
-    FailureOr<std::vector<float>> values = readFloat32Constant(value);
-    if (failed(quads) || failed(values))
+    if (failed(quads))
       return it->second;
     // Integers of at most 8 bits, at most 2^16 of them: exact in float32.
     std::vector<float> sums(n, 0.0f);
@@ -173,7 +217,6 @@ struct PackInt8MatMulWeightsPass
       for (int64_t col = 0; col < n; ++col)
         sums[col] += (*values)[sourceIndex(row, col)];
     Location loc = weights.getLoc();
-    Packed result;
     result.quads = ConstantOp::create(builder, loc, *quads);
     result.columnSums = ConstantOp::create(
         builder, loc,
@@ -181,6 +224,63 @@ struct PackInt8MatMulWeightsPass
                                ArrayRef<float>(sums)));
     it->second = result;
     return result;
+  }
+
+  /// Whether every value is an integer int8 holds (and not -0.0).
+  static bool holdsInt8(ArrayRef<float> values) {
+    return llvm::all_of(values, [](float v) {
+      return v >= -128 && v <= 127 && v == std::nearbyint(v) &&
+             !(v == 0 && std::signbit(v));
+    });
+  }
+
+  /// Scales s, one for all of B or else one per column, such that every
+  /// B[k, n] is float32(q * s[n]) for an integer q in [-128, 127]: what
+  /// DequantizeLinear computes from int8 weights (zero point 0) and the
+  /// importer folded. A scale is found from the column's largest
+  /// magnitude, which symmetric quantization maps to 127, and checked
+  /// against every value; none when a column has no such scale.
+  template <typename Index>
+  static std::optional<std::vector<float>>
+  int8Scales(ArrayRef<float> values, int64_t k, int64_t n, Index index) {
+    auto scaleOf = [&](int64_t first, int64_t last) -> std::optional<float> {
+      float largest = 0;
+      for (int64_t col = first; col < last; ++col)
+        for (int64_t row = 0; row < k; ++row)
+          largest = std::max(largest, std::fabs(values[index(row, col)]));
+      if (largest == 0)
+        return 1.0f;
+      float guess = float(double(largest) / 127.0);
+      for (float scale : {guess, std::nextafter(guess, 0.0f),
+                          std::nextafter(guess, 2 * guess)}) {
+        if (scale > 0 && onGrid(values, k, first, last, index, scale))
+          return scale;
+      }
+      return std::nullopt;
+    };
+    if (std::optional<float> all = scaleOf(0, n))
+      return std::vector<float>(n, *all);
+    std::vector<float> scales(n);
+    for (int64_t col = 0; col < n; ++col) {
+      std::optional<float> scale = scaleOf(col, col + 1);
+      if (!scale)
+        return std::nullopt;
+      scales[col] = *scale;
+    }
+    return scales;
+  }
+
+  template <typename Index>
+  static bool onGrid(ArrayRef<float> values, int64_t k, int64_t first,
+                     int64_t last, Index index, float scale) {
+    for (int64_t col = first; col < last; ++col)
+      for (int64_t row = 0; row < k; ++row) {
+        float v = values[index(row, col)];
+        double q = std::nearbyint(double(v) / scale);
+        if (!(q >= -128 && q <= 127) || float(q) * scale != v)
+          return false;
+      }
+    return true;
   }
 
   void rewrite(const Int8MatMul &match, const Packed &packed) {
@@ -207,26 +307,69 @@ struct PackInt8MatMulWeightsPass
         builder, partLoc, result.clone(panelShape), ValueRange{a, b},
         builder.getStringAttr(quadEquation(quadShape.size())));
     bool centered = bool(match.zeroPoint);
+    bool scaled = isScaled(match, packed);
     // The last op claims the ONNX value (kiln-bisect compares shapes).
     Value back = ReshapeOp::create(
-        builder, centered || match.bias ? partLoc : loc, result, sums);
-    if (centered) {
-      auto zeroType = cast<RankedTensorType>(match.zeroPoint.getType());
-      SmallVector<int64_t> shareShape(zeroType.getShape());
-      if (shareShape.empty())
-        shareShape.push_back(1);
-      shareShape.back() = result.getShape().back();
-      Value share = MulOp::create(builder, partLoc, result.clone(shareShape),
-                                  match.zeroPoint, packed.columnSums);
-      back = SubOp::create(builder, match.bias ? partLoc : loc, result, back,
-                           share);
-    }
+        builder, centered || scaled || match.bias ? partLoc : loc, result,
+        sums);
+    if (centered)
+      back =
+          SubOp::create(builder, scaled || match.bias ? partLoc : loc, result,
+                        back, zeroPointShare(builder, match, packed));
+    if (scaled)
+      back = MulOp::create(builder, match.bias ? partLoc : loc, result, back,
+                           productScales(builder, match, packed));
     if (match.bias)
       back = AddOp::create(builder, loc, result, back, match.bias);
     op->getResult(0).replaceAllUsesWith(back);
     op->erase();
-    if (!match.bias && (!match.zeroPoint || isIntegerValued(match.zeroPoint)))
+    if (!match.bias && !scaled &&
+        (!match.zeroPoint || isIntegerValued(match.zeroPoint)))
       dropIntegerRoundTrips(back);
+  }
+
+  static bool isScaled(const Int8MatMul &match, const Packed &packed) {
+    return !packed.scales.empty() || match.activationScale != 1.0;
+  }
+
+  /// z * sum_k Q[k, n]: a constant when z is one, else computed.
+  static Value zeroPointShare(OpBuilder &builder, const Int8MatMul &match,
+                              const Packed &packed) {
+    Location loc = withoutOnnxValues(match.op->getLoc());
+    auto result = cast<RankedTensorType>(match.op->getResult(0).getType());
+    if (std::optional<float> zero = scalarConstant(match.zeroPoint)) {
+      auto sums = cast<DenseElementsAttr>(
+          packed.columnSums.getDefiningOp<ConstantOp>().getValue());
+      SmallVector<float> share;
+      for (float sum : sums.getValues<float>())
+        share.push_back(*zero * sum);
+      return ConstantOp::create(
+          builder, loc,
+          DenseElementsAttr::get(cast<ShapedType>(sums.getType()),
+                                 ArrayRef<float>(share)));
+    }
+    auto zeroType = cast<RankedTensorType>(match.zeroPoint.getType());
+    SmallVector<int64_t> shareShape(zeroType.getShape());
+    if (shareShape.empty())
+      shareShape.push_back(1);
+    shareShape.back() = result.getShape().back();
+    return MulOp::create(builder, loc, result.clone(shareShape),
+                         match.zeroPoint, packed.columnSums);
+  }
+
+  /// A's scale times B's, per column, rounded once to float32.
+  static Value productScales(OpBuilder &builder, const Int8MatMul &match,
+                             const Packed &packed) {
+    int64_t n = cast<ShapedType>(packed.columnSums.getType()).getDimSize(0);
+    SmallVector<float> scales;
+    for (int64_t col = 0; col < n; ++col)
+      scales.push_back(
+          float(match.activationScale *
+                (packed.scales.empty() ? 1.0 : double(packed.scales[col]))));
+    return ConstantOp::create(
+        builder, withoutOnnxValues(match.op->getLoc()),
+        DenseElementsAttr::get(RankedTensorType::get({n}, builder.getF32Type()),
+                               ArrayRef<float>(scales)));
   }
 
   /// Whether `value` is cast<f32> of integers.
@@ -263,21 +406,22 @@ struct PackInt8MatMulWeightsPass
   void runOnOperation() override {
     SmallVector<Int8MatMul> matches;
     getOperation().walk([&](Operation *op) {
-      if (std::optional<Int8MatMul> match = matchInt8MatMul(op))
+      std::optional<Int8MatMul> match = matchInt8MatMul(op);
+      if (match &&
+          match->weights.getType().getNumElements() >= minWeightElements)
         matches.push_back(*match);
     });
     // The ops that computed A, from the cast on: once no other op reads
     // them, they go.
     llvm::SetVector<Operation *> dropped;
     for (Int8MatMul &match : matches) {
-      Packed quads = packed(match.weights, match.transposed);
+      // Dequantized weights only beside dequantized activations (QDQ).
+      Packed quads = packed(match.weights, match.transposed,
+                            isa<MulOp>(match.dequantizeOps.front()));
       if (!quads.quads)
         continue;
-      Value a = match.lhs;
-      Value cast = match.zeroPoint ? a.getDefiningOp()->getOperand(0) : a;
-      dropped.insert(cast.getDefiningOp());
-      if (match.zeroPoint)
-        dropped.insert(a.getDefiningOp());
+      for (Operation *dequantize : llvm::reverse(match.dequantizeOps))
+        dropped.insert(dequantize);
       rewrite(match, quads);
     }
     llvm::SetVector<Operation *> weights;

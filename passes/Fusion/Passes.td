@@ -230,7 +230,20 @@ def PackInt8MatMulWeights
     equal to the float32 sums whenever those were exact (the importer
     sums integers in float32 only where every partial sum stays below
     2^24).
+
+    A QDQ model's matmul, A = (cast<f32>(X) [- z]) * s (s a constant) by
+    weights the importer dequantized, float32(Q * scale[n]) for int8 Q
+    (one scale, or one per column; found from each column's largest value
+    and checked against every one), takes the same einsum over Q, then
+    multiplies by s * scale[n]: the integer sum of products computed
+    exactly and scaled once, as onnxruntime's int8 kernels compute it,
+    where the float32 path rounds every product and partial sum.
   }];
+  let options = [
+    Option<"minWeightElements", "min-weight-elements", "int64_t", "16384",
+           "The fewest elements of a weight whose matmul takes quads (a "
+           "smaller one costs a few microseconds either way)">
+  ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
