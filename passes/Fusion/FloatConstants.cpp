@@ -199,17 +199,29 @@ FailureOr<ElementsAttr> kiln::narrowIntegerValuedConstant(
       resultType, key + nameSuffix.str(), std::move(blob)));
 }
 
-FailureOr<std::vector<float>> kiln::readFloat32Constant(ElementsAttr value) {
+FailureOr<std::vector<float>> kiln::readFloatConstant(ElementsAttr value) {
   auto type = cast<ShapedType>(value.getType());
-  if (!type.getElementType().isF32())
+  bool wide = type.getElementType().isF64();
+  if (!type.getElementType().isF32() && !wide)
     return failure();
+  size_t width = wide ? 8 : 4;
   std::string key;
   bool isSplat = false;
-  FailureOr<ArrayRef<char>> source = elementBytes(value, 4, key, isSplat);
+  FailureOr<ArrayRef<char>> source = elementBytes(value, width, key, isSplat);
   if (failed(source))
     return failure();
   std::vector<float> values(type.getNumElements());
-  for (size_t i = 0; i < values.size(); ++i)
-    std::memcpy(&values[i], source->data() + (isSplat ? 0 : 4 * i), 4);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const char *at = source->data() + (isSplat ? 0 : width * i);
+    if (!wide) {
+      std::memcpy(&values[i], at, 4);
+      continue;
+    }
+    double v;
+    std::memcpy(&v, at, 8);
+    values[i] = static_cast<float>(v);
+    if (static_cast<double>(values[i]) != v && !std::isnan(v))
+      return failure();
+  }
   return values;
 }

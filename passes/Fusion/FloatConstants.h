@@ -58,10 +58,10 @@ narrowIntegerValuedConstant(mlir::ElementsAttr value,
                             llvm::function_ref<int64_t(int64_t)> sourceIndex,
                             llvm::StringRef nameSuffix);
 
-/// The elements of the float32 constant `value`, row-major; failure when
-/// its storage is not readable (an external or elided blob).
-mlir::FailureOr<std::vector<float>>
-readFloat32Constant(mlir::ElementsAttr value);
+/// The elements of the float32 (or float64) constant `value`, row-major;
+/// failure when its storage is not readable (an external or elided blob)
+/// or a float64 element is not a float32 value.
+mlir::FailureOr<std::vector<float>> readFloatConstant(mlir::ElementsAttr value);
 
 } // namespace kiln
 

@@ -46,8 +46,17 @@ struct Int8MatMul {
   Value bias;              ///< a Gemm's C, or null
   /// A's scale (a QDQ model's DequantizeLinear), 1 when A is not scaled.
   double activationScale = 1.0;
+  bool scaledActivations = false;
+  /// B's scale when B is Q * s of constants (dequantized weights the
+  /// importer left to a kernel): one value, or one per column; else empty.
+  SmallVector<float> weightScales;
+  Operation *weightScaling = nullptr; ///< the kiln.mul of Q * s
+
   /// The ops from A back to the cast, outermost first.
   SmallVector<Operation *> dequantizeOps;
+  /// Reshapes and transposes of the dequantized values (attention's heads
+  /// joined), outermost first: applied to X's bytes instead.
+  SmallVector<Operation *> moves;
 };
 
 /// The value of a float32 constant that holds one, of any shape.
@@ -64,38 +73,60 @@ std::optional<float> scalarConstant(Value value) {
 /// alpha, beta 1 (B transposed or not: kiln-transpose-weights stores a
 /// few-row Gemm's B as [N, K]).
 std::optional<Int8MatMul> operandsOf(Operation *op) {
-  if (auto matmul = dyn_cast<MatMulOp>(op))
-    return Int8MatMul{op,
-                      matmul.getLhs(),
-                      nullptr,
-                      nullptr,
-                      matmul.getRhs().getDefiningOp<ConstantOp>(),
-                      false,
-                      nullptr};
-  auto gemm = dyn_cast<GemmOp>(op);
-  if (!gemm || gemm.getTransA() || !gemm.getAlpha().isExactlyValue(1.0) ||
-      !gemm.getBeta().isExactlyValue(1.0))
-    return std::nullopt;
-  return Int8MatMul{op,
-                    gemm.getA(),
-                    nullptr,
-                    nullptr,
-                    gemm.getB().getDefiningOp<ConstantOp>(),
-                    gemm.getTransB(),
-                    gemm.getC()};
+  Int8MatMul match;
+  match.op = op;
+  Value b;
+  if (auto matmul = dyn_cast<MatMulOp>(op)) {
+    match.lhs = matmul.getLhs();
+    b = matmul.getRhs();
+  } else {
+    auto gemm = dyn_cast<GemmOp>(op);
+    if (!gemm || gemm.getTransA() || !gemm.getAlpha().isExactlyValue(1.0) ||
+        !gemm.getBeta().isExactlyValue(1.0))
+      return std::nullopt;
+    match.lhs = gemm.getA();
+    b = gemm.getB();
+    match.transposed = gemm.getTransB();
+    match.bias = gemm.getC();
+  }
+  // Q * s: s one value, or one per column of an untransposed B.
+  if (auto mul = b.getDefiningOp<MulOp>()) {
+    auto scale = mul.getRhs().getDefiningOp<ConstantOp>();
+    auto dense =
+        scale ? dyn_cast<DenseElementsAttr>(scale.getValue()) : nullptr;
+    auto type = cast<ShapedType>(b.getType());
+    if (!dense || !dense.getElementType().isF32() || !type.hasRank() ||
+        type.getRank() != 2 || mul.getLhs().getType() != b.getType() ||
+        !(dense.getNumElements() == 1 ||
+          (!match.transposed && dense.getNumElements() == type.getDimSize(1) &&
+           cast<ShapedType>(dense.getType()).getShape().back() ==
+               type.getDimSize(1))))
+      return std::nullopt;
+    match.weightScales.assign(dense.getValues<float>().begin(),
+                              dense.getValues<float>().end());
+    match.weightScaling = mul;
+    b = mul.getLhs();
+  }
+  match.weights = b.getDefiningOp<ConstantOp>();
+  return match;
 }
 
-/// X when `value` is cast<f32>(X) of a uint8 X.
+/// X when `value` is cast<f32 or f64>(X) of a uint8 X.
 Value uint8Source(Value value) {
   auto cast = value.getDefiningOp<CastOp>();
   if (!cast)
     return nullptr;
   Value input = cast.getInput();
+  Type to = getElementTypeOrSelf(cast.getType());
   return getElementTypeOrSelf(input.getType()).isUnsignedInteger(8) &&
-                 getElementTypeOrSelf(cast.getType()).isF32()
+                 (to.isF32() || to.isF64())
              ? input
              : nullptr;
 }
+
+/// float32, or float64 (the importer's integerSumType where a sum of
+/// int8 products may pass 2^24).
+bool isSumType(Type type) { return type.isF32() || type.isF64(); }
 
 std::optional<Int8MatMul> matchInt8MatMul(Operation *op) {
   std::optional<Int8MatMul> operands = operandsOf(op);
@@ -105,20 +136,31 @@ std::optional<Int8MatMul> matchInt8MatMul(Operation *op) {
   auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   auto weightType = match.weights.getType();
   if (!result || !result.hasStaticShape() || !weightType.hasStaticShape() ||
-      weightType.getRank() != 2 || !weightType.getElementType().isF32() ||
-      result.getRank() < 2)
+      weightType.getRank() != 2 ||
+      weightType.getElementType() != result.getElementType() ||
+      !isSumType(result.getElementType()) || result.getRank() < 2)
     return std::nullopt;
   int64_t k = weightType.getDimSize(match.transposed ? 1 : 0);
   int64_t n = weightType.getDimSize(match.transposed ? 0 : 1);
   if (k % kQuadDepth != 0 || k > kMaxK || n % kQuadLanes != 0)
     return std::nullopt;
   Value lhs = match.lhs;
+  auto lhsType = dyn_cast<RankedTensorType>(lhs.getType());
+  if (!lhsType || lhsType.getRank() != result.getRank() ||
+      !lhsType.hasStaticShape())
+    return std::nullopt;
+  while (isa_and_nonnull<ReshapeOp, TransposeOp>(lhs.getDefiningOp())) {
+    match.moves.push_back(lhs.getDefiningOp());
+    match.dequantizeOps.push_back(lhs.getDefiningOp());
+    lhs = lhs.getDefiningOp()->getOperand(0);
+  }
   // A QDQ model's dequantized activations: (X - z) * s, s one constant.
   if (auto mul = lhs.getDefiningOp<MulOp>()) {
     std::optional<float> scale = scalarConstant(mul.getRhs());
     if (!scale || !(*scale > 0) || mul.getLhs().getType() != lhs.getType())
       return std::nullopt;
     match.activationScale = *scale;
+    match.scaledActivations = true;
     match.dequantizeOps.push_back(mul);
     lhs = mul.getLhs();
   }
@@ -126,7 +168,7 @@ std::optional<Int8MatMul> matchInt8MatMul(Operation *op) {
     // One zero point, or one per row (of shape [..., M, 1]).
     auto zeroType = dyn_cast<RankedTensorType>(sub.getRhs().getType());
     if (!zeroType || !zeroType.hasStaticShape() ||
-        !zeroType.getElementType().isF32() ||
+        zeroType.getElementType() != result.getElementType() ||
         zeroType.getRank() > result.getRank() ||
         (zeroType.getRank() > 0 && zeroType.getShape().back() != 1) ||
         sub.getLhs().getType() != lhs.getType())
@@ -137,11 +179,10 @@ std::optional<Int8MatMul> matchInt8MatMul(Operation *op) {
   }
   match.activations = uint8Source(lhs);
   match.dequantizeOps.push_back(lhs.getDefiningOp());
-  auto activations = match.activations
-                         ? dyn_cast<RankedTensorType>(lhs.getType())
-                         : RankedTensorType();
-  if (!activations || activations.getRank() != result.getRank() ||
-      !activations.hasStaticShape())
+  // A zero point per row does not follow the rows through a move.
+  if (!match.activations ||
+      (!match.moves.empty() && match.zeroPoint &&
+       cast<ShapedType>(match.zeroPoint.getType()).getNumElements() != 1))
     return std::nullopt;
   return match;
 }
@@ -179,7 +220,7 @@ struct PackInt8MatMulWeightsPass
       return transposed ? col * k + row : row * n + col;
     };
     auto value = cast<ElementsAttr>(weights.getValue());
-    FailureOr<std::vector<float>> values = readFloat32Constant(value);
+    FailureOr<std::vector<float>> values = readFloatConstant(value);
     if (failed(values))
       return it->second;
     Packed result;
@@ -195,8 +236,11 @@ struct PackInt8MatMulWeightsPass
           v = std::nearbyint(double(v) / (*scales)[col]);
         }
       result.scales = std::move(*scales);
-      value = DenseElementsAttr::get(type, ArrayRef<float>(*values));
     }
+    if (!result.scales.empty() || !type.getElementType().isF32())
+      value = DenseElementsAttr::get(
+          type.clone(Float32Type::get(type.getContext())),
+          ArrayRef<float>(*values));
     OpBuilder builder(weights);
     builder.setInsertionPointAfter(weights);
     FailureOr<ElementsAttr> quads = narrowIntegerValuedConstant(
@@ -288,13 +332,16 @@ struct PackInt8MatMulWeightsPass
     OpBuilder builder(op);
     Location loc = op->getLoc();
     Location partLoc = withoutOnnxValues(loc);
-    auto result = cast<RankedTensorType>(op->getResult(0).getType());
-    auto activations = cast<RankedTensorType>(match.activations.getType());
+    auto original = cast<RankedTensorType>(op->getResult(0).getType());
+    // Sums in float32 (float64 ones are rounded once, past 2^24).
+    auto result = original.clone(builder.getF32Type());
+    Value bytes = movedBytes(builder, match);
+    auto activations = cast<RankedTensorType>(bytes.getType());
     int64_t k = activations.getShape().back();
     SmallVector<int64_t> quadShape(activations.getShape().drop_back());
     quadShape.append({k / kQuadDepth, kQuadDepth});
-    Value rows = ReshapeOp::create(
-        builder, partLoc, activations.clone(quadShape), match.activations);
+    Value rows = ReshapeOp::create(builder, partLoc,
+                                   activations.clone(quadShape), bytes);
     Value a = CastOp::create(builder, partLoc,
                              activations.clone(quadShape, builder.getF32Type()),
                              rows);
@@ -321,15 +368,36 @@ struct PackInt8MatMulWeightsPass
                            productScales(builder, match, packed));
     if (match.bias)
       back = AddOp::create(builder, loc, result, back, match.bias);
-    op->getResult(0).replaceAllUsesWith(back);
-    op->erase();
+    Value replaced = op->getResult(0);
     if (!match.bias && !scaled &&
         (!match.zeroPoint || isIntegerValued(match.zeroPoint)))
-      dropIntegerRoundTrips(back);
+      dropIntegerRoundTrips(replaced, back);
+    if (!replaced.use_empty())
+      replaced.replaceAllUsesWith(
+          original == result
+              ? back
+              : CastOp::create(builder, loc, original, back).getResult());
+    op->erase();
+  }
+
+  /// X moved as A's dequantized values were: the same reshapes and
+  /// transposes, of its bytes.
+  static Value movedBytes(OpBuilder &builder, const Int8MatMul &match) {
+    Value bytes = match.activations;
+    Type byte = getElementTypeOrSelf(bytes.getType());
+    for (Operation *move : llvm::reverse(match.moves)) {
+      auto type = cast<RankedTensorType>(move->getResult(0).getType());
+      Operation *copy = builder.clone(*move);
+      copy->setOperand(0, bytes);
+      copy->getResult(0).setType(type.clone(byte));
+      bytes = copy->getResult(0);
+    }
+    return bytes;
   }
 
   static bool isScaled(const Int8MatMul &match, const Packed &packed) {
-    return !packed.scales.empty() || match.activationScale != 1.0;
+    return !packed.scales.empty() || !match.weightScales.empty() ||
+           match.activationScale != 1.0;
   }
 
   /// z * sum_k Q[k, n]: a constant when z is one, else computed.
@@ -349,12 +417,27 @@ struct PackInt8MatMulWeightsPass
                                  ArrayRef<float>(share)));
     }
     auto zeroType = cast<RankedTensorType>(match.zeroPoint.getType());
+    Value zero = match.zeroPoint;
+    if (!zeroType.getElementType().isF32())
+      zero = CastOp::create(builder, loc, zeroType.clone(builder.getF32Type()),
+                            zero);
     SmallVector<int64_t> shareShape(zeroType.getShape());
     if (shareShape.empty())
       shareShape.push_back(1);
     shareShape.back() = result.getShape().back();
-    return MulOp::create(builder, loc, result.clone(shareShape),
-                         match.zeroPoint, packed.columnSums);
+    return MulOp::create(builder, loc,
+                         result.clone(shareShape, builder.getF32Type()), zero,
+                         packed.columnSums);
+  }
+
+  /// B's scale of column `col`.
+  static double weightScale(const Int8MatMul &match, const Packed &packed,
+                            int64_t col) {
+    if (!packed.scales.empty())
+      return packed.scales[col];
+    if (match.weightScales.empty())
+      return 1.0;
+    return match.weightScales[match.weightScales.size() == 1 ? 0 : col];
   }
 
   /// A's scale times B's, per column, rounded once to float32.
@@ -364,8 +447,7 @@ struct PackInt8MatMulWeightsPass
     SmallVector<float> scales;
     for (int64_t col = 0; col < n; ++col)
       scales.push_back(
-          float(match.activationScale *
-                (packed.scales.empty() ? 1.0 : double(packed.scales[col]))));
+          float(match.activationScale * weightScale(match, packed, col)));
     return ConstantOp::create(
         builder, withoutOnnxValues(match.op->getLoc()),
         DenseElementsAttr::get(RankedTensorType::get({n}, builder.getF32Type()),
@@ -379,13 +461,14 @@ struct PackInt8MatMulWeightsPass
            isa<IntegerType>(getElementTypeOrSelf(cast.getInput().getType()));
   }
 
-  /// Reads of the integer-valued float32 `sums` through cast<f32>(cast<i32>)
-  /// (MatMulInteger's int32 result, then Cast to float) read `sums` itself:
+  /// Reads of the matmul's integer-valued result `replaced` through
+  /// cast<f32>(cast<i32>) (MatMulInteger's int32 result, then Cast to
+  /// float) read its float32 `sums` instead:
   /// every sum is an integer of at most 31 bits, which the pair keeps.
   /// Without the casts, the epilogue moves past the reshape into the
   /// einsum's kernel (kiln-move-reshapes-after-elementwise keeps casts).
-  static void dropIntegerRoundTrips(Value sums) {
-    for (Operation *user : llvm::make_early_inc_range(sums.getUsers())) {
+  static void dropIntegerRoundTrips(Value replaced, Value sums) {
+    for (Operation *user : llvm::make_early_inc_range(replaced.getUsers())) {
       auto narrow = dyn_cast<CastOp>(user);
       if (!narrow ||
           !getElementTypeOrSelf(narrow.getType()).isSignlessInteger(32))
@@ -404,7 +487,7 @@ struct PackInt8MatMulWeightsPass
   }
 
   void runOnOperation() override {
-    SmallVector<Int8MatMul> matches;
+    std::vector<Int8MatMul> matches;
     getOperation().walk([&](Operation *op) {
       std::optional<Int8MatMul> match = matchInt8MatMul(op);
       if (match &&
@@ -416,8 +499,8 @@ struct PackInt8MatMulWeightsPass
     llvm::SetVector<Operation *> dropped;
     for (Int8MatMul &match : matches) {
       // Dequantized weights only beside dequantized activations (QDQ).
-      Packed quads = packed(match.weights, match.transposed,
-                            isa<MulOp>(match.dequantizeOps.front()));
+      Packed quads =
+          packed(match.weights, match.transposed, match.scaledActivations);
       if (!quads.quads)
         continue;
       for (Operation *dequantize : llvm::reverse(match.dequantizeOps))
@@ -425,8 +508,11 @@ struct PackInt8MatMulWeightsPass
       rewrite(match, quads);
     }
     llvm::SetVector<Operation *> weights;
-    for (const Int8MatMul &match : matches)
+    for (const Int8MatMul &match : matches) {
+      if (match.weightScaling)
+        weights.insert(match.weightScaling);
       weights.insert(match.weights);
+    }
     for (Operation *weight : weights)
       if (weight->use_empty())
         weight->erase();

@@ -135,6 +135,15 @@ constexpr int64_t kMaxVectorStride = 4;
 /// products of bytes.
 constexpr int64_t kQuadLanes = 16;
 constexpr int64_t kQuadDepth = 4;
+/// Panels of 16 outputs in one register tile of kiln-contract-int8-quads
+/// (its `panels` option): kiln-configure-cpu-kernels splits the panels
+/// into workgroups in multiples of it.
+constexpr int64_t kQuadTilePanels = 4;
+
+/// Whether `op` is kiln-pack-int8-matmul-weights' einsum `...mqt,bqwt->
+/// ...mbw` of uint8 by int8 quads (widened to float32 in its body), which
+/// kiln-contract-int8-quads computes with vpdpbusd.
+bool isInt8QuadEinsum(mlir::linalg::LinalgOp op);
 
 struct VectorContractionLoops {
   int64_t vector = -1, rows = -1, vectorStride = 1;

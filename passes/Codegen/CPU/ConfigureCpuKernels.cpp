@@ -85,7 +85,9 @@ struct ConfigureCpuKernelsPass
     };
     int64_t tileSize = 0;
     SmallVector<std::pair<int64_t, int64_t>> splits =
-        splitsAroundRegisterTiles(root, domain, iterators);
+        splitsAroundQuads(root, domain);
+    if (splits.empty())
+      splits = splitsAroundRegisterTiles(root, domain, iterators);
     // The first split, in order of preference, whose even tiles make more
     // than one workgroup: a prime extent has no even tiles (SqueezeNet's
     // 109 output rows ran as one workgroup; its 96 filters split in 12).
@@ -245,6 +247,43 @@ struct ConfigureCpuKernelsPass
         vectorTiles(domain, *vectorSplit) >= kMinWorkgroups)
       return vectorSplit;
     return rowSplit ? rowSplit : vectorSplit;
+  }
+
+  /// For a kernel of int8 quads (isInt8QuadEinsum): its panels, in whole
+  /// register tiles of kQuadTilePanels, else its rows (M) in tiles of 4.
+  /// Every workgroup then reads A (activations, in cache) and its own
+  /// panels of the weights, once; split along M, each would read all of
+  /// them and run tiles of fewer rows than a register tile holds.
+  static SmallVector<std::pair<int64_t, int64_t>>
+  splitsAroundQuads(TilingInterface root, ArrayRef<Range> domain) {
+    auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
+    if (!rootOp || rootOp.getNumDpsInits() != 1)
+      return {};
+    linalg::LinalgOp einsum;
+    root->getParentOfType<func::FuncOp>().walk([&](linalg::LinalgOp op) {
+      if (isInt8QuadEinsum(op))
+        einsum = op;
+    });
+    AffineMap rootOut =
+        rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
+    if (!einsum || !rootOut.isProjectedPermutation() ||
+        rootOut.getNumResults() !=
+            cast<ShapedType>(einsum.getDpsInits()[0].getType()).getRank())
+      return {};
+    int64_t rank = rootOut.getNumResults();
+    auto rootLoop = [&](int64_t result) {
+      return int64_t(
+          cast<AffineDimExpr>(rootOut.getResult(result)).getPosition());
+    };
+    SmallVector<std::pair<int64_t, int64_t>> splits;
+    for (auto [result, granularity] :
+         {std::pair<int64_t, int64_t>{rank - 2, kQuadTilePanels},
+          std::pair<int64_t, int64_t>{rank - 3, 4}}) {
+      int64_t loop = rootLoop(result);
+      if (getConstantIntValue(domain[loop].size).value_or(1) > 1)
+        splits.push_back({loop, granularity});
+    }
+    return splits;
   }
 
   static int64_t operandBytes(linalg::LinalgOp op, unsigned input) {

@@ -98,19 +98,20 @@ bool hasContiguousInnerDims(Value memref, int64_t count) {
   return true;
 }
 
-std::optional<QuadEinsum> matchQuadEinsum(linalg::GenericOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !isQuadBody(op))
-    return std::nullopt;
-  QuadEinsum match{
-      op, {}, op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0]};
+} // namespace
+
+bool kiln::isInt8QuadEinsum(linalg::LinalgOp linalgOp) {
+  auto op = dyn_cast<linalg::GenericOp>(linalgOp.getOperation());
+  if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !isQuadBody(op))
+    return false;
   AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
   AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (!a.isProjectedPermutation() || !b.isProjectedPermutation() ||
       !out.isProjectedPermutation() || a.getNumResults() < 3 ||
       b.getNumResults() != 4 || out.getNumResults() != a.getNumResults())
-    return std::nullopt;
+    return false;
   auto dim = [](AffineMap map, int64_t i) {
     return cast<AffineDimExpr>(map.getResult(i)).getPosition();
   };
@@ -118,12 +119,24 @@ std::optional<QuadEinsum> matchQuadEinsum(linalg::GenericOp op) {
   unsigned m = dim(a, rank - 3), q = dim(a, rank - 2), t = dim(a, rank - 1);
   if (dim(b, 1) != q || dim(b, 3) != t || dim(out, rank - 3) != m ||
       dim(out, rank - 2) != dim(b, 0) || dim(out, rank - 1) != dim(b, 2))
-    return std::nullopt;
-  for (int64_t i = 0; i < rank - 3; ++i) {
+    return false;
+  for (int64_t i = 0; i < rank - 3; ++i)
     if (dim(a, i) != dim(out, i))
-      return std::nullopt;
-    match.batch.push_back(dim(a, i));
-  }
+      return false;
+  return true;
+}
+
+namespace {
+
+std::optional<QuadEinsum> matchQuadEinsum(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || !isInt8QuadEinsum(op))
+    return std::nullopt;
+  QuadEinsum match{
+      op, {}, op.getDpsInputs()[0], op.getDpsInputs()[1], op.getDpsInits()[0]};
+  AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  int64_t rank = a.getNumResults();
+  for (int64_t i = 0; i < rank - 3; ++i)
+    match.batch.push_back(cast<AffineDimExpr>(a.getResult(i)).getPosition());
   auto aType = cast<MemRefType>(match.a.getType());
   auto bType = cast<MemRefType>(match.b.getType());
   auto outType = cast<MemRefType>(match.out.getType());

@@ -116,3 +116,31 @@ func.func @per_tensor(%x: tensor<2x4xui8>) -> (tensor<2x16xf32>, tensor<2x16xf32
   %g = kiln.matmul %a, %f : tensor<2x4xf32>, tensor<4x16xf32> -> tensor<2x16xf32>
   return %y, %g : tensor<2x16xf32>, tensor<2x16xf32>
 }
+
+// -----
+
+// Attention's heads joined after their dequantization (transpose, then
+// reshape): the bytes are moved instead, and the einsum reads them. The
+// weights are Q * 0.02 of constants the importer left to a kernel: Q
+// itself is packed, 0.02 joins the product's scale.
+// CHECK-LABEL: func.func @moved
+// CHECK: %[[T:.+]] = kiln.transpose %arg0 {{.*}} : tensor<1x2x3x2xui8> -> tensor<1x3x2x2xui8>
+// CHECK: %[[R:.+]] = kiln.reshape %[[T]] : tensor<1x3x2x2xui8> -> tensor<1x3x4xui8>
+// CHECK: %[[Q:.+]] = kiln.reshape %[[R]] : tensor<1x3x4xui8> -> tensor<1x3x1x4xui8>
+// CHECK: kiln.cast %[[Q]] : tensor<1x3x1x4xui8> -> tensor<1x3x1x4xf32>
+// CHECK: kiln.einsum {{.*}} {equation = "amqt,bqwt->ambw"}
+// CHECK: %[[S:.+]] = kiln.constant dense<0.00999999977> : tensor<16xf32>
+// CHECK: kiln.mul %{{.+}}, %[[S]]
+// CHECK-NOT: kiln.matmul
+func.func @moved(%x: tensor<1x2x3x2xui8>) -> tensor<1x3x16xf32> {
+  %xf = kiln.cast %x : tensor<1x2x3x2xui8> -> tensor<1x2x3x2xf32>
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %d = kiln.mul %xf, %s : tensor<1x2x3x2xf32>, tensor<f32> -> tensor<1x2x3x2xf32>
+  %t = kiln.transpose %d {perm = array<i64: 0, 2, 1, 3>} : tensor<1x2x3x2xf32> -> tensor<1x3x2x2xf32>
+  %a = kiln.reshape %t : tensor<1x3x2x2xf32> -> tensor<1x3x4xf32>
+  %q = kiln.constant dense<[[127.0, -127.0, 127.0, -127.0, 127.0, -127.0, 127.0, -127.0, 127.0, -127.0, 127.0, -127.0, 127.0, -127.0, 127.0, -127.0], [-8.0, -7.0, -6.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 18.0, 20.0, 22.0, 24.0, 26.0, 28.0, 30.0], [0.0, -1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0, -9.0, -10.0, -11.0, -12.0, -13.0, -14.0, -15.0]]> : tensor<4x16xf32>
+  %ws = kiln.constant dense<0.02> : tensor<f32>
+  %w = kiln.mul %q, %ws : tensor<4x16xf32>, tensor<f32> -> tensor<4x16xf32>
+  %y = kiln.matmul %a, %w : tensor<1x3x4xf32>, tensor<4x16xf32> -> tensor<1x3x16xf32>
+  return %y : tensor<1x3x16xf32>
+}

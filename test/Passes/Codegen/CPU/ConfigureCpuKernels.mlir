@@ -216,3 +216,34 @@ func.func @matmul_even_row_tiles(%arg0: memref<1280x4xf32>, %arg1: memref<4x16xf
   bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<1280x16xf32>, memref<1280x16xf32>) -> ()
   return
 }
+
+// -----
+
+// An einsum of uint8 by int8 quads (kiln-pack-int8-matmul-weights), 128
+// rows by 48 panels: the panels are split, in multiples of the register
+// tile's 4 panels, so that each workgroup reads its own panels of the
+// weights once and runs tiles of 4 rows.
+// CHECK-LABEL: func.func @int8_quads
+// CHECK-SAME: kiln.config = #kiln.config<workgroups, tile_sizes = [0, 4, 0, 0, 0]>
+// CHECK-SAME: kiln.workgroups = 12 : i64
+#qa = affine_map<(m, p, w, q, t) -> (m, q, t)>
+#qb = affine_map<(m, p, w, q, t) -> (p, q, w, t)>
+#qo = affine_map<(m, p, w, q, t) -> (m, p, w)>
+func.func @int8_quads(%arg0: memref<128x192x4xui8>, %arg1: memref<48x192x16x4xi8>, %arg2: memref<128x48x16xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %cst = arith.constant 0.0 : f32
+  %a = bufferization.to_tensor %arg0 restrict : memref<128x192x4xui8> to tensor<128x192x4xui8>
+  %b = bufferization.to_tensor %arg1 restrict : memref<48x192x16x4xi8> to tensor<48x192x16x4xi8>
+  %e = tensor.empty() : tensor<128x48x16xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<128x48x16xf32>) -> tensor<128x48x16xf32>
+  %0 = linalg.generic {indexing_maps = [#qa, #qb, #qo], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%a, %b : tensor<128x192x4xui8>, tensor<48x192x16x4xi8>) outs(%z : tensor<128x48x16xf32>) {
+  ^bb0(%x: ui8, %y: i8, %acc: f32):
+    %xi = builtin.unrealized_conversion_cast %x : ui8 to i8
+    %xf = arith.uitofp %xi : i8 to f32
+    %yf = arith.sitofp %y : i8 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<128x48x16xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<128x48x16xf32>, memref<128x48x16xf32>) -> ()
+  return
+}
