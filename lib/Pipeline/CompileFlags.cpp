@@ -267,10 +267,11 @@ struct CodegenFlags {
       cl::init(true), cl::cat(codegenFlagCategory())};
   cl::opt<bool> int8DotProducts{
       "int8-dot-products",
-      cl::desc("cpu with AVX-512 VNNI: compute matmuls of uint8 "
-               "activations by int8 weights (dynamically quantized models) "
-               "as 4-way integer dot products, vpdpbusd "
-               "(kiln-pack-int8-matmul-weights, kiln-contract-int8-quads)"),
+      cl::desc("cpu with AVX-512 VNNI: compute matmuls and QDQ "
+               "convolutions of uint8 activations by int8 weights as 4-way "
+               "integer dot products, vpdpbusd "
+               "(kiln-pack-int8-matmul-weights, kiln-contract-int8-quads, "
+               "kiln-pack-int8-conv-weights, kiln-contract-int8-conv-quads)"),
       cl::init(true), cl::cat(codegenFlagCategory())};
   cl::opt<bool> splatWeights{
       "splat-weights",

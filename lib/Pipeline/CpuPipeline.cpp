@@ -67,8 +67,10 @@ void kiln::addCpuKernelPasses(OpPassManager &kernels,
       kernels, bufferization::BufferDeallocationPipelineOptions());
   // After deallocation, which refuses ops of unknown memory effects (its
   // LLVM intrinsic calls and the memref cast).
-  if (resolveStrategies(options, target).int8DotProducts)
+  if (resolveStrategies(options, target).int8DotProducts) {
     kernels.addNestedPass<func::FuncOp>(createContractInt8Quads());
+    kernels.addNestedPass<func::FuncOp>(createContractInt8ConvQuads());
+  }
   kernels.addNestedPass<func::FuncOp>(createForallToForLoopPass());
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Inline polynomials instead of libm calls, so that LLVM vectorizes

@@ -181,8 +181,10 @@ static void addFusedPasses(OpPassManager &pm, const CompileOptions &options,
   // Before the epilogues move past reshapes: a packed matmul's result is
   // reshaped back. Integer matmuls first: the float32 packing would take
   // their weights.
-  if (strategies.int8DotProducts)
+  if (strategies.int8DotProducts) {
     pm.addNestedPass<func::FuncOp>(createPackInt8MatMulWeights());
+    pm.addNestedPass<func::FuncOp>(createPackInt8ConvWeights());
+  }
   if (strategies.packMatMulWeights) {
     PackMatMulWeightsOptions pack;
     pack.panelWidth = 2 * cpuRegisterTile(options, target).vectorWidth;
@@ -198,6 +200,7 @@ static void addFusedPasses(OpPassManager &pm, const CompileOptions &options,
   regions.fuseAttention = strategies.fuseAttention;
   // GPU blocks read a convolution's padding in place.
   regions.fuseConvPadding = strategies.convPaddingInPlace;
+  regions.absorbDequantizedOperands = !target.isGpu();
   pm.addNestedPass<func::FuncOp>(createFormDispatchRegions(regions));
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
 }

@@ -361,6 +361,34 @@ def ContractInt8Quads
                            "mlir::LLVM::LLVMDialect"];
 }
 
+def ContractInt8ConvQuads
+    : Pass<"kiln-contract-int8-conv-quads", "mlir::func::FuncOp"> {
+  let summary = "Computes CPU convolutions of uint8 by int8 quads with "
+                "AVX-512 VNNI";
+  let description = [{
+    The convolution of kiln-pack-int8-conv-weights in a bufferized CPU
+    kernel: a contraction `out += uitofp(X) * sitofp(W)` whose X (uint8)
+    reads `4 * v + k` along its innermost dim, v the output's innermost
+    loop and k a reduction loop of a multiple of 4 that is W's (int8)
+    innermost dim, with one parallel loop (the filters) that only W and
+    the output use. Tiles of up to `rows` filters by up to `panels`
+    panels of 16 outputs along v keep int32 accumulators in vector
+    registers through every reduction loop; each step loads 64 bytes of X
+    per panel (16 outputs' 4 channels) and broadcasts 4 bytes of W per
+    filter into `vpdpbusd`. A row's last panel under 16 outputs uses
+    masked loads and stores. The sums are converted to float32 and added
+    to the output once.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", "4", "Filters of a register tile">,
+    Option<"panels", "panels", "int64_t", "4",
+           "Panels of 16 outputs of a register tile">
+  ];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+                           "mlir::LLVM::LLVMDialect"];
+}
+
 def ContractWithVectorRegisters
     : Pass<"kiln-contract-with-vector-registers", "mlir::func::FuncOp"> {
   let summary = "Computes CPU matmuls and convolutions as register tiles of vector FMAs";

@@ -56,18 +56,31 @@ bool isInt8Widening(Operation *op) {
   return from.isInteger(8);
 }
 
+/// Whether `op` is kiln-pack-int8-conv-weights' convolution: of uint8
+/// bytes by int8 weights, both widened, 4 bytes a step along its rows.
+bool isInt8QuadConv(Operation *op) {
+  auto conv = dyn_cast<ConvOp>(op);
+  if (!conv || conv.getStrides().empty() ||
+      conv.getStrides().back() != kQuadDepth)
+    return false;
+  auto input = conv.getInput().getDefiningOp<CastOp>();
+  auto weight = conv.getWeight().getDefiningOp<CastOp>();
+  return input && weight && isInt8Widening(input) && isInt8Widening(weight);
+}
+
 /// A widening cast feeding a contraction is that contraction's prologue,
 /// never an epilogue of the 16-bit producer: the producer's kernel then
 /// stores 16-bit values and the contraction loads them. So is an 8-bit
-/// one feeding an einsum (kiln-pack-int8-matmul-weights' quads, which
-/// kiln-contract-int8-quads reads as bytes); GPU convolutions and matmuls
-/// keep reading float32.
+/// one feeding an einsum or a convolution of int8 quads
+/// (kiln-pack-int8-matmul-weights', kiln-pack-int8-conv-weights', which
+/// kiln-contract-int8-quads and kiln-contract-int8-conv-quads read as
+/// bytes); GPU convolutions and matmuls keep reading float32.
 bool isContractionPrologue(Operation *op) {
   if (!op->hasOneUse())
     return false;
   Operation *user = *op->getUsers().begin();
   return (isWideningCast(op) && isContraction(user)) ||
-         (isInt8Widening(op) && isa<EinsumOp>(user));
+         (isInt8Widening(op) && (isa<EinsumOp>(user) || isInt8QuadConv(user)));
 }
 
 struct FormDispatchRegionsPass
@@ -77,6 +90,8 @@ struct FormDispatchRegionsPass
   void runOnOperation() override {
     SmallVector<SmallVector<Operation *>> groups = formGroups();
     moveTrailingWidenings(groups);
+    if (absorbDequantizedOperands)
+      moveTrailingDequantizations(groups);
     for (auto &group : groups)
       if (!group.empty())
         createRegion(group);
@@ -129,10 +144,21 @@ struct FormDispatchRegionsPass
     std::function<void(Operation *)> absorbOperandsOf = [&](Operation *user) {
       for (Value operand : user->getOperands()) {
         Operation *producer = operand.getDefiningOp();
-        if (!producer || !preparesOperand(producer) || !operand.hasOneUse() ||
+        if (!producer || !operand.hasOneUse() ||
             llvm::is_contained(absorbed, producer))
           continue;
         size_t source = groupOf[producer];
+        if (absorbDequantizedOperands && source != target &&
+            groups[source].back() == producer &&
+            isDequantizingGroup(groups[source])) {
+          absorbed.append(groups[source]);
+          for (Operation *member : groups[source])
+            groupOf[member] = target;
+          groups[source].clear();
+          continue;
+        }
+        if (!preparesOperand(producer))
+          continue;
         if (source == target || groups[source].size() != 1)
           continue;
         // A transpose ahead of the cast that reads it.
@@ -145,6 +171,21 @@ struct FormDispatchRegionsPass
     absorbOperandsOf(op);
     SmallVector<Operation *> &group = groups[target];
     group.insert(group.end() - 1, absorbed.begin(), absorbed.end());
+  }
+
+  /// A chain that dequantizes 8-bit integers: a cast of them to float32,
+  /// then elementwise ops of the chain and constants.
+  static bool isDequantizingGroup(ArrayRef<Operation *> group) {
+    if (group.empty() || !isInt8Widening(group.front()))
+      return false;
+    return llvm::all_of(group.drop_front(), [&](Operation *member) {
+      return kiln::isElementwise(member) &&
+             llvm::all_of(member->getOperands(), [&](Value operand) {
+               Operation *def = operand.getDefiningOp();
+               return isa_and_nonnull<ConstantOp>(def) ||
+                      llvm::is_contained(group, def);
+             });
+    });
   }
 
   /// A widening cast, a transpose of a constant (a weight's stored
@@ -201,6 +242,41 @@ struct FormDispatchRegionsPass
       group.pop_back();
       consumers.insert(llvm::find(consumers, user), widen);
       groupOf[widen] = it->second;
+    }
+  }
+
+  /// Likewise a group that ends by dequantizing its 8-bit result (a QDQ
+  /// model's QuantizeLinear then DequantizeLinear, read by a residual add
+  /// in another kernel) would store float32 values, four times the bytes:
+  /// the dequantizing tail moves into the consumer's group, just ahead of
+  /// the consumer.
+  void moveTrailingDequantizations(
+      SmallVectorImpl<SmallVector<Operation *>> &groups) {
+    DenseMap<Operation *, size_t> groupOf;
+    for (auto [index, group] : llvm::enumerate(groups))
+      for (Operation *op : group)
+        groupOf[op] = index;
+    for (SmallVector<Operation *> &group : groups) {
+      if (group.size() < 2 || !group.back()->hasOneUse())
+        continue;
+      // The tail from the last 8-bit widening on.
+      auto start = llvm::find_if(llvm::reverse(group), isInt8Widening);
+      if (start == group.rend())
+        continue;
+      size_t first = group.rend() - start - 1;
+      ArrayRef<Operation *> tail = ArrayRef(group).drop_front(first);
+      if (first == 0 || !isDequantizingGroup(tail))
+        continue;
+      Operation *user = *group.back()->getUsers().begin();
+      auto it = groupOf.find(user);
+      if (it == groupOf.end() || &groups[it->second] == &group)
+        continue;
+      SmallVector<Operation *> &consumers = groups[it->second];
+      SmallVector<Operation *> moved(tail);
+      group.truncate(first);
+      consumers.insert(llvm::find(consumers, user), moved.begin(), moved.end());
+      for (Operation *op : moved)
+        groupOf[op] = it->second;
     }
   }
 

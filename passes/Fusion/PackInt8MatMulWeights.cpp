@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FloatConstants.h"
+#include "Int8Weights.h"
 
 #include "kiln/Passes/Passes.h"
 
@@ -59,16 +60,6 @@ struct Int8MatMul {
   SmallVector<Operation *> moves;
 };
 
-/// The value of a float32 constant that holds one, of any shape.
-std::optional<float> scalarConstant(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  auto dense =
-      constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
-  if (!dense || !dense.getElementType().isF32() || dense.getNumElements() != 1)
-    return std::nullopt;
-  return *dense.getValues<float>().begin();
-}
-
 /// A, B, C of a matmul, or of a Gemm A * B + C without transposing A and
 /// alpha, beta 1 (B transposed or not: kiln-transpose-weights stores a
 /// few-row Gemm's B as [N, K]).
@@ -109,19 +100,6 @@ std::optional<Int8MatMul> operandsOf(Operation *op) {
   }
   match.weights = b.getDefiningOp<ConstantOp>();
   return match;
-}
-
-/// X when `value` is cast<f32 or f64>(X) of a uint8 X.
-Value uint8Source(Value value) {
-  auto cast = value.getDefiningOp<CastOp>();
-  if (!cast)
-    return nullptr;
-  Value input = cast.getInput();
-  Type to = getElementTypeOrSelf(cast.getType());
-  return getElementTypeOrSelf(input.getType()).isUnsignedInteger(8) &&
-                 (to.isF32() || to.isF64())
-             ? input
-             : nullptr;
 }
 
 /// float32, or float64 (the importer's integerSumType where a sum of
@@ -268,63 +246,6 @@ struct PackInt8MatMulWeightsPass
                                ArrayRef<float>(sums)));
     it->second = result;
     return result;
-  }
-
-  /// Whether every value is an integer int8 holds (and not -0.0).
-  static bool holdsInt8(ArrayRef<float> values) {
-    return llvm::all_of(values, [](float v) {
-      return v >= -128 && v <= 127 && v == std::nearbyint(v) &&
-             !(v == 0 && std::signbit(v));
-    });
-  }
-
-  /// Scales s, one for all of B or else one per column, such that every
-  /// B[k, n] is float32(q * s[n]) for an integer q in [-128, 127]: what
-  /// DequantizeLinear computes from int8 weights (zero point 0) and the
-  /// importer folded. A scale is found from the column's largest
-  /// magnitude, which symmetric quantization maps to 127, and checked
-  /// against every value; none when a column has no such scale.
-  template <typename Index>
-  static std::optional<std::vector<float>>
-  int8Scales(ArrayRef<float> values, int64_t k, int64_t n, Index index) {
-    auto scaleOf = [&](int64_t first, int64_t last) -> std::optional<float> {
-      float largest = 0;
-      for (int64_t col = first; col < last; ++col)
-        for (int64_t row = 0; row < k; ++row)
-          largest = std::max(largest, std::fabs(values[index(row, col)]));
-      if (largest == 0)
-        return 1.0f;
-      float guess = float(double(largest) / 127.0);
-      for (float scale : {guess, std::nextafter(guess, 0.0f),
-                          std::nextafter(guess, 2 * guess)}) {
-        if (scale > 0 && onGrid(values, k, first, last, index, scale))
-          return scale;
-      }
-      return std::nullopt;
-    };
-    if (std::optional<float> all = scaleOf(0, n))
-      return std::vector<float>(n, *all);
-    std::vector<float> scales(n);
-    for (int64_t col = 0; col < n; ++col) {
-      std::optional<float> scale = scaleOf(col, col + 1);
-      if (!scale)
-        return std::nullopt;
-      scales[col] = *scale;
-    }
-    return scales;
-  }
-
-  template <typename Index>
-  static bool onGrid(ArrayRef<float> values, int64_t k, int64_t first,
-                     int64_t last, Index index, float scale) {
-    for (int64_t col = first; col < last; ++col)
-      for (int64_t row = 0; row < k; ++row) {
-        float v = values[index(row, col)];
-        double q = std::nearbyint(double(v) / scale);
-        if (!(q >= -128 && q <= 127) || float(q) * scale != v)
-          return false;
-      }
-    return true;
   }
 
   void rewrite(const Int8MatMul &match, const Packed &packed) {

@@ -28,6 +28,12 @@ def FormDispatchRegions : Pass<"kiln-form-dispatch-regions", "mlir::func::FuncOp
     its own; the GPU targets' blocks then read the input through it in
     place (kiln-tile-and-distribute keeps it whole, OutputBlock's padded
     input) instead of a padded copy being written and read back.
+    With `absorb-dequantized-operands`, an elementwise chain that
+    dequantizes 8-bit integers (a cast to float32, then ops with
+    constants: minus the zero point, times the scale) for one op of
+    another region joins that region ahead of it: a QDQ model's residual
+    add then loads the shortcut's bytes instead of another kernel storing
+    their float32 values for it.
   }];
   let options = [
     Option<"fuseElementwise", "fuse-elementwise", "bool", "true",
@@ -37,7 +43,11 @@ def FormDispatchRegions : Pass<"kiln-form-dispatch-regions", "mlir::func::FuncOp
            "convolution's region (the GPU targets, which read it in place)">,
     Option<"fuseAttention", "fuse-attention", "bool", "false",
            "Attention, Softmax(Q·Kᵀ [·s] [+ mask])·V over the last dim, as "
-           "one region (the CPU target; GPU targets keep three kernels)">
+           "one region (the CPU target; GPU targets keep three kernels)">,
+    Option<"absorbDequantizedOperands", "absorb-dequantized-operands", "bool",
+           "false",
+           "An operand dequantized from 8-bit integers for one op is "
+           "dequantized in that op's region (the CPU target)">
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }
@@ -243,6 +253,49 @@ def PackInt8MatMulWeights
     Option<"minWeightElements", "min-weight-elements", "int64_t", "16384",
            "The fewest elements of a weight whose matmul takes quads (a "
            "smaller one costs a few microseconds either way)">
+  ];
+  let dependentDialects = ["kiln::KilnDialect"];
+}
+
+def PackInt8ConvWeights
+    : Pass<"kiln-pack-int8-conv-weights", "mlir::func::FuncOp"> {
+  let summary = "Computes a convolution of uint8 values by int8 weights as "
+                "4-way integer dot products";
+  let description = [{
+    A 2-D `kiln.conv` (NCHW, no groups or dilation, stride s <= 4) of a QDQ
+    model's dequantized activations, x = (cast<f32>(X) - z) * s (X uint8
+    [N, C, H, W], z and s constants), by weights on an int8 grid,
+    float32(Q[f] * scale[f]) (one scale, or one per filter, found and
+    checked as kiln-pack-int8-matmul-weights does; or Q * scale left to a
+    kernel by the importer), becomes a convolution of X's bytes in quads
+    of channels by Q's:
+
+      Xq = X padded with z (the padding, C to a multiple of 4, W to a
+           multiple of s) as [N, C/4, H * s, W / s * 4],
+           Xq[n, q, s*y + ph, 4*x + t] = X[n, 4q + t, y, s*x + ph]
+      Wq = Q as int8 [F, C/4, s * KH, 4 * ceil(KW / s)],
+           Wq[f, q, s*i + ph, 4*j + t] = Q[f, 4q + t, i, s*j + ph]
+      y  = (conv(cast<f32>(Xq), cast<f32>(Wq), strides [s * s, 4])
+            - z * sum(Q[f])) * (s * scale[f]) [+ bias]
+
+    Each output sums, for every tap, 4 channels' products of 4 contiguous
+    bytes of Xq and of Wq, and 16 outputs along a row read 64 contiguous
+    bytes of Xq: the operands of x86's `vpdpbusd`, which
+    kiln-contract-int8-conv-quads computes the convolution with. A
+    stride-s convolution's column phases become rows, so every
+    convolution reads its row with stride 4. Padding X with its zero
+    point is padding x with zeros, and z * sum(Q[f]) is every tap's share
+    of the zero point, so the sums are those of the dequantized
+    convolution, exact in int32, scaled once. Zeros padded around x
+    (kiln-split-conv-padding), a slice of it
+    (kiln-split-pointwise-conv-stride) and a max pooling of it (the
+    largest dequantized value is the dequantized largest byte) are done to
+    X's bytes instead, once for all the convolutions that read them.
+  }];
+  let options = [
+    Option<"minWeightElements", "min-weight-elements", "int64_t", "4096",
+           "The fewest elements of a weight whose convolution takes quads"
+           " (a smaller one costs a few microseconds either way)">
   ];
   let dependentDialects = ["kiln::KilnDialect"];
 }

@@ -145,6 +145,13 @@ constexpr int64_t kQuadTilePanels = 4;
 /// kiln-contract-int8-quads computes with vpdpbusd.
 bool isInt8QuadEinsum(mlir::linalg::LinalgOp op);
 
+/// Whether `op` is kiln-pack-int8-conv-weights' convolution of uint8 by
+/// int8 quads, which kiln-contract-int8-conv-quads computes with vpdpbusd;
+/// `filters` is set to its loop of filters (the tiles' rows) and `vector`
+/// to its output's innermost loop.
+bool isInt8QuadConv(mlir::linalg::LinalgOp op, int64_t *filters = nullptr,
+                    int64_t *vector = nullptr);
+
 struct VectorContractionLoops {
   int64_t vector = -1, rows = -1, vectorStride = 1;
   /// A parallel loop only the vector input and the output use (a
@@ -168,6 +175,14 @@ bool movesOnlyUnitDims(llvm::ArrayRef<int64_t> shape,
 /// A memref whose innermost dim is contiguous: vector loads and stores
 /// along it are plain.
 bool hasUnitInnerStride(mlir::Value memref);
+
+/// An elementwise generic's body (scalar ops, no regions) cloned on
+/// vectors of `width`: its arguments are what `mapping` holds for them,
+/// values from outside the body are broadcast and constants splat. Returns
+/// the vector of what it yields (the register tiles' epilogues).
+mlir::Value cloneBodyOnVectors(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Block &body, mlir::IRMapping &mapping,
+                               int64_t width);
 
 /// How much `expr` grows when loop `dim` (of `numDims`) grows by 1, if
 /// that is a constant.

@@ -22,6 +22,8 @@
 // extents may be dynamic (a workgroup's share of M or of the panels).
 //
 //===----------------------------------------------------------------------===//
+#include "Int8QuadBody.h"
+
 #include "kiln/Passes/Passes.h"
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -63,8 +65,9 @@ bool widensArgument(Value x, BlockArgument arg, bool isUnsigned) {
          widen.getIn().getType().isSignlessInteger(8);
 }
 
-/// Whether the body is `out + uitofp(a) * sitofp(b)`.
-bool isQuadBody(linalg::GenericOp op) {
+} // namespace
+
+bool kiln::isUint8ByInt8Body(linalg::GenericOp op) {
   Block &body = op.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
@@ -82,8 +85,27 @@ bool isQuadBody(linalg::GenericOp op) {
           widensArgument(mul.getLhs(), b, false));
 }
 
-/// Whether the innermost `count` dims of `memref` are contiguous.
-bool hasContiguousInnerDims(Value memref, int64_t count) {
+void kiln::forEachTile(OpBuilder &b, Location loc, Value extent, int64_t size,
+                       function_ref<void(OpBuilder &, Value, int64_t)> body) {
+  Value step = arith::ConstantIndexOp::create(b, loc, size);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value rest = arith::RemUIOp::create(b, loc, extent, step);
+  Value whole = arith::SubIOp::create(b, loc, extent, rest);
+  scf::ForOp::create(b, loc, zero, whole, step, ValueRange{},
+                     [&](OpBuilder &inner, Location, Value iv, ValueRange) {
+                       body(inner, iv, size);
+                       scf::YieldOp::create(inner, loc);
+                     });
+  if (size > 1)
+    scf::ForOp::create(b, loc, whole, extent, one, ValueRange{},
+                       [&](OpBuilder &inner, Location, Value iv, ValueRange) {
+                         body(inner, iv, 1);
+                         scf::YieldOp::create(inner, loc);
+                       });
+}
+
+bool kiln::hasContiguousInnerDims(Value memref, int64_t count) {
   auto type = cast<MemRefType>(memref.getType());
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -98,12 +120,10 @@ bool hasContiguousInnerDims(Value memref, int64_t count) {
   return true;
 }
 
-} // namespace
-
 bool kiln::isInt8QuadEinsum(linalg::LinalgOp linalgOp) {
   auto op = dyn_cast<linalg::GenericOp>(linalgOp.getOperation());
   if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !isQuadBody(op))
+      !isUint8ByInt8Body(op))
     return false;
   AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
@@ -222,35 +242,9 @@ struct ContractInt8QuadsPass
     int64_t rank = cast<MemRefType>(operands.out.getType()).getRank();
     Value mExtent = memref::DimOp::create(b, loc, operands.out, rank - 3);
     Value panelExtent = memref::DimOp::create(b, loc, operands.out, rank - 2);
-    auto forEachTile =
-        [&](Value extent, int64_t size,
-            function_ref<void(OpBuilder &, Value, int64_t)> body) {
-          // [0, whole) in steps of `size`, then [whole, extent) one at a time.
-          Value step = arith::ConstantIndexOp::create(b, loc, size);
-          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-          Value one = arith::ConstantIndexOp::create(b, loc, 1);
-          Value rest = arith::RemUIOp::create(b, loc, extent, step);
-          Value whole = arith::SubIOp::create(b, loc, extent, rest);
-          scf::ForOp::create(
-              b, loc, zero, whole, step, ValueRange{},
-              [&](OpBuilder &inner, Location, Value iv, ValueRange) {
-                body(inner, iv, size);
-                scf::YieldOp::create(inner, loc);
-              });
-          if (size > 1)
-            scf::ForOp::create(
-                b, loc, whole, extent, one, ValueRange{},
-                [&](OpBuilder &inner, Location, Value iv, ValueRange) {
-                  body(inner, iv, 1);
-                  scf::YieldOp::create(inner, loc);
-                });
-        };
-    forEachTile(mExtent, rows,
+    forEachTile(b, loc, mExtent, rows,
                 [&](OpBuilder &rowBuilder, Value m, int64_t tileRows) {
-                  OpBuilder::InsertionGuard guard(b);
-                  b.setInsertionPoint(rowBuilder.getInsertionBlock(),
-                                      rowBuilder.getInsertionPoint());
-                  forEachTile(panelExtent, panels,
+                  forEachTile(rowBuilder, loc, panelExtent, panels,
                               [&](OpBuilder &panelBuilder, Value p,
                                   int64_t tilePanels) {
                                 emitTile(panelBuilder, loc, operands, m,

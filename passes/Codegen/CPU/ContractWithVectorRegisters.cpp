@@ -115,6 +115,29 @@ kiln::matchVectorContraction(linalg::LinalgOp linalgOp) {
   return loops;
 }
 
+Value kiln::cloneBodyOnVectors(OpBuilder &b, Location loc, Block &body,
+                               IRMapping &mapping, int64_t width) {
+  auto vectorOf = [&](Type t) { return VectorType::get({width}, t); };
+  for (Operation &inner : body.without_terminator()) {
+    if (auto constant = dyn_cast<arith::ConstantOp>(inner)) {
+      auto type = vectorOf(constant.getType());
+      mapping.map(
+          constant.getResult(),
+          arith::ConstantOp::create(
+              b, loc, type, DenseElementsAttr::get(type, constant.getValue())));
+      continue;
+    }
+    for (Value operand : inner.getOperands())
+      if (!mapping.contains(operand))
+        mapping.map(operand, vector::BroadcastOp::create(
+                                 b, loc, vectorOf(operand.getType()), operand));
+    Operation *clone = b.clone(inner, mapping);
+    for (OpResult result : clone->getResults())
+      result.setType(vectorOf(result.getType()));
+  }
+  return mapping.lookup(body.getTerminator()->getOperand(0));
+}
+
 bool kiln::hasUnitInnerStride(Value memref) {
   auto type = dyn_cast<MemRefType>(memref.getType());
   if (!type || type.getRank() == 0)
@@ -608,26 +631,7 @@ struct ContractWithVectorRegistersPass
                                      epilogue.getMatchingIndexingMap(input),
                                      position, width));
     }
-    auto vectorOf = [&](Type t) { return VectorType::get({width}, t); };
-    for (Operation &inner : body.without_terminator()) {
-      if (auto constant = dyn_cast<arith::ConstantOp>(inner)) {
-        auto type = vectorOf(constant.getType());
-        mapping.map(constant.getResult(),
-                    arith::ConstantOp::create(
-                        b, loc, type,
-                        DenseElementsAttr::get(type, constant.getValue())));
-        continue;
-      }
-      for (Value operand : inner.getOperands())
-        if (!mapping.contains(operand))
-          mapping.map(operand,
-                      vector::BroadcastOp::create(
-                          b, loc, vectorOf(operand.getType()), operand));
-      Operation *clone = b.clone(inner, mapping);
-      for (OpResult result : clone->getResults())
-        result.setType(vectorOf(result.getType()));
-    }
-    return mapping.lookup(body.getTerminator()->getOperand(0));
+    return cloneBodyOnVectors(b, loc, body, mapping, width);
   }
 };
 

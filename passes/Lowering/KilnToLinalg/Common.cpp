@@ -13,8 +13,16 @@ Value kiln::lowering::scalarConst(OpBuilder &b, Location loc, Type type,
                                   double value) {
   if (isa<FloatType>(type))
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
-  return arith::ConstantOp::create(b, loc,
-                                   b.getIntegerAttr(type, int64_t(value)));
+  auto integer = cast<IntegerType>(type);
+  if (integer.isSignless())
+    return arith::ConstantOp::create(b, loc,
+                                     b.getIntegerAttr(type, int64_t(value)));
+  // arith constants are signless: the same bits, then the unsigned (or
+  // signed) type the tensors hold, as the lowering's other casts do.
+  Type signless = b.getIntegerType(integer.getWidth());
+  Value bits = arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(signless, int64_t(value)));
+  return UnrealizedConversionCastOp::create(b, loc, type, bits).getResult(0);
 }
 
 Value kiln::lowering::lowestValue(OpBuilder &b, Location loc, Type type,

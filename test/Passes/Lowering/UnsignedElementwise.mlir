@@ -53,3 +53,18 @@ func.func @shifts(%a: tensor<4xui32>, %b: tensor<4xui32>) -> (tensor<4xui32>, te
   %1 = kiln.shift_right %a, %b : tensor<4xui32>, tensor<4xui32> -> tensor<4xui32>
   return %0, %1 : tensor<4xui32>, tensor<4xui32>
 }
+
+// -----
+
+// Padding bytes with a value (kiln-pack-int8-conv-weights pads uint8
+// activations with their zero point): the value is a signless constant of
+// the same bits, cast to the unsigned type.
+// CHECK-LABEL: func.func @unsigned_pad
+// CHECK: %[[BITS:.+]] = arith.constant -56 : i8
+// CHECK: %[[V:.+]] = builtin.unrealized_conversion_cast %[[BITS]] : i8 to ui8
+// CHECK: tensor.pad
+// CHECK: tensor.yield %[[V]] : ui8
+func.func @unsigned_pad(%a: tensor<2x3xui8>) -> tensor<2x5xui8> attributes {kiln.kernel} {
+  %0 = kiln.pad %a {pads = array<i64: 0, 1, 0, 1>, mode = "constant", value = 200.0 : f64} : tensor<2x3xui8> -> tensor<2x5xui8>
+  return %0 : tensor<2x5xui8>
+}

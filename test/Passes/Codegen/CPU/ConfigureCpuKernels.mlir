@@ -247,3 +247,64 @@ func.func @int8_quads(%arg0: memref<128x192x4xui8>, %arg1: memref<48x192x16x4xi8
   bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<128x48x16xf32>, memref<128x48x16xf32>) -> ()
   return
 }
+
+// -----
+
+// A convolution of int8 quads (kiln-pack-int8-conv-weights, 3x3 on 56x56
+// with 64 channels): its input outweighs its weights, so its output rows
+// are split, one a workgroup, each running whole tiles of its filters.
+// CHECK-LABEL: func.func @int8_conv_rows
+// CHECK-SAME: kiln.config = #kiln.config<workgroups, tile_sizes = [0, 0, 1, 0, 0, 0, 0]>
+// CHECK-SAME: kiln.workgroups = 56 : i64
+#cx = affine_map<(n, f, y, q, i, k, x) -> (n, q, y + i, x * 4 + k)>
+#cw = affine_map<(n, f, y, q, i, k, x) -> (f, q, i, k)>
+#co = affine_map<(n, f, y, q, i, k, x) -> (n, f, y, x)>
+func.func @int8_conv_rows(%arg0: memref<1x16x58x232xui8>, %arg1: memref<64x16x3x12xi8>, %arg2: memref<1x64x56x56xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %cst = arith.constant 0.0 : f32
+  %a = bufferization.to_tensor %arg0 restrict : memref<1x16x58x232xui8> to tensor<1x16x58x232xui8>
+  %b = bufferization.to_tensor %arg1 restrict : memref<64x16x3x12xi8> to tensor<64x16x3x12xi8>
+  %e = tensor.empty() : tensor<1x64x56x56xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
+  %0 = linalg.generic {indexing_maps = [#cx, #cw, #co], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%a, %b : tensor<1x16x58x232xui8>, tensor<64x16x3x12xi8>) outs(%z : tensor<1x64x56x56xf32>) {
+  ^bb0(%x: ui8, %y: i8, %acc: f32):
+    %xi = builtin.unrealized_conversion_cast %x : ui8 to i8
+    %xf = arith.uitofp %xi : i8 to f32
+    %yf = arith.sitofp %y : i8 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x64x56x56xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<1x64x56x56xf32>, memref<1x64x56x56xf32>) -> ()
+  return
+}
+
+// -----
+
+// ResNet-50's last 3x3 convolutions: 2.4 MB of weights for 7x7 outputs of
+// 512 filters. The filters are split, in multiples of the register tile's
+// 4, so that each workgroup reads only its own filters' weights.
+// CHECK-LABEL: func.func @int8_conv_filters
+// CHECK-SAME: kiln.config = #kiln.config<workgroups, tile_sizes = [0, 8, 0, 0, 0, 0, 0]>
+// CHECK-SAME: kiln.workgroups = 64 : i64
+
+#cx = affine_map<(n, f, y, q, i, k, x) -> (n, q, y + i, x * 4 + k)>
+#cw = affine_map<(n, f, y, q, i, k, x) -> (f, q, i, k)>
+#co = affine_map<(n, f, y, q, i, k, x) -> (n, f, y, x)>
+func.func @int8_conv_filters(%arg0: memref<1x128x9x36xui8>, %arg1: memref<512x128x3x12xi8>, %arg2: memref<1x512x7x7xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %cst = arith.constant 0.0 : f32
+  %a = bufferization.to_tensor %arg0 restrict : memref<1x128x9x36xui8> to tensor<1x128x9x36xui8>
+  %b = bufferization.to_tensor %arg1 restrict : memref<512x128x3x12xi8> to tensor<512x128x3x12xi8>
+  %e = tensor.empty() : tensor<1x512x7x7xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32>
+  %0 = linalg.generic {indexing_maps = [#cx, #cw, #co], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%a, %b : tensor<1x128x9x36xui8>, tensor<512x128x3x12xi8>) outs(%z : tensor<1x512x7x7xf32>) {
+  ^bb0(%x: ui8, %y: i8, %acc: f32):
+    %xi = builtin.unrealized_conversion_cast %x : ui8 to i8
+    %xf = arith.uitofp %xi : i8 to f32
+    %yf = arith.sitofp %y : i8 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x512x7x7xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<1x512x7x7xf32>, memref<1x512x7x7xf32>) -> ()
+  return
+}

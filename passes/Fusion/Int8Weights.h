@@ -1,0 +1,42 @@
+//===- Int8Weights.h - int8 weights and uint8 activations of QDQ models ---===//
+//
+// What the int8 packing passes (kiln-pack-int8-matmul-weights,
+// kiln-pack-int8-conv-weights) read back from the imported graph: the
+// uint8 bytes behind dequantized activations, their constant zero points
+// and scales, and the int8 grid of weights the importer dequantized.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PASSES_FUSION_INT8WEIGHTS_H
+#define KILN_PASSES_FUSION_INT8WEIGHTS_H
+
+#include "mlir/IR/Value.h"
+#include "mlir/Support/LLVM.h"
+
+#include <optional>
+#include <vector>
+
+namespace kiln {
+
+/// The value of a float32 constant that holds one, of any shape.
+std::optional<float> scalarConstant(mlir::Value value);
+
+/// X when `value` is cast<f32 or f64>(X) of a uint8 X.
+mlir::Value uint8Source(mlir::Value value);
+
+/// Whether every value is an integer int8 holds (and not -0.0).
+bool holdsInt8(llvm::ArrayRef<float> values);
+
+/// Scales s, one for all `groups` groups of `groupSize` values or else one
+/// per group, such that every value `index(i, g)` (the i-th of group g)
+/// is float32(q * s[g]) for an integer q in [-128, 127]: what
+/// DequantizeLinear computes from int8 weights (zero point 0) and the
+/// importer folded. A scale is found from the group's largest magnitude,
+/// which symmetric quantization maps to 127, and checked against every
+/// value; none when a group has no such scale.
+std::optional<std::vector<float>>
+int8Scales(llvm::ArrayRef<float> values, int64_t groupSize, int64_t groups,
+           llvm::function_ref<int64_t(int64_t, int64_t)> index);
+
+} // namespace kiln
+
+#endif // KILN_PASSES_FUSION_INT8WEIGHTS_H

@@ -1,0 +1,150 @@
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-pack-int8-conv-weights{min-weight-elements=0},canonicalize))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-pack-int8-conv-weights))' | FileCheck %s --check-prefix=SMALL
+
+// Weights under min-weight-elements (4096 by default) keep their convolution.
+// SMALL-LABEL: func.func @padded
+// SMALL: kiln.conv {{.*}} strides = array<i64: 1, 1>
+
+// A QDQ model's padded 3x3 convolution: x = (X - 2) * 0.5, zeros around
+// it (kiln-split-conv-padding), integer weights W (W[f, c, i, j] =
+// (36f + 9c + 3i + j) mod 7 - 3). X's bytes are padded with the zero point
+// 2 and laid out as [1, 1, 5, 5 * 4], each pixel's 4 channels side by
+// side; W as [2, 1, 3, 3 * 4], Wq[f, 0, i, 4j + t] = W[f, t, i, j]. The
+// convolution with strides [1, 4], minus 2 * sum(W[f]) (-3 and -2), times
+// 0.5.
+// CHECK-LABEL: func.func @padded
+// CHECK-DAG: %[[SCALE:.+]] = kiln.constant dense<5.000000e-01> : tensor<2x1x1xf32>
+// CHECK-DAG: %[[SHARE:.+]] = kiln.constant dense<{{\[}}{{\[}}[-6.000000e+00]], {{\[}}[-4.000000e+00]]]> : tensor<2x1x1xf32>
+// CHECK-DAG: %[[Q:.+]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[-3, -1, 1, 3, -2, 0, 2, -3, -1, 1, 3, -2], [0, 2, -3, -1, {{.*}} : tensor<2x1x3x12xi8>
+// CHECK: %[[P:.+]] = kiln.pad %arg0 {mode = "constant", pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, value = 2.000000e+00 : f64} : tensor<1x4x3x3xui8> -> tensor<1x4x5x5xui8>
+// CHECK: %[[S:.+]] = kiln.reshape %[[P]] : tensor<1x4x5x5xui8> -> tensor<1x1x4x5x5x1xui8>
+// CHECK: %[[T:.+]] = kiln.transpose %[[S]] {perm = array<i64: 0, 1, 3, 5, 4, 2>} : tensor<1x1x4x5x5x1xui8> -> tensor<1x1x5x1x5x4xui8>
+// CHECK: %[[R:.+]] = kiln.reshape %[[T]] : tensor<1x1x5x1x5x4xui8> -> tensor<1x1x5x20xui8>
+// CHECK: %[[A:.+]] = kiln.cast %[[R]] : tensor<1x1x5x20xui8> -> tensor<1x1x5x20xf32>
+// CHECK: %[[B:.+]] = kiln.cast %[[Q]] : tensor<2x1x3x12xi8> -> tensor<2x1x3x12xf32>
+// CHECK: %[[C:.+]] = kiln.conv %[[A]], %[[B]] {{{.*}} pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 4>} : (tensor<1x1x5x20xf32>, tensor<2x1x3x12xf32>) -> tensor<1x2x3x3xf32>
+// CHECK: %[[D:.+]] = kiln.sub %[[C]], %[[SHARE]]
+// CHECK: %[[M:.+]] = kiln.mul %[[D]], %[[SCALE]]
+// CHECK: return %[[M]]
+func.func @padded(%x: tensor<1x4x3x3xui8>) -> tensor<1x2x3x3xf32> {
+  %xf = kiln.cast %x : tensor<1x4x3x3xui8> -> tensor<1x4x3x3xf32>
+  %z = kiln.constant dense<2.0> : tensor<f32>
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %c = kiln.sub %xf, %z : tensor<1x4x3x3xf32>, tensor<f32> -> tensor<1x4x3x3xf32>
+  %d = kiln.mul %c, %s : tensor<1x4x3x3xf32>, tensor<f32> -> tensor<1x4x3x3xf32>
+  %p = kiln.pad %d {pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, mode = "constant", value = 0.0 : f64} : tensor<1x4x3x3xf32> -> tensor<1x4x5x5xf32>
+  %w = kiln.constant dense<[[[[-3.0, -2.0, -1.0], [0.0, 1.0, 2.0], [3.0, -3.0, -2.0]], [[-1.0, 0.0, 1.0], [2.0, 3.0, -3.0], [-2.0, -1.0, 0.0]], [[1.0, 2.0, 3.0], [-3.0, -2.0, -1.0], [0.0, 1.0, 2.0]], [[3.0, -3.0, -2.0], [-1.0, 0.0, 1.0], [2.0, 3.0, -3.0]]], [[[-2.0, -1.0, 0.0], [1.0, 2.0, 3.0], [-3.0, -2.0, -1.0]], [[0.0, 1.0, 2.0], [3.0, -3.0, -2.0], [-1.0, 0.0, 1.0]], [[2.0, 3.0, -3.0], [-2.0, -1.0, 0.0], [1.0, 2.0, 3.0]], [[-3.0, -2.0, -1.0], [0.0, 1.0, 2.0], [3.0, -3.0, -2.0]]]]> : tensor<2x4x3x3xf32>
+  %y = kiln.conv %p, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x5x5xf32>, tensor<2x4x3x3xf32>) -> tensor<1x2x3x3xf32>
+  return %y : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// A stride-2 convolution of 3 channels, padded 1 (W[f, c, i, j] =
+// (27f + 9c + 3i + j) mod 5 - 2). X is padded with its zero point 7
+// around and to 4 channels, and its columns' two phases become rows:
+// Xq[0, 0, 2y + ph, 4x + t] = X[0, t, y, 2x + ph], [1, 1, 20, 20]. The
+// weights likewise, Wq[f, 0, 2i + ph, 4j + t] = W[f, t, i, 2j + ph], zero
+// for the 4th channel and the 4th column: the convolution with strides
+// [4, 4] reads, for output (y, x), input rows 2y + i and columns
+// 2x + 2j + ph.
+// CHECK-LABEL: func.func @strided
+// CHECK-DAG: kiln.constant dense<{{\[}}{{\[}}[-2.100000e+01]], {{\[}}[7.000000e+00]]]> : tensor<2x1x1xf32>
+// CHECK-DAG: %[[Q:.+]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[-2, 2, 1, 0, 0, -1, -2, 0], [-1, -2, 2, 0, 0, 0, 0, 0], {{.*}} : tensor<2x1x6x8xi8>
+// CHECK: %[[P:.+]] = kiln.pad %arg0 {mode = "constant", pads = array<i64: 0, 0, 1, 1, 0, 1, 1, 1>, value = 7.000000e+00 : f64} : tensor<1x3x8x8xui8> -> tensor<1x4x10x10xui8>
+// CHECK: %[[S:.+]] = kiln.reshape %[[P]] : tensor<1x4x10x10xui8> -> tensor<1x1x4x10x5x2xui8>
+// CHECK: %[[T:.+]] = kiln.transpose %[[S]] {perm = array<i64: 0, 1, 3, 5, 4, 2>} : tensor<1x1x4x10x5x2xui8> -> tensor<1x1x10x2x5x4xui8>
+// CHECK: kiln.reshape %[[T]] : tensor<1x1x10x2x5x4xui8> -> tensor<1x1x20x20xui8>
+// CHECK: kiln.conv {{.*}} strides = array<i64: 4, 4>} : (tensor<1x1x20x20xf32>, tensor<2x1x6x8xf32>) -> tensor<1x2x4x4xf32>
+func.func @strided(%x: tensor<1x3x8x8xui8>) -> tensor<1x2x4x4xf32> {
+  %xf = kiln.cast %x : tensor<1x3x8x8xui8> -> tensor<1x3x8x8xf32>
+  %z = kiln.constant dense<7.0> : tensor<f32>
+  %s = kiln.constant dense<0.25> : tensor<f32>
+  %c = kiln.sub %xf, %z : tensor<1x3x8x8xf32>, tensor<f32> -> tensor<1x3x8x8xf32>
+  %d = kiln.mul %c, %s : tensor<1x3x8x8xf32>, tensor<f32> -> tensor<1x3x8x8xf32>
+  %w = kiln.constant dense<[[[[-2.0, -1.0, 0.0], [1.0, 2.0, -2.0], [-1.0, 0.0, 1.0]], [[2.0, -2.0, -1.0], [0.0, 1.0, 2.0], [-2.0, -1.0, 0.0]], [[1.0, 2.0, -2.0], [-1.0, 0.0, 1.0], [2.0, -2.0, -1.0]]], [[[0.0, 1.0, 2.0], [-2.0, -1.0, 0.0], [1.0, 2.0, -2.0]], [[-1.0, 0.0, 1.0], [2.0, -2.0, -1.0], [0.0, 1.0, 2.0]], [[-2.0, -1.0, 0.0], [1.0, 2.0, -2.0], [-1.0, 0.0, 1.0]]]]> : tensor<2x3x3x3xf32>
+  %y = kiln.conv %d, %w {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x3x8x8xf32>, tensor<2x3x3x3xf32>) -> tensor<1x2x4x4xf32>
+  return %y : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A 1x1 convolution of X * 0.125 (zero point 0) subsampled by a slice
+// (kiln-split-pointwise-conv-stride: X's bytes are sliced instead), by
+// weights Q * s that the importer left unfolded (s 0.5 and 0.25, one per
+// filter), with a bias: the sums times 0.125 * s, plus the bias.
+// CHECK-LABEL: func.func @scaled
+// CHECK-DAG: %[[SCALE:.+]] = kiln.constant dense<{{\[}}{{\[}}[6.250000e-02]], {{\[}}[3.125000e-02]]]> : tensor<2x1x1xf32>
+// CHECK-DAG: %[[Q:.+]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[127, 1, 2, 3]], {{\[}}[4, 5, 6, 7]]], {{\[}}{{\[}}[-127, 1, 3, 5]], {{\[}}[7, 9, 11, 13]]]]> : tensor<2x2x1x4xi8>
+// CHECK: %[[X:.+]] = kiln.slice %arg0 {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 2, 2>} : tensor<1x8x4x4xui8> -> tensor<1x8x2x2xui8>
+// CHECK: kiln.reshape %[[X]] : tensor<1x8x2x2xui8> -> tensor<1x2x4x2x2x1xui8>
+// CHECK: %[[C:.+]] = kiln.conv {{.*}} strides = array<i64: 1, 4>} : (tensor<1x2x2x8xf32>, tensor<2x2x1x4xf32>) -> tensor<1x2x2x2xf32>
+// CHECK: %[[M:.+]] = kiln.mul %[[C]], %[[SCALE]]
+// CHECK: %[[B:.+]] = kiln.reshape %arg1 : tensor<2xf32> -> tensor<2x1x1xf32>
+// CHECK: kiln.add %[[M]], %[[B]]
+// CHECK-NOT: tensor<2x8x1x1xf32>
+func.func @scaled(%x: tensor<1x8x4x4xui8>, %b: tensor<2xf32>) -> tensor<1x2x2x2xf32> {
+  %xf = kiln.cast %x : tensor<1x8x4x4xui8> -> tensor<1x8x4x4xf32>
+  %s = kiln.constant dense<0.125> : tensor<f32>
+  %d = kiln.mul %xf, %s : tensor<1x8x4x4xf32>, tensor<f32> -> tensor<1x8x4x4xf32>
+  %e = kiln.slice %d {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 2, 2>} : tensor<1x8x4x4xf32> -> tensor<1x8x2x2xf32>
+  %q = kiln.constant dense<[[[[127.0]], [[1.0]], [[2.0]], [[3.0]], [[4.0]], [[5.0]], [[6.0]], [[7.0]]], [[[-127.0]], [[1.0]], [[3.0]], [[5.0]], [[7.0]], [[9.0]], [[11.0]], [[13.0]]]]> : tensor<2x8x1x1xf32>
+  %ws = kiln.constant dense<[[[[0.5]]], [[[0.25]]]]> : tensor<2x1x1x1xf32>
+  %w = kiln.mul %q, %ws : tensor<2x8x1x1xf32>, tensor<2x1x1x1xf32> -> tensor<2x8x1x1xf32>
+  %y = kiln.conv %e, %w, %b {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x8x2x2xf32>, tensor<2x8x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  return %y : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// Left alone: float32 activations, weights off any int8 grid (1.5), groups,
+// dilations, and a zero point that is not an integer.
+// CHECK-LABEL: func.func @others
+// CHECK-COUNT-5: kiln.conv {{.*}} strides = array<i64: 1, 1>
+// CHECK-NOT: strides = array<i64: 1, 4>
+func.func @others(%f: tensor<1x4x4x4xf32>, %x: tensor<1x4x4x4xui8>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x2x2xf32>, tensor<1x4x4x4xf32>) {
+  %xf = kiln.cast %x : tensor<1x4x4x4xui8> -> tensor<1x4x4x4xf32>
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %d = kiln.mul %xf, %s : tensor<1x4x4x4xf32>, tensor<f32> -> tensor<1x4x4x4xf32>
+  %w = kiln.constant dense<[[[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[5.0]], [[6.0]], [[7.0]], [[8.0]]], [[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[5.0]], [[6.0]], [[7.0]], [[8.0]]]]> : tensor<4x4x1x1xf32>
+  %a = kiln.conv %f, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %half = kiln.constant dense<[[[[1.5]], [[2.0]], [[3.0]], [[4.0]]], [[[5.0]], [[6.0]], [[7.0]], [[8.0]]], [[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[5.0]], [[6.0]], [[7.0]], [[8.0]]]]> : tensor<4x4x1x1xf32>
+  %b = kiln.conv %d, %half {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %g = kiln.constant dense<1.0> : tensor<4x1x1x1xf32>
+  %c = kiln.conv %d, %g {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 4 : i64} : (tensor<1x4x4x4xf32>, tensor<4x1x1x1xf32>) -> tensor<1x4x4x4xf32>
+  %w3 = kiln.constant dense<[[[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]]], [[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]]], [[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]]], [[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]]]]> : tensor<4x4x2x2xf32>
+  %e = kiln.conv %d, %w3 {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 2, 2>, group = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<4x4x2x2xf32>) -> tensor<1x4x2x2xf32>
+  %zh = kiln.constant dense<2.5> : tensor<f32>
+  %xc = kiln.sub %xf, %zh : tensor<1x4x4x4xf32>, tensor<f32> -> tensor<1x4x4x4xf32>
+  %xd = kiln.mul %xc, %s : tensor<1x4x4x4xf32>, tensor<f32> -> tensor<1x4x4x4xf32>
+  %h = kiln.conv %xd, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x4x4xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  return %a, %b, %c, %e, %h : tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x2x2xf32>, tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Max pooling between the dequantization and two convolutions (a QDQ
+// ResNet's stem): the largest dequantized value is the dequantized largest
+// byte, so the bytes are pooled (widened, pooling takes floats, and
+// narrowed back), once for both.
+// CHECK-LABEL: func.func @pooled
+// CHECK: %[[W:.+]] = kiln.cast %arg0 : tensor<1x4x4x4xui8> -> tensor<1x4x4x4xf32>
+// CHECK: %[[P:.+]] = kiln.max_pool %[[W]] {{.*}} : tensor<1x4x4x4xf32> -> tensor<1x4x2x2xf32>
+// CHECK: %[[B:.+]] = kiln.cast %[[P]] : tensor<1x4x2x2xf32> -> tensor<1x4x2x2xui8>
+// CHECK: kiln.reshape %[[B]]
+// CHECK: kiln.conv {{.*}} strides = array<i64: 1, 4>}
+// CHECK: kiln.reshape %[[B]]
+// CHECK: kiln.conv {{.*}} strides = array<i64: 1, 4>}
+// CHECK-NOT: kiln.max_pool
+func.func @pooled(%x: tensor<1x4x4x4xui8>) -> (tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>) {
+  %xf = kiln.cast %x : tensor<1x4x4x4xui8> -> tensor<1x4x4x4xf32>
+  %z = kiln.constant dense<3.0> : tensor<f32>
+  %s = kiln.constant dense<0.5> : tensor<f32>
+  %c = kiln.sub %xf, %z : tensor<1x4x4x4xf32>, tensor<f32> -> tensor<1x4x4x4xf32>
+  %d = kiln.mul %c, %s : tensor<1x4x4x4xf32>, tensor<f32> -> tensor<1x4x4x4xf32>
+  %p = kiln.max_pool %d {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false} : tensor<1x4x4x4xf32> -> tensor<1x4x2x2xf32>
+  %w = kiln.constant dense<[[[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[5.0]], [[6.0]], [[7.0]], [[8.0]]], [[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[5.0]], [[6.0]], [[7.0]], [[8.0]]]]> : tensor<4x4x1x1xf32>
+  %a = kiln.conv %p, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x2x2xf32>
+  %b = kiln.conv %p, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x2x2xf32>
+  return %a, %b : tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>
+}
