@@ -120,7 +120,7 @@ std::optional<Int8MatMul> matchInt8MatMul(Operation *op) {
     return std::nullopt;
   int64_t k = weightType.getDimSize(match.transposed ? 1 : 0);
   int64_t n = weightType.getDimSize(match.transposed ? 0 : 1);
-  if (k % kQuadDepth != 0 || k > kMaxK || n % kQuadLanes != 0)
+  if (k % kQuadDepth != 0 || k > kMaxK || n < kQuadLanes)
     return std::nullopt;
   Value lhs = match.lhs;
   auto lhsType = dyn_cast<RankedTensorType>(lhs.getType());
@@ -176,9 +176,9 @@ struct PackInt8MatMulWeightsPass
   using Base::Base;
 
   /// B [K, N] (stored [N, K] when `transposed`) as int8 quads
-  /// [N/16, K/4, 16, 4] of Q, its column sums (float32 [N]) and B's scales
-  /// (B = Q * scale[n]; none when B holds the integers themselves); one
-  /// copy per weight and layout. Null when B is neither.
+  /// [ceil(N/16), K/4, 16, 4] of Q (zeros past N), its column sums (float32
+  /// [N]) and B's scales (B = Q * scale[n]; none when B holds the integers
+  /// themselves); one copy per weight and layout. Null when B is neither.
   struct Packed {
     Value quads;
     Value columnSums;
@@ -223,12 +223,14 @@ struct PackInt8MatMulWeightsPass
     builder.setInsertionPointAfter(weights);
     FailureOr<ElementsAttr> quads = narrowIntegerValuedConstant(
         value, builder.getIntegerType(8),
-        {n / kQuadLanes, k / kQuadDepth, kQuadLanes, kQuadDepth},
+        {panels(n), k / kQuadDepth, kQuadLanes, kQuadDepth},
         [&](int64_t i) {
           int64_t t = i % kQuadDepth, w = (i / kQuadDepth) % kQuadLanes;
           int64_t q = (i / (kQuadDepth * kQuadLanes)) % (k / kQuadDepth);
           int64_t b = i / (kQuadDepth * kQuadLanes * (k / kQuadDepth));
-          return sourceIndex(q * kQuadDepth + t, b * kQuadLanes + w);
+          int64_t col = b * kQuadLanes + w;
+          // Columns past N (the last panel's padding) are zeros.
+          return col < n ? sourceIndex(q * kQuadDepth + t, col) : int64_t(-1);
         },
         ".quads");
     if (failed(quads))
@@ -247,6 +249,9 @@ struct PackInt8MatMulWeightsPass
     it->second = result;
     return result;
   }
+
+  /// Panels of 16 columns that hold `n`, the last one padded.
+  static int64_t panels(int64_t n) { return llvm::divideCeil(n, kQuadLanes); }
 
   void rewrite(const Int8MatMul &match, const Packed &packed) {
     Operation *op = match.op;
@@ -269,17 +274,28 @@ struct PackInt8MatMulWeightsPass
     auto quadsType = cast<RankedTensorType>(packed.quads.getType());
     Value b = CastOp::create(
         builder, partLoc, quadsType.clone(builder.getF32Type()), packed.quads);
+    int64_t n = result.getShape().back();
     SmallVector<int64_t> panelShape(result.getShape().drop_back());
-    panelShape.append({result.getShape().back() / kQuadLanes, kQuadLanes});
+    panelShape.append({panels(n), kQuadLanes});
     Value sums = EinsumOp::create(
         builder, partLoc, result.clone(panelShape), ValueRange{a, b},
         builder.getStringAttr(quadEquation(quadShape.size())));
     bool centered = bool(match.zeroPoint);
     bool scaled = isScaled(match, packed);
+    bool last = !centered && !scaled && !match.bias;
     // The last op claims the ONNX value (kiln-bisect compares shapes).
+    SmallVector<int64_t> paddedShape(result.getShape());
+    paddedShape.back() = panels(n) * kQuadLanes;
     Value back = ReshapeOp::create(
-        builder, centered || scaled || match.bias ? partLoc : loc, result,
-        sums);
+        builder, last && paddedShape.back() == n ? loc : partLoc,
+        result.clone(paddedShape), sums);
+    // The last panel's padding columns go.
+    if (paddedShape.back() != n)
+      back = SliceOp::create(
+          builder, last ? loc : partLoc, result, back,
+          builder.getDenseI64ArrayAttr(SmallVector<int64_t>(result.getRank())),
+          builder.getDenseI64ArrayAttr(
+              SmallVector<int64_t>(result.getRank(), 1)));
     if (centered)
       back =
           SubOp::create(builder, scaled || match.bias ? partLoc : loc, result,

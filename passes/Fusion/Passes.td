@@ -226,12 +226,13 @@ def PackInt8MatMulWeights
     float32 value: a dynamically quantized activation minus its zero
     point) by a float32 constant B [K, N] whose every element is an
     integer int8 holds (int8 weights minus a zero point of 0), K a
-    multiple of 4 and N of 16, becomes
+    multiple of 4 and N at least 16, becomes
 
       einsum(`...mqt,bqwt->...mbw`, cast<f32>(X as [..., M, K/4, 4]),
              cast<f32>(Bq)) reshaped to [..., M, N]  [- z * colsum(B)]
 
-    with Bq int8 [N/16, K/4, 16, 4], Bq[b, q, w, t] = B[4q + t, 16b + w]:
+    with Bq int8 [ceil(N/16), K/4, 16, 4], Bq[b, q, w, t] = B[4q + t,
+    16b + w] (zero past N; the padding columns are sliced off the sums):
     the layout of x86's `vpdpbusd`, which adds the four products of 4
     uint8 and 4 int8 values to each of 16 int32 lanes
     (kiln-contract-int8-quads computes the einsum with it). The zero

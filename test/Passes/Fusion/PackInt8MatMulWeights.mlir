@@ -144,3 +144,22 @@ func.func @moved(%x: tensor<1x2x3x2xui8>) -> tensor<1x3x16xf32> {
   %y = kiln.matmul %a, %w : tensor<1x3x4xf32>, tensor<4x16xf32> -> tensor<1x3x16xf32>
   return %y : tensor<1x3x16xf32>
 }
+
+// -----
+
+// N = 20, not a multiple of 16: the weights' second panel is padded with
+// zeros (columns 20 to 31), and the einsum's padding columns are sliced
+// off before the zero point's share is subtracted.
+// CHECK-LABEL: func.func @padded_columns
+// CHECK: %[[E:.+]] = kiln.einsum {{.*}} : (tensor<2x1x4xf32>, tensor<2x1x16x4xf32>) -> tensor<2x2x16xf32>
+// CHECK: %[[R:.+]] = kiln.reshape %[[E]] : tensor<2x2x16xf32> -> tensor<2x32xf32>
+// CHECK: %[[S:.+]] = kiln.slice %[[R]] {starts = array<i64: 0, 0>, steps = array<i64: 1, 1>} : tensor<2x32xf32> -> tensor<2x20xf32>
+// CHECK: kiln.sub %[[S]], %{{.+}} : tensor<2x20xf32>, tensor<20xf32> -> tensor<2x20xf32>
+func.func @padded_columns(%x: tensor<2x4xui8>) -> tensor<2x20xf32> {
+  %xf = kiln.cast %x : tensor<2x4xui8> -> tensor<2x4xf32>
+  %z = kiln.constant dense<3.0> : tensor<f32>
+  %a = kiln.sub %xf, %z : tensor<2x4xf32>, tensor<f32> -> tensor<2x4xf32>
+  %w = kiln.constant dense<[[-5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0], [-1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, -5.0, -4.0], [3.0, 4.0, 5.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0], [-4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0]]> : tensor<4x20xf32>
+  %y = kiln.matmul %a, %w : tensor<2x4xf32>, tensor<4x20xf32> -> tensor<2x20xf32>
+  return %y : tensor<2x20xf32>
+}

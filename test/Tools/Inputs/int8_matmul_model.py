@@ -1,4 +1,4 @@
-"""Writes DIR/model.onnx, two int8 matmuls of x [2, 5, 256] by 256 x 96
+"""Writes DIR/model.onnx, two int8 matmuls of x [2, 5, 256] by 256 x 88
 weights, with an input DIR/x.npy and onnxruntime's outputs DIR/dynamic.npy
 and DIR/qdq.npy, for test/Tools/int8-dot-products.test: `dynamic` as
 onnxruntime's quantize_dynamic writes a MatMul (DynamicQuantizeLinear,
@@ -16,7 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 folder = sys.argv[1]
 os.makedirs(folder, exist_ok=True)
 rng = np.random.default_rng(11)
-k, n = 256, 96
+k, n = 256, 88  # N past a multiple of 16: the last panel padded
 array = numpy_helper.from_array
 weights = rng.integers(-127, 128, (k, n)).astype(np.int8)
 weights[0] = 127  # each column's largest magnitude, as symmetric scales give
