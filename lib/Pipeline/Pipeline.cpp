@@ -180,10 +180,11 @@ static void addFusedPasses(OpPassManager &pm, const CompileOptions &options,
     pm.addNestedPass<func::FuncOp>(createChannelsLastConvWeights());
   // Before the epilogues move past reshapes: a packed matmul's result is
   // reshaped back. Integer matmuls first: the float32 packing would take
-  // their weights.
+  // their weights. Convolutions before matmuls: those on narrow maps
+  // become matmuls of patches.
   if (strategies.int8DotProducts) {
-    pm.addNestedPass<func::FuncOp>(createPackInt8MatMulWeights());
     pm.addNestedPass<func::FuncOp>(createPackInt8ConvWeights());
+    pm.addNestedPass<func::FuncOp>(createPackInt8MatMulWeights());
   }
   if (strategies.packMatMulWeights) {
     PackMatMulWeightsOptions pack;

@@ -424,7 +424,9 @@ def VectorizeReductionRows
     loops after its output's innermost loop (a pooling window, a depthwise
     filter, a sum over a middle axis), whose body is scalar arith and math,
     and whose operands read by the body either do not depend on that loop
-    or run along it contiguously in their innermost dim: loops over the
+    or run along it in their innermost dim, contiguously or 2 to 4
+    elements apart (a strided pooling window or depthwise filter: s
+    vectors' worth loaded, every s-th lane kept): loops over the
     other dims in their order, reductions included, around a loop over the
     output row in steps of `vector-width` that loads, computes and stores
     vectors (a masked step for the row's remainder). Each output then

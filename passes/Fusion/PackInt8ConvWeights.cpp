@@ -17,6 +17,13 @@
 // lowers it to `vpdpbusd`. The zero point's share of every sum,
 // z * sum(Q[f]), is subtracted after, and the scales multiplied once.
 //
+// Rows of vectors waste lanes on a narrow map (7 of 16 on a 7x7 one).
+// Where rows fill less than half a vector, X's bytes are cut into each
+// output's window instead, patches [N, Ho * Wo,
+// KH * KW * C], and multiplied as a matmul by the weights as [KH * KW * C,
+// F]; kiln-pack-int8-matmul-weights, which runs after, packs that matmul,
+// whose vectors lie along the filters.
+//
 //===----------------------------------------------------------------------===//
 #include "FloatConstants.h"
 #include "Int8Weights.h"
@@ -152,7 +159,7 @@ std::optional<Int8Conv> matchInt8Conv(ConvOp conv) {
       !matchWeights(match, conv.getWeight()))
     return std::nullopt;
   match.dequantizeOps.push_back(input.getDefiningOp());
-  auto weightType = match.weights.getType();
+  auto weightType = ConstantOp(match.weights).getType();
   if (!weightType.hasStaticShape() || weightType.getRank() != 4 ||
       !weightType.getElementType().isF32() ||
       weightType.getNumElements() / weightType.getDimSize(0) > kMaxTaps)
@@ -165,6 +172,29 @@ int64_t quadChannels(int64_t c) { return llvm::alignTo(c, kQuadDepth); }
 
 /// ceil(a / b).
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The largest patches made, in bytes: they are written and read once.
+constexpr int64_t kMaxPatchBytes = 4 << 20;
+/// The fewest weights of a matmul of patches: as many as
+/// kiln-pack-int8-matmul-weights packs by default.
+constexpr int64_t kMinPatchWeights = 16384;
+
+/// Whether `match` is computed as a matmul of patches: its output rows
+/// fill less than half a vector (a 1x1's contiguous rows are one row
+/// already), it has filters enough for a vector, and its patches are of a
+/// bounded size. Wider rows keep the quads: the patches' copy costs more
+/// than the lanes it saves there.
+bool prefersPatches(const Int8Conv &match) {
+  auto result = cast<RankedTensorType>(ConvOp(match.conv).getType());
+  auto weights = ConstantOp(match.weights).getType();
+  int64_t filters = weights.getDimSize(0);
+  int64_t taps = weights.getDimSize(2) * weights.getDimSize(3);
+  int64_t depth = quadChannels(weights.getDimSize(1)) * taps;
+  int64_t outputs = result.getNumElements() / filters;
+  return 2 * result.getDimSize(3) < kQuadLanes && taps > 1 &&
+         filters >= kQuadLanes && filters * depth >= kMinPatchWeights &&
+         outputs * depth <= kMaxPatchBytes;
+}
 
 struct PackInt8ConvWeightsPass
     : public kiln::impl::PackInt8ConvWeightsBase<PackInt8ConvWeightsPass> {
@@ -185,7 +215,7 @@ struct PackInt8ConvWeightsPass
   static std::optional<std::vector<float>>
   filterScales(Int8Conv &match, std::vector<float> &values,
                ElementsAttr &value) {
-    auto type = cast<RankedTensorType>(match.weights.getType());
+    auto type = cast<RankedTensorType>(ConstantOp(match.weights).getType());
     int64_t f = type.getDimSize(0);
     int64_t perFilter = type.getNumElements() / f;
     if (holdsInt8(values)) {
@@ -217,11 +247,11 @@ struct PackInt8ConvWeightsPass
         {match.weights.getOperation(), match.stride}, Packed{});
     if (!inserted)
       return it->second;
-    auto type = cast<RankedTensorType>(match.weights.getType());
+    auto type = cast<RankedTensorType>(ConstantOp(match.weights).getType());
     int64_t f = type.getDimSize(0), c = type.getDimSize(1);
     int64_t kh = type.getDimSize(2), kw = type.getDimSize(3);
     int64_t stride = match.stride;
-    auto value = cast<ElementsAttr>(match.weights.getValue());
+    auto value = cast<ElementsAttr>(ConstantOp(match.weights).getValue());
     FailureOr<std::vector<float>> values = readFloatConstant(value);
     if (failed(values))
       return it->second;
@@ -268,26 +298,15 @@ struct PackInt8ConvWeightsPass
   /// laid out as Xq [N, C'/4, H' * s, W' / s * 4]: Xq[n, q, s * y + ph,
   /// 4 * x + t] = X[n, 4q + t, y, s * x + ph].
   Value quadBytes(OpBuilder &builder, Location loc, const Int8Conv &match) {
-    Value bytes = match.activations;
-    for (Operation *move : llvm::reverse(match.moves))
-      bytes = movedBytes(move, bytes, match.zeroPoint);
-    auto type = cast<RankedTensorType>(bytes.getType());
-    int64_t n = type.getDimSize(0), c = type.getDimSize(1);
+    auto input =
+        cast<RankedTensorType>(ConvOp(match.conv).getInput().getType());
     int64_t stride = match.stride;
-    ArrayRef<int64_t> pads = match.pads;
-    int64_t h = type.getDimSize(2) + pads[0] + pads[2];
-    int64_t w = type.getDimSize(3) + pads[1] + pads[3];
+    int64_t w = input.getDimSize(3) + match.pads[1] + match.pads[3];
     int64_t phaseColumns = ceilDiv(w, stride);
-    int64_t extra = phaseColumns * stride - w;
-    int64_t channels = quadChannels(c);
-    if (channels != c || extra ||
-        llvm::any_of(pads, [](int64_t p) { return p != 0; }))
-      bytes = PadOp::create(
-          builder, loc, type.clone({n, channels, h, w + extra}), bytes,
-          builder.getDenseI64ArrayAttr({0, 0, pads[0], pads[1], 0, channels - c,
-                                        pads[2], pads[3] + extra}),
-          builder.getStringAttr("constant"),
-          builder.getF64FloatAttr(match.zeroPoint));
+    Value bytes = paddedBytes(builder, loc, match, phaseColumns * stride - w);
+    auto type = cast<RankedTensorType>(bytes.getType());
+    int64_t n = type.getDimSize(0), channels = type.getDimSize(1);
+    int64_t h = type.getDimSize(2);
     int64_t quads = channels / kQuadDepth;
     Value split = ReshapeOp::create(
         builder, loc,
@@ -333,6 +352,144 @@ struct PackInt8ConvWeightsPass
     if (auto pad = dyn_cast<PadOp>(copy))
       pad.setValueAttr(builder.getF64FloatAttr(zero));
     return it->second = copy->getResult(0);
+  }
+
+  /// X moved as the dequantized values were and padded with z for the
+  /// convolution (channels to a multiple of 4), as [N, C', H', W'].
+  Value paddedBytes(OpBuilder &builder, Location loc, const Int8Conv &match,
+                    int64_t extraColumns) {
+    Value bytes = match.activations;
+    for (Operation *move : llvm::reverse(match.moves))
+      bytes = movedBytes(move, bytes, match.zeroPoint);
+    auto type = cast<RankedTensorType>(bytes.getType());
+    int64_t n = type.getDimSize(0), c = type.getDimSize(1);
+    ArrayRef<int64_t> pads = match.pads;
+    int64_t h = type.getDimSize(2) + pads[0] + pads[2];
+    int64_t w = type.getDimSize(3) + pads[1] + pads[3] + extraColumns;
+    int64_t channels = quadChannels(c);
+    if (channels == c && !extraColumns &&
+        llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+      return bytes;
+    return PadOp::create(
+        builder, loc, type.clone({n, channels, h, w}), bytes,
+        builder.getDenseI64ArrayAttr({0, 0, pads[0], pads[1], 0, channels - c,
+                                      pads[2], pads[3] + extraColumns}),
+        builder.getStringAttr("constant"),
+        builder.getF64FloatAttr(match.zeroPoint));
+  }
+
+  /// Each output's window of X's padded bytes, taps outer and channels
+  /// inner: patches [N, Ho * Wo, KH * KW * C'], where
+  /// patches[n, y * Wo + x, (i * KW + j) * C' + c] =
+  /// X'[n, c, s * y + i, s * x + j]. X' is made channels-last first, so
+  /// that each tap's slice and the stacking copy whole pixels.
+  Value patchBytes(OpBuilder &builder, Location loc, const Int8Conv &match) {
+    Value bytes = paddedBytes(builder, loc, match, 0);
+    auto type = cast<RankedTensorType>(bytes.getType());
+    auto result = cast<RankedTensorType>(ConvOp(match.conv).getType());
+    auto weights = ConstantOp(match.weights).getType();
+    int64_t n = type.getDimSize(0), c = type.getDimSize(1);
+    int64_t h = type.getDimSize(2), w = type.getDimSize(3);
+    int64_t ho = result.getDimSize(2), wo = result.getDimSize(3);
+    int64_t kh = weights.getDimSize(2), kw = weights.getDimSize(3);
+    int64_t stride = match.stride;
+    Value pixels =
+        TransposeOp::create(builder, loc, type.clone({n, h, w, c}), bytes,
+                            builder.getDenseI64ArrayAttr({0, 2, 3, 1}));
+    SmallVector<Value> taps;
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j) {
+        Value tap = SliceOp::create(
+            builder, loc, type.clone({n, ho, wo, c}), pixels,
+            builder.getDenseI64ArrayAttr({0, i, j, 0}),
+            builder.getDenseI64ArrayAttr({1, stride, stride, 1}));
+        taps.push_back(ReshapeOp::create(builder, loc,
+                                         type.clone({n, ho, wo, 1, c}), tap));
+      }
+    int64_t count = kh * kw;
+    Value windows =
+        ConcatOp::create(builder, loc, type.clone({n, ho, wo, count, c}), taps,
+                         builder.getI64IntegerAttr(3));
+    return ReshapeOp::create(builder, loc, type.clone({n, ho * wo, count * c}),
+                             windows);
+  }
+
+  /// The weights as the matmul's B, Q * scale: Q [KH * KW * C', F] (zeros
+  /// for the padding channels) times one scale per filter [F].
+  static Value patchWeights(OpBuilder &builder, Location loc,
+                            const Int8Conv &match) {
+    auto type = cast<RankedTensorType>(ConstantOp(match.weights).getType());
+    int64_t f = type.getDimSize(0), c = type.getDimSize(1);
+    int64_t kh = type.getDimSize(2), kw = type.getDimSize(3);
+    int64_t channels = quadChannels(c);
+    auto value = cast<ElementsAttr>(ConstantOp(match.weights).getValue());
+    FailureOr<std::vector<float>> values = readFloatConstant(value);
+    if (failed(values))
+      return Value();
+    Int8Conv copy = match;
+    std::optional<std::vector<float>> scales =
+        filterScales(copy, *values, value);
+    if (!scales)
+      return Value();
+    int64_t depth = kh * kw * channels;
+    std::vector<float> q(depth * f, 0.0f);
+    for (int64_t filter = 0; filter < f; ++filter)
+      for (int64_t channel = 0; channel < c; ++channel)
+        for (int64_t tap = 0; tap < kh * kw; ++tap)
+          q[(tap * channels + channel) * f + filter] =
+              (*values)[(filter * c + channel) * kh * kw + tap];
+    auto f32 = builder.getF32Type();
+    auto qType = RankedTensorType::get({depth, f}, f32);
+    auto scaleType = RankedTensorType::get({f}, f32);
+    Value qConstant = ConstantOp::create(
+        builder, loc, DenseElementsAttr::get(qType, ArrayRef<float>(q)));
+    Value scaleConstant = ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(scaleType, ArrayRef<float>(*scales)));
+    return MulOp::create(builder, loc, qType, qConstant, scaleConstant);
+  }
+
+  /// The convolution as a matmul of dequantized patches by the weights,
+  /// plus the bias, transposed back to NCHW. False when the weights have
+  /// no int8 grid.
+  bool rewriteAsPatches(const Int8Conv &match) {
+    ConvOp conv = match.conv;
+    OpBuilder builder(conv);
+    Location loc = conv.getLoc();
+    Location partLoc = withoutOnnxValues(loc);
+    Value weights = patchWeights(builder, partLoc, match);
+    if (!weights)
+      return false;
+    Value bytes = patchBytes(builder, partLoc, match);
+    auto bytesType = cast<RankedTensorType>(bytes.getType());
+    auto f32 = builder.getF32Type();
+    auto scalarType = RankedTensorType::get({}, f32);
+    Value a = CastOp::create(builder, partLoc, bytesType.clone(f32), bytes);
+    if (match.zeroPoint != 0)
+      a = SubOp::create(builder, partLoc, bytesType.clone(f32), a,
+                        ConstantOp::create(builder, partLoc,
+                                           DenseElementsAttr::get(
+                                               scalarType, match.zeroPoint)));
+    a = MulOp::create(
+        builder, partLoc, bytesType.clone(f32), a,
+        ConstantOp::create(
+            builder, partLoc,
+            DenseElementsAttr::get(scalarType, match.activationScale)));
+    auto result = cast<RankedTensorType>(conv.getType());
+    int64_t n = result.getDimSize(0), f = result.getDimSize(1);
+    int64_t ho = result.getDimSize(2), wo = result.getDimSize(3);
+    Value sums = MatMulOp::create(builder, partLoc,
+                                  result.clone({n, ho * wo, f}), a, weights);
+    if (Value bias = conv.getBias())
+      sums = AddOp::create(builder, partLoc, sums.getType(), sums, bias);
+    Value pixels =
+        ReshapeOp::create(builder, partLoc, result.clone({n, ho, wo, f}), sums);
+    Value back =
+        TransposeOp::create(builder, loc, result, pixels,
+                            builder.getDenseI64ArrayAttr({0, 3, 1, 2}));
+    conv.getResult().replaceAllUsesWith(back);
+    conv->erase();
+    return true;
   }
 
   /// One float32 value per filter, as [F, 1, 1] to broadcast over NCHW.
@@ -391,11 +548,12 @@ struct PackInt8ConvWeightsPass
   /// Whether the quads' convolution has the original's output columns:
   /// ceil(W / s) - ceil(KW / s) + 1 of the padded width W.
   static bool keepsColumns(Int8Conv &match) {
-    auto input = cast<RankedTensorType>(match.conv.getInput().getType());
+    auto input =
+        cast<RankedTensorType>(ConvOp(match.conv).getInput().getType());
     int64_t w = input.getDimSize(3) + match.pads[1] + match.pads[3];
-    int64_t kw = match.weights.getType().getDimSize(3);
+    int64_t kw = ConstantOp(match.weights).getType().getDimSize(3);
     return ceilDiv(w, match.stride) - ceilDiv(kw, match.stride) + 1 ==
-           match.conv.getType().getDimSize(3);
+           ConvOp(match.conv).getType().getDimSize(3);
   }
 
   void runOnOperation() override {
@@ -408,12 +566,17 @@ struct PackInt8ConvWeightsPass
     });
     llvm::SetVector<Operation *> dropped;
     for (Int8Conv &match : matches) {
-      Packed quads = packed(match);
-      if (!quads.quads)
-        continue;
+      if (prefersPatches(match)) {
+        if (!rewriteAsPatches(match))
+          continue;
+      } else {
+        Packed quads = packed(match);
+        if (!quads.quads)
+          continue;
+        rewrite(match, quads);
+      }
       for (Operation *dequantize : llvm::reverse(match.dequantizeOps))
         dropped.insert(dequantize);
-      rewrite(match, quads);
     }
     llvm::SetVector<Operation *> weights;
     for (Int8Conv &match : matches) {

@@ -292,6 +292,16 @@ def PackInt8ConvWeights
     (kiln-split-pointwise-conv-stride) and a max pooling of it (the
     largest dequantized value is the dequantized largest byte) are done to
     X's bytes instead, once for all the convolutions that read them.
+
+    A convolution whose output rows fill less than half a vector (7 of a
+    7x7 map's outputs in 16 lanes; not a 1x1, whose contiguous rows are
+    one) with at least 16 filters and 16384 weights becomes a matmul of
+    patches instead: X padded with z, channels-last, cut into each tap's
+    strided window and stacked as patches [N, Ho * Wo, KH * KW * C]
+    (uint8, at most 4 MiB), dequantized, times Q as [KH * KW * C, F]
+    scaled per filter, plus the bias, transposed back to NCHW.
+    kiln-pack-int8-matmul-weights, which runs after this pass, packs that
+    matmul: its vectors lie along the filters, every lane used.
   }];
   let options = [
     Option<"minWeightElements", "min-weight-elements", "int64_t", "4096",

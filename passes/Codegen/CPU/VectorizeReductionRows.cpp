@@ -20,6 +20,8 @@
 // when every operand the body reads either runs along that loop in its
 // contiguous innermost dim or does not depend on it (one broadcast value:
 // a depthwise filter's weight), and the body is scalar arith and math.
+// An operand read s elements apart along the row (a stride-s pooling
+// window) is loaded s vectors wide and its every s-th lane kept.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Passes/Passes.h"
@@ -39,16 +41,27 @@ using namespace kiln;
 
 namespace {
 
+/// The largest stride along the row read as whole vectors: s vectors are
+/// loaded for one.
+constexpr int64_t kMaxRowStride = 4;
+
+/// The elements between the values of `map`'s innermost dim at
+/// consecutive iterations of loop `dim`.
+std::optional<int64_t> rowStep(AffineMap map, unsigned dim) {
+  return stepOf(map.getResults().back(), dim, map.getNumDims());
+}
+
 /// Whether an operand indexed by `map` can be read a vector at a time along
 /// loop `dim`: it does not depend on `dim`, or only its contiguous
-/// innermost dim does, one element per iteration.
+/// innermost dim does, 1 to kMaxRowStride elements per iteration.
 bool readsAlong(Value memref, AffineMap map, unsigned dim) {
   if (!map.isFunctionOfDim(dim))
     return true;
   ArrayRef<AffineExpr> results = map.getResults();
+  std::optional<int64_t> step = rowStep(map, dim);
   return llvm::none_of(results.drop_back(),
                        [&](AffineExpr e) { return e.isFunctionOfDim(dim); }) &&
-         stepOf(results.back(), dim, map.getNumDims()) == 1 &&
+         step && *step >= 1 && *step <= kMaxRowStride &&
          hasUnitInnerStride(memref);
 }
 
@@ -179,12 +192,14 @@ private:
                });
     if (whole < extent) {
       ivs[row] = arith::ConstantIndexOp::create(b, loc, whole);
-      Value remaining = arith::ConstantIndexOp::create(b, loc, extent - whole);
+      lanes = extent - whole;
+      Value remaining = arith::ConstantIndexOp::create(b, loc, lanes);
       emitOutputs(b,
                   vector::CreateMaskOp::create(
                       b, loc, VectorType::get({width}, b.getI1Type()),
                       ValueRange{remaining}),
                   first, count);
+      lanes = width;
     }
   }
 
@@ -250,15 +265,39 @@ private:
     Type element = getElementTypeOrSelf(memref.getType());
     auto type = VectorType::get({width}, element);
     SmallVector<Value> indices = indicesOf(b, operand);
-    if (!op.getMatchingIndexingMap(operand).isFunctionOfDim(row))
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    if (!map.isFunctionOfDim(row))
       return vector::BroadcastOp::create(
           b, loc, type, memref::LoadOp::create(b, loc, memref, indices));
+    int64_t step = *rowStep(map, row);
+    if (step > 1)
+      return readStrided(b, memref, indices, step);
     if (!mask)
       return vector::LoadOp::create(b, loc, type, memref, indices);
     Value passThrough = arith::ConstantOp::create(
         b, loc, type, DenseElementsAttr::get(type, b.getZeroAttr(element)));
     return vector::MaskedLoadOp::create(b, loc, type, memref, indices, mask,
                                         passThrough);
+  }
+
+  /// The row's `lanes` values `step` elements apart from `indices`: the
+  /// elements up to the last one read, every step-th kept. The lanes past
+  /// them are zeros.
+  Value readStrided(OpBuilder &b, Value memref, ValueRange indices,
+                    int64_t step) {
+    Type element = getElementTypeOrSelf(memref.getType());
+    auto wide = VectorType::get({width * step}, element);
+    Value passThrough = arith::ConstantOp::create(
+        b, loc, wide, DenseElementsAttr::get(wide, b.getZeroAttr(element)));
+    Value mask = vector::ConstantMaskOp::create(
+        b, loc, VectorType::get({width * step}, b.getI1Type()),
+        ArrayRef<int64_t>{step * (lanes - 1) + 1});
+    Value loaded = vector::MaskedLoadOp::create(b, loc, wide, memref, indices,
+                                                mask, passThrough);
+    SmallVector<int64_t> kept;
+    for (int64_t lane = 0; lane < width; ++lane)
+      kept.push_back(lane * step);
+    return vector::ShuffleOp::create(b, loc, loaded, loaded, kept);
   }
 
   /// The body's ops on vectors, at one reduction step.
@@ -296,6 +335,9 @@ private:
   SmallVector<unsigned> parallel, reductions;
   /// The parallel loop whose values are computed kRowsInFlight at a time.
   std::optional<unsigned> inFlight;
+  /// The outputs of the row's vector being emitted: width, or fewer at
+  /// the row's end.
+  int64_t lanes = width;
 };
 
 struct VectorizeReductionRowsPass

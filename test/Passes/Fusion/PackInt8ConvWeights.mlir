@@ -148,3 +148,39 @@ func.func @pooled(%x: tensor<1x4x4x4xui8>) -> (tensor<1x4x2x2xf32>, tensor<1x4x2
   %b = kiln.conv %p, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x2x2xf32>
   return %a, %b : tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>
 }
+
+// -----
+
+// Rows of 5 outputs would fill 5 of a vector's 16 lanes: the convolution
+// becomes a matmul of patches. X's bytes, padded with the zero point 3 and
+// made channels-last, are cut into the 9 taps' [1, 5, 5, 128] windows,
+// stacked as [1, 5, 5, 9, 128] and read as [1, 25, 9 * 128] (each
+// output's taps outer, channels inner); the weights as [9 * 128, 16]
+// times each filter's scale. The sums, [1, 25, 16], go back to [1, 16, 5,
+// 5]; kiln-pack-int8-matmul-weights packs the matmul.
+// CHECK-LABEL: func.func @patches
+// CHECK: %[[P:.+]] = kiln.pad %arg0 {mode = "constant", pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, value = 3.000000e+00 : f64} : tensor<1x128x5x5xui8> -> tensor<1x128x7x7xui8>
+// CHECK: %[[L:.+]] = kiln.transpose %[[P]] {perm = array<i64: 0, 2, 3, 1>} : tensor<1x128x7x7xui8> -> tensor<1x7x7x128xui8>
+// CHECK: kiln.slice %[[L]] {starts = array<i64: 0, 0, 0, 0>, steps = array<i64: 1, 1, 1, 1>} : tensor<1x7x7x128xui8> -> tensor<1x5x5x128xui8>
+// CHECK-COUNT-8: kiln.slice %[[L]]
+// CHECK: %[[S:.+]] = kiln.concat {{.*}} {axis = 3 : i64} : ({{.*}}) -> tensor<1x5x5x9x128xui8>
+// CHECK: %[[R:.+]] = kiln.reshape %[[S]] : tensor<1x5x5x9x128xui8> -> tensor<1x25x1152xui8>
+// CHECK: %[[A:.+]] = kiln.cast %[[R]] : tensor<1x25x1152xui8> -> tensor<1x25x1152xf32>
+// CHECK: %[[D:.+]] = kiln.sub %[[A]]
+// CHECK: %[[E:.+]] = kiln.mul %[[D]]
+// CHECK: %[[M:.+]] = kiln.matmul %[[E]], %{{.+}} : tensor<1x25x1152xf32>, tensor<1152x16xf32> -> tensor<1x25x16xf32>
+// CHECK: %[[O:.+]] = kiln.reshape %[[M]] : tensor<1x25x16xf32> -> tensor<1x5x5x16xf32>
+// CHECK: %[[Y:.+]] = kiln.transpose %[[O]] {perm = array<i64: 0, 3, 1, 2>} : tensor<1x5x5x16xf32> -> tensor<1x16x5x5xf32>
+// CHECK: return %[[Y]]
+// CHECK-NOT: kiln.conv
+func.func @patches(%x: tensor<1x128x5x5xui8>) -> tensor<1x16x5x5xf32> {
+  %xf = kiln.cast %x : tensor<1x128x5x5xui8> -> tensor<1x128x5x5xf32>
+  %z = kiln.constant dense<3.0> : tensor<f32>
+  %s = kiln.constant dense<0.25> : tensor<f32>
+  %c = kiln.sub %xf, %z : tensor<1x128x5x5xf32>, tensor<f32> -> tensor<1x128x5x5xf32>
+  %d = kiln.mul %c, %s : tensor<1x128x5x5xf32>, tensor<f32> -> tensor<1x128x5x5xf32>
+  %p = kiln.pad %d {pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, mode = "constant", value = 0.0 : f64} : tensor<1x128x5x5xf32> -> tensor<1x128x7x7xf32>
+  %w = kiln.constant dense<1.0> : tensor<16x128x3x3xf32>
+  %y = kiln.conv %p, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x128x7x7xf32>, tensor<16x128x3x3xf32>) -> tensor<1x16x5x5xf32>
+  return %y : tensor<1x16x5x5xf32>
+}

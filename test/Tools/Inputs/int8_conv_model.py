@@ -1,6 +1,6 @@
-"""Writes DIR/model.onnx, five convolutions of a QDQ model on x [1, 18, 19,
-19], with an input DIR/x.npy and onnxruntime's outputs DIR/y1.npy and
-DIR/y2.npy, for test/Tools/int8-conv-dot-products.test. Activations are
+"""Writes DIR/model.onnx, seven convolutions of a QDQ model on x [1, 18, 19,
+19], with an input DIR/x.npy and onnxruntime's outputs DIR/y1.npy,
+DIR/y2.npy and DIR/y3.npy, for test/Tools/int8-conv-dot-products.test. Activations are
 quantized to uint8 and dequantized (QuantizeLinear, DequantizeLinear), the
 weights are int8 dequantized with one scale per filter, as onnxruntime's
 quantize_static writes them:
@@ -15,8 +15,11 @@ quantize_static writes them:
                                    g: each workgroup takes filters over
                                    the whole image, its rows as one), the
                                    residual read as r's bytes
+  p  = relu(conv3x3(g, stride 2))  64 -> 32 filters, 5 x 5
+  y3 = conv3x3(p)                  32 -> 80 filters, 5 x 5 (rows of 5:
+                                   both as matmuls of patches)
 
-each result quantized again; y1 and y2 dequantized."""
+each result quantized again; y1, y2 and y3 dequantized."""
 import os
 import sys
 
@@ -69,12 +72,16 @@ y1 = qdq(conv(h, "c2", 36, 128, 1), "y1", 0.05, 128)
 g = qdq(conv(h, "c3", 36, 64, 3, stride=2), "g", 0.05, 128)
 r = qdq(conv(g, "c5", 64, 128, 1), "r", 0.05, 128)
 y2 = qdq(node("Add", [conv(g, "c4", 64, 128, 1), r], "sum"), "y2", 0.05, 128)
+p = qdq(node("Relu", [conv(g, "c6", 64, 32, 3, stride=2)], "p"), "p", 0.05, 0)
+y3 = qdq(conv(p, "c7", 32, 80, 3), "y3", 0.05, 128)
 graph = helper.make_graph(
     nodes + [helper.make_node("Identity", [y1], ["y1"]),
-             helper.make_node("Identity", [y2], ["y2"])], "int8_convs",
+             helper.make_node("Identity", [y2], ["y2"]),
+             helper.make_node("Identity", [y3], ["y3"])], "int8_convs",
     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 18, size, size])],
     [helper.make_tensor_value_info("y1", TensorProto.FLOAT, [1, 128, size, size]),
-     helper.make_tensor_value_info("y2", TensorProto.FLOAT, [1, 128, 10, 10])],
+     helper.make_tensor_value_info("y2", TensorProto.FLOAT, [1, 128, 10, 10]),
+     helper.make_tensor_value_info("y3", TensorProto.FLOAT, [1, 80, 5, 5])],
     initializers)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 model.ir_version = 8
@@ -83,5 +90,5 @@ x_value = rng.uniform(-2, 2, (1, 18, size, size)).astype(np.float32)
 np.save(os.path.join(folder, "x.npy"), x_value)
 session = ort.InferenceSession(model.SerializeToString(),
                                providers=["CPUExecutionProvider"])
-for name, value in zip(("y1", "y2"), session.run(None, {"x": x_value})):
+for name, value in zip(("y1", "y2", "y3"), session.run(None, {"x": x_value})):
     np.save(os.path.join(folder, name + ".npy"), value)

@@ -154,3 +154,32 @@ func.func @not_a_kernel(%a: memref<8x16xf32>, %b: memref<16x32xf32>, %c: memref<
   }
   return
 }
+
+// -----
+
+// A 3x3 max pooling of stride 2 (ResNet's, on a padded 41x41 input): each
+// row of 20 outputs is a vector of 16 and a masked one of 4. A vector of
+// outputs reads 31 input values (masked loads of 32), every second one
+// kept; the remainder's 4 outputs read 7.
+// CHECK-LABEL: func.func @strided_max_pool
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[KH:.+]] = {{.+}} iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: scf.for %[[KW:[a-z0-9_]+]] = {{.+}} iter_args(%[[ACC:[a-z0-9_]+]] =
+// CHECK: %[[WHOLE:.+]] = vector.constant_mask [31] : vector<32xi1>
+// CHECK: %[[X:.+]] = vector.maskedload %arg0[{{.+}}], %[[WHOLE]], %{{.+}} : memref<1x2x41x41xf32>, vector<32xi1>, vector<32xf32> into vector<32xf32>
+// CHECK: %[[EVEN:.+]] = vector.shuffle %[[X]], %[[X]] [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<32xf32>, vector<32xf32>
+// CHECK: arith.maximumf %[[EVEN]], %[[ACC]] : vector<16xf32>
+// CHECK: %[[TAIL:.+]] = vector.constant_mask [7] : vector<32xi1>
+// CHECK: vector.maskedload %arg0[{{.+}}], %[[TAIL]]
+#sin = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+#swindow = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+#sout = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+func.func @strided_max_pool(%in: memref<1x2x41x41xf32>, %window: memref<3x3xf32>, %out: memref<1x2x20x20xf32>) attributes {kiln.kernel} {
+  linalg.generic {indexing_maps = [#sin, #swindow, #sout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%in, %window : memref<1x2x41x41xf32>, memref<3x3xf32>) outs(%out : memref<1x2x20x20xf32>) {
+  ^bb0(%x: f32, %w: f32, %acc: f32):
+    %m = arith.maximumf %x, %acc : f32
+    linalg.yield %m : f32
+  }
+  return
+}
