@@ -261,9 +261,9 @@ struct CodegenFlags {
       cl::init(true), cl::cat(codegenFlagCategory())};
   cl::opt<bool> packMatMulWeights{
       "pack-matmul-weights",
-      cl::desc("cpu: store the constant weights of few-row matmuls as "
-               "column panels of the register tile's width, each read as "
-               "one contiguous stream (kiln-pack-matmul-weights)"),
+      cl::desc("cpu: store the constant weights of matmuls as column "
+               "panels of the register tile's width, each read as one "
+               "contiguous stream (kiln-pack-matmul-weights)"),
       cl::init(true), cl::cat(codegenFlagCategory())};
   cl::opt<bool> int8DotProducts{
       "int8-dot-products",

@@ -1,11 +1,16 @@
-//===- PackMatMulWeights.cpp - a few-row matmul's weight in column panels -===//
+//===- PackMatMulWeights.cpp - a matmul's constant weight in column panels
+//-===//
 //
-// A matmul of few rows (a transformer at batch 1, a decoder's tokens) reads
-// its constant weight B [K, N] once per run, from memory: it is bound by
-// that stream. The CPU's register tiles walk B one 32-column panel at a
-// time, 128 bytes from each of its K rows, N * 4 bytes apart: K streams
-// per panel, which the hardware prefetchers follow poorly (a chain of
-// 1024 x 1024 matmuls read its weights at half the bandwidth of a copy).
+// The CPU's register tiles walk a matmul's constant weight B [K, N] one
+// 32-column panel at a time, 128 bytes from each of its K rows, N * 4
+// bytes apart: K streams per panel, which the hardware prefetchers follow
+// poorly, over K pages. A matmul of few rows (a transformer at batch 1, a
+// decoder's tokens) reads B once per run, from memory, bound by that
+// stream (a chain of 1024 x 1024 matmuls read its weights at half the
+// bandwidth of a copy); one of many rows reads each panel again for every
+// tile of rows, and a panel strewn over more pages than the TLB holds
+// (BERT-base's 768 x 3072 FFN weights: 3072 pages of 12 KiB rows) costs a
+// page walk per row each time.
 //
 // This pass stores such a B as panels, Bp [N / P, K, P] with
 // Bp[b, k, w] = B[k, b * P + w], and computes the matmul as the einsum
@@ -56,7 +61,7 @@ struct PackMatMulWeightsPass
 
   /// Whether `op` reads a float32 constant B [K, N] of at least minBytes,
   /// N two panels or more and a multiple of the panel width, for at most
-  /// maxRows rows.
+  /// maxRows rows (when it is positive).
   bool isPackable(Operation *op, const Operands &operands) {
     auto a = dyn_cast<RankedTensorType>(operands.a.getType());
     auto b = dyn_cast<RankedTensorType>(operands.b.getType());
@@ -71,7 +76,8 @@ struct PackMatMulWeightsPass
     if (panelWidth <= 0 || n < 2 * panelWidth || n % panelWidth != 0)
       return false;
     int64_t rows = result.getNumElements() / n;
-    return rows <= maxRows && b.getNumElements() * 4 >= minBytes;
+    return (maxRows <= 0 || rows <= maxRows) &&
+           b.getNumElements() * 4 >= minBytes;
   }
 
   /// B [K, N] as panels [N / P, K, P]; one copy per weight.

@@ -192,25 +192,28 @@ def TransposeWeights : Pass<"kiln-transpose-weights", "mlir::func::FuncOp"> {
 
 def PackMatMulWeights
     : Pass<"kiln-pack-matmul-weights", "mlir::func::FuncOp"> {
-  let summary = "Stores a few-row matmul's constant B as column panels";
+  let summary = "Stores a matmul's constant B as column panels";
   let description = [{
     A `kiln.matmul` of A [..., M, K] by a float32 constant B [K, N] (or a
     `kiln.gemm` A * B + C without transposes, alpha and beta 1) of at
-    least `min-bytes`, with at most `max-rows` rows of outputs and N a
-    multiple of two `panel-width`s, reads B stored as panels
+    least `min-bytes` (with at most `max-rows` rows of outputs when it is
+    positive) and N a multiple of two `panel-width`s, reads B stored as panels
     Bp [N / P, K, P] (Bp[b, k, w] = B[k, b * P + w]) through
     `kiln.einsum` `...mk,bkw->...mbw`, reshaped back to [..., M, N] (the
     same elements in the same order). The CPU's register tiles then read
     each panel as one contiguous stream instead of K runs of P floats,
     N * 4 bytes apart: a few-row matmul is bound by reading B from memory,
-    and the prefetchers follow one stream, not K. One packed copy per
-    weight however many matmuls read it.
+    and the prefetchers follow one stream, not K; a matmul of many rows
+    reads each panel again per tile of rows, from few pages instead of K
+    (BERT-base's 768 x 3072 weights: 12 KiB rows, 3072 pages). One packed
+    copy per weight however many matmuls read it.
   }];
   let options = [
     Option<"panelWidth", "panel-width", "int64_t", "32",
            "Columns of one panel (P): the register tile's width">,
-    Option<"maxRows", "max-rows", "int64_t", "64",
-           "The most output rows (M) of a matmul whose weight is packed">,
+    Option<"maxRows", "max-rows", "int64_t", "0",
+           "The most output rows (M) of a matmul whose weight is packed "
+           "(0: any)">,
     Option<"minBytes", "min-bytes", "int64_t", "262144",
            "The least bytes of a weight that is packed">
   ];

@@ -24,6 +24,21 @@ func.func @tokens(%x: tensor<1x3x3xf32>) -> tensor<1x3x4xf32> {
 
 // -----
 
+// Any number of rows by default: 128 rows read each panel again per tile
+// of rows, from a few pages.
+// CHECK-LABEL: func.func @many_rows
+// CHECK: kiln.einsum %arg0, %{{.+}} {equation = "amk,bkw->ambw"} : (tensor<1x128x3xf32>, tensor<2x3x2xf32>) -> tensor<1x128x2x2xf32>
+// CHECK-NOT: kiln.matmul
+// ROWS-LABEL: func.func @many_rows
+// ROWS: kiln.matmul
+func.func @many_rows(%x: tensor<1x128x3xf32>) -> tensor<1x128x4xf32> {
+  %w = kiln.constant dense<[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0]]> : tensor<3x4xf32>
+  %y = kiln.matmul %x, %w : tensor<1x128x3xf32>, tensor<3x4xf32> -> tensor<1x128x4xf32>
+  return %y : tensor<1x128x4xf32>
+}
+
+// -----
+
 // Left alone: a B computed at run time, N not a multiple of the panel
 // width. A weight read by two matmuls is packed once.
 // CHECK-LABEL: func.func @others
