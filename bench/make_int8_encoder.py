@@ -98,8 +98,10 @@ def encoder(layers, rng):
 
 
 class RandomInputs(CalibrationDataReader):
-    def __init__(self, rng, count=4):
-        self.inputs = iter([{"x": rng.standard_normal((1, SEQ, HIDDEN))
+    """`count` standard normal inputs x of `shape`, for calibration."""
+
+    def __init__(self, rng, shape, count=4):
+        self.inputs = iter([{"x": rng.standard_normal(shape)
                              .astype(np.float32)} for _ in range(count)])
 
     def get_next(self):
@@ -132,7 +134,8 @@ def main():
     onnx.save(model, paths["float"])
     quantize_dynamic(paths["float"], paths["dynamic"],
                      weight_type=QuantType.QInt8)
-    quantize_static(paths["float"], paths["qdq"], RandomInputs(rng),
+    quantize_static(paths["float"], paths["qdq"],
+                    RandomInputs(rng, (1, SEQ, HIDDEN)),
                     quant_format=QuantFormat.QDQ,
                     activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8)

@@ -21,10 +21,9 @@ import os
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
-from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
-                                      QuantType, quantize_static)
+from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
 
-from make_int8_encoder import write_folder
+from make_int8_encoder import RandomInputs, write_folder
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SIZE, CLASSES = 224, 1000
@@ -87,15 +86,6 @@ def resnet50(rng):
     return model
 
 
-class RandomImages(CalibrationDataReader):
-    def __init__(self, rng, count=4):
-        self.inputs = iter([{"x": rng.standard_normal((1, 3, SIZE, SIZE))
-                             .astype(np.float32)} for _ in range(count)])
-
-    def get_next(self):
-        return next(self.inputs, None)
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out", nargs="?",
@@ -110,7 +100,8 @@ def main():
         os.makedirs(os.path.dirname(path), exist_ok=True)
     onnx.save(model, paths["float"])
     for name in ("qdq", "qdq_per_channel"):
-        quantize_static(paths["float"], paths[name], RandomImages(rng),
+        quantize_static(paths["float"], paths[name],
+                        RandomInputs(rng, (1, 3, SIZE, SIZE)),
                         quant_format=QuantFormat.QDQ,
                         per_channel=name == "qdq_per_channel",
                         activation_type=QuantType.QUInt8,

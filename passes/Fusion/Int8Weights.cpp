@@ -54,6 +54,16 @@ bool onGrid(ArrayRef<float> values, int64_t groupSize, int64_t first,
 
 } // namespace
 
+void kiln::eraseReplacedOperands(ArrayRef<Operation *> weights,
+                                 ArrayRef<Operation *> dropped) {
+  for (Operation *weight : weights)
+    if (weight->use_empty())
+      weight->erase();
+  for (Operation *op : llvm::reverse(dropped))
+    if (op->use_empty())
+      op->erase();
+}
+
 std::optional<std::vector<float>>
 kiln::int8Scales(ArrayRef<float> values, int64_t groupSize, int64_t groups,
                  function_ref<int64_t(int64_t, int64_t)> index) {

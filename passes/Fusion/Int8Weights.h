@@ -37,6 +37,13 @@ std::optional<std::vector<float>>
 int8Scales(llvm::ArrayRef<float> values, int64_t groupSize, int64_t groups,
            llvm::function_ref<int64_t(int64_t, int64_t)> index);
 
+/// Erases what an int8 packing pass replaced once nothing reads it: the
+/// float32 `weights` (and their Q * s products), then the ops of
+/// `dropped` (those that dequantized the activations), last to first, so
+/// that a consumer goes before what it reads.
+void eraseReplacedOperands(llvm::ArrayRef<mlir::Operation *> weights,
+                           llvm::ArrayRef<mlir::Operation *> dropped);
+
 } // namespace kiln
 
 #endif // KILN_PASSES_FUSION_INT8WEIGHTS_H

@@ -584,12 +584,7 @@ struct PackInt8ConvWeightsPass
         weights.insert(match.weightScaling);
       weights.insert(match.weights);
     }
-    for (Operation *weight : weights)
-      if (weight->use_empty())
-        weight->erase();
-    for (Operation *op : llvm::reverse(dropped))
-      if (op->use_empty())
-        op->erase();
+    eraseReplacedOperands(weights.getArrayRef(), dropped.getArrayRef());
     packedCopies.clear();
     movedCopies.clear();
   }

@@ -450,12 +450,7 @@ struct PackInt8MatMulWeightsPass
         weights.insert(match.weightScaling);
       weights.insert(match.weights);
     }
-    for (Operation *weight : weights)
-      if (weight->use_empty())
-        weight->erase();
-    for (Operation *op : llvm::reverse(dropped))
-      if (op->use_empty())
-        op->erase();
+    eraseReplacedOperands(weights.getArrayRef(), dropped.getArrayRef());
     for (auto &[weight, copy] : packedCopies)
       if (copy.columnSums && copy.columnSums.use_empty())
         copy.columnSums.getDefiningOp()->erase();
