@@ -32,6 +32,9 @@
 
 #include "kiln/Dialect/OnnxValueNames.h"
 
+#include <map>
+#include <tuple>
+
 namespace kiln {
 #define GEN_PASS_DEF_PACKINT8CONVWEIGHTS
 #include "kiln/Passes/FusionPasses.h.inc"
@@ -296,8 +299,31 @@ struct PackInt8ConvWeightsPass
   /// zeros), padded with z for the convolution (its padding, the channels
   /// to a multiple of 4, the columns to a multiple of the stride s), and
   /// laid out as Xq [N, C'/4, H' * s, W' / s * 4]: Xq[n, q, s * y + ph,
-  /// 4 * x + t] = X[n, 4q + t, y, s * x + ph].
+  /// 4 * x + t] = X[n, 4q + t, y, s * x + ph]. Made once for all the
+  /// convolutions that read the same bytes with the same stride and pads
+  /// (a 1x1 convolution and the shortcut's beside it).
+  using QuadBytesKey =
+      std::tuple<const void *, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  std::map<QuadBytesKey, Value> quadCopies;
   Value quadBytes(OpBuilder &builder, Location loc, const Int8Conv &match) {
+    Value moved = match.activations;
+    for (Operation *move : llvm::reverse(match.moves))
+      moved = movedBytes(move, moved, match.zeroPoint);
+    ArrayRef<int64_t> pads = match.pads;
+    QuadBytesKey key{moved.getAsOpaquePointer(),
+                     match.stride,
+                     pads[0],
+                     pads[1],
+                     pads[2],
+                     pads[3]};
+    auto [it, inserted] = quadCopies.try_emplace(key, Value());
+    if (inserted)
+      it->second = layQuadBytes(builder, loc, match);
+    return it->second;
+  }
+
+  /// The ops that make quadBytes' Xq, at the builder's point.
+  Value layQuadBytes(OpBuilder &builder, Location loc, const Int8Conv &match) {
     auto input =
         cast<RankedTensorType>(ConvOp(match.conv).getInput().getType());
     int64_t stride = match.stride;
@@ -587,6 +613,7 @@ struct PackInt8ConvWeightsPass
     eraseReplacedOperands(weights.getArrayRef(), dropped.getArrayRef());
     packedCopies.clear();
     movedCopies.clear();
+    quadCopies.clear();
   }
 };
 

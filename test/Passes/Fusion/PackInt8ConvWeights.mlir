@@ -126,14 +126,18 @@ func.func @others(%f: tensor<1x4x4x4xf32>, %x: tensor<1x4x4x4xui8>) -> (tensor<1
 // Max pooling between the dequantization and two convolutions (a QDQ
 // ResNet's stem): the largest dequantized value is the dequantized largest
 // byte, so the bytes are pooled (widened, pooling takes floats, and
-// narrowed back), once for both.
+// narrowed back), once for both; so are the quads laid out, the two
+// convolutions having the same stride and pads.
 // CHECK-LABEL: func.func @pooled
 // CHECK: %[[W:.+]] = kiln.cast %arg0 : tensor<1x4x4x4xui8> -> tensor<1x4x4x4xf32>
 // CHECK: %[[P:.+]] = kiln.max_pool %[[W]] {{.*}} : tensor<1x4x4x4xf32> -> tensor<1x4x2x2xf32>
 // CHECK: %[[B:.+]] = kiln.cast %[[P]] : tensor<1x4x2x2xf32> -> tensor<1x4x2x2xui8>
-// CHECK: kiln.reshape %[[B]]
+// CHECK: %[[S:.+]] = kiln.reshape %[[B]]
+// CHECK: %[[T:.+]] = kiln.transpose %[[S]]
+// CHECK: %[[Q:.+]] = kiln.reshape %[[T]]
 // CHECK: kiln.conv {{.*}} strides = array<i64: 1, 4>}
-// CHECK: kiln.reshape %[[B]]
+// CHECK-NOT: kiln.transpose
+// CHECK: kiln.cast %[[Q]]
 // CHECK: kiln.conv {{.*}} strides = array<i64: 1, 4>}
 // CHECK-NOT: kiln.max_pool
 func.func @pooled(%x: tensor<1x4x4x4xui8>) -> (tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>) {
