@@ -73,6 +73,7 @@ void kiln::addCpuKernelPasses(OpPassManager &kernels,
   }
   kernels.addNestedPass<func::FuncOp>(createForallToForLoopPass());
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  kernels.addNestedPass<func::FuncOp>(createRelaxClampsBeforeIntegerCasts());
   // Inline polynomials instead of libm calls, so that LLVM vectorizes
   // softmax, GELU and sigmoid loops.
   ApproximateMathOptions approximate;

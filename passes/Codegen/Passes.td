@@ -698,6 +698,20 @@ def ExpandBFloat16Casts : Pass<"kiln-expand-bfloat16-casts"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def RelaxClampsBeforeIntegerCasts
+    : Pass<"kiln-relax-clamps-before-integer-casts"> {
+  let summary = "Drops NaN and signed-zero ordering from clamps that only feed a float-to-integer conversion";
+  let description = [{
+    `arith.maximumf`/`minimumf` (and `maxnumf`/`minnumf`) chains read only
+    by an `arith.fptoui` or `arith.fptosi` (QuantizeLinear's saturation)
+    get the `nnan` and `nsz` fast-math flags: a NaN converts to poison
+    whatever the clamp returns and both zeros convert to 0, so the result
+    is the same, and x86 computes each clamp with one vmaxps/vminps instead
+    of a compare and a blend more. The CPU target runs it.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def ApproximateMath : Pass<"kiln-approximate-math"> {
   let summary = "Rewrites math functions into arithmetic (no libdevice needed)";
   let description = [{
