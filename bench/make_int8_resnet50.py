@@ -10,8 +10,10 @@ bench/corpus.py:
 
 OUT_DIR (default build/int8-resnet50) gets float/, qdq/ (quantize_static
 in QDQ format, uint8 activations calibrated on random images, int8
-weights with one scale per tensor) and qdq_per_channel/ (one scale per
-filter), each with model.onnx and test_data_set_0 (one random image,
+weights with one scale per tensor), qdq_per_channel/ (one scale per
+filter) and dynamic/ (quantize_dynamic: DynamicQuantizeLinear and
+ConvInteger with uint8 weights, the only ones onnxruntime's ConvInteger
+runs), each with model.onnx and test_data_set_0 (one random image,
 [1, 3, 224, 224], and onnxruntime's output). No PyTorch: the graph is
 written with onnx.helper.
 """
@@ -21,7 +23,8 @@ import os
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
-from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+from onnxruntime.quantization import (QuantFormat, QuantType,
+                                      quantize_dynamic, quantize_static)
 
 from make_int8_encoder import RandomInputs, write_folder
 
@@ -95,7 +98,7 @@ def main():
     model = resnet50(rng)
     x = rng.standard_normal((1, 3, SIZE, SIZE)).astype(np.float32)
     paths = {name: os.path.join(args.out, name, "model.onnx")
-             for name in ("float", "qdq", "qdq_per_channel")}
+             for name in ("float", "qdq", "qdq_per_channel", "dynamic")}
     for path in paths.values():
         os.makedirs(os.path.dirname(path), exist_ok=True)
     onnx.save(model, paths["float"])
@@ -106,6 +109,8 @@ def main():
                         per_channel=name == "qdq_per_channel",
                         activation_type=QuantType.QUInt8,
                         weight_type=QuantType.QInt8)
+    quantize_dynamic(paths["float"], paths["dynamic"],
+                     weight_type=QuantType.QUInt8)
     for name, path in paths.items():
         write_folder(os.path.dirname(path), path, x)
         print(os.path.dirname(path))

@@ -376,7 +376,8 @@ def ContractInt8ConvQuads
     registers through every reduction loop; each step loads 64 bytes of X
     per panel (16 outputs' 4 channels) and broadcasts 4 bytes of W per
     filter into `vpdpbusd`. A row's last panel under 16 outputs uses
-    masked loads and stores. The sums are converted to float32 and added
+    masked loads and stores. The sums are converted to the output's type
+    (float32, or float64 for integer sums that may pass 2^24) and added
     to the output once.
   }];
   let options = [

@@ -47,10 +47,12 @@ bool isContraction(Operation *op) {
 }
 
 /// A cast of 8-bit integers to float32 (kiln-pack-int8-matmul-weights'
-/// uint8 activations).
+/// uint8 activations), or to float64 (kiln-pack-int8-conv-weights' exact
+/// integer sums).
 bool isInt8Widening(Operation *op) {
   auto cast = dyn_cast<CastOp>(op);
-  if (!cast || !getElementTypeOrSelf(cast.getType()).isF32())
+  Type to = cast ? getElementTypeOrSelf(cast.getType()) : Type();
+  if (!cast || !(to.isF32() || to.isF64()))
     return false;
   Type from = getElementTypeOrSelf(cast.getInput().getType());
   return from.isInteger(8);
@@ -83,6 +85,31 @@ bool isContractionPrologue(Operation *op) {
          (isInt8Widening(op) && (isa<EinsumOp>(user) || isInt8QuadConv(user)));
 }
 
+/// An elementwise op whose result has more elements than each operand
+/// that is not a constant (an outer product: a per-filter offset times a
+/// per-pixel sum, a per-filter sum times a zero point known at run time),
+/// read by one elementwise op: that op's kernel recomputes it from the
+/// smaller operands, where a kernel of its own would store every element.
+bool isBroadcastProduct(Operation *op) {
+  if (!kiln::isElementwise(op) || op->getNumResults() != 1 ||
+      !op->hasOneUse() || !kiln::isElementwise(*op->getUsers().begin()))
+    return false;
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!result || !result.hasStaticShape())
+    return false;
+  bool broadcast = false;
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type || !type.hasStaticShape())
+      return false;
+    if (type.getNumElements() < result.getNumElements())
+      broadcast = true;
+    else if (!operand.getDefiningOp<ConstantOp>())
+      return false;
+  }
+  return broadcast;
+}
+
 struct FormDispatchRegionsPass
     : public kiln::impl::FormDispatchRegionsBase<FormDispatchRegionsPass> {
   using Base::Base;
@@ -107,7 +134,7 @@ struct FormDispatchRegionsPass
         continue;
       std::optional<size_t> target;
       if (fuseElementwise && kiln::isElementwise(&op) &&
-          !isContractionPrologue(&op)) {
+          !isContractionPrologue(&op) && !isBroadcastProduct(&op)) {
         target = findProducerGroup(&op, groupOf, groups);
         if (target)
           mergeSiblingGroups(&op, *target, groupOf, groups);
@@ -134,7 +161,8 @@ struct FormDispatchRegionsPass
   /// values instead of another kernel widening them) and transposes of
   /// constants (kiln-channels-last-conv-weights: the kernel then reads the
   /// stored layout instead of another kernel transposing the weight on
-  /// every run), also behind one another.
+  /// every run), also behind one another; and outer products of smaller
+  /// operands (isBroadcastProduct), which the kernel recomputes.
   void
   absorbOperandPreparations(Operation *op,
                             DenseMap<Operation *, size_t> &groupOf,
@@ -189,9 +217,11 @@ struct FormDispatchRegionsPass
   }
 
   /// A widening cast, a transpose of a constant (a weight's stored
-  /// layout), or with fuseConvPadding a convolution's input padding.
+  /// layout), an outer product of smaller operands, or with
+  /// fuseConvPadding a convolution's input padding.
   bool preparesOperand(Operation *op) const {
-    if (isWideningCast(op) || isContractionPrologue(op))
+    if (isWideningCast(op) || isContractionPrologue(op) ||
+        (fuseElementwise && isBroadcastProduct(op)))
       return true;
     if (auto pad = dyn_cast<PadOp>(op))
       return fuseConvPadding && isConvInputPadding(pad);

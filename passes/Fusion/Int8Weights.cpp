@@ -11,9 +11,16 @@ std::optional<float> kiln::scalarConstant(Value value) {
   auto constant = value.getDefiningOp<ConstantOp>();
   auto dense =
       constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
-  if (!dense || !dense.getElementType().isF32() || dense.getNumElements() != 1)
+  if (!dense || dense.getNumElements() != 1)
     return std::nullopt;
-  return *dense.getValues<float>().begin();
+  if (dense.getElementType().isF32())
+    return *dense.getValues<float>().begin();
+  if (!dense.getElementType().isF64())
+    return std::nullopt;
+  double element = *dense.getValues<double>().begin();
+  if (double(float(element)) != element)
+    return std::nullopt;
+  return float(element);
 }
 
 Value kiln::uint8Source(Value value) {

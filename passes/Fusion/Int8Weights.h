@@ -17,7 +17,8 @@
 
 namespace kiln {
 
-/// The value of a float32 constant that holds one, of any shape.
+/// The value of a float32 constant that holds one, of any shape (or of a
+/// float64 one that float32 holds exactly).
 std::optional<float> scalarConstant(mlir::Value value);
 
 /// X when `value` is cast<f32 or f64>(X) of a uint8 X.

@@ -24,6 +24,14 @@
 // F]; kiln-pack-int8-matmul-weights, which runs after, packs that matmul,
 // whose vectors lie along the filters.
 //
+// A dynamically quantized model's ConvInteger is the same convolution
+// without scales, of X minus a zero point known only at run time, by
+// uint8 weights minus theirs: integers of 9 bits. Each filter is moved
+// into int8 by an offset, whose share of the sums is the offset times
+// each window's sum of X's bytes (a convolution by one filter of ones).
+// Its result is the exact integer sum, in float64 where float32 could
+// round a partial sum.
+//
 //===----------------------------------------------------------------------===//
 #include "FloatConstants.h"
 #include "Int8Weights.h"
@@ -50,21 +58,32 @@ namespace {
 constexpr int64_t kMaxTaps = 65536;
 /// The largest stride taken: a stride-s convolution reads s phases.
 constexpr int64_t kMaxStride = 4;
+/// Integers from 0 up to it are exact in float32.
+constexpr double kExactFloat32 = 16777216.0;
 
-/// A 2-D convolution of dequantized uint8 activations by constant weights.
+/// A 2-D convolution of uint8 activations minus a zero point, scaled or
+/// not, by constant weights.
 struct Int8Conv {
   ConvOp conv;
-  Value activations;         ///< X, uint8 [N, C, H, W]
-  float zeroPoint = 0;       ///< z, an integer in [0, 255]
-  float activationScale = 1; ///< s
+  RankedTensorType resultType; ///< float32 or float64 [N, F, Ho, Wo]
+  Value activations;           ///< X, uint8 [N, C, H, W]
+  float zeroPoint = 0;         ///< z, an integer in [0, 255], when constant
+  Value zeroPointBytes;        ///< else z: one uint8 known at run time
+  float activationScale = 1;   ///< s
+  /// No s: the activations are integers (ConvInteger, QLinearConv), and
+  /// with integer weights the sums are integers, exact.
+  bool unscaled = false;
   int64_t stride = 1;
   SmallVector<int64_t, 4> pads; ///< begin H, W, end H, W
   /// Pads (zeros: X's zero point) and slices of the dequantized values
   /// between them and the convolution, outermost first: applied to X's
   /// bytes instead.
   SmallVector<Operation *> moves;
-  ConstantOp weights;      ///< float32 [F, C, KH, KW]
-  ConstantOp weightScales; ///< Q * scale: one, or one per filter
+  RankedTensorType inputType;   ///< the convolution's input
+  Operation *weights = nullptr; ///< a constant [F, C, KH, KW]
+  ElementsAttr weightValue;     ///< its value, of the result's type
+  RankedTensorType weightType;  ///< its type
+  ElementsAttr weightScales;    ///< Q * scale: one, or one per filter
   Operation *weightScaling = nullptr;
   SmallVector<Operation *> dequantizeOps; ///< from the input back, to go
 };
@@ -94,9 +113,9 @@ bool isSpatialMove(Operation *op) {
          in.getDimSize(1) == out.getDimSize(1);
 }
 
-/// The weights: a constant, or Q * scale of constants (the importer left
-/// a large DequantizeLinear to a kernel), scale one value or one per
-/// filter.
+/// The weights: a constant of the result's type, or (float32) Q * scale
+/// of constants (the importer left a large DequantizeLinear to a kernel),
+/// scale one value or one per filter.
 bool matchWeights(Int8Conv &match, Value weight) {
   if (auto mul = weight.getDefiningOp<MulOp>()) {
     auto scales = mul.getRhs().getDefiningOp<ConstantOp>();
@@ -110,15 +129,51 @@ bool matchWeights(Int8Conv &match, Value weight) {
            scaleType.getDimSize(0) == type.getDimSize(0) &&
            scaleType.getNumElements() == type.getDimSize(0))))
       return false;
-    match.weightScales = scales;
+    match.weightScales = scales.getValue();
     match.weightScaling = mul;
     weight = mul.getLhs();
   }
-  match.weights = weight.getDefiningOp<ConstantOp>();
-  return bool(match.weights);
+  auto constant = weight.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return false;
+  match.weights = constant;
+  match.weightValue = constant.getValue();
+  match.weightType = cast<RankedTensorType>(constant.getType());
+  return match.weightType.getElementType() ==
+             match.resultType.getElementType() &&
+         (!match.weightScales || match.weightType.getElementType().isF32());
 }
 
-/// The conv's input as (cast<f32>(X) [- z]) * s, padded with zeros and
+/// X minus its zero point: cast(X) - z of a constant z, or of z known at
+/// run time (cast(Z) of one uint8 Z: DynamicQuantizeLinear's), or cast(X).
+bool matchCentered(Int8Conv &match, Value input) {
+  if (auto sub = input.getDefiningOp<SubOp>()) {
+    if (sub.getLhs().getType() != input.getType())
+      return false;
+    if (std::optional<float> zero = scalarConstant(sub.getRhs())) {
+      if (!(*zero >= 0 && *zero <= 255) || *zero != std::nearbyint(*zero))
+        return false;
+      match.zeroPoint = *zero;
+    } else {
+      auto zeroType = cast<RankedTensorType>(sub.getRhs().getType());
+      match.zeroPointBytes = uint8Source(sub.getRhs());
+      if (!match.zeroPointBytes || !zeroType.hasStaticShape() ||
+          zeroType.getNumElements() != 1 ||
+          zeroType.getElementType() != match.resultType.getElementType())
+        return false;
+    }
+    match.dequantizeOps.push_back(sub);
+    input = sub.getLhs();
+  }
+  match.activations = uint8Source(input);
+  if (!match.activations || getElementTypeOrSelf(input.getType()) !=
+                                match.resultType.getElementType())
+    return false;
+  match.dequantizeOps.push_back(input.getDefiningOp());
+  return true;
+}
+
+/// The conv's input as (cast(X) [- z]) [* s], padded with zeros and
 /// sliced or not.
 std::optional<Int8Conv> matchInt8Conv(ConvOp conv) {
   Int8Conv match;
@@ -126,11 +181,13 @@ std::optional<Int8Conv> matchInt8Conv(ConvOp conv) {
   auto result = dyn_cast<RankedTensorType>(conv.getType());
   ArrayRef<int64_t> strides = conv.getStrides();
   if (!result || result.getRank() != 4 || !result.hasStaticShape() ||
-      !result.getElementType().isF32() || conv.getGroup() != 1 ||
-      conv.getChannelsLast() || strides[0] != strides[1] ||
-      strides[0] > kMaxStride ||
+      !(result.getElementType().isF32() || result.getElementType().isF64()) ||
+      conv.getGroup() != 1 || conv.getChannelsLast() ||
+      strides[0] != strides[1] || strides[0] > kMaxStride ||
       !llvm::all_of(conv.getDilations(), [](int64_t d) { return d == 1; }))
     return std::nullopt;
+  match.resultType = result;
+  match.inputType = cast<RankedTensorType>(conv.getInput().getType());
   match.stride = strides[0];
   match.pads.assign(conv.getPads().begin(), conv.getPads().end());
   Value input = conv.getInput();
@@ -139,33 +196,21 @@ std::optional<Int8Conv> matchInt8Conv(ConvOp conv) {
     match.dequantizeOps.push_back(input.getDefiningOp());
     input = input.getDefiningOp()->getOperand(0);
   }
-  auto mul = input.getDefiningOp<MulOp>();
-  std::optional<float> scale =
-      mul ? scalarConstant(mul.getRhs()) : std::nullopt;
-  if (!scale || !(*scale > 0) || mul.getLhs().getType() != input.getType())
-    return std::nullopt;
-  match.activationScale = *scale;
-  match.dequantizeOps.push_back(mul);
-  input = mul.getLhs();
-  if (auto sub = input.getDefiningOp<SubOp>()) {
-    std::optional<float> zero = scalarConstant(sub.getRhs());
-    if (!zero || !(*zero >= 0 && *zero <= 255) ||
-        *zero != std::nearbyint(*zero) ||
-        sub.getLhs().getType() != input.getType())
+  match.unscaled = true;
+  if (auto mul = input.getDefiningOp<MulOp>()) {
+    std::optional<float> scale = scalarConstant(mul.getRhs());
+    if (!scale || !(*scale > 0) || mul.getLhs().getType() != input.getType())
       return std::nullopt;
-    match.zeroPoint = *zero;
-    match.dequantizeOps.push_back(sub);
-    input = sub.getLhs();
+    match.activationScale = *scale;
+    match.unscaled = false;
+    match.dequantizeOps.push_back(mul);
+    input = mul.getLhs();
   }
-  match.activations = uint8Source(input);
-  if (!match.activations || !getElementTypeOrSelf(input.getType()).isF32() ||
-      !matchWeights(match, conv.getWeight()))
+  if (!matchCentered(match, input) || !matchWeights(match, conv.getWeight()))
     return std::nullopt;
-  match.dequantizeOps.push_back(input.getDefiningOp());
-  auto weightType = ConstantOp(match.weights).getType();
-  if (!weightType.hasStaticShape() || weightType.getRank() != 4 ||
-      !weightType.getElementType().isF32() ||
-      weightType.getNumElements() / weightType.getDimSize(0) > kMaxTaps)
+  if (!match.weightType.hasStaticShape() || match.weightType.getRank() != 4 ||
+      match.weightType.getNumElements() / match.weightType.getDimSize(0) >
+          kMaxTaps)
     return std::nullopt;
   return match;
 }
@@ -188,129 +233,227 @@ constexpr int64_t kMinPatchWeights = 16384;
 /// bounded size. Wider rows keep the quads: the patches' copy costs more
 /// than the lanes it saves there.
 bool prefersPatches(const Int8Conv &match) {
-  auto result = cast<RankedTensorType>(ConvOp(match.conv).getType());
-  auto weights = ConstantOp(match.weights).getType();
+  RankedTensorType weights = match.weightType;
   int64_t filters = weights.getDimSize(0);
   int64_t taps = weights.getDimSize(2) * weights.getDimSize(3);
   int64_t depth = quadChannels(weights.getDimSize(1)) * taps;
-  int64_t outputs = result.getNumElements() / filters;
-  return 2 * result.getDimSize(3) < kQuadLanes && taps > 1 &&
+  int64_t outputs = match.resultType.getNumElements() / filters;
+  return 2 * match.resultType.getDimSize(3) < kQuadLanes && taps > 1 &&
          filters >= kQuadLanes && filters * depth >= kMinPatchWeights &&
          outputs * depth <= kMaxPatchBytes;
+}
+
+/// A convolution's weights as integers: W[f] = (Q[f] + offset[f]) *
+/// scale[f] for int8 Q.
+struct IntegerWeights {
+  ElementsAttr q;                ///< Q, [F, C, KH, KW] float32 values
+  std::vector<float> scales;     ///< one per filter
+  std::vector<float> offsets;    ///< one per filter, zeros for int8 W
+  std::vector<double> sums;      ///< sum(Q[f] + offset[f]) per filter
+  std::vector<double> magnitude; ///< sum(|Q[f]|) per filter
+  /// Whether the weights are integers (every scale 1, none folded).
+  bool integers = false;
+  bool hasOffsets() const {
+    return llvm::any_of(offsets, [](float c) { return c != 0; });
+  }
+};
+
+/// Offsets that move each filter's integer weights into int8: 0 where they
+/// fit, else the filter's smallest plus 128. None when the weights are not
+/// integers or a filter spans more than 256 values (a uint8 weight minus
+/// its zero point spans at most 256).
+std::optional<std::vector<float>> int8Offsets(ArrayRef<float> values,
+                                              int64_t filters) {
+  int64_t perFilter = values.size() / filters;
+  std::vector<float> offsets(filters, 0.0f);
+  for (int64_t f = 0; f < filters; ++f) {
+    ArrayRef<float> filter = values.slice(f * perFilter, perFilter);
+    if (holdsInt8(filter))
+      continue;
+    if (!llvm::all_of(filter, [](float v) {
+          return std::fabs(v) <= 255 && v == std::nearbyint(v);
+        }))
+      return std::nullopt;
+    auto [low, high] = std::minmax_element(filter.begin(), filter.end());
+    if (*high - *low > 255)
+      return std::nullopt;
+    offsets[f] = *low + 128;
+  }
+  return offsets;
 }
 
 struct PackInt8ConvWeightsPass
     : public kiln::impl::PackInt8ConvWeightsBase<PackInt8ConvWeightsPass> {
   using Base::Base;
 
-  /// Q as int8 quads [F, C'/4, s * KH, 4 * ceil(KW / s)] for stride s
-  /// (quadWeights), the sum of each filter's Q (float32 [F]) and each
-  /// filter's scale.
-  struct Packed {
-    Value quads;
-    std::vector<float> sums, scales;
-  };
-  DenseMap<std::pair<Operation *, int64_t>, Packed> packedCopies;
-
-  /// Each filter's scale and Q (the weights divided by it): the weights
-  /// themselves when they are integers or Q * scale was not folded, else
-  /// the int8 grid they lie on. None when there is no such grid.
-  static std::optional<std::vector<float>>
-  filterScales(Int8Conv &match, std::vector<float> &values,
-               ElementsAttr &value) {
-    auto type = cast<RankedTensorType>(ConstantOp(match.weights).getType());
-    int64_t f = type.getDimSize(0);
-    int64_t perFilter = type.getNumElements() / f;
-    if (holdsInt8(values)) {
-      if (!match.weightScales)
-        return std::vector<float>(f, 1.0f);
-      FailureOr<std::vector<float>> scales =
-          readFloatConstant(cast<ElementsAttr>(match.weightScales.getValue()));
-      if (failed(scales))
-        return std::nullopt;
-      if (scales->size() == 1)
-        return std::vector<float>(f, scales->front());
-      return *scales;
-    }
-    if (match.weightScales)
-      return std::nullopt;
-    std::optional<std::vector<float>> scales =
-        int8Scales(values, perFilter, f,
-                   [&](int64_t i, int64_t g) { return g * perFilter + i; });
-    if (!scales)
-      return std::nullopt;
-    for (int64_t i = 0; i < int64_t(values.size()); ++i)
-      values[i] = std::nearbyint(double(values[i]) / (*scales)[i / perFilter]);
-    value = DenseElementsAttr::get(type, ArrayRef<float>(values));
-    return scales;
+  /// The weights as integers (integerWeights), read once per constant.
+  DenseMap<Operation *, std::optional<IntegerWeights>> integerCopies;
+  const std::optional<IntegerWeights> &integerWeights(const Int8Conv &match) {
+    auto [it, inserted] =
+        integerCopies.try_emplace(match.weights, std::nullopt);
+    if (inserted)
+      it->second = readIntegerWeights(match);
+    return it->second;
   }
 
-  Packed packed(Int8Conv &match) {
-    auto [it, inserted] = packedCopies.try_emplace(
-        {match.weights.getOperation(), match.stride}, Packed{});
-    if (!inserted)
-      return it->second;
-    auto type = cast<RankedTensorType>(ConstantOp(match.weights).getType());
-    int64_t f = type.getDimSize(0), c = type.getDimSize(1);
-    int64_t kh = type.getDimSize(2), kw = type.getDimSize(3);
-    int64_t stride = match.stride;
-    auto value = cast<ElementsAttr>(ConstantOp(match.weights).getValue());
+  /// Q, the scales and the offsets of the weights: the weights themselves
+  /// when they are int8 integers or Q * scale was not folded; integers
+  /// moved into int8 by an offset per filter; else the int8 grid they lie
+  /// on (float32 only). None when there is no such form.
+  static std::optional<IntegerWeights>
+  readIntegerWeights(const Int8Conv &match) {
+    int64_t f = match.weightType.getDimSize(0);
+    int64_t perFilter = match.weightType.getNumElements() / f;
+    ElementsAttr value = match.weightValue;
     FailureOr<std::vector<float>> values = readFloatConstant(value);
     if (failed(values))
+      return std::nullopt;
+    IntegerWeights weights;
+    weights.q = value;
+    weights.scales.assign(f, 1.0f);
+    weights.offsets.assign(f, 0.0f);
+    if (match.weightScales) {
+      FailureOr<std::vector<float>> scales =
+          readFloatConstant(match.weightScales);
+      if (failed(scales) || !holdsInt8(*values))
+        return std::nullopt;
+      weights.scales = scales->size() == 1
+                           ? std::vector<float>(f, scales->front())
+                           : std::move(*scales);
+    } else if (std::optional<std::vector<float>> offsets =
+                   int8Offsets(*values, f)) {
+      weights.integers = true;
+      weights.offsets = std::move(*offsets);
+    } else if (std::optional<std::vector<float>> scales = int8Scales(
+                   *values, perFilter, f,
+                   [&](int64_t i, int64_t g) { return g * perFilter + i; });
+               scales && match.resultType.getElementType().isF32()) {
+      weights.scales = std::move(*scales);
+    } else {
+      return std::nullopt;
+    }
+    // Q is stored as float32 values for the packing to read.
+    bool rewritten = weights.hasOffsets() || !weights.integers ||
+                     !match.weightType.getElementType().isF32();
+    weights.sums.assign(f, 0.0);
+    weights.magnitude.assign(f, 0.0);
+    for (int64_t i = 0; i < int64_t(values->size()); ++i) {
+      int64_t filter = i / perFilter;
+      float &v = (*values)[i];
+      if (!match.weightScales)
+        v = std::nearbyint(double(v) / weights.scales[filter]) -
+            weights.offsets[filter];
+      weights.sums[filter] += double(v) + weights.offsets[filter];
+      weights.magnitude[filter] += std::fabs(v);
+    }
+    if (rewritten && !match.weightScales)
+      weights.q = DenseElementsAttr::get(
+          RankedTensorType::get(
+              match.weightType.getShape(),
+              Float32Type::get(match.weightType.getContext())),
+          ArrayRef<float>(*values));
+    return weights;
+  }
+
+  /// The type the quads' convolution sums in: float64 for float64
+  /// convolutions, and for integer ones whose partial sums (of products
+  /// with X's bytes, not X - z) may reach 2^24; else float32.
+  static FloatType sumType(const Int8Conv &match,
+                           const IntegerWeights &weights) {
+    MLIRContext *context = match.resultType.getContext();
+    if (match.resultType.getElementType().isF64())
+      return Float64Type::get(context);
+    if (!match.unscaled || !weights.integers)
+      return Float32Type::get(context);
+    int64_t perFilter =
+        match.weightType.getNumElements() / match.weightType.getDimSize(0);
+    double zero = match.zeroPointBytes ? 255 : match.zeroPoint;
+    for (size_t f = 0; f < weights.sums.size(); ++f) {
+      double bound = 255 * (weights.magnitude[f] +
+                            std::fabs(weights.offsets[f]) * perFilter) +
+                     zero * std::fabs(weights.sums[f]);
+      if (bound >= kExactFloat32)
+        return Float64Type::get(context);
+    }
+    return Float32Type::get(context);
+  }
+
+  /// Wq[f, q, s * i + ph, 4 * j + t] = Q[f, 4q + t, i, s * j + ph]: the
+  /// element of Q [F, C, KH, KW] that element i of Wq [F, C'/4, s * KH,
+  /// 4 * ceil(KW / s)] holds, or -1 for padding.
+  static int64_t quadSource(ArrayRef<int64_t> q, int64_t stride,
+                            ArrayRef<int64_t> quads, int64_t i) {
+    int64_t c = q[1], kh = q[2], kw = q[3];
+    int64_t rows = quads[2], row = quads[3], count = quads[1];
+    int64_t t = i % kQuadDepth, j = (i % row) / kQuadDepth;
+    int64_t tap = (i / row) % rows, quad = (i / (row * rows)) % count;
+    int64_t filter = i / (row * rows * count);
+    int64_t channel = quad * kQuadDepth + t;
+    int64_t y = tap / stride, x = stride * j + tap % stride;
+    if (channel >= c || x >= kw)
+      return -1;
+    return ((filter * c + channel) * kh + y) * kw + x;
+  }
+
+  /// The quads' shape for weights of `type` [F, C, KH, KW] at `stride`.
+  static SmallVector<int64_t, 4> quadShape(RankedTensorType type,
+                                           int64_t stride) {
+    return {type.getDimSize(0), quadChannels(type.getDimSize(1)) / kQuadDepth,
+            stride * type.getDimSize(2),
+            kQuadDepth * ceilDiv(type.getDimSize(3), stride)};
+  }
+
+  /// Q as int8 quads [F, C'/4, s * KH, 4 * ceil(KW / s)] for stride s.
+  DenseMap<std::pair<Operation *, int64_t>, Value> quadWeightCopies;
+  Value quadWeights(const Int8Conv &match, const IntegerWeights &weights) {
+    auto [it, inserted] =
+        quadWeightCopies.try_emplace({match.weights, match.stride}, Value());
+    if (!inserted)
       return it->second;
-    std::optional<std::vector<float>> scales =
-        filterScales(match, *values, value);
-    if (!scales)
-      return it->second;
-    // Wq[f, q, s * i + ph, 4 * j + t] = Q[f, 4q + t, i, s * j + ph].
-    int64_t quads = quadChannels(c) / kQuadDepth;
-    int64_t rows = stride * kh, row = kQuadDepth * ceilDiv(kw, stride);
+    SmallVector<int64_t, 4> shape = quadShape(match.weightType, match.stride);
     OpBuilder builder(match.weights);
     builder.setInsertionPointAfter(match.weights);
     FailureOr<ElementsAttr> packedQuads = narrowIntegerValuedConstant(
-        value, builder.getIntegerType(8), {f, quads, rows, row},
+        weights.q, builder.getIntegerType(8), shape,
         [&](int64_t i) {
-          int64_t t = i % kQuadDepth, j = (i % row) / kQuadDepth;
-          int64_t tap = (i / row) % rows, q = (i / (row * rows)) % quads;
-          int64_t filter = i / (row * rows * quads);
-          int64_t channel = q * kQuadDepth + t;
-          int64_t y = tap / stride, x = stride * j + tap % stride;
-          if (channel >= c || x >= kw)
-            return int64_t(-1);
-          return ((filter * c + channel) * kh + y) * kw + x;
+          return quadSource(match.weightType.getShape(), match.stride, shape,
+                            i);
         },
         ".quads");
     if (failed(packedQuads))
-      return it->second;
-    Packed result;
-    result.scales = std::move(*scales);
-    // Integers of at most 8 bits, at most 2^16 of them: exact in float32.
-    int64_t perFilter = type.getNumElements() / f;
-    result.sums.assign(f, 0.0f);
-    for (int64_t i = 0; i < int64_t(values->size()); ++i)
-      result.sums[i / perFilter] += (*values)[i];
-    result.quads =
-        ConstantOp::create(builder, match.weights.getLoc(), *packedQuads);
-    it->second = result;
-    return result;
+      return Value();
+    return it->second = ConstantOp::create(builder, match.weights->getLoc(),
+                                           *packedQuads);
   }
 
-  /// X moved as the dequantized values were (padded with z instead of
-  /// zeros), padded with z for the convolution (its padding, the channels
-  /// to a multiple of 4, the columns to a multiple of the stride s), and
-  /// laid out as Xq [N, C'/4, H' * s, W' / s * 4]: Xq[n, q, s * y + ph,
-  /// 4 * x + t] = X[n, 4q + t, y, s * x + ph]. Made once for all the
-  /// convolutions that read the same bytes with the same stride and pads
-  /// (a 1x1 convolution and the shortcut's beside it).
+  /// One filter of ones over the weights' real channels and taps, as
+  /// quads: convolved with Xq, it sums each output's window of X's bytes.
+  static Value onesQuads(OpBuilder &builder, Location loc,
+                         const Int8Conv &match) {
+    SmallVector<int64_t, 4> shape = quadShape(match.weightType, match.stride);
+    shape[0] = 1;
+    auto type = RankedTensorType::get(shape, builder.getIntegerType(8));
+    std::vector<int8_t> ones(type.getNumElements());
+    for (int64_t i = 0; i < int64_t(ones.size()); ++i)
+      ones[i] =
+          quadSource(match.weightType.getShape(), match.stride, shape, i) >= 0;
+    return ConstantOp::create(
+        builder, loc, DenseElementsAttr::get(type, ArrayRef<int8_t>(ones)));
+  }
+
+  /// X moved as the dequantized values were, padded with z for the
+  /// convolution (its padding, the channels to a multiple of 4, the
+  /// columns to a multiple of the stride s), and laid out as Xq [N, C'/4,
+  /// H' * s, W' / s * 4]: Xq[n, q, s * y + ph, 4 * x + t] = X[n, 4q + t,
+  /// y, s * x + ph]. Made once for all the convolutions that read the same
+  /// bytes with the same stride and pads (a 1x1 convolution and the
+  /// shortcut's beside it).
   using QuadBytesKey =
       std::tuple<const void *, int64_t, int64_t, int64_t, int64_t, int64_t>;
   std::map<QuadBytesKey, Value> quadCopies;
   Value quadBytes(OpBuilder &builder, Location loc, const Int8Conv &match) {
-    Value moved = match.activations;
-    for (Operation *move : llvm::reverse(match.moves))
-      moved = movedBytes(move, moved, match.zeroPoint);
     ArrayRef<int64_t> pads = match.pads;
-    QuadBytesKey key{moved.getAsOpaquePointer(),
+    QuadBytesKey key{movedActivations(match).getAsOpaquePointer(),
                      match.stride,
                      pads[0],
                      pads[1],
@@ -324,8 +467,7 @@ struct PackInt8ConvWeightsPass
 
   /// The ops that make quadBytes' Xq, at the builder's point.
   Value layQuadBytes(OpBuilder &builder, Location loc, const Int8Conv &match) {
-    auto input =
-        cast<RankedTensorType>(ConvOp(match.conv).getInput().getType());
+    RankedTensorType input = match.inputType;
     int64_t stride = match.stride;
     int64_t w = input.getDimSize(3) + match.pads[1] + match.pads[3];
     int64_t phaseColumns = ceilDiv(w, stride);
@@ -347,12 +489,66 @@ struct PackInt8ConvWeightsPass
         interleaved);
   }
 
-  /// What `move` does to the dequantized values, done to their `bytes`
-  /// (zero point `zero`), once for all the convolutions that read it: a
-  /// pad with zeros pads with the zero point, and a max pooling pools the
-  /// bytes' values (widened: pooling takes floats).
+  /// The sum of each output's window of X's padded bytes, float32 [N, 1,
+  /// Ho, Wo] (at most 255 * 2^16: exact), for the convolutions whose
+  /// weights take offsets; once per Xq and window.
+  std::map<std::tuple<const void *, int64_t, int64_t>, Value> windowSumCopies;
+  Value windowSums(OpBuilder &builder, Location loc, const Int8Conv &match,
+                   Value bytes) {
+    int64_t kh = match.weightType.getDimSize(2);
+    int64_t kw = match.weightType.getDimSize(3);
+    auto [it, inserted] = windowSumCopies.try_emplace(
+        {bytes.getAsOpaquePointer(), kh, kw}, Value());
+    if (!inserted)
+      return it->second;
+    auto f32 = builder.getF32Type();
+    Value ones = onesQuads(builder, loc, match);
+    auto bytesType = cast<RankedTensorType>(bytes.getType());
+    auto onesType = cast<RankedTensorType>(ones.getType());
+    SmallVector<int64_t> shape(match.resultType.getShape());
+    shape[1] = 1;
+    return it->second = ConvOp::create(
+               builder, loc, RankedTensorType::get(shape, f32),
+               CastOp::create(builder, loc, bytesType.clone(f32), bytes),
+               CastOp::create(builder, loc, onesType.clone(f32), ones), Value(),
+               builder.getDenseI64ArrayAttr({0, 0, 0, 0}),
+               builder.getDenseI64ArrayAttr(
+                   {match.stride * match.stride, kQuadDepth}),
+               builder.getDenseI64ArrayAttr({1, 1}),
+               builder.getI64IntegerAttr(1), UnitAttr());
+  }
+
+  /// `bytes` padded by `pads` (begin and end of every dim) to `type`,
+  /// with z: a constant, or z known at run time put where a constant
+  /// mask of the spatial dims says the padding is.
+  static Value padWithZeroPoint(OpBuilder &builder, Location loc,
+                                const Int8Conv &match, RankedTensorType type,
+                                Value bytes, ArrayRef<int64_t> pads) {
+    Value padded = PadOp::create(
+        builder, loc, type, bytes, builder.getDenseI64ArrayAttr(pads),
+        builder.getStringAttr("constant"),
+        builder.getF64FloatAttr(match.zeroPointBytes ? 0 : match.zeroPoint));
+    if (!match.zeroPointBytes)
+      return padded;
+    auto input = cast<RankedTensorType>(bytes.getType());
+    int64_t h = type.getDimSize(2), w = type.getDimSize(3);
+    SmallVector<bool> inside(h * w, false);
+    for (int64_t y = 0; y < input.getDimSize(2); ++y)
+      for (int64_t x = 0; x < input.getDimSize(3); ++x)
+        inside[(y + pads[2]) * w + x + pads[3]] = true;
+    auto maskType = RankedTensorType::get({1, 1, h, w}, builder.getI1Type());
+    Value mask = ConstantOp::create(builder, loc,
+                                    DenseElementsAttr::get(maskType, inside));
+    return WhereOp::create(builder, loc, type, mask, padded,
+                           match.zeroPointBytes);
+  }
+
+  /// What `move` does to the dequantized values, done to their `bytes`,
+  /// once for all the convolutions that read it: a pad with zeros pads
+  /// with the zero point, and a max pooling pools the bytes' values
+  /// (widened: pooling takes floats).
   DenseMap<Operation *, Value> movedCopies;
-  Value movedBytes(Operation *move, Value bytes, float zero) {
+  Value movedBytes(Operation *move, Value bytes, const Int8Conv &match) {
     auto [it, inserted] = movedCopies.try_emplace(move, Value());
     if (!inserted)
       return it->second;
@@ -361,6 +557,9 @@ struct PackInt8ConvWeightsPass
     Location loc = withoutOnnxValues(move->getLoc());
     auto type = cast<RankedTensorType>(move->getResult(0).getType());
     Type byte = getElementTypeOrSelf(bytes.getType());
+    if (auto pad = dyn_cast<PadOp>(move))
+      return it->second = padWithZeroPoint(
+                 builder, loc, match, type.clone(byte), bytes, pad.getPads());
     Operation *copy = builder.clone(*move);
     copy->setLoc(loc);
     if (isa<MaxPoolOp>(move)) {
@@ -375,18 +574,22 @@ struct PackInt8ConvWeightsPass
     }
     copy->setOperand(0, bytes);
     copy->getResult(0).setType(type.clone(byte));
-    if (auto pad = dyn_cast<PadOp>(copy))
-      pad.setValueAttr(builder.getF64FloatAttr(zero));
     return it->second = copy->getResult(0);
+  }
+
+  /// X's bytes moved as the dequantized values were.
+  Value movedActivations(const Int8Conv &match) {
+    Value bytes = match.activations;
+    for (Operation *move : llvm::reverse(match.moves))
+      bytes = movedBytes(move, bytes, match);
+    return bytes;
   }
 
   /// X moved as the dequantized values were and padded with z for the
   /// convolution (channels to a multiple of 4), as [N, C', H', W'].
   Value paddedBytes(OpBuilder &builder, Location loc, const Int8Conv &match,
                     int64_t extraColumns) {
-    Value bytes = match.activations;
-    for (Operation *move : llvm::reverse(match.moves))
-      bytes = movedBytes(move, bytes, match.zeroPoint);
+    Value bytes = movedActivations(match);
     auto type = cast<RankedTensorType>(bytes.getType());
     int64_t n = type.getDimSize(0), c = type.getDimSize(1);
     ArrayRef<int64_t> pads = match.pads;
@@ -396,12 +599,10 @@ struct PackInt8ConvWeightsPass
     if (channels == c && !extraColumns &&
         llvm::all_of(pads, [](int64_t p) { return p == 0; }))
       return bytes;
-    return PadOp::create(
-        builder, loc, type.clone({n, channels, h, w}), bytes,
-        builder.getDenseI64ArrayAttr({0, 0, pads[0], pads[1], 0, channels - c,
-                                      pads[2], pads[3] + extraColumns}),
-        builder.getStringAttr("constant"),
-        builder.getF64FloatAttr(match.zeroPoint));
+    return padWithZeroPoint(builder, loc, match,
+                            type.clone({n, channels, h, w}), bytes,
+                            {0, 0, pads[0], pads[1], 0, channels - c, pads[2],
+                             pads[3] + extraColumns});
   }
 
   /// Each output's window of X's padded bytes, taps outer and channels
@@ -412,8 +613,8 @@ struct PackInt8ConvWeightsPass
   Value patchBytes(OpBuilder &builder, Location loc, const Int8Conv &match) {
     Value bytes = paddedBytes(builder, loc, match, 0);
     auto type = cast<RankedTensorType>(bytes.getType());
-    auto result = cast<RankedTensorType>(ConvOp(match.conv).getType());
-    auto weights = ConstantOp(match.weights).getType();
+    RankedTensorType result = match.resultType;
+    RankedTensorType weights = match.weightType;
     int64_t n = type.getDimSize(0), c = type.getDimSize(1);
     int64_t h = type.getDimSize(2), w = type.getDimSize(3);
     int64_t ho = result.getDimSize(2), wo = result.getDimSize(3);
@@ -443,19 +644,14 @@ struct PackInt8ConvWeightsPass
   /// The weights as the matmul's B, Q * scale: Q [KH * KW * C', F] (zeros
   /// for the padding channels) times one scale per filter [F].
   static Value patchWeights(OpBuilder &builder, Location loc,
-                            const Int8Conv &match) {
-    auto type = cast<RankedTensorType>(ConstantOp(match.weights).getType());
+                            const Int8Conv &match,
+                            const IntegerWeights &weights) {
+    RankedTensorType type = match.weightType;
     int64_t f = type.getDimSize(0), c = type.getDimSize(1);
     int64_t kh = type.getDimSize(2), kw = type.getDimSize(3);
     int64_t channels = quadChannels(c);
-    auto value = cast<ElementsAttr>(ConstantOp(match.weights).getValue());
-    FailureOr<std::vector<float>> values = readFloatConstant(value);
+    FailureOr<std::vector<float>> values = readFloatConstant(weights.q);
     if (failed(values))
-      return Value();
-    Int8Conv copy = match;
-    std::optional<std::vector<float>> scales =
-        filterScales(copy, *values, value);
-    if (!scales)
       return Value();
     int64_t depth = kh * kw * channels;
     std::vector<float> q(depth * f, 0.0f);
@@ -471,19 +667,28 @@ struct PackInt8ConvWeightsPass
         builder, loc, DenseElementsAttr::get(qType, ArrayRef<float>(q)));
     Value scaleConstant = ConstantOp::create(
         builder, loc,
-        DenseElementsAttr::get(scaleType, ArrayRef<float>(*scales)));
+        DenseElementsAttr::get(scaleType, ArrayRef<float>(weights.scales)));
     return MulOp::create(builder, loc, qType, qConstant, scaleConstant);
   }
 
+  /// Whether the matmul of patches computes `match` as the original did:
+  /// float32 sums of a constant zero point and int8 weights, which
+  /// kiln-pack-int8-matmul-weights packs.
+  static bool takesPatches(const Int8Conv &match,
+                           const IntegerWeights &weights) {
+    return prefersPatches(match) && !match.zeroPointBytes &&
+           !weights.hasOffsets() && sumType(match, weights).isF32();
+  }
+
   /// The convolution as a matmul of dequantized patches by the weights,
-  /// plus the bias, transposed back to NCHW. False when the weights have
-  /// no int8 grid.
-  bool rewriteAsPatches(const Int8Conv &match) {
+  /// plus the bias, transposed back to NCHW. False when the weights are
+  /// not readable.
+  bool rewriteAsPatches(const Int8Conv &match, const IntegerWeights &integers) {
     ConvOp conv = match.conv;
     OpBuilder builder(conv);
     Location loc = conv.getLoc();
     Location partLoc = withoutOnnxValues(loc);
-    Value weights = patchWeights(builder, partLoc, match);
+    Value weights = patchWeights(builder, partLoc, match, integers);
     if (!weights)
       return false;
     Value bytes = patchBytes(builder, partLoc, match);
@@ -501,7 +706,7 @@ struct PackInt8ConvWeightsPass
         ConstantOp::create(
             builder, partLoc,
             DenseElementsAttr::get(scalarType, match.activationScale)));
-    auto result = cast<RankedTensorType>(conv.getType());
+    RankedTensorType result = match.resultType;
     int64_t n = result.getDimSize(0), f = result.getDimSize(1);
     int64_t ho = result.getDimSize(2), wo = result.getDimSize(3);
     Value sums = MatMulOp::create(builder, partLoc,
@@ -518,102 +723,142 @@ struct PackInt8ConvWeightsPass
     return true;
   }
 
-  /// One float32 value per filter, as [F, 1, 1] to broadcast over NCHW.
+  /// One value per filter, as [F, 1, 1] of `type` to broadcast over NCHW.
   static Value perFilter(OpBuilder &builder, Location loc,
-                         ArrayRef<float> values) {
-    auto type = RankedTensorType::get({int64_t(values.size()), 1, 1},
-                                      builder.getF32Type());
+                         ArrayRef<double> values, FloatType type) {
+    auto tensorType =
+        RankedTensorType::get({int64_t(values.size()), 1, 1}, type);
+    SmallVector<Attribute> elements;
+    for (double v : values)
+      elements.push_back(builder.getFloatAttr(type, v));
     return ConstantOp::create(builder, loc,
-                              DenseElementsAttr::get(type, values));
+                              DenseElementsAttr::get(tensorType, elements));
   }
 
-  void rewrite(const Int8Conv &match, const Packed &packed) {
+  /// The convolution of Xq by Wq, its sums corrected for the weights'
+  /// offsets and the zero point, in the sum type, then scaled and biased
+  /// in the result's:
+  ///   y = (conv(Xq, Wq)[f] + offset[f] * windowSum - z * sum(W[f]))
+  ///       * s * scale[f] + bias[f]
+  void rewrite(const Int8Conv &match, const IntegerWeights &integers,
+               Value weights) {
     ConvOp conv = match.conv;
     OpBuilder builder(conv);
     Location loc = conv.getLoc();
     Location partLoc = withoutOnnxValues(loc);
-    auto result = cast<RankedTensorType>(conv.getType());
-    auto weights = cast<RankedTensorType>(packed.quads.getType());
+    FloatType type = sumType(match, integers);
+    RankedTensorType sumsType =
+        RankedTensorType::get(match.resultType.getShape(), type);
     Value bytes = quadBytes(builder, partLoc, match);
     auto bytesType = cast<RankedTensorType>(bytes.getType());
-    Value a = CastOp::create(builder, partLoc,
-                             bytesType.clone(builder.getF32Type()), bytes);
-    Value b = CastOp::create(builder, partLoc,
-                             weights.clone(builder.getF32Type()), packed.quads);
+    auto weightType = cast<RankedTensorType>(weights.getType());
+    Value a = CastOp::create(builder, partLoc, bytesType.clone(type), bytes);
+    Value b = CastOp::create(builder, partLoc, weightType.clone(type), weights);
     int64_t stride = match.stride;
     Value sums = ConvOp::create(
-        builder, partLoc, result, a, b, Value(),
+        builder, partLoc, sumsType, a, b, Value(),
         builder.getDenseI64ArrayAttr({0, 0, 0, 0}),
         builder.getDenseI64ArrayAttr({stride * stride, kQuadDepth}),
         builder.getDenseI64ArrayAttr({1, 1}), builder.getI64IntegerAttr(1),
         UnitAttr());
-    if (match.zeroPoint != 0) {
-      SmallVector<float> share;
-      for (float sum : packed.sums)
-        share.push_back(match.zeroPoint * sum);
-      sums = SubOp::create(builder, partLoc, result, sums,
-                           perFilter(builder, partLoc, share));
+    if (integers.hasOffsets()) {
+      Value windows = windowSums(builder, partLoc, match, bytes);
+      auto windowType = cast<RankedTensorType>(windows.getType());
+      if (!type.isF32())
+        windows =
+            CastOp::create(builder, partLoc, windowType.clone(type), windows);
+      SmallVector<double> offsets(integers.offsets.begin(),
+                                  integers.offsets.end());
+      Value share = MulOp::create(builder, partLoc, sumsType, windows,
+                                  perFilter(builder, partLoc, offsets, type));
+      sums = AddOp::create(builder, partLoc, sumsType, sums, share);
     }
-    SmallVector<float> scales;
-    for (float scale : packed.scales)
+    if (match.zeroPointBytes) {
+      auto zeroType = cast<RankedTensorType>(match.zeroPointBytes.getType());
+      Value zero = CastOp::create(builder, partLoc, zeroType.clone(type),
+                                  match.zeroPointBytes);
+      Value sumsPerFilter = perFilter(builder, partLoc, integers.sums, type);
+      Value share = MulOp::create(builder, partLoc, sumsPerFilter.getType(),
+                                  sumsPerFilter, zero);
+      sums = SubOp::create(builder, partLoc, sumsType, sums, share);
+    } else if (match.zeroPoint != 0) {
+      SmallVector<double> share;
+      for (double sum : integers.sums)
+        share.push_back(match.zeroPoint * sum);
+      sums = SubOp::create(builder, partLoc, sumsType, sums,
+                           perFilter(builder, partLoc, share, type));
+    }
+    RankedTensorType result = match.resultType;
+    if (sumsType != result)
+      sums = CastOp::create(builder, partLoc, result, sums);
+    SmallVector<double> scales;
+    for (float scale : integers.scales)
       scales.push_back(float(double(match.activationScale) * scale));
-    Value bias = conv.getBias();
-    sums = MulOp::create(builder, bias ? partLoc : loc, result, sums,
-                         perFilter(builder, partLoc, scales));
-    if (bias) {
+    auto resultType = cast<FloatType>(result.getElementType());
+    if (llvm::any_of(scales, [](double s) { return s != 1; }))
+      sums = MulOp::create(builder, partLoc, result, sums,
+                           perFilter(builder, partLoc, scales, resultType));
+    if (Value bias = conv.getBias()) {
       auto biasType = cast<RankedTensorType>(bias.getType());
       Value column = ReshapeOp::create(
           builder, partLoc, biasType.clone({biasType.getNumElements(), 1, 1}),
           bias);
-      sums = AddOp::create(builder, loc, result, sums, column);
+      sums = AddOp::create(builder, partLoc, result, sums, column);
     }
+    // The last op takes the convolution's ONNX names.
+    sums.getDefiningOp()->setLoc(loc);
     conv.getResult().replaceAllUsesWith(sums);
     conv->erase();
   }
 
   /// Whether the quads' convolution has the original's output columns:
   /// ceil(W / s) - ceil(KW / s) + 1 of the padded width W.
-  static bool keepsColumns(Int8Conv &match) {
-    auto input =
-        cast<RankedTensorType>(ConvOp(match.conv).getInput().getType());
-    int64_t w = input.getDimSize(3) + match.pads[1] + match.pads[3];
-    int64_t kw = ConstantOp(match.weights).getType().getDimSize(3);
+  static bool keepsColumns(const Int8Conv &match) {
+    int64_t w = match.inputType.getDimSize(3) + match.pads[1] + match.pads[3];
+    int64_t kw = match.weightType.getDimSize(3);
     return ceilDiv(w, match.stride) - ceilDiv(kw, match.stride) + 1 ==
-           ConvOp(match.conv).getType().getDimSize(3);
+           match.resultType.getDimSize(3);
   }
 
   void runOnOperation() override {
-    SmallVector<Int8Conv> matches;
+    SmallVector<Int8Conv, 0> matches;
     getOperation().walk([&](ConvOp conv) {
       std::optional<Int8Conv> match = matchInt8Conv(conv);
       if (match && keepsColumns(*match) &&
-          match->weights.getType().getNumElements() >= minWeightElements)
+          match->weightType.getNumElements() >= minWeightElements)
         matches.push_back(*match);
     });
     llvm::SetVector<Operation *> dropped;
+    SmallVector<Int8Conv *> rewritten;
     for (Int8Conv &match : matches) {
-      if (prefersPatches(match)) {
-        if (!rewriteAsPatches(match))
+      const std::optional<IntegerWeights> &integers = integerWeights(match);
+      if (!integers)
+        continue;
+      if (takesPatches(match, *integers)) {
+        if (!rewriteAsPatches(match, *integers))
           continue;
       } else {
-        Packed quads = packed(match);
-        if (!quads.quads)
+        Value weights = quadWeights(match, *integers);
+        if (!weights)
           continue;
-        rewrite(match, quads);
+        rewrite(match, *integers, weights);
       }
+      rewritten.push_back(&match);
       for (Operation *dequantize : llvm::reverse(match.dequantizeOps))
         dropped.insert(dequantize);
     }
     llvm::SetVector<Operation *> weights;
-    for (Int8Conv &match : matches) {
-      if (match.weightScaling)
-        weights.insert(match.weightScaling);
-      weights.insert(match.weights);
+    for (Int8Conv *match : rewritten) {
+      if (match->weightScaling)
+        weights.insert(match->weightScaling);
+      weights.insert(match->weights);
     }
     eraseReplacedOperands(weights.getArrayRef(), dropped.getArrayRef());
-    packedCopies.clear();
+    integerCopies.clear();
+    quadWeightCopies.clear();
     movedCopies.clear();
     quadCopies.clear();
+    windowSumCopies.clear();
   }
 };
 

@@ -33,7 +33,11 @@ def FormDispatchRegions : Pass<"kiln-form-dispatch-regions", "mlir::func::FuncOp
     constants: minus the zero point, times the scale) for one op of
     another region joins that region ahead of it: a QDQ model's residual
     add then loads the shortcut's bytes instead of another kernel storing
-    their float32 values for it.
+    their float32 values for it. An outer product of smaller operands (an
+    elementwise op whose result has more elements than each operand that
+    is not a constant: a per-pixel sum times per-filter offsets) read by
+    one elementwise op joins that op's region ahead of it, which
+    recomputes it instead of another kernel storing every element.
   }];
   let options = [
     Option<"fuseElementwise", "fuse-elementwise", "bool", "true",
@@ -305,6 +309,24 @@ def PackInt8ConvWeights
     scaled per filter, plus the bias, transposed back to NCHW.
     kiln-pack-int8-matmul-weights, which runs after this pass, packs that
     matmul: its vectors lie along the filters, every lane used.
+
+    An integer convolution (ConvInteger's, QLinearConv's: no scale s, the
+    result an exact integer sum, float32 or float64 as the importer chose)
+    takes quads too, of X minus a constant zero point or one known at run
+    time (DynamicQuantizeLinear's, cast from one uint8 Z: the padding is
+    then X padded with 0 and Z put where a constant mask says padding).
+    Its integer weights W may span 9 bits (uint8 weights minus their zero
+    point): a filter outside int8 takes an offset o[f] (its smallest plus
+    128) so that Q = W - o is int8, and
+
+      y = conv(Xq, Wq) + o[f] * windowSum - z * sum(W[f])
+
+    where windowSum, each output's sum of X's padded bytes, is the
+    convolution of Xq by one filter of ones (exact in float32). The sums
+    stay float32 where every partial sum (255 * (sum |Q[f]| + |o[f]| *
+    taps) + 255 * |sum(W[f])|) stays below 2^24, else float64, and are
+    cast back to the result's type: the same integers. Such a convolution
+    keeps the quads where a narrow map would take patches.
   }];
   let options = [
     Option<"minWeightElements", "min-weight-elements", "int64_t", "4096",

@@ -597,7 +597,8 @@ struct ContractInt8ConvQuadsPass
     auto bytesType = VectorType::get({kQuadLanes * kQuadDepth}, b.getI8Type());
     auto quadType = VectorType::get({kQuadDepth}, b.getI8Type());
     auto wordType = VectorType::get({1}, b.getI32Type());
-    auto floatsType = VectorType::get({kQuadLanes}, b.getF32Type());
+    Type sumType = getElementTypeOrSelf(conv.out.getType());
+    auto floatsType = VectorType::get({kQuadLanes}, sumType);
     auto plus = [&](OpBuilder &at, Value base, int64_t i) {
       return i == 0 ? base
                     : arith::AddIOp::create(at, loc, base, index(at, loc, i))
@@ -674,7 +675,7 @@ struct ContractInt8ConvQuadsPass
     SmallVector<Value> sums = emitReductions(b, loc, conv, 0, init, step);
     Value zeroFloats = arith::ConstantOp::create(
         b, loc, floatsType,
-        DenseElementsAttr::get(floatsType, b.getF32FloatAttr(0)));
+        DenseElementsAttr::get(floatsType, b.getFloatAttr(sumType, 0)));
     SmallVector<Value> dims(conv.dims);
     for (int64_t r = 0; r < tileRows; ++r) {
       dims[loops.filters] = plus(b, f, r);

@@ -42,15 +42,16 @@ namespace {
 struct QuadEinsum {
   linalg::GenericOp op;
   SmallVector<int64_t> batch; ///< loops of A's and the output's leading dims
-  Value a, b, out;            ///< A [..., M, Q, 4] (ui8), B, out (f32)
+  Value a, b, out;            ///< A [..., M, Q, 4] (ui8), B, out (f32 or f64)
 };
 
-/// `x` is the body's widening of block argument `arg`: arith.uitofp of a
-/// uint8 (through the lowering's unrealized_conversion_cast to i8) when
-/// `isUnsigned`, else arith.sitofp of an i8.
-bool widensArgument(Value x, BlockArgument arg, bool isUnsigned) {
+/// `x` is the body's widening of block argument `arg` to `sumType`:
+/// arith.uitofp of a uint8 (through the lowering's
+/// unrealized_conversion_cast to i8) when `isUnsigned`, else arith.sitofp
+/// of an i8.
+bool widensArgument(Value x, BlockArgument arg, bool isUnsigned, Type sumType) {
   Operation *def = x.getDefiningOp();
-  if (!def || !getElementTypeOrSelf(x.getType()).isF32())
+  if (!def || x.getType() != sumType)
     return false;
   if (!isUnsigned) {
     auto widen = dyn_cast<arith::SIToFPOp>(def);
@@ -78,11 +79,15 @@ bool kiln::isUint8ByInt8Body(linalg::GenericOp op) {
   auto mul = product.getDefiningOp<arith::MulFOp>();
   if (!mul || (add.getLhs() != out && add.getRhs() != out))
     return false;
+  // float32 sums, or float64 where exact integer sums may pass 2^24.
+  Type sumType = out.getType();
+  if (!sumType.isF32() && !sumType.isF64())
+    return false;
   BlockArgument a = body.getArgument(0), b = body.getArgument(1);
-  return (widensArgument(mul.getLhs(), a, true) &&
-          widensArgument(mul.getRhs(), b, false)) ||
-         (widensArgument(mul.getRhs(), a, true) &&
-          widensArgument(mul.getLhs(), b, false));
+  return (widensArgument(mul.getLhs(), a, true, sumType) &&
+          widensArgument(mul.getRhs(), b, false, sumType)) ||
+         (widensArgument(mul.getRhs(), a, true, sumType) &&
+          widensArgument(mul.getLhs(), b, false, sumType));
 }
 
 void kiln::forEachTile(OpBuilder &b, Location loc, Value extent, int64_t size,
@@ -260,7 +265,8 @@ struct ContractInt8QuadsPass
     auto bytesType = VectorType::get({kQuadLanes * kQuadDepth}, b.getI8Type());
     auto quadType = VectorType::get({kQuadDepth}, b.getI8Type());
     auto wordType = VectorType::get({1}, b.getI32Type());
-    auto floatsType = VectorType::get({kQuadLanes}, b.getF32Type());
+    auto floatsType = VectorType::get(
+        {kQuadLanes}, getElementTypeOrSelf(operands.out.getType()));
     auto index = [&](int64_t i) {
       return arith::ConstantIndexOp::create(b, loc, i).getResult();
     };

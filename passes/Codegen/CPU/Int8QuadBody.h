@@ -13,7 +13,7 @@
 namespace kiln {
 
 /// Whether the body is `out + uitofp(a) * sitofp(b)` of its first input
-/// (uint8) and its second (int8), into float32.
+/// (uint8) and its second (int8), into float32 (or float64).
 bool isUint8ByInt8Body(mlir::linalg::GenericOp op);
 
 /// Whether the innermost `count` dims of `memref` are contiguous.

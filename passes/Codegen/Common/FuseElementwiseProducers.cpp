@@ -67,21 +67,31 @@ Block *elementwiseBodyOfOneInput(Operation *op, size_t size) {
   return body.getOperations().size() == size ? &body : nullptr;
 }
 
+/// arith.sitofp of an int8 to float64: kiln-pack-int8-conv-weights'
+/// weights of a convolution whose exact integer sums pass 2^24, which
+/// kiln-contract-int8-conv-quads reads as bytes.
+bool isInt8ToFloat64(Operation *op) {
+  return isa<arith::SIToFPOp>(op) &&
+         getElementTypeOrSelf(op->getResult(0).getType()).isF64() &&
+         getElementTypeOrSelf(op->getOperand(0).getType()).isSignlessInteger(8);
+}
+
 /// A linalg.generic whose body only widens its one input
-/// (isScalarWidening).
+/// (isScalarWidening, isInt8ToFloat64).
 bool isWideningGeneric(Operation *op) {
   Block *body = elementwiseBodyOfOneInput(op, 2);
   if (!body)
     return false;
   Operation &widen = body->front();
-  return isScalarWidening(&widen) &&
+  return (isScalarWidening(&widen) || isInt8ToFloat64(&widen)) &&
          widen.getOperand(0) == body->getArgument(0);
 }
 
 /// A linalg.generic whose body only widens its one uint8 input to float32
-/// (the lowering's unrealized_conversion_cast to i8, then arith.uitofp):
-/// kiln-pack-int8-matmul-weights' activations, which its einsum reads as
-/// `uitofp(a)` (kiln-contract-int8-quads).
+/// or float64 (the lowering's unrealized_conversion_cast to i8, then
+/// arith.uitofp): the int8 packing passes' activations, which their
+/// contractions read as `uitofp(a)` (kiln-contract-int8-quads,
+/// kiln-contract-int8-conv-quads).
 bool isUint8WideningGeneric(Operation *op) {
   Block *body = elementwiseBodyOfOneInput(op, 3);
   if (!body)
@@ -91,7 +101,8 @@ bool isUint8WideningGeneric(Operation *op) {
   return cast && widen && cast->getNumOperands() == 1 &&
          cast.getOperand(0) == body->getArgument(0) &&
          body->getArgument(0).getType().isUnsignedInteger(8) &&
-         widen.getIn() == cast.getResult(0) && widen.getType().isF32();
+         widen.getIn() == cast.getResult(0) &&
+         (widen.getType().isF32() || widen.getType().isF64());
 }
 
 /// A linalg.generic that only moves its one input (a transpose: the body

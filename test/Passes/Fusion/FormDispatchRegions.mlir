@@ -259,3 +259,35 @@ func.func @tree_level(%x: tensor<4x3xf32>, %node: tensor<4x2xi64>) -> tensor<4x2
   %next = kiln.where %c, %y, %n : tensor<4x2xi1>, tensor<4x2xi64>, tensor<4x2xi64> -> tensor<4x2xi64>
   return %next : tensor<4x2xi64>
 }
+
+// -----
+
+// An outer product of smaller operands (a per-pixel sum [1, 1, 4, 4] times
+// per-filter offsets [8, 1, 1]) read by one elementwise op is recomputed
+// in that op's kernel, the convolution's, instead of being stored by the
+// per-pixel sum's kernel; so is a run-time scalar times per-filter sums.
+// CHECK-LABEL: func.func @broadcast_products
+// CHECK: %[[PIXELS:.+]] = kiln.dispatch_region
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.exp
+// CHECK-NEXT: kiln.yield {{.*}} : tensor<1x1x4x4xf32>
+// CHECK: kiln.dispatch_region
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.conv
+// CHECK-NEXT: kiln.mul {{.*}} : tensor<1x1x4x4xf32>, tensor<8x1x1xf32> -> tensor<1x8x4x4xf32>
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.mul {{.*}} : tensor<f32>, tensor<8x1x1xf32> -> tensor<8x1x1xf32>
+// CHECK-NEXT: kiln.sub
+// CHECK-NEXT: kiln.yield
+// CHECK-NOT: kiln.dispatch_region
+func.func @broadcast_products(%x: tensor<1x8x4x4xf32>, %w: tensor<8x8x1x1xf32>, %p: tensor<1x1x4x4xf32>, %z: tensor<f32>) -> tensor<1x8x4x4xf32> {
+  %offsets = kiln.constant dense_resource<offsets> : tensor<8x1x1xf32>
+  %sums = kiln.constant dense_resource<sums> : tensor<8x1x1xf32>
+  %pixels = kiln.exp %p : tensor<1x1x4x4xf32>
+  %c = kiln.conv %x, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %share = kiln.mul %pixels, %offsets : tensor<1x1x4x4xf32>, tensor<8x1x1xf32> -> tensor<1x8x4x4xf32>
+  %added = kiln.add %c, %share : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32> -> tensor<1x8x4x4xf32>
+  %zshare = kiln.mul %z, %sums : tensor<f32>, tensor<8x1x1xf32> -> tensor<8x1x1xf32>
+  %y = kiln.sub %added, %zshare : tensor<1x8x4x4xf32>, tensor<8x1x1xf32> -> tensor<1x8x4x4xf32>
+  return %y : tensor<1x8x4x4xf32>
+}

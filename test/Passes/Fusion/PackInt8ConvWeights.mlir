@@ -188,3 +188,60 @@ func.func @patches(%x: tensor<1x128x5x5xui8>) -> tensor<1x16x5x5xf32> {
   %y = kiln.conv %p, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x128x7x7xf32>, tensor<16x128x3x3xf32>) -> tensor<1x16x5x5xf32>
   return %y : tensor<1x16x5x5xf32>
 }
+
+// -----
+
+// ConvInteger of dynamically quantized activations: X minus a zero point
+// known at run time (DynamicQuantizeLinear's Z), padded, by uint8 weights
+// minus their zero point: integers, no scale. Filter 0 spans -100..155
+// and takes the offset 28 (its smallest plus 128), so that Q = W - 28 is
+// int8 (-128 and 127 first); filter 1 (-3..3) is int8 already. The
+// padding is X's bytes padded with 0, then Z where a constant mask says
+// padding. The sums add each filter's offset times its window's sum of
+// X's bytes (a convolution of Xq by one filter of ones), less Z times
+// sum(W[f]) (284 and -3). Every partial sum stays below 2^24: float32.
+// CHECK-LABEL: func.func @integer_run_time_zero_point
+// CHECK-DAG: %[[SUMS:.+]] = kiln.constant dense<{{\[}}{{\[}}[2.840000e+02]], {{\[}}[-3.000000e+00]]]> : tensor<2x1x1xf32>
+// CHECK-DAG: %[[OFFSETS:.+]] = kiln.constant dense<{{\[}}{{\[}}[2.800000e+01]], {{\[}}[0.000000e+00]]]> : tensor<2x1x1xf32>
+// CHECK-DAG: %[[ONES:.+]] = kiln.constant dense<1> : tensor<1x1x3x12xi8>
+// CHECK-DAG: %[[Q:.+]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[-128, -21, -12, -3, 127, {{.*}} : tensor<2x1x3x12xi8>
+// CHECK-DAG: %[[MASK:.+]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[false, false, false, false, false], [false, true, true, true, false], {{.*}} : tensor<1x1x5x5xi1>
+// CHECK: %[[P:.+]] = kiln.pad %arg0 {mode = "constant", pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, value = 0.000000e+00 : f64}
+// CHECK: kiln.where %[[MASK]], %[[P]], %arg1 : tensor<1x1x5x5xi1>, tensor<1x4x5x5xui8>, tensor<ui8> -> tensor<1x4x5x5xui8>
+// CHECK: %[[XQ:.+]] = kiln.reshape {{.*}} -> tensor<1x1x5x20xui8>
+// CHECK: %[[C:.+]] = kiln.conv {{.*}} : (tensor<1x1x5x20xf32>, tensor<2x1x3x12xf32>) -> tensor<1x2x3x3xf32>
+// CHECK: %[[WIN:.+]] = kiln.conv {{.*}} : (tensor<1x1x5x20xf32>, tensor<1x1x3x12xf32>) -> tensor<1x1x3x3xf32>
+// CHECK: %[[SHARE:.+]] = kiln.mul %[[WIN]], %[[OFFSETS]]
+// CHECK: %[[ADDED:.+]] = kiln.add %[[C]], %[[SHARE]]
+// CHECK: %[[Z:.+]] = kiln.cast %arg1 : tensor<ui8> -> tensor<f32>
+// CHECK: %[[ZSHARE:.+]] = kiln.mul %[[Z]], %[[SUMS]]
+// CHECK: %[[Y:.+]] = kiln.sub %[[ADDED]], %[[ZSHARE]]
+// CHECK: return %[[Y]]
+func.func @integer_run_time_zero_point(%x: tensor<1x4x3x3xui8>, %z: tensor<ui8>) -> tensor<1x2x3x3xf32> {
+  %xf = kiln.cast %x : tensor<1x4x3x3xui8> -> tensor<1x4x3x3xf32>
+  %zf = kiln.cast %z : tensor<ui8> -> tensor<f32>
+  %c = kiln.sub %xf, %zf : tensor<1x4x3x3xf32>, tensor<f32> -> tensor<1x4x3x3xf32>
+  %p = kiln.pad %c {pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, mode = "constant", value = 0.0 : f64} : tensor<1x4x3x3xf32> -> tensor<1x4x5x5xf32>
+  %w = kiln.constant dense<[[[[-100.0, 155.0, 0.0], [1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[7.0, 8.0, 9.0], [10.0, 11.0, 12.0], [13.0, 14.0, 15.0]], [[16.0, 17.0, 18.0], [19.0, 20.0, 21.0], [22.0, 23.0, 24.0]], [[25.0, 26.0, 27.0], [-10.0, -20.0, -30.0], [-40.0, -50.0, 1.0]]], [[[-3.0, -2.0, -1.0], [0.0, 1.0, 2.0], [3.0, -3.0, -2.0]], [[-1.0, 0.0, 1.0], [2.0, 3.0, -3.0], [-2.0, -1.0, 0.0]], [[1.0, 2.0, 3.0], [-3.0, -2.0, -1.0], [0.0, 1.0, 2.0]], [[3.0, -3.0, -2.0], [-1.0, 0.0, 1.0], [2.0, 3.0, -3.0]]]]> : tensor<2x4x3x3xf32>
+  %y = kiln.conv %p, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x5x5xf32>, tensor<2x4x3x3xf32>) -> tensor<1x2x3x3xf32>
+  return %y : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// A float64 integer convolution (the importer sums in float64 where a
+// partial sum may pass 2^24) of X minus a constant zero point 3: the
+// quads' convolution sums in float64 too, exact; no window sums (the
+// weights are int8).
+// CHECK-LABEL: func.func @integer_float64
+// CHECK: kiln.conv {{.*}} : (tensor<1x1x2x8xf64>, tensor<16x1x1x4xf64>) -> tensor<1x16x2x2xf64>
+// CHECK-NOT: kiln.conv
+// CHECK: kiln.sub {{.*}} : tensor<1x16x2x2xf64>, tensor<16x1x1xf64> -> tensor<1x16x2x2xf64>
+func.func @integer_float64(%x: tensor<1x4x2x2xui8>) -> tensor<1x16x2x2xf64> {
+  %xf = kiln.cast %x : tensor<1x4x2x2xui8> -> tensor<1x4x2x2xf64>
+  %z = kiln.constant dense<3.0> : tensor<f64>
+  %c = kiln.sub %xf, %z : tensor<1x4x2x2xf64>, tensor<f64> -> tensor<1x4x2x2xf64>
+  %w = kiln.constant dense<[[[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[-1.0]], [[-2.0]], [[-3.0]], [[-4.0]]], [[[5.0]], [[6.0]], [[7.0]], [[8.0]]], [[[-5.0]], [[-6.0]], [[-7.0]], [[-8.0]]], [[[1.0]], [[0.0]], [[1.0]], [[0.0]]], [[[0.0]], [[1.0]], [[0.0]], [[1.0]]], [[[9.0]], [[9.0]], [[9.0]], [[9.0]]], [[[-9.0]], [[-9.0]], [[-9.0]], [[-9.0]]], [[[1.0]], [[2.0]], [[3.0]], [[5.0]]], [[[-1.0]], [[-2.0]], [[-3.0]], [[-5.0]]], [[[5.0]], [[6.0]], [[7.0]], [[9.0]]], [[[-5.0]], [[-6.0]], [[-7.0]], [[-9.0]]], [[[1.0]], [[0.0]], [[2.0]], [[0.0]]], [[[0.0]], [[2.0]], [[0.0]], [[1.0]]], [[[9.0]], [[8.0]], [[9.0]], [[9.0]]], [[[-9.0]], [[-8.0]], [[-9.0]], [[-9.0]]]]> : tensor<16x4x1x1xf64>
+  %y = kiln.conv %c, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x2x2xf64>, tensor<16x4x1x1xf64>) -> tensor<1x16x2x2xf64>
+  return %y : tensor<1x16x2x2xf64>
+}

@@ -24,9 +24,10 @@ import os
 import sys
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+from model_files import write_arrays, write_model
 
 folder = sys.argv[1]
 os.makedirs(folder, exist_ok=True)
@@ -83,12 +84,9 @@ graph = helper.make_graph(
      helper.make_tensor_value_info("y2", TensorProto.FLOAT, [1, 128, 10, 10]),
      helper.make_tensor_value_info("y3", TensorProto.FLOAT, [1, 80, 5, 5])],
     initializers)
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-model.ir_version = 8
-onnx.save(model, os.path.join(folder, "model.onnx"))
+model = write_model(folder, graph)
 x_value = rng.uniform(-2, 2, (1, 18, size, size)).astype(np.float32)
-np.save(os.path.join(folder, "x.npy"), x_value)
 session = ort.InferenceSession(model.SerializeToString(),
                                providers=["CPUExecutionProvider"])
-for name, value in zip(("y1", "y2", "y3"), session.run(None, {"x": x_value})):
-    np.save(os.path.join(folder, name + ".npy"), value)
+write_arrays(folder, [("x", x_value)] +
+             list(zip(("y1", "y2", "y3"), session.run(None, {"x": x_value}))))

@@ -157,3 +157,28 @@ func.func @others(%x: memref<1x1x1x132xui8>, %f: memref<1x1x1x68xf32>, %w: memre
   }
   return
 }
+
+// -----
+
+// Sums in float64 (an integer convolution whose exact sums may pass 2^24):
+// the same tiles, each lane's int32 sum converted to float64.
+// CHECK-LABEL: func.func @float64_sums
+// CHECK: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// CHECK: arith.sitofp %{{.+}} : vector<16xi32> to vector<16xf64>
+// CHECK: vector.load %arg2[{{.*}}] : memref<1x4x1x16xf64>, vector<16xf64>
+// CHECK-NOT: linalg.generic
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d2 + d4, d6 * 4 + d5)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d3, d4, d5)>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d6)>
+func.func @float64_sums(%x: memref<1x1x1x64xui8>, %w: memref<4x1x1x4xi8>, %out: memref<1x4x1x16xf64>) attributes {kiln.kernel} {
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%x, %w : memref<1x1x1x64xui8>, memref<4x1x1x4xi8>) outs(%out : memref<1x4x1x16xf64>) {
+  ^bb0(%a: ui8, %b: i8, %acc: f64):
+    %wf = arith.sitofp %b : i8 to f64
+    %xs = builtin.unrealized_conversion_cast %a : ui8 to i8
+    %xf = arith.uitofp %xs : i8 to f64
+    %p = arith.mulf %xf, %wf : f64
+    %s = arith.addf %acc, %p : f64
+    linalg.yield %s : f64
+  }
+  return
+}

@@ -210,3 +210,44 @@ func.func @matmul_int8_weight(%x: tensor<8x32xf32>, %w: tensor<32x64xi8>) -> ten
   } -> tensor<8x64xf32>
   return %mm : tensor<8x64xf32>
 }
+
+// -----
+
+// kiln-pack-int8-conv-weights' convolution summing in float64: the uint8
+// bytes and the int8 weights, each widened to float64 by a generic of its
+// own, are read by the convolution's body as uitofp and sitofp.
+// CHECK-LABEL: func.func @int8_quads_float64
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}}, %{{.+}} : tensor<1x1x1x64xui8>, tensor<4x1x1x4xi8>) outs(%{{.+}} : tensor<1x4x1x16xf64>)
+// CHECK-DAG: arith.uitofp %{{.+}} : i8 to f64
+// CHECK-DAG: arith.sitofp %{{.+}} : i8 to f64
+// CHECK-NOT: linalg.generic
+#qx = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d2 + d4, d6 * 4 + d5)>
+#qw = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d3, d4, d5)>
+#qo = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d6)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @int8_quads_float64(%x: tensor<1x1x1x64xui8>, %w: tensor<4x1x1x4xi8>) -> tensor<1x4x1x16xf64> attributes {kiln.kernel} {
+  %zero = arith.constant 0.0 : f64
+  %ex = tensor.empty() : tensor<1x1x1x64xf64>
+  %xf = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x1x1x64xui8>) outs(%ex : tensor<1x1x1x64xf64>) {
+  ^bb0(%in: ui8, %out: f64):
+    %0 = builtin.unrealized_conversion_cast %in : ui8 to i8
+    %1 = arith.uitofp %0 : i8 to f64
+    linalg.yield %1 : f64
+  } -> tensor<1x1x1x64xf64>
+  %ew = tensor.empty() : tensor<4x1x1x4xf64>
+  %wf = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%w : tensor<4x1x1x4xi8>) outs(%ew : tensor<4x1x1x4xf64>) {
+  ^bb0(%in: i8, %out: f64):
+    %0 = arith.sitofp %in : i8 to f64
+    linalg.yield %0 : f64
+  } -> tensor<4x1x1x4xf64>
+  %e = tensor.empty() : tensor<1x4x1x16xf64>
+  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<1x4x1x16xf64>) -> tensor<1x4x1x16xf64>
+  %y = linalg.generic {indexing_maps = [#qx, #qw, #qo], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%xf, %wf : tensor<1x1x1x64xf64>, tensor<4x1x1x4xf64>) outs(%f : tensor<1x4x1x16xf64>) {
+  ^bb0(%in: f64, %in_0: f64, %out: f64):
+    %0 = arith.mulf %in, %in_0 : f64
+    %1 = arith.addf %out, %0 : f64
+    linalg.yield %1 : f64
+  } -> tensor<1x4x1x16xf64>
+  return %y : tensor<1x4x1x16xf64>
+}
