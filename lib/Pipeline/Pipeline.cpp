@@ -74,7 +74,9 @@ Strategies kiln::resolveStrategies(const CompileOptions &options,
   s.foldTransposesIntoContractions = gpu;
   s.splitMatMulK = options.splitMatMulK.value_or(gpu);
   s.splitConvK = options.splitConvK.value_or(gpu);
-  s.splitReductions = gpu;
+  // GPU: threads for a long reduction's few outputs; CPU: workgroups for
+  // a whole tensor's (DynamicQuantizeLinear's range) on every core.
+  s.splitReductions = true;
   s.channelsLastActivations = options.channelsLastActivations.value_or(gpu);
   s.everyConvChannelsLast = options.channelsLastActivations.value_or(false);
   s.channelsLastConvWeights = options.channelsLastConvWeights.value_or(gpu);
@@ -127,6 +129,11 @@ static void addGraphPasses(OpPassManager &pm, const CompileOptions &options,
 /// GPUs, transposes read by matmuls (attention's heads) folded into them,
 /// and short deep matmuls and convolutions in parts along K (BERT and
 /// ResNet-50 at batch 1).
+/// The fewest elements of a CPU reduction with few outputs that is split
+/// across workgroups (256 KiB of float32: a core reads it in about 20 us,
+/// a second kernel costs about 2).
+constexpr int64_t kCpuSplitReductionElements = 65536;
+
 static void addFusedPasses(OpPassManager &pm, const CompileOptions &options,
                            const TargetDescription &target,
                            const Strategies &strategies) {
@@ -173,8 +180,14 @@ static void addFusedPasses(OpPassManager &pm, const CompileOptions &options,
   }
   // After the layout is chosen: a channels-last pooling reduces a middle
   // run of dims.
-  if (strategies.splitReductions)
-    pm.addNestedPass<func::FuncOp>(createSplitReductions());
+  if (strategies.splitReductions) {
+    SplitReductionsOptions split;
+    if (!target.isGpu()) {
+      split.minOutputs = options.maxWorkgroups;
+      split.minElements = kCpuSplitReductionElements;
+    }
+    pm.addNestedPass<func::FuncOp>(createSplitReductions(split));
+  }
   // After split-K, whose grouped convolutions keep their layout.
   if (strategies.channelsLastConvWeights)
     pm.addNestedPass<func::FuncOp>(createChannelsLastConvWeights());

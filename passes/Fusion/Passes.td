@@ -633,7 +633,9 @@ def SplitReductions : Pass<"kiln-split-reductions", "mlir::func::FuncOp"> {
     32, the fewest that reach `min-outputs` outputs): S times as many GPU
     threads in the first kernel, each over an S times shorter part. For GPU
     targets, where such a reduction (a channels-last GlobalAveragePool of a
-    large map) ran as one thread per output.
+    large map) ran as one thread per output; and for the CPU, with
+    `min-outputs` its workgroups, where a reduction of a whole tensor
+    (DynamicQuantizeLinear's range) ran on one core.
   }];
   let options = [
     Option<"minOutputs", "min-outputs", "int64_t", "8192",
