@@ -519,28 +519,20 @@ struct PackInt8ConvWeightsPass
   }
 
   /// `bytes` padded by `pads` (begin and end of every dim) to `type`,
-  /// with z: a constant, or z known at run time put where a constant
-  /// mask of the spatial dims says the padding is.
+  /// with z: a constant; or Z known at run time, as (bytes - Z) padded
+  /// with 0, plus Z, in uint8's wrapping arithmetic (the subtraction joins
+  /// the bytes' kernel, the addition the padding's).
   static Value padWithZeroPoint(OpBuilder &builder, Location loc,
                                 const Int8Conv &match, RankedTensorType type,
                                 Value bytes, ArrayRef<int64_t> pads) {
+    Value zero = match.zeroPointBytes;
+    if (zero)
+      bytes = SubOp::create(builder, loc, bytes.getType(), bytes, zero);
     Value padded = PadOp::create(
         builder, loc, type, bytes, builder.getDenseI64ArrayAttr(pads),
         builder.getStringAttr("constant"),
-        builder.getF64FloatAttr(match.zeroPointBytes ? 0 : match.zeroPoint));
-    if (!match.zeroPointBytes)
-      return padded;
-    auto input = cast<RankedTensorType>(bytes.getType());
-    int64_t h = type.getDimSize(2), w = type.getDimSize(3);
-    SmallVector<bool> inside(h * w, false);
-    for (int64_t y = 0; y < input.getDimSize(2); ++y)
-      for (int64_t x = 0; x < input.getDimSize(3); ++x)
-        inside[(y + pads[2]) * w + x + pads[3]] = true;
-    auto maskType = RankedTensorType::get({1, 1, h, w}, builder.getI1Type());
-    Value mask = ConstantOp::create(builder, loc,
-                                    DenseElementsAttr::get(maskType, inside));
-    return WhereOp::create(builder, loc, type, mask, padded,
-                           match.zeroPointBytes);
+        builder.getF64FloatAttr(zero ? 0 : match.zeroPoint));
+    return zero ? AddOp::create(builder, loc, type, padded, zero) : padded;
   }
 
   /// What `move` does to the dequantized values, done to their `bytes`,

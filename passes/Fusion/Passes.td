@@ -313,8 +313,9 @@ def PackInt8ConvWeights
     An integer convolution (ConvInteger's, QLinearConv's: no scale s, the
     result an exact integer sum, float32 or float64 as the importer chose)
     takes quads too, of X minus a constant zero point or one known at run
-    time (DynamicQuantizeLinear's, cast from one uint8 Z: the padding is
-    then X padded with 0 and Z put where a constant mask says padding).
+    time (DynamicQuantizeLinear's, cast from one uint8 Z: X is then padded
+    with Z as (X - Z) padded with 0, plus Z, in uint8's wrapping
+    arithmetic).
     Its integer weights W may span 9 bits (uint8 weights minus their zero
     point): a filter outside int8 takes an offset o[f] (its smallest plus
     128) so that Q = W - o is int8, and

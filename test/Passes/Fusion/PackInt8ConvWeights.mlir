@@ -195,9 +195,9 @@ func.func @patches(%x: tensor<1x128x5x5xui8>) -> tensor<1x16x5x5xf32> {
 // known at run time (DynamicQuantizeLinear's Z), padded, by uint8 weights
 // minus their zero point: integers, no scale. Filter 0 spans -100..155
 // and takes the offset 28 (its smallest plus 128), so that Q = W - 28 is
-// int8 (-128 and 127 first); filter 1 (-3..3) is int8 already. The
-// padding is X's bytes padded with 0, then Z where a constant mask says
-// padding. The sums add each filter's offset times its window's sum of
+// int8 (-128 and 127 first); filter 1 (-3..3) is int8 already. X's
+// bytes are padded with Z as (X - Z) padded with 0, plus Z (uint8 wraps
+// around). The sums add each filter's offset times its window's sum of
 // X's bytes (a convolution of Xq by one filter of ones), less Z times
 // sum(W[f]) (284 and -3). Every partial sum stays below 2^24: float32.
 // CHECK-LABEL: func.func @integer_run_time_zero_point
@@ -205,9 +205,9 @@ func.func @patches(%x: tensor<1x128x5x5xui8>) -> tensor<1x16x5x5xf32> {
 // CHECK-DAG: %[[OFFSETS:.+]] = kiln.constant dense<{{\[}}{{\[}}[2.800000e+01]], {{\[}}[0.000000e+00]]]> : tensor<2x1x1xf32>
 // CHECK-DAG: %[[ONES:.+]] = kiln.constant dense<1> : tensor<1x1x3x12xi8>
 // CHECK-DAG: %[[Q:.+]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[-128, -21, -12, -3, 127, {{.*}} : tensor<2x1x3x12xi8>
-// CHECK-DAG: %[[MASK:.+]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[false, false, false, false, false], [false, true, true, true, false], {{.*}} : tensor<1x1x5x5xi1>
-// CHECK: %[[P:.+]] = kiln.pad %arg0 {mode = "constant", pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, value = 0.000000e+00 : f64}
-// CHECK: kiln.where %[[MASK]], %[[P]], %arg1 : tensor<1x1x5x5xi1>, tensor<1x4x5x5xui8>, tensor<ui8> -> tensor<1x4x5x5xui8>
+// CHECK: %[[D:.+]] = kiln.sub %arg0, %arg1 : tensor<1x4x3x3xui8>, tensor<ui8> -> tensor<1x4x3x3xui8>
+// CHECK: %[[P:.+]] = kiln.pad %[[D]] {mode = "constant", pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, value = 0.000000e+00 : f64}
+// CHECK: kiln.add %[[P]], %arg1 : tensor<1x4x5x5xui8>, tensor<ui8> -> tensor<1x4x5x5xui8>
 // CHECK: %[[XQ:.+]] = kiln.reshape {{.*}} -> tensor<1x1x5x20xui8>
 // CHECK: %[[C:.+]] = kiln.conv {{.*}} : (tensor<1x1x5x20xf32>, tensor<2x1x3x12xf32>) -> tensor<1x2x3x3xf32>
 // CHECK: %[[WIN:.+]] = kiln.conv {{.*}} : (tensor<1x1x5x20xf32>, tensor<1x1x3x12xf32>) -> tensor<1x1x3x3xf32>
