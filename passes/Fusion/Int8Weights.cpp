@@ -61,6 +61,30 @@ bool onGrid(ArrayRef<float> values, int64_t groupSize, int64_t first,
 
 } // namespace
 
+std::optional<std::vector<float>>
+kiln::int8Offsets(ArrayRef<float> values, int64_t groupSize, int64_t groups,
+                  function_ref<int64_t(int64_t, int64_t)> index) {
+  std::vector<float> offsets(groups, 0.0f);
+  for (int64_t g = 0; g < groups; ++g) {
+    float low = INFINITY, high = -INFINITY;
+    bool fits = true;
+    for (int64_t i = 0; i < groupSize; ++i) {
+      float v = values[index(i, g)];
+      if (!(std::fabs(v) <= 255) || v != std::nearbyint(v))
+        return std::nullopt;
+      low = std::min(low, v);
+      high = std::max(high, v);
+      fits = fits && holdsInt8(v);
+    }
+    if (fits)
+      continue;
+    if (high - low > 255)
+      return std::nullopt;
+    offsets[g] = low + 128;
+  }
+  return offsets;
+}
+
 void kiln::eraseReplacedOperands(ArrayRef<Operation *> weights,
                                  ArrayRef<Operation *> dropped) {
   for (Operation *weight : weights)

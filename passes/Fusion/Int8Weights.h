@@ -38,6 +38,15 @@ std::optional<std::vector<float>>
 int8Scales(llvm::ArrayRef<float> values, int64_t groupSize, int64_t groups,
            llvm::function_ref<int64_t(int64_t, int64_t)> index);
 
+/// Offsets c, one per group of `groupSize` integer values (group g's i-th
+/// at `index(i, g)`), such that every value minus its group's offset is in
+/// int8: 0 where the group fits already, else its smallest plus 128. None
+/// when a value is not an integer or a group spans more than 256 values (a
+/// uint8 weight minus its zero point spans at most 256: 9 bits).
+std::optional<std::vector<float>>
+int8Offsets(llvm::ArrayRef<float> values, int64_t groupSize, int64_t groups,
+            llvm::function_ref<int64_t(int64_t, int64_t)> index);
+
 /// Erases what an int8 packing pass replaced once nothing reads it: the
 /// float32 `weights` (and their Q * s products), then the ops of
 /// `dropped` (those that dequantized the activations), last to first, so

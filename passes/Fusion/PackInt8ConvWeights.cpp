@@ -258,30 +258,6 @@ struct IntegerWeights {
   }
 };
 
-/// Offsets that move each filter's integer weights into int8: 0 where they
-/// fit, else the filter's smallest plus 128. None when the weights are not
-/// integers or a filter spans more than 256 values (a uint8 weight minus
-/// its zero point spans at most 256).
-std::optional<std::vector<float>> int8Offsets(ArrayRef<float> values,
-                                              int64_t filters) {
-  int64_t perFilter = values.size() / filters;
-  std::vector<float> offsets(filters, 0.0f);
-  for (int64_t f = 0; f < filters; ++f) {
-    ArrayRef<float> filter = values.slice(f * perFilter, perFilter);
-    if (holdsInt8(filter))
-      continue;
-    if (!llvm::all_of(filter, [](float v) {
-          return std::fabs(v) <= 255 && v == std::nearbyint(v);
-        }))
-      return std::nullopt;
-    auto [low, high] = std::minmax_element(filter.begin(), filter.end());
-    if (*high - *low > 255)
-      return std::nullopt;
-    offsets[f] = *low + 128;
-  }
-  return offsets;
-}
-
 struct PackInt8ConvWeightsPass
     : public kiln::impl::PackInt8ConvWeightsBase<PackInt8ConvWeightsPass> {
   using Base::Base;
@@ -320,8 +296,9 @@ struct PackInt8ConvWeightsPass
       weights.scales = scales->size() == 1
                            ? std::vector<float>(f, scales->front())
                            : std::move(*scales);
-    } else if (std::optional<std::vector<float>> offsets =
-                   int8Offsets(*values, f)) {
+    } else if (std::optional<std::vector<float>> offsets = int8Offsets(
+                   *values, perFilter, f,
+                   [&](int64_t i, int64_t g) { return g * perFilter + i; })) {
       weights.integers = true;
       weights.offsets = std::move(*offsets);
     } else if (std::optional<std::vector<float>> scales = int8Scales(
@@ -633,76 +610,104 @@ struct PackInt8ConvWeightsPass
                              windows);
   }
 
-  /// The weights as the matmul's B, Q * scale: Q [KH * KW * C', F] (zeros
-  /// for the padding channels) times one scale per filter [F].
+  /// The weights as the matmul's B [KH * KW * C', F] (zeros for the
+  /// padding channels): Q * scale[f] of a QDQ model's weights; the
+  /// integers W = Q + offset[f] themselves, of the sums' `type`, of an
+  /// integer convolution (kiln-pack-int8-matmul-weights moves them into
+  /// int8 again).
   static Value patchWeights(OpBuilder &builder, Location loc,
                             const Int8Conv &match,
-                            const IntegerWeights &weights) {
-    RankedTensorType type = match.weightType;
-    int64_t f = type.getDimSize(0), c = type.getDimSize(1);
-    int64_t kh = type.getDimSize(2), kw = type.getDimSize(3);
+                            const IntegerWeights &weights, FloatType type) {
+    RankedTensorType shape = match.weightType;
+    int64_t f = shape.getDimSize(0), c = shape.getDimSize(1);
+    int64_t kh = shape.getDimSize(2), kw = shape.getDimSize(3);
     int64_t channels = quadChannels(c);
     FailureOr<std::vector<float>> values = readFloatConstant(weights.q);
     if (failed(values))
       return Value();
     int64_t depth = kh * kw * channels;
-    std::vector<float> q(depth * f, 0.0f);
+    std::vector<float> b(depth * f, 0.0f);
     for (int64_t filter = 0; filter < f; ++filter)
       for (int64_t channel = 0; channel < c; ++channel)
         for (int64_t tap = 0; tap < kh * kw; ++tap)
-          q[(tap * channels + channel) * f + filter] =
-              (*values)[(filter * c + channel) * kh * kw + tap];
+          b[(tap * channels + channel) * f + filter] =
+              (*values)[(filter * c + channel) * kh * kw + tap] +
+              weights.offsets[filter];
+    if (weights.integers && type.isF64()) {
+      std::vector<double> wide(b.begin(), b.end());
+      return ConstantOp::create(
+          builder, loc,
+          DenseElementsAttr::get(RankedTensorType::get({depth, f}, type),
+                                 ArrayRef<double>(wide)));
+    }
     auto f32 = builder.getF32Type();
-    auto qType = RankedTensorType::get({depth, f}, f32);
+    auto bType = RankedTensorType::get({depth, f}, f32);
+    Value bConstant = ConstantOp::create(
+        builder, loc, DenseElementsAttr::get(bType, ArrayRef<float>(b)));
+    if (weights.integers)
+      return bConstant;
     auto scaleType = RankedTensorType::get({f}, f32);
-    Value qConstant = ConstantOp::create(
-        builder, loc, DenseElementsAttr::get(qType, ArrayRef<float>(q)));
     Value scaleConstant = ConstantOp::create(
         builder, loc,
         DenseElementsAttr::get(scaleType, ArrayRef<float>(weights.scales)));
-    return MulOp::create(builder, loc, qType, qConstant, scaleConstant);
+    return MulOp::create(builder, loc, bType, bConstant, scaleConstant);
   }
 
-  /// Whether the matmul of patches computes `match` as the original did:
-  /// float32 sums of a constant zero point and int8 weights, which
-  /// kiln-pack-int8-matmul-weights packs.
+  /// Whether `match` is computed as a matmul of patches
+  /// (prefersPatches): a QDQ convolution's float32 sums, or an integer
+  /// convolution's, whose zero point and offsets the matmul packing takes.
   static bool takesPatches(const Int8Conv &match,
                            const IntegerWeights &weights) {
-    return prefersPatches(match) && !match.zeroPointBytes &&
-           !weights.hasOffsets() && sumType(match, weights).isF32();
+    return prefersPatches(match) &&
+           ((weights.integers && match.unscaled) ||
+            (!match.zeroPointBytes && !weights.hasOffsets() &&
+             sumType(match, weights).isF32()));
   }
 
   /// The convolution as a matmul of dequantized patches by the weights,
-  /// plus the bias, transposed back to NCHW. False when the weights are
-  /// not readable.
+  /// in the sums' type, plus the bias, transposed back to NCHW. False
+  /// when the weights are not readable.
   bool rewriteAsPatches(const Int8Conv &match, const IntegerWeights &integers) {
     ConvOp conv = match.conv;
     OpBuilder builder(conv);
     Location loc = conv.getLoc();
     Location partLoc = withoutOnnxValues(loc);
-    Value weights = patchWeights(builder, partLoc, match, integers);
+    FloatType type = sumType(match, integers);
+    Value weights = patchWeights(builder, partLoc, match, integers, type);
     if (!weights)
       return false;
     Value bytes = patchBytes(builder, partLoc, match);
     auto bytesType = cast<RankedTensorType>(bytes.getType());
-    auto f32 = builder.getF32Type();
-    auto scalarType = RankedTensorType::get({}, f32);
-    Value a = CastOp::create(builder, partLoc, bytesType.clone(f32), bytes);
-    if (match.zeroPoint != 0)
-      a = SubOp::create(builder, partLoc, bytesType.clone(f32), a,
-                        ConstantOp::create(builder, partLoc,
-                                           DenseElementsAttr::get(
-                                               scalarType, match.zeroPoint)));
-    a = MulOp::create(
-        builder, partLoc, bytesType.clone(f32), a,
-        ConstantOp::create(
-            builder, partLoc,
-            DenseElementsAttr::get(scalarType, match.activationScale)));
+    auto scalarType = RankedTensorType::get({}, type);
+    Value a = CastOp::create(builder, partLoc, bytesType.clone(type), bytes);
+    if (match.zeroPointBytes) {
+      auto zeroType = cast<RankedTensorType>(match.zeroPointBytes.getType());
+      a = SubOp::create(builder, partLoc, bytesType.clone(type), a,
+                        CastOp::create(builder, partLoc, zeroType.clone(type),
+                                       match.zeroPointBytes));
+    } else if (match.zeroPoint != 0) {
+      a = SubOp::create(
+          builder, partLoc, bytesType.clone(type), a,
+          ConstantOp::create(
+              builder, partLoc,
+              DenseElementsAttr::get(
+                  scalarType, builder.getFloatAttr(type, match.zeroPoint))));
+    }
+    if (!match.unscaled)
+      a = MulOp::create(builder, partLoc, bytesType.clone(type), a,
+                        ConstantOp::create(
+                            builder, partLoc,
+                            DenseElementsAttr::get(
+                                scalarType, builder.getFloatAttr(
+                                                type, match.activationScale))));
     RankedTensorType result = match.resultType;
     int64_t n = result.getDimSize(0), f = result.getDimSize(1);
     int64_t ho = result.getDimSize(2), wo = result.getDimSize(3);
-    Value sums = MatMulOp::create(builder, partLoc,
-                                  result.clone({n, ho * wo, f}), a, weights);
+    auto rows = RankedTensorType::get({n, ho * wo, f}, type);
+    Value sums = MatMulOp::create(builder, partLoc, rows, a, weights);
+    if (type != result.getElementType())
+      sums = CastOp::create(builder, partLoc,
+                            rows.clone(result.getElementType()), sums);
     if (Value bias = conv.getBias())
       sums = AddOp::create(builder, partLoc, sums.getType(), sums, bias);
     Value pixels =

@@ -35,6 +35,8 @@ namespace {
 
 /// The longest K whose sums of uint8 x int8 products int32 holds.
 constexpr int64_t kMaxK = 65536;
+/// Integers from 0 up to it are exact in float32.
+constexpr double kExactFloat32 = 16777216.0;
 
 /// A matmul of uint8 values (minus a zero point) by integer weights.
 struct Int8MatMul {
@@ -176,13 +178,20 @@ struct PackInt8MatMulWeightsPass
   using Base::Base;
 
   /// B [K, N] (stored [N, K] when `transposed`) as int8 quads
-  /// [ceil(N/16), K/4, 16, 4] of Q (zeros past N), its column sums (float32
-  /// [N]) and B's scales (B = Q * scale[n]; none when B holds the integers
-  /// themselves); one copy per weight and layout. Null when B is neither.
+  /// [ceil(N/16), K/4, 16, 4] of Q (zeros past N), where B = (Q + offset[n])
+  /// * scale[n]: integers moved into int8 by an offset per column (uint8
+  /// weights minus their zero point), or a QDQ model's int8 grid (scales;
+  /// none when B holds the integers themselves); one copy per weight and
+  /// layout. Null when B is none of these.
   struct Packed {
     Value quads;
-    Value columnSums;
+    std::vector<double> sums;       ///< sum_k B[k, n] / scale[n]
+    std::vector<double> magnitudes; ///< sum_k |Q[k, n]|
+    std::vector<float> offsets;     ///< zeros for int8 B
     std::vector<float> scales;
+    bool hasOffsets() const {
+      return llvm::any_of(offsets, [](float c) { return c != 0; });
+    }
   };
   DenseMap<std::pair<Operation *, int>, Packed> packedCopies;
 
@@ -202,20 +211,35 @@ struct PackInt8MatMulWeightsPass
     if (failed(values))
       return it->second;
     Packed result;
-    // Integers, or else a QDQ model's dequantized int8 weights.
+    result.offsets.assign(n, 0.0f);
+    // Integers (moved into int8), or else a QDQ model's dequantized int8
+    // weights.
     if (!holdsInt8(*values)) {
-      std::optional<std::vector<float>> scales =
-          mayBeScaled ? int8Scales(*values, k, n, sourceIndex) : std::nullopt;
-      if (!scales)
-        return it->second;
-      for (int64_t row = 0; row < k; ++row)
-        for (int64_t col = 0; col < n; ++col) {
-          float &v = (*values)[sourceIndex(row, col)];
-          v = std::nearbyint(double(v) / (*scales)[col]);
-        }
-      result.scales = std::move(*scales);
+      auto groupIndex = [&](int64_t row, int64_t col) {
+        return sourceIndex(row, col);
+      };
+      if (std::optional<std::vector<float>> offsets =
+              mayBeScaled ? std::nullopt
+                          : int8Offsets(*values, k, n, groupIndex)) {
+        result.offsets = std::move(*offsets);
+        for (int64_t row = 0; row < k; ++row)
+          for (int64_t col = 0; col < n; ++col)
+            (*values)[sourceIndex(row, col)] -= result.offsets[col];
+      } else {
+        std::optional<std::vector<float>> scales =
+            mayBeScaled ? int8Scales(*values, k, n, groupIndex) : std::nullopt;
+        if (!scales)
+          return it->second;
+        for (int64_t row = 0; row < k; ++row)
+          for (int64_t col = 0; col < n; ++col) {
+            float &v = (*values)[sourceIndex(row, col)];
+            v = std::nearbyint(double(v) / (*scales)[col]);
+          }
+        result.scales = std::move(*scales);
+      }
     }
-    if (!result.scales.empty() || !type.getElementType().isF32())
+    if (!result.scales.empty() || result.hasOffsets() ||
+        !type.getElementType().isF32())
       value = DenseElementsAttr::get(
           type.clone(Float32Type::get(type.getContext())),
           ArrayRef<float>(*values));
@@ -235,17 +259,15 @@ struct PackInt8MatMulWeightsPass
         ".quads");
     if (failed(quads))
       return it->second;
-    // Integers of at most 8 bits, at most 2^16 of them: exact in float32.
-    std::vector<float> sums(n, 0.0f);
+    result.sums.assign(n, 0.0);
+    result.magnitudes.assign(n, 0.0);
     for (int64_t row = 0; row < k; ++row)
-      for (int64_t col = 0; col < n; ++col)
-        sums[col] += (*values)[sourceIndex(row, col)];
-    Location loc = weights.getLoc();
-    result.quads = ConstantOp::create(builder, loc, *quads);
-    result.columnSums = ConstantOp::create(
-        builder, loc,
-        DenseElementsAttr::get(RankedTensorType::get({n}, builder.getF32Type()),
-                               ArrayRef<float>(sums)));
+      for (int64_t col = 0; col < n; ++col) {
+        float q = (*values)[sourceIndex(row, col)];
+        result.sums[col] += double(q) + result.offsets[col];
+        result.magnitudes[col] += std::fabs(q);
+      }
+    result.quads = ConstantOp::create(builder, weights.getLoc(), *quads);
     it->second = result;
     return result;
   }
@@ -253,14 +275,48 @@ struct PackInt8MatMulWeightsPass
   /// Panels of 16 columns that hold `n`, the last one padded.
   static int64_t panels(int64_t n) { return llvm::divideCeil(n, kQuadLanes); }
 
+  /// The type the einsum sums in: float64 for float64 matmuls, and for
+  /// integer ones whose partial sums (of products with X's bytes, not
+  /// X - z) may reach 2^24; else float32.
+  static FloatType sumType(const Int8MatMul &match, const Packed &packed) {
+    auto original = cast<RankedTensorType>(match.op->getResult(0).getType());
+    MLIRContext *context = original.getContext();
+    if (original.getElementType().isF64())
+      return Float64Type::get(context);
+    if (isScaled(match, packed))
+      return Float32Type::get(context);
+    std::optional<float> constantZero =
+        match.zeroPoint ? scalarConstant(match.zeroPoint) : 0.0f;
+    double zero = constantZero ? std::fabs(*constantZero) : 255.0;
+    int64_t k =
+        cast<RankedTensorType>(match.activations.getType()).getShape().back();
+    for (size_t col = 0; col < packed.sums.size(); ++col)
+      if (255 * (packed.magnitudes[col] + std::fabs(packed.offsets[col]) * k) +
+              zero * std::fabs(packed.sums[col]) >=
+          kExactFloat32)
+        return Float64Type::get(context);
+    return Float32Type::get(context);
+  }
+
+  /// `values` as a constant [N] of `type`.
+  static Value columnConstant(OpBuilder &builder, Location loc,
+                              ArrayRef<double> values, Type type) {
+    auto tensorType = RankedTensorType::get({int64_t(values.size())}, type);
+    SmallVector<Attribute> elements;
+    for (double v : values)
+      elements.push_back(builder.getFloatAttr(type, v));
+    return ConstantOp::create(builder, loc,
+                              DenseElementsAttr::get(tensorType, elements));
+  }
+
   void rewrite(const Int8MatMul &match, const Packed &packed) {
     Operation *op = match.op;
     OpBuilder builder(op);
     Location loc = op->getLoc();
     Location partLoc = withoutOnnxValues(loc);
     auto original = cast<RankedTensorType>(op->getResult(0).getType());
-    // Sums in float32 (float64 ones are rounded once, past 2^24).
-    auto result = original.clone(builder.getF32Type());
+    FloatType type = sumType(match, packed);
+    auto result = original.clone(type);
     Value bytes = movedBytes(builder, match);
     auto activations = cast<RankedTensorType>(bytes.getType());
     int64_t k = activations.getShape().back();
@@ -269,11 +325,10 @@ struct PackInt8MatMulWeightsPass
     Value rows = ReshapeOp::create(builder, partLoc,
                                    activations.clone(quadShape), bytes);
     Value a = CastOp::create(builder, partLoc,
-                             activations.clone(quadShape, builder.getF32Type()),
-                             rows);
+                             activations.clone(quadShape, type), rows);
     auto quadsType = cast<RankedTensorType>(packed.quads.getType());
-    Value b = CastOp::create(
-        builder, partLoc, quadsType.clone(builder.getF32Type()), packed.quads);
+    Value b =
+        CastOp::create(builder, partLoc, quadsType.clone(type), packed.quads);
     int64_t n = result.getShape().back();
     SmallVector<int64_t> panelShape(result.getShape().drop_back());
     panelShape.append({panels(n), kQuadLanes});
@@ -282,7 +337,8 @@ struct PackInt8MatMulWeightsPass
         builder.getStringAttr(quadEquation(quadShape.size())));
     bool centered = bool(match.zeroPoint);
     bool scaled = isScaled(match, packed);
-    bool last = !centered && !scaled && !match.bias;
+    bool last = !centered && !scaled && !match.bias && !packed.hasOffsets() &&
+                result == original;
     // The last op claims the ONNX value (kiln-bisect compares shapes).
     SmallVector<int64_t> paddedShape(result.getShape());
     paddedShape.back() = panels(n) * kQuadLanes;
@@ -296,25 +352,54 @@ struct PackInt8MatMulWeightsPass
           builder.getDenseI64ArrayAttr(SmallVector<int64_t>(result.getRank())),
           builder.getDenseI64ArrayAttr(
               SmallVector<int64_t>(result.getRank(), 1)));
+    if (packed.hasOffsets())
+      back = AddOp::create(builder, partLoc, result, back,
+                           offsetShare(builder, match, packed, bytes, type));
     if (centered)
-      back =
-          SubOp::create(builder, scaled || match.bias ? partLoc : loc, result,
-                        back, zeroPointShare(builder, match, packed));
+      back = SubOp::create(builder, partLoc, result, back,
+                           zeroPointShare(builder, match, packed, type));
+    if (result != original)
+      back = CastOp::create(builder, partLoc, original, back);
     if (scaled)
-      back = MulOp::create(builder, match.bias ? partLoc : loc, result, back,
-                           productScales(builder, match, packed));
+      back = MulOp::create(
+          builder, partLoc, original, back,
+          productScales(builder, match, packed, original.getElementType()));
     if (match.bias)
-      back = AddOp::create(builder, loc, result, back, match.bias);
+      back = AddOp::create(builder, partLoc, original, back, match.bias);
+    // The last op claims the ONNX value (kiln-bisect compares shapes).
+    back.getDefiningOp()->setLoc(loc);
     Value replaced = op->getResult(0);
     if (!match.bias && !scaled &&
         (!match.zeroPoint || isIntegerValued(match.zeroPoint)))
       dropIntegerRoundTrips(replaced, back);
     if (!replaced.use_empty())
-      replaced.replaceAllUsesWith(
-          original == result
-              ? back
-              : CastOp::create(builder, loc, original, back).getResult());
+      replaced.replaceAllUsesWith(back);
     op->erase();
+  }
+
+  /// offset[n] * sum_k X[..., m, k]: each row's sum of X's bytes (exact
+  /// in float32: at most 255 * 2^16) times the columns' offsets, an outer
+  /// product that the consumer's kernel recomputes.
+  static Value offsetShare(OpBuilder &builder, const Int8MatMul &match,
+                           const Packed &packed, Value bytes, FloatType type) {
+    Location loc = withoutOnnxValues(match.op->getLoc());
+    auto activations = cast<RankedTensorType>(bytes.getType());
+    int64_t rank = activations.getRank();
+    SmallVector<int64_t> rowShape(activations.getShape());
+    rowShape.back() = 1;
+    auto f32 = builder.getF32Type();
+    Value rowSums = ReduceSumOp::create(
+        builder, loc, activations.clone(rowShape, f32),
+        CastOp::create(builder, loc, activations.clone(f32), bytes),
+        builder.getDenseI64ArrayAttr({rank - 1}), builder.getBoolAttr(true));
+    if (!type.isF32())
+      rowSums = CastOp::create(builder, loc, activations.clone(rowShape, type),
+                               rowSums);
+    SmallVector<double> offsets(packed.offsets.begin(), packed.offsets.end());
+    SmallVector<int64_t> shape(rowShape);
+    shape.back() = offsets.size();
+    return MulOp::create(builder, loc, activations.clone(shape, type), rowSums,
+                         columnConstant(builder, loc, offsets, type));
   }
 
   /// X moved as A's dequantized values were: the same reshapes and
@@ -337,34 +422,28 @@ struct PackInt8MatMulWeightsPass
            match.activationScale != 1.0;
   }
 
-  /// z * sum_k Q[k, n]: a constant when z is one, else computed.
+  /// z * sum_k B[k, n] (of B's integers): a constant when z is one, else
+  /// computed; of `type`.
   static Value zeroPointShare(OpBuilder &builder, const Int8MatMul &match,
-                              const Packed &packed) {
+                              const Packed &packed, FloatType type) {
     Location loc = withoutOnnxValues(match.op->getLoc());
     auto result = cast<RankedTensorType>(match.op->getResult(0).getType());
     if (std::optional<float> zero = scalarConstant(match.zeroPoint)) {
-      auto sums = cast<DenseElementsAttr>(
-          packed.columnSums.getDefiningOp<ConstantOp>().getValue());
-      SmallVector<float> share;
-      for (float sum : sums.getValues<float>())
+      SmallVector<double> share;
+      for (double sum : packed.sums)
         share.push_back(*zero * sum);
-      return ConstantOp::create(
-          builder, loc,
-          DenseElementsAttr::get(cast<ShapedType>(sums.getType()),
-                                 ArrayRef<float>(share)));
+      return columnConstant(builder, loc, share, type);
     }
     auto zeroType = cast<RankedTensorType>(match.zeroPoint.getType());
     Value zero = match.zeroPoint;
-    if (!zeroType.getElementType().isF32())
-      zero = CastOp::create(builder, loc, zeroType.clone(builder.getF32Type()),
-                            zero);
+    if (zeroType.getElementType() != type)
+      zero = CastOp::create(builder, loc, zeroType.clone(type), zero);
     SmallVector<int64_t> shareShape(zeroType.getShape());
     if (shareShape.empty())
       shareShape.push_back(1);
     shareShape.back() = result.getShape().back();
-    return MulOp::create(builder, loc,
-                         result.clone(shareShape, builder.getF32Type()), zero,
-                         packed.columnSums);
+    return MulOp::create(builder, loc, result.clone(shareShape, type), zero,
+                         columnConstant(builder, loc, packed.sums, type));
   }
 
   /// B's scale of column `col`.
@@ -377,18 +456,15 @@ struct PackInt8MatMulWeightsPass
     return match.weightScales[match.weightScales.size() == 1 ? 0 : col];
   }
 
-  /// A's scale times B's, per column, rounded once to float32.
+  /// A's scale times B's, per column, rounded once to float32; of `type`.
   static Value productScales(OpBuilder &builder, const Int8MatMul &match,
-                             const Packed &packed) {
-    int64_t n = cast<ShapedType>(packed.columnSums.getType()).getDimSize(0);
-    SmallVector<float> scales;
-    for (int64_t col = 0; col < n; ++col)
+                             const Packed &packed, Type type) {
+    SmallVector<double> scales;
+    for (int64_t col = 0; col < int64_t(packed.sums.size()); ++col)
       scales.push_back(
           float(match.activationScale * weightScale(match, packed, col)));
-    return ConstantOp::create(
-        builder, withoutOnnxValues(match.op->getLoc()),
-        DenseElementsAttr::get(RankedTensorType::get({n}, builder.getF32Type()),
-                               ArrayRef<float>(scales)));
+    return columnConstant(builder, withoutOnnxValues(match.op->getLoc()),
+                          scales, type);
   }
 
   /// Whether `value` is cast<f32> of integers.
@@ -451,9 +527,6 @@ struct PackInt8MatMulWeightsPass
       weights.insert(match.weights);
     }
     eraseReplacedOperands(weights.getArrayRef(), dropped.getArrayRef());
-    for (auto &[weight, copy] : packedCopies)
-      if (copy.columnSums && copy.columnSums.use_empty())
-        copy.columnSums.getDefiningOp()->erase();
     packedCopies.clear();
   }
 };

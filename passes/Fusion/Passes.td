@@ -256,6 +256,15 @@ def PackInt8MatMulWeights
     multiplies by s * scale[n]: the integer sum of products computed
     exactly and scaled once, as onnxruntime's int8 kernels compute it,
     where the float32 path rounds every product and partial sum.
+
+    Integer weights of 9 bits (uint8 weights minus their zero point: a
+    column spans at most 256 values) are moved into int8 by an offset per
+    column, c[n] (the column's smallest plus 128, 0 where it fits), and
+    each row's sum of X's bytes (a reduce_sum, exact in float32) times
+    c[n] is added to the einsum's sums. An unscaled integer matmul sums in
+    float64 where a partial sum (255 * (sum_k |Q[k, n]| + |c[n]| * K) + z
+    * |sum_k B[k, n]|) may reach 2^24, as a float64 one does, and is
+    converted to its type once: the int32 result stays exact.
   }];
   let options = [
     Option<"minWeightElements", "min-weight-elements", "int64_t", "16384",
@@ -326,8 +335,10 @@ def PackInt8ConvWeights
     convolution of Xq by one filter of ones (exact in float32). The sums
     stay float32 where every partial sum (255 * (sum |Q[f]| + |o[f]| *
     taps) + 255 * |sum(W[f])|) stays below 2^24, else float64, and are
-    cast back to the result's type: the same integers. Such a convolution
-    keeps the quads where a narrow map would take patches.
+    cast back to the result's type: the same integers. On a narrow map its
+    patches are multiplied by W itself, in the sums' type, and
+    kiln-pack-int8-matmul-weights moves W into int8 as it does a
+    matmul's.
   }];
   let options = [
     Option<"minWeightElements", "min-weight-elements", "int64_t", "4096",

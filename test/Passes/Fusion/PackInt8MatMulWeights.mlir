@@ -12,12 +12,12 @@
 // MatMulInteger's result goes: the sums are integers.
 // CHECK-LABEL: func.func @centered
 // CHECK-DAG: %[[Q:.+]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[-32, -16, 0, 16], [-31, -15, 1, 17],
-// CHECK-DAG: %[[S:.+]] = kiln.constant dense<[-3.200000e+01, -2.800000e+01, -2.400000e+01,
 // CHECK: %[[R:.+]] = kiln.reshape %arg0 : tensor<3x4xui8> -> tensor<3x1x4xui8>
 // CHECK: %[[A:.+]] = kiln.cast %[[R]] : tensor<3x1x4xui8> -> tensor<3x1x4xf32>
 // CHECK: %[[B:.+]] = kiln.cast %[[Q]] : tensor<1x1x16x4xi8> -> tensor<1x1x16x4xf32>
 // CHECK: %[[E:.+]] = kiln.einsum %[[A]], %[[B]] {equation = "mqt,bqwt->mbw"} : (tensor<3x1x4xf32>, tensor<1x1x16x4xf32>) -> tensor<3x1x16xf32>
 // CHECK: %[[M:.+]] = kiln.reshape %[[E]] : tensor<3x1x16xf32> -> tensor<3x16xf32>
+// CHECK: %[[S:.+]] = kiln.constant dense<[-3.200000e+01, -2.800000e+01, -2.400000e+01,
 // CHECK: %[[Z:.+]] = kiln.mul %{{.+}}, %[[S]] : tensor<f32>, tensor<16xf32> -> tensor<16xf32>
 // CHECK: %[[C:.+]] = kiln.sub %[[M]], %[[Z]]
 // CHECK: return %[[C]]
@@ -162,4 +162,34 @@ func.func @padded_columns(%x: tensor<2x4xui8>) -> tensor<2x20xf32> {
   %w = kiln.constant dense<[[-5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0], [-1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, -5.0, -4.0], [3.0, 4.0, 5.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0], [-4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, -5.0, -4.0, -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0]]> : tensor<4x20xf32>
   %y = kiln.matmul %a, %w : tensor<2x4xf32>, tensor<4x20xf32> -> tensor<2x20xf32>
   return %y : tensor<2x20xf32>
+}
+
+// -----
+
+// MatMulInteger of uint8 weights minus their zero point (9-bit integers),
+// summed in float64 by the importer (as for a K whose partial sums may
+// pass 2^24): column 0 spans -100..155 and takes the offset 28 (its
+// smallest plus 128), so that Q = B - 28 is int8; the others are int8
+// already. The einsum over Q, in float64, adds each row's sum of X's
+// bytes times the columns' offsets, less z times B's column sums.
+// CHECK-LABEL: func.func @uint8_weights
+// CHECK: %[[Q:.+]] = kiln.constant dense<{{\[}}{{\[}}{{\[}}[-128, 127, -28, -28], [1, -1, 1, -1],
+// CHECK: %[[E:.+]] = kiln.einsum {{.*}} : (tensor<2x1x4xf64>, tensor<1x1x16x4xf64>) -> tensor<2x1x16xf64>
+// CHECK: %[[M:.+]] = kiln.reshape %[[E]] : tensor<2x1x16xf64> -> tensor<2x16xf64>
+// CHECK: %[[ROWS:.+]] = kiln.reduce_sum {{.*}} {axes = array<i64: 1>, keepdims = true} : tensor<2x4xf32> -> tensor<2x1xf32>
+// CHECK: %[[ROWS64:.+]] = kiln.cast %[[ROWS]] : tensor<2x1xf32> -> tensor<2x1xf64>
+// CHECK: %[[OFFSETS:.+]] = kiln.constant dense<[2.800000e+01, 0.000000e+00, {{.*}}]> : tensor<16xf64>
+// CHECK: %[[SHARE:.+]] = kiln.mul %[[ROWS64]], %[[OFFSETS]] : tensor<2x1xf64>, tensor<16xf64> -> tensor<2x16xf64>
+// CHECK: %[[ADDED:.+]] = kiln.add %[[M]], %[[SHARE]]
+// CHECK: %[[SUMS:.+]] = kiln.constant dense<[5.500000e+01, 0.000000e+00, {{.*}}]> : tensor<16xf64>
+// CHECK: %[[ZS:.+]] = kiln.mul %{{.+}}, %[[SUMS]] : tensor<f64>, tensor<16xf64> -> tensor<16xf64>
+// CHECK: %[[C:.+]] = kiln.sub %[[ADDED]], %[[ZS]] : tensor<2x16xf64>, tensor<16xf64> -> tensor<2x16xf64>
+// CHECK: return %[[C]]
+func.func @uint8_weights(%x: tensor<2x4xui8>, %z: tensor<ui8>) -> tensor<2x16xf64> {
+  %xf = kiln.cast %x : tensor<2x4xui8> -> tensor<2x4xf64>
+  %zf = kiln.cast %z : tensor<ui8> -> tensor<f64>
+  %a = kiln.sub %xf, %zf : tensor<2x4xf64>, tensor<f64> -> tensor<2x4xf64>
+  %w = kiln.constant dense<[[-100.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0], [155.0, -1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0, -9.0, -10.0, -11.0, -12.0, -13.0, -14.0, -15.0], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0], [0.0, -1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0, -9.0, -10.0, -11.0, -12.0, -13.0, -14.0, -15.0]]> : tensor<4x16xf64>
+  %y = kiln.matmul %a, %w : tensor<2x4xf64>, tensor<4x16xf64> -> tensor<2x16xf64>
+  return %y : tensor<2x16xf64>
 }
