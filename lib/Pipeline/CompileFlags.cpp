@@ -273,6 +273,12 @@ struct CodegenFlags {
                "(kiln-pack-int8-matmul-weights, kiln-contract-int8-quads, "
                "kiln-pack-int8-conv-weights, kiln-contract-int8-conv-quads)"),
       cl::init(true), cl::cat(codegenFlagCategory())};
+  cl::opt<bool> int8MatrixTiles{
+      "int8-matrix-tiles",
+      cl::desc("cpu with AMX-INT8: compute those matmuls' blocks of 16 rows "
+               "on AMX tiles, tdpbusd (kiln-contract-int8-quads{matrix-"
+               "tiles}); the runtime asks Linux for the tile state"),
+      cl::init(true), cl::cat(codegenFlagCategory())};
   cl::opt<bool> splatWeights{
       "splat-weights",
       cl::desc("Benchmark artifact: leave float32 weights of 64+ elements "
@@ -298,6 +304,7 @@ struct CodegenFlags {
             row(narrowIntegerWeights),
             row(packMatMulWeights),
             row(int8DotProducts),
+            row(int8MatrixTiles),
             row(splatWeights)};
   }
 };
@@ -414,6 +421,7 @@ static LogicalResult readCodegenFlags(const CodegenFlags &flags,
   options.narrowIntegerWeights = flags.narrowIntegerWeights;
   options.packMatMulWeights = flags.packMatMulWeights;
   options.int8DotProducts = flags.int8DotProducts;
+  options.int8MatrixTiles = flags.int8MatrixTiles;
   options.splatWeights = flags.splatWeights;
   return success();
 }

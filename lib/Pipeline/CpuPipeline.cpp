@@ -31,11 +31,14 @@ RegisterTile kiln::cpuRegisterTile(const CompileOptions &options,
   return {rows, width};
 }
 
-/// The loops, memrefs and math of the kernels as LLVM dialect.
-static void addLowerToLLVMPasses(OpPassManager &kernels) {
+/// The loops, memrefs and math of the kernels as LLVM dialect (AMX tiles
+/// as LLVM's AMX intrinsics, whose tile configuration LLVM writes).
+static void addLowerToLLVMPasses(OpPassManager &kernels, bool amx) {
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
-  kernels.addPass(createConvertVectorToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectors;
+  vectors.amx = amx;
+  kernels.addPass(createConvertVectorToLLVMPass(vectors));
   kernels.addPass(createFinalizeMemRefToLLVMConversionPass());
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createConvertMathToLLVMPass());
@@ -67,8 +70,11 @@ void kiln::addCpuKernelPasses(OpPassManager &kernels,
       kernels, bufferization::BufferDeallocationPipelineOptions());
   // After deallocation, which refuses ops of unknown memory effects (its
   // LLVM intrinsic calls and the memref cast).
-  if (resolveStrategies(options, target).int8DotProducts) {
-    kernels.addNestedPass<func::FuncOp>(createContractInt8Quads());
+  Strategies strategies = resolveStrategies(options, target);
+  if (strategies.int8DotProducts) {
+    ContractInt8QuadsOptions quads;
+    quads.matrixTiles = strategies.int8MatrixTiles;
+    kernels.addNestedPass<func::FuncOp>(createContractInt8Quads(quads));
     kernels.addNestedPass<func::FuncOp>(createContractInt8ConvQuads());
   }
   kernels.addNestedPass<func::FuncOp>(createForallToForLoopPass());
@@ -81,7 +87,7 @@ void kiln::addCpuKernelPasses(OpPassManager &kernels,
   kernels.addNestedPass<func::FuncOp>(createApproximateMath(approximate));
   // bfloat16 rounding without a libcall (__truncsfbf2).
   kernels.addPass(createExpandBFloat16Casts());
-  addLowerToLLVMPasses(kernels);
+  addLowerToLLVMPasses(kernels, strategies.int8MatrixTiles);
   kernels.addPass(createAddCpuKernelAbi());
   kernels.addPass(createCanonicalizerPass());
 }

@@ -90,6 +90,9 @@ Strategies kiln::resolveStrategies(const CompileOptions &options,
   s.packMatMulWeights = !gpu && options.packMatMulWeights;
   s.int8DotProducts = !gpu && options.int8DotProducts &&
                       llvm::is_contained(target.cpuFeatures, "avx512vnni");
+  s.int8MatrixTiles = s.int8DotProducts && options.int8MatrixTiles &&
+                      llvm::is_contained(target.cpuFeatures, "amx-int8") &&
+                      llvm::is_contained(target.cpuFeatures, "amx-tile");
   return s;
 }
 
@@ -230,6 +233,8 @@ static std::unique_ptr<Pass> kernelConfigPass(const CompileOptions &options,
     RegisterTile tile = cpuRegisterTile(options, target);
     config.registerRows = tile.rows;
     config.vectorWidth = tile.vectorWidth;
+    if (resolveStrategies(options, target).int8MatrixTiles)
+      config.quadRows = kAmxTileRows;
     return createConfigureCpuKernels(config);
   }
   ConfigureGpuKernelsOptions config;

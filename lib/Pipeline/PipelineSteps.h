@@ -42,6 +42,8 @@ struct Strategies {
   /// Matmuls of uint8 activations by int8 weights as 4-way integer dot
   /// products (the CPU's AVX-512 VNNI `vpdpbusd`).
   bool int8DotProducts = false;
+  /// Their blocks of 16 rows on AMX tiles (`tdpbusd`).
+  bool int8MatrixTiles = false;
 };
 Strategies resolveStrategies(const CompileOptions &options,
                              const TargetDescription &target);

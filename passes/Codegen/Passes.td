@@ -45,7 +45,11 @@ def ConfigureCpuKernels
            "contraction's row loop is split only in multiples of it">,
     Option<"vectorWidth", "vector-width", "int64_t", "16",
            "elements of one vector register; a contraction's vector "
-           "loop is split only in multiples of two of them">
+           "loop is split only in multiples of two of them">,
+    Option<"quadRows", "quad-rows", "int64_t", "4",
+           "rows (M) of an int8 quad einsum split in multiples of it: "
+           "kiln-contract-int8-quads' register tile (4), or its AMX "
+           "blocks (16) with matrix tiles">
   ];
 }
 
@@ -350,15 +354,30 @@ def ContractInt8Quads
     (llvm.x86.avx512.vpdpbusd.512: 64 products per instruction); the sums
     are converted to float32 and added to the output once. Exact: every
     product fits 16 bits and every sum int32 (Q * 4 <= 65536).
+
+    With `matrix-tiles` (a CPU with AMX-INT8), blocks of 16 rows by two
+    panels take AMX tiles instead, where K is a multiple of 64 and at most
+    `max-tile-depth`: per 64 bytes of K, a tile of A's 16 rows (16 x 64
+    bytes, row stride K) and one of each panel's 16 quads of B (16 x 64
+    bytes, contiguous: B's layout is the tile's) into `tdpbusd` (16 x 16
+    int32 sums, 16384 products per instruction); the K steps are unrolled
+    (tiles are not loop-carried values), and each block's sums go through
+    a 16 x 16 int32 scratch to the output. Rows past the last block of 16
+    take the vector tiles.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", "4", "Rows (M) of a register tile">,
     Option<"panels", "panels", "int64_t", "4",
-           "Panels of 16 outputs of a register tile">
+           "Panels of 16 outputs of a register tile">,
+    Option<"matrixTiles", "matrix-tiles", "bool", "false",
+           "Blocks of 16 rows on AMX tiles (tdpbusd)">,
+    Option<"maxTileDepth", "max-tile-depth", "int64_t", "4096",
+           "The largest K taken on AMX tiles (its steps of 64 are "
+           "unrolled)">
   ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
-                           "mlir::LLVM::LLVMDialect"];
+                           "mlir::LLVM::LLVMDialect", "mlir::amx::AMXDialect"];
 }
 
 def ContractInt8ConvQuads

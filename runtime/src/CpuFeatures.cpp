@@ -10,6 +10,11 @@
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
+#if defined(__x86_64__) && defined(__linux__)
+#include <cerrno>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 using namespace kiln;
 using namespace kiln::cpu_features;
@@ -84,4 +89,23 @@ kiln::missingCpuFeatures(const std::vector<std::string> &needed) {
       missing.push_back(name);
   }
   return missing;
+}
+
+std::string kiln::enableTileState(const std::vector<std::string> &needed) {
+  bool tiles = false;
+  for (const std::string &name : needed)
+    tiles = tiles || name == "amx-tile";
+  if (!tiles)
+    return "";
+#if defined(__x86_64__) && defined(__linux__)
+  // arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): Linux 5.16 on.
+  constexpr int kRequestPermission = 0x1023, kTileData = 18;
+  if (syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0)
+    return "";
+  return std::string("Linux refused the AMX tile state "
+                     "(arch_prctl(ARCH_REQ_XCOMP_PERM): ") +
+         std::strerror(errno) + ")";
+#else
+  return "";
+#endif
 }

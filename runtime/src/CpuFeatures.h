@@ -14,6 +14,12 @@ namespace kiln {
 std::vector<std::string>
 missingCpuFeatures(const std::vector<std::string> &needed);
 
+/// Asks Linux for this process's AMX tile data state when `needed` holds
+/// "amx-tile" (the kernels may use AMX tiles: an instruction on them
+/// faults until the process asked, once). Empty on success or when not
+/// needed, else why the OS refused.
+std::string enableTileState(const std::vector<std::string> &needed);
+
 } // namespace kiln
 
 #endif // KILN_RUNTIME_CPUFEATURES_H

@@ -567,8 +567,15 @@ kiln_status Model::readCpu(const fb::Model &m) {
   if (isGpu())
     return KILN_OK;
   std::vector<std::string> missing = missingCpuFeatures(cpuFeatures_);
-  if (missing.empty())
-    return KILN_OK;
+  if (missing.empty()) {
+    std::string refused = enableTileState(cpuFeatures_);
+    if (refused.empty())
+      return KILN_OK;
+    return fail(KILN_ERROR_UNSUPPORTED_DEVICE,
+                "the artifact's kernels were compiled for CPU '" + cpu_ +
+                    "' with AMX tiles: " + refused +
+                    "; recompile with --int8-matrix-tiles=false");
+  }
   std::string names;
   for (const std::string &name : missing)
     names += (names.empty() ? "" : ", ") + name;

@@ -1035,6 +1035,26 @@ TEST(Model, RecordsItsCpuAndFeatures) {
   EXPECT_NE(std::string(kiln_version()).find("kiln "), std::string::npos);
 }
 
+TEST(Model, AsksForTheTileStateOfAmxKernels) {
+  // Kernels with AMX tiles: on a CPU with AMX the model opens and runs
+  // (the runtime asked Linux for the tile state, without which AMX
+  // instructions fault), elsewhere it is refused naming the feature.
+  ArtifactSpec spec;
+  spec.cpu = "sapphirerapids";
+  spec.cpuFeatures = {"amx-tile", "amx-int8"};
+  kiln_model *model = nullptr;
+  if (open(spec, &model) == KILN_OK) {
+    kiln_model_close(model);
+    Loaded l(spec);
+    ASSERT_NE(l.session, nullptr);
+    ASSERT_EQ(setX(l.session, iota(1)), KILN_OK);
+    EXPECT_EQ(kiln_session_run(l.session), KILN_OK) << lastError();
+    return;
+  }
+  expectOpenError(spec, KILN_ERROR_UNSUPPORTED_DEVICE,
+                  {"CPU 'sapphirerapids'", "lacks: amx-tile"});
+}
+
 /// The default model retargeted to CUDA with a stand-in PTX image.
 ArtifactSpec cudaSpec() {
   ArtifactSpec spec;

@@ -4,6 +4,7 @@
 
 #include "kiln/Dialect/KilnDialect.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -135,6 +136,9 @@ constexpr int64_t kMaxVectorStride = 4;
 /// products of bytes.
 constexpr int64_t kQuadLanes = 16;
 constexpr int64_t kQuadDepth = 4;
+/// Rows of an AMX tile, the blocks kiln-contract-int8-quads{matrix-tiles}
+/// computes (kiln-configure-cpu-kernels splits M in multiples of it).
+constexpr int64_t kAmxTileRows = 16;
 /// Panels of 16 outputs in one register tile of kiln-contract-int8-quads
 /// (its `panels` option): kiln-configure-cpu-kernels splits the panels
 /// into workgroups in multiples of it.

@@ -94,6 +94,8 @@ struct CompileOptions {
   /// cpu with AVX-512 VNNI: kiln-pack-int8-matmul-weights computes matmuls
   /// of uint8 activations by int8 weights as 4-way integer dot products.
   bool int8DotProducts = true;
+  /// cpu with AMX-INT8: those matmuls' blocks of 16 rows on AMX tiles.
+  bool int8MatrixTiles = true;
   /// Leave large float32 weights out of the artifact (benchmarks only).
   bool splatWeights = false;
 };

@@ -84,8 +84,9 @@ struct ConfigureCpuKernelsPass
                   : std::min<int64_t>(extent, size);
     };
     int64_t tileSize = 0;
+    int64_t quadBlockLoop = -1;
     SmallVector<std::pair<int64_t, int64_t>> splits =
-        splitsAroundQuads(root, domain);
+        splitsAroundQuads(root, domain, quadRows, quadBlockLoop);
     if (splits.empty())
       splits = splitsAroundRegisterTiles(root, domain, iterators);
     // The first split, in order of preference, whose even tiles make more
@@ -93,7 +94,13 @@ struct ConfigureCpuKernelsPass
     // 109 output rows ran as one workgroup; its 96 filters split in 12).
     for (auto [splitDim, granularity] : splits) {
       int64_t splitExtent = *getConstantIntValue(domain[splitDim].size);
-      int64_t size = tileSizeFor(splitExtent, granularity, /*even=*/true);
+      // AMX blocks of 16 rows: whole blocks per workgroup, the last one
+      // taking the rows left (its vector tiles), not equal tiles of fewer.
+      bool blocks = splitDim == quadBlockLoop && granularity > 1;
+      int64_t size =
+          blocks ? llvm::alignTo(tileSizeFor(splitExtent, granularity, false),
+                                 granularity)
+                 : tileSizeFor(splitExtent, granularity, /*even=*/true);
       if (size < splitExtent) {
         dim = splitDim;
         extent = splitExtent;
@@ -250,12 +257,15 @@ struct ConfigureCpuKernelsPass
   }
 
   /// For a kernel of int8 quads (isInt8QuadEinsum): its panels, in whole
-  /// register tiles of kQuadTilePanels, else its rows (M) in tiles of 4.
+  /// register tiles of kQuadTilePanels, else its rows (M) in multiples of
+  /// `quadRows` (a register tile's 4, or an AMX block's 16: then
+  /// `quadBlockLoop` is M's loop, whose last tile may be shorter).
   /// Every workgroup then reads A (activations, in cache) and its own
   /// panels of the weights, once; split along M, each would read all of
   /// them and run tiles of fewer rows than a register tile holds.
   static SmallVector<std::pair<int64_t, int64_t>>
-  splitsAroundQuads(TilingInterface root, ArrayRef<Range> domain) {
+  splitsAroundQuads(TilingInterface root, ArrayRef<Range> domain,
+                    int64_t quadRows, int64_t &quadBlockLoop) {
     auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
     if (!rootOp || rootOp.getNumDpsInits() != 1)
       return {};
@@ -280,10 +290,12 @@ struct ConfigureCpuKernelsPass
       return int64_t(
           cast<AffineDimExpr>(rootOut.getResult(result)).getPosition());
     };
+    if (quadRows == kAmxTileRows)
+      quadBlockLoop = rootLoop(rank - 3);
     SmallVector<std::pair<int64_t, int64_t>> splits;
     for (auto [result, granularity] :
          {std::pair<int64_t, int64_t>{rank - 2, kQuadTilePanels},
-          std::pair<int64_t, int64_t>{rank - 3, 4}}) {
+          std::pair<int64_t, int64_t>{rank - 3, quadRows}}) {
       int64_t loop = rootLoop(result);
       if (getConstantIntValue(domain[loop].size).value_or(1) > 1)
         splits.push_back({loop, granularity});

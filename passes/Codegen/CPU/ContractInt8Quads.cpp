@@ -21,6 +21,20 @@
 // Rows and panels left over get tiles of one row and one panel. The
 // extents may be dynamic (a workgroup's share of M or of the panels).
 //
+// On a CPU with AMX-INT8 (`matrix-tiles`), B's layout is also that of an
+// AMX tile: 16 quads of a panel are 16 rows of 64 bytes. Blocks of 16 rows
+// of A by two panels then take `tdpbusd` on tiles, 16 x 16 sums per
+// instruction:
+//
+//   for each block of 16 rows x 2 panels:
+//     c[v] = 0                                       (tile, 16 x 16 int32)
+//     for every 64 bytes of K (unrolled):
+//       a = A[m..m+15, k..k+63]                      (tile, row stride K)
+//       c[v] = tdpbusd(c[v], a, B[b + v, k/4..k/4+15])
+//     out[m + r, b + v] += sitofp(c[v][r])           (through a scratch)
+//
+// and the rows past the last whole block take the vector tiles.
+//
 //===----------------------------------------------------------------------===//
 #include "Int8QuadBody.h"
 
@@ -185,8 +199,13 @@ struct ContractInt8QuadsPass
   /// B as [N/16, Q, 64].
   struct Operands {
     Value a, b, out;
+    Value aRows;              ///< A as [..., M, K] for AMX tiles, or null
+    Value scratch;            ///< 16 x 16 int32 for a tile's sums, with aRows
     SmallVector<Value> batch; ///< the batch loops' induction variables
   };
+
+  /// The rows of an AMX block, and the bytes of K a tile step takes.
+  static constexpr int64_t kTileRows = kAmxTileRows, kTileBytes = 64;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -220,6 +239,23 @@ struct ContractInt8QuadsPass
         ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
     operands.out = match.out;
     int64_t rank = aType.getRank();
+    int64_t depth = aType.getDimSize(rank - 2) * kQuadDepth;
+    if (matrixTiles && depth % kTileBytes == 0 && depth <= maxTileDepth &&
+        hasContiguousInnerDims(match.a, 2)) {
+      SmallVector<ReassociationIndices> rowsOfK;
+      for (int64_t d = 0; d < rank - 2; ++d)
+        rowsOfK.push_back({d});
+      rowsOfK.push_back({rank - 2, rank - 1});
+      operands.aRows =
+          memref::CollapseShapeOp::create(builder, loc, operands.a, rowsOfK);
+      // One scratch per kernel, at its entry: an alloca in the loops would
+      // grow the stack every iteration.
+      OpBuilder entry = OpBuilder::atBlockBegin(
+          &match.op->getParentOfType<func::FuncOp>().getBody().front());
+      operands.scratch = memref::AllocaOp::create(
+          entry, loc,
+          MemRefType::get({kTileRows, kQuadLanes}, builder.getI32Type()));
+    }
     // One loop per batch dim around the tiles.
     std::function<void(OpBuilder &, int64_t)> nest = [&](OpBuilder &b,
                                                          int64_t d) {
@@ -247,6 +283,10 @@ struct ContractInt8QuadsPass
     int64_t rank = cast<MemRefType>(operands.out.getType()).getRank();
     Value mExtent = memref::DimOp::create(b, loc, operands.out, rank - 3);
     Value panelExtent = memref::DimOp::create(b, loc, operands.out, rank - 2);
+    if (operands.aRows) {
+      emitMatrixBlocks(b, loc, operands, mExtent, panelExtent);
+      return;
+    }
     forEachTile(b, loc, mExtent, rows,
                 [&](OpBuilder &rowBuilder, Value m, int64_t tileRows) {
                   forEachTile(rowBuilder, loc, panelExtent, panels,
@@ -256,6 +296,87 @@ struct ContractInt8QuadsPass
                                          tileRows, p, tilePanels);
                               });
                 });
+  }
+
+  /// Blocks of 16 rows on AMX tiles, two panels at a time (one for an odd
+  /// last panel), then each row left over on vector tiles.
+  void emitMatrixBlocks(OpBuilder &b, Location loc, const Operands &operands,
+                        Value mExtent, Value panelExtent) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value block = arith::ConstantIndexOp::create(b, loc, kTileRows);
+    Value whole = arith::SubIOp::create(
+        b, loc, mExtent, arith::RemUIOp::create(b, loc, mExtent, block));
+    scf::ForOp::create(
+        b, loc, zero, whole, block, ValueRange{},
+        [&](OpBuilder &rowBuilder, Location, Value m, ValueRange) {
+          forEachTile(rowBuilder, loc, panelExtent, 2,
+                      [&](OpBuilder &panelBuilder, Value p, int64_t count) {
+                        emitMatrixBlock(panelBuilder, loc, operands, m, p,
+                                        count);
+                      });
+          scf::YieldOp::create(rowBuilder, loc);
+        });
+    scf::ForOp::create(
+        b, loc, whole, mExtent, one, ValueRange{},
+        [&](OpBuilder &rowBuilder, Location, Value m, ValueRange) {
+          forEachTile(rowBuilder, loc, panelExtent, panels,
+                      [&](OpBuilder &panelBuilder, Value p, int64_t count) {
+                        emitTile(panelBuilder, loc, operands, m, 1, p, count);
+                      });
+          scf::YieldOp::create(rowBuilder, loc);
+        });
+  }
+
+  /// 16 rows from `m` by `count` panels from `p` on AMX tiles.
+  void emitMatrixBlock(OpBuilder &b, Location loc, const Operands &operands,
+                       Value m, Value p, int64_t count) {
+    auto index = [&](int64_t i) {
+      return arith::ConstantIndexOp::create(b, loc, i).getResult();
+    };
+    auto plus = [&](Value base, int64_t i) {
+      return i == 0 ? base
+                    : arith::AddIOp::create(b, loc, base, index(i)).getResult();
+    };
+    auto bytesTile = amx::TileType::get({kTileRows, kTileBytes}, b.getI8Type());
+    auto sumsTile = amx::TileType::get({kTileRows, kQuadLanes}, b.getI32Type());
+    int64_t depth =
+        cast<MemRefType>(operands.aRows.getType()).getShape().back();
+    SmallVector<Value> sums;
+    for (int64_t v = 0; v < count; ++v)
+      sums.push_back(amx::TileZeroOp::create(b, loc, sumsTile));
+    for (int64_t k = 0; k < depth; k += kTileBytes) {
+      SmallVector<Value> at(operands.batch);
+      at.append({m, index(k)});
+      Value rows =
+          amx::TileLoadOp::create(b, loc, bytesTile, operands.aRows, at);
+      for (int64_t v = 0; v < count; ++v) {
+        Value quads = amx::TileLoadOp::create(
+            b, loc, bytesTile, operands.b,
+            ValueRange{plus(p, v), index(k / kQuadDepth), index(0)});
+        sums[v] = amx::TileMulIOp::create(b, loc, sumsTile, rows, quads,
+                                          sums[v], /*isZextLhs=*/true,
+                                          /*isZextRhs=*/false);
+      }
+    }
+    auto accType = VectorType::get({kQuadLanes}, b.getI32Type());
+    auto floatsType = VectorType::get(
+        {kQuadLanes}, getElementTypeOrSelf(operands.out.getType()));
+    for (int64_t v = 0; v < count; ++v) {
+      amx::TileStoreOp::create(b, loc, operands.scratch,
+                               ValueRange{index(0), index(0)}, sums[v]);
+      for (int64_t r = 0; r < kTileRows; ++r) {
+        Value lane = vector::LoadOp::create(b, loc, accType, operands.scratch,
+                                            ValueRange{index(r), index(0)});
+        SmallVector<Value> at(operands.batch);
+        at.append({plus(m, r), plus(p, v), index(0)});
+        Value old =
+            vector::LoadOp::create(b, loc, floatsType, operands.out, at);
+        Value total = arith::AddFOp::create(
+            b, loc, old, arith::SIToFPOp::create(b, loc, floatsType, lane));
+        vector::StoreOp::create(b, loc, total, operands.out, at);
+      }
+    }
   }
 
   /// One tile: `tileRows` rows from `m` by `tilePanels` panels from `p`.
