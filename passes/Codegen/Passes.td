@@ -371,7 +371,7 @@ def ContractInt8Quads
            "Panels of 16 outputs of a register tile">,
     Option<"matrixTiles", "matrix-tiles", "bool", "false",
            "Blocks of 16 rows on AMX tiles (tdpbusd)">,
-    Option<"maxTileDepth", "max-tile-depth", "int64_t", "4096",
+    Option<"maxTileDepth", "max-tile-depth", "int64_t", "8192",
            "The largest K taken on AMX tiles (its steps of 64 are "
            "unrolled)">
   ];
