@@ -7,6 +7,17 @@
 
 using namespace mlir;
 
+Value kiln::floatConstant(OpBuilder &builder, Location loc,
+                          ArrayRef<double> values, ArrayRef<int64_t> shape,
+                          Type type) {
+  SmallVector<Attribute> elements;
+  for (double v : values)
+    elements.push_back(builder.getFloatAttr(type, v));
+  return ConstantOp::create(
+      builder, loc,
+      DenseElementsAttr::get(RankedTensorType::get(shape, type), elements));
+}
+
 std::optional<float> kiln::scalarConstant(Value value) {
   auto constant = value.getDefiningOp<ConstantOp>();
   auto dense =

@@ -9,6 +9,7 @@
 #ifndef KILN_PASSES_FUSION_INT8WEIGHTS_H
 #define KILN_PASSES_FUSION_INT8WEIGHTS_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 
@@ -16,6 +17,15 @@
 #include <vector>
 
 namespace kiln {
+
+/// Integers from 0 up to it are exact in float32: an int8 packing pass
+/// sums in float64 where a partial sum may reach it.
+constexpr double kExactFloat32 = 16777216.0;
+
+/// `values` as a kiln.constant of `shape` and float `type`.
+mlir::Value floatConstant(mlir::OpBuilder &builder, mlir::Location loc,
+                          llvm::ArrayRef<double> values,
+                          llvm::ArrayRef<int64_t> shape, mlir::Type type);
 
 /// The value of a float32 constant that holds one, of any shape (or of a
 /// float64 one that float32 holds exactly).

@@ -58,8 +58,6 @@ namespace {
 constexpr int64_t kMaxTaps = 65536;
 /// The largest stride taken: a stride-s convolution reads s phases.
 constexpr int64_t kMaxStride = 4;
-/// Integers from 0 up to it are exact in float32.
-constexpr double kExactFloat32 = 16777216.0;
 
 /// A 2-D convolution of uint8 activations minus a zero point, scaled or
 /// not, by constant weights.
@@ -723,13 +721,8 @@ struct PackInt8ConvWeightsPass
   /// One value per filter, as [F, 1, 1] of `type` to broadcast over NCHW.
   static Value perFilter(OpBuilder &builder, Location loc,
                          ArrayRef<double> values, FloatType type) {
-    auto tensorType =
-        RankedTensorType::get({int64_t(values.size()), 1, 1}, type);
-    SmallVector<Attribute> elements;
-    for (double v : values)
-      elements.push_back(builder.getFloatAttr(type, v));
-    return ConstantOp::create(builder, loc,
-                              DenseElementsAttr::get(tensorType, elements));
+    return floatConstant(builder, loc, values, {int64_t(values.size()), 1, 1},
+                         type);
   }
 
   /// The convolution of Xq by Wq, its sums corrected for the weights'

@@ -35,8 +35,6 @@ namespace {
 
 /// The longest K whose sums of uint8 x int8 products int32 holds.
 constexpr int64_t kMaxK = 65536;
-/// Integers from 0 up to it are exact in float32.
-constexpr double kExactFloat32 = 16777216.0;
 
 /// A matmul of uint8 values (minus a zero point) by integer weights.
 struct Int8MatMul {
@@ -301,12 +299,7 @@ struct PackInt8MatMulWeightsPass
   /// `values` as a constant [N] of `type`.
   static Value columnConstant(OpBuilder &builder, Location loc,
                               ArrayRef<double> values, Type type) {
-    auto tensorType = RankedTensorType::get({int64_t(values.size())}, type);
-    SmallVector<Attribute> elements;
-    for (double v : values)
-      elements.push_back(builder.getFloatAttr(type, v));
-    return ConstantOp::create(builder, loc,
-                              DenseElementsAttr::get(tensorType, elements));
+    return floatConstant(builder, loc, values, {int64_t(values.size())}, type);
   }
 
   void rewrite(const Int8MatMul &match, const Packed &packed) {
