@@ -276,8 +276,10 @@ struct CodegenFlags {
   cl::opt<bool> int8MatrixTiles{
       "int8-matrix-tiles",
       cl::desc("cpu with AMX-INT8: compute those matmuls' blocks of 16 rows "
-               "on AMX tiles, tdpbusd (kiln-contract-int8-quads{matrix-"
-               "tiles}); the runtime asks Linux for the tile state"),
+               "and 1x1 convolutions' blocks of 16 filters on AMX tiles "
+               "(kiln-contract-int8-quads{matrix-tiles}, kiln-contract-"
+               "int8-conv-quads{matrix-tiles}); the runtime asks Linux for "
+               "the tile state"),
       cl::init(true), cl::cat(codegenFlagCategory())};
   cl::opt<bool> splatWeights{
       "splat-weights",

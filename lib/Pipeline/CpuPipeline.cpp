@@ -75,7 +75,9 @@ void kiln::addCpuKernelPasses(OpPassManager &kernels,
     ContractInt8QuadsOptions quads;
     quads.matrixTiles = strategies.int8MatrixTiles;
     kernels.addNestedPass<func::FuncOp>(createContractInt8Quads(quads));
-    kernels.addNestedPass<func::FuncOp>(createContractInt8ConvQuads());
+    ContractInt8ConvQuadsOptions convQuads;
+    convQuads.matrixTiles = strategies.int8MatrixTiles;
+    kernels.addNestedPass<func::FuncOp>(createContractInt8ConvQuads(convQuads));
   }
   kernels.addNestedPass<func::FuncOp>(createForallToForLoopPass());
   kernels.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -398,15 +398,32 @@ def ContractInt8ConvQuads
     masked loads and stores. The sums are converted to the output's type
     (float32, or float64 for integer sums that may pass 2^24) and added
     to the output once.
+
+    With `matrix-tiles` (a CPU with AMX-INT8), a 1x1 convolution whose
+    outputs form one row (C a multiple of 64, at most `max-tile-depth`)
+    takes AMX tiles in blocks of 16 filters by two panels: per 64 bytes
+    of C, a tile of 16 filters' weights (16 x 64 bytes, row stride C)
+    and, per panel, one of X's 16 quads of channels of 16 outputs (16 x
+    64 bytes, row stride X's between quads) into `tdpbsud` (signed
+    weights by unsigned activations, 16 x 16 int32 sums); the steps are
+    unrolled, and each block's sums go through a 16 x 16 int32 scratch
+    to the epilogue. Outputs past the last whole panel, and filters past
+    the last block, take the vector tiles.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", "4", "Filters of a register tile">,
     Option<"panels", "panels", "int64_t", "4",
-           "Panels of 16 outputs of a register tile">
+           "Panels of 16 outputs of a register tile">,
+    Option<"matrixTiles", "matrix-tiles", "bool", "false",
+           "1x1 convolutions in blocks of 16 filters on AMX tiles "
+           "(tdpbsud)">,
+    Option<"maxTileDepth", "max-tile-depth", "int64_t", "8192",
+           "The largest C taken on AMX tiles (its steps of 64 are "
+           "unrolled)">
   ];
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::scf::SCFDialect",
                            "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
-                           "mlir::LLVM::LLVMDialect"];
+                           "mlir::LLVM::LLVMDialect", "mlir::amx::AMXDialect"];
 }
 
 def ContractWithVectorRegisters

@@ -156,6 +156,12 @@ bool isInt8QuadEinsum(mlir::linalg::LinalgOp op);
 bool isInt8QuadConv(mlir::linalg::LinalgOp op, int64_t *filters = nullptr,
                     int64_t *vector = nullptr);
 
+/// For an isInt8QuadConv over a 1x1 window (every reduction loop but the
+/// quads of channels and the 4 bytes of a quad has one iteration): the
+/// bytes of its channels, C, which kiln-contract-int8-conv-quads{matrix-
+/// tiles} takes on AMX tiles in steps of 64. Else 0.
+int64_t int8PointwiseConvDepth(mlir::linalg::LinalgOp op);
+
 struct VectorContractionLoops {
   int64_t vector = -1, rows = -1, vectorStride = 1;
   /// A parallel loop only the vector input and the output use (a

@@ -8,6 +8,8 @@
 
 #include "mlir/Interfaces/TilingInterface.h"
 
+#include <numeric>
+
 namespace kiln {
 #define GEN_PASS_DEF_CONFIGURECPUKERNELS
 #include "kiln/Passes/CodegenPasses.h.inc"
@@ -32,6 +34,28 @@ int64_t kernelWork(func::FuncOp func) {
   });
   return total;
 }
+
+/// A root loop to split into workgroups, the multiple its tiles should
+/// be, and how strictly.
+struct Split {
+  enum class Tiles {
+    /// Equal tiles, multiples of the granularity where such divide the
+    /// loop, else of fewer (evenTileSize).
+    Even,
+    /// Whole multiples, the last tile taking the rest (AMX blocks of an
+    /// einsum's rows, the rest on vector tiles).
+    WholeBlocks,
+    /// Equal tiles that are whole multiples, else no split (a 1x1
+    /// convolution's rows on AMX tiles, whose blocks need static extents).
+    EvenMultiples,
+  };
+  int64_t loop, granularity;
+  Tiles tiles = Tiles::Even;
+  bool operator==(const Split &other) const {
+    return loop == other.loop && granularity == other.granularity &&
+           tiles == other.tiles;
+  }
+};
 
 struct ConfigureCpuKernelsPass
     : public kiln::impl::ConfigureCpuKernelsBase<ConfigureCpuKernelsPass> {
@@ -84,25 +108,27 @@ struct ConfigureCpuKernelsPass
                   : std::min<int64_t>(extent, size);
     };
     int64_t tileSize = 0;
-    int64_t quadBlockLoop = -1;
-    SmallVector<std::pair<int64_t, int64_t>> splits =
-        splitsAroundQuads(root, domain, quadRows, quadBlockLoop);
+    SmallVector<Split> splits = splitsAroundQuads(root, domain, quadRows);
     if (splits.empty())
-      splits = splitsAroundRegisterTiles(root, domain, iterators);
+      for (auto [loop, granularity] :
+           splitsAroundRegisterTiles(root, domain, iterators))
+        splits.push_back({loop, granularity});
     // The first split, in order of preference, whose even tiles make more
     // than one workgroup: a prime extent has no even tiles (SqueezeNet's
     // 109 output rows ran as one workgroup; its 96 filters split in 12).
-    for (auto [splitDim, granularity] : splits) {
-      int64_t splitExtent = *getConstantIntValue(domain[splitDim].size);
-      // AMX blocks of 16 rows: whole blocks per workgroup, the last one
-      // taking the rows left (its vector tiles), not equal tiles of fewer.
-      bool blocks = splitDim == quadBlockLoop && granularity > 1;
+    for (const Split &split : splits) {
+      int64_t splitExtent = *getConstantIntValue(domain[split.loop].size);
       int64_t size =
-          blocks ? llvm::alignTo(tileSizeFor(splitExtent, granularity, false),
-                                 granularity)
-                 : tileSizeFor(splitExtent, granularity, /*even=*/true);
+          split.tiles == Split::Tiles::WholeBlocks
+              ? llvm::alignTo(tileSizeFor(splitExtent, split.granularity,
+                                          /*even=*/false),
+                              split.granularity)
+              : tileSizeFor(splitExtent, split.granularity, /*even=*/true);
+      if (split.tiles == Split::Tiles::EvenMultiples &&
+          size % split.granularity != 0)
+        continue;
       if (size < splitExtent) {
-        dim = splitDim;
+        dim = split.loop;
         extent = splitExtent;
         tileSize = size;
         break;
@@ -258,14 +284,14 @@ struct ConfigureCpuKernelsPass
 
   /// For a kernel of int8 quads (isInt8QuadEinsum): its panels, in whole
   /// register tiles of kQuadTilePanels, else its rows (M) in multiples of
-  /// `quadRows` (a register tile's 4, or an AMX block's 16: then
-  /// `quadBlockLoop` is M's loop, whose last tile may be shorter).
+  /// `quadRows` (a register tile's 4, or an AMX block's 16: whole blocks,
+  /// the last tile shorter).
   /// Every workgroup then reads A (activations, in cache) and its own
   /// panels of the weights, once; split along M, each would read all of
   /// them and run tiles of fewer rows than a register tile holds.
-  static SmallVector<std::pair<int64_t, int64_t>>
-  splitsAroundQuads(TilingInterface root, ArrayRef<Range> domain,
-                    int64_t quadRows, int64_t &quadBlockLoop) {
+  static SmallVector<Split> splitsAroundQuads(TilingInterface root,
+                                              ArrayRef<Range> domain,
+                                              int64_t quadRows) {
     auto rootOp = dyn_cast<linalg::LinalgOp>(root.getOperation());
     if (!rootOp || rootOp.getNumDpsInits() != 1)
       return {};
@@ -280,7 +306,8 @@ struct ConfigureCpuKernelsPass
     AffineMap rootOut =
         rootOp.getMatchingIndexingMap(rootOp.getDpsInitOperand(0));
     if (!einsum && conv)
-      return splitsAroundQuadConv(rootOut, conv, filters, vector, domain);
+      return splitsAroundQuadConv(rootOut, conv, filters, vector, domain,
+                                  quadRows);
     if (!einsum || !rootOut.isProjectedPermutation() ||
         rootOut.getNumResults() !=
             cast<ShapedType>(einsum.getDpsInits()[0].getType()).getRank())
@@ -290,16 +317,14 @@ struct ConfigureCpuKernelsPass
       return int64_t(
           cast<AffineDimExpr>(rootOut.getResult(result)).getPosition());
     };
+    Split byPanels{rootLoop(rank - 2), kQuadTilePanels};
+    Split byRows{rootLoop(rank - 3), quadRows};
     if (quadRows == kAmxTileRows)
-      quadBlockLoop = rootLoop(rank - 3);
-    SmallVector<std::pair<int64_t, int64_t>> splits;
-    for (auto [result, granularity] :
-         {std::pair<int64_t, int64_t>{rank - 2, kQuadTilePanels},
-          std::pair<int64_t, int64_t>{rank - 3, quadRows}}) {
-      int64_t loop = rootLoop(result);
-      if (getConstantIntValue(domain[loop].size).value_or(1) > 1)
-        splits.push_back({loop, granularity});
-    }
+      byRows.tiles = Split::Tiles::WholeBlocks;
+    SmallVector<Split> splits;
+    for (const Split &split : {byPanels, byRows})
+      if (getConstantIntValue(domain[split.loop].size).value_or(1) > 1)
+        splits.push_back(split);
     return splits;
   }
 
@@ -308,10 +333,13 @@ struct ConfigureCpuKernelsPass
   /// (each workgroup reads its own filters' weights once: ResNet-50's 7x7
   /// layers, 2.4 MB of weights for 25 KB of pixels), else its output rows,
   /// else its row's outputs in whole register tiles; the others follow.
-  static SmallVector<std::pair<int64_t, int64_t>>
+  /// A 1x1 convolution on AMX tiles (`quadRows` 16) splits its filters in
+  /// whole blocks of 16, and its rows so that each workgroup's outputs
+  /// are whole pairs of panels (4 rows of 56), equal tiles of both.
+  static SmallVector<Split>
   splitsAroundQuadConv(AffineMap rootOut, linalg::LinalgOp conv,
-                       int64_t filters, int64_t vector,
-                       ArrayRef<Range> domain) {
+                       int64_t filters, int64_t vector, ArrayRef<Range> domain,
+                       int64_t quadRows) {
     AffineMap convOut = conv.getMatchingIndexingMap(conv.getDpsInitOperand(0));
     if (!rootOut.isProjectedPermutation() ||
         rootOut.getNumResults() != convOut.getNumResults())
@@ -325,17 +353,23 @@ struct ConfigureCpuKernelsPass
     };
     int64_t rowsLoop =
         cast<AffineDimExpr>(rootOut.getResult(rank - 2)).getPosition();
-    std::pair<int64_t, int64_t> byFilters{rootLoop(filters), 4};
-    std::pair<int64_t, int64_t> byRows{rowsLoop, 1};
-    std::pair<int64_t, int64_t> byOutputs{rootLoop(vector),
-                                          kQuadLanes * kQuadTilePanels};
-    SmallVector<std::pair<int64_t, int64_t>> order = {byRows, byOutputs,
-                                                      byFilters};
+    Split byFilters{rootLoop(filters), 4};
+    Split byRows{rowsLoop, 1};
+    Split byOutputs{rootLoop(vector), kQuadLanes * kQuadTilePanels};
+    std::optional<int64_t> rowLength =
+        getConstantIntValue(domain[rootLoop(vector)].size);
+    if (quadRows == kAmxTileRows && int8PointwiseConvDepth(conv) > 0 &&
+        rowLength) {
+      byFilters = {byFilters.loop, kAmxTileRows, Split::Tiles::EvenMultiples};
+      byRows = {rowsLoop, 2 * kQuadLanes / std::gcd(*rowLength, 2 * kQuadLanes),
+                Split::Tiles::EvenMultiples};
+    }
+    SmallVector<Split> order = {byRows, byOutputs, byFilters};
     if (operandBytes(conv, 1) > operandBytes(conv, 0))
       order = {byFilters, byRows, byOutputs};
-    SmallVector<std::pair<int64_t, int64_t>> splits;
-    for (auto split : order)
-      if (getConstantIntValue(domain[split.first].size).value_or(1) > 1 &&
+    SmallVector<Split> splits;
+    for (const Split &split : order)
+      if (getConstantIntValue(domain[split.loop].size).value_or(1) > 1 &&
           !llvm::is_contained(splits, split))
         splits.push_back(split);
     return splits;

@@ -25,6 +25,21 @@
 // filter; a row's last panel under 16 outputs is loaded and stored under
 // a mask.
 //
+// On a CPU with AMX-INT8 (`matrix-tiles`), a 1x1 convolution whose output
+// rows are one row is a matrix product: W [F, C] by X's quads, 16 rows
+// of 64 bytes (16 outputs' 4 channels) per 16 quads of channels, which
+// is an AMX tile's layout for the right operand. Blocks of 16 filters by
+// two panels take `tdpbsud` (signed weights, unsigned bytes):
+//
+//   for each block of 16 filters x 2 panels:
+//     c[p] = 0                                       (tile, 16 x 16 int32)
+//     for every 64 bytes of C (unrolled):
+//       w = W[f..f+15, c..c+63]                      (tile, row stride C)
+//       c[p] = tdpbsud(c[p], w, Xq[c/4..c/4+15, x + 16p ...])
+//     each filter's 16 sums, through a scratch, to the epilogue
+//
+// and the outputs and filters left over take the vector tiles.
+//
 //===----------------------------------------------------------------------===//
 #include "Int8QuadBody.h"
 
@@ -132,7 +147,34 @@ std::optional<QuadConvLoops> matchQuadConvLoops(linalg::GenericOp op) {
   return loops;
 }
 
+/// The loop over quads of channels of a convolution over a 1x1 window:
+/// the one reduction loop besides k with more than one iteration, when k
+/// runs over one quad and the others have one iteration; else -1.
+int64_t channelQuadLoop(linalg::GenericOp op, const QuadConvLoops &loops) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges[loops.quad] != kQuadDepth)
+    return -1;
+  int64_t channelQuads = -1;
+  for (int64_t d : loops.reductions) {
+    if (ranges[d] == 1)
+      continue;
+    if (channelQuads >= 0 || ShapedType::isDynamic(ranges[d]))
+      return -1;
+    channelQuads = d;
+  }
+  return channelQuads;
+}
+
 } // namespace
+
+int64_t kiln::int8PointwiseConvDepth(linalg::LinalgOp linalgOp) {
+  auto op = dyn_cast<linalg::GenericOp>(linalgOp.getOperation());
+  std::optional<QuadConvLoops> loops =
+      op ? matchQuadConvLoops(op) : std::nullopt;
+  int64_t channelQuads = loops ? channelQuadLoop(op, *loops) : -1;
+  return channelQuads < 0 ? 0
+                          : op.getStaticLoopRanges()[channelQuads] * kQuadDepth;
+}
 
 bool kiln::isInt8QuadConv(linalg::LinalgOp linalgOp, int64_t *filters,
                           int64_t *vector) {
@@ -287,7 +329,16 @@ struct ContractInt8ConvQuadsPass
     std::optional<int64_t> vectorExtent; ///< when static
     bool zeroFilled = false;             ///< the output held zeros
     std::optional<Epilogue> epilogue;
+    /// A 1x1 convolution on AMX tiles: W as [F, C] (16 filters' rows of
+    /// a tile), the reduction loop over X's rows of quads, and a 16 x 16
+    /// int32 scratch for a block's sums; else null.
+    Value filterRows, scratch;
+    int64_t channelQuads = -1;
   };
+
+  /// The rows of an AMX block (filters), and the bytes of C a tile step
+  /// takes.
+  static constexpr int64_t kTileRows = kAmxTileRows, kTileBytes = 64;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -380,6 +431,8 @@ struct ContractInt8ConvQuadsPass
       if (rowPanels < panels)
         conv.rowsPerTile = panels / rowPanels;
     }
+    if (matrixTiles)
+      prepareMatrixTiles(b, loc, conv);
     emitOuterLoops(b, loc, conv, 0, 1);
   }
 
@@ -493,6 +546,10 @@ struct ContractInt8ConvQuadsPass
 
   /// Tiles of filters by panels.
   void emitTiles(OpBuilder &b, Location loc, Conv &conv, int64_t blockRows) {
+    if (conv.filterRows) {
+      emitMatrixBlocks(b, loc, conv);
+      return;
+    }
     forEachTile(b, loc, conv.extent[conv.loops.filters], rows,
                 [&](OpBuilder &inner, Value f, int64_t tileRows) {
                   if (conv.vectorExtent)
@@ -512,16 +569,8 @@ struct ContractInt8ConvQuadsPass
   void emitStaticPanels(OpBuilder &b, Location loc, Conv &conv, Value f,
                         int64_t tileRows, int64_t blockRows) {
     int64_t whole = *conv.vectorExtent / kQuadLanes;
-    int64_t tail = *conv.vectorExtent % kQuadLanes;
-    // The panels of one row from panel `first` on.
     auto rowPanels = [&](Value block, int64_t first) {
-      SmallVector<Panel> row;
-      for (int64_t p = first; p < whole; ++p)
-        row.push_back({block, index(b, loc, p * kQuadLanes), Value()});
-      if (tail)
-        row.push_back(
-            {block, index(b, loc, whole * kQuadLanes), index(b, loc, tail)});
-      return row;
+      return panelsFrom(b, loc, conv, block, first);
     };
     if (conv.rowsPerTile > 1) {
       SmallVector<Panel> tile;
@@ -541,6 +590,22 @@ struct ContractInt8ConvQuadsPass
     SmallVector<Panel> rest = rowPanels(Value(), tiles * panels);
     if (!rest.empty())
       emitTile(b, loc, conv, f, tileRows, rest);
+  }
+
+  /// The panels of a row of known length from panel `first` on, the last
+  /// under a mask when the row ends within it.
+  static SmallVector<Panel> panelsFrom(OpBuilder &b, Location loc,
+                                       const Conv &conv, Value block,
+                                       int64_t first) {
+    int64_t whole = *conv.vectorExtent / kQuadLanes;
+    int64_t tail = *conv.vectorExtent % kQuadLanes;
+    SmallVector<Panel> row;
+    for (int64_t p = first; p < whole; ++p)
+      row.push_back({block, index(b, loc, p * kQuadLanes), Value()});
+    if (tail)
+      row.push_back(
+          {block, index(b, loc, whole * kQuadLanes), index(b, loc, tail)});
+    return row;
   }
 
   /// Tiles of `panels` whole panels over [0, end) of the row.
@@ -589,6 +654,138 @@ struct ContractInt8ConvQuadsPass
     });
   }
 
+  /// A 1x1 convolution whose outputs are one row (flattenRows) maps onto
+  /// AMX tiles: 16 filters' weights over 64 bytes of C are a tile of W's
+  /// rows (row stride C), and 16 quads of channels of 16 outputs are a
+  /// tile of X's rows of quads (row stride X's between quads), 64
+  /// contiguous bytes each. Sets the views when it does.
+  void prepareMatrixTiles(OpBuilder &b, Location loc, Conv &conv) {
+    const QuadConvLoops &loops = conv.loops;
+    int64_t channelQuads = channelQuadLoop(conv.op, loops);
+    if (conv.block >= 0 || !conv.vectorExtent || channelQuads < 0)
+      return;
+    MLIRContext *ctx = b.getContext();
+    int64_t depth = conv.op.getStaticLoopRanges()[channelQuads] * kQuadDepth;
+    int64_t xRank = conv.xMap.getNumResults();
+    auto wType = cast<MemRefType>(conv.w.getType());
+    int64_t wRank = wType.getRank();
+    if (depth == 0 || depth % kTileBytes != 0 || depth > maxTileDepth ||
+        xRank < 2 ||
+        conv.xMap.getResult(xRank - 2) != getAffineDimExpr(channelQuads, ctx) ||
+        wRank < 3 ||
+        conv.wMap.getResult(0) != getAffineDimExpr(loops.filters, ctx) ||
+        conv.wMap.getResult(1) != getAffineDimExpr(channelQuads, ctx) ||
+        !hasContiguousInnerDims(conv.w, wRank - 1))
+      return;
+    for (int64_t d = 2; d + 1 < wRank; ++d)
+      if (wType.getDimSize(d) != 1)
+        return;
+    ReassociationIndices channels;
+    for (int64_t d = 1; d < wRank; ++d)
+      channels.push_back(d);
+    conv.filterRows = memref::CollapseShapeOp::create(
+        b, loc, conv.w, ArrayRef<ReassociationIndices>{{0}, channels});
+    conv.channelQuads = channelQuads;
+    // One scratch per kernel, at its entry: an alloca in the loops would
+    // grow the stack every iteration.
+    OpBuilder entry = OpBuilder::atBlockBegin(
+        &conv.op->getParentOfType<func::FuncOp>().getBody().front());
+    conv.scratch = memref::AllocaOp::create(
+        entry, loc, MemRefType::get({kTileRows, kQuadLanes}, b.getI32Type()));
+  }
+
+  /// Blocks of 16 filters by two panels (one for an odd last panel) on
+  /// AMX tiles; the outputs past the last whole panel, and filters past
+  /// the last block, on vector tiles.
+  void emitMatrixBlocks(OpBuilder &b, Location loc, Conv &conv) {
+    Value filters = conv.extent[conv.loops.filters];
+    Value block = index(b, loc, kTileRows);
+    Value whole = arith::SubIOp::create(
+        b, loc, filters, arith::RemUIOp::create(b, loc, filters, block));
+    int64_t panelCount = *conv.vectorExtent / kQuadLanes;
+    scf::ForOp::create(
+        b, loc, index(b, loc, 0), whole, block, ValueRange{},
+        [&](OpBuilder &in, Location, Value f, ValueRange) {
+          if (panelCount / 2)
+            scf::ForOp::create(
+                in, loc, index(in, loc, 0),
+                index(in, loc, panelCount / 2 * 2 * kQuadLanes),
+                index(in, loc, 2 * kQuadLanes), ValueRange{},
+                [&](OpBuilder &pairs, Location, Value v, ValueRange) {
+                  emitMatrixBlock(pairs, loc, conv, f, v, 2);
+                  scf::YieldOp::create(pairs, loc);
+                });
+          if (panelCount % 2)
+            emitMatrixBlock(in, loc, conv, f,
+                            index(in, loc, (panelCount - 1) * kQuadLanes), 1);
+          SmallVector<Panel> rest =
+              panelsFrom(in, loc, conv, Value(), panelCount);
+          if (!rest.empty())
+            forEachTile(in, loc, block, rows,
+                        [&](OpBuilder &tiles, Value r, int64_t tileRows) {
+                          emitTile(tiles, loc, conv,
+                                   arith::AddIOp::create(tiles, loc, f, r),
+                                   tileRows, rest);
+                        });
+          scf::YieldOp::create(in, loc);
+        });
+    forEachTile(b, loc, arith::SubIOp::create(b, loc, filters, whole), rows,
+                [&](OpBuilder &in, Value r, int64_t tileRows) {
+                  emitStaticPanels(in, loc, conv,
+                                   arith::AddIOp::create(in, loc, whole, r),
+                                   tileRows, 1);
+                });
+  }
+
+  /// 16 filters from `f` by `count` panels from output `v` on AMX tiles:
+  /// per 64 bytes of C, `tdpbsud` of W's rows (signed) by X's quads
+  /// (unsigned); then each filter's 16 sums from the scratch.
+  void emitMatrixBlock(OpBuilder &b, Location loc, Conv &conv, Value f, Value v,
+                       int64_t count) {
+    const QuadConvLoops &loops = conv.loops;
+    auto bytesTile = amx::TileType::get({kTileRows, kTileBytes}, b.getI8Type());
+    auto sumsTile = amx::TileType::get({kTileRows, kQuadLanes}, b.getI32Type());
+    auto accType = VectorType::get({kQuadLanes}, b.getI32Type());
+    auto plus = [&](Value base, int64_t i) {
+      return i == 0 ? base
+                    : arith::AddIOp::create(b, loc, base, index(b, loc, i))
+                          .getResult();
+    };
+    int64_t depth = cast<MemRefType>(conv.filterRows.getType()).getDimSize(1);
+    SmallVector<Value> sums;
+    for (int64_t p = 0; p < count; ++p)
+      sums.push_back(amx::TileZeroOp::create(b, loc, sumsTile));
+    SmallVector<Value> dims(conv.dims);
+    dims[loops.quad] = index(b, loc, 0);
+    for (int64_t k = 0; k < depth; k += kTileBytes) {
+      Value weights = amx::TileLoadOp::create(
+          b, loc, bytesTile, conv.filterRows, ValueRange{f, index(b, loc, k)});
+      dims[conv.channelQuads] = index(b, loc, k / kQuadDepth);
+      for (int64_t p = 0; p < count; ++p) {
+        dims[loops.vector] = plus(v, p * kQuadLanes);
+        Value quads = amx::TileLoadOp::create(
+            b, loc, bytesTile, conv.x, indicesOf(b, loc, conv.xMap, dims));
+        sums[p] = amx::TileMulIOp::create(b, loc, sumsTile, weights, quads,
+                                          sums[p], /*isZextLhs=*/false,
+                                          /*isZextRhs=*/true);
+      }
+    }
+    dims = conv.dims;
+    for (int64_t p = 0; p < count; ++p) {
+      amx::TileStoreOp::create(b, loc, conv.scratch,
+                               ValueRange{index(b, loc, 0), index(b, loc, 0)},
+                               sums[p]);
+      dims[loops.vector] = plus(v, p * kQuadLanes);
+      for (int64_t r = 0; r < kTileRows; ++r) {
+        Value lane = vector::LoadOp::create(
+            b, loc, accType, conv.scratch,
+            ValueRange{index(b, loc, r), index(b, loc, 0)});
+        dims[loops.filters] = plus(f, r);
+        storeSums(b, loc, conv, dims, lane, Value());
+      }
+    }
+  }
+
   /// One tile: `tileRows` filters from `f` by `tilePanels`.
   void emitTile(OpBuilder &b, Location loc, Conv &conv, Value f,
                 int64_t tileRows, ArrayRef<Panel> tilePanels) {
@@ -597,8 +794,6 @@ struct ContractInt8ConvQuadsPass
     auto bytesType = VectorType::get({kQuadLanes * kQuadDepth}, b.getI8Type());
     auto quadType = VectorType::get({kQuadDepth}, b.getI8Type());
     auto wordType = VectorType::get({1}, b.getI32Type());
-    Type sumType = getElementTypeOrSelf(conv.out.getType());
-    auto floatsType = VectorType::get({kQuadLanes}, sumType);
     auto plus = [&](OpBuilder &at, Value base, int64_t i) {
       return i == 0 ? base
                     : arith::AddIOp::create(at, loc, base, index(at, loc, i))
@@ -673,42 +868,50 @@ struct ContractInt8ConvQuadsPass
       return next;
     };
     SmallVector<Value> sums = emitReductions(b, loc, conv, 0, init, step);
-    Value zeroFloats = arith::ConstantOp::create(
-        b, loc, floatsType,
-        DenseElementsAttr::get(floatsType, b.getFloatAttr(sumType, 0)));
     SmallVector<Value> dims(conv.dims);
     for (int64_t r = 0; r < tileRows; ++r) {
       dims[loops.filters] = plus(b, f, r);
       for (auto [p, panel] : llvm::enumerate(tilePanels)) {
         panelDims(dims, panel);
-        SmallVector<Value> at = indicesOf(b, loc, conv.outMap, dims);
-        Value total =
-            arith::SIToFPOp::create(b, loc, floatsType, sums[r * count + p]);
-        Value mask = laneMasks[p];
-        if (conv.epilogue) {
-          Value result = applyEpilogue(b, loc, *conv.epilogue, total, at, mask);
-          if (mask)
-            vector::MaskedStoreOp::create(b, loc, conv.epilogue->output, at,
-                                          mask, result);
-          else
-            vector::StoreOp::create(b, loc, result, conv.epilogue->output, at);
-          continue;
-        }
-        if (!conv.zeroFilled) {
-          Value old =
-              mask ? vector::MaskedLoadOp::create(b, loc, floatsType, conv.out,
-                                                  at, mask, zeroFloats)
-                         .getResult()
-                   : vector::LoadOp::create(b, loc, floatsType, conv.out, at)
-                         .getResult();
-          total = arith::AddFOp::create(b, loc, old, total);
-        }
-        if (mask)
-          vector::MaskedStoreOp::create(b, loc, conv.out, at, mask, total);
-        else
-          vector::StoreOp::create(b, loc, total, conv.out, at);
+        storeSums(b, loc, conv, dims, sums[r * count + p], laneMasks[p]);
       }
     }
+  }
+
+  /// 16 int32 sums of the outputs at `dims` (the first lanes under `mask`
+  /// when it is set) as the output's type, through the epilogue, or added
+  /// to the output.
+  static void storeSums(OpBuilder &b, Location loc, Conv &conv,
+                        ArrayRef<Value> dims, Value sums, Value mask) {
+    Type sumType = getElementTypeOrSelf(conv.out.getType());
+    auto floatsType = VectorType::get({kQuadLanes}, sumType);
+    SmallVector<Value> at = indicesOf(b, loc, conv.outMap, dims);
+    Value total = arith::SIToFPOp::create(b, loc, floatsType, sums);
+    if (conv.epilogue) {
+      Value result = applyEpilogue(b, loc, *conv.epilogue, total, at, mask);
+      if (mask)
+        vector::MaskedStoreOp::create(b, loc, conv.epilogue->output, at, mask,
+                                      result);
+      else
+        vector::StoreOp::create(b, loc, result, conv.epilogue->output, at);
+      return;
+    }
+    if (!conv.zeroFilled) {
+      Value zeroFloats = arith::ConstantOp::create(
+          b, loc, floatsType,
+          DenseElementsAttr::get(floatsType, b.getFloatAttr(sumType, 0)));
+      Value old =
+          mask ? vector::MaskedLoadOp::create(b, loc, floatsType, conv.out, at,
+                                              mask, zeroFloats)
+                     .getResult()
+               : vector::LoadOp::create(b, loc, floatsType, conv.out, at)
+                     .getResult();
+      total = arith::AddFOp::create(b, loc, old, total);
+    }
+    if (mask)
+      vector::MaskedStoreOp::create(b, loc, conv.out, at, mask, total);
+    else
+      vector::StoreOp::create(b, loc, total, conv.out, at);
   }
 
   /// `map`'s elements of `memref` for the 16 outputs at `position` (the

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling,kiln-configure-cpu-kernels{min-work-per-workgroup=256},kiln-tile-and-distribute))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-prepare-kernel-tiling,kiln-configure-cpu-kernels{min-work-per-workgroup=256 quad-rows=16},kiln-tile-and-distribute))' | FileCheck %s --check-prefix=AMX
 
 // The root (the op the kernel writes) is tiled along its first parallel loop
 // into an scf.forall; its producer is fused into the loop body.
@@ -306,5 +307,38 @@ func.func @int8_conv_filters(%arg0: memref<1x128x9x36xui8>, %arg1: memref<512x12
     linalg.yield %s : f32
   } -> tensor<1x512x7x7xf32>
   bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<1x512x7x7xf32>, memref<1x512x7x7xf32>) -> ()
+  return
+}
+
+// -----
+
+// A 1x1 convolution of int8 quads on 56x56 (64 channels, 256 filters):
+// its rows are split, one a workgroup; on AMX tiles (quad-rows=16), in
+// fours, so that each workgroup's 224 outputs are whole pairs of panels.
+// CHECK-LABEL: func.func @int8_pointwise_conv_rows
+// CHECK-SAME: kiln.config = #kiln.config<workgroups, tile_sizes = [0, 0, 1, 0, 0, 0, 0]>
+// CHECK-SAME: kiln.workgroups = 56 : i64
+// AMX-LABEL: func.func @int8_pointwise_conv_rows
+// AMX-SAME: kiln.config = #kiln.config<workgroups, tile_sizes = [0, 0, 4, 0, 0, 0, 0]>
+// AMX-SAME: kiln.workgroups = 14 : i64
+#px = affine_map<(n, f, y, q, i, k, x) -> (n, q, y + i, x * 4 + k)>
+#pw = affine_map<(n, f, y, q, i, k, x) -> (f, q, i, k)>
+#po = affine_map<(n, f, y, q, i, k, x) -> (n, f, y, x)>
+func.func @int8_pointwise_conv_rows(%arg0: memref<1x16x56x224xui8>, %arg1: memref<256x16x1x4xi8>, %arg2: memref<1x256x56x56xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %cst = arith.constant 0.0 : f32
+  %a = bufferization.to_tensor %arg0 restrict : memref<1x16x56x224xui8> to tensor<1x16x56x224xui8>
+  %b = bufferization.to_tensor %arg1 restrict : memref<256x16x1x4xi8> to tensor<256x16x1x4xi8>
+  %e = tensor.empty() : tensor<1x256x56x56xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<1x256x56x56xf32>) -> tensor<1x256x56x56xf32>
+  %0 = linalg.generic {indexing_maps = [#px, #pw, #po], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%a, %b : tensor<1x16x56x224xui8>, tensor<256x16x1x4xi8>) outs(%z : tensor<1x256x56x56xf32>) {
+  ^bb0(%x: ui8, %y: i8, %acc: f32):
+    %xi = builtin.unrealized_conversion_cast %x : ui8 to i8
+    %xf = arith.uitofp %xi : i8 to f32
+    %yf = arith.sitofp %y : i8 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x256x56x56xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<1x256x56x56xf32>, memref<1x256x56x56xf32>) -> ()
   return
 }

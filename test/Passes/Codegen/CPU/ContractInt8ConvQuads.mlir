@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-int8-conv-quads,canonicalize,cse))' | FileCheck %s
+// RUN: kiln-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(kiln-contract-int8-conv-quads{matrix-tiles},canonicalize,cse))' | FileCheck %s --check-prefix=TILES
 
 // kiln-pack-int8-conv-weights' convolution of a row of 19 outputs by 6
 // filters over 2 quads of channels (X [1, 2, 1, 19 * 4], the output not
@@ -179,6 +180,44 @@ func.func @float64_sums(%x: memref<1x1x1x64xui8>, %w: memref<4x1x1x4xi8>, %out: 
     %p = arith.mulf %xf, %wf : f64
     %s = arith.addf %acc, %p : f64
     linalg.yield %s : f64
+  }
+  return
+}
+
+// -----
+
+// With matrix-tiles (AMX-INT8), a 1x1 convolution of 64 channels (16
+// quads) by 20 filters over 2 rows of 10 outputs (one row of 20): one
+// block of 16 filters by one panel on AMX tiles, the weights' tile (16
+// filters' 64 bytes) by X's (16 quads of 16 outputs, row stride 80
+// bytes), tdpbsud (zext on X's bytes only); each filter's 16 sums from
+// the scratch added to the output. The 4 outputs past the panel, and the
+// 4 filters past the block, on vector tiles.
+// TILES-LABEL: func.func @pointwise_blocks
+// TILES-DAG: %[[SCRATCH:.+]] = memref.alloca() : memref<16x16xi32>
+// TILES-DAG: %[[X:.+]] = memref.collapse_shape %{{.+}} {{\[}}[0], [1], [2, 3]] : memref<1x16x2x40xi8> into memref<1x16x80xi8>
+// TILES-DAG: %[[W:.+]] = memref.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : memref<20x16x1x4xi8> into memref<20x64xi8>
+// TILES: %[[ZERO:.+]] = amx.tile_zero : !amx.tile<16x16xi32>
+// TILES: %[[WT:.+]] = amx.tile_load %[[W]][%c0, %c0] : memref<20x64xi8> into !amx.tile<16x64xi8>
+// TILES: %[[XT:.+]] = amx.tile_load %[[X]][%c0, %c0, %c0] : memref<1x16x80xi8> into !amx.tile<16x64xi8>
+// TILES: %[[SUMS:.+]] = amx.tile_muli %[[WT]], %[[XT]] zext, %[[ZERO]]
+// TILES: amx.tile_store %[[SCRATCH]][%c0, %c0], %[[SUMS]]
+// TILES-COUNT-16: vector.load %[[SCRATCH]]
+// TILES: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// TILES-NOT: amx.tile_muli
+// TILES-NOT: linalg.generic
+#x = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d3, d2 + d4, d6 * 4 + d5)>
+#w = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d3, d4, d5)>
+#o = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d6)>
+func.func @pointwise_blocks(%x: memref<1x16x2x40xui8>, %w: memref<20x16x1x4xi8>, %out: memref<1x20x2x10xf32>) attributes {kiln.kernel} {
+  linalg.generic {indexing_maps = [#x, #w, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%x, %w : memref<1x16x2x40xui8>, memref<20x16x1x4xi8>) outs(%out : memref<1x20x2x10xf32>) {
+  ^bb0(%a: ui8, %b: i8, %acc: f32):
+    %wf = arith.sitofp %b : i8 to f32
+    %xs = builtin.unrealized_conversion_cast %a : ui8 to i8
+    %xf = arith.uitofp %xs : i8 to f32
+    %p = arith.mulf %xf, %wf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
   }
   return
 }
