@@ -407,8 +407,10 @@ def ContractInt8ConvQuads
     64 bytes, row stride X's between quads) into `tdpbsud` (signed
     weights by unsigned activations, 16 x 16 int32 sums); the steps are
     unrolled, and each block's sums go through a 16 x 16 int32 scratch
-    to the epilogue. Outputs past the last whole panel, and filters past
-    the last block, take the vector tiles.
+    to the epilogue. A last panel of fewer outputs takes narrower tiles
+    (16 x 4n bytes of X, 16 x n sums; stored under a mask), and filters
+    past the last block take the vector tiles: on AMX, a panel of one
+    output costs a whole panel's vpdpbusd steps.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", "4", "Filters of a register tile">,

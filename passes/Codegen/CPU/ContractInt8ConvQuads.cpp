@@ -38,7 +38,8 @@
 //       c[p] = tdpbsud(c[p], w, Xq[c/4..c/4+15, x + 16p ...])
 //     each filter's 16 sums, through a scratch, to the epilogue
 //
-// and the outputs and filters left over take the vector tiles.
+// A last panel of n < 16 outputs takes tiles of 4n bytes (n sums) a row;
+// filters left over take the vector tiles.
 //
 //===----------------------------------------------------------------------===//
 #include "Int8QuadBody.h"
@@ -694,39 +695,35 @@ struct ContractInt8ConvQuadsPass
         entry, loc, MemRefType::get({kTileRows, kQuadLanes}, b.getI32Type()));
   }
 
-  /// Blocks of 16 filters by two panels (one for an odd last panel) on
-  /// AMX tiles; the outputs past the last whole panel, and filters past
-  /// the last block, on vector tiles.
+  /// Blocks of 16 filters by two panels (one for an odd last panel, and
+  /// a last panel of fewer outputs in narrower tiles) on AMX tiles;
+  /// filters past the last block on vector tiles.
   void emitMatrixBlocks(OpBuilder &b, Location loc, Conv &conv) {
     Value filters = conv.extent[conv.loops.filters];
     Value block = index(b, loc, kTileRows);
     Value whole = arith::SubIOp::create(
         b, loc, filters, arith::RemUIOp::create(b, loc, filters, block));
     int64_t panelCount = *conv.vectorExtent / kQuadLanes;
+    int64_t tail = *conv.vectorExtent % kQuadLanes;
+    int64_t pairs = panelCount / 2;
+    // The panels after the pairs: one whole, a partial one, or both.
+    int64_t lastCount = panelCount % 2 + (tail ? 1 : 0);
     scf::ForOp::create(
         b, loc, index(b, loc, 0), whole, block, ValueRange{},
         [&](OpBuilder &in, Location, Value f, ValueRange) {
-          if (panelCount / 2)
+          if (pairs)
             scf::ForOp::create(
                 in, loc, index(in, loc, 0),
-                index(in, loc, panelCount / 2 * 2 * kQuadLanes),
+                index(in, loc, pairs * 2 * kQuadLanes),
                 index(in, loc, 2 * kQuadLanes), ValueRange{},
-                [&](OpBuilder &pairs, Location, Value v, ValueRange) {
-                  emitMatrixBlock(pairs, loc, conv, f, v, 2);
-                  scf::YieldOp::create(pairs, loc);
+                [&](OpBuilder &inner, Location, Value v, ValueRange) {
+                  emitMatrixBlock(inner, loc, conv, f, v, 2, kQuadLanes);
+                  scf::YieldOp::create(inner, loc);
                 });
-          if (panelCount % 2)
+          if (lastCount)
             emitMatrixBlock(in, loc, conv, f,
-                            index(in, loc, (panelCount - 1) * kQuadLanes), 1);
-          SmallVector<Panel> rest =
-              panelsFrom(in, loc, conv, Value(), panelCount);
-          if (!rest.empty())
-            forEachTile(in, loc, block, rows,
-                        [&](OpBuilder &tiles, Value r, int64_t tileRows) {
-                          emitTile(tiles, loc, conv,
-                                   arith::AddIOp::create(tiles, loc, f, r),
-                                   tileRows, rest);
-                        });
+                            index(in, loc, pairs * 2 * kQuadLanes), lastCount,
+                            tail ? tail : kQuadLanes);
           scf::YieldOp::create(in, loc);
         });
     forEachTile(b, loc, arith::SubIOp::create(b, loc, filters, whole), rows,
@@ -737,14 +734,25 @@ struct ContractInt8ConvQuadsPass
                 });
   }
 
-  /// 16 filters from `f` by `count` panels from output `v` on AMX tiles:
-  /// per 64 bytes of C, `tdpbsud` of W's rows (signed) by X's quads
-  /// (unsigned); then each filter's 16 sums from the scratch.
+  /// 16 filters from `f` by `count` panels from output `v` on AMX tiles,
+  /// the last of `lastColumns` outputs: per 64 bytes of C, `tdpbsud` of
+  /// W's rows (signed) by X's quads (unsigned); then each filter's sums
+  /// from the scratch.
   void emitMatrixBlock(OpBuilder &b, Location loc, Conv &conv, Value f, Value v,
-                       int64_t count) {
+                       int64_t count, int64_t lastColumns) {
     const QuadConvLoops &loops = conv.loops;
-    auto bytesTile = amx::TileType::get({kTileRows, kTileBytes}, b.getI8Type());
-    auto sumsTile = amx::TileType::get({kTileRows, kQuadLanes}, b.getI32Type());
+    auto columnsOf = [&](int64_t p) {
+      return p + 1 == count ? lastColumns : kQuadLanes;
+    };
+    auto quadsTile = [&](int64_t p) {
+      return amx::TileType::get({kTileRows, columnsOf(p) * kQuadDepth},
+                                b.getI8Type());
+    };
+    auto sumsTile = [&](int64_t p) {
+      return amx::TileType::get({kTileRows, columnsOf(p)}, b.getI32Type());
+    };
+    auto weightsTile =
+        amx::TileType::get({kTileRows, kTileBytes}, b.getI8Type());
     auto accType = VectorType::get({kQuadLanes}, b.getI32Type());
     auto plus = [&](Value base, int64_t i) {
       return i == 0 ? base
@@ -754,18 +762,19 @@ struct ContractInt8ConvQuadsPass
     int64_t depth = cast<MemRefType>(conv.filterRows.getType()).getDimSize(1);
     SmallVector<Value> sums;
     for (int64_t p = 0; p < count; ++p)
-      sums.push_back(amx::TileZeroOp::create(b, loc, sumsTile));
+      sums.push_back(amx::TileZeroOp::create(b, loc, sumsTile(p)));
     SmallVector<Value> dims(conv.dims);
     dims[loops.quad] = index(b, loc, 0);
     for (int64_t k = 0; k < depth; k += kTileBytes) {
-      Value weights = amx::TileLoadOp::create(
-          b, loc, bytesTile, conv.filterRows, ValueRange{f, index(b, loc, k)});
+      Value weights =
+          amx::TileLoadOp::create(b, loc, weightsTile, conv.filterRows,
+                                  ValueRange{f, index(b, loc, k)});
       dims[conv.channelQuads] = index(b, loc, k / kQuadDepth);
       for (int64_t p = 0; p < count; ++p) {
         dims[loops.vector] = plus(v, p * kQuadLanes);
         Value quads = amx::TileLoadOp::create(
-            b, loc, bytesTile, conv.x, indicesOf(b, loc, conv.xMap, dims));
-        sums[p] = amx::TileMulIOp::create(b, loc, sumsTile, weights, quads,
+            b, loc, quadsTile(p), conv.x, indicesOf(b, loc, conv.xMap, dims));
+        sums[p] = amx::TileMulIOp::create(b, loc, sumsTile(p), weights, quads,
                                           sums[p], /*isZextLhs=*/false,
                                           /*isZextRhs=*/true);
       }
@@ -776,12 +785,18 @@ struct ContractInt8ConvQuadsPass
                                ValueRange{index(b, loc, 0), index(b, loc, 0)},
                                sums[p]);
       dims[loops.vector] = plus(v, p * kQuadLanes);
+      // The lanes past a narrower tile's columns hold stale sums.
+      Value mask;
+      if (columnsOf(p) < kQuadLanes)
+        mask = vector::ConstantMaskOp::create(
+            b, loc, VectorType::get({kQuadLanes}, b.getI1Type()),
+            ArrayRef<int64_t>{columnsOf(p)});
       for (int64_t r = 0; r < kTileRows; ++r) {
         Value lane = vector::LoadOp::create(
             b, loc, accType, conv.scratch,
             ValueRange{index(b, loc, r), index(b, loc, 0)});
         dims[loops.filters] = plus(f, r);
-        storeSums(b, loc, conv, dims, lane, Value());
+        storeSums(b, loc, conv, dims, lane, mask);
       }
     }
   }

@@ -188,21 +188,27 @@ func.func @float64_sums(%x: memref<1x1x1x64xui8>, %w: memref<4x1x1x4xi8>, %out: 
 
 // With matrix-tiles (AMX-INT8), a 1x1 convolution of 64 channels (16
 // quads) by 20 filters over 2 rows of 10 outputs (one row of 20): one
-// block of 16 filters by one panel on AMX tiles, the weights' tile (16
-// filters' 64 bytes) by X's (16 quads of 16 outputs, row stride 80
-// bytes), tdpbsud (zext on X's bytes only); each filter's 16 sums from
-// the scratch added to the output. The 4 outputs past the panel, and the
-// 4 filters past the block, on vector tiles.
+// block of 16 filters on AMX tiles, the weights' tile (16 filters' 64
+// bytes) by X's (16 quads of 16 outputs, row stride 80 bytes) and by a
+// narrower one of the last 4 outputs (16 x 16 bytes, into 16 x 4 sums),
+// tdpbsud (zext on X's bytes only); each filter's sums from the scratch
+// added to the output, the narrower panel's under a mask. The 4 filters
+// past the block on vector tiles.
 // TILES-LABEL: func.func @pointwise_blocks
 // TILES-DAG: %[[SCRATCH:.+]] = memref.alloca() : memref<16x16xi32>
 // TILES-DAG: %[[X:.+]] = memref.collapse_shape %{{.+}} {{\[}}[0], [1], [2, 3]] : memref<1x16x2x40xi8> into memref<1x16x80xi8>
 // TILES-DAG: %[[W:.+]] = memref.collapse_shape %arg1 {{\[}}[0], [1, 2, 3]] : memref<20x16x1x4xi8> into memref<20x64xi8>
-// TILES: %[[ZERO:.+]] = amx.tile_zero : !amx.tile<16x16xi32>
+// TILES-DAG: %[[ZERO:.+]] = amx.tile_zero : !amx.tile<16x16xi32>
+// TILES-DAG: %[[ZERO4:.+]] = amx.tile_zero : !amx.tile<16x4xi32>
 // TILES: %[[WT:.+]] = amx.tile_load %[[W]][%c0, %c0] : memref<20x64xi8> into !amx.tile<16x64xi8>
 // TILES: %[[XT:.+]] = amx.tile_load %[[X]][%c0, %c0, %c0] : memref<1x16x80xi8> into !amx.tile<16x64xi8>
 // TILES: %[[SUMS:.+]] = amx.tile_muli %[[WT]], %[[XT]] zext, %[[ZERO]]
+// TILES: %[[XT4:.+]] = amx.tile_load %[[X]][%c0, %c0, %c64] : memref<1x16x80xi8> into !amx.tile<16x16xi8>
+// TILES: %[[SUMS4:.+]] = amx.tile_muli %[[WT]], %[[XT4]] zext, %[[ZERO4]] : !amx.tile<16x64xi8>, !amx.tile<16x16xi8>, !amx.tile<16x4xi32>
 // TILES: amx.tile_store %[[SCRATCH]][%c0, %c0], %[[SUMS]]
 // TILES-COUNT-16: vector.load %[[SCRATCH]]
+// TILES: amx.tile_store %[[SCRATCH]][%c0, %c0], %[[SUMS4]]
+// TILES: vector.maskedstore
 // TILES: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
 // TILES-NOT: amx.tile_muli
 // TILES-NOT: linalg.generic
