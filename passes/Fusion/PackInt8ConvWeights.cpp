@@ -510,6 +510,32 @@ struct PackInt8ConvWeightsPass
     return zero ? AddOp::create(builder, loc, type, padded, zero) : padded;
   }
 
+  /// A max pooling's padding applied to the `bytes` it pools, with their
+  /// smallest value (every window holds one of them): the kernel pads a
+  /// quarter of the bytes a padding of the widened values writes, and
+  /// pools them with the widening in its loop.
+  static Value padForMaxPool(OpBuilder &builder, Location loc, MaxPoolOp pool,
+                             Value bytes) {
+    ArrayRef<int64_t> pads = pool.getPads();
+    if (llvm::all_of(pads, [](int64_t pad) { return pad == 0; }))
+      return bytes;
+    auto type = cast<RankedTensorType>(bytes.getType());
+    int64_t spatial = pads.size() / 2;
+    SmallVector<int64_t> shape(type.getShape());
+    SmallVector<int64_t> allPads(2 * type.getRank(), 0);
+    for (int64_t i = 0; i < spatial; ++i) {
+      int64_t dim = type.getRank() - spatial + i;
+      allPads[dim] = pads[i];
+      allPads[type.getRank() + dim] = pads[spatial + i];
+      shape[dim] += pads[i] + pads[spatial + i];
+    }
+    double smallest = type.getElementType().isUnsignedInteger() ? 0 : -128;
+    return PadOp::create(builder, loc, type.clone(shape), bytes,
+                         builder.getDenseI64ArrayAttr(allPads),
+                         builder.getStringAttr("constant"),
+                         builder.getF64FloatAttr(smallest));
+  }
+
   /// What `move` does to the dequantized values, done to their `bytes`,
   /// once for all the convolutions that read it: a pad with zeros pads
   /// with the zero point, and a max pooling pools the bytes' values
@@ -527,9 +553,13 @@ struct PackInt8ConvWeightsPass
     if (auto pad = dyn_cast<PadOp>(move))
       return it->second = padWithZeroPoint(
                  builder, loc, match, type.clone(byte), bytes, pad.getPads());
+    if (auto pool = dyn_cast<MaxPoolOp>(move))
+      bytes = padForMaxPool(builder, loc, pool, bytes);
     Operation *copy = builder.clone(*move);
     copy->setLoc(loc);
-    if (isa<MaxPoolOp>(move)) {
+    if (auto pool = dyn_cast<MaxPoolOp>(copy)) {
+      pool.setPadsAttr(builder.getDenseI64ArrayAttr(
+          SmallVector<int64_t>(pool.getPads().size(), 0)));
       auto input = cast<RankedTensorType>(bytes.getType());
       copy->setOperand(0, CastOp::create(builder, loc,
                                          input.clone(type.getElementType()),

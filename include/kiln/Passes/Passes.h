@@ -139,6 +139,8 @@ constexpr int64_t kQuadDepth = 4;
 /// Rows of an AMX tile, the blocks kiln-contract-int8-quads{matrix-tiles}
 /// computes (kiln-configure-cpu-kernels splits M in multiples of it).
 constexpr int64_t kAmxTileRows = 16;
+/// Bytes of an AMX tile's row: the K (C) a tile step takes.
+constexpr int64_t kAmxTileBytes = 64;
 /// Panels of 16 outputs in one register tile of kiln-contract-int8-quads
 /// (its `panels` option): kiln-configure-cpu-kernels splits the panels
 /// into workgroups in multiples of it.

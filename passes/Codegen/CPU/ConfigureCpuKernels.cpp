@@ -358,7 +358,9 @@ struct ConfigureCpuKernelsPass
     Split byOutputs{rootLoop(vector), kQuadLanes * kQuadTilePanels};
     std::optional<int64_t> rowLength =
         getConstantIntValue(domain[rootLoop(vector)].size);
-    if (quadRows == kAmxTileRows && int8PointwiseConvDepth(conv) > 0 &&
+    // kiln-contract-int8-conv-quads takes C in whole tile rows on AMX.
+    int64_t depth = int8PointwiseConvDepth(conv);
+    if (quadRows == kAmxTileRows && depth > 0 && depth % kAmxTileBytes == 0 &&
         rowLength) {
       byFilters = {byFilters.loop, kAmxTileRows, Split::Tiles::EvenMultiples};
       byRows = {rowsLoop, 2 * kQuadLanes / std::gcd(*rowLength, 2 * kQuadLanes),

@@ -339,7 +339,7 @@ struct ContractInt8ConvQuadsPass
 
   /// The rows of an AMX block (filters), and the bytes of C a tile step
   /// takes.
-  static constexpr int64_t kTileRows = kAmxTileRows, kTileBytes = 64;
+  static constexpr int64_t kTileRows = kAmxTileRows, kTileBytes = kAmxTileBytes;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();

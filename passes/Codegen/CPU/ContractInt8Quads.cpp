@@ -205,7 +205,7 @@ struct ContractInt8QuadsPass
   };
 
   /// The rows of an AMX block, and the bytes of K a tile step takes.
-  static constexpr int64_t kTileRows = kAmxTileRows, kTileBytes = 64;
+  static constexpr int64_t kTileRows = kAmxTileRows, kTileBytes = kAmxTileBytes;
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();

@@ -19,7 +19,9 @@
 //
 // when every operand the body reads either runs along that loop in its
 // contiguous innermost dim or does not depend on it (one broadcast value:
-// a depthwise filter's weight), and the body is scalar arith and math.
+// a depthwise filter's weight), and the body is scalar arith and math
+// (and the lowering's casts between unsigned and signless integers: a
+// pooling of bytes widened in its loop).
 // An operand read s elements apart along the row (a stride-s pooling
 // window) is loaded s vectors wide and its every s-th lane kept.
 //
@@ -65,11 +67,24 @@ bool readsAlong(Value memref, AffineMap map, unsigned dim) {
          hasUnitInnerStride(memref);
 }
 
+/// The lowering's cast of an unsigned integer to the signless one arith
+/// takes (or back): the same bits, on scalars and on vectors.
+bool isSignednessCast(Operation *op) {
+  auto cast = dyn_cast<UnrealizedConversionCastOp>(op);
+  if (!cast || cast->getNumOperands() != 1 || cast->getNumResults() != 1)
+    return false;
+  auto from = dyn_cast<IntegerType>(cast->getOperand(0).getType());
+  auto to = dyn_cast<IntegerType>(cast->getResult(0).getType());
+  return from && to && from.getWidth() == to.getWidth();
+}
+
 /// A body of scalar arith and math ops on ints and floats: each has the
 /// same meaning on vectors. Speculatable ones only, since the lanes of a
 /// masked step past the row compute on zeros (no integer division).
 bool hasScalarElementwiseBody(linalg::GenericOp op) {
   for (Operation &inner : op.getBlock()->without_terminator()) {
+    if (isSignednessCast(&inner))
+      continue;
     if (!isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()) ||
         inner.getNumRegions() != 0 || isa<arith::ConstantOp>(inner) ||
         !isSpeculatable(&inner))

@@ -126,11 +126,14 @@ func.func @others(%f: tensor<1x4x4x4xf32>, %x: tensor<1x4x4x4xui8>) -> (tensor<1
 // Max pooling between the dequantization and two convolutions (a QDQ
 // ResNet's stem): the largest dequantized value is the dequantized largest
 // byte, so the bytes are pooled (widened, pooling takes floats, and
-// narrowed back), once for both; so are the quads laid out, the two
-// convolutions having the same stride and pads.
+// narrowed back), once for both; its padding pads the bytes, with 0 (the
+// smallest byte: every window holds a byte of X), before the widening.
+// So are the quads laid out, the two convolutions having the same stride
+// and pads.
 // CHECK-LABEL: func.func @pooled
-// CHECK: %[[W:.+]] = kiln.cast %arg0 : tensor<1x4x4x4xui8> -> tensor<1x4x4x4xf32>
-// CHECK: %[[P:.+]] = kiln.max_pool %[[W]] {{.*}} : tensor<1x4x4x4xf32> -> tensor<1x4x2x2xf32>
+// CHECK: %[[PB:.+]] = kiln.pad %arg0 {mode = "constant", pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>, value = 0.000000e+00 : f64} : tensor<1x4x4x4xui8> -> tensor<1x4x6x6xui8>
+// CHECK: %[[W:.+]] = kiln.cast %[[PB]] : tensor<1x4x6x6xui8> -> tensor<1x4x6x6xf32>
+// CHECK: %[[P:.+]] = kiln.max_pool %[[W]] {{.*}}pads = array<i64: 0, 0, 0, 0>{{.*}} : tensor<1x4x6x6xf32> -> tensor<1x4x2x2xf32>
 // CHECK: %[[B:.+]] = kiln.cast %[[P]] : tensor<1x4x2x2xf32> -> tensor<1x4x2x2xui8>
 // CHECK: %[[S:.+]] = kiln.reshape %[[B]]
 // CHECK: %[[T:.+]] = kiln.transpose %[[S]]
@@ -146,7 +149,7 @@ func.func @pooled(%x: tensor<1x4x4x4xui8>) -> (tensor<1x4x2x2xf32>, tensor<1x4x2
   %s = kiln.constant dense<0.5> : tensor<f32>
   %c = kiln.sub %xf, %z : tensor<1x4x4x4xf32>, tensor<f32> -> tensor<1x4x4x4xf32>
   %d = kiln.mul %c, %s : tensor<1x4x4x4xf32>, tensor<f32> -> tensor<1x4x4x4xf32>
-  %p = kiln.max_pool %d {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode = false} : tensor<1x4x4x4xf32> -> tensor<1x4x2x2xf32>
+  %p = kiln.max_pool %d {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, ceil_mode = false} : tensor<1x4x4x4xf32> -> tensor<1x4x2x2xf32>
   %w = kiln.constant dense<[[[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[5.0]], [[6.0]], [[7.0]], [[8.0]]], [[[1.0]], [[2.0]], [[3.0]], [[4.0]]], [[[5.0]], [[6.0]], [[7.0]], [[8.0]]]]> : tensor<4x4x1x1xf32>
   %a = kiln.conv %p, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x2x2xf32>
   %b = kiln.conv %p, %w {pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64} : (tensor<1x4x2x2xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x2x2xf32>

@@ -342,3 +342,33 @@ func.func @int8_pointwise_conv_rows(%arg0: memref<1x16x56x224xui8>, %arg1: memre
   bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<1x256x56x56xf32>, memref<1x256x56x56xf32>) -> ()
   return
 }
+
+// -----
+
+// The same over 36 channels (9 quads, not whole AMX tile rows): vector
+// tiles on either CPU, one row a workgroup.
+// CHECK-LABEL: func.func @int8_pointwise_conv_vector_depth
+// CHECK-SAME: kiln.config = #kiln.config<workgroups, tile_sizes = [0, 0, 1, 0, 0, 0, 0]>
+// AMX-LABEL: func.func @int8_pointwise_conv_vector_depth
+// AMX-SAME: kiln.config = #kiln.config<workgroups, tile_sizes = [0, 0, 1, 0, 0, 0, 0]>
+#vx = affine_map<(n, f, y, q, i, k, x) -> (n, q, y + i, x * 4 + k)>
+#vw = affine_map<(n, f, y, q, i, k, x) -> (f, q, i, k)>
+#vo = affine_map<(n, f, y, q, i, k, x) -> (n, f, y, x)>
+func.func @int8_pointwise_conv_vector_depth(%arg0: memref<1x9x56x224xui8>, %arg1: memref<256x9x1x4xi8>, %arg2: memref<1x256x56x56xf32>, %wg: index, %nwg: index) attributes {kiln.kernel} {
+  %cst = arith.constant 0.0 : f32
+  %a = bufferization.to_tensor %arg0 restrict : memref<1x9x56x224xui8> to tensor<1x9x56x224xui8>
+  %b = bufferization.to_tensor %arg1 restrict : memref<256x9x1x4xi8> to tensor<256x9x1x4xi8>
+  %e = tensor.empty() : tensor<1x256x56x56xf32>
+  %z = linalg.fill ins(%cst : f32) outs(%e : tensor<1x256x56x56xf32>) -> tensor<1x256x56x56xf32>
+  %0 = linalg.generic {indexing_maps = [#vx, #vw, #vo], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction", "parallel"]} ins(%a, %b : tensor<1x9x56x224xui8>, tensor<256x9x1x4xi8>) outs(%z : tensor<1x256x56x56xf32>) {
+  ^bb0(%x: ui8, %y: i8, %acc: f32):
+    %xi = builtin.unrealized_conversion_cast %x : ui8 to i8
+    %xf = arith.uitofp %xi : i8 to f32
+    %yf = arith.sitofp %y : i8 to f32
+    %p = arith.mulf %xf, %yf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x256x56x56xf32>
+  bufferization.materialize_in_destination %0 in restrict writable %arg2 : (tensor<1x256x56x56xf32>, memref<1x256x56x56xf32>) -> ()
+  return
+}

@@ -183,3 +183,31 @@ func.func @strided_max_pool(%in: memref<1x2x41x41xf32>, %window: memref<3x3xf32>
   }
   return
 }
+
+// -----
+
+// A stride-2 max pooling of bytes widened in its body (a QDQ model's
+// pooled bytes, kiln-pack-int8-conv-weights): the lowering's cast of ui8
+// to i8 is the same bits on vectors, so the row is read as bytes, every
+// second of 32 kept, cast and widened a vector at a time.
+// CHECK-LABEL: func.func @max_pool_of_bytes
+// CHECK-NOT: linalg.generic
+// CHECK: %[[B:.+]] = vector.maskedload %arg0{{.+}} : memref<1x2x9x9xui8>, vector<32xi1>, vector<32xui8> into vector<32xui8>
+// CHECK: %[[S:.+]] = vector.shuffle %[[B]], %[[B]] [0, 2, 4, 6
+// CHECK: %[[I:.+]] = builtin.unrealized_conversion_cast %[[S]] : vector<16xui8> to vector<16xi8>
+// CHECK: %[[F:.+]] = arith.uitofp %[[I]] : vector<16xi8> to vector<16xf32>
+// CHECK: arith.maximumf %[[F]], %{{.+}} : vector<16xf32>
+#bin = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+#bwindow = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+#bout = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+func.func @max_pool_of_bytes(%in: memref<1x2x9x9xui8>, %window: memref<3x3xf32>, %out: memref<1x2x4x4xf32>) attributes {kiln.kernel} {
+  linalg.generic {indexing_maps = [#bin, #bwindow, #bout], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%in, %window : memref<1x2x9x9xui8>, memref<3x3xf32>) outs(%out : memref<1x2x4x4xf32>) {
+  ^bb0(%x: ui8, %w: f32, %acc: f32):
+    %i = builtin.unrealized_conversion_cast %x : ui8 to i8
+    %f = arith.uitofp %i : i8 to f32
+    %m = arith.maximumf %f, %acc : f32
+    linalg.yield %m : f32
+  }
+  return
+}
