@@ -663,7 +663,12 @@ struct ContractInt8ConvQuadsPass
   void prepareMatrixTiles(OpBuilder &b, Location loc, Conv &conv) {
     const QuadConvLoops &loops = conv.loops;
     int64_t channelQuads = channelQuadLoop(conv.op, loops);
-    if (conv.block >= 0 || !conv.vectorExtent || channelQuads < 0)
+    // Fewer filters than a block (a window sum's one filter of ones) never
+    // reach the tiles.
+    std::optional<int64_t> filters =
+        getConstantIntValue(conv.extent[loops.filters]);
+    if (conv.block >= 0 || !conv.vectorExtent || channelQuads < 0 ||
+        (filters && *filters < kTileRows))
       return;
     MLIRContext *ctx = b.getContext();
     int64_t depth = conv.op.getStaticLoopRanges()[channelQuads] * kQuadDepth;
