@@ -33,6 +33,19 @@ for hip in ("libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"):
     except OSError:
         pass
 
+# "cpu-avx2", "cpu-avx-vnni": this machine runs artifacts built for
+# --cpu=x86-64-v3 and --cpu=alderlake (the int8 dot products of each ISA).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        flags = next((line.split(":", 1)[1].split() for line in cpuinfo
+                      if line.startswith("flags")), [])
+except OSError:
+    flags = []
+if "avx2" in flags and "fma" in flags:
+    config.available_features.add("cpu-avx2")
+    if "avx_vnni" in flags:
+        config.available_features.add("cpu-avx-vnni")
+
 # "onnxruntime": the project's Python venv (scripts/setup.sh) has onnx and
 # onnxruntime, which tests of the Python tools (scripts/kiln-bisect) need;
 # %python runs that venv's interpreter and %scripts names scripts/.

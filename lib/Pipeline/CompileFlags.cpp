@@ -267,9 +267,10 @@ struct CodegenFlags {
       cl::init(true), cl::cat(codegenFlagCategory())};
   cl::opt<bool> int8DotProducts{
       "int8-dot-products",
-      cl::desc("cpu with AVX-512 VNNI: compute matmuls and QDQ "
-               "convolutions of uint8 activations by int8 weights as 4-way "
-               "integer dot products, vpdpbusd "
+      cl::desc("cpu with AVX2: compute matmuls and QDQ convolutions of "
+               "uint8 activations by int8 weights as 4-way integer dot "
+               "products: vpdpbusd with AVX-512 VNNI (512 bits) or AVX-VNNI "
+               "(256), else vpmaddwd on bytes widened to 16 bits "
                "(kiln-pack-int8-matmul-weights, kiln-contract-int8-quads, "
                "kiln-pack-int8-conv-weights, kiln-contract-int8-conv-quads)"),
       cl::init(true), cl::cat(codegenFlagCategory())};

@@ -31,6 +31,17 @@ RegisterTile kiln::cpuRegisterTile(const CompileOptions &options,
   return {rows, width};
 }
 
+/// Accumulators of 16 int32 sums take one register with AVX-512 VNNI (16
+/// of 32: 4 x 4), two with AVX-VNNI and four with AVX2 (8 of 16: 2 x 2
+/// and 2 x 1, leaving registers for the operands).
+Int8RegisterTile kiln::cpuInt8RegisterTile(StringRef instructions) {
+  if (instructions == "avx-vnni")
+    return {2, 2};
+  if (instructions == "avx2")
+    return {2, 1};
+  return {4, 4};
+}
+
 /// The loops, memrefs and math of the kernels as LLVM dialect (AMX tiles
 /// as LLVM's AMX intrinsics, whose tile configuration LLVM writes).
 static void addLowerToLLVMPasses(OpPassManager &kernels, bool amx) {
@@ -71,11 +82,18 @@ void kiln::addCpuKernelPasses(OpPassManager &kernels,
   // After deallocation, which refuses ops of unknown memory effects (its
   // LLVM intrinsic calls and the memref cast).
   Strategies strategies = resolveStrategies(options, target);
-  if (strategies.int8DotProducts) {
+  if (!strategies.int8DotProducts.empty()) {
+    Int8RegisterTile int8Tile = cpuInt8RegisterTile(strategies.int8DotProducts);
     ContractInt8QuadsOptions quads;
+    quads.instructions = strategies.int8DotProducts;
+    quads.rows = int8Tile.rows;
+    quads.panels = int8Tile.panels;
     quads.matrixTiles = strategies.int8MatrixTiles;
     kernels.addNestedPass<func::FuncOp>(createContractInt8Quads(quads));
     ContractInt8ConvQuadsOptions convQuads;
+    convQuads.instructions = strategies.int8DotProducts;
+    convQuads.rows = int8Tile.rows;
+    convQuads.panels = int8Tile.panels;
     convQuads.matrixTiles = strategies.int8MatrixTiles;
     kernels.addNestedPass<func::FuncOp>(createContractInt8ConvQuads(convQuads));
   }

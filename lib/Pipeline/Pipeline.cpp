@@ -88,9 +88,15 @@ Strategies kiln::resolveStrategies(const CompileOptions &options,
   s.fuseAttention = !gpu;
   s.narrowIntegerWeights = !gpu && options.narrowIntegerWeights;
   s.packMatMulWeights = !gpu && options.packMatMulWeights;
-  s.int8DotProducts = !gpu && options.int8DotProducts &&
-                      llvm::is_contained(target.cpuFeatures, "avx512vnni");
-  s.int8MatrixTiles = s.int8DotProducts && options.int8MatrixTiles &&
+  auto has = [&](StringRef feature) {
+    return llvm::is_contained(target.cpuFeatures, feature);
+  };
+  if (!gpu && options.int8DotProducts)
+    s.int8DotProducts = has("avx512vnni") ? "avx512-vnni"
+                        : has("avxvnni")  ? "avx-vnni"
+                        : has("avx2")     ? "avx2"
+                                          : "";
+  s.int8MatrixTiles = !s.int8DotProducts.empty() && options.int8MatrixTiles &&
                       llvm::is_contained(target.cpuFeatures, "amx-int8") &&
                       llvm::is_contained(target.cpuFeatures, "amx-tile");
   return s;
@@ -198,7 +204,7 @@ static void addFusedPasses(OpPassManager &pm, const CompileOptions &options,
   // reshaped back. Integer matmuls first: the float32 packing would take
   // their weights. Convolutions before matmuls: those on narrow maps
   // become matmuls of patches.
-  if (strategies.int8DotProducts) {
+  if (!strategies.int8DotProducts.empty()) {
     pm.addNestedPass<func::FuncOp>(createPackInt8ConvWeights());
     pm.addNestedPass<func::FuncOp>(createPackInt8MatMulWeights());
   }

@@ -39,9 +39,11 @@ struct Strategies {
   /// Few-row matmuls' constant weights stored as column panels (the CPU's
   /// register tiles; GPU kernels read B in its own layout).
   bool packMatMulWeights = false;
-  /// Matmuls of uint8 activations by int8 weights as 4-way integer dot
-  /// products (the CPU's AVX-512 VNNI `vpdpbusd`).
-  bool int8DotProducts = false;
+  /// Matmuls and convolutions of uint8 activations by int8 weights as
+  /// 4-way integer dot products: the CPU's ISA for them (the
+  /// `instructions` of kiln-contract-int8-quads: avx512-vnni, avx-vnni,
+  /// avx2), or empty where they compute in floating point (GPUs).
+  std::string int8DotProducts;
   /// Their blocks of 16 rows on AMX tiles (`tdpbusd`).
   bool int8MatrixTiles = false;
 };
@@ -56,6 +58,13 @@ struct RegisterTile {
 };
 RegisterTile cpuRegisterTile(const CompileOptions &options,
                              const TargetDescription &target);
+
+/// The register tile of the int8 dot products (kiln-contract-int8-quads'
+/// and kiln-contract-int8-conv-quads' `rows` x `panels`), by their ISA.
+struct Int8RegisterTile {
+  int64_t rows, panels;
+};
+Int8RegisterTile cpuInt8RegisterTile(llvm::StringRef instructions);
 
 /// The kernels phase of each target, on the kernels module's pass manager.
 void addCpuKernelPasses(mlir::OpPassManager &kernels,

@@ -342,7 +342,8 @@ def DistributeRowsToLanes
 
 def ContractInt8Quads
     : Pass<"kiln-contract-int8-quads", "mlir::func::FuncOp"> {
-  let summary = "Computes CPU einsums of uint8 by int8 quads with AVX-512 VNNI";
+  let summary = "Computes CPU einsums of uint8 by int8 quads with integer "
+                "dot products";
   let description = [{
     The einsum of kiln-pack-int8-matmul-weights, `...mqt,bqwt->...mbw`
     over a uint8 A [..., M, Q, 4] and an int8 B [N/16, Q, 16, 4] (both
@@ -350,10 +351,13 @@ def ContractInt8Quads
     kernel: tiles of up to `rows` rows by up to `panels` panels of 16
     outputs keep int32 accumulators in vector registers through the whole
     reduction. Each step loads one 64-byte quad of each panel and
-    broadcasts 4 bytes of each row of A into `vpdpbusd`
-    (llvm.x86.avx512.vpdpbusd.512: 64 products per instruction); the sums
-    are converted to float32 and added to the output once. Exact: every
-    product fits 16 bits and every sum int32 (Q * 4 <= 65536).
+    broadcasts 4 bytes of each row of A into the dot products of
+    `instructions`: `vpdpbusd` (llvm.x86.avx512.vpdpbusd.512, 64 products
+    per instruction; with avx-vnni two 256-bit ones), or with avx2 both
+    operands widened to 16 bits into four `vpmaddwd` (pairs of products)
+    whose pair sums are added after the reduction. The sums are converted
+    to float32 and added to the output once. Exact: every product fits 16
+    bits and every sum int32 (Q * 4 <= 65536).
 
     With `matrix-tiles` (a CPU with AMX-INT8), blocks of 16 rows by two
     panels take AMX tiles instead, where K is a multiple of 64 and at most
@@ -367,6 +371,10 @@ def ContractInt8Quads
   }];
   let options = [
     Option<"rows", "rows", "int64_t", "4", "Rows (M) of a register tile">,
+    Option<"instructions", "instructions", "std::string", "\"avx512-vnni\"",
+           "The dot products' x86 ISA: avx512-vnni (vpdpbusd, 512 bits), "
+           "avx-vnni (vpdpbusd, 256 bits) or avx2 (vpmaddwd on bytes "
+           "widened to 16 bits)">,
     Option<"panels", "panels", "int64_t", "4",
            "Panels of 16 outputs of a register tile">,
     Option<"matrixTiles", "matrix-tiles", "bool", "false",
@@ -383,7 +391,7 @@ def ContractInt8Quads
 def ContractInt8ConvQuads
     : Pass<"kiln-contract-int8-conv-quads", "mlir::func::FuncOp"> {
   let summary = "Computes CPU convolutions of uint8 by int8 quads with "
-                "AVX-512 VNNI";
+                "integer dot products";
   let description = [{
     The convolution of kiln-pack-int8-conv-weights in a bufferized CPU
     kernel: a contraction `out += uitofp(X) * sitofp(W)` whose X (uint8)
@@ -394,7 +402,8 @@ def ContractInt8ConvQuads
     panels of 16 outputs along v keep int32 accumulators in vector
     registers through every reduction loop; each step loads 64 bytes of X
     per panel (16 outputs' 4 channels) and broadcasts 4 bytes of W per
-    filter into `vpdpbusd`. A row's last panel under 16 outputs uses
+    filter into the dot products of `instructions` (as
+    kiln-contract-int8-quads). A row's last panel under 16 outputs uses
     masked loads and stores. The sums are converted to the output's type
     (float32, or float64 for integer sums that may pass 2^24) and added
     to the output once.
@@ -414,6 +423,10 @@ def ContractInt8ConvQuads
   }];
   let options = [
     Option<"rows", "rows", "int64_t", "4", "Filters of a register tile">,
+    Option<"instructions", "instructions", "std::string", "\"avx512-vnni\"",
+           "The dot products' x86 ISA: avx512-vnni (vpdpbusd, 512 bits), "
+           "avx-vnni (vpdpbusd, 256 bits) or avx2 (vpmaddwd on bytes "
+           "widened to 16 bits)">,
     Option<"panels", "panels", "int64_t", "4",
            "Panels of 16 outputs of a register tile">,
     Option<"matrixTiles", "matrix-tiles", "bool", "false",

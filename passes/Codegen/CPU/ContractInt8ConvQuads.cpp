@@ -43,6 +43,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Int8QuadBody.h"
+#include "QuadDotProducts.h"
 
 #include "kiln/Passes/Passes.h"
 
@@ -345,6 +346,12 @@ struct ContractInt8ConvQuadsPass
     func::FuncOp func = getOperation();
     if (!func->hasAttr(kiln::attrs::kKernel) || rows < 1 || panels < 1)
       return;
+    if (!parseQuadInstructions(instructions)) {
+      func.emitError() << "kiln-contract-int8-conv-quads: unknown "
+                          "instructions '"
+                       << instructions << "'";
+      return signalPassFailure();
+    }
     SmallVector<std::pair<linalg::GenericOp, QuadConvLoops>> found;
     func.walk([&](linalg::GenericOp op) {
       if (!op.hasPureBufferSemantics())
@@ -810,25 +817,20 @@ struct ContractInt8ConvQuadsPass
   void emitTile(OpBuilder &b, Location loc, Conv &conv, Value f,
                 int64_t tileRows, ArrayRef<Panel> tilePanels) {
     const QuadConvLoops &loops = conv.loops;
-    auto accType = VectorType::get({kQuadLanes}, b.getI32Type());
     auto bytesType = VectorType::get({kQuadLanes * kQuadDepth}, b.getI8Type());
     auto quadType = VectorType::get({kQuadDepth}, b.getI8Type());
-    auto wordType = VectorType::get({1}, b.getI32Type());
     auto plus = [&](OpBuilder &at, Value base, int64_t i) {
       return i == 0 ? base
                     : arith::AddIOp::create(at, loc, base, index(at, loc, i))
                           .getResult();
     };
     int64_t count = tilePanels.size();
-    SmallVector<Value> byteMasks(count), laneMasks(count);
+    QuadDotProducts dot(*parseQuadInstructions(instructions));
+    SmallVector<Value> loadMasks(count), laneMasks(count);
     for (auto [p, panel] : llvm::enumerate(tilePanels)) {
       if (!panel.count)
         continue;
-      Value bytes =
-          arith::MulIOp::create(b, loc, panel.count, index(b, loc, kQuadDepth));
-      byteMasks[p] = vector::CreateMaskOp::create(
-          b, loc, VectorType::get({kQuadLanes * kQuadDepth}, b.getI1Type()),
-          ValueRange{bytes});
+      loadMasks[p] = dot.firstQuadsMask(b, loc, panel.count);
       laneMasks[p] = vector::CreateMaskOp::create(
           b, loc, VectorType::get({kQuadLanes}, b.getI1Type()),
           ValueRange{panel.count});
@@ -839,15 +841,13 @@ struct ContractInt8ConvQuadsPass
         dims[conv.block] = panel.block;
       dims[loops.vector] = panel.v;
     };
-    Value zeros = arith::ConstantOp::create(
-        b, loc, accType,
-        DenseElementsAttr::get(accType, b.getI32IntegerAttr(0)));
-    Value noBytes = arith::ConstantOp::create(
-        b, loc, bytesType,
-        DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(0)));
-    SmallVector<Value> init(tileRows * count, zeros);
+    // Each accumulator's vectors side by side in the loops' values.
+    SmallVector<Value> zero = dot.zero(b, loc);
+    int64_t parts = zero.size();
+    SmallVector<Value> init;
+    for (int64_t i = 0; i < tileRows * count; ++i)
+      init.append(zero);
     int64_t quadExtent = conv.op.getStaticLoopRanges()[loops.quad];
-    StringAttr vpdpbusd = b.getStringAttr("llvm.x86.avx512.vpdpbusd.512");
     // The innermost step: every quad of k, unrolled.
     auto step = [&](OpBuilder &in, ValueRange acc) {
       SmallVector<Value> next(acc.begin(), acc.end());
@@ -858,32 +858,25 @@ struct ContractInt8ConvQuadsPass
         for (auto [p, panel] : llvm::enumerate(tilePanels)) {
           panelDims(dims, panel);
           SmallVector<Value> at = indicesOf(in, loc, conv.xMap, dims);
-          xs.push_back(
-              byteMasks[p]
-                  ? vector::MaskedLoadOp::create(in, loc, bytesType, conv.x, at,
-                                                 byteMasks[p], noBytes)
-                        .getResult()
+          Value bytes =
+              loadMasks[p]
+                  ? dot.maskedLoad(in, loc, conv.x, at, loadMasks[p])
                   : vector::LoadOp::create(in, loc, bytesType, conv.x, at)
-                        .getResult());
+                        .getResult();
+          xs.push_back(dot.operand(in, loc, bytes, /*isSigned=*/false));
         }
         for (int64_t r = 0; r < tileRows; ++r) {
           dims[loops.filters] = plus(in, f, r);
           SmallVector<Value> at = indicesOf(in, loc, conv.wMap, dims);
           Value quad = vector::LoadOp::create(in, loc, quadType, conv.w, at);
-          Value word = vector::ExtractOp::create(
-              in, loc, vector::BitCastOp::create(in, loc, wordType, quad),
-              ArrayRef<int64_t>{0});
-          ws.push_back(vector::BitCastOp::create(
-              in, loc, bytesType,
-              vector::BroadcastOp::create(in, loc, accType, word)));
+          ws.push_back(dot.broadcast(in, loc, quad, /*isSigned=*/true));
         }
         for (int64_t r = 0; r < tileRows; ++r)
-          for (int64_t p = 0; p < count; ++p) {
-            Value &sum = next[r * count + p];
-            sum = LLVM::CallIntrinsicOp::create(in, loc, accType, vpdpbusd,
-                                                ValueRange{sum, xs[p], ws[r]})
-                      .getResult(0);
-          }
+          for (int64_t p = 0; p < count; ++p)
+            dot.accumulate(in, loc,
+                           MutableArrayRef<Value>(next).slice(
+                               (r * count + p) * parts, parts),
+                           xs[p], ws[r]);
       }
       return next;
     };
@@ -893,7 +886,11 @@ struct ContractInt8ConvQuadsPass
       dims[loops.filters] = plus(b, f, r);
       for (auto [p, panel] : llvm::enumerate(tilePanels)) {
         panelDims(dims, panel);
-        storeSums(b, loc, conv, dims, sums[r * count + p], laneMasks[p]);
+        storeSums(b, loc, conv, dims,
+                  dot.sums(b, loc,
+                           ArrayRef<Value>(sums).slice((r * count + p) * parts,
+                                                       parts)),
+                  laneMasks[p]);
       }
     }
   }

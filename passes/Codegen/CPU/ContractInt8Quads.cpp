@@ -37,6 +37,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Int8QuadBody.h"
+#include "QuadDotProducts.h"
 
 #include "kiln/Passes/Passes.h"
 
@@ -211,6 +212,11 @@ struct ContractInt8QuadsPass
     func::FuncOp func = getOperation();
     if (!func->hasAttr(kiln::attrs::kKernel) || rows < 1 || panels < 1)
       return;
+    if (!parseQuadInstructions(instructions)) {
+      func.emitError() << "kiln-contract-int8-quads: unknown instructions '"
+                       << instructions << "'";
+      return signalPassFailure();
+    }
     SmallVector<QuadEinsum> found;
     func.walk([&](linalg::GenericOp op) {
       if (std::optional<QuadEinsum> match = matchQuadEinsum(op))
@@ -382,10 +388,8 @@ struct ContractInt8QuadsPass
   /// One tile: `tileRows` rows from `m` by `tilePanels` panels from `p`.
   void emitTile(OpBuilder &b, Location loc, const Operands &operands, Value m,
                 int64_t tileRows, Value p, int64_t tilePanels) {
-    auto accType = VectorType::get({kQuadLanes}, b.getI32Type());
     auto bytesType = VectorType::get({kQuadLanes * kQuadDepth}, b.getI8Type());
     auto quadType = VectorType::get({kQuadDepth}, b.getI8Type());
-    auto wordType = VectorType::get({1}, b.getI32Type());
     auto floatsType = VectorType::get(
         {kQuadLanes}, getElementTypeOrSelf(operands.out.getType()));
     auto index = [&](int64_t i) {
@@ -396,47 +400,46 @@ struct ContractInt8QuadsPass
                  ? base
                  : arith::AddIOp::create(at, loc, base, index(i)).getResult();
     };
-    Value zeros = arith::ConstantOp::create(
-        b, loc, accType,
-        DenseElementsAttr::get(accType, b.getI32IntegerAttr(0)));
-    SmallVector<Value> init(tileRows * tilePanels, zeros);
+    QuadDotProducts dot(*parseQuadInstructions(instructions));
+    // Each accumulator's vectors side by side in the loop's values.
+    SmallVector<Value> zero = dot.zero(b, loc);
+    int64_t parts = zero.size();
+    SmallVector<Value> init;
+    for (int64_t i = 0; i < tileRows * tilePanels; ++i)
+      init.append(zero);
     int64_t quads = cast<MemRefType>(operands.b.getType()).getDimSize(1);
     SmallVector<Value> rowIndex, panelIndex;
     for (int64_t r = 0; r < tileRows; ++r)
       rowIndex.push_back(plus(b, m, r));
     for (int64_t v = 0; v < tilePanels; ++v)
       panelIndex.push_back(plus(b, p, v));
-    StringAttr vpdpbusd = b.getStringAttr("llvm.x86.avx512.vpdpbusd.512");
     auto loop = scf::ForOp::create(
         b, loc, index(0), index(quads), index(1), init,
         [&](OpBuilder &in, Location, Value q, ValueRange acc) {
           SmallVector<Value> weights;
           for (int64_t v = 0; v < tilePanels; ++v)
-            weights.push_back(
+            weights.push_back(dot.operand(
+                in, loc,
                 vector::LoadOp::create(in, loc, bytesType, operands.b,
-                                       ValueRange{panelIndex[v], q, index(0)}));
+                                       ValueRange{panelIndex[v], q, index(0)}),
+                /*isSigned=*/true));
           SmallVector<Value> next(acc.begin(), acc.end());
           for (int64_t r = 0; r < tileRows; ++r) {
             SmallVector<Value> at(operands.batch);
             at.append({rowIndex[r], q, index(0)});
-            Value quad =
-                vector::LoadOp::create(in, loc, quadType, operands.a, at);
-            Value word = vector::ExtractOp::create(
-                in, loc, vector::BitCastOp::create(in, loc, wordType, quad),
-                ArrayRef<int64_t>{0});
-            Value row = vector::BitCastOp::create(
-                in, loc, bytesType,
-                vector::BroadcastOp::create(in, loc, accType, word));
-            for (int64_t v = 0; v < tilePanels; ++v) {
-              Value &sum = next[r * tilePanels + v];
-              sum = LLVM::CallIntrinsicOp::create(
-                        in, loc, accType, vpdpbusd,
-                        ValueRange{sum, row, weights[v]})
-                        .getResult(0);
-            }
+            Value row = dot.broadcast(
+                in, loc,
+                vector::LoadOp::create(in, loc, quadType, operands.a, at),
+                /*isSigned=*/false);
+            for (int64_t v = 0; v < tilePanels; ++v)
+              dot.accumulate(in, loc,
+                             MutableArrayRef<Value>(next).slice(
+                                 (r * tilePanels + v) * parts, parts),
+                             row, weights[v]);
           }
           scf::YieldOp::create(in, loc, next);
         });
+    SmallVector<Value> results(loop.getResults());
     for (int64_t r = 0; r < tileRows; ++r) {
       for (int64_t v = 0; v < tilePanels; ++v) {
         SmallVector<Value> at(operands.batch);
@@ -444,7 +447,10 @@ struct ContractInt8QuadsPass
         Value old =
             vector::LoadOp::create(b, loc, floatsType, operands.out, at);
         Value sums = arith::SIToFPOp::create(
-            b, loc, floatsType, loop.getResult(r * tilePanels + v));
+            b, loc, floatsType,
+            dot.sums(b, loc,
+                     ArrayRef<Value>(results).slice(
+                         (r * tilePanels + v) * parts, parts)));
         Value total = arith::AddFOp::create(b, loc, old, sums);
         vector::StoreOp::create(b, loc, total, operands.out, at);
       }
