@@ -38,6 +38,15 @@ const ConstTensor *NodeContext::constInput(size_t i) const {
   return deriveFromDeclaredShapes(i);
 }
 
+std::vector<std::vector<int64_t>>
+NodeContext::axisAlternatives(size_t i) const {
+  if (!constInput(i))
+    return {};
+  auto it = derivedAlternatives.find(i);
+  return it == derivedAlternatives.end() ? std::vector<std::vector<int64_t>>{}
+                                         : it->second;
+}
+
 FailureOr<std::vector<int64_t>> NodeContext::constInts(size_t i) {
   const ConstTensor *tensor = constInput(i);
   if (!tensor) {

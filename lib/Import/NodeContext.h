@@ -134,6 +134,12 @@ public:
   mlir::Value createConstant(llvm::StringRef name, ConstTensor tensor,
                              std::string &error);
 
+  /// A reduction's axes input `i`, a model input, where several sets of
+  /// axes give the result shape the model declares: each set that reduces
+  /// other dims (constInput holds the first); empty otherwise. The handler
+  /// computes each and lets the run's values choose.
+  std::vector<std::vector<int64_t>> axisAlternatives(size_t i) const;
+
 private:
   /// Values for shape-like input `i`, a model input, that give the result
   /// shapes the model declares, with a guard recorded that the runtime
@@ -153,6 +159,8 @@ private:
   std::string nonConstantInput;
   /// deriveFromDeclaredShapes' results and reasons, per input index.
   mutable std::map<size_t, ConstTensor> derivedInputs;
+  mutable std::map<size_t, std::vector<std::vector<int64_t>>>
+      derivedAlternatives;
   mutable std::map<size_t, std::string> derivationProblems;
 };
 

@@ -947,6 +947,52 @@ template <typename OpTy> static LogicalResult importSoftmax(NodeContext &ctx) {
   return success();
 }
 
+/// The reduction of `x` over the axes the run's axes input (a model input)
+/// names, where several sets of dims give the declared result
+/// (`alternatives`, each reducing other dims; `reduce` computes one): each
+/// is computed and the run's values select one. A set's key is the sum of
+/// 2^d over its dims d of another size than 1, so the alternatives' keys
+/// differ, and the runtime's guard has checked that the values are
+/// distinct axes giving the declared shape: their key is one of them.
+static FailureOr<Value> reduceOverRunTimeAxes(
+    NodeContext &ctx, Value x, ArrayRef<std::vector<int64_t>> alternatives,
+    function_ref<FailureOr<Value>(ArrayRef<int64_t>)> reduce) {
+  auto &b = ctx.b();
+  Type i64 = b.getIntegerType(64);
+  int64_t rank = rankOf(x);
+  std::vector<double> bits(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    bits[d] = shapeOf(x)[d] == 1 ? 0 : double(int64_t(1) << d);
+  auto keyOf = [&](ArrayRef<int64_t> axes) {
+    double key = 0;
+    for (int64_t a : axes)
+      key += bits[a < 0 ? a + rank : a];
+    return key;
+  };
+  // Gather takes negative axes as ONNX does, from the end.
+  Value table = ctx.constant(RankedTensorType::get({rank}, i64), bits);
+  auto named =
+      ctx.create<GatherOp>(ValueRange{table, ctx.input(1)},
+                           {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+  if (failed(named))
+    return failure();
+  auto key = ctx.create<ReduceSumOp>(
+      *named, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr({0})),
+               b.getNamedAttr("keepdims", b.getBoolAttr(false))});
+  FailureOr<Value> result = reduce(alternatives.front());
+  for (ArrayRef<int64_t> axes : alternatives.drop_front()) {
+    FailureOr<Value> other = reduce(axes);
+    if (failed(key) || failed(result) || failed(other))
+      return failure();
+    auto chosen = ctx.create<EqualOp>(ValueRange{
+        *key, ctx.constant(RankedTensorType::get({}, i64), {keyOf(axes)})});
+    if (failed(chosen))
+      return failure();
+    result = ctx.create<WhereOp>(ValueRange{*chosen, *other, *result});
+  }
+  return result;
+}
+
 template <typename OpTy>
 static LogicalResult importReduce(NodeContext &ctx, int axesInputSince) {
   Value x = ctx.input(0);
@@ -986,9 +1032,18 @@ static LogicalResult importReduce(NodeContext &ctx, int axesInputSince) {
   }
   auto &b = ctx.b();
   bool keepdims = ctx.intAttr("keepdims", 1) != 0;
-  FailureOr<Value> reduced = ctx.create<OpTy>(
-      x, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr(normalized)),
-          b.getNamedAttr("keepdims", b.getBoolAttr(keepdims))});
+  auto reduce = [&](ArrayRef<int64_t> over) {
+    return ctx.create<OpTy>(
+        x, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr(over)),
+            b.getNamedAttr("keepdims", b.getBoolAttr(keepdims))});
+  };
+  std::vector<std::vector<int64_t>> alternatives =
+      ctx.opset() >= axesInputSince ? ctx.axisAlternatives(1)
+                                    : std::vector<std::vector<int64_t>>{};
+  FailureOr<Value> reduced =
+      alternatives.empty()
+          ? reduce(normalized)
+          : reduceOverRunTimeAxes(ctx, x, alternatives, reduce);
   if (succeeded(reduced) && integerType)
     reduced = castElements(ctx, *reduced, integerType);
   return setResult(ctx, reduced);

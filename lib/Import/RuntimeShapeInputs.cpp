@@ -9,9 +9,11 @@
 // give another result. The importer finds the values with the runtime's own
 // rules, so the two agree on what every value means.
 //
-// Where the declared shapes do not determine the result (a Slice's starts,
-// a reduction that could be over either of two dims), the input must still
-// be a constant.
+// A reduction whose declared result several sets of axes give (over
+// either of two dims of the same size) is compiled for each, and the axes'
+// values choose among them at run time (NodeContext::axisAlternatives).
+// Where the declared shapes do not determine the result otherwise (a
+// Slice's starts), the input must still be a constant.
 //
 //===----------------------------------------------------------------------===//
 #include "NodeContext.h"
@@ -32,11 +34,16 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-/// The guard a derivation builds and the values it found for the input.
+/// The guard a derivation builds and the values it found for the input;
+/// for a reduction, every set of axes that gives a different result.
 struct Derivation {
   ShapeGuardDesc guard;
   Shape values;
+  std::vector<Shape> alternatives;
 };
+
+/// The most sets of axes a reduction is compiled for.
+constexpr size_t kMaxAxisAlternatives = 4;
 
 /// What a deriver sees: the node, its static input shapes, the shapes the
 /// model declares for its outputs, and the shape-like input's element count.
@@ -100,32 +107,37 @@ Shape effectiveAxes(const Shape &axes, const Shape &data) {
 
 /// Squeeze, Unsqueeze and the reductions: axes whose result is the declared
 /// shape. Any such set gives the same data for Squeeze and Unsqueeze (they
-/// only reshape); a reduction's sets must agree on the dims they reduce.
+/// only reshape); for a reduction, each set that reduces other dims is an
+/// alternative (`reduces`).
 std::string deriveAxes(const DeriveContext &c, Derivation &d, int64_t rank,
-                       bool mustAgree) {
+                       bool reduces) {
   const Shape &data = d.guard.dataShape;
-  std::optional<Shape> found, effective;
-  bool ambiguous = false;
+  std::optional<Shape> found;
+  std::vector<Shape> effective;
+  bool tooMany = false;
   bool tried = forEachAxisSet(rank, c.count, [&](const Shape &axes) {
     if (!satisfies(d.guard, axes))
       return true;
-    if (!found) {
+    if (!found)
       found = axes;
-      // Unsqueeze's axes are dims of its result, not of `data`.
-      if (mustAgree)
-        effective = effectiveAxes(axes, data);
-      return mustAgree;
+    // Unsqueeze's axes are dims of its result, not of `data`.
+    if (!reduces)
+      return false;
+    if (!llvm::is_contained(effective, effectiveAxes(axes, data))) {
+      effective.push_back(effectiveAxes(axes, data));
+      d.alternatives.push_back(axes);
     }
-    ambiguous |= effectiveAxes(axes, data) != *effective;
-    return !ambiguous;
+    tooMany = d.alternatives.size() > kMaxAxisAlternatives;
+    return !tooMany;
   });
   if (!tried)
     return "too many axis sets to try, or more than " +
            std::to_string(kMaxGuardRank) + " dims";
   if (!found)
     return "no " + std::to_string(c.count) + " axes give the declared shape";
-  if (ambiguous)
-    return "more than one set of axes gives the declared shape";
+  if (tooMany)
+    return "more than " + std::to_string(kMaxAxisAlternatives) +
+           " sets of axes give the declared shape";
   d.values = *found;
   return "";
 }
@@ -179,20 +191,20 @@ std::string deriveTile(const DeriveContext &c, Derivation &d) {
 
 std::string deriveSqueeze(const DeriveContext &c, Derivation &d) {
   d.guard.rule = ShapeGuardDesc::Squeeze;
-  return deriveAxes(c, d, d.guard.dataShape.size(), /*mustAgree=*/false);
+  return deriveAxes(c, d, d.guard.dataShape.size(), /*reduces=*/false);
 }
 
 std::string deriveUnsqueeze(const DeriveContext &c, Derivation &d) {
   d.guard.rule = ShapeGuardDesc::Unsqueeze;
   return deriveAxes(c, d, d.guard.dataShape.size() + c.count,
-                    /*mustAgree=*/false);
+                    /*reduces=*/false);
 }
 
 std::string deriveReduceAxes(const DeriveContext &c, Derivation &d) {
   d.guard.rule = ShapeGuardDesc::Reduce;
   d.guard.params = {c.intAttr("keepdims", 1) != 0,
                     c.intAttr("noop_with_empty_axes", 0) != 0};
-  return deriveAxes(c, d, d.guard.dataShape.size(), /*mustAgree=*/true);
+  return deriveAxes(c, d, d.guard.dataShape.size(), /*reduces=*/true);
 }
 
 std::string deriveTopK(const DeriveContext &c, Derivation &d) {
@@ -373,6 +385,8 @@ const ConstTensor *NodeContext::deriveFromDeclaredShapes(size_t i) const {
   derivationProblems.erase(i);
   importer.recordShapeGuard(node.input(i), d.guard);
 
+  if (d.alternatives.size() > 1)
+    derivedAlternatives[i] = d.alternatives;
   ConstTensor &tensor = derivedInputs[i];
   tensor.onnxType = onnx::TensorProto::INT64;
   tensor.shape.assign(type.getShape().begin(), type.getShape().end());
