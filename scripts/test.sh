@@ -79,6 +79,18 @@ phase "whole-model suite and its quantized models (cpu; test/quantized-models, m
 build/bin/kiln-onnx-test --target=cpu --xfail-file test/whole-models/xfail-cpu.txt \
   test/models examples test/whole-models test/quantized-models
 
+phase "quantized models as artifacts for AVX2 and AVX-VNNI CPUs (--cpu=x86-64-v3, --cpu=alderlake; run here where the CPU has those ISAs)"
+# The int8 dot products of CPUs without AVX-512 VNNI (vpmaddwd on AVX2,
+# 256-bit vpdpbusd on AVX-VNNI), on the quantized corpus.
+for pair in "x86-64-v3 avx2" "alderlake avx_vnni"; do
+  read -r cpu feature <<< "$pair"
+  if grep -qw "$feature" /proc/cpuinfo; then
+    build/bin/kiln-onnx-test --target=cpu --cpu="$cpu" test/quantized-models | tail -1
+  else
+    echo "skipped --cpu=$cpu: this CPU lacks $feature"
+  fi
+done
+
 phase "whole-model suite with a dynamic batch (cpu; kiln-onnx-test --dynamic-batch: one artifact per model, each data set's batch through it)"
 # Every model keeps batch elements apart and runs every batch through one
 # artifact; one that stops running so (skipped with the node refused)
