@@ -309,6 +309,9 @@ struct ContractInt8ConvQuadsPass
     : public kiln::impl::ContractInt8ConvQuadsBase<ContractInt8ConvQuadsPass> {
   using Base::Base;
 
+  /// The dot products of `instructions`, parsed once per function.
+  std::optional<QuadDotProducts> dot;
+
   /// One panel of a tile: 16 outputs along the vector loop from `v`, the
   /// first `count` of them under a mask when `count` is set, in row
   /// `block` of the block loop when that is set.
@@ -346,12 +349,15 @@ struct ContractInt8ConvQuadsPass
     func::FuncOp func = getOperation();
     if (!func->hasAttr(kiln::attrs::kKernel) || rows < 1 || panels < 1)
       return;
-    if (!parseQuadInstructions(instructions)) {
+    std::optional<QuadInstructions> instructionSet =
+        parseQuadInstructions(instructions);
+    if (!instructionSet) {
       func.emitError() << "kiln-contract-int8-conv-quads: unknown "
                           "instructions '"
                        << instructions << "'";
       return signalPassFailure();
     }
+    dot.emplace(*instructionSet);
     SmallVector<std::pair<linalg::GenericOp, QuadConvLoops>> found;
     func.walk([&](linalg::GenericOp op) {
       if (!op.hasPureBufferSemantics())
@@ -825,12 +831,11 @@ struct ContractInt8ConvQuadsPass
                           .getResult();
     };
     int64_t count = tilePanels.size();
-    QuadDotProducts dot(*parseQuadInstructions(instructions));
     SmallVector<Value> loadMasks(count), laneMasks(count);
     for (auto [p, panel] : llvm::enumerate(tilePanels)) {
       if (!panel.count)
         continue;
-      loadMasks[p] = dot.firstQuadsMask(b, loc, panel.count);
+      loadMasks[p] = dot->firstQuadsMask(b, loc, panel.count);
       laneMasks[p] = vector::CreateMaskOp::create(
           b, loc, VectorType::get({kQuadLanes}, b.getI1Type()),
           ValueRange{panel.count});
@@ -842,7 +847,7 @@ struct ContractInt8ConvQuadsPass
       dims[loops.vector] = panel.v;
     };
     // Each accumulator's vectors side by side in the loops' values.
-    SmallVector<Value> zero = dot.zero(b, loc);
+    SmallVector<Value> zero = dot->zero(b, loc);
     int64_t parts = zero.size();
     SmallVector<Value> init;
     for (int64_t i = 0; i < tileRows * count; ++i)
@@ -860,23 +865,23 @@ struct ContractInt8ConvQuadsPass
           SmallVector<Value> at = indicesOf(in, loc, conv.xMap, dims);
           Value bytes =
               loadMasks[p]
-                  ? dot.maskedLoad(in, loc, conv.x, at, loadMasks[p])
+                  ? dot->maskedLoad(in, loc, conv.x, at, loadMasks[p])
                   : vector::LoadOp::create(in, loc, bytesType, conv.x, at)
                         .getResult();
-          xs.push_back(dot.operand(in, loc, bytes, /*isSigned=*/false));
+          xs.push_back(dot->operand(in, loc, bytes, /*isSigned=*/false));
         }
         for (int64_t r = 0; r < tileRows; ++r) {
           dims[loops.filters] = plus(in, f, r);
           SmallVector<Value> at = indicesOf(in, loc, conv.wMap, dims);
           Value quad = vector::LoadOp::create(in, loc, quadType, conv.w, at);
-          ws.push_back(dot.broadcast(in, loc, quad, /*isSigned=*/true));
+          ws.push_back(dot->broadcast(in, loc, quad, /*isSigned=*/true));
         }
         for (int64_t r = 0; r < tileRows; ++r)
           for (int64_t p = 0; p < count; ++p)
-            dot.accumulate(in, loc,
-                           MutableArrayRef<Value>(next).slice(
-                               (r * count + p) * parts, parts),
-                           xs[p], ws[r]);
+            dot->accumulate(in, loc,
+                            MutableArrayRef<Value>(next).slice(
+                                (r * count + p) * parts, parts),
+                            xs[p], ws[r]);
       }
       return next;
     };
@@ -887,9 +892,9 @@ struct ContractInt8ConvQuadsPass
       for (auto [p, panel] : llvm::enumerate(tilePanels)) {
         panelDims(dims, panel);
         storeSums(b, loc, conv, dims,
-                  dot.sums(b, loc,
-                           ArrayRef<Value>(sums).slice((r * count + p) * parts,
-                                                       parts)),
+                  dot->sums(b, loc,
+                            ArrayRef<Value>(sums).slice((r * count + p) * parts,
+                                                        parts)),
                   laneMasks[p]);
       }
     }

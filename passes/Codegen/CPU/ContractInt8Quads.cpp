@@ -196,6 +196,9 @@ struct ContractInt8QuadsPass
     : public kiln::impl::ContractInt8QuadsBase<ContractInt8QuadsPass> {
   using Base::Base;
 
+  /// The dot products of `instructions`, parsed once per function.
+  std::optional<QuadDotProducts> dot;
+
   /// Views of the einsum's operands the tiles index: A as signless i8 and
   /// B as [N/16, Q, 64].
   struct Operands {
@@ -212,11 +215,14 @@ struct ContractInt8QuadsPass
     func::FuncOp func = getOperation();
     if (!func->hasAttr(kiln::attrs::kKernel) || rows < 1 || panels < 1)
       return;
-    if (!parseQuadInstructions(instructions)) {
+    std::optional<QuadInstructions> instructionSet =
+        parseQuadInstructions(instructions);
+    if (!instructionSet) {
       func.emitError() << "kiln-contract-int8-quads: unknown instructions '"
                        << instructions << "'";
       return signalPassFailure();
     }
+    dot.emplace(*instructionSet);
     SmallVector<QuadEinsum> found;
     func.walk([&](linalg::GenericOp op) {
       if (std::optional<QuadEinsum> match = matchQuadEinsum(op))
@@ -400,9 +406,8 @@ struct ContractInt8QuadsPass
                  ? base
                  : arith::AddIOp::create(at, loc, base, index(i)).getResult();
     };
-    QuadDotProducts dot(*parseQuadInstructions(instructions));
     // Each accumulator's vectors side by side in the loop's values.
-    SmallVector<Value> zero = dot.zero(b, loc);
+    SmallVector<Value> zero = dot->zero(b, loc);
     int64_t parts = zero.size();
     SmallVector<Value> init;
     for (int64_t i = 0; i < tileRows * tilePanels; ++i)
@@ -418,7 +423,7 @@ struct ContractInt8QuadsPass
         [&](OpBuilder &in, Location, Value q, ValueRange acc) {
           SmallVector<Value> weights;
           for (int64_t v = 0; v < tilePanels; ++v)
-            weights.push_back(dot.operand(
+            weights.push_back(dot->operand(
                 in, loc,
                 vector::LoadOp::create(in, loc, bytesType, operands.b,
                                        ValueRange{panelIndex[v], q, index(0)}),
@@ -427,15 +432,15 @@ struct ContractInt8QuadsPass
           for (int64_t r = 0; r < tileRows; ++r) {
             SmallVector<Value> at(operands.batch);
             at.append({rowIndex[r], q, index(0)});
-            Value row = dot.broadcast(
+            Value row = dot->broadcast(
                 in, loc,
                 vector::LoadOp::create(in, loc, quadType, operands.a, at),
                 /*isSigned=*/false);
             for (int64_t v = 0; v < tilePanels; ++v)
-              dot.accumulate(in, loc,
-                             MutableArrayRef<Value>(next).slice(
-                                 (r * tilePanels + v) * parts, parts),
-                             row, weights[v]);
+              dot->accumulate(in, loc,
+                              MutableArrayRef<Value>(next).slice(
+                                  (r * tilePanels + v) * parts, parts),
+                              row, weights[v]);
           }
           scf::YieldOp::create(in, loc, next);
         });
@@ -448,9 +453,9 @@ struct ContractInt8QuadsPass
             vector::LoadOp::create(b, loc, floatsType, operands.out, at);
         Value sums = arith::SIToFPOp::create(
             b, loc, floatsType,
-            dot.sums(b, loc,
-                     ArrayRef<Value>(results).slice(
-                         (r * tilePanels + v) * parts, parts)));
+            dot->sums(b, loc,
+                      ArrayRef<Value>(results).slice(
+                          (r * tilePanels + v) * parts, parts)));
         Value total = arith::AddFOp::create(b, loc, old, sums);
         vector::StoreOp::create(b, loc, total, operands.out, at);
       }
