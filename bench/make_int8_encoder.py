@@ -7,11 +7,13 @@ corpus folders for bench/corpus.py:
     .venv/bin/python bench/corpus.py --threads 2 OUT_DIR
 
 OUT_DIR (default build/int8-encoder) gets float/, dynamic/ (quantize_dynamic:
-DynamicQuantizeLinear and MatMulInteger, int8 weights) and qdq/
+DynamicQuantizeLinear and MatMulInteger, int8 weights), qdq/
 (quantize_static in QDQ format, uint8 activations calibrated on random
-inputs, int8 weights with one scale per tensor), each with model.onnx and
-test_data_set_0 (one sequence of 128 tokens' embeddings, [1, 128, 768],
-and onnxruntime's output). The layers are BertLayer's: Q, K, V and output
+inputs, int8 weights with one scale per tensor) and matmul_4bits/
+(MatMul4BitsQuantizer: com.microsoft MatMulNBits, 4-bit weights in blocks
+of 32 with zero points), each with model.onnx and test_data_set_0 (one
+sequence of --tokens tokens' embeddings, [1, 128, 768] by default, and
+onnxruntime's output). The layers are BertLayer's: Q, K, V and output
 projections, softmax attention, GELU feed-forward, LayerNorm after each
 residual add.
 """
@@ -25,12 +27,14 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
                                       QuantType, quantize_dynamic,
                                       quantize_static)
+from onnxruntime.quantization.matmul_4bits_quantizer import \
+    MatMul4BitsQuantizer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HIDDEN, HEADS, FFN, SEQ = 768, 12, 3072, 128
+HIDDEN, HEADS, FFN = 768, 12, 3072
 
 
-def encoder(layers, rng):
+def encoder(layers, seq, rng):
     nodes, inits = [], []
 
     def const(name, value):
@@ -54,9 +58,9 @@ def encoder(layers, rng):
                      const(name + ".b", np.zeros(HIDDEN, np.float32))],
                     name, axis=-1, epsilon=1e-12)
 
-    heads = const("heads_shape", np.array([1, SEQ, HEADS, HIDDEN // HEADS],
+    heads = const("heads_shape", np.array([1, seq, HEADS, HIDDEN // HEADS],
                                           np.int64))
-    flat = const("flat_shape", np.array([1, SEQ, HIDDEN], np.int64))
+    flat = const("flat_shape", np.array([1, seq, HIDDEN], np.int64))
     scale = const("scale", np.float32(1 / np.sqrt(HIDDEN // HEADS)))
     half = const("half", np.float32(0.5))
     one = const("one", np.float32(1.0))
@@ -89,8 +93,8 @@ def encoder(layers, rng):
     nodes.append(helper.make_node("Identity", [x], ["y"]))
     graph = helper.make_graph(
         nodes, "int8_encoder",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, SEQ, HIDDEN])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, SEQ, HIDDEN])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, HIDDEN])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, HIDDEN])],
         inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
@@ -123,22 +127,30 @@ def main():
     parser.add_argument("out", nargs="?",
                         default=os.path.join(ROOT, "build", "int8-encoder"))
     parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--tokens", type=int, default=128,
+                        help="the sequence length (1: a decoder step's "
+                        "matmuls, bound by loading the weights)")
     args = parser.parse_args()
     rng = np.random.default_rng(5)
-    model = encoder(args.layers, rng)
-    x = rng.standard_normal((1, SEQ, HIDDEN)).astype(np.float32)
+    seq = args.tokens
+    model = encoder(args.layers, seq, rng)
+    x = rng.standard_normal((1, seq, HIDDEN)).astype(np.float32)
     paths = {name: os.path.join(args.out, name, "model.onnx")
-             for name in ("float", "dynamic", "qdq")}
+             for name in ("float", "dynamic", "qdq", "matmul_4bits")}
     for path in paths.values():
         os.makedirs(os.path.dirname(path), exist_ok=True)
     onnx.save(model, paths["float"])
     quantize_dynamic(paths["float"], paths["dynamic"],
                      weight_type=QuantType.QInt8)
     quantize_static(paths["float"], paths["qdq"],
-                    RandomInputs(rng, (1, SEQ, HIDDEN)),
+                    RandomInputs(rng, (1, seq, HIDDEN)),
                     quant_format=QuantFormat.QDQ,
                     activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8)
+    quantizer = MatMul4BitsQuantizer(onnx.load(paths["float"]), block_size=32,
+                                     is_symmetric=False)
+    quantizer.process()
+    quantizer.model.save_model_to_file(paths["matmul_4bits"])
     for name, path in paths.items():
         write_folder(os.path.dirname(path), path, x)
         print(os.path.dirname(path))

@@ -621,6 +621,42 @@ OpFoldResult ModOp::fold(FoldAdaptor a) {
   return foldArithmetic(*this, a.getOperands(), modInt,
                         [](double x, double y) { return std::fmod(x, y); });
 }
+/// x << y or x >> y on integers of `element`'s width, as the kernels shift:
+/// logical right shifts of unsigned integers, arithmetic ones of signed;
+/// a shift by the width or more (or a negative one) gives 0, or the sign
+/// for a signed right shift.
+static Attribute foldShift(Operation *op, ArrayRef<Attribute> operands,
+                           bool left) {
+  auto type = cast<ShapedType>(op->getResult(0).getType());
+  Type element = type.getElementType();
+  if (!isa<IntegerType>(element))
+    return {};
+  unsigned width = element.getIntOrFloatBitWidth();
+  bool isUnsigned = element.isUnsignedInteger();
+  uint64_t mask = width >= 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
+  return foldBroadcast(type, operands,
+                       [&](ArrayRef<const char *> in, char *out) {
+                         int64_t x = loadInt(element, in[0]);
+                         uint64_t y = uint64_t(loadInt(element, in[1])) & mask;
+                         int64_t r;
+                         if (y >= width)
+                           r = left || isUnsigned || x >= 0 ? 0 : -1;
+                         else if (left)
+                           r = int64_t(uint64_t(x) << y);
+                         else if (isUnsigned)
+                           r = int64_t((uint64_t(x) & mask) >> y);
+                         else
+                           r = x >> y;
+                         storeInt(element, out, r);
+                         return true;
+                       });
+}
+OpFoldResult ShiftLeftOp::fold(FoldAdaptor a) {
+  return foldShift(*this, a.getOperands(), /*left=*/true);
+}
+OpFoldResult ShiftRightOp::fold(FoldAdaptor a) {
+  return foldShift(*this, a.getOperands(), /*left=*/false);
+}
 /// Floats only: the importer computes an integer Pow in float64.
 OpFoldResult PowOp::fold(FoldAdaptor a) {
   return foldArithmetic(*this, a.getOperands(), nullptr,

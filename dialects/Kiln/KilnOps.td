@@ -230,9 +230,9 @@ def Kiln_MinOp : Kiln_BinaryOp<"min", "min(x, y)", [Commutative], 1>;
 def Kiln_ModOp : Kiln_BinaryOp<"mod", "x mod y (sign of y for integers, fmod for floats)", [], 1>;
 def Kiln_PReluOp : Kiln_BinaryOp<"prelu", "x < 0 ? x * slope : x">;
 def Kiln_ShiftLeftOp : Kiln_BinaryOp<"shift_left",
-    "x << y (integers; 0 when y is at least the bit width)">;
+    "x << y (integers; 0 when y is at least the bit width)", [], 1>;
 def Kiln_ShiftRightOp : Kiln_BinaryOp<"shift_right",
-    "x >> y (logical for unsigned integers; 0 when y is at least the bit width)">;
+    "x >> y (logical for unsigned integers; 0 when y is at least the bit width)", [], 1>;
 
 class Kiln_CompareOp<string mnemonic, string doc>
     : Kiln_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {

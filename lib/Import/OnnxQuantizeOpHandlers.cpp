@@ -875,17 +875,56 @@ LogicalResult importQLinearAveragePool(NodeContext &ctx) {
   return quantizeOutput(ctx, ops, pooled, 3, 4);
 }
 
-/// The float32 [K, N] matrix of com.microsoft MatMulNBits' constant B
-/// ([N, blocks, block bytes] of `bits`-bit values, low bits first), scales
-/// ([N * blocks]) and zero points (none: 2^(bits-1); uint8 packed like B,
-/// [N * ceil(blocks * bits / 8)]; or float32 like the scales): element (k,
-/// n) = (q - zero point) * scale of n's block k / block_size.
-FailureOr<ConstTensor> unpackNBitWeights(NodeContext &ctx, int64_t k, int64_t n,
-                                         int64_t bits, int64_t blockSize) {
-  const ConstTensor *packed = ctx.constInput(1);
-  const ConstTensor *scales = ctx.constInput(2);
-  const ConstTensor *zeros = ctx.hasInput(3) ? ctx.constInput(3) : nullptr;
-  if (!packed || !scales || (ctx.hasInput(3) && !zeros)) {
+/// com.microsoft MatMulNBits' constant inputs read: B ([N, blocks, block
+/// bytes] of `bits`-bit values, low bits first), scales ([N * blocks]) and
+/// zero points (none: 2^(bits-1); uint8 packed like B, [N * ceil(blocks *
+/// bits / 8)]; or float32 like the scales).
+struct NBitWeights {
+  int64_t k, n, bits, blockSize, blocks;
+  const ConstTensor *packed, *scales, *zeros;
+
+  /// Value `i` of a row of packed `bits`-bit values, low bits first.
+  int64_t unpack(const char *row, int64_t i) const {
+    int64_t bit = i * bits;
+    unsigned byte = uint8_t(row[bit / 8]);
+    return int64_t((byte >> (bit % 8)) & ((1u << bits) - 1));
+  }
+  static float floatAt(const ConstTensor &t, int64_t i) {
+    float value;
+    std::memcpy(&value, t.bytes.data() + 4 * i, 4);
+    return value;
+  }
+  /// The quantized value of element (row, col) of the [K, N] matrix.
+  int64_t q(int64_t row, int64_t col) const {
+    int64_t blockBytes = blockSize * bits / 8;
+    return unpack(packed->bytes.data() + col * blocks * blockBytes, row);
+  }
+  float scale(int64_t block, int64_t col) const {
+    return floatAt(*scales, col * blocks + block);
+  }
+  float zero(int64_t block, int64_t col) const {
+    if (!zeros)
+      return float(int64_t(1) << (bits - 1));
+    if (zeros->onnxType == onnx::TensorProto::FLOAT)
+      return floatAt(*zeros, col * blocks + block);
+    int64_t zeroBytes = llvm::divideCeil(blocks * bits, 8);
+    return float(unpack(zeros->bytes.data() + col * zeroBytes, block));
+  }
+};
+
+/// MatMulNBits' constant inputs, checked against K, N, bits and
+/// block_size.
+FailureOr<NBitWeights> readNBitWeights(NodeContext &ctx, int64_t k, int64_t n,
+                                       int64_t bits, int64_t blockSize) {
+  NBitWeights w{k,
+                n,
+                bits,
+                blockSize,
+                int64_t(llvm::divideCeil(k, blockSize)),
+                ctx.constInput(1),
+                ctx.constInput(2),
+                ctx.hasInput(3) ? ctx.constInput(3) : nullptr};
+  if (!w.packed || !w.scales || (ctx.hasInput(3) && !w.zeros)) {
     (void)ctx.fail("B, scales and zero_points must be constants");
     return failure();
   }
@@ -893,58 +932,115 @@ FailureOr<ConstTensor> unpackNBitWeights(NodeContext &ctx, int64_t k, int64_t n,
     (void)ctx.fail("g_idx (act-order) is not supported");
     return failure();
   }
-  int64_t blocks = llvm::divideCeil(k, blockSize);
   int64_t blockBytes = blockSize * bits / 8;
-  int64_t zeroBytes = llvm::divideCeil(blocks * bits, 8);
-  bool floatZeros = zeros && zeros->onnxType == onnx::TensorProto::FLOAT;
-  if (packed->onnxType != onnx::TensorProto::UINT8 ||
-      int64_t(packed->bytes.size()) != n * blocks * blockBytes ||
-      scales->onnxType != onnx::TensorProto::FLOAT ||
-      int64_t(scales->bytes.size()) != n * blocks * 4 ||
-      (zeros && !floatZeros &&
-       (zeros->onnxType != onnx::TensorProto::UINT8 ||
-        int64_t(zeros->bytes.size()) != n * zeroBytes)) ||
-      (floatZeros && int64_t(zeros->bytes.size()) != n * blocks * 4)) {
+  int64_t zeroBytes = llvm::divideCeil(w.blocks * bits, 8);
+  bool floatZeros = w.zeros && w.zeros->onnxType == onnx::TensorProto::FLOAT;
+  if (w.packed->onnxType != onnx::TensorProto::UINT8 ||
+      int64_t(w.packed->bytes.size()) != n * w.blocks * blockBytes ||
+      w.scales->onnxType != onnx::TensorProto::FLOAT ||
+      int64_t(w.scales->bytes.size()) != n * w.blocks * 4 ||
+      (w.zeros && !floatZeros &&
+       (w.zeros->onnxType != onnx::TensorProto::UINT8 ||
+        int64_t(w.zeros->bytes.size()) != n * zeroBytes)) ||
+      (floatZeros && int64_t(w.zeros->bytes.size()) != n * w.blocks * 4)) {
     (void)ctx.fail("B, scales or zero_points do not have the sizes K, N, "
                    "bits and block_size give");
     return failure();
   }
-  auto floatAt = [](const ConstTensor &t, int64_t i) {
-    float value;
-    std::memcpy(&value, t.bytes.data() + 4 * i, 4);
-    return value;
-  };
-  // Value `i` of a row of packed `bits`-bit values, low bits first.
-  auto unpack = [&](const char *row, int64_t i) {
-    int64_t bit = i * bits;
-    unsigned byte = uint8_t(row[bit / 8]);
-    return int64_t((byte >> (bit % 8)) & ((1u << bits) - 1));
-  };
-  std::vector<float> matrix(k * n);
-  for (int64_t col = 0; col < n; ++col) {
-    const char *row = packed->bytes.data() + col * blocks * blockBytes;
-    for (int64_t block = 0; block < blocks; ++block) {
-      float scale = floatAt(*scales, col * blocks + block);
-      float zero = float(int64_t(1) << (bits - 1));
-      if (floatZeros)
-        zero = floatAt(*zeros, col * blocks + block);
-      else if (zeros)
-        zero = float(unpack(zeros->bytes.data() + col * zeroBytes, block));
-      for (int64_t at = block * blockSize;
-           at < std::min(k, (block + 1) * blockSize); ++at)
-        matrix[at * n + col] = (float(unpack(row, at)) - zero) * scale;
+  return w;
+}
+
+/// The float32 [K, N] matrix of the weights: element (k, n) = (q - zero
+/// point) * scale of n's block k / block_size.
+ConstTensor unpackNBitWeights(const NBitWeights &w) {
+  std::vector<float> matrix(w.k * w.n);
+  for (int64_t col = 0; col < w.n; ++col)
+    for (int64_t block = 0; block < w.blocks; ++block) {
+      float scale = w.scale(block, col), zero = w.zero(block, col);
+      for (int64_t at = block * w.blockSize;
+           at < std::min(w.k, (block + 1) * w.blockSize); ++at)
+        matrix[at * w.n + col] = (float(w.q(at, col)) - zero) * scale;
     }
-  }
   ConstTensor weights;
   weights.onnxType = onnx::TensorProto::FLOAT;
-  weights.shape = {k, n};
+  weights.shape = {w.k, w.n};
   weights.bytes.assign(reinterpret_cast<const char *>(matrix.data()),
                        matrix.size() * sizeof(float));
   return weights;
 }
 
+/// The weights as kiln ops that unpack them where they are read: 4-bit
+/// values stay two to a byte, and the kernel that multiplies by them
+/// computes each float from its byte, its block's scale and offset
+/// (kiln-packed-weights: on the CPU the chain goes into the contraction's
+/// kernel; for the GPUs it is computed at compile time).
+///
+/// Block b keeps its row r in the low half of byte [b, 0, r, n]
+/// and its row r + block/2 in the high half, so the chain's result is
+/// [blocks, 2, block/2, N]: element (b, j, r, n) = ((byte >> 4j) mod 16) *
+/// scale + offset, where offset = -zero point * scale, both of column n's
+/// block b. Its operands broadcast plainly along the result's dims; the
+/// caller reshapes it to [K, N]. Null where K is not whole blocks.
+FailureOr<Value> packedNBitWeights(NodeContext &ctx, const NBitWeights &w) {
+  if (w.bits != 4 || w.k % w.blockSize != 0)
+    return Value();
+  int64_t half = w.blockSize / 2;
+  // Signless bytes (int8): the shifts and the modulus below are then
+  // kernel immediates, which unsigned constants cannot be.
+  ConstTensor bytes;
+  bytes.onnxType = onnx::TensorProto::INT8;
+  bytes.shape = {w.blocks, 1, half, w.n};
+  bytes.bytes.resize(w.k * w.n / 2);
+  for (int64_t block = 0; block < w.blocks; ++block)
+    for (int64_t r = 0; r < half; ++r) {
+      int64_t low = block * w.blockSize + r;
+      char *row = bytes.bytes.data() + (block * half + r) * w.n;
+      for (int64_t col = 0; col < w.n; ++col)
+        row[col] = char(w.q(low, col) | (w.q(low + half, col) << 4));
+    }
+  std::vector<float> scales(w.blocks * w.n), offsets(w.blocks * w.n);
+  for (int64_t block = 0; block < w.blocks; ++block)
+    for (int64_t col = 0; col < w.n; ++col) {
+      float scale = w.scale(block, col);
+      scales[block * w.n + col] = scale;
+      offsets[block * w.n + col] = -w.zero(block, col) * scale;
+    }
+  auto floats = [&](std::vector<float> &values) {
+    ConstTensor t;
+    t.onnxType = onnx::TensorProto::FLOAT;
+    t.shape = {w.blocks, 1, 1, w.n};
+    t.bytes.assign(reinterpret_cast<const char *>(values.data()),
+                   values.size() * sizeof(float));
+    return t;
+  };
+  std::string error;
+  const std::string &name = ctx.proto().input(1);
+  Value packed = ctx.createConstant(name + "_nibbles", std::move(bytes), error);
+  Value scale =
+      ctx.createConstant(name + "_block_scales", floats(scales), error);
+  Value offset =
+      ctx.createConstant(name + "_block_offsets", floats(offsets), error);
+  if (!packed || !scale || !offset)
+    return ctx.fail(error);
+  // An arithmetic shift and a floored modulus: a byte's high half too is
+  // (byte >> 4) mod 16 where the byte reads as negative.
+  Type i8 = getElementTypeOrSelf(packed.getType());
+  Value shifts =
+      ctx.constant(RankedTensorType::get({1, 2, 1, 1}, i8), {0.0, 4.0});
+  QuantizedOps ops(ctx);
+  Value nibbles =
+      ops.binary<ModOp>(ops.binary<ShiftRightOp>(packed, shifts),
+                        ctx.constant(RankedTensorType::get({}, i8), {16.0}));
+  Value weights =
+      ops.binary<AddOp>(ops.binary<MulOp>(ops.f32(nibbles), scale), offset);
+  if (ops.failed())
+    return failure();
+  return weights;
+}
+
 /// com.microsoft MatMulNBits: A [..., K] times B, whose 4-bit blocked
-/// weights are unpacked into float32 at import, plus bias.
+/// weights stay packed (packedNBitWeights; unpacked into float32 at import
+/// where K is not whole blocks), plus bias.
 LogicalResult importMatMulNBits(NodeContext &ctx) {
   Value a = ctx.input(0);
   if (!a || failed(ctx.requireDtypes(a, NodeContext::Float)))
@@ -959,16 +1055,24 @@ LogicalResult importMatMulNBits(NodeContext &ctx) {
                     "of two of at least 16");
   if (rankOf(a) < 1 || shapeOf(a).back() != k)
     return ctx.fail("A's last dim must be K");
-  auto weights = unpackNBitWeights(ctx, k, n, bits, blockSize);
+  auto weights = readNBitWeights(ctx, k, n, bits, blockSize);
   if (failed(weights))
     return failure();
-  std::string error;
-  Value b = ctx.createConstant(ctx.proto().input(1) + "_unpacked",
-                               std::move(*weights), error);
-  if (!b)
-    return ctx.fail(error);
+  FailureOr<Value> packed = packedNBitWeights(ctx, *weights);
+  if (failed(packed))
+    return failure();
   QuantizedOps ops(ctx);
-  Value y = ops.binary<MatMulOp>(ops.f32(a), b);
+  Value y;
+  if (*packed) {
+    y = ops.binary<MatMulOp>(ops.f32(a), reshapeTo(ctx, *packed, {k, n}));
+  } else {
+    std::string error;
+    Value b = ctx.createConstant(ctx.proto().input(1) + "_unpacked",
+                                 unpackNBitWeights(*weights), error);
+    if (!b)
+      return ctx.fail(error);
+    y = ops.binary<MatMulOp>(ops.f32(a), b);
+  }
   if (ctx.hasInput(5))
     y = ops.binary<AddOp>(y, ops.f32(ctx.input(5)));
   y = ops.castTo(y, getElementTypeOrSelf(a.getType()));
@@ -991,7 +1095,7 @@ void onnx_import::registerQuantizeOps(OpRegistry &registry) {
   registry.add("QuantizeLinear", 10, kMaxOpset, "to int4/uint4 (held in 8 bits)/int8/uint8/int16/uint16; per tensor, per axis or per block (block_size)", importQuantizeLinear);
   registry.addInDomain("com.microsoft", "DynamicQuantizeMatMul", 1, 1, "domain com.microsoft; A quantized to uint8 over its own range, int8/uint8 B; scales per tensor or per column of B; the sum exact (float32 where a constant B bounds it below 2^24, else float64)", importDynamicQuantizeMatMul);
   registry.addInDomain("com.microsoft", "MatMulIntegerToFloat", 1, 1, "domain com.microsoft; int8/uint8; a_scale one value, b_scale per tensor or per column; the sum exact (float32 where a constant B bounds it below 2^24, else float64)", importMatMulIntegerToFloat);
-  registry.addInDomain("com.microsoft", "MatMulNBits", 1, 1, "domain com.microsoft; 4-bit blocked weights (constant, no g_idx) unpacked into float32 at import", importMatMulNBits);
+  registry.addInDomain("com.microsoft", "MatMulNBits", 1, 1, "domain com.microsoft; 4-bit blocked weights (constant, no g_idx) kept two to a byte and unpacked where the kernel reads them (CPU; unpacked into float32 at compile time for the GPUs, and at import where K is not whole blocks)", importMatMulNBits);
   registry.addInDomain("com.microsoft", "QGemm", 1, 1, "domain com.microsoft; int8/uint8; per-column B scales; float32 output without y_scale", importQGemm);
   registry.addInDomain("com.microsoft", "QLinearAdd", 1, 1, "domain com.microsoft; per-tensor scales", importQLinearBinary<AddOp>);
   registry.addInDomain("com.microsoft", "QLinearAveragePool", 1, 1, "domain com.microsoft; per-tensor scales; channels first or last", importQLinearAveragePool);

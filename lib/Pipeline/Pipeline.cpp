@@ -111,6 +111,10 @@ static void addGraphPasses(OpPassManager &pm, const CompileOptions &options,
   pm.addNestedPass<func::FuncOp>(createDropRepeatedQuantization());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createCSEPass());
+  // Before the passes that read constant weights: the GPUs' unpacked ones
+  // are such constants.
+  pm.addNestedPass<func::FuncOp>(
+      createPackedWeights(PackedWeightsOptions{/*fold=*/target.isGpu()}));
   pm.addNestedPass<func::FuncOp>(createGatherBeforeTranspose());
   pm.addNestedPass<func::FuncOp>(createCancelLayoutTransposes());
   pm.addNestedPass<func::FuncOp>(createRecognizeLayerNorm());

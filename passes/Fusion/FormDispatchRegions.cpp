@@ -201,18 +201,21 @@ struct FormDispatchRegionsPass
     group.insert(group.end() - 1, absorbed.begin(), absorbed.end());
   }
 
-  /// A chain that dequantizes 8-bit integers: a cast of them to float32,
-  /// then elementwise ops of the chain and constants.
+  /// A chain that dequantizes 8-bit integers: a cast of them to float32
+  /// (or before it, ops that unpack them from constants: 4-bit weights two
+  /// to a byte), then elementwise ops of the chain and constants.
   static bool isDequantizingGroup(ArrayRef<Operation *> group) {
-    if (group.empty() || !isInt8Widening(group.front()))
+    const auto *widening = llvm::find_if(group, isInt8Widening);
+    if (widening == group.end())
       return false;
-    return llvm::all_of(group.drop_front(), [&](Operation *member) {
-      return kiln::isElementwise(member) &&
-             llvm::all_of(member->getOperands(), [&](Value operand) {
-               Operation *def = operand.getDefiningOp();
-               return isa_and_nonnull<ConstantOp>(def) ||
-                      llvm::is_contained(group, def);
-             });
+    return llvm::all_of(group, [&](Operation *member) {
+      return member == *widening ||
+             (kiln::isElementwise(member) &&
+              llvm::all_of(member->getOperands(), [&](Value operand) {
+                Operation *def = operand.getDefiningOp();
+                return isa_and_nonnull<ConstantOp>(def) ||
+                       llvm::is_contained(group, def);
+              }));
     });
   }
 

@@ -348,6 +348,25 @@ def PackInt8ConvWeights
   let dependentDialects = ["kiln::KilnDialect"];
 }
 
+def PackedWeights : Pass<"kiln-packed-weights", "mlir::func::FuncOp"> {
+  let summary = "Matmuls by 4-bit weights: read packed (CPU) or folded to float32";
+  let description = [{
+    A `kiln.matmul` whose B is a reshape to [K, N] of a [blocks, 2,
+    block/2, N] chain of elementwise ops on constants that converts bytes
+    to floats (the importer's MatMulNBits: 4-bit values two to a byte,
+    unpacked and scaled per block) becomes an einsum of A as [...,
+    blocks, 2, block/2] by the chain, which kiln-form-dispatch-regions
+    then puts in the contraction's kernel: the kernel reads the bytes.
+    With `fold` the chain and the reshape are computed instead: a float32
+    [K, N] constant (targets whose contraction kernels read float
+    operands).
+  }];
+  let options = [
+    Option<"fold", "fold", "bool", "false",
+           "Compute the unpacked weights at compile time">
+  ];
+}
+
 def NarrowIntegerWeights
     : Pass<"kiln-narrow-integer-weights", "mlir::func::FuncOp"> {
   let summary = "Stores integer-valued float32 weights as int8 or int16";

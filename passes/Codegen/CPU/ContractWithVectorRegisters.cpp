@@ -215,6 +215,7 @@ struct ContractWithVectorRegistersPass
     for (auto &[op, loops] : found) {
       fill = findFill(op);
       epilogue = findEpilogue(op);
+      prologue = findPrologue(op, loops);
       // The tiles replace the epilogue too, so they go where it is (only
       // ops without memory effects lie between it and the contraction).
       rewriter.setInsertionPoint(epilogue ? epilogue.getOperation()
@@ -224,13 +225,15 @@ struct ContractWithVectorRegistersPass
       func->setAttr(kiln::attrs::kRegisterTile,
                     rewriter.getDenseI64ArrayAttr({rowTile, width}));
       Value accumulator = op.getDpsInits()[0];
-      for (Operation *replaced :
-           {epilogue.getOperation(), op.getOperation(), fill})
+      Value vectorInput = op.getDpsInputs()[loops.vectorInput];
+      for (Operation *replaced : {epilogue.getOperation(), op.getOperation(),
+                                  fill, prologue.getOperation()})
         if (replaced)
           rewriter.eraseOp(replaced);
-      if (auto alloc = accumulator.getDefiningOp<memref::AllocOp>())
-        if (alloc->use_empty())
-          rewriter.eraseOp(alloc);
+      for (Value buffer : {accumulator, vectorInput})
+        if (auto alloc = buffer.getDefiningOp<memref::AllocOp>())
+          if (alloc->use_empty())
+            rewriter.eraseOp(alloc);
     }
   }
 
@@ -245,6 +248,87 @@ struct ContractWithVectorRegistersPass
   /// activation, rounding. The tiles apply it to the accumulators in
   /// registers and store its result instead. Null when there is none.
   linalg::GenericOp epilogue;
+
+  /// The elementwise generic that computes the vector input, a temporary
+  /// only it writes, from inputs registers can load per tile (4-bit
+  /// weights unpacked from their bytes, scaled by their block's scale),
+  /// where each of its values serves one tile only (the contraction's rows
+  /// fit one row tile: a decoder step's matmul). The tiles then compute its
+  /// values in registers where they would load them, and it is never
+  /// stored. Null otherwise: with more rows, every row tile of a column
+  /// panel loads what it stored once.
+  linalg::GenericOp prologue;
+
+  linalg::GenericOp findPrologue(linalg::GenericOp op,
+                                 const VectorContractionLoops &loops) {
+    int64_t rows = loops.rows >= 0 ? loops.ranges[loops.rows] : 1;
+    if (loops.block >= 0 || loops.vectorStride != 1 ||
+        rows > tileOf(loops).first)
+      return {};
+    OpOperand *vectorInput = op.getDpsInputOperand(loops.vectorInput);
+    Value buffer = vectorInput->get();
+    if (!buffer.getDefiningOp<memref::AllocOp>() ||
+        !llvm::all_of(op.getMatchingIndexingMap(vectorInput).getResults(),
+                      [](AffineExpr e) { return isa<AffineDimExpr>(e); }))
+      return {};
+    linalg::GenericOp writer;
+    for (Operation *user : buffer.getUsers()) {
+      if (user == op.getOperation())
+        continue;
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (writer || !generic || generic.getNumDpsInits() != 1 ||
+          generic.getDpsInits()[0] != buffer)
+        return {};
+      writer = generic;
+    }
+    if (!writer || writer->getBlock() != op->getBlock() ||
+        !coversWithIdentity(writer, buffer))
+      return {};
+    // Nothing between them writes what the writer reads: only the
+    // accumulator's allocation and fill, and ops without memory effects.
+    for (Operation *between = writer->getNextNode(); between != op;
+         between = between->getNextNode())
+      if (!between || !(isMemoryEffectFree(between) || between == fill ||
+                        isa<memref::AllocOp>(between)))
+        return {};
+    int64_t vectorLoop = writer.getNumLoops() - 1;
+    for (OpOperand *input : writer.getDpsInputOperands())
+      if (!loadablePerTile(input->get(), writer.getMatchingIndexingMap(input),
+                           vectorLoop))
+        return {};
+    Block &body = writer.getRegion().front();
+    if (!body.getArguments().back().use_empty() || !isScalarElementwise(body))
+      return {};
+    return writer;
+  }
+
+  /// Every op of `body` an elementwise op or a constant, on scalars.
+  static bool isScalarElementwise(Block &body) {
+    return llvm::all_of(body.without_terminator(), [](Operation &inner) {
+      bool scalar = llvm::all_of(inner.getResultTypes(),
+                                 [](Type t) { return t.isIntOrFloat(); });
+      return scalar && inner.getNumRegions() == 0 &&
+             (isa<arith::ConstantOp>(inner) ||
+              inner.hasTrait<OpTrait::Elementwise>());
+    });
+  }
+
+  /// The prologue's value at the contraction's loop values `dims`, which
+  /// it reads through `xMap`, as a vector of `width`.
+  Value computePrologue(OpBuilder &b, Location loc, AffineMap xMap,
+                        ArrayRef<Value> dims, int64_t width) {
+    SmallVector<Value> position;
+    for (AffineExpr e : xMap.getResults())
+      position.push_back(dims[cast<AffineDimExpr>(e).getPosition()]);
+    Block &body = prologue.getRegion().front();
+    IRMapping mapping;
+    for (OpOperand *input : prologue.getDpsInputOperands())
+      mapping.map(body.getArgument(input->getOperandNumber()),
+                  loadPerTile(b, loc, input->get(),
+                              prologue.getMatchingIndexingMap(input), position,
+                              width));
+    return cloneBodyOnVectors(b, loc, body, mapping, width);
+  }
 
   /// The nearest op before (`step` -1) or after (+1) `op` that has memory
   /// effects.
@@ -336,16 +420,9 @@ struct ContractWithVectorRegistersPass
       }
     }
     Block &body = next.getRegion().front();
-    if (readsAccumulator != 1 || !body.getArguments().back().use_empty())
+    if (readsAccumulator != 1 || !body.getArguments().back().use_empty() ||
+        !isScalarElementwise(body))
       return {};
-    for (Operation &inner : body.without_terminator()) {
-      bool scalar = llvm::all_of(inner.getResultTypes(),
-                                 [](Type t) { return t.isIntOrFloat(); });
-      if (!scalar || inner.getNumRegions() != 0 ||
-          !(isa<arith::ConstantOp>(inner) ||
-            inner.hasTrait<OpTrait::Elementwise>()))
-        return {};
-    }
     return next;
   }
 
@@ -551,11 +628,12 @@ struct ContractWithVectorRegistersPass
           SmallVector<Value> xVectors;
           for (int64_t j = 0; j < blockCount; ++j) {
             atBlock(j);
-            xVectors.push_back(
-                widen(b, loc,
-                      loadVector(b, loc, x, indicesOf(b, loc, xMap, dims),
-                                 width, loops.vectorStride),
-                      accType));
+            xVectors.push_back(widen(
+                b, loc,
+                prologue ? computePrologue(b, loc, xMap, dims, width)
+                         : loadVector(b, loc, x, indicesOf(b, loc, xMap, dims),
+                                      width, loops.vectorStride),
+                accType));
           }
           scf::ValueVector updated;
           for (int64_t i = 0; i < rowCount; ++i) {

@@ -51,6 +51,8 @@ def main(path):
         "table": np.array([[1, 2], [3, 4]], dtype=np.int64),
         "q_scale": np.array(0.5, dtype=np.float32),
         "q_zero": np.array(10, dtype=np.uint8),
+        "bits": np.array([1, 255, 16, 200], dtype=np.uint8),
+        "bit_shifts": np.array([1, 1, 8, 4], dtype=np.uint8),
     }
     nodes = [
         # Shape -> Gather -> Unsqueeze -> Concat -> Reshape, as exporters
@@ -96,13 +98,20 @@ def main(path):
         h.make_node("GatherElements", ["table", "picks"], ["picked"], axis=1),
         h.make_node("QuantizeLinear", ["unclipped", "q_scale", "q_zero"],
                     ["quantized"]),
+        # BitShift of uint8 wraps left and is logical right; a shift by the
+        # width or more gives 0.
+        h.make_node("BitShift", ["bits", "bit_shifts"], ["shifted_left"],
+                    direction="LEFT"),
+        h.make_node("BitShift", ["bits", "bit_shifts"], ["shifted_right"],
+                    direction="RIGHT"),
     ]
     outputs = ["reshaped", "row_sums", "quotient", "remainder", "fremainder",
                "truncated", "wrapped", "greater", "not_greater",
                "selected", "reversed", "tiled", "expanded", "product",
                "largest", "transposed", "range", "float_range", "sevens",
                "zeros", "unsigned_greater", "side", "powers", "rounded",
-               "clipped", "picked", "quantized"]
+               "clipped", "picked", "quantized", "shifted_left",
+               "shifted_right"]
     graph = h.make_graph(
         nodes, "constant_subgraphs", [],
         [h.make_tensor_value_info(name, T.UNDEFINED, None) for name in outputs],

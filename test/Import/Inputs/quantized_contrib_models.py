@@ -6,7 +6,8 @@ test/Import/quantize.test:
              and zero points, a bias), DynamicQuantizeMatMul (uint8 B), and
              MatMulNBits (4-bit blocks with packed zero points; 4-bit blocks
              with the default zero point and a bias; 4-bit blocks with
-             float zero points): float32 outputs.
+             float zero points; 20 rows of A; K not whole blocks): float32
+             outputs.
   qlinear/   QLinearAveragePool (channels first, and channels last) and
              QLinearConcat between QuantizeLinear and DequantizeLinear.
 """
@@ -103,14 +104,23 @@ def matmuls(folder):
         nodes.append(helper.make_node("MatMulNBits", ["x2"] + names, [name],
                                       domain=MS, K=64, N=24, bits=bits,
                                       block_size=block))
+    # 20 rows of A (more than a register tile's), and K = 40, not whole
+    # blocks of 16.
+    for name, a, k in [("y_nbits_rows", "x3", 64), ("y_nbits_partial", "x4", 40)]:
+        more, names = nbits(name, k, 24, 4, 16, "packed")
+        inits += more
+        nodes.append(helper.make_node("MatMulNBits", [a] + names, [name],
+                                      domain=MS, K=k, N=24, bits=4,
+                                      block_size=16))
     outputs = [helper.make_tensor_value_info(n, f, None) for n in
                ["y_integer", "y_dynamic", "y_nbits", "y_nbits_bias",
-                "y_nbits_float_zeros"]]
-    feeds = {"x": rng.uniform(-4, 4, (4, 32)).astype(np.float32),
-             "x2": rng.uniform(-2, 2, (2, 3, 64)).astype(np.float32)}
+                "y_nbits_float_zeros", "y_nbits_rows", "y_nbits_partial"]]
+    shapes = {"x": [4, 32], "x2": [2, 3, 64], "x3": [20, 64], "x4": [2, 40]}
+    feeds = {name: rng.uniform(-2, 2, shape).astype(np.float32)
+             for name, shape in shapes.items()}
     save(folder, "matmuls", nodes,
-         [helper.make_tensor_value_info("x", f, [4, 32]),
-          helper.make_tensor_value_info("x2", f, [2, 3, 64])],
+         [helper.make_tensor_value_info(name, f, shape)
+          for name, shape in shapes.items()],
          outputs, inits, feeds)
 
 

@@ -55,3 +55,35 @@ func.func @trailing(%x: tensor<1x8x4x4xf32>, %w: tensor<8x8x1x1xf32>, %r: tensor
   %sum = kiln.add %e, %qd : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32> -> tensor<1x8x4x4xf32>
   return %sum : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+// 4-bit weights two to a byte (kiln-packed-weights' einsum): the chain
+// that unpacks them from the constant bytes (a shift per half, a modulus,
+// a cast, the block's scale and offset) joins the einsum's region, which
+// reads the bytes; apart, a kernel of its own stores their float32 values.
+// CHECK-LABEL: func.func @packed_nibbles
+// (The constants are small enough to be the kernel's immediates.)
+// CHECK: kiln.dispatch_region(%arg0) : (tensor<3x2x2x2xf32>) -> tensor<3x2xf32>
+// CHECK: kiln.shift_right
+// CHECK: kiln.mod
+// CHECK: kiln.cast
+// CHECK: kiln.einsum
+// CHECK-NOT: kiln.dispatch_region
+// APART-LABEL: func.func @packed_nibbles
+// APART: %[[W:.+]] = kiln.dispatch_region() : () -> tensor<2x2x2x2xf32>
+// APART: kiln.dispatch_region(%arg0, %[[W]])
+func.func @packed_nibbles(%a: tensor<3x2x2x2xf32>) -> tensor<3x2xf32> {
+  %bytes = kiln.constant dense<[[[[33, -16], [5, 7]]], [[[1, 2], [3, 4]]]]> : tensor<2x1x2x2xi8>
+  %shifts = kiln.constant dense<[[[[0]], [[4]]]]> : tensor<1x2x1x1xi8>
+  %sixteen = kiln.constant dense<16> : tensor<i8>
+  %scale = kiln.constant dense<[[[[0.5, 0.25]]], [[[1.0, 2.0]]]]> : tensor<2x1x1x2xf32>
+  %offset = kiln.constant dense<[[[[-4.0, -2.0]]], [[[-8.0, -16.0]]]]> : tensor<2x1x1x2xf32>
+  %s = kiln.shift_right %bytes, %shifts : tensor<2x1x2x2xi8>, tensor<1x2x1x1xi8> -> tensor<2x2x2x2xi8>
+  %q = kiln.mod %s, %sixteen : tensor<2x2x2x2xi8>, tensor<i8> -> tensor<2x2x2x2xi8>
+  %f = kiln.cast %q : tensor<2x2x2x2xi8> -> tensor<2x2x2x2xf32>
+  %m = kiln.mul %f, %scale : tensor<2x2x2x2xf32>, tensor<2x1x1x2xf32> -> tensor<2x2x2x2xf32>
+  %w = kiln.add %m, %offset : tensor<2x2x2x2xf32>, tensor<2x1x1x2xf32> -> tensor<2x2x2x2xf32>
+  %y = kiln.einsum %a, %w {equation = "abjr,bjrn->an"} : (tensor<3x2x2x2xf32>, tensor<2x2x2x2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}

@@ -297,3 +297,92 @@ func.func @not_a_kernel(%a: memref<8x8xf32>, %b: memref<8x16xf32>, %c: memref<8x
   }
   return
 }
+
+// -----
+
+// The vector input computed by an elementwise generic into a temporary
+// just before (4-bit weights unpacked from bytes: [j, r, n] = (bytes[r, n]
+// >> shifts[j]) & 15, times the column's scale), for one row of outputs
+// (a decoder step): each unpacked vector serves one tile, so the tiles
+// compute it in registers from the bytes where they would load it, and
+// the temporary is never stored.
+// CHECK-LABEL: func.func @unpacked_in_registers
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for
+// CHECK: scf.for %[[R:.+]] = {{.+}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (vector<16xf32>)
+// CHECK: %[[BYTES:.+]] = vector.load %arg0[%[[R]], %{{.+}}] : memref<2x16xi8>, vector<16xi8>
+// CHECK: %[[SHIFT:.+]] = vector.broadcast %{{.+}} : i8 to vector<16xi8>
+// CHECK: %[[SCALE:.+]] = vector.load %arg2[%{{.+}}, %{{.+}}] : memref<1x16xf32>, vector<16xf32>
+// CHECK: %[[SHIFTED:.+]] = arith.shrsi %[[BYTES]], %[[SHIFT]] : vector<16xi8>
+// CHECK: %[[NIBBLE:.+]] = arith.andi %[[SHIFTED]], %{{.+}} : vector<16xi8>
+// CHECK: %[[F:.+]] = arith.sitofp %[[NIBBLE]] : vector<16xi8> to vector<16xf32>
+// CHECK: %[[W:.+]] = arith.mulf %[[F]], %[[SCALE]] : vector<16xf32>
+// CHECK: vector.fma %[[W]], %{{.+}}, %[[ACC]] : vector<16xf32>
+#mBytes = affine_map<(j, r, n) -> (r, n)>
+#mShift = affine_map<(j, r, n) -> (j)>
+#mScale = affine_map<(j, r, n) -> (0, n)>
+#mW = affine_map<(j, r, n) -> (j, r, n)>
+#uA = affine_map<(m, n, j, r) -> (m, j, r)>
+#uW = affine_map<(m, n, j, r) -> (j, r, n)>
+#uC = affine_map<(m, n, j, r) -> (m, n)>
+func.func @unpacked_in_registers(%bytes: memref<2x16xi8>, %shifts: memref<2xi8>, %scale: memref<1x16xf32>, %a: memref<1x2x2xf32>, %c: memref<1x16xf32>) attributes {kiln.kernel} {
+  %w = memref.alloc() : memref<2x2x16xf32>
+  linalg.generic {indexing_maps = [#mBytes, #mShift, #mScale, #mW], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%bytes, %shifts, %scale : memref<2x16xi8>, memref<2xi8>, memref<1x16xf32>) outs(%w : memref<2x2x16xf32>) {
+  ^bb0(%byte: i8, %shift: i8, %s: f32, %out: f32):
+    %fifteen = arith.constant 15 : i8
+    %shifted = arith.shrsi %byte, %shift : i8
+    %nibble = arith.andi %shifted, %fifteen : i8
+    %f = arith.sitofp %nibble : i8 to f32
+    %v = arith.mulf %f, %s : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#uA, #uW, #uC], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %w : memref<1x2x2xf32>, memref<2x2x16xf32>) outs(%c : memref<1x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The same for 10 rows, more than a register tile's 8: each unpacked
+// vector would be computed once per row tile, so the generic stores them
+// once and the tiles load them.
+// CHECK-LABEL: func.func @unpacked_once_for_many_rows
+// CHECK: %[[W:.+]] = memref.alloc() : memref<2x2x16xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%[[W]] : memref<2x2x16xf32>)
+// CHECK: vector.load %[[W]]
+#mBytes = affine_map<(j, r, n) -> (r, n)>
+#mShift = affine_map<(j, r, n) -> (j)>
+#mScale = affine_map<(j, r, n) -> (0, n)>
+#mW = affine_map<(j, r, n) -> (j, r, n)>
+#uA = affine_map<(m, n, j, r) -> (m, j, r)>
+#uW = affine_map<(m, n, j, r) -> (j, r, n)>
+#uC = affine_map<(m, n, j, r) -> (m, n)>
+func.func @unpacked_once_for_many_rows(%bytes: memref<2x16xi8>, %shifts: memref<2xi8>, %scale: memref<1x16xf32>, %a: memref<10x2x2xf32>, %c: memref<10x16xf32>) attributes {kiln.kernel} {
+  %w = memref.alloc() : memref<2x2x16xf32>
+  linalg.generic {indexing_maps = [#mBytes, #mShift, #mScale, #mW], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%bytes, %shifts, %scale : memref<2x16xi8>, memref<2xi8>, memref<1x16xf32>) outs(%w : memref<2x2x16xf32>) {
+  ^bb0(%byte: i8, %shift: i8, %s: f32, %out: f32):
+    %fifteen = arith.constant 15 : i8
+    %shifted = arith.shrsi %byte, %shift : i8
+    %nibble = arith.andi %shifted, %fifteen : i8
+    %f = arith.sitofp %nibble : i8 to f32
+    %v = arith.mulf %f, %s : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#uA, #uW, #uC], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %w : memref<10x2x2xf32>, memref<2x2x16xf32>) outs(%c : memref<10x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
