@@ -30,6 +30,16 @@ Value NodeContext::input(size_t i) {
   return it->second;
 }
 
+bool NodeContext::outputReadOnceAs(size_t i, StringRef opType,
+                                   int input) const {
+  if (int(i) >= node.output_size())
+    return false;
+  auto it = importer.readers.find(node.output(int(i)));
+  return it != importer.readers.end() && it->second.size() == 1 &&
+         it->second.front().first == opType &&
+         it->second.front().second == input;
+}
+
 const ConstTensor *NodeContext::constInput(size_t i) const {
   if (!hasInput(i))
     return nullptr;

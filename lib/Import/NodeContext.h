@@ -46,6 +46,13 @@ public:
 
   void setOutput(size_t i, mlir::Value value);
   bool allOutputsSet() const;
+  /// Whether output `i` has one reader in the model, an op of type
+  /// `opType` that reads it as its input `input`.
+  bool outputReadOnceAs(size_t i, llvm::StringRef opType, int input) const;
+  /// The node's ops are left as they are even where they read only
+  /// constants (4-bit weights kept packed, which computing would expand).
+  void keepUnfolded() { unfolded = true; }
+  bool keepsUnfolded() const { return unfolded; }
   /// Fails when an output has more bytes than a tensor may have
   /// (ImportOptions::maxTensorBytes), so that no later size overflows.
   mlir::LogicalResult checkOutputSizes();
@@ -149,6 +156,7 @@ private:
   const ConstTensor *deriveFromDeclaredShapes(size_t i) const;
 
   GraphImporter &importer;
+  bool unfolded = false;
   mlir::FailureOr<mlir::Value>
   createInferred(llvm::StringRef opName, mlir::ValueRange operands,
                  llvm::ArrayRef<mlir::NamedAttribute> attrs);

@@ -1043,7 +1043,7 @@ void GraphImporter::importNode(const onnx::NodeProto &node, int index) {
     size_t checksBefore = runtimeChecks.size();
     if (succeeded(handler->import(ctx)) && ctx.allOutputsSet() &&
         succeeded(ctx.checkOutputSizes())) {
-      if (runtimeChecks.size() == checksBefore)
+      if (runtimeChecks.size() == checksBefore && !ctx.keepsUnfolded())
         foldImportedNode(node, index, lastBefore);
       nameOutputValues(node, index, ctx.getLoc());
       return;
@@ -1284,6 +1284,7 @@ FailureOr<ImportResult> GraphImporter::run(const ImportOptions &options) {
                                       : 4 * weightBytes + (uint64_t(64) << 20);
   recordDeclaredShapes(graph);
   propagateDeclaredShapes(graph);
+  recordReaders(graph);
   for (int i = 0; i < graph.node_size(); ++i)
     importNode(graph.node(i), i);
 
@@ -1357,6 +1358,24 @@ struct SubgraphNesting {
 
 /// Nesting below `graph`. Recursion is bounded by the parser's limit: a
 /// parsed model is at most that many messages deep.
+static SubgraphNesting measureNesting(const onnx::GraphProto &graph);
+
+void GraphImporter::recordReaders(const onnx::GraphProto &graph) {
+  for (const onnx::ValueInfoProto &output : graph.output())
+    readers[output.name()].push_back({"", -1});
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (int i = 0; i < node.input_size(); ++i)
+      if (!node.input(i).empty())
+        readers[node.input(i)].push_back({node.op_type(), i});
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      if (attr.has_g())
+        recordReaders(attr.g());
+      for (const onnx::GraphProto &g : attr.graphs())
+        recordReaders(g);
+    }
+  }
+}
+
 static SubgraphNesting measureNesting(const onnx::GraphProto &graph) {
   SubgraphNesting deepest;
   for (const onnx::NodeProto &node : graph.node())

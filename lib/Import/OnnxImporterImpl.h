@@ -78,6 +78,10 @@ private:
   int64_t defaultOpset = 0;
   std::map<std::string, mlir::Value> values;
   std::map<std::string, ConstTensor> constants;
+  /// Who reads each value of the model (subgraphs included), as (op type,
+  /// input index); a graph output as ("", -1).
+  std::map<std::string, std::vector<std::pair<std::string, int>>> readers;
+  void recordReaders(const onnx::GraphProto &graph);
   /// The constant named `name` with its bytes, or null when it is none.
   const ConstTensor *findConstant(const std::string &name);
 

@@ -280,6 +280,77 @@ std::pair<double, double> fourBitRange(int onnxType) {
                                : std::make_pair(0.0, 15.0);
 }
 
+/// A [K, N] matrix of 4-bit values (0..15) with a scale and a zero point
+/// per block of `blockSize` rows of a column: weights (q - zero point) *
+/// scale, as MatMulNBits and a DequantizeLinear of 4-bit weights define
+/// them.
+struct FourBitMatrix {
+  int64_t k, n, blockSize;
+  std::function<int64_t(int64_t row, int64_t col)> q;
+  std::function<float(int64_t block, int64_t col)> scale, zero;
+  int64_t blocks() const { return k / blockSize; }
+};
+
+FailureOr<Value> packedFourBitWeights(NodeContext &ctx, const FourBitMatrix &w,
+                                      const std::string &name);
+
+/// A DequantizeLinear of a constant [K, N] of 4-bit values that one
+/// MatMul reads as its B, with a scale (and zero point) per tensor, per
+/// column (axis 1) or per block of rows (axis 0): the weights kept two to
+/// a byte (packedFourBitWeights). Null where it is not such a node.
+FailureOr<Value> packedDequantizedWeights(NodeContext &ctx,
+                                          const QuantizationAxis &axis) {
+  const ConstTensor *x = ctx.constInput(0), *scale = ctx.constInput(1);
+  const ConstTensor *zero = ctx.hasInput(2) ? ctx.constInput(2) : nullptr;
+  if (!x || !x->fourBitType || x->shape.size() != 2 || !scale ||
+      scale->onnxType != onnx::TensorProto::FLOAT ||
+      (ctx.hasInput(2) && !zero) || !ctx.outputReadOnceAs(0, "MatMul", 1))
+    return Value();
+  int64_t k = x->shape[0], n = x->shape[1];
+  int64_t scaleCount = int64_t(scale->bytes.size()) / 4;
+  bool blocked = axis.blockSize > 0;
+  if (scaleCount != 1 && (blocked ? axis.axis != 0 : axis.axis != 1))
+    return Value();
+  // Blocks of the node's own size, else of any even size dividing K (its
+  // scales are the same for every row).
+  int64_t blockSize = blocked ? axis.blockSize : k & -k;
+  blockSize = blocked ? blockSize : std::min<int64_t>(blockSize, 64);
+  if (blockSize < 2 || blockSize % 2 != 0 || k % blockSize != 0)
+    return Value();
+  // Where a parameter of (row block, column) is stored.
+  auto paramIndex = [&](int64_t block, int64_t col) -> int64_t {
+    if (scaleCount == 1)
+      return 0;
+    return blocked ? block * n + col : col;
+  };
+  // int4 values and zero points read as their unsigned offset (+8): the
+  // difference is the same.
+  int64_t bias = x->fourBitType == kOnnxInt4 ? 8 : 0;
+  FourBitMatrix m{
+      k,
+      n,
+      blockSize,
+      [&](int64_t row, int64_t col) {
+        return int64_t(
+                   integerAt(x->onnxType, x->bytes.data() + row * n + col)) +
+               bias;
+      },
+      [&](int64_t block, int64_t col) {
+        float value;
+        std::memcpy(&value, scale->bytes.data() + 4 * paramIndex(block, col),
+                    4);
+        return value;
+      },
+      [&](int64_t block, int64_t col) {
+        if (!zero)
+          return float(bias);
+        return float(integerAt(zero->onnxType,
+                               zero->bytes.data() + paramIndex(block, col)) +
+                     bias);
+      }};
+  return packedFourBitWeights(ctx, m, ctx.proto().input(0));
+}
+
 LogicalResult importDequantizeLinear(NodeContext &ctx) {
   Value x = ctx.input(0), scale = ctx.input(1);
   if (!x || !scale)
@@ -293,6 +364,15 @@ LogicalResult importDequantizeLinear(NodeContext &ctx) {
   auto axis = quantizationAxis(ctx, scale, x);
   if (failed(axis))
     return failure();
+  FailureOr<Value> packed = packedDequantizedWeights(ctx, *axis);
+  if (failed(packed))
+    return failure();
+  if (*packed) {
+    Value weights = reshapeTo(ctx, *packed, shapeOf(x));
+    ctx.setOutput(0, weights);
+    ctx.keepUnfolded();
+    return success();
+  }
   QuantizedOps ops(ctx);
   FloatType f32 = ctx.b().getF32Type();
   Value centered = ops.floatInput(0, f32);
@@ -980,26 +1060,25 @@ ConstTensor unpackNBitWeights(const NBitWeights &w) {
 /// [blocks, 2, block/2, N]: element (b, j, r, n) = ((byte >> 4j) mod 16) *
 /// scale + offset, where offset = -zero point * scale, both of column n's
 /// block b. Its operands broadcast plainly along the result's dims; the
-/// caller reshapes it to [K, N]. Null where K is not whole blocks.
-FailureOr<Value> packedNBitWeights(NodeContext &ctx, const NBitWeights &w) {
-  if (w.bits != 4 || w.k % w.blockSize != 0)
-    return Value();
+/// caller reshapes it to [K, N]. K must be whole blocks of an even size.
+FailureOr<Value> packedFourBitWeights(NodeContext &ctx, const FourBitMatrix &w,
+                                      const std::string &name) {
   int64_t half = w.blockSize / 2;
   // Signless bytes (int8): the shifts and the modulus below are then
   // kernel immediates, which unsigned constants cannot be.
   ConstTensor bytes;
   bytes.onnxType = onnx::TensorProto::INT8;
-  bytes.shape = {w.blocks, 1, half, w.n};
+  bytes.shape = {w.blocks(), 1, half, w.n};
   bytes.bytes.resize(w.k * w.n / 2);
-  for (int64_t block = 0; block < w.blocks; ++block)
+  for (int64_t block = 0; block < w.blocks(); ++block)
     for (int64_t r = 0; r < half; ++r) {
       int64_t low = block * w.blockSize + r;
       char *row = bytes.bytes.data() + (block * half + r) * w.n;
       for (int64_t col = 0; col < w.n; ++col)
         row[col] = char(w.q(low, col) | (w.q(low + half, col) << 4));
     }
-  std::vector<float> scales(w.blocks * w.n), offsets(w.blocks * w.n);
-  for (int64_t block = 0; block < w.blocks; ++block)
+  std::vector<float> scales(w.blocks() * w.n), offsets(w.blocks() * w.n);
+  for (int64_t block = 0; block < w.blocks(); ++block)
     for (int64_t col = 0; col < w.n; ++col) {
       float scale = w.scale(block, col);
       scales[block * w.n + col] = scale;
@@ -1008,13 +1087,12 @@ FailureOr<Value> packedNBitWeights(NodeContext &ctx, const NBitWeights &w) {
   auto floats = [&](std::vector<float> &values) {
     ConstTensor t;
     t.onnxType = onnx::TensorProto::FLOAT;
-    t.shape = {w.blocks, 1, 1, w.n};
+    t.shape = {w.blocks(), 1, 1, w.n};
     t.bytes.assign(reinterpret_cast<const char *>(values.data()),
                    values.size() * sizeof(float));
     return t;
   };
   std::string error;
-  const std::string &name = ctx.proto().input(1);
   Value packed = ctx.createConstant(name + "_nibbles", std::move(bytes), error);
   Value scale =
       ctx.createConstant(name + "_block_scales", floats(scales), error);
@@ -1036,6 +1114,19 @@ FailureOr<Value> packedNBitWeights(NodeContext &ctx, const NBitWeights &w) {
   if (ops.failed())
     return failure();
   return weights;
+}
+
+/// MatMulNBits' weights kept packed; null where K is not whole blocks.
+FailureOr<Value> packedNBitWeights(NodeContext &ctx, const NBitWeights &w) {
+  if (w.bits != 4 || w.k % w.blockSize != 0)
+    return Value();
+  FourBitMatrix m{w.k,
+                  w.n,
+                  w.blockSize,
+                  [&](int64_t row, int64_t col) { return w.q(row, col); },
+                  [&](int64_t b, int64_t col) { return w.scale(b, col); },
+                  [&](int64_t b, int64_t col) { return w.zero(b, col); }};
+  return packedFourBitWeights(ctx, m, ctx.proto().input(1));
 }
 
 /// com.microsoft MatMulNBits: A [..., K] times B, whose 4-bit blocked
@@ -1087,7 +1178,7 @@ LogicalResult importMatMulNBits(NodeContext &ctx) {
 void onnx_import::registerQuantizeOps(OpRegistry &registry) {
   // clang-format off
   registry.add("ConvInteger", 10, kMaxOpset, "int8/uint8; zero points scalar or per output channel; the sum exact, in float32 where constant weights bound it below 2^24, else float64", importConvInteger);
-  registry.add("DequantizeLinear", 10, kMaxOpset, "int4/uint4 (constants)/int8/uint8/int16/uint16/int32; per tensor, per axis or per block (block_size)", importDequantizeLinear);
+  registry.add("DequantizeLinear", 10, kMaxOpset, "int4/uint4 (constants)/int8/uint8/int16/uint16/int32; per tensor, per axis or per block (block_size); 4-bit [K, N] weights that one MatMul reads, per tensor, column or block of rows, kept two to a byte as MatMulNBits' are", importDequantizeLinear);
   registry.add("DynamicQuantizeLinear", 11, kMaxOpset, "float32 to uint8", importDynamicQuantizeLinear);
   registry.add("MatMulInteger", 10, kMaxOpset, "int8/uint8; zero points scalar, per row of A or per column of B; the sum exact, in float32 where a constant B bounds it below 2^24, else float64", importMatMulInteger);
   registry.add("QLinearConv", 10, kMaxOpset, "int8/uint8; per-channel weight scales; the sum exact (float32 where constant weights bound it below 2^24, else float64), requantized in float32", importQLinearConv);

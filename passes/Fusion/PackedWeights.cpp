@@ -1,7 +1,8 @@
 //===- PackedWeights.cpp - 4-bit weights read packed, or unpacked --------===//
 //
-// The importer gives a matmul by 4-bit weights (com.microsoft MatMulNBits)
-// its B as a chain of kiln ops on constants that unpacks them: bytes of
+// The importer gives a matmul by 4-bit weights (com.microsoft MatMulNBits,
+// or a MatMul of a DequantizeLinear of 4-bit weights) its B as a chain of
+// kiln ops on constants that unpacks them: bytes of
 // two 4-bit values, shifted, masked, converted to float32, scaled and
 // offset per block, as [blocks, 2, block/2, N], reshaped to [K, N]. The
 // chain is not computed at import: it would store eight times the bytes.

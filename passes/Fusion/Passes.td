@@ -353,8 +353,8 @@ def PackedWeights : Pass<"kiln-packed-weights", "mlir::func::FuncOp"> {
   let description = [{
     A `kiln.matmul` whose B is a reshape to [K, N] of a [blocks, 2,
     block/2, N] chain of elementwise ops on constants that converts bytes
-    to floats (the importer's MatMulNBits: 4-bit values two to a byte,
-    unpacked and scaled per block) becomes an einsum of A as [...,
+    to floats (the importer's MatMulNBits and DequantizeLinear of 4-bit
+    weights: values two to a byte, unpacked and scaled per block) becomes an einsum of A as [...,
     blocks, 2, block/2] by the chain, which kiln-form-dispatch-regions
     then puts in the contraction's kernel: the kernel reads the bytes.
     With `fold` the chain and the reshape are computed instead: a float32

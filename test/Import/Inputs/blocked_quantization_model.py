@@ -6,6 +6,8 @@ test/Import/quantize.test:
                   along K with int4 zero points (raw_data), then a MatMul;
   y_int8_weights  int8 weights dequantized per block of 16 along N, no zero
                   point;
+  y_uint4_weights uint4 weights dequantized per column (axis 1) with
+                  uint4 zero points, then a MatMul;
   y_uint4         x quantized to uint4 per block of 4 along its rows (uint4
                   zero points) and dequantized back;
   y_int4          x quantized to int4 by output_dtype alone (no zero point)
@@ -51,7 +53,11 @@ initializers = [
     numpy_helper.from_array(
         rng.uniform(0.1, 0.3, (3, 16)).astype(np.float32), "x_scale"),
     packed_raw("x_zero", TensorProto.UINT4, np.full((3, 16), 8)),
-    numpy_helper.from_array(np.float32(0.3), "x_scale4")]
+    numpy_helper.from_array(np.float32(0.3), "x_scale4"),
+    packed_raw("u4", TensorProto.UINT4, rng.integers(0, 16, (64, 20))),
+    numpy_helper.from_array(
+        rng.uniform(0.01, 0.05, 20).astype(np.float32), "u4_scale"),
+    packed_raw("u4_zero", TensorProto.UINT4, rng.integers(0, 16, 20))]
 nodes = [
     helper.make_node("DequantizeLinear", ["w4", "w4_scale", "w4_zero"],
                      ["w4f"], axis=0, block_size=32),
@@ -59,6 +65,9 @@ nodes = [
     helper.make_node("DequantizeLinear", ["w8", "w8_scale"], ["w8f"], axis=1,
                      block_size=16),
     helper.make_node("MatMul", ["x", "w8f"], ["y_int8_weights"]),
+    helper.make_node("DequantizeLinear", ["u4", "u4_scale", "u4_zero"],
+                     ["u4f"], axis=1),
+    helper.make_node("MatMul", ["x", "u4f"], ["y_uint4_weights"]),
     helper.make_node("QuantizeLinear", ["x", "x_scale", "x_zero"], ["qx"],
                      axis=1, block_size=4),
     helper.make_node("DequantizeLinear", ["qx", "x_scale", "x_zero"],
@@ -66,7 +75,8 @@ nodes = [
     helper.make_node("QuantizeLinear", ["x", "x_scale4"], ["q4"],
                      output_dtype=TensorProto.INT4),
     helper.make_node("DequantizeLinear", ["q4", "x_scale4"], ["y_int4"])]
-outputs = ["y_int4_weights", "y_int8_weights", "y_uint4", "y_int4"]
+outputs = ["y_int4_weights", "y_int8_weights", "y_uint4_weights", "y_uint4",
+           "y_int4"]
 graph = helper.make_graph(
     nodes, "blocked",
     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 64])],
