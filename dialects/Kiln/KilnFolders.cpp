@@ -24,8 +24,9 @@ using namespace kiln;
 
 namespace {
 
-/// The most elements a folder reads from one operand, whatever the result
-/// limit: a malformed model cannot make the compiler exhaust memory.
+/// The most elements a folder reads from one operand or writes unless a
+/// FoldLimitScope asks for more: a malformed model cannot make the
+/// importer exhaust memory.
 constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
 /// Results up to this many elements are plain dense attributes; larger ones
 /// are resource blobs, as the importer stores weights.
@@ -58,14 +59,23 @@ const llvm::fltSemantics &semanticsOf(Type element) {
   return cast<FloatType>(element).getFloatSemantics();
 }
 
+/// The most elements a folder reads from one operand: kMaxFoldedElements,
+/// or more where a FoldLimitScope raised the result limit past it
+/// (kiln-packed-weights computing a whole model's 4-bit weights).
+int64_t maxReadElements(MLIRContext *context) {
+  auto *dialect = context->getLoadedDialect<KilnDialect>();
+  return std::max(kMaxFoldedElements, dialect ? dialect->maxFoldedElements : 0);
+}
+
 /// The elements of `attr`, or nullopt when it is not a readable constant
-/// (an external or elided blob) or has more than kMaxFoldedElements.
+/// (an external or elided blob) or has more than maxReadElements.
 std::optional<ConstantElements> readElements(Attribute attr) {
   auto elements = dyn_cast_or_null<ElementsAttr>(attr);
   if (!elements)
     return std::nullopt;
   auto type = cast<ShapedType>(elements.getType());
-  if (!type.hasStaticShape() || type.getNumElements() > kMaxFoldedElements ||
+  if (!type.hasStaticShape() ||
+      type.getNumElements() > maxReadElements(attr.getContext()) ||
       !type.getElementType().isIntOrFloat())
     return std::nullopt;
   ConstantElements out;
@@ -213,7 +223,7 @@ Attribute makeAttribute(ShapedType type, std::vector<char> bytes) {
 /// maxFoldedElements.
 std::optional<std::vector<char>> resultBuffer(ShapedType type) {
   auto *dialect = type.getContext()->getLoadedDialect<KilnDialect>();
-  int64_t limit = std::min(dialect->maxFoldedElements, kMaxFoldedElements);
+  int64_t limit = dialect->maxFoldedElements;
   if (limit == 0 || !type.hasStaticShape() || type.getNumElements() > limit)
     return std::nullopt;
   return std::vector<char>(type.getNumElements() *
