@@ -9,9 +9,10 @@ corpus folders for bench/corpus.py:
 OUT_DIR (default build/int8-encoder) gets float/, dynamic/ (quantize_dynamic:
 DynamicQuantizeLinear and MatMulInteger, int8 weights), qdq/
 (quantize_static in QDQ format, uint8 activations calibrated on random
-inputs, int8 weights with one scale per tensor) and matmul_4bits/
+inputs, int8 weights with one scale per tensor), matmul_4bits/
 (MatMul4BitsQuantizer: com.microsoft MatMulNBits, 4-bit weights in blocks
-of 32 with zero points), each with model.onnx and test_data_set_0 (one
+of 32 with zero points) and matmul_4bits_qdq/ (the same as opset 21's
+int4 DequantizeLinear before each MatMul), each with model.onnx and test_data_set_0 (one
 sequence of --tokens tokens' embeddings, [1, 128, 768] by default, and
 onnxruntime's output). The layers are BertLayer's: Q, K, V and output
 projections, softmax attention, GELU feed-forward, LayerNorm after each
@@ -136,7 +137,8 @@ def main():
     model = encoder(args.layers, seq, rng)
     x = rng.standard_normal((1, seq, HIDDEN)).astype(np.float32)
     paths = {name: os.path.join(args.out, name, "model.onnx")
-             for name in ("float", "dynamic", "qdq", "matmul_4bits")}
+             for name in ("float", "dynamic", "qdq", "matmul_4bits",
+                          "matmul_4bits_qdq")}
     for path in paths.values():
         os.makedirs(os.path.dirname(path), exist_ok=True)
     onnx.save(model, paths["float"])
@@ -147,10 +149,13 @@ def main():
                     quant_format=QuantFormat.QDQ,
                     activation_type=QuantType.QUInt8,
                     weight_type=QuantType.QInt8)
-    quantizer = MatMul4BitsQuantizer(onnx.load(paths["float"]), block_size=32,
-                                     is_symmetric=False)
-    quantizer.process()
-    quantizer.model.save_model_to_file(paths["matmul_4bits"])
+    for name, form in (("matmul_4bits", QuantFormat.QOperator),
+                       ("matmul_4bits_qdq", QuantFormat.QDQ)):
+        quantizer = MatMul4BitsQuantizer(onnx.load(paths["float"]),
+                                         block_size=32, is_symmetric=False,
+                                         quant_format=form)
+        quantizer.process()
+        quantizer.model.save_model_to_file(paths[name])
     for name, path in paths.items():
         write_folder(os.path.dirname(path), path, x)
         print(os.path.dirname(path))
