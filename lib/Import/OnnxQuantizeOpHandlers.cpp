@@ -37,6 +37,13 @@ std::optional<std::pair<double, double>> quantizedRange(Type type) {
   return std::make_pair(-std::exp2(width - 1), std::exp2(width - 1) - 1);
 }
 
+/// Element `i` of a float32 constant.
+float floatAt(const ConstTensor &t, int64_t i) {
+  float value;
+  std::memcpy(&value, t.bytes.data() + 4 * i, 4);
+  return value;
+}
+
 /// Element `bytes` of an integer ONNX dtype, as a double.
 double integerAt(int onnxType, const char *bytes) {
   auto read = [&](auto value) {
@@ -336,10 +343,7 @@ FailureOr<Value> packedDequantizedWeights(NodeContext &ctx,
                bias;
       },
       [&](int64_t block, int64_t col) {
-        float value;
-        std::memcpy(&value, scale->bytes.data() + 4 * paramIndex(block, col),
-                    4);
-        return value;
+        return floatAt(*scale, paramIndex(block, col));
       },
       [&](int64_t block, int64_t col) {
         if (!zero)
@@ -968,11 +972,6 @@ struct NBitWeights {
     int64_t bit = i * bits;
     unsigned byte = uint8_t(row[bit / 8]);
     return int64_t((byte >> (bit % 8)) & ((1u << bits) - 1));
-  }
-  static float floatAt(const ConstTensor &t, int64_t i) {
-    float value;
-    std::memcpy(&value, t.bytes.data() + 4 * i, 4);
-    return value;
   }
   /// The quantized value of element (row, col) of the [K, N] matrix.
   int64_t q(int64_t row, int64_t col) const {
